@@ -1,0 +1,79 @@
+// Registering API keys for a user: shared by create_api_keys, create_users and
+// create_sub_organization, so every path applies the same checks and limits.
+import { alreadyExists, exhausted, invalid } from "../../errors.ts";
+import { publicKeyProblem, type Curve } from "../../crypto/public-keys.ts";
+import { credentialTypeFor, insertApiKeys, isExpired, type ApiKeyRow } from "../../store/api-keys.ts";
+import type { Executor } from "../../store/schema.ts";
+import { isUniqueViolation, newId } from "../../store/util.ts";
+
+/** Per user, as the upstream service documents: 10 long-lived and 10 expiring keys. */
+export const MAX_LONG_LIVED_KEYS = 10;
+export const MAX_EXPIRING_KEYS = 10;
+/** The longest expiry accepted: ten years. */
+export const MAX_EXPIRATION_SECONDS = 10 * 365 * 86400;
+
+export interface NewApiKey {
+  apiKeyName: string;
+  publicKey: string;
+  curveType?: Curve;
+  expirationSeconds?: string;
+}
+
+export async function addApiKeys(
+  tx: Executor,
+  organizationId: string,
+  userId: string,
+  keys: readonly NewApiKey[],
+  now: number,
+  field: string,
+): Promise<string[]> {
+  const rows: ApiKeyRow[] = keys.map((k, i) => {
+    const curve = k.curveType ?? "API_KEY_CURVE_P256";
+    const problem = publicKeyProblem(curve, k.publicKey);
+    if (problem) {
+      throw invalid(`${field}[${i}].publicKey: ${problem}`, [{ field: `${field}[${i}].publicKey`, description: problem }]);
+    }
+    let expiresAt: number | null = null;
+    if (k.expirationSeconds !== undefined) {
+      const secs = Number(k.expirationSeconds);
+      if (secs > MAX_EXPIRATION_SECONDS) {
+        throw invalid(`invalid api key expiration: ${field}[${i}].expirationSeconds may be at most ${MAX_EXPIRATION_SECONDS}`, [
+          { field: `${field}[${i}].expirationSeconds`, description: `at most ${MAX_EXPIRATION_SECONDS}` },
+        ]);
+      }
+      expiresAt = now + secs * 1000;
+    }
+    return {
+      id: newId(),
+      organization_id: organizationId,
+      user_id: userId,
+      name: k.apiKeyName,
+      public_key: k.publicKey,
+      public_key_normalized: k.publicKey.toLowerCase(),
+      curve,
+      credential_type: credentialTypeFor(curve),
+      expiration_seconds: k.expirationSeconds ?? null,
+      expires_at: expiresAt,
+      created_at: now,
+      updated_at: now,
+    };
+  });
+  if (rows.length === 0) return [];
+
+  const existing = await tx.selectFrom("api_keys").select(["expires_at"]).where("user_id", "=", userId).execute();
+  const live = existing.filter((k) => !isExpired(k, now));
+  const longLived = live.filter((k) => k.expires_at === null).length + rows.filter((r) => r.expires_at === null).length;
+  const expiring = live.filter((k) => k.expires_at !== null).length + rows.filter((r) => r.expires_at !== null).length;
+  if (longLived > MAX_LONG_LIVED_KEYS) throw exhausted(`user has exceeded maximum long-lived api keys (${MAX_LONG_LIVED_KEYS})`);
+  if (expiring > MAX_EXPIRING_KEYS) throw exhausted(`user has exceeded maximum short-lived api keys (${MAX_EXPIRING_KEYS})`);
+  // Expired keys are dead weight; drop them while we are here.
+  await tx.deleteFrom("api_keys").where("user_id", "=", userId).where("expires_at", "<=", now).execute();
+
+  try {
+    await insertApiKeys(tx, rows);
+  } catch (err) {
+    if (isUniqueViolation(err, "api_keys")) throw alreadyExists(`${field}: api key public key already exists in this organization`);
+    throw err;
+  }
+  return rows.map((r) => r.id);
+}

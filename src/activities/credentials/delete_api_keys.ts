@@ -1,0 +1,43 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { notFound, precondition } from "../../errors.ts";
+import { Id, maxItems } from "../../schemas/common.ts";
+import { findUser } from "../../store/users.ts";
+import { defineActivity, type ExecuteContext } from "../define.ts";
+
+const Params = Type.Object({ userId: Id("user"), apiKeyIds: maxItems(Id("api key"), "apiKeyIds", 100, 1) });
+
+async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
+  const { tx, organization } = ctx;
+  const user = await findUser(tx, organization.id, p.userId);
+  if (!user) throw notFound(`no user ${p.userId} in organization ${organization.id}`);
+  const apiKeyIds = [...new Set(p.apiKeyIds)];
+  const keys = await tx.selectFrom("api_keys").select("id").where("user_id", "=", user.id).execute();
+  const own = new Set(keys.map((k) => k.id));
+  const missing = apiKeyIds.filter((id) => !own.has(id));
+  if (missing.length) throw notFound(`user ${user.id} has no api key ${missing.join(", ")}`);
+  if (own.size === apiKeyIds.length) {
+    const root = await tx
+      .selectFrom("root_quorum_members")
+      .select("user_id")
+      .where("organization_id", "=", organization.id)
+      .where("user_id", "=", user.id)
+      .executeTakeFirst();
+    // A root user with no credential can never vote again; refuse to lock the org out.
+    if (root) throw precondition(`refusing to delete the last api key of root user ${user.id}; add another credential first`);
+  }
+  await tx.deleteFrom("api_keys").where("id", "in", apiKeyIds).execute();
+  return { apiKeyIds };
+}
+
+export const deleteApiKeys = defineActivity({
+  op: "delete_api_keys",
+  type: "ACTIVITY_TYPE_DELETE_API_KEYS",
+  intent: "deleteApiKeysIntent",
+  result: "deleteApiKeysResult",
+  resource: "CREDENTIAL",
+  action: "DELETE",
+  kind: "DELETE_API_KEYS",
+  summary: "Delete API keys of a user. A root user's last key cannot be deleted.",
+  params: Params,
+  execute,
+});

@@ -1,0 +1,51 @@
+// The declaration of an activity. Everything else — routing, validation, OpenAPI, the
+// intent/result names of the Activity object, the policy resource/action — is derived from
+// it, so adding an operation is one file plus one line in registry.ts.
+import type { Static, TObject } from "@sinclair/typebox";
+import type { Tx } from "../store/schema.ts";
+import type { OrganizationRow } from "../store/organizations.ts";
+import { compile, type Validator } from "../schemas/validate.ts";
+
+/** Who is acting: the user whose credential signed the request, and where that user lives. */
+export interface Actor {
+  userId: string;
+  userName: string;
+  /** The user's organization: the target organization or one of its ancestors. */
+  organizationId: string;
+}
+
+export interface ExecuteContext {
+  tx: Tx;
+  /** The organization the activity targets (`organizationId` of the request). */
+  organization: OrganizationRow;
+  actor: Actor;
+  activityId: string;
+  /** Time of the request, ms; every row written by the activity carries it. */
+  now: number;
+}
+
+export interface ActivityDefinition<P extends TObject = TObject> {
+  /** Path segment: POST /public/v1/submit/<op>. */
+  op: string;
+  /** ACTIVITY_TYPE_... accepted at that path. Several definitions may share an op. */
+  type: string;
+  /** Key of the intent inside `activity.intent`, e.g. createUsersIntentV4. */
+  intent: string;
+  /** Key of the result inside `activity.result`, e.g. createUsersResult. */
+  result: string;
+  /** Policy facts (see POLICY-LANGUAGE): activity.resource / action / kind. */
+  resource: string;
+  action: string;
+  kind: string;
+  summary: string;
+  params: P;
+  execute(ctx: ExecuteContext, params: Static<P>): Promise<Record<string, unknown>>;
+}
+
+export interface CompiledActivity extends ActivityDefinition {
+  validator: Validator<TObject>;
+}
+
+export function defineActivity<P extends TObject>(def: ActivityDefinition<P>): CompiledActivity {
+  return { ...(def as unknown as ActivityDefinition), validator: compile(def.params) };
+}

@@ -1,0 +1,43 @@
+// Every activity the service accepts. Adding one = its file + one line here.
+import type { CompiledActivity } from "./define.ts";
+import { createSubOrganizationV7, createSubOrganizationV8 } from "./organizations/create_sub_organization.ts";
+import { createUsersV3, createUsersV4 } from "./users/create_users.ts";
+import { updateUser } from "./users/update_user.ts";
+import { deleteUsers } from "./users/delete_users.ts";
+import { createUserTag } from "./users/create_user_tag.ts";
+import { deleteUserTags } from "./users/delete_user_tags.ts";
+import { createApiKeysV1, createApiKeysV2 } from "./credentials/create_api_keys.ts";
+import { deleteApiKeys } from "./credentials/delete_api_keys.ts";
+
+export const ACTIVITIES: readonly CompiledActivity[] = [
+  createSubOrganizationV8,
+  createSubOrganizationV7,
+  createUsersV4,
+  createUsersV3,
+  updateUser,
+  deleteUsers,
+  createUserTag,
+  deleteUserTags,
+  createApiKeysV2,
+  createApiKeysV1,
+  deleteApiKeys,
+];
+
+const byOp = new Map<string, Map<string, CompiledActivity>>();
+const byType = new Map<string, CompiledActivity>();
+for (const def of ACTIVITIES) {
+  if (byType.has(def.type)) throw new Error(`activity type ${def.type} registered twice`);
+  byType.set(def.type, def);
+  const types = byOp.get(def.op) ?? new Map<string, CompiledActivity>();
+  types.set(def.type, def);
+  byOp.set(def.op, types);
+}
+
+/** The definitions accepted at submit/<op>, keyed by activity type. */
+export function activitiesAt(op: string): ReadonlyMap<string, CompiledActivity> | undefined {
+  return byOp.get(op);
+}
+
+export function activityByType(type: string): CompiledActivity | undefined {
+  return byType.get(type);
+}

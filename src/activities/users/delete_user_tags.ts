@@ -1,0 +1,38 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { notFound } from "../../errors.ts";
+import { Id, maxItems } from "../../schemas/common.ts";
+import { defineActivity, type ExecuteContext } from "../define.ts";
+
+const Params = Type.Object({ userTagIds: maxItems(Id("user tag"), "userTagIds", 100, 1) });
+
+async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
+  const { tx, organization } = ctx;
+  const userTagIds = [...new Set(p.userTagIds)];
+  const found = await tx
+    .selectFrom("user_tags")
+    .select("id")
+    .where("organization_id", "=", organization.id)
+    .where("id", "in", userTagIds)
+    .execute();
+  if (found.length !== userTagIds.length) {
+    const have = new Set(found.map((f) => f.id));
+    throw notFound(`no user tag ${userTagIds.filter((t) => !have.has(t)).join(", ")} in organization ${organization.id}`);
+  }
+  const members = await tx.selectFrom("user_tag_members").select("user_id").where("tag_id", "in", userTagIds).execute();
+  await tx.deleteFrom("user_tag_members").where("tag_id", "in", userTagIds).execute();
+  await tx.deleteFrom("user_tags").where("id", "in", userTagIds).execute();
+  return { userTagIds, userIds: [...new Set(members.map((m) => m.user_id))] };
+}
+
+export const deleteUserTags = defineActivity({
+  op: "delete_user_tags",
+  type: "ACTIVITY_TYPE_DELETE_USER_TAGS",
+  intent: "deleteUserTagsIntent",
+  result: "deleteUserTagsResult",
+  resource: "USER",
+  action: "DELETE",
+  kind: "DELETE_USER_TAGS",
+  summary: "Delete user tags; the result lists the users that carried them.",
+  params: Params,
+  execute,
+});

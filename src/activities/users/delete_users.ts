@@ -1,0 +1,41 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { notFound, precondition } from "../../errors.ts";
+import { Id, maxItems } from "../../schemas/common.ts";
+import { missingUsers } from "../../store/users.ts";
+import { defineActivity, type ExecuteContext } from "../define.ts";
+
+const Params = Type.Object({ userIds: maxItems(Id("user"), "userIds", 100, 1) });
+
+async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
+  const { tx, organization } = ctx;
+  const userIds = [...new Set(p.userIds)];
+  const missing = await missingUsers(tx, organization.id, userIds);
+  if (missing.length) throw notFound(`no user ${missing.join(", ")} in organization ${organization.id}`);
+  const roots = await tx
+    .selectFrom("root_quorum_members")
+    .select("user_id")
+    .where("organization_id", "=", organization.id)
+    .where("user_id", "in", userIds)
+    .execute();
+  if (roots.length) {
+    // Deleting a root user could leave the organization with nobody able to act.
+    throw precondition(`user ${roots.map((r) => r.user_id).join(", ")} is in the root quorum; remove it from the quorum first`);
+  }
+  await tx.deleteFrom("user_tag_members").where("user_id", "in", userIds).execute();
+  await tx.deleteFrom("api_keys").where("user_id", "in", userIds).execute();
+  await tx.deleteFrom("users").where("id", "in", userIds).execute();
+  return { userIds };
+}
+
+export const deleteUsers = defineActivity({
+  op: "delete_users",
+  type: "ACTIVITY_TYPE_DELETE_USERS",
+  intent: "deleteUsersIntent",
+  result: "deleteUsersResult",
+  resource: "USER",
+  action: "DELETE",
+  kind: "DELETE_USERS",
+  summary: "Delete users and their credentials. Root quorum members cannot be deleted.",
+  params: Params,
+  execute,
+});

@@ -1,0 +1,82 @@
+// Creating users: shared by create_users and create_sub_organization.
+import { alreadyExists, invalid } from "../../errors.ts";
+import { insertUser } from "../../store/users.ts";
+import type { Executor } from "../../store/schema.ts";
+import { isUniqueViolation, newId } from "../../store/util.ts";
+import { addApiKeys, type NewApiKey } from "../credentials/api-keys.ts";
+
+export interface NewUser {
+  userName: string;
+  userEmail?: string;
+  userPhoneNumber?: string;
+  apiKeys: NewApiKey[];
+  authenticators: unknown[];
+  oauthProviders: unknown[];
+  userTags?: string[];
+}
+
+/** Passkeys and OAuth providers come with their own features; say so instead of dropping them. */
+export function rejectUnsupportedCredentials(u: NewUser, field: string): void {
+  if (u.authenticators.length > 0) {
+    throw invalid(`${field}.authenticators: passkey authenticators are not supported by this server yet; pass an empty list`, [
+      { field: `${field}.authenticators`, description: "must be empty" },
+    ]);
+  }
+  if (u.oauthProviders.length > 0) {
+    throw invalid(`${field}.oauthProviders: OAuth providers are not supported by this server yet; pass an empty list`, [
+      { field: `${field}.oauthProviders`, description: "must be empty" },
+    ]);
+  }
+}
+
+export async function addUsers(
+  tx: Executor,
+  organizationId: string,
+  users: readonly NewUser[],
+  now: number,
+  field: string,
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (const [i, u] of users.entries()) {
+    const at = `${field}[${i}]`;
+    rejectUnsupportedCredentials(u, at);
+    const id = newId();
+    try {
+      await insertUser(tx, {
+        id,
+        organization_id: organizationId,
+        name: u.userName,
+        email: u.userEmail ?? null,
+        email_normalized: u.userEmail?.toLowerCase() ?? null,
+        phone: u.userPhoneNumber ?? null,
+        created_at: now,
+        updated_at: now,
+      });
+    } catch (err) {
+      if (isUniqueViolation(err, "users")) throw alreadyExists(`${at}.userEmail: a user with this email already exists in the organization`);
+      throw err;
+    }
+    await addApiKeys(tx, organizationId, id, u.apiKeys, now, `${at}.apiKeys`);
+    if (u.userTags?.length) await tagUser(tx, organizationId, id, u.userTags, `${at}.userTags`);
+    ids.push(id);
+  }
+  return ids;
+}
+
+export async function tagUser(tx: Executor, organizationId: string, userId: string, tagIds: readonly string[], field: string) {
+  const unique = [...new Set(tagIds)];
+  const found = await tx
+    .selectFrom("user_tags")
+    .select("id")
+    .where("organization_id", "=", organizationId)
+    .where("id", "in", unique)
+    .execute();
+  if (found.length !== unique.length) {
+    const have = new Set(found.map((f) => f.id));
+    const missing = unique.filter((t) => !have.has(t));
+    throw invalid(`${field}: no user tag with id ${missing.join(", ")} in this organization`, [
+      { field, description: "must name user tags of the organization" },
+    ]);
+  }
+  await tx.insertInto("user_tag_members").values(unique.map((tag_id) => ({ tag_id, user_id: userId }))).execute();
+}

@@ -1,0 +1,58 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { alreadyExists, invalid, notFound } from "../../errors.ts";
+import { Email, Id, Name, PhoneNumber, maxItems } from "../../schemas/common.ts";
+import { findUser } from "../../store/users.ts";
+import { isUniqueViolation } from "../../store/util.ts";
+import { defineActivity, type ExecuteContext } from "../define.ts";
+import { tagUser } from "./new-users.ts";
+
+// An empty string clears the email or phone number.
+const Params = Type.Object({
+  userId: Id("user"),
+  userName: Type.Optional(Name("userName")),
+  userEmail: Type.Optional(Type.Union([Email, Type.Literal("")], { errorMessage: "must be a valid email address, or empty to clear it" })),
+  userPhoneNumber: Type.Optional(
+    Type.Union([PhoneNumber, Type.Literal("")], { errorMessage: "must be an E.164 phone number, or empty to clear it" }),
+  ),
+  userTagIds: Type.Optional(maxItems(Id("user tag"), "userTagIds", 100)),
+});
+
+async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
+  const { tx, organization, now } = ctx;
+  if (p.userName === undefined && p.userEmail === undefined && p.userPhoneNumber === undefined && p.userTagIds === undefined) {
+    throw invalid("nothing to update: give at least one of userName, userEmail, userPhoneNumber, userTagIds");
+  }
+  const user = await findUser(tx, organization.id, p.userId);
+  if (!user) throw notFound(`no user ${p.userId} in organization ${organization.id}`);
+  const set: Record<string, string | number | null> = { updated_at: now };
+  if (p.userName !== undefined) set.name = p.userName;
+  if (p.userEmail !== undefined) {
+    set.email = p.userEmail || null;
+    set.email_normalized = p.userEmail ? p.userEmail.toLowerCase() : null;
+  }
+  if (p.userPhoneNumber !== undefined) set.phone = p.userPhoneNumber || null;
+  try {
+    await tx.updateTable("users").set(set).where("id", "=", user.id).execute();
+  } catch (err) {
+    if (isUniqueViolation(err, "users")) throw alreadyExists("parameters.userEmail: a user with this email already exists in the organization");
+    throw err;
+  }
+  if (p.userTagIds !== undefined) {
+    await tx.deleteFrom("user_tag_members").where("user_id", "=", user.id).execute();
+    if (p.userTagIds.length) await tagUser(tx, organization.id, user.id, p.userTagIds, "parameters.userTagIds");
+  }
+  return { userId: user.id };
+}
+
+export const updateUser = defineActivity({
+  op: "update_user",
+  type: "ACTIVITY_TYPE_UPDATE_USER",
+  intent: "updateUserIntent",
+  result: "updateUserResult",
+  resource: "USER",
+  action: "UPDATE",
+  kind: "UPDATE_USER",
+  summary: "Update a user's name, email, phone number or tags (userTagIds replaces the tag set).",
+  params: Params,
+  execute,
+});

@@ -1,0 +1,28 @@
+// sigil <command>: a registry of commands, each in its own module.
+import { serve } from "./serve.ts";
+import { init } from "./init.ts";
+
+const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; help: string }> = {
+  serve: { run: serve, help: "run the public API (default port 8080)" },
+  init: { run: init, help: 'bootstrap a root organization: init --name "<org>" [--json] [--api-public-key <hex>]' },
+};
+
+function usage(): string {
+  return ["usage: sigil <command> [flags]", "", ...Object.entries(COMMANDS).map(([n, c]) => `  ${n.padEnd(8)}${c.help}`)].join("\n");
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  const cmd = name ? COMMANDS[name] : undefined;
+  if (!cmd) {
+    process.stderr.write(usage() + "\n");
+    process.exitCode = name === "--help" || name === "help" ? 0 : 2;
+    return;
+  }
+  try {
+    await cmd.run(rest);
+  } catch (err) {
+    process.stderr.write(`sigil ${name}: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,35 @@
+// Where the master key comes from: SIGIL_MASTER_KEY when set; otherwise a key generated
+// once and kept in the data directory (mode 0600), with a warning, so the embedded default
+// works out of the box. Production deployments — and any with several nodes — set it.
+import fs from "node:fs";
+import path from "node:path";
+import { MasterKey } from "./envelope.ts";
+
+export interface MasterKeyResult {
+  key: MasterKey;
+  warning?: string;
+}
+
+export function resolveMasterKey(configured: string | undefined, dataDir: string): MasterKeyResult {
+  if (configured) return { key: MasterKey.parse(configured) };
+  const file = path.join(dataDir, "master.key");
+  fs.mkdirSync(dataDir, { recursive: true });
+  if (fs.existsSync(file)) {
+    return {
+      key: MasterKey.parse(fs.readFileSync(file, "utf8")),
+      warning: `SIGIL_MASTER_KEY is not set; using the key kept in ${file}. Set SIGIL_MASTER_KEY in production.`,
+    };
+  }
+  const key = MasterKey.generate();
+  try {
+    // "wx": never overwrite a key another process (e.g. `sigil init`) wrote meanwhile.
+    fs.writeFileSync(file, key.toHex() + "\n", { mode: 0o600, flag: "wx" });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return resolveMasterKey(undefined, dataDir);
+    throw err;
+  }
+  return {
+    key,
+    warning: `SIGIL_MASTER_KEY is not set; generated a new master key in ${file}. Back it up, or set SIGIL_MASTER_KEY.`,
+  };
+}

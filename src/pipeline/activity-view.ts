@@ -1,0 +1,94 @@
+// The Activity object as the SDK clients read it, built from a stored row.
+import type { Executor } from "../store/schema.ts";
+import { votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts";
+import { userViews, type UserView } from "../store/users.ts";
+import { json, timestampObject } from "../store/util.ts";
+import { activityByType } from "../activities/registry.ts";
+
+export interface ActivityView {
+  id: string;
+  organizationId: string;
+  status: string;
+  type: string;
+  intent: Record<string, unknown>;
+  result: Record<string, unknown>;
+  votes: unknown[];
+  fingerprint: string;
+  canApprove: boolean;
+  canReject: boolean;
+  createdAt: string;
+  updatedAt: string;
+  failure?: unknown;
+}
+
+/** Intent/result keys for a type; derived by convention for types no longer registered. */
+function keysOf(type: string): { intent: string; result: string } {
+  const def = activityByType(type);
+  if (def) return { intent: def.intent, result: def.result };
+  const m = /^ACTIVITY_TYPE_(.+?)(_V\d+)?$/.exec(type);
+  const camel = (m?.[1] ?? "unknown").toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  const v = m?.[2] ? m[2].slice(1) : "";
+  return { intent: `${camel}Intent${v}`, result: `${camel}Result${v}` };
+}
+
+function voteView(v: VoteRow, users: Map<string, UserView>) {
+  const user = users.get(v.user_id) ?? {
+    // The voter was deleted since; keep the vote readable.
+    userId: v.user_id,
+    userName: "",
+    authenticators: [],
+    apiKeys: [],
+    userTags: [],
+    oauthProviders: [],
+    createdAt: timestampObject(v.created_at),
+    updatedAt: timestampObject(v.created_at),
+  };
+  return {
+    id: v.id,
+    userId: v.user_id,
+    user,
+    activityId: v.activity_id,
+    selection: v.selection,
+    message: v.message,
+    publicKey: v.public_key,
+    signature: v.signature,
+    scheme: v.scheme,
+    createdAt: timestampObject(v.created_at),
+  };
+}
+
+// Activity timestamps are strings (the spec's Activity table): epoch milliseconds, the
+// same unit as the request's timestampMs.
+export async function activityViews(db: Executor, rows: readonly ActivityRow[]): Promise<ActivityView[]> {
+  const votes = await votesOf(db, rows.map((r) => r.id));
+  const voterIds = [...new Set(votes.map((v) => v.user_id))];
+  const voterRows = voterIds.length
+    ? await db.selectFrom("users").selectAll().where("id", "in", voterIds).execute()
+    : [];
+  const users = new Map((await userViews(db, voterRows)).map((u) => [u.userId, u]));
+  return rows.map((r) => {
+    const keys = keysOf(r.type);
+    const result = json<Record<string, unknown>>(r.result);
+    const failure = json<unknown>(r.failure);
+    return {
+      id: r.id,
+      organizationId: r.organization_id,
+      status: r.status,
+      type: r.type,
+      intent: { [keys.intent]: json<unknown>(r.intent) },
+      result: result ? { [keys.result]: result } : {},
+      votes: votes.filter((v) => v.activity_id === r.id).map((v) => voteView(v, users)),
+      fingerprint: r.fingerprint,
+      // Nothing waits for votes yet: every stored activity is final.
+      canApprove: false,
+      canReject: false,
+      createdAt: String(r.created_at),
+      updatedAt: String(r.updated_at),
+      ...(failure ? { failure } : {}),
+    };
+  });
+}
+
+export async function activityView(db: Executor, row: ActivityRow): Promise<ActivityView> {
+  return (await activityViews(db, [row]))[0]!;
+}

@@ -1,0 +1,74 @@
+// Step 3 of the pipeline: who signed this request? Verifies the stamp over the raw body,
+// then finds the credential in the target organization or, failing that, its ancestors
+// (the nearest wins: a sub-org user's key beats the same key in the parent).
+import type { IncomingHttpHeaders } from "node:http";
+import { notFound, unauthenticated } from "../errors.ts";
+import { readApiKeyStamp, type ApiKeyStamp } from "../auth/stamp-header.ts";
+import { verifySignature } from "../crypto/public-keys.ts";
+import { findOrganization, organizationChain, type OrganizationRow } from "../store/organizations.ts";
+import { isExpired } from "../store/api-keys.ts";
+import type { Db } from "../store/schema.ts";
+import type { Actor } from "../activities/define.ts";
+
+export interface Authenticated {
+  actor: Actor;
+  organization: OrganizationRow;
+  stamp: ApiKeyStamp;
+  apiKeyId: string;
+}
+
+export async function authenticate(
+  db: Db,
+  headers: IncomingHttpHeaders,
+  rawBody: Buffer,
+  organizationId: string,
+  now: number,
+): Promise<Authenticated> {
+  const stamp = readApiKeyStamp(headers);
+  // Verify before touching the database: a forged request costs us no query.
+  if (!verifySignature(stamp.curve, stamp.publicKey, rawBody, stamp.signature)) {
+    throw unauthenticated("SIGNATURE_INVALID", "could not verify api key signature");
+  }
+  const chain = await organizationChain(db, organizationId);
+  if (chain.length === 0) throw notFound("no organization found with the given ID", "ORGANIZATION_NOT_FOUND");
+
+  const candidates = await db
+    .selectFrom("api_keys")
+    .innerJoin("users", "users.id", "api_keys.user_id")
+    .select([
+      "api_keys.id as id",
+      "api_keys.organization_id as organization_id",
+      "api_keys.curve as curve",
+      "api_keys.expires_at as expires_at",
+      "users.id as user_id",
+      "users.name as user_name",
+    ])
+    .where("api_keys.public_key_normalized", "=", stamp.publicKey.toLowerCase())
+    .execute();
+  let key: (typeof candidates)[number] | undefined;
+  for (const orgId of chain) {
+    key = candidates.find((c) => c.organization_id === orgId);
+    if (key) break;
+  }
+  if (!key) {
+    throw unauthenticated("PUBLIC_KEY_NOT_FOUND", "could not find public key in organization or its parent organization");
+  }
+  if (key.curve !== stamp.curve) {
+    throw unauthenticated("SIGNATURE_INVALID", "stamp scheme does not match the curve of the registered api key");
+  }
+  if (isExpired(key, now)) {
+    // core matches "Unauthenticated desc = expired api key publicKey" to log the user out.
+    throw unauthenticated(
+      "API_KEY_EXPIRED",
+      `rpc error: code = Unauthenticated desc = expired api key publicKey ${stamp.publicKey}`,
+    );
+  }
+  const organization = await findOrganization(db, organizationId);
+  if (!organization) throw notFound("no organization found with the given ID", "ORGANIZATION_NOT_FOUND");
+  return {
+    actor: { userId: key.user_id, userName: key.user_name, organizationId: key.organization_id },
+    organization,
+    stamp,
+    apiKeyId: key.id,
+  };
+}

@@ -1,0 +1,70 @@
+import { Type } from "@sinclair/typebox";
+import type { SelectQueryBuilder } from "kysely";
+import { invalid } from "../errors.ts";
+import { OrganizationId, Pagination } from "../schemas/common.ts";
+import { page, pageRequest, unknownCursor } from "../store/pagination.ts";
+import type { Database } from "../store/schema.ts";
+import { defineQuery } from "./define.ts";
+
+type OrgQuery = SelectQueryBuilder<Database, "organizations", { id: string; created_at: number }>;
+
+/** How each filter type narrows the sub-organizations. */
+const FILTERS: Record<string, (q: OrgQuery, value: string) => OrgQuery> = {
+  NAME: (q, v) => q.where("organizations.name", "=", v),
+  USERNAME: (q, v) => q.where("organizations.id", "in", (s) => s.selectFrom("users").select("organization_id").where("name", "=", v)),
+  EMAIL: (q, v) =>
+    q.where("organizations.id", "in", (s) => s.selectFrom("users").select("organization_id").where("email_normalized", "=", v.toLowerCase())),
+  PHONE_NUMBER: (q, v) => q.where("organizations.id", "in", (s) => s.selectFrom("users").select("organization_id").where("phone", "=", v)),
+  PUBLIC_KEY: (q, v) =>
+    q.where("organizations.id", "in", (s) =>
+      s.selectFrom("api_keys").select("organization_id").where("public_key_normalized", "=", v.toLowerCase()),
+    ),
+};
+/** Filter types of the spec whose credentials arrive with later features. */
+const NOT_YET = ["CREDENTIAL_ID", "OIDC_TOKEN", "WALLET_ACCOUNT_ADDRESS"];
+
+export const listSuborgs = defineQuery({
+  op: "list_suborgs",
+  summary: "Ids of the organization's direct sub-organizations, oldest first, optionally filtered.",
+  request: Type.Object({
+    organizationId: OrganizationId,
+    filterType: Type.Optional(Type.String({ maxLength: 64 })),
+    filterValue: Type.Optional(Type.String({ maxLength: 1024 })),
+    paginationOptions: Type.Optional(Pagination),
+  }),
+  response: Type.Object({ organizationIds: Type.Array(Type.String()) }),
+  async run({ db, organization }, req) {
+    const pageReq = pageRequest(req.paginationOptions);
+    let q: OrgQuery = db
+      .selectFrom("organizations")
+      .select(["organizations.id as id", "organizations.created_at as created_at"])
+      .where("organizations.parent_id", "=", organization.id);
+    const type = req.filterType || undefined;
+    if (type !== undefined) {
+      const filter = FILTERS[type];
+      if (!filter) {
+        const why = NOT_YET.includes(type) ? "is not supported by this server yet" : "is not a known filter type";
+        throw invalid(`filterType ${JSON.stringify(type)} ${why}`, [
+          { field: "filterType", description: `one of ${Object.keys(FILTERS).join(", ")}` },
+        ]);
+      }
+      if (!req.filterValue) throw invalid("filterValue must be set when filterType is", [{ field: "filterValue", description: "must be set" }]);
+      q = filter(q, req.filterValue);
+    } else if (req.filterValue) {
+      throw invalid("filterType must be set when filterValue is", [{ field: "filterType", description: "must be set" }]);
+    }
+    const cursorId = pageReq.before ?? pageReq.after;
+    let cursor;
+    if (cursorId) {
+      cursor = await db
+        .selectFrom("organizations")
+        .select(["created_at", "id"])
+        .where("id", "=", cursorId)
+        .where("parent_id", "=", organization.id)
+        .executeTakeFirst();
+      if (!cursor) unknownCursor(cursorId);
+    }
+    const rows = await page(q, pageReq, cursor, false);
+    return { organizationIds: rows.map((r) => r.id) };
+  },
+});

@@ -1,0 +1,31 @@
+// Every query the service answers. Adding one = its file + one line here.
+import type { CompiledQuery } from "./define.ts";
+import { getActivity } from "./get_activity.ts";
+import { listActivitiesQuery } from "./list_activities.ts";
+import { whoami } from "./whoami.ts";
+import { listSuborgs } from "./list_suborgs.ts";
+import { getUser, listUsers } from "./users.ts";
+import { listUserTags } from "./user_tags.ts";
+import { getApiKey, getApiKeys } from "./api_keys.ts";
+
+export const QUERIES: readonly CompiledQuery[] = [
+  getActivity,
+  listActivitiesQuery,
+  whoami,
+  listSuborgs,
+  getUser,
+  listUsers,
+  listUserTags,
+  getApiKey,
+  getApiKeys,
+];
+
+const byOp = new Map<string, CompiledQuery>();
+for (const q of QUERIES) {
+  if (byOp.has(q.op)) throw new Error(`query ${q.op} registered twice`);
+  byOp.set(q.op, q);
+}
+
+export function queryAt(op: string): CompiledQuery | undefined {
+  return byOp.get(op);
+}

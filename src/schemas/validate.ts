@@ -1,0 +1,49 @@
+// Compiles a TypeBox schema once and turns its failures into the SDK's error shape:
+// INVALID_ARGUMENT with a google.rpc.BadRequest listing every offending field.
+import type { TSchema, Static } from "@sinclair/typebox";
+import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import { ValueErrorType } from "@sinclair/typebox/errors";
+import { Value } from "@sinclair/typebox/value";
+import { invalid, type FieldViolation } from "../errors.ts";
+
+export interface Validator<T extends TSchema> {
+  schema: T;
+  /** Returns a copy holding only the declared fields, or throws REQUEST_INVALID. */
+  parse(value: unknown, at: string): Static<T>;
+}
+
+const MAX_VIOLATIONS = 20;
+
+export function compile<T extends TSchema>(schema: T): Validator<T> {
+  const check: TypeCheck<T> = TypeCompiler.Compile(schema);
+  return {
+    schema,
+    parse(value: unknown, at: string): Static<T> {
+      if (check.Check(value)) return Value.Clean(schema, structuredClone(value)) as Static<T>;
+      const violations: FieldViolation[] = [];
+      const seen = new Set<string>();
+      for (const e of check.Errors(value)) {
+        const field = toField(at, e.path);
+        if (seen.has(field)) continue;
+        seen.add(field);
+        const custom = (e.schema as { errorMessage?: string }).errorMessage;
+        const description =
+          e.type === ValueErrorType.ObjectRequiredProperty ? "must be set" : custom ?? e.message.replace(/^Expected/, "expected");
+        violations.push({ field, description });
+        if (violations.length >= MAX_VIOLATIONS) break;
+      }
+      const first = violations[0] ?? { field: at, description: "is invalid" };
+      throw invalid(`bad request body: ${first.field} ${first.description}`, violations);
+    },
+  };
+}
+
+/** "/users/0/userEmail" under "parameters" → "parameters.users[0].userEmail" */
+function toField(at: string, pointer: string): string {
+  let out = at;
+  for (const raw of pointer.split("/").slice(1)) {
+    const seg = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    out += /^\d+$/.test(seg) ? `[${seg}]` : out ? `.${seg}` : seg;
+  }
+  return out || "body";
+}

@@ -1,0 +1,71 @@
+// Response shapes, for the OpenAPI document. The code that builds them lives in
+// store/*.ts and pipeline/activity-view.ts.
+import { Type } from "@sinclair/typebox";
+import { Timestamp } from "./common.ts";
+
+export const Credential = Type.Object({ publicKey: Type.String(), type: Type.String() });
+
+export const ApiKey = Type.Object({
+  credential: Credential,
+  apiKeyId: Type.String(),
+  apiKeyName: Type.String(),
+  expirationSeconds: Type.Optional(Type.String()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const User = Type.Object({
+  userId: Type.String(),
+  userName: Type.String(),
+  userEmail: Type.Optional(Type.String()),
+  userPhoneNumber: Type.Optional(Type.String()),
+  authenticators: Type.Array(Type.Unknown()),
+  apiKeys: Type.Array(ApiKey),
+  userTags: Type.Array(Type.String()),
+  oauthProviders: Type.Array(Type.Unknown()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const Vote = Type.Object({
+  id: Type.String(),
+  userId: Type.String(),
+  user: User,
+  activityId: Type.String(),
+  selection: Type.String({ description: "VOTE_SELECTION_APPROVED | VOTE_SELECTION_REJECTED" }),
+  message: Type.String({ description: "the exact request body the voter signed" }),
+  publicKey: Type.String(),
+  signature: Type.String(),
+  scheme: Type.String(),
+  createdAt: Timestamp,
+});
+
+export const Activity = Type.Object({
+  id: Type.String(),
+  organizationId: Type.String(),
+  status: Type.String(),
+  type: Type.String(),
+  intent: Type.Record(Type.String(), Type.Unknown(), { description: "one key: the intent named for the activity type" }),
+  result: Type.Record(Type.String(), Type.Unknown(), { description: "one key once completed: the result object" }),
+  votes: Type.Array(Vote),
+  fingerprint: Type.String({ description: "sha256 (hex) of the request body" }),
+  canApprove: Type.Boolean(),
+  canReject: Type.Boolean(),
+  createdAt: Type.String({ description: "epoch milliseconds" }),
+  updatedAt: Type.String({ description: "epoch milliseconds" }),
+  failure: Type.Optional(Type.Unknown()),
+});
+
+export const UserTag = Type.Object({
+  tagId: Type.String(),
+  tagName: Type.String(),
+  tagType: Type.Literal("TAG_TYPE_USER"),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const ErrorBody = Type.Object({
+  code: Type.Integer({ description: "gRPC status code" }),
+  message: Type.String(),
+  details: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+});

@@ -1,0 +1,88 @@
+// The public API as a fastify app. Bodies are kept as raw bytes: stamps sign the exact
+// bytes, so JSON is parsed by the pipeline, after the bytes are safely in hand.
+import { randomUUID } from "node:crypto";
+import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import client from "prom-client";
+import type { FastifyBaseLogger } from "fastify";
+import { notFound } from "../errors.ts";
+import { errorHandler } from "./error-handler.ts";
+import { openApiDocument } from "./openapi.ts";
+import { submitActivity, type PipelineDeps } from "../pipeline/submit.ts";
+import { runQuery } from "../pipeline/query.ts";
+import type { Store } from "../store/db.ts";
+import { sql } from "kysely";
+
+export interface AppOptions {
+  store: Store;
+  logger: FastifyBaseLogger;
+  bodyLimitBytes: number;
+  timestampMaxAgeMs: number;
+  timestampMaxFutureMs: number;
+  version: string;
+}
+
+function metrics() {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+  const duration = new client.Histogram({
+    name: "sigil_http_request_duration_seconds",
+    help: "HTTP request latency by route and status",
+    labelNames: ["route", "status"],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+    registers: [registry],
+  });
+  return { registry, duration };
+}
+
+export function buildApp(opts: AppOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: opts.logger,
+    bodyLimit: opts.bodyLimitBytes,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    return503OnClosing: true,
+  });
+  const deps: PipelineDeps = {
+    db: opts.store.db,
+    timestampMaxAgeMs: opts.timestampMaxAgeMs,
+    timestampMaxFutureMs: opts.timestampMaxFutureMs,
+  };
+  const m = metrics();
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((req, reply) => {
+    const e = notFound(`no route ${req.method} ${req.url.slice(0, 200)}`);
+    void reply.status(404).send(e.toBody());
+  });
+  app.addHook("onResponse", async (req, reply) => {
+    m.duration.observe({ route: req.routeOptions.url ?? "unknown", status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+  });
+
+  const raw = (req: FastifyRequest) => (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
+
+  app.post<{ Params: { op: string } }>("/public/v1/submit/:op", async (req) => {
+    const out = await submitActivity(deps, req.params.op, raw(req), req.headers);
+    req.log.info({ organizationId: out.activity.organizationId, activityId: out.activity.id, type: out.activity.type }, "activity");
+    return out;
+  });
+  app.post<{ Params: { op: string } }>("/public/v1/query/:op", async (req) => runQuery(deps, req.params.op, raw(req), req.headers));
+
+  const doc = openApiDocument(opts.version);
+  app.get("/openapi.json", async () => doc);
+  app.get("/healthz", async () => ({ status: "ok" }));
+  app.get("/readyz", async (_req, reply) => {
+    try {
+      await sql`select 1`.execute(opts.store.db);
+      return { status: "ready", engine: opts.store.engine };
+    } catch {
+      return reply.status(503).send({ status: "unavailable", engine: opts.store.engine });
+    }
+  });
+  app.get("/metrics", async (_req, reply) => {
+    void reply.header("content-type", m.registry.contentType);
+    return m.registry.metrics();
+  });
+  return app;
+}

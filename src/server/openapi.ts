@@ -1,0 +1,85 @@
+// The OpenAPI document, derived from the registries: an operation exists in the document
+// exactly when it exists in the router.
+import { ACTIVITIES } from "../activities/registry.ts";
+import { QUERIES } from "../queries/registry.ts";
+import { Activity, ErrorBody } from "../schemas/views.ts";
+import type { CompiledActivity } from "../activities/define.ts";
+
+const stampHeader = {
+  name: "X-Stamp",
+  in: "header",
+  required: true,
+  description: "base64url(JSON{publicKey, scheme, signature}): an API key signature over the exact request body",
+  schema: { type: "string" },
+};
+
+const errorResponse = {
+  description: "Rejected: gRPC-style status body",
+  content: { "application/json": { schema: ErrorBody } },
+};
+
+function submitOperation(op: string, defs: CompiledActivity[]) {
+  const variants = defs.map((d) => ({
+    type: "object",
+    title: d.type,
+    required: ["type", "timestampMs", "organizationId", "parameters"],
+    properties: {
+      type: { const: d.type },
+      timestampMs: { type: "string", description: "request time, epoch milliseconds" },
+      organizationId: { type: "string" },
+      parameters: d.params,
+      generateAppProofs: { type: "boolean" },
+    },
+  }));
+  return {
+    post: {
+      operationId: `submit_${op}`,
+      summary: defs[0]!.summary,
+      description: defs.map((d) => `${d.type}: intent \`${d.intent}\`, result \`${d.result}\``).join("\n\n"),
+      tags: ["activities"],
+      parameters: [stampHeader],
+      requestBody: {
+        required: true,
+        content: { "application/json": { schema: variants.length === 1 ? variants[0] : { oneOf: variants } } },
+      },
+      responses: {
+        "200": { description: "The activity", content: { "application/json": { schema: { type: "object", properties: { activity: Activity } } } } },
+        default: errorResponse,
+      },
+    },
+  };
+}
+
+export function openApiDocument(version: string): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  const byOp = new Map<string, CompiledActivity[]>();
+  for (const d of ACTIVITIES) byOp.set(d.op, [...(byOp.get(d.op) ?? []), d]);
+  for (const [op, defs] of byOp) paths[`/public/v1/submit/${op}`] = submitOperation(op, defs);
+  for (const q of QUERIES) {
+    paths[`/public/v1/query/${q.op}`] = {
+      post: {
+        operationId: `query_${q.op}`,
+        summary: q.summary,
+        tags: ["queries"],
+        parameters: [stampHeader],
+        requestBody: { required: true, content: { "application/json": { schema: q.request } } },
+        responses: {
+          "200": { description: "OK", content: { "application/json": { schema: q.response } } },
+          default: errorResponse,
+        },
+      },
+    };
+  }
+  // Round-trip through JSON: drops TypeBox's symbol-keyed metadata.
+  return JSON.parse(
+    JSON.stringify({
+      openapi: "3.1.0",
+      info: {
+        title: "Sigil public API",
+        version,
+        description: "Every state change is an activity (submit); every read is a query. Requests are stamped (X-Stamp).",
+      },
+      paths,
+    }),
+  );
+}

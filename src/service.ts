@@ -1,0 +1,57 @@
+// Opening the service's state, shared by `sigil serve` and `sigil init`: store, migrations,
+// and the master key — checked against the database so a wrong key fails at startup, not
+// on the first secret it cannot decrypt.
+import { loadConfig, type Config } from "./config.ts";
+import { migrate, openStore, type Store } from "./store/db.ts";
+import { resolveMasterKey } from "./crypto/master-key-source.ts";
+import type { MasterKey } from "./crypto/envelope.ts";
+
+export interface Service {
+  config: Config;
+  store: Store;
+  masterKey: MasterKey;
+  warnings: string[];
+}
+
+const CANARY_AAD = "sigil:master-key-canary";
+
+export async function openService(argv: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<Service> {
+  const config = loadConfig(env, argv);
+  const warnings: string[] = [];
+  const { key, warning } = resolveMasterKey(config.masterKey, config.dataDir);
+  if (warning) warnings.push(warning);
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await migrate(store.db);
+    await checkCanary(store, key);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  return { config, store, masterKey: key, warnings };
+}
+
+async function checkCanary(store: Store, key: MasterKey): Promise<void> {
+  const read = () =>
+    store.db.selectFrom("sigil_meta").select("value").where("key", "=", "master_key_canary").executeTakeFirst();
+  let row = await read();
+  if (!row) {
+    // First start: record the canary. Another process may race us; whichever row won is
+    // then checked like any other.
+    await store.db
+      .insertInto("sigil_meta")
+      .values({ key: "master_key_canary", value: key.seal("sigil", CANARY_AAD) })
+      .onConflict((oc) => oc.column("key").doNothing())
+      .execute();
+    row = await read();
+    if (!row) throw new Error("could not record the master key canary");
+  }
+  try {
+    key.open(row.value, CANARY_AAD);
+  } catch (err) {
+    throw new Error(
+      `the master key does not match the one this database was created with: ${(err as Error).message}. ` +
+        "Set SIGIL_MASTER_KEY to the original key.",
+    );
+  }
+}

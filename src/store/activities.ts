@@ -1,0 +1,52 @@
+// Activities and the votes cast on them.
+import type { ActivitiesTable, Executor, VotesTable } from "./schema.ts";
+import { page, unknownCursor, type PageRequest } from "./pagination.ts";
+
+export type ActivityRow = ActivitiesTable;
+export type VoteRow = VotesTable;
+
+export async function insertActivity(db: Executor, row: ActivityRow): Promise<void> {
+  await db.insertInto("activities").values(row).execute();
+}
+
+export async function insertVote(db: Executor, row: VoteRow): Promise<void> {
+  await db.insertInto("votes").values(row).execute();
+}
+
+export async function findActivity(db: Executor, id: string): Promise<ActivityRow | undefined> {
+  return db.selectFrom("activities").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export async function findActivityByFingerprint(db: Executor, fingerprint: string): Promise<ActivityRow | undefined> {
+  return db.selectFrom("activities").selectAll().where("fingerprint", "=", fingerprint).executeTakeFirst();
+}
+
+export async function votesOf(db: Executor, activityIds: readonly string[]): Promise<VoteRow[]> {
+  if (activityIds.length === 0) return [];
+  return db.selectFrom("votes").selectAll().where("activity_id", "in", activityIds).orderBy("created_at").orderBy("id").execute();
+}
+
+export interface ActivityFilter {
+  organizationId: string;
+  statuses?: string[];
+  types?: string[];
+}
+
+/** Newest first. */
+export async function listActivities(db: Executor, f: ActivityFilter, req: PageRequest): Promise<ActivityRow[]> {
+  let q = db.selectFrom("activities").selectAll().where("organization_id", "=", f.organizationId);
+  if (f.statuses?.length) q = q.where("status", "in", f.statuses);
+  if (f.types?.length) q = q.where("type", "in", f.types);
+  const cursorId = req.before ?? req.after;
+  let cursor;
+  if (cursorId) {
+    cursor = await db
+      .selectFrom("activities")
+      .select(["created_at", "id"])
+      .where("id", "=", cursorId)
+      .where("organization_id", "=", f.organizationId)
+      .executeTakeFirst();
+    if (!cursor) unknownCursor(cursorId);
+  }
+  return page(q, req, cursor, true);
+}

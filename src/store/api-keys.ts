@@ -1,0 +1,47 @@
+// API keys: the credentials an X-Stamp is checked against.
+import type { ApiKeysTable, Executor } from "./schema.ts";
+import { timestampObject } from "./util.ts";
+
+export type ApiKeyRow = ApiKeysTable;
+
+const CREDENTIAL_TYPE: Record<string, string> = {
+  API_KEY_CURVE_P256: "CREDENTIAL_TYPE_API_KEY_P256",
+  API_KEY_CURVE_SECP256K1: "CREDENTIAL_TYPE_API_KEY_SECP256K1",
+  API_KEY_CURVE_ED25519: "CREDENTIAL_TYPE_API_KEY_ED25519",
+};
+
+export function credentialTypeFor(curve: string): string {
+  const t = CREDENTIAL_TYPE[curve];
+  if (!t) throw new Error(`unknown curve ${curve}`);
+  return t;
+}
+
+/** Every stored key with this public key, in any organization (normally one or two). */
+export async function findApiKeysByPublicKey(db: Executor, publicKey: string): Promise<ApiKeyRow[]> {
+  return db.selectFrom("api_keys").selectAll().where("public_key_normalized", "=", publicKey.toLowerCase()).execute();
+}
+
+export async function insertApiKeys(db: Executor, rows: ApiKeyRow[]): Promise<void> {
+  if (rows.length) await db.insertInto("api_keys").values(rows).execute();
+}
+
+export async function apiKeysOfUsers(db: Executor, userIds: readonly string[]): Promise<ApiKeyRow[]> {
+  if (userIds.length === 0) return [];
+  return db.selectFrom("api_keys").selectAll().where("user_id", "in", userIds).orderBy("created_at").orderBy("id").execute();
+}
+
+export function isExpired(key: Pick<ApiKeyRow, "expires_at">, now: number): boolean {
+  return key.expires_at !== null && key.expires_at <= now;
+}
+
+export function apiKeyView(k: ApiKeyRow) {
+  return {
+    credential: { publicKey: k.public_key, type: k.credential_type },
+    apiKeyId: k.id,
+    apiKeyName: k.name,
+    ...(k.expiration_seconds !== null ? { expirationSeconds: k.expiration_seconds } : {}),
+    createdAt: timestampObject(k.created_at),
+    updatedAt: timestampObject(k.updated_at),
+  };
+}
+export type ApiKeyView = ReturnType<typeof apiKeyView>;

@@ -1,0 +1,73 @@
+// Organizations and their root quorum.
+import type { Executor, OrganizationsTable } from "./schema.ts";
+
+export type OrganizationRow = OrganizationsTable;
+
+/** Organizations nest; a chain longer than this is refused at creation. */
+export const MAX_ORGANIZATION_DEPTH = 8;
+
+export async function findOrganization(db: Executor, id: string): Promise<OrganizationRow | undefined> {
+  return db.selectFrom("organizations").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+// An organization's parent never changes, so its chain of ancestors can be cached for the
+// life of the process. Bounded so a flood of distinct ids can't grow it without limit.
+const chains = new Map<string, readonly string[]>();
+const MAX_CHAINS = 50_000;
+
+/** [id, parent, grandparent, ...]; empty when the organization does not exist. */
+export async function organizationChain(db: Executor, id: string): Promise<readonly string[]> {
+  const cached = chains.get(id);
+  if (cached) return cached;
+  const chain: string[] = [];
+  let cursor: string | null = id;
+  while (cursor && chain.length <= MAX_ORGANIZATION_DEPTH) {
+    const row: { parent_id: string | null } | undefined = await db
+      .selectFrom("organizations")
+      .select("parent_id")
+      .where("id", "=", cursor)
+      .executeTakeFirst();
+    if (!row) break;
+    chain.push(cursor);
+    cursor = row.parent_id;
+  }
+  if (chain.length > 0) {
+    if (chains.size >= MAX_CHAINS) chains.clear();
+    chains.set(id, chain);
+  }
+  return chain;
+}
+
+export async function insertOrganization(db: Executor, row: OrganizationRow): Promise<void> {
+  await db.insertInto("organizations").values(row).execute();
+}
+
+export interface RootQuorum {
+  threshold: number;
+  userIds: string[];
+}
+
+export async function rootQuorum(db: Executor, organizationId: string): Promise<RootQuorum | undefined> {
+  const org = await db
+    .selectFrom("organizations")
+    .select("root_quorum_threshold")
+    .where("id", "=", organizationId)
+    .executeTakeFirst();
+  if (!org) return undefined;
+  const members = await db
+    .selectFrom("root_quorum_members")
+    .select("user_id")
+    .where("organization_id", "=", organizationId)
+    .execute();
+  return { threshold: org.root_quorum_threshold, userIds: members.map((m) => m.user_id) };
+}
+
+export async function setRootQuorum(db: Executor, organizationId: string, userIds: string[]): Promise<void> {
+  await db.deleteFrom("root_quorum_members").where("organization_id", "=", organizationId).execute();
+  if (userIds.length) {
+    await db
+      .insertInto("root_quorum_members")
+      .values(userIds.map((user_id) => ({ organization_id: organizationId, user_id })))
+      .execute();
+  }
+}

@@ -1,0 +1,117 @@
+// Table types: the one source of truth Kysely checks every query against.
+// Portable across SQLite and PostgreSQL: ids are text UUIDs, JSON is text, times are
+// integer milliseconds since the epoch (bigint in PostgreSQL, read back as numbers).
+import type { Kysely, Transaction } from "kysely";
+
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  parent_id: string | null;
+  root_quorum_threshold: number;
+  /** JSON object of per-organization settings (e.g. disableEmailAuth). */
+  settings: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface RootQuorumMembersTable {
+  organization_id: string;
+  user_id: string;
+}
+
+export interface UsersTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  email: string | null;
+  /** Lower-cased email; unique per organization. */
+  email_normalized: string | null;
+  phone: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  name: string;
+  /** Stored exactly as submitted (clients compare it as a string); looked up lower-cased. */
+  public_key: string;
+  public_key_normalized: string;
+  curve: string;
+  credential_type: string;
+  expiration_seconds: string | null;
+  expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface UserTagsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface UserTagMembersTable {
+  tag_id: string;
+  user_id: string;
+}
+
+export interface ActivitiesTable {
+  id: string;
+  organization_id: string;
+  type: string;
+  status: string;
+  /** sha256 of the raw request body; same body, same activity. */
+  fingerprint: string;
+  /** JSON: the validated parameters (the intent). */
+  intent: string;
+  /** JSON: the result object, or null until the activity completes. */
+  result: string | null;
+  /** JSON: `{code, message, details}` when the activity failed. */
+  failure: string | null;
+  /** The user whose stamp submitted the activity. */
+  submitted_by: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface VotesTable {
+  id: string;
+  activity_id: string;
+  user_id: string;
+  /** Organization the voter belongs to (the target org or an ancestor). */
+  user_organization_id: string;
+  selection: string;
+  /** The raw signed message: the request body the voter stamped. */
+  message: string;
+  public_key: string;
+  signature: string;
+  scheme: string;
+  created_at: number;
+}
+
+export interface MetaTable {
+  key: string;
+  value: string;
+}
+
+export interface Database {
+  organizations: OrganizationsTable;
+  root_quorum_members: RootQuorumMembersTable;
+  users: UsersTable;
+  api_keys: ApiKeysTable;
+  user_tags: UserTagsTable;
+  user_tag_members: UserTagMembersTable;
+  activities: ActivitiesTable;
+  votes: VotesTable;
+  sigil_meta: MetaTable;
+}
+
+export type Db = Kysely<Database>;
+export type Tx = Transaction<Database>;
+/** Anything queries can run on: the database or an open transaction. */
+export type Executor = Kysely<Database>;

@@ -1,0 +1,75 @@
+// Users, read back in the SDK's full User shape.
+import type { Executor, UsersTable } from "./schema.ts";
+import { apiKeysOfUsers, apiKeyView, type ApiKeyView } from "./api-keys.ts";
+import { timestampObject } from "./util.ts";
+
+export type UserRow = UsersTable;
+
+export interface UserView {
+  userId: string;
+  userName: string;
+  userEmail?: string;
+  userPhoneNumber?: string;
+  authenticators: unknown[];
+  apiKeys: ApiKeyView[];
+  userTags: string[];
+  oauthProviders: unknown[];
+  createdAt: { seconds: string; nanos: string };
+  updatedAt: { seconds: string; nanos: string };
+}
+
+export async function findUser(db: Executor, organizationId: string, userId: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom("users")
+    .selectAll()
+    .where("id", "=", userId)
+    .where("organization_id", "=", organizationId)
+    .executeTakeFirst();
+}
+
+export async function findUserById(db: Executor, userId: string): Promise<UserRow | undefined> {
+  return db.selectFrom("users").selectAll().where("id", "=", userId).executeTakeFirst();
+}
+
+/** The ids among `userIds` that are not users of the organization. */
+export async function missingUsers(db: Executor, organizationId: string, userIds: readonly string[]): Promise<string[]> {
+  if (userIds.length === 0) return [];
+  const found = await db
+    .selectFrom("users")
+    .select("id")
+    .where("organization_id", "=", organizationId)
+    .where("id", "in", userIds)
+    .execute();
+  const have = new Set(found.map((r) => r.id));
+  return userIds.filter((id) => !have.has(id));
+}
+
+export async function insertUser(db: Executor, row: UserRow): Promise<void> {
+  await db.insertInto("users").values(row).execute();
+}
+
+/** Builds full User objects for rows, with three queries however many users there are. */
+export async function userViews(db: Executor, rows: readonly UserRow[]): Promise<UserView[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+  const [keys, tags] = await Promise.all([
+    apiKeysOfUsers(db, ids),
+    db.selectFrom("user_tag_members").select(["user_id", "tag_id"]).where("user_id", "in", ids).orderBy("tag_id").execute(),
+  ]);
+  return rows.map((u) => ({
+    userId: u.id,
+    userName: u.name,
+    ...(u.email !== null ? { userEmail: u.email } : {}),
+    ...(u.phone !== null ? { userPhoneNumber: u.phone } : {}),
+    authenticators: [],
+    apiKeys: keys.filter((k) => k.user_id === u.id).map(apiKeyView),
+    userTags: tags.filter((t) => t.user_id === u.id).map((t) => t.tag_id),
+    oauthProviders: [],
+    createdAt: timestampObject(u.created_at),
+    updatedAt: timestampObject(u.updated_at),
+  }));
+}
+
+export async function listUserRows(db: Executor, organizationId: string): Promise<UserRow[]> {
+  return db.selectFrom("users").selectAll().where("organization_id", "=", organizationId).orderBy("created_at").orderBy("id").execute();
+}
