@@ -65,7 +65,8 @@ export async function submitActivity(
   }
   // 2. validate
   const env = envelope.parse(body, "");
-  const params = def.validator.parse(env.parameters, "parameters");
+  // The envelope schema knows nothing of parameters (cleaning drops them): read them raw.
+  const params = def.validator.parse(body.parameters, "parameters");
   // 3. authenticate
   const auth = await authenticate(deps.db, headers, raw, env.organizationId, now);
   // 4. liveness
