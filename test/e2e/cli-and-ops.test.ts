@@ -1,0 +1,118 @@
+// The bootstrap contract (`sigil init`), startup checks, and the operational endpoints.
+import { describe, it, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { TurnkeyClient } from "@turnkey/http";
+import { ApiKeyStamper } from "@turnkey/api-key-stamper";
+import { engines, newInstance, sigilInit, startServer, type Instance, type RunningServer } from "../helpers/server.ts";
+import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
+import { ACTIVITIES } from "../../src/activities/registry.ts";
+import { QUERIES } from "../../src/queries/registry.ts";
+
+const run = promisify(execFile);
+const BIN = path.resolve(import.meta.dirname, "../../bin/sigil.mjs");
+
+for (const engine of engines()) {
+  describe(`sigil init and operations (${engine.name})`, { skip: engine.skip, timeout: 120_000 }, () => {
+    let inst: Instance;
+    let server: RunningServer;
+
+    before(async () => {
+      inst = await newInstance(engine.name);
+    });
+    after(async () => {
+      await server?.stop();
+      await inst?.cleanup();
+    });
+
+    it("init --json works before the server ever ran and prints exactly the contract's fields", async () => {
+      const out = await sigilInit(inst, ["--name", "Acme"]);
+      assert.deepEqual(Object.keys(out).sort(), ["apiKeyId", "apiPrivateKey", "apiPublicKey", "organizationId", "userId"]);
+      assert.match(out.apiPublicKey, /^0[23][0-9a-f]{64}$/);
+      assert.match(out.apiPrivateKey, /^[0-9a-f]{64}$/);
+      server = await startServer(inst);
+      const client = new TurnkeyClient(
+        { baseUrl: server.url },
+        new ApiKeyStamper({ apiPublicKey: out.apiPublicKey, apiPrivateKey: out.apiPrivateKey }),
+      );
+      const me = await client.getWhoami({ organizationId: out.organizationId });
+      assert.deepEqual(me, { organizationId: out.organizationId, organizationName: "Acme", userId: out.userId, username: "root" });
+    });
+
+    it("init --api-public-key registers the given key, prints no private key, and works while the server runs", async () => {
+      const kp = generateP256KeyPair();
+      const out = await sigilInit(inst, ["--name", "Second", "--api-public-key", kp.publicKey]);
+      assert.equal(out.apiPublicKey, kp.publicKey);
+      assert.equal("apiPrivateKey" in out, false);
+      const client = new TurnkeyClient({ baseUrl: server.url }, new ApiKeyStamper({ apiPublicKey: kp.publicKey, apiPrivateKey: kp.privateKey }));
+      const me = await client.getWhoami({ organizationId: out.organizationId });
+      assert.equal(me.userId, out.userId);
+      const keys = await client.getApiKeys({ organizationId: out.organizationId, userId: out.userId });
+      assert.equal(keys.apiKeys.length, 1);
+      assert.equal(keys.apiKeys[0]!.apiKeyId, out.apiKeyId);
+    });
+
+    it("init refuses bad input with a message and a non-zero exit", async () => {
+      await assert.rejects(run(process.execPath, [BIN, "init", "--json"], { env: inst.env }), (e: { code: number; stderr: string }) => {
+        assert.equal(e.code, 1);
+        assert.match(e.stderr, /--name/);
+        return true;
+      });
+      await assert.rejects(
+        run(process.execPath, [BIN, "init", "--json", "--name", "x", "--api-public-key", "02abcd"], { env: inst.env }),
+        (e: { stderr: string }) => /--api-public-key/.test(e.stderr),
+      );
+    });
+
+    it("refuses to start with a master key other than the one the database was created with", async () => {
+      const wrong = { ...inst, env: { ...inst.env, SIGIL_MASTER_KEY: randomBytes(32).toString("hex") } };
+      await assert.rejects(run(process.execPath, [BIN, "init", "--json", "--name", "x"], { env: wrong.env }), (e: { stderr: string }) =>
+        /master key does not match/.test(e.stderr),
+      );
+    });
+
+    it("serves health, readiness, metrics and an OpenAPI document derived from the registry", async () => {
+      assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
+      const ready = await fetch(`${server.url}/readyz`);
+      assert.equal(ready.status, 200);
+      assert.equal(((await ready.json()) as { engine: string }).engine, engine.name);
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      assert.match(metrics, /sigil_http_request_duration_seconds_bucket/);
+      const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
+      assert.equal(doc.openapi, "3.1.0");
+      const expected = new Set([
+        ...ACTIVITIES.map((a) => `/public/v1/submit/${a.op}`),
+        ...QUERIES.map((q) => `/public/v1/query/${q.op}`),
+      ]);
+      assert.deepEqual(new Set(Object.keys(doc.paths)), expected);
+    });
+
+    it("answers unknown routes with the SDK error shape", async () => {
+      const res = await fetch(`${server.url}/public/v2/nope`, { method: "POST", body: "{}" });
+      assert.equal(res.status, 404);
+      const body = (await res.json()) as { code: number; message: string; details: unknown[] };
+      assert.equal(body.code, 5);
+      assert.ok(Array.isArray(body.details));
+    });
+  });
+}
+
+describe("embedded default without SIGIL_MASTER_KEY", { timeout: 60_000 }, () => {
+  let inst: Instance;
+  before(async () => {
+    inst = await newInstance("sqlite", { SIGIL_MASTER_KEY: "" });
+  });
+  after(async () => inst?.cleanup());
+
+  it("generates a master key into the data dir once, with a warning, and reuses it", async () => {
+    const first = await run(process.execPath, [BIN, "init", "--name", "A"], { env: inst.env });
+    assert.match(first.stderr, /generated a new master key/);
+    const second = await run(process.execPath, [BIN, "init", "--name", "B"], { env: inst.env });
+    assert.match(second.stderr, /using the key kept in/);
+    const { statSync } = await import("node:fs");
+    assert.equal(statSync(path.join(inst.dataDir, "master.key")).mode & 0o777, 0o600);
+  });
+});
