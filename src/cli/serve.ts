@@ -14,6 +14,8 @@ export async function serve(argv: string[]): Promise<void> {
     redact: ["req.headers.authorization", 'req.headers["x-stamp"]', 'req.headers["x-stamp-webauthn"]'],
   });
   for (const w of service.warnings) logger.warn(w);
+  // A stray rejection is a bug to log, not a reason to drop every in-flight request.
+  process.on("unhandledRejection", (err) => logger.error({ err }, "unhandled rejection"));
   const app = buildApp({
     store,
     logger,
