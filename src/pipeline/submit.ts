@@ -18,7 +18,7 @@ import { authenticate, type Authenticated } from "./authenticate.ts";
 import { decide } from "./authorize.ts";
 import { activityView, type ActivityView } from "./activity-view.ts";
 import { findActivityByFingerprint, insertActivity, insertVote, type ActivityRow } from "../store/activities.ts";
-import { isUniqueViolation, newId } from "../store/util.ts";
+import { newId } from "../store/util.ts";
 import type { Db } from "../store/schema.ts";
 import { parseJsonBody } from "./body.ts";
 
@@ -145,11 +145,12 @@ async function record(
       return row;
     });
   } catch (err) {
-    // The same body raced in concurrently and won: answer with its activity.
-    if (isUniqueViolation(err, "activities")) {
-      const winner = await findActivityByFingerprint(db, base.fingerprint);
-      if (winner) return winner;
-    }
+    // The same body may have raced in concurrently and won. Its handler then trips over
+    // what the winner wrote (the fingerprint, or any other unique row, e.g. the tag name)
+    // — on PostgreSQL only after the winner committed — so a failure here is answered with
+    // the winner's activity when there is one.
+    const winner = await findActivityByFingerprint(db, base.fingerprint);
+    if (winner) return winner;
     throw err;
   }
 }
