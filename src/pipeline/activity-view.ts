@@ -59,8 +59,13 @@ function voteView(v: VoteRow, users: Map<string, UserView>) {
 
 // Activity timestamps are strings (the spec's Activity table): epoch milliseconds, the
 // same unit as the request's timestampMs.
-export async function activityViews(db: Executor, rows: readonly ActivityRow[]): Promise<ActivityView[]> {
-  const votes = await votesOf(db, rows.map((r) => r.id));
+export async function activityViews(
+  db: Executor,
+  rows: readonly ActivityRow[],
+  /** The rows' votes when the caller already holds them (the submit path just wrote them). */
+  knownVotes?: readonly VoteRow[],
+): Promise<ActivityView[]> {
+  const votes = knownVotes ?? (await votesOf(db, rows.map((r) => r.id)));
   const voterIds = [...new Set(votes.map((v) => v.user_id))];
   const voterRows = voterIds.length
     ? await db.selectFrom("users").selectAll().where("id", "in", voterIds).execute()
@@ -89,6 +94,6 @@ export async function activityViews(db: Executor, rows: readonly ActivityRow[]):
   });
 }
 
-export async function activityView(db: Executor, row: ActivityRow): Promise<ActivityView> {
-  return (await activityViews(db, [row]))[0]!;
+export async function activityView(db: Executor, row: ActivityRow, knownVotes?: readonly VoteRow[]): Promise<ActivityView> {
+  return (await activityViews(db, [row], knownVotes))[0]!;
 }

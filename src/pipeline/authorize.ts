@@ -5,14 +5,14 @@
 // that quorum's threshold is 1. Everyone else is denied. The policy engine will replace
 // `decide` and keep its shape: a decision plus a human-readable reason.
 import type { Db } from "../store/schema.ts";
-import { rootQuorum } from "../store/organizations.ts";
+import { rootQuorumMembership } from "../store/organizations.ts";
 import type { Actor } from "../activities/define.ts";
 
 export type Decision = { outcome: "ALLOW" } | { outcome: "DENY"; reason: string };
 
 export async function decide(db: Db, actor: Actor): Promise<Decision> {
-  const quorum = await rootQuorum(db, actor.organizationId);
-  if (!quorum || !quorum.userIds.includes(actor.userId)) {
+  const quorum = await rootQuorumMembership(db, actor.organizationId, actor.userId);
+  if (!quorum?.member) {
     return {
       outcome: "DENY",
       reason: `user ${actor.userId} is not in the root quorum of organization ${actor.organizationId}, and no policy allows this activity`,

@@ -17,7 +17,7 @@ import type { CompiledActivity } from "../activities/define.ts";
 import { authenticate, type Authenticated } from "./authenticate.ts";
 import { decide } from "./authorize.ts";
 import { activityView, type ActivityView } from "./activity-view.ts";
-import { findActivityByFingerprint, insertActivity, insertVote, type ActivityRow } from "../store/activities.ts";
+import { findActivityByFingerprint, insertActivity, insertVote, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import { newId } from "../store/util.ts";
 import type { Db } from "../store/schema.ts";
 import { parseJsonBody } from "./body.ts";
@@ -95,9 +95,9 @@ export async function submitActivity(
     created_at: now,
     updated_at: now,
   };
-  let row: ActivityRow;
+  let recorded: Recorded;
   if (decision.outcome === "ALLOW") {
-    row = await record(deps.db, base, auth, raw, now, async (tx) => {
+    recorded = await record(deps.db, base, auth, raw, now, async (tx) => {
       const result = await def.execute(
         { tx, organization: auth.organization, actor: auth.actor, activityId, now },
         params,
@@ -106,14 +106,20 @@ export async function submitActivity(
     });
   } else {
     const failure = deniedError(decision.reason, activityId);
-    row = await record(deps.db, base, auth, raw, now, async () => ({
+    recorded = await record(deps.db, base, auth, raw, now, async () => ({
       status: STATUS.FAILED,
       result: null,
       failure: JSON.stringify(failure.toBody()),
     }));
-    if (row.id === activityId) throw failure;
+    if (recorded.row.id === activityId) throw failure;
   }
-  return replay(deps.db, row);
+  return replay(deps.db, recorded.row, recorded.votes);
+}
+
+interface Recorded {
+  row: ActivityRow;
+  /** Set when this request wrote the row (absent when a concurrent twin won). */
+  votes?: VoteRow[];
 }
 
 /** Writes the activity, its submitter's vote and whatever `work` does, all or nothing. */
@@ -124,13 +130,13 @@ async function record(
   raw: Buffer,
   now: number,
   work: (tx: Parameters<CompiledActivity["execute"]>[0]["tx"]) => Promise<Pick<ActivityRow, "status" | "result" | "failure">>,
-): Promise<ActivityRow> {
+): Promise<Recorded> {
   try {
     return await db.transaction().execute(async (tx) => {
       const outcome = await work(tx);
       const row: ActivityRow = { ...base, ...outcome };
       await insertActivity(tx, row);
-      await insertVote(tx, {
+      const vote: VoteRow = {
         id: newId(),
         activity_id: base.id,
         user_id: auth.actor.userId,
@@ -141,8 +147,9 @@ async function record(
         signature: auth.stamp.signature,
         scheme: auth.stamp.scheme,
         created_at: now,
-      });
-      return row;
+      };
+      await insertVote(tx, vote);
+      return { row, votes: [vote] };
     });
   } catch (err) {
     // The same body may have raced in concurrently and won. Its handler then trips over
@@ -150,7 +157,7 @@ async function record(
     // — on PostgreSQL only after the winner committed — so a failure here is answered with
     // the winner's activity when there is one.
     const winner = await findActivityByFingerprint(db, base.fingerprint);
-    if (winner) return winner;
+    if (winner) return { row: winner };
     throw err;
   }
 }
@@ -167,7 +174,7 @@ function deniedError(reason: string, activityId: string): ApiError {
 }
 
 /** An activity already recorded for this body: answered as it was the first time. */
-async function replay(db: Db, row: ActivityRow): Promise<{ activity: ActivityView }> {
+async function replay(db: Db, row: ActivityRow, votes?: VoteRow[]): Promise<{ activity: ActivityView }> {
   if (row.status === STATUS.FAILED && row.failure) {
     const f = JSON.parse(row.failure) as { code: number; message: string; details: Record<string, unknown>[] };
     if (f.code === Grpc.PERMISSION_DENIED) {
@@ -175,5 +182,5 @@ async function replay(db: Db, row: ActivityRow): Promise<{ activity: ActivityVie
       throw deniedError(String(detail?.message ?? f.message), row.id);
     }
   }
-  return { activity: await activityView(db, row) };
+  return { activity: await activityView(db, row, votes) };
 }

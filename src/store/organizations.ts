@@ -42,24 +42,21 @@ export async function insertOrganization(db: Executor, row: OrganizationRow): Pr
   await db.insertInto("organizations").values(row).execute();
 }
 
-export interface RootQuorum {
-  threshold: number;
-  userIds: string[];
-}
-
-export async function rootQuorum(db: Executor, organizationId: string): Promise<RootQuorum | undefined> {
-  const org = await db
+/** The threshold of an organization's root quorum and whether `userId` is a member, in one query. */
+export async function rootQuorumMembership(
+  db: Executor,
+  organizationId: string,
+  userId: string,
+): Promise<{ threshold: number; member: boolean } | undefined> {
+  const row = await db
     .selectFrom("organizations")
-    .select("root_quorum_threshold")
-    .where("id", "=", organizationId)
+    .leftJoin("root_quorum_members", (j) =>
+      j.onRef("root_quorum_members.organization_id", "=", "organizations.id").on("root_quorum_members.user_id", "=", userId),
+    )
+    .select(["organizations.root_quorum_threshold as threshold", "root_quorum_members.user_id as member"])
+    .where("organizations.id", "=", organizationId)
     .executeTakeFirst();
-  if (!org) return undefined;
-  const members = await db
-    .selectFrom("root_quorum_members")
-    .select("user_id")
-    .where("organization_id", "=", organizationId)
-    .execute();
-  return { threshold: org.root_quorum_threshold, userIds: members.map((m) => m.user_id) };
+  return row ? { threshold: row.threshold, member: row.member !== null } : undefined;
 }
 
 export async function setRootQuorum(db: Executor, organizationId: string, userIds: string[]): Promise<void> {
