@@ -104,8 +104,16 @@ export async function startServer(inst: Instance, args: string[] = []): Promise<
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });
+  // Never leave a server behind, even when the test process dies on an uncaught error.
+  const reap = () => proc.kill("SIGKILL");
+  process.once("exit", reap);
   let out = "";
-  const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    proc.once("exit", () => {
+      process.off("exit", reap);
+      resolve();
+    }),
+  );
   const port = await new Promise<number>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
