@@ -57,7 +57,7 @@ export interface RawResponse {
 export async function rawPost(
   baseUrl: string,
   path: string,
-  body: string | Buffer | undefined,
+  body: string | undefined,
   headers: Record<string, string> = {},
 ): Promise<RawResponse> {
   const res = await fetch(baseUrl + path, {
