@@ -1,0 +1,436 @@
+// Load benchmark of Sigil's foundation: the stamped query and stamped activity paths, next
+// to a bare fastify baseline loaded identically (the ceiling of this machine's HTTP stack).
+//
+//   npm run bench [-- --postgres <url>] [--connections N] [--duration S] [--warmup S] [--profile DIR]
+//
+//   --postgres URL / BENCH_DATABASE_URL   also run the Sigil scenarios on PostgreSQL, in a fresh
+//                                         database created next to URL's and dropped afterwards
+//   --connections N / BENCH_CONNECTIONS   concurrent keep-alive connections (default 32)
+//   --duration S / BENCH_DURATION         measured seconds per run (default 10)
+//   --warmup S / BENCH_WARMUP             unmeasured warm-up seconds before each run (default 2)
+//   --skip-sqlite                         only the PostgreSQL runs (with --postgres)
+//   --tag-members / BENCH_TAG_MEMBERS=1   create_user_tag also tags the submitting user (see below)
+//   --timeout S / BENCH_TIMEOUT           abort (and clean up) after S seconds in all (default 175)
+//   --profile DIR / BENCH_PROFILE_DIR     run each Sigil scenario in its own server started with
+//                                         `node --cpu-prof`, write the .cpuprofile files to DIR and
+//                                         print where the time goes (figures then include the
+//                                         profiler's overhead: not representative)
+//
+// Every server is a child process (autocannon runs in this one); the machine's cores are
+// shared by the server, the load generator and, for PostgreSQL, the database.
+import os from "node:os";
+import path from "node:path";
+import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { randomBytes, randomUUID } from "node:crypto";
+import autocannon from "autocannon";
+import {
+  cleanupAll,
+  cleanupSync,
+  countActivities,
+  newSigilInstance,
+  sigilInit,
+  startBaseline,
+  startSigil,
+  type Engine,
+  type InitResult,
+  type Running,
+  type SigilInstance,
+} from "./procs.ts";
+import { FastStamper, newP256KeyPair, sdkStamp, type Stamped } from "./stamp.ts";
+import { formatSummary, summarize } from "./profile-summary.ts";
+
+// ---------------------------------------------------------------- options
+
+function option(flag: string, env: string): string | undefined {
+  const i = process.argv.indexOf(flag);
+  if (i >= 0) {
+    const v = process.argv[i + 1];
+    if (v === undefined || v.startsWith("--")) throw new Error(`${flag} needs a value`);
+    return v;
+  }
+  const e = process.env[env];
+  return e === undefined || e === "" ? undefined : e;
+}
+function num(flag: string, env: string, dflt: number, min: number, max: number): number {
+  const v = option(flag, env);
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < min || n > max) throw new Error(`${flag} must be a number in [${min}, ${max}], got ${v}`);
+  return n;
+}
+
+const CONNECTIONS = num("--connections", "BENCH_CONNECTIONS", 32, 1, 1024);
+const DURATION_S = num("--duration", "BENCH_DURATION", 10, 1, 60);
+const WARMUP_S = num("--warmup", "BENCH_WARMUP", 2, 0, 30);
+const PIPELINING = 1; // SDK clients send one request at a time per connection
+const POSTGRES_URL = option("--postgres", "BENCH_DATABASE_URL");
+const PROFILE_DIR = option("--profile", "BENCH_PROFILE_DIR");
+const SKIP_SQLITE = process.argv.includes("--skip-sqlite");
+const TIMEOUT_S = num("--timeout", "BENCH_TIMEOUT", 175, 10, 3600);
+// Tag the submitting (root) user with every new tag. Off by default: the activity response
+// embeds the voter's User object with ALL its tags, so each request would cost O(tags
+// created so far) and the run would measure that growth rather than the pipeline.
+const TAG_MEMBERS = process.argv.includes("--tag-members") || process.env.BENCH_TAG_MEMBERS === "1";
+
+const AIM = { query: 5000, activity: 3000 } as const;
+
+// ---------------------------------------------------------------- cleanup and watchdog
+
+let exiting = false;
+async function bail(code: number, why?: string): Promise<never> {
+  if (!exiting) {
+    exiting = true;
+    if (why) console.error(why);
+    await cleanupAll().catch((e: unknown) => console.error(`cleanup failed: ${(e as Error).message}`));
+  }
+  process.exit(code);
+}
+process.on("exit", cleanupSync);
+process.once("SIGINT", () => void bail(130, "interrupted: cleaning up"));
+process.once("SIGTERM", () => void bail(143, "terminated: cleaning up"));
+const watchdog = setTimeout(() => void bail(1, `benchmark exceeded its ${TIMEOUT_S} s budget: aborted`), TIMEOUT_S * 1000);
+watchdog.unref();
+
+// ---------------------------------------------------------------- load generation
+
+interface Figures {
+  scenario: string;
+  engine: string;
+  rps: number;
+  /** Standard deviation of the per-second request counts. */
+  sd: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  total: number;
+  problems: string[];
+  aim?: number;
+}
+
+/** A pre-stamped body per request; running dry stops the run early (never replays a body). */
+class BodyPool {
+  private i = 0;
+  dry = false;
+  constructor(readonly items: Stamped[]) {}
+  next(): Stamped | undefined {
+    const s = this.items[this.i];
+    if (s) this.i++;
+    else this.dry = true;
+    return s;
+  }
+  get used(): number {
+    return this.i;
+  }
+}
+
+interface LoadSpec {
+  url: string;
+  path: string;
+  /** One body replayed by every request... */
+  fixed?: Stamped;
+  /** ...or a fresh one per request. */
+  pool?: BodyPool;
+  seconds: number;
+}
+
+function load(spec: LoadSpec): Promise<autocannon.Result> {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  const base: autocannon.Options = {
+    url: spec.url,
+    connections: CONNECTIONS,
+    pipelining: PIPELINING,
+    duration: spec.seconds,
+    method: "POST",
+    timeout: 10,
+  };
+  let opts: autocannon.Options;
+  let instance: autocannon.Instance | undefined;
+  if (spec.fixed) {
+    opts = { ...base, headers: { ...headers, "x-stamp": spec.fixed.stamp }, requests: [{ method: "POST", path: spec.path, body: spec.fixed.body }] };
+  } else {
+    const pool = spec.pool!;
+    opts = {
+      ...base,
+      headers,
+      requests: [
+        {
+          method: "POST",
+          path: spec.path,
+          // autocannon clones this request per connection and calls setupRequest for every
+          // request it sends, so each connection gets its own body each time.
+          setupRequest: (req) => {
+            const s = pool.next();
+            if (!s) {
+              instance?.stop();
+              return req; // not sent: the run is stopped and flagged
+            }
+            req.body = s.body;
+            req.headers = { ...req.headers, "x-stamp": s.stamp };
+            return req;
+          },
+        },
+      ],
+    };
+  }
+  return new Promise((resolve, reject) => {
+    instance = autocannon(opts, (err: unknown, result: autocannon.Result) => (err ? reject(err as Error) : resolve(result)));
+  });
+}
+
+function figures(scenario: string, engine: string, r: autocannon.Result, aim?: number): Figures {
+  const problems: string[] = [];
+  if (r.non2xx > 0) {
+    const codes = Object.entries(r.statusCodeStats ?? {})
+      .filter(([c]) => !c.startsWith("2"))
+      .map(([c, v]) => `${c}×${v.count ?? 0}`)
+      .join(", ");
+    problems.push(`${r.non2xx} non-2xx responses (${codes})`);
+  }
+  if (r.errors > 0) problems.push(`${r.errors} connection errors (${r.timeouts} timeouts)`);
+  return {
+    scenario,
+    engine,
+    rps: r.requests.average,
+    sd: r.requests.stddev,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    total: r.requests.total,
+    problems,
+    aim,
+  };
+}
+
+const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");
+function log(msg: string) {
+  process.stdout.write(`${msg}\n`);
+}
+
+// ---------------------------------------------------------------- requests
+
+async function post(url: string, s: Stamped): Promise<{ status: number; json: unknown }> {
+  const r = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-stamp": s.stamp },
+    body: new Uint8Array(s.body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await r.text();
+  let json: unknown = text;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* keep the text */
+  }
+  return { status: r.status, json };
+}
+
+const RUN_TAG = randomBytes(4).toString("hex");
+let tagCounter = 0;
+function activityBody(creds: InitResult): string {
+  return JSON.stringify({
+    type: "ACTIVITY_TYPE_CREATE_USER_TAG",
+    timestampMs: String(Date.now()),
+    organizationId: creds.organizationId,
+    parameters: { userTagName: `bench-${RUN_TAG}-${++tagCounter}`, userIds: TAG_MEMBERS ? [creds.userId] : [] },
+  });
+}
+
+/** The activity count once requests still in flight have landed (stable for 300 ms). */
+async function settledActivityCount(inst: SigilInstance): Promise<number> {
+  let last = await countActivities(inst);
+  for (let i = 0; i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 300));
+    const n = await countActivities(inst);
+    if (n === last) return n;
+    last = n;
+  }
+  return last;
+}
+
+function stampMany(stamper: FastStamper, creds: InitResult, count: number): { pool: BodyPool; ms: number } {
+  const t = performance.now();
+  const items: Stamped[] = new Array(count);
+  for (let i = 0; i < count; i++) items[i] = stamper.stamp(activityBody(creds));
+  return { pool: new BodyPool(items), ms: performance.now() - t };
+}
+
+// ---------------------------------------------------------------- scenarios
+
+async function runBaseline(): Promise<Figures> {
+  // The same bytes on the wire as an activity: a body of that shape and size and an X-Stamp
+  // header of the same length (signed by a throw-away key; the baseline ignores it).
+  const kp = newP256KeyPair();
+  const fake: InitResult = { organizationId: randomUUID(), userId: randomUUID(), apiKeyId: "", apiPublicKey: kp.publicKey, apiPrivateKey: kp.privateKey };
+  const sample = new FastStamper(kp.publicKey, kp.privateKey).stamp(activityBody(fake));
+  const server = await startBaseline();
+  try {
+    const check = await post(`${server.url}/echo`, sample);
+    if (check.status !== 200) throw new Error(`baseline answered ${check.status}: ${JSON.stringify(check.json)}`);
+    log(`baseline: fastify ${createRequire(import.meta.url)("fastify/package.json").version as string}, POST /echo, body ${sample.body.length} B + X-Stamp ${sample.stamp.length} B`);
+    if (WARMUP_S > 0) await load({ url: server.url, path: "/echo", fixed: sample, seconds: WARMUP_S });
+    const r = await load({ url: server.url, path: "/echo", fixed: sample, seconds: DURATION_S });
+    const f = figures("baseline: bare fastify POST (no auth)", "-", r);
+    log(`  → ${fmtInt(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms`);
+    return f;
+  } finally {
+    await server.stop();
+  }
+}
+
+function profileArgs(engine: Engine, scenario: string): string[] {
+  if (!PROFILE_DIR) return [];
+  return ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=sigil-${engine}-${scenario}.cpuprofile`];
+}
+
+async function stopSigil(server: Running, engine: Engine, scenario: string): Promise<void> {
+  if (!PROFILE_DIR) return server.stop("SIGTERM", 5000);
+  // SIGINT: the server shuts down cleanly and node writes the profile on exit.
+  await server.stop("SIGINT", 30_000);
+  const file = path.join(PROFILE_DIR, `sigil-${engine}-${scenario}.cpuprofile`);
+  try {
+    log(formatSummary(summarize(file, { top: 20 })).replace(/^/gm, "    "));
+  } catch (e) {
+    log(`    (no profile: ${(e as Error).message})`);
+  }
+}
+
+async function runQuery(inst: SigilInstance, creds: InitResult, server: Running): Promise<Figures> {
+  const body = JSON.stringify({ organizationId: creds.organizationId });
+  const stamped = await sdkStamp(body, creds.apiPublicKey, creds.apiPrivateKey);
+  const url = `${server.url}/public/v1/query/whoami`;
+  const check = await post(url, stamped);
+  const who = check.json as { organizationId?: string; userId?: string };
+  if (check.status !== 200 || who.organizationId !== creds.organizationId || who.userId !== creds.userId) {
+    throw new Error(`whoami check failed (${check.status}): ${JSON.stringify(check.json)}`);
+  }
+  log(`  stamped query: POST /public/v1/query/whoami, one @turnkey/api-key-stamper stamp replayed (body ${stamped.body.length} B)`);
+  if (WARMUP_S > 0) await load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: WARMUP_S });
+  const r = await load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: DURATION_S });
+  const f = figures("stamped query (whoami)", inst.engine, r, AIM.query);
+  log(`  → ${fmtInt(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, non-2xx ${f.non2xx}, errors ${f.errors}`);
+  return f;
+}
+
+async function runActivity(inst: SigilInstance, creds: InitResult, server: Running, ceilingRps: number): Promise<Figures> {
+  const url = `${server.url}/public/v1/submit/create_user_tag`;
+  // One body stamped by the SDK's stamper proves the wire format; the bulk uses FastStamper.
+  const sdk = await sdkStamp(activityBody(creds), creds.apiPublicKey, creds.apiPrivateKey);
+  const check = await post(url, sdk);
+  const act = (check.json as { activity?: { status?: string } }).activity;
+  if (check.status !== 200 || act?.status !== "ACTIVITY_STATUS_COMPLETED") {
+    throw new Error(`create_user_tag check failed (${check.status}): ${JSON.stringify(check.json)}`);
+  }
+  const stamper = new FastStamper(creds.apiPublicKey, creds.apiPrivateKey);
+  const fastCheck = await post(url, stamper.stamp(activityBody(creds)));
+  if (fastCheck.status !== 200) throw new Error(`fast-stamped create_user_tag failed (${fastCheck.status}): ${JSON.stringify(fastCheck.json)}`);
+
+  log(
+    `  stamped activity: POST /public/v1/submit/create_user_tag, userIds ${TAG_MEMBERS ? "[submitter]" : "[]"}, a distinct body per request ` +
+      `(unique userTagName, fresh timestampMs; body ${sdk.body.length} B), checked: SDK-stamped and fast-stamped bodies both answer 200`,
+  );
+  let warmRps = 0;
+  if (WARMUP_S > 0) {
+    // The baseline's rate bounds what any Sigil scenario can do.
+    const { pool, ms } = stampMany(stamper, creds, Math.ceil(Math.min(ceilingRps, 8000) * WARMUP_S * 1.2) + CONNECTIONS);
+    log(`  ${fmtInt(pool.items.length)} distinct bodies pre-stamped for the warm-up in ${fmtInt(ms)} ms`);
+    const w = await load({ url: server.url, path: "/public/v1/submit/create_user_tag", pool, seconds: WARMUP_S });
+    warmRps = w.requests.total / Math.max(w.duration, 0.1);
+    if (w.non2xx > 0 || w.errors > 0) log(`  warm-up: ${w.non2xx} non-2xx, ${w.errors} errors`);
+  }
+  // Enough fresh bodies for the measured run, generated (and timestamped) right before it.
+  const expected = Math.max(warmRps, 500) * DURATION_S;
+  const count = Math.min(Math.ceil(expected * 1.6) + 2000, Math.ceil(ceilingRps * DURATION_S * 1.1) + 2000, 400_000);
+  const { pool, ms } = stampMany(stamper, creds, count);
+  log(`  ${fmtInt(count)} distinct bodies pre-stamped for the measured run in ${fmtInt(ms)} ms (warm-up ran ${fmtInt(warmRps)} req/s)`);
+  const before = await settledActivityCount(inst);
+  const r = await load({ url: server.url, path: "/public/v1/submit/create_user_tag", pool, seconds: DURATION_S });
+  const recorded = (await settledActivityCount(inst)) - before;
+  const f = figures("stamped activity (create_user_tag)", inst.engine, r, AIM.activity);
+  if (pool.dry) f.problems.push(`ran out of pre-stamped bodies after ${fmtInt(pool.used)}: run stopped early`);
+  // Each 2xx must be a new activity (no idempotent replays). autocannon stops with up to one
+  // request per connection in flight: the server records those, nobody counts their answer.
+  const ok2xx = r["2xx"];
+  if (recorded < ok2xx || recorded > ok2xx + CONNECTIONS) {
+    f.problems.push(`${ok2xx} responses were 2xx but ${recorded} activities were recorded`);
+  }
+  log(`  → ${fmtInt(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, non-2xx ${f.non2xx}, errors ${f.errors}; ${fmtInt(recorded)} new activities recorded for ${fmtInt(ok2xx)} 2xx (+ ≤ ${CONNECTIONS} in flight at the stop)`);
+  return f;
+}
+
+async function runEngine(engine: Engine, ceilingRps: number): Promise<Figures[]> {
+  const inst = await newSigilInstance(engine, POSTGRES_URL);
+  try {
+    const creds = await sigilInit(inst, "Bench Org");
+    const where = engine === "postgres" ? `PostgreSQL database ${new URL(inst.databaseUrl!).pathname.slice(1)} (dropped afterwards)` : `embedded SQLite in ${inst.dataDir}`;
+    log(`\nsigil (${engine}): node bin/sigil.mjs serve, LOG_LEVEL=warn, ${where}`);
+    const out: Figures[] = [];
+    let server = await startSigil(inst, profileArgs(engine, "query"));
+    try {
+      out.push(await runQuery(inst, creds, server));
+      if (PROFILE_DIR) {
+        await stopSigil(server, engine, "query");
+        server = await startSigil(inst, profileArgs(engine, "activity"));
+      }
+      out.push(await runActivity(inst, creds, server, ceilingRps));
+    } finally {
+      await stopSigil(server, engine, PROFILE_DIR ? "activity" : "");
+    }
+    return out;
+  } finally {
+    await inst.cleanup();
+  }
+}
+
+// ---------------------------------------------------------------- report
+
+function table(rows: Figures[], baseline: number): string {
+  const head = ["scenario", "engine", "req/s", "± sd", "p50 ms", "p99 ms", "non-2xx", "errors", "vs baseline", "aim"];
+  const body = rows.map((f) => [
+    f.scenario,
+    f.engine,
+    fmtInt(f.rps),
+    fmtInt(f.sd),
+    String(f.p50),
+    String(f.p99),
+    String(f.non2xx),
+    String(f.errors),
+    `${((100 * f.rps) / baseline).toFixed(1)}%`,
+    f.aim === undefined ? "" : `≥ ${fmtInt(f.aim)}/s: ${f.rps >= f.aim ? "met" : `MISSED (${((100 * f.rps) / f.aim).toFixed(0)}%)`}`,
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
+  const right = new Set([2, 3, 4, 5, 6, 7, 8]);
+  const line = (cells: string[]) => cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
+  return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
+  const cpu = os.cpus()[0]?.model ?? "unknown CPU";
+  log(`Sigil foundation benchmark — node ${process.version}, ${os.cpus().length} cores (${cpu})`);
+  log(
+    `autocannon: ${CONNECTIONS} connections, pipelining ${PIPELINING}, ${WARMUP_S} s warm-up + ${DURATION_S} s measured per run; ` +
+      `servers are child processes, Sigil at LOG_LEVEL=warn; load generator, server${POSTGRES_URL ? " and PostgreSQL" : ""} share the cores`,
+  );
+  if (PROFILE_DIR) log(`PROFILING into ${PROFILE_DIR}: one server per scenario under --cpu-prof; figures include profiler overhead`);
+  const rows: Figures[] = [];
+  const baseline = await runBaseline();
+  rows.push(baseline);
+  if (!SKIP_SQLITE) rows.push(...(await runEngine("sqlite", baseline.rps)));
+  if (POSTGRES_URL) rows.push(...(await runEngine("postgres", baseline.rps)));
+  else log("\n(PostgreSQL skipped: pass --postgres <url> or set BENCH_DATABASE_URL)");
+
+  log(`\n${table(rows, baseline.rps)}`);
+  const bad = rows.filter((r) => r.problems.length);
+  for (const r of bad) log(`INVALID: ${r.scenario} [${r.engine}]: ${r.problems.join("; ")}`);
+  log(`\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s${bad.length ? `; ${bad.length} invalid run(s)` : ""}`);
+  await cleanupAll();
+  clearTimeout(watchdog);
+  process.exitCode = bad.length ? 1 : 0;
+}
+
+main().catch((e: unknown) => void bail(1, `benchmark failed: ${(e as Error).stack ?? String(e)}`));

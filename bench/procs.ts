@@ -1,0 +1,252 @@
+// Child processes, temp dirs and throw-away databases for the benchmark, all registered so
+// that they are cleaned up whatever happens: normal end, exception, Ctrl-C, watchdog.
+import { spawn, execFile, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { promisify } from "node:util";
+import pg from "pg";
+import SQLite from "better-sqlite3";
+
+export const ROOT = path.resolve(import.meta.dirname, "..");
+export const SIGIL_BIN = path.join(ROOT, "bin/sigil.mjs");
+const execFileP = promisify(execFile);
+
+const children = new Set<ChildProcess>();
+const dirs = new Set<string>();
+const finalizers = new Set<() => Promise<void>>();
+
+export function tempDir(prefix: string): string {
+  const d = mkdtempSync(path.join(tmpdir(), prefix));
+  dirs.add(d);
+  return d;
+}
+
+export function removeDir(d: string): void {
+  rmSync(d, { recursive: true, force: true });
+  dirs.delete(d);
+}
+
+/** Everything still alive is stopped (SIGTERM, then SIGKILL after 3 s), dirs removed, databases dropped. */
+export async function cleanupAll(): Promise<void> {
+  await Promise.all([...children].map((c) => stopChild(c, "SIGTERM", 3000)));
+  for (const f of [...finalizers]) {
+    finalizers.delete(f);
+    await f().catch((e: unknown) => console.error(`cleanup: ${(e as Error).message}`));
+  }
+  for (const d of [...dirs]) removeDir(d);
+}
+
+/** Last resort on process exit: nothing async is possible any more. */
+export function cleanupSync(): void {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+}
+
+function stopChild(c: ChildProcess, signal: NodeJS.Signals, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    if (c.exitCode !== null || c.signalCode !== null) {
+      children.delete(c);
+      return resolve();
+    }
+    const t = setTimeout(() => c.kill("SIGKILL"), graceMs);
+    c.once("exit", () => {
+      clearTimeout(t);
+      children.delete(c);
+      resolve();
+    });
+    c.kill(signal);
+  });
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const a = s.address();
+      const port = typeof a === "object" && a ? a.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Running {
+  url: string;
+  proc: ChildProcess;
+  output(): string;
+  /** Graceful stop (SIGTERM by default, SIGINT for profiles); SIGKILL after `graceMs`. */
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<void>;
+}
+
+/**
+ * Spawns `node [nodeArgs] script [args]` that will listen on `port`, and waits until
+ * GET /readyz answers 200 (Sigil at LOG_LEVEL=warn prints nothing when it listens).
+ */
+export async function startListening(opts: {
+  nodeArgs: string[];
+  script: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  port: number;
+  timeoutMs?: number;
+}): Promise<Running> {
+  const proc = spawn(process.execPath, [...opts.nodeArgs, opts.script, ...opts.args], {
+    env: opts.env,
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.add(proc);
+  let out = "";
+  const keep = (c: Buffer) => {
+    out += c.toString();
+    if (out.length > 200_000) out = out.slice(-100_000);
+  };
+  proc.stdout!.on("data", keep);
+  proc.stderr!.on("data", keep);
+  const url = `http://127.0.0.1:${opts.port}`;
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  for (;;) {
+    if (proc.exitCode !== null || proc.signalCode !== null) {
+      children.delete(proc);
+      throw new Error(`${path.basename(opts.script)} exited (${proc.exitCode ?? proc.signalCode}) before it was ready:\n${out}`);
+    }
+    try {
+      const r = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
+      if (r.status === 200) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) {
+      await stopChild(proc, "SIGKILL", 0);
+      throw new Error(`${path.basename(opts.script)} not ready after ${opts.timeoutMs ?? 30_000} ms:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url, proc, output: () => out, stop: (signal = "SIGTERM", graceMs = 5000) => stopChild(proc, signal, graceMs) };
+}
+
+export type Engine = "sqlite" | "postgres";
+
+export interface SigilInstance {
+  engine: Engine;
+  env: NodeJS.ProcessEnv;
+  dataDir: string;
+  /** The DATABASE_URL of the throw-away database (postgres only). */
+  databaseUrl?: string;
+  cleanup(): Promise<void>;
+}
+
+/** A fresh data dir (and, for postgres, a fresh database next to `adminUrl`'s). */
+export async function newSigilInstance(engine: Engine, adminUrl?: string): Promise<SigilInstance> {
+  const dataDir = tempDir("sigil-bench-");
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SIGIL_DATA_DIR: dataDir,
+    SIGIL_MASTER_KEY: randomBytes(32).toString("hex"),
+    LOG_LEVEL: "warn",
+    DATABASE_URL: "",
+  };
+  let drop: (() => Promise<void>) | undefined;
+  let databaseUrl: string | undefined;
+  if (engine === "postgres") {
+    if (!adminUrl) throw new Error("postgres engine needs a database URL");
+    const dbName = `sigil_bench_${randomBytes(6).toString("hex")}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${dbName}`);
+    } finally {
+      await admin.end();
+    }
+    const url = new URL(adminUrl);
+    url.pathname = `/${dbName}`;
+    databaseUrl = url.toString();
+    env.DATABASE_URL = databaseUrl;
+    drop = async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    };
+    finalizers.add(drop);
+  }
+  return {
+    engine,
+    env,
+    dataDir,
+    databaseUrl,
+    async cleanup() {
+      if (drop) {
+        finalizers.delete(drop);
+        await drop();
+      }
+      removeDir(dataDir);
+    },
+  };
+}
+
+export interface InitResult {
+  organizationId: string;
+  userId: string;
+  apiKeyId: string;
+  apiPublicKey: string;
+  apiPrivateKey: string;
+}
+
+export async function sigilInit(inst: SigilInstance, name: string): Promise<InitResult> {
+  const { stdout } = await execFileP(process.execPath, [SIGIL_BIN, "init", "--json", "--name", name], {
+    env: inst.env,
+    cwd: ROOT,
+    timeout: 30_000,
+  });
+  return JSON.parse(stdout) as InitResult;
+}
+
+export async function startSigil(inst: SigilInstance, nodeArgs: string[] = []): Promise<Running> {
+  const port = await freePort();
+  return startListening({
+    nodeArgs,
+    script: SIGIL_BIN,
+    args: ["serve", "--port", String(port), "--host", "127.0.0.1"],
+    env: inst.env,
+    port,
+  });
+}
+
+export async function startBaseline(): Promise<Running> {
+  const port = await freePort();
+  return startListening({
+    nodeArgs: ["--import", "tsx"],
+    script: path.join(ROOT, "bench/baseline-server.ts"),
+    args: ["--port", String(port)],
+    env: { ...process.env },
+    port,
+  });
+}
+
+/** Rows in the activities table, read directly from the store (to check every 200 was a new activity). */
+export async function countActivities(inst: SigilInstance): Promise<number> {
+  if (inst.engine === "postgres") {
+    const c = new pg.Client({ connectionString: inst.databaseUrl });
+    await c.connect();
+    try {
+      const r = await c.query<{ n: string }>("select count(*) as n from activities");
+      return Number(r.rows[0]?.n ?? 0);
+    } finally {
+      await c.end();
+    }
+  }
+  const db = new SQLite(path.join(inst.dataDir, "sigil.db"), { fileMustExist: true });
+  try {
+    db.pragma("busy_timeout = 5000");
+    return (db.prepare("select count(*) as n from activities").get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
