@@ -1,7 +1,7 @@
 // The Activity object as the SDK clients read it, built from a stored row.
 import type { Executor } from "../store/schema.ts";
 import { votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts";
-import { userViews, type UserView } from "../store/users.ts";
+import { userViews, type UserRow, type UserView } from "../store/users.ts";
 import { json, timestampObject } from "../store/util.ts";
 import { activityByType } from "../activities/registry.ts";
 
@@ -29,6 +29,11 @@ function keysOf(type: string): { intent: string; result: string } {
   const camel = (m?.[1] ?? "unknown").toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
   const v = m?.[2] ? m[2].slice(1) : "";
   return { intent: `${camel}Intent${v}`, result: `${camel}Result${v}` };
+}
+
+export interface KnownVotes {
+  votes: readonly VoteRow[];
+  voters: readonly UserRow[];
 }
 
 function voteView(v: VoteRow, users: Map<string, UserView>) {
@@ -62,14 +67,13 @@ function voteView(v: VoteRow, users: Map<string, UserView>) {
 export async function activityViews(
   db: Executor,
   rows: readonly ActivityRow[],
-  /** The rows' votes when the caller already holds them (the submit path just wrote them). */
-  knownVotes?: readonly VoteRow[],
+  /** The rows' votes and voters when the caller already holds them (the submit path just wrote them). */
+  known?: KnownVotes,
 ): Promise<ActivityView[]> {
-  const votes = knownVotes ?? (await votesOf(db, rows.map((r) => r.id)));
+  const votes = known?.votes ?? (await votesOf(db, rows.map((r) => r.id)));
   const voterIds = [...new Set(votes.map((v) => v.user_id))];
-  const voterRows = voterIds.length
-    ? await db.selectFrom("users").selectAll().where("id", "in", voterIds).execute()
-    : [];
+  const voterRows =
+    known?.voters ?? (voterIds.length ? await db.selectFrom("users").selectAll().where("id", "in", voterIds).execute() : []);
   const users = new Map((await userViews(db, voterRows)).map((u) => [u.userId, u]));
   return rows.map((r) => {
     const keys = keysOf(r.type);
@@ -94,6 +98,6 @@ export async function activityViews(
   });
 }
 
-export async function activityView(db: Executor, row: ActivityRow, knownVotes?: readonly VoteRow[]): Promise<ActivityView> {
-  return (await activityViews(db, [row], knownVotes))[0]!;
+export async function activityView(db: Executor, row: ActivityRow, known?: KnownVotes): Promise<ActivityView> {
+  return (await activityViews(db, [row], known))[0]!;
 }

@@ -8,10 +8,13 @@ import { verifySignature } from "../crypto/public-keys.ts";
 import { findOrganization, organizationChain, type OrganizationRow } from "../store/organizations.ts";
 import { isExpired } from "../store/api-keys.ts";
 import type { Db } from "../store/schema.ts";
+import type { UserRow } from "../store/users.ts";
 import type { Actor } from "../activities/define.ts";
 
 export interface Authenticated {
   actor: Actor;
+  /** The actor's user row, read with the credential (activity views reuse it). */
+  user: UserRow;
   organization: OrganizationRow;
   stamp: ApiKeyStamp;
   apiKeyId: string;
@@ -26,7 +29,7 @@ export async function authenticate(
 ): Promise<Authenticated> {
   const stamp = readApiKeyStamp(headers);
   // Verify before touching the database: a forged request costs us no query.
-  if (!verifySignature(stamp.curve, stamp.publicKey, rawBody, stamp.signature)) {
+  if (!(await verifySignature(stamp.curve, stamp.publicKey, rawBody, stamp.signature))) {
     throw unauthenticated("SIGNATURE_INVALID", "could not verify api key signature");
   }
   const chain = await organizationChain(db, organizationId);
@@ -42,6 +45,11 @@ export async function authenticate(
       "api_keys.expires_at as expires_at",
       "users.id as user_id",
       "users.name as user_name",
+      "users.email as user_email",
+      "users.email_normalized as user_email_normalized",
+      "users.phone as user_phone",
+      "users.created_at as user_created_at",
+      "users.updated_at as user_updated_at",
     ])
     .where("api_keys.public_key_normalized", "=", stamp.publicKey.toLowerCase())
     .execute();
@@ -67,6 +75,16 @@ export async function authenticate(
   if (!organization) throw notFound("no organization found with the given ID", "ORGANIZATION_NOT_FOUND");
   return {
     actor: { userId: key.user_id, userName: key.user_name, organizationId: key.organization_id },
+    user: {
+      id: key.user_id,
+      organization_id: key.organization_id,
+      name: key.user_name,
+      email: key.user_email,
+      email_normalized: key.user_email_normalized,
+      phone: key.user_phone,
+      created_at: key.user_created_at,
+      updated_at: key.user_updated_at,
+    },
     organization,
     stamp,
     apiKeyId: key.id,

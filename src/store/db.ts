@@ -7,6 +7,7 @@ import pg from "pg";
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from "kysely";
 import type { Database, Db } from "./schema.ts";
 import * as m001 from "./migrations/001_foundation.ts";
+import { withStatementCache } from "./sqlite-statements.ts";
 
 export type Engine = "sqlite" | "postgres";
 
@@ -55,7 +56,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string }): Stor
   sqlite.pragma("foreign_keys = ON");
   // `sigil init` may write while the server runs: wait for the lock instead of failing.
   sqlite.pragma("busy_timeout = 5000");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, engine: "sqlite", location: file, close: () => db.destroy() };
 }
 

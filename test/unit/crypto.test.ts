@@ -20,9 +20,9 @@ describe("P-256 API key stamps", () => {
     const s = decodeStamp((await stamper.stamp(body)).stampHeaderValue);
     assert.equal(s.publicKey, kp.publicKey);
     assert.equal(s.scheme, "SIGNATURE_SCHEME_TK_API_P256");
-    assert.ok(verifySignature(P256, s.publicKey, Buffer.from(body), s.signature));
-    assert.ok(!verifySignature(P256, s.publicKey, Buffer.from(body + " "), s.signature));
-    assert.ok(!verifySignature(P256, s.publicKey, Buffer.from(JSON.stringify(JSON.parse(body), null, 1)), s.signature));
+    assert.ok(await verifySignature(P256, s.publicKey, Buffer.from(body), s.signature));
+    assert.ok(!(await verifySignature(P256, s.publicKey, Buffer.from(body + " "), s.signature)));
+    assert.ok(!(await verifySignature(P256, s.publicKey, Buffer.from(JSON.stringify(JSON.parse(body), null, 1)), s.signature)));
   });
 
   it("accepts high-S signatures (the SDK's node stamper emits them about half the time)", async () => {
@@ -38,12 +38,12 @@ describe("P-256 API key stamps", () => {
       const sLen = der[5 + rLen]!;
       const sVal = BigInt("0x" + der.subarray(6 + rLen, 6 + rLen + sLen).toString("hex"));
       if (sVal > n / 2n) high++;
-      assert.ok(verifySignature(P256, s.publicKey, Buffer.from(body), s.signature), `signature ${i}`);
+      assert.ok(await verifySignature(P256, s.publicKey, Buffer.from(body), s.signature), `signature ${i}`);
     }
     assert.ok(high > 0, "expected at least one high-S signature among 24");
   });
 
-  it("accepts uncompressed keys and rejects malformed keys and signatures without throwing", () => {
+  it("accepts uncompressed keys and rejects malformed keys and signatures without throwing", async () => {
     const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
     const jwk = publicKey.export({ format: "jwk" });
     const uncompressed =
@@ -51,20 +51,20 @@ describe("P-256 API key stamps", () => {
     const msg = Buffer.from("hello");
     const sig = createSign("SHA256").update(msg).sign(privateKey).toString("hex");
     assert.equal(publicKeyProblem(P256, uncompressed), null);
-    assert.ok(verifySignature(P256, uncompressed, msg, sig));
+    assert.ok(await verifySignature(P256, uncompressed, msg, sig));
     assert.match(publicKeyProblem(P256, "zz")!, /hex/);
     assert.match(publicKeyProblem(P256, "05" + "00".repeat(32))!, /02 or 03/);
     assert.match(publicKeyProblem(P256, "02" + "ff".repeat(32))!, /not a valid point/);
-    assert.equal(verifySignature(P256, uncompressed, msg, "not-hex"), false);
-    assert.equal(verifySignature(P256, uncompressed, msg, "3006020101020101"), false);
-    assert.equal(verifySignature(P256, "02" + "ff".repeat(32), msg, sig), false);
+    assert.equal(await verifySignature(P256, uncompressed, msg, "not-hex"), false);
+    assert.equal(await verifySignature(P256, uncompressed, msg, "3006020101020101"), false);
+    assert.equal(await verifySignature(P256, "02" + "ff".repeat(32), msg, sig), false);
   });
 
-  it("verifies Ed25519 and secp256k1 API keys", () => {
+  it("verifies Ed25519 and secp256k1 API keys", async () => {
     const ed = generateKeyPairSync("ed25519");
     const edHex = Buffer.from(ed.publicKey.export({ format: "jwk" }).x!, "base64url").toString("hex");
     const msg = Buffer.from("body");
-    assert.ok(verifySignature("API_KEY_CURVE_ED25519", edHex, msg, edSign(null, msg, ed.privateKey).toString("hex")));
+    assert.ok(await verifySignature("API_KEY_CURVE_ED25519", edHex, msg, edSign(null, msg, ed.privateKey).toString("hex")));
     assert.match(publicKeyProblem("API_KEY_CURVE_ED25519", "00")!, /32 bytes/);
 
     const k1 = generateKeyPairSync("ec", { namedCurve: "secp256k1" });
@@ -72,8 +72,8 @@ describe("P-256 API key stamps", () => {
     const y = Buffer.from(j.y!, "base64url");
     const k1Hex = ((y[31]! & 1) === 1 ? "03" : "02") + Buffer.from(j.x!, "base64url").toString("hex");
     const sig = createSign("SHA256").update(msg).sign(k1.privateKey).toString("hex");
-    assert.ok(verifySignature("API_KEY_CURVE_SECP256K1", k1Hex, msg, sig));
-    assert.ok(!verifySignature(P256, k1Hex, msg, sig));
+    assert.ok(await verifySignature("API_KEY_CURVE_SECP256K1", k1Hex, msg, sig));
+    assert.ok(!(await verifySignature(P256, k1Hex, msg, sig)));
   });
 });
 
