@@ -106,6 +106,7 @@ export async function startListening(opts: {
   };
   proc.stdout!.on("data", keep);
   proc.stderr!.on("data", keep);
+  if (process.env.BENCH_TEE) proc.stderr!.pipe(process.stderr);
   const url = `http://127.0.0.1:${opts.port}`;
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
   for (;;) {

@@ -16,6 +16,7 @@ export async function serve(argv: string[]): Promise<void> {
   for (const w of service.warnings) logger.warn(w);
   // A stray rejection is a bug to log, not a reason to drop every in-flight request.
   process.on("unhandledRejection", (err) => logger.error({ err }, "unhandled rejection"));
+  store.checkpointInBackground((msg) => logger.warn(msg));
   const app = buildApp({
     store,
     logger,

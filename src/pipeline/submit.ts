@@ -19,11 +19,14 @@ import { decide } from "./authorize.ts";
 import { activityView, type ActivityView, type KnownVotes } from "./activity-view.ts";
 import { findActivityByFingerprint, insertActivity, insertVote, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import { newId } from "../store/util.ts";
-import type { Db } from "../store/schema.ts";
+import type { Db, Tx } from "../store/schema.ts";
+import type { Transact } from "../store/transactions.ts";
 import { parseJsonBody } from "./body.ts";
 
 export interface PipelineDeps {
   db: Db;
+  /** Runs an activity's writes all-or-nothing. */
+  transact: Transact;
   timestampMaxAgeMs: number;
   timestampMaxFutureMs: number;
   now?: () => number;
@@ -97,7 +100,7 @@ export async function submitActivity(
   };
   let recorded: Recorded;
   if (decision.outcome === "ALLOW") {
-    recorded = await record(deps.db, base, auth, raw, now, async (tx) => {
+    recorded = await record(deps, base, auth, raw, now, async (tx) => {
       const result = await def.execute(
         { tx, organization: auth.organization, actor: auth.actor, activityId, now },
         params,
@@ -106,7 +109,7 @@ export async function submitActivity(
     });
   } else {
     const failure = deniedError(decision.reason, activityId);
-    recorded = await record(deps.db, base, auth, raw, now, async () => ({
+    recorded = await record(deps, base, auth, raw, now, async () => ({
       status: STATUS.FAILED,
       result: null,
       failure: JSON.stringify(failure.toBody()),
@@ -124,15 +127,15 @@ interface Recorded {
 
 /** Writes the activity, its submitter's vote and whatever `work` does, all or nothing. */
 async function record(
-  db: Db,
+  deps: PipelineDeps,
   base: Omit<ActivityRow, "status" | "result" | "failure">,
   auth: Authenticated,
   raw: Buffer,
   now: number,
-  work: (tx: Parameters<CompiledActivity["execute"]>[0]["tx"]) => Promise<Pick<ActivityRow, "status" | "result" | "failure">>,
+  work: (tx: Tx) => Promise<Pick<ActivityRow, "status" | "result" | "failure">>,
 ): Promise<Recorded> {
   try {
-    return await db.transaction().execute(async (tx) => {
+    return await deps.transact(async (tx) => {
       const outcome = await work(tx);
       const row: ActivityRow = { ...base, ...outcome };
       await insertActivity(tx, row);
@@ -156,7 +159,7 @@ async function record(
     // what the winner wrote (the fingerprint, or any other unique row, e.g. the tag name)
     // — on PostgreSQL only after the winner committed — so a failure here is answered with
     // the winner's activity when there is one.
-    const winner = await findActivityByFingerprint(db, base.fingerprint);
+    const winner = await findActivityByFingerprint(deps.db, base.fingerprint);
     if (winner) return { row: winner };
     throw err;
   }

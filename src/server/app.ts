@@ -44,6 +44,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   });
   const deps: PipelineDeps = {
     db: opts.store.db,
+    transact: opts.store.transact,
     timestampMaxAgeMs: opts.timestampMaxAgeMs,
     timestampMaxFutureMs: opts.timestampMaxFutureMs,
   };

@@ -8,6 +8,8 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type 
 import type { Database, Db } from "./schema.ts";
 import * as m001 from "./migrations/001_foundation.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
+import { groupCommit, transactionPerCall, type Transact } from "./transactions.ts";
+import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer.ts";
 
 export type Engine = "sqlite" | "postgres";
 
@@ -16,6 +18,10 @@ export interface Store {
   engine: Engine;
   /** Where the data lives, for logs (never includes credentials). */
   location: string;
+  /** Runs one activity's writes all-or-nothing (grouped commits on SQLite). */
+  transact: Transact;
+  /** Long-running servers: move SQLite's WAL checkpoints off the event loop (no-op on PostgreSQL). */
+  checkpointInBackground(onError: (message: string) => void): void;
   close(): Promise<void>;
 }
 
@@ -43,11 +49,32 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string }): Stor
       db,
       engine: "postgres",
       location: `postgres://${url.host}${url.pathname}`,
+      transact: transactionPerCall(db),
+      checkpointInBackground: () => {},
       close: () => db.destroy(),
     };
   }
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const file = path.join(opts.dataDir, "sigil.db");
+  const sqlite = openSqlite(file);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  let checkpointer: Checkpointer | undefined;
+  return {
+    db,
+    engine: "sqlite",
+    location: file,
+    transact: groupCommit(db),
+    checkpointInBackground(onError) {
+      checkpointer ??= startCheckpointer(sqlite, file, onError);
+    },
+    async close() {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
+  };
+}
+
+function openSqlite(file: string): SQLite.Database {
   const sqlite = new SQLite(file);
   // WAL: readers never block the writer; NORMAL: a commit survives a process crash
   // (what the durability test kills us with) — only an OS crash can lose the last commits.
@@ -56,8 +83,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string }): Stor
   sqlite.pragma("foreign_keys = ON");
   // `sigil init` may write while the server runs: wait for the lock instead of failing.
   sqlite.pragma("busy_timeout = 5000");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, engine: "sqlite", location: file, close: () => db.destroy() };
+  return sqlite;
 }
 
 export async function migrate(db: Db): Promise<void> {
