@@ -3,7 +3,6 @@
 // it, so adding an operation is one file plus one line in registry.ts.
 import type { Static, TObject } from "@sinclair/typebox";
 import type { Tx } from "../store/schema.ts";
-import type { OrganizationRow } from "../store/organizations.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
 
 /** Who is acting: the user whose credential signed the request, and where that user lives. */
@@ -12,12 +11,18 @@ export interface Actor {
   userName: string;
   /** The user's organization: the target organization or one of its ancestors. */
   organizationId: string;
+  organizationName: string;
+}
+
+/** The organization a request targets. Its existence is established by authentication. */
+export interface TargetOrganization {
+  id: string;
 }
 
 export interface ExecuteContext {
   tx: Tx;
   /** The organization the activity targets (`organizationId` of the request). */
-  organization: OrganizationRow;
+  organization: TargetOrganization;
   actor: Actor;
   activityId: string;
   /** Time of the request, ms; every row written by the activity carries it. */

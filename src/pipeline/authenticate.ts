@@ -5,17 +5,17 @@ import type { IncomingHttpHeaders } from "node:http";
 import { notFound, unauthenticated } from "../errors.ts";
 import { readApiKeyStamp, type ApiKeyStamp } from "../auth/stamp-header.ts";
 import { verifySignature } from "../crypto/public-keys.ts";
-import { findOrganization, organizationChain, type OrganizationRow } from "../store/organizations.ts";
+import { organizationChain } from "../store/organizations.ts";
 import { isExpired } from "../store/api-keys.ts";
 import type { Db } from "../store/schema.ts";
 import type { UserRow } from "../store/users.ts";
-import type { Actor } from "../activities/define.ts";
+import type { Actor, TargetOrganization } from "../activities/define.ts";
 
 export interface Authenticated {
   actor: Actor;
   /** The actor's user row, read with the credential (activity views reuse it). */
   user: UserRow;
-  organization: OrganizationRow;
+  organization: TargetOrganization;
   stamp: ApiKeyStamp;
   apiKeyId: string;
 }
@@ -38,6 +38,7 @@ export async function authenticate(
   const candidates = await db
     .selectFrom("api_keys")
     .innerJoin("users", "users.id", "api_keys.user_id")
+    .innerJoin("organizations", "organizations.id", "api_keys.organization_id")
     .select([
       "api_keys.id as id",
       "api_keys.organization_id as organization_id",
@@ -50,6 +51,7 @@ export async function authenticate(
       "users.phone as user_phone",
       "users.created_at as user_created_at",
       "users.updated_at as user_updated_at",
+      "organizations.name as organization_name",
     ])
     .where("api_keys.public_key_normalized", "=", stamp.publicKey.toLowerCase())
     .execute();
@@ -71,10 +73,13 @@ export async function authenticate(
       `rpc error: code = Unauthenticated desc = expired api key publicKey ${stamp.publicKey}`,
     );
   }
-  const organization = await findOrganization(db, organizationId);
-  if (!organization) throw notFound("no organization found with the given ID", "ORGANIZATION_NOT_FOUND");
   return {
-    actor: { userId: key.user_id, userName: key.user_name, organizationId: key.organization_id },
+    actor: {
+      userId: key.user_id,
+      userName: key.user_name,
+      organizationId: key.organization_id,
+      organizationName: key.organization_name,
+    },
     user: {
       id: key.user_id,
       organization_id: key.organization_id,
@@ -85,7 +90,8 @@ export async function authenticate(
       created_at: key.user_created_at,
       updated_at: key.user_updated_at,
     },
-    organization,
+    // The chain proved it exists (organizations are never re-parented).
+    organization: { id: organizationId },
     stamp,
     apiKeyId: key.id,
   };

@@ -2,14 +2,13 @@
 // `organizationId`, no timestamp, no activity.
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { Db } from "../store/schema.ts";
-import type { OrganizationRow } from "../store/organizations.ts";
-import type { Actor } from "../activities/define.ts";
+import type { Actor, TargetOrganization } from "../activities/define.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
 
 export interface QueryContext {
   db: Db;
   /** The organization named by the request's organizationId. */
-  organization: OrganizationRow;
+  organization: TargetOrganization;
   actor: Actor;
   now: number;
 }

@@ -1,6 +1,5 @@
 import { Type } from "@sinclair/typebox";
 import { OrganizationId } from "../schemas/common.ts";
-import { findOrganization } from "../store/organizations.ts";
 import { defineQuery } from "./define.ts";
 
 export const whoami = defineQuery({
@@ -13,13 +12,12 @@ export const whoami = defineQuery({
     userId: Type.String(),
     username: Type.String(),
   }),
-  async run({ db, organization, actor }) {
+  async run({ actor }) {
     // The credential may live in an ancestor of the named organization: answer with the
     // organization the user actually belongs to.
-    const home = actor.organizationId === organization.id ? organization : await findOrganization(db, actor.organizationId);
     return {
       organizationId: actor.organizationId,
-      organizationName: home?.name ?? "",
+      organizationName: actor.organizationName,
       userId: actor.userId,
       username: actor.userName,
     };

@@ -6,10 +6,6 @@ export type OrganizationRow = OrganizationsTable;
 /** Organizations nest; a chain longer than this is refused at creation. */
 export const MAX_ORGANIZATION_DEPTH = 8;
 
-export async function findOrganization(db: Executor, id: string): Promise<OrganizationRow | undefined> {
-  return db.selectFrom("organizations").selectAll().where("id", "=", id).executeTakeFirst();
-}
-
 // An organization's parent never changes, so its chain of ancestors can be cached for the
 // life of the process. Bounded so a flood of distinct ids can't grow it without limit.
 const chains = new Map<string, readonly string[]>();
