@@ -20,6 +20,11 @@ export interface TargetOrganization {
 }
 
 export interface ExecuteContext {
+  /**
+   * The activity's transaction. Handlers read and write through it only: on SQLite it may
+   * be shared with other activities of the same commit group (each in its own savepoint),
+   * and a query on the plain database handle would wait for the group it is part of.
+   */
   tx: Tx;
   /** The organization the activity targets (`organizationId` of the request). */
   organization: TargetOrganization;

@@ -13,7 +13,6 @@ import { ApiError, Grpc, invalid, notFound } from "../errors.ts";
 import { compile } from "../schemas/validate.ts";
 import { OrganizationId, UintString } from "../schemas/common.ts";
 import { activitiesAt } from "../activities/registry.ts";
-import type { CompiledActivity } from "../activities/define.ts";
 import { authenticate, type Authenticated } from "./authenticate.ts";
 import { decide } from "./authorize.ts";
 import { activityView, type ActivityView, type KnownVotes } from "./activity-view.ts";
@@ -62,7 +61,8 @@ export async function submitActivity(
   const def = typeof type === "string" ? defs.get(type) : undefined;
   if (!def) {
     const accepted = [...defs.keys()].join(", ");
-    throw invalid(`activity type ${JSON.stringify(type)} is not accepted at submit/${op}; expected ${accepted}`, [
+    const given = type === undefined ? "type must be set" : `activity type ${JSON.stringify(type)} is not accepted at submit/${op}`;
+    throw invalid(`bad request body: ${given}; expected ${accepted}`, [
       { field: "type", description: `must be one of ${accepted}` },
     ]);
   }
@@ -116,7 +116,7 @@ export async function submitActivity(
     }));
     if (recorded.row.id === activityId) throw failure;
   }
-  return replay(deps.db, recorded.row, recorded.votes && { votes: recorded.votes, voters: [auth.user] });
+  return respond(deps.db, recorded.row, recorded.votes && { votes: recorded.votes, voters: [auth.user] });
 }
 
 interface Recorded {
@@ -176,8 +176,8 @@ function deniedError(reason: string, activityId: string): ApiError {
   ]);
 }
 
-/** An activity already recorded for this body: answered as it was the first time. */
-async function replay(db: Db, row: ActivityRow, known?: KnownVotes): Promise<{ activity: ActivityView }> {
+/** The answer for an activity: the same for its first submission and every resubmission. */
+async function respond(db: Db, row: ActivityRow, known?: KnownVotes): Promise<{ activity: ActivityView }> {
   if (row.status === STATUS.FAILED && row.failure) {
     const f = JSON.parse(row.failure) as { code: number; message: string; details: Record<string, unknown>[] };
     if (f.code === Grpc.PERMISSION_DENIED) {

@@ -39,10 +39,11 @@ export function groupCommit(db: Db): Transact {
         // reads finished meanwhile join this group instead of each paying for a commit.
         await new Promise((resolve) => setImmediate(resolve));
         const outcomes: { job: Job; ok: boolean; value: unknown }[] = [];
+        let current: Job | undefined;
         try {
           await db.transaction().execute(async (tx) => {
             while (queue.length > 0 && outcomes.length < MAX_GROUP) {
-              const job = queue.shift()!;
+              const job = (current = queue.shift()!);
               await sql`savepoint activity`.execute(tx);
               try {
                 const value = await job.work(tx);
@@ -53,11 +54,14 @@ export function groupCommit(db: Db): Transact {
                 await sql`release savepoint activity`.execute(tx);
                 outcomes.push({ job, ok: false, value: err });
               }
+              current = undefined;
             }
           });
         } catch (err) {
-          // The group did not commit: none of it was written, whatever each job saw.
+          // The group did not commit: none of it was written, whatever each job saw —
+          // including a job cut off by a failing savepoint statement.
           for (const o of outcomes) o.job.reject(err);
+          current?.reject(err);
           continue;
         }
         for (const o of outcomes) (o.ok ? o.job.resolve : o.job.reject)(o.value);
