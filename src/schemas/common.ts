@@ -6,7 +6,11 @@ import { Type, type TSchema } from "@sinclair/typebox";
 export const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
 
 export const Id = (what: string) =>
-  Type.String({ pattern: UUID_PATTERN, errorMessage: `must be a ${what} id (UUID)`, description: `${what} id (UUID)` });
+  Type.String({
+    pattern: UUID_PATTERN,
+    errorMessage: `must be ${/^[aeiou]/.test(what) ? "an" : "a"} ${what} id (UUID)`,
+    description: `${what} id (UUID)`,
+  });
 
 export const OrganizationId = Id("organization");
 
