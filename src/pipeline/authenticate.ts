@@ -8,6 +8,7 @@ import { verifySignature } from "../crypto/public-keys.ts";
 import { organizationChain } from "../store/organizations.ts";
 import { isExpired } from "../store/api-keys.ts";
 import type { Db } from "../store/schema.ts";
+import { precompiled } from "../store/precompiled.ts";
 import type { UserRow } from "../store/users.ts";
 import type { Actor, TargetOrganization } from "../activities/define.ts";
 
@@ -20,22 +21,9 @@ export interface Authenticated {
   apiKeyId: string;
 }
 
-export async function authenticate(
-  db: Db,
-  headers: IncomingHttpHeaders,
-  rawBody: Buffer,
-  organizationId: string,
-  now: number,
-): Promise<Authenticated> {
-  const stamp = readApiKeyStamp(headers);
-  // Verify before touching the database: a forged request costs us no query.
-  if (!(await verifySignature(stamp.curve, stamp.publicKey, rawBody, stamp.signature))) {
-    throw unauthenticated("SIGNATURE_INVALID", "could not verify api key signature");
-  }
-  const chain = await organizationChain(db, organizationId);
-  if (chain.length === 0) throw notFound("no organization found with the given ID", "ORGANIZATION_NOT_FOUND");
-
-  const candidates = await db
+/** Every API key with this public key, with its user and organization name. */
+const credentialsByPublicKey = precompiled(["publicKey"], (db, v) =>
+  db
     .selectFrom("api_keys")
     .innerJoin("users", "users.id", "api_keys.user_id")
     .innerJoin("organizations", "organizations.id", "api_keys.organization_id")
@@ -53,8 +41,25 @@ export async function authenticate(
       "users.updated_at as user_updated_at",
       "organizations.name as organization_name",
     ])
-    .where("api_keys.public_key_normalized", "=", stamp.publicKey.toLowerCase())
-    .execute();
+    .where("api_keys.public_key_normalized", "=", v.publicKey),
+);
+
+export async function authenticate(
+  db: Db,
+  headers: IncomingHttpHeaders,
+  rawBody: Buffer,
+  organizationId: string,
+  now: number,
+): Promise<Authenticated> {
+  const stamp = readApiKeyStamp(headers);
+  // Verify before touching the database: a forged request costs us no query.
+  if (!(await verifySignature(stamp.curve, stamp.publicKey, rawBody, stamp.signature))) {
+    throw unauthenticated("SIGNATURE_INVALID", "could not verify api key signature");
+  }
+  const chain = await organizationChain(db, organizationId);
+  if (chain.length === 0) throw notFound("no organization found with the given ID", "ORGANIZATION_NOT_FOUND");
+
+  const candidates = await credentialsByPublicKey(db, { publicKey: stamp.publicKey.toLowerCase() });
   let key: (typeof candidates)[number] | undefined;
   for (const orgId of chain) {
     key = candidates.find((c) => c.organization_id === orgId);

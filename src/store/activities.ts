@@ -1,16 +1,28 @@
 // Activities and the votes cast on them.
 import type { ActivitiesTable, Executor, VotesTable } from "./schema.ts";
 import { page, unknownCursor, type PageRequest } from "./pagination.ts";
+import { precompiled } from "./precompiled.ts";
 
 export type ActivityRow = ActivitiesTable;
 export type VoteRow = VotesTable;
 
+const ACTIVITY_COLUMNS = [
+  "id", "organization_id", "type", "status", "fingerprint", "intent", "result", "failure", "submitted_by", "created_at", "updated_at",
+] as const satisfies readonly (keyof ActivityRow)[];
+const VOTE_COLUMNS = [
+  "id", "activity_id", "user_id", "user_organization_id", "selection", "message", "public_key", "signature", "scheme", "created_at",
+] as const satisfies readonly (keyof VoteRow)[];
+
+// Written once per activity: compiled once (see precompiled.ts).
+const insertActivityQuery = precompiled(ACTIVITY_COLUMNS, (db, v) => db.insertInto("activities").values(v as never));
+const insertVoteQuery = precompiled(VOTE_COLUMNS, (db, v) => db.insertInto("votes").values(v as never));
+
 export async function insertActivity(db: Executor, row: ActivityRow): Promise<void> {
-  await db.insertInto("activities").values(row).execute();
+  await insertActivityQuery(db, row);
 }
 
 export async function insertVote(db: Executor, row: VoteRow): Promise<void> {
-  await db.insertInto("votes").values(row).execute();
+  await insertVoteQuery(db, row);
 }
 
 export async function findActivity(db: Executor, id: string): Promise<ActivityRow | undefined> {

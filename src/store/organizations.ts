@@ -1,5 +1,6 @@
 // Organizations and their root quorum.
 import type { Executor, OrganizationsTable } from "./schema.ts";
+import { precompiled } from "./precompiled.ts";
 
 export type OrganizationRow = OrganizationsTable;
 
@@ -38,20 +39,23 @@ export async function insertOrganization(db: Executor, row: OrganizationRow): Pr
   await db.insertInto("organizations").values(row).execute();
 }
 
+const quorumMembership = precompiled(["organizationId", "userId"], (db, v) =>
+  db
+    .selectFrom("organizations")
+    .leftJoin("root_quorum_members", (j) =>
+      j.onRef("root_quorum_members.organization_id", "=", "organizations.id").on("root_quorum_members.user_id", "=", v.userId),
+    )
+    .select(["organizations.root_quorum_threshold as threshold", "root_quorum_members.user_id as member"])
+    .where("organizations.id", "=", v.organizationId),
+);
+
 /** The threshold of an organization's root quorum and whether `userId` is a member, in one query. */
 export async function rootQuorumMembership(
   db: Executor,
   organizationId: string,
   userId: string,
 ): Promise<{ threshold: number; member: boolean } | undefined> {
-  const row = await db
-    .selectFrom("organizations")
-    .leftJoin("root_quorum_members", (j) =>
-      j.onRef("root_quorum_members.organization_id", "=", "organizations.id").on("root_quorum_members.user_id", "=", userId),
-    )
-    .select(["organizations.root_quorum_threshold as threshold", "root_quorum_members.user_id as member"])
-    .where("organizations.id", "=", organizationId)
-    .executeTakeFirst();
+  const [row] = await quorumMembership(db, { organizationId, userId });
   return row ? { threshold: row.threshold, member: row.member !== null } : undefined;
 }
 

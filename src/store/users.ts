@@ -2,6 +2,7 @@
 import type { Executor, UsersTable } from "./schema.ts";
 import { apiKeysOfUsers, apiKeyView, type ApiKeyView } from "./api-keys.ts";
 import { timestampObject } from "./util.ts";
+import { precompiled } from "./precompiled.ts";
 
 export type UserRow = UsersTable;
 
@@ -48,14 +49,25 @@ export async function insertUser(db: Executor, row: UserRow): Promise<void> {
   await db.insertInto("users").values(row).execute();
 }
 
+const keysOfUser = precompiled(["userId"], (db, v) =>
+  db.selectFrom("api_keys").selectAll().where("user_id", "=", v.userId).orderBy("created_at").orderBy("id"),
+);
+const tagsOfUser = precompiled(["userId"], (db, v) =>
+  db.selectFrom("user_tag_members").select(["user_id", "tag_id"]).where("user_id", "=", v.userId).orderBy("tag_id"),
+);
+
 /** Builds full User objects for rows, with three queries however many users there are. */
 export async function userViews(db: Executor, rows: readonly UserRow[]): Promise<UserView[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
-  const [keys, tags] = await Promise.all([
-    apiKeysOfUsers(db, ids),
-    db.selectFrom("user_tag_members").select(["user_id", "tag_id"]).where("user_id", "in", ids).orderBy("tag_id").execute(),
-  ]);
+  // One user is the common case (every activity's vote, get_user): precompiled queries.
+  const [keys, tags] =
+    ids.length === 1
+      ? await Promise.all([keysOfUser(db, { userId: ids[0] }), tagsOfUser(db, { userId: ids[0] })])
+      : await Promise.all([
+          apiKeysOfUsers(db, ids),
+          db.selectFrom("user_tag_members").select(["user_id", "tag_id"]).where("user_id", "in", ids).orderBy("tag_id").execute(),
+        ]);
   return rows.map((u) => ({
     userId: u.id,
     userName: u.name,
