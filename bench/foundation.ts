@@ -10,6 +10,7 @@
 //   --warmup S / BENCH_WARMUP             unmeasured warm-up seconds before each run (default 2)
 //   --skip-sqlite                         only the PostgreSQL runs (with --postgres)
 //   --tag-members / BENCH_TAG_MEMBERS=1   create_user_tag also tags the submitting user (see below)
+//   BENCH_LOG_LEVEL=info                  the server's log level (default warn: no per-request log lines)
 //   --timeout S / BENCH_TIMEOUT           abort (and clean up) after S seconds in all (default 175)
 //   --profile DIR / BENCH_PROFILE_DIR     run each Sigil scenario in its own server started with
 //                                         `node --cpu-prof`, write the .cpuprofile files to DIR and
@@ -366,7 +367,7 @@ async function runEngine(engine: Engine, ceilingRps: number): Promise<Figures[]>
   try {
     const creds = await sigilInit(inst, "Bench Org");
     const where = engine === "postgres" ? `PostgreSQL database ${new URL(inst.databaseUrl!).pathname.slice(1)} (dropped afterwards)` : `embedded SQLite in ${inst.dataDir}`;
-    log(`\nsigil (${engine}): node bin/sigil.mjs serve, LOG_LEVEL=warn, ${where}`);
+    log(`\nsigil (${engine}): node bin/sigil.mjs serve, LOG_LEVEL=${process.env.BENCH_LOG_LEVEL || "warn"}, ${where}`);
     const out: Figures[] = [];
     let server = await startSigil(inst, profileArgs(engine, "query"));
     try {
@@ -414,7 +415,7 @@ async function main(): Promise<void> {
   log(`Sigil foundation benchmark — node ${process.version}, ${os.cpus().length} cores (${cpu})`);
   log(
     `autocannon: ${CONNECTIONS} connections, pipelining ${PIPELINING}, ${WARMUP_S} s warm-up + ${DURATION_S} s measured per run; ` +
-      `servers are child processes, Sigil at LOG_LEVEL=warn; load generator, server${POSTGRES_URL ? " and PostgreSQL" : ""} share the cores`,
+      `servers are child processes, Sigil at LOG_LEVEL=${process.env.BENCH_LOG_LEVEL || "warn"}; load generator, server${POSTGRES_URL ? " and PostgreSQL" : ""} share the cores`,
   );
   if (PROFILE_DIR) log(`PROFILING into ${PROFILE_DIR}: one server per scenario under --cpu-prof; figures include profiler overhead`);
   const rows: Figures[] = [];

@@ -147,7 +147,7 @@ export async function newSigilInstance(engine: Engine, adminUrl?: string): Promi
     ...process.env,
     SIGIL_DATA_DIR: dataDir,
     SIGIL_MASTER_KEY: randomBytes(32).toString("hex"),
-    LOG_LEVEL: "warn",
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL || "warn",
     DATABASE_URL: "",
   };
   let drop: (() => Promise<void>) | undefined;
