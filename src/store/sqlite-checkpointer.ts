@@ -33,6 +33,7 @@ export function startCheckpointer(db: BetterSqlite3.Database, file: string, onEr
         worker.once("message", () => resolve());
         worker.once("exit", () => resolve());
       });
+      worker.ref(); // keep the process alive until the last checkpoint is done
       worker.postMessage("stop");
       await done;
       await worker.terminate();
