@@ -56,7 +56,7 @@ const tagsOfUser = precompiled(["userId"], (db, v) =>
   db.selectFrom("user_tag_members").select(["user_id", "tag_id"]).where("user_id", "=", v.userId).orderBy("tag_id"),
 );
 
-/** Builds full User objects for rows, with three queries however many users there are. */
+/** Builds full User objects for rows, with two queries however many users there are. */
 export async function userViews(db: Executor, rows: readonly UserRow[]): Promise<UserView[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
@@ -68,14 +68,16 @@ export async function userViews(db: Executor, rows: readonly UserRow[]): Promise
           apiKeysOfUsers(db, ids),
           db.selectFrom("user_tag_members").select(["user_id", "tag_id"]).where("user_id", "in", ids).orderBy("tag_id").execute(),
         ]);
+  const keysBy = groupBy(keys, (k) => k.user_id);
+  const tagsBy = groupBy(tags, (t) => t.user_id);
   return rows.map((u) => ({
     userId: u.id,
     userName: u.name,
     ...(u.email !== null ? { userEmail: u.email } : {}),
     ...(u.phone !== null ? { userPhoneNumber: u.phone } : {}),
     authenticators: [],
-    apiKeys: keys.filter((k) => k.user_id === u.id).map(apiKeyView),
-    userTags: tags.filter((t) => t.user_id === u.id).map((t) => t.tag_id),
+    apiKeys: (keysBy.get(u.id) ?? []).map(apiKeyView),
+    userTags: (tagsBy.get(u.id) ?? []).map((t) => t.tag_id),
     oauthProviders: [],
     createdAt: timestampObject(u.created_at),
     updatedAt: timestampObject(u.updated_at),
@@ -84,4 +86,15 @@ export async function userViews(db: Executor, rows: readonly UserRow[]): Promise
 
 export async function listUserRows(db: Executor, organizationId: string): Promise<UserRow[]> {
   return db.selectFrom("users").selectAll().where("organization_id", "=", organizationId).orderBy("created_at").orderBy("id").execute();
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = out.get(k);
+    if (list) list.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
 }
