@@ -1,18 +1,17 @@
 // Child processes, temp dirs and throw-away databases for the benchmark, all registered so
 // that they are cleaned up whatever happens: normal end, exception, Ctrl-C, watchdog.
-import { spawn, execFile, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
-import { promisify } from "node:util";
 import pg from "pg";
 import SQLite from "better-sqlite3";
+import { sigilInit as initLikeTests, type InitResult } from "../test/helpers/server.ts";
 
 export const ROOT = path.resolve(import.meta.dirname, "..");
 export const SIGIL_BIN = path.join(ROOT, "bin/sigil.mjs");
-const execFileP = promisify(execFile);
 
 const children = new Set<ChildProcess>();
 const dirs = new Set<string>();
@@ -192,21 +191,11 @@ export async function newSigilInstance(engine: Engine, adminUrl?: string): Promi
   };
 }
 
-export interface InitResult {
-  organizationId: string;
-  userId: string;
-  apiKeyId: string;
-  apiPublicKey: string;
-  apiPrivateKey: string;
-}
+export type { InitResult };
 
-export async function sigilInit(inst: SigilInstance, name: string): Promise<InitResult> {
-  const { stdout } = await execFileP(process.execPath, [SIGIL_BIN, "init", "--json", "--name", name], {
-    env: inst.env,
-    cwd: ROOT,
-    timeout: 30_000,
-  });
-  return JSON.parse(stdout) as InitResult;
+/** `sigil init --json`, exactly as the tests run it. */
+export function sigilInit(inst: SigilInstance, name: string): Promise<InitResult> {
+  return initLikeTests(inst, ["--name", name]);
 }
 
 export async function startSigil(inst: SigilInstance, nodeArgs: string[] = []): Promise<Running> {

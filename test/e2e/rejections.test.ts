@@ -39,6 +39,8 @@ for (const engine of engines()) {
     let client: TurnkeyClient;
     let org: string;
 
+    const createUsers = (parameters: { users: unknown[] }) =>
+      client.createUsers({ type: "ACTIVITY_TYPE_CREATE_USERS_V4", timestampMs: ts(), organizationId: org, parameters: parameters as never });
     const userCount = async () => (await client.getUsers({ organizationId: org })).users.length;
     const activityCount = async () =>
       (await client.getActivities({ organizationId: org, paginationOptions: { limit: "100" } })).activities.length;
@@ -62,19 +64,14 @@ for (const engine of engines()) {
       const before = await userCount();
       const activities = await activityCount();
       const e = await rejection(
-        client.createUsers({
-          type: "ACTIVITY_TYPE_CREATE_USERS_V4",
-          timestampMs: ts(),
-          organizationId: org,
-          parameters: {
+        createUsers({
             users: [
               user("good", { userEmail: "good@example.com" }),
               user("bad", {
                 apiKeys: [{ apiKeyName: "k", publicKey: "02" + "ff".repeat(32), curveType: "API_KEY_CURVE_P256" }],
               }),
             ],
-          } as never,
-        }),
+          }),
       );
       assert.equal(e.code, 3);
       assert.match(e.message, /users\[1\]\.apiKeys\[0\]\.publicKey: public key is not a valid point/);
@@ -83,20 +80,10 @@ for (const engine of engines()) {
     });
 
     it("duplicate email in an organization is 409 ALREADY_EXISTS, case-insensitively", async () => {
-      await client.createUsers({
-        type: "ACTIVITY_TYPE_CREATE_USERS_V4",
-        timestampMs: ts(),
-        organizationId: org,
-        parameters: { users: [user("dana", { userEmail: "Dana@Example.com" })] } as never,
-      });
+      await createUsers({ users: [user("dana", { userEmail: "Dana@Example.com" })] });
       const before = await userCount();
       const e = await rejection(
-        client.createUsers({
-          type: "ACTIVITY_TYPE_CREATE_USERS_V4",
-          timestampMs: ts(),
-          organizationId: org,
-          parameters: { users: [user("dana2", { userEmail: "dana@example.COM" })] } as never,
-        }),
+        createUsers({ users: [user("dana2", { userEmail: "dana@example.COM" })] }),
       );
       assert.equal(e.code, 6);
       assert.match(e.message, /already exists/);
@@ -123,12 +110,7 @@ for (const engine of engines()) {
     it("more than 10 long-lived keys per user is 429 and adds none", async () => {
       const keys = (n: number) =>
         Array.from({ length: n }, (_, i) => ({ apiKeyName: `k${i}`, publicKey: generateP256KeyPair().publicKey, curveType: "API_KEY_CURVE_P256" as const }));
-      const created = await client.createUsers({
-        type: "ACTIVITY_TYPE_CREATE_USERS_V4",
-        timestampMs: ts(),
-        organizationId: org,
-        parameters: { users: [user("keyholder", { apiKeys: keys(9) })] } as never,
-      });
+      const created = await createUsers({ users: [user("keyholder", { apiKeys: keys(9) })] });
       const userId = (created.activity.result as { createUsersResult: { userIds: string[] } }).createUsersResult.userIds[0]!;
       const e = await rejection(
         client.createApiKeys({ type: "ACTIVITY_TYPE_CREATE_API_KEYS_V2", timestampMs: ts(), organizationId: org, parameters: { userId, apiKeys: keys(2) } }),
@@ -140,14 +122,9 @@ for (const engine of engines()) {
 
     it("features that are not built yet are refused by name, not silently dropped", async () => {
       const e = await rejection(
-        client.createUsers({
-          type: "ACTIVITY_TYPE_CREATE_USERS_V4",
-          timestampMs: ts(),
-          organizationId: org,
-          parameters: {
+        createUsers({
             users: [user("p", { authenticators: [{ authenticatorName: "a", challenge: "c", attestation: {} }] })],
-          } as never,
-        }),
+          }),
       );
       assert.equal(e.code, 3);
       assert.match(e.message, /authenticators: passkey authenticators are not supported/);

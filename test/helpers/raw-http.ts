@@ -1,24 +1,13 @@
 // Raw HTTP for end-to-end tests that must control the exact bytes and headers on the wire:
 // good stamps come from @turnkey/api-key-stamper (what the SDK clients send), bad ones are
 // built by hand from these pieces.
-import { generateKeyPairSync } from "node:crypto";
+import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
 import { ApiKeyStamper, SignatureFormat } from "@turnkey/api-key-stamper";
 
-export interface KeyPair {
-  publicKey: string;
-  privateKey: string;
-}
+export type KeyPair = P256KeyPair;
 
 /** A fresh P-256 key pair: 32-byte scalar hex and compressed point hex (the stamper's encodings). */
-export function newKeyPair(): KeyPair {
-  const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const jwk = privateKey.export({ format: "jwk" });
-  const d = Buffer.from(jwk.d as string, "base64url");
-  const x = Buffer.from(jwk.x as string, "base64url");
-  const y = Buffer.from(jwk.y as string, "base64url");
-  const prefix = (y[y.length - 1]! & 1) === 1 ? "03" : "02";
-  return { publicKey: prefix + x.toString("hex").padStart(64, "0"), privateKey: d.toString("hex").padStart(64, "0") };
-}
+export const newKeyPair = generateP256KeyPair;
 
 export function stamperFor(key: KeyPair): ApiKeyStamper {
   return new ApiKeyStamper({ apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey });

@@ -2,8 +2,9 @@
 // on a database handle and its transactions alike — on both engines.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { engines, newInstance, type Instance } from "../helpers/server.ts";
-import { migrate, openStore, type Store } from "../../src/store/db.ts";
+import { engines } from "../helpers/server.ts";
+import { scratchStore, type ScratchStore } from "../helpers/store.ts";
+import type { Store } from "../../src/store/db.ts";
 import { precompiled } from "../../src/store/precompiled.ts";
 import { newId } from "../../src/store/util.ts";
 
@@ -19,25 +20,17 @@ const tagsNamed = precompiled(["organizationId", "name"], (db, v) =>
 
 for (const engine of engines()) {
   describe(`precompiled queries (${engine.name})`, { skip: engine.skip }, () => {
-    let inst: Instance;
+    let scratch: ScratchStore;
     let store: Store;
-    const org = newId();
+    let org: string;
     before(async () => {
-      inst = await newInstance(engine.name);
-      store = openStore({ dataDir: inst.dataDir, databaseUrl: inst.env.DATABASE_URL || undefined });
-      await migrate(store.db);
-      await store.db
-        .insertInto("organizations")
-        .values({ id: org, name: "o", parent_id: null, root_quorum_threshold: 1, settings: "{}", created_at: 1, updated_at: 1 })
-        .execute();
+      scratch = await scratchStore(engine.name);
+      ({ store, orgId: org } = scratch);
       for (const name of ["a", "b"]) {
         await store.db.insertInto("user_tags").values({ id: newId(), organization_id: org, name, created_at: 5, updated_at: 5 }).execute();
       }
     });
-    after(async () => {
-      await store?.close();
-      await inst?.cleanup();
-    });
+    after(async () => scratch?.cleanup());
 
     it("binds values by name on every call and keeps constant parameters", async () => {
       assert.deepEqual((await tagsNamed(store.db, { organizationId: org, name: "a" })).map((r) => r.name), ["a"]);

@@ -2,32 +2,25 @@
 // PASSIVE ones alone would let it grow without end (seen: 800 MB in a 10 s load run).
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { statSync } from "node:fs";
 import path from "node:path";
-import { migrate, openStore, type Store } from "../../src/store/db.ts";
+import type { Store } from "../../src/store/db.ts";
+import { scratchStore, type ScratchStore } from "../helpers/store.ts";
 import { newId } from "../../src/store/util.ts";
 
 describe("SQLite WAL under steady writes", { timeout: 120_000 }, () => {
-  let dir: string;
+  let scratch: ScratchStore;
   let store: Store;
-  const org = newId();
+  let org: string;
+  let dir: string;
   const errors: string[] = [];
 
   before(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), "sigil-wal-"));
-    store = openStore({ dataDir: dir });
-    await migrate(store.db);
+    scratch = await scratchStore();
+    ({ store, orgId: org, dataDir: dir } = scratch);
     store.checkpointInBackground((m) => errors.push(m));
-    await store.db
-      .insertInto("organizations")
-      .values({ id: org, name: "o", parent_id: null, root_quorum_threshold: 1, settings: "{}", created_at: 1, updated_at: 1 })
-      .execute();
   });
-  after(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(async () => scratch?.cleanup());
 
   it("stays far below what the writes would take without checkpoints", async () => {
     const walFile = path.join(dir, "sigil.db-wal");

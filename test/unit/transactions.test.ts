@@ -1,30 +1,20 @@
 // Grouped commits on SQLite: each activity still all-or-nothing, and alone in failing.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { migrate, openStore, type Store } from "../../src/store/db.ts";
+import type { Store } from "../../src/store/db.ts";
+import { scratchStore, type ScratchStore } from "../helpers/store.ts";
 import { newId } from "../../src/store/util.ts";
 
 describe("SQLite group commit", () => {
-  let dir: string;
+  let scratch: ScratchStore;
   let store: Store;
-  const orgId = newId();
+  let orgId: string;
 
   before(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), "sigil-tx-"));
-    store = openStore({ dataDir: dir });
-    await migrate(store.db);
-    await store.db
-      .insertInto("organizations")
-      .values({ id: orgId, name: "o", parent_id: null, root_quorum_threshold: 1, settings: "{}", created_at: 1, updated_at: 1 })
-      .execute();
+    scratch = await scratchStore();
+    ({ store, orgId } = scratch);
   });
-  after(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(async () => scratch?.cleanup());
 
   const tag = (name: string) => ({ id: newId(), organization_id: orgId, name, created_at: 1, updated_at: 1 });
 
