@@ -6,7 +6,6 @@ import { createPublicKey, verify, type KeyObject } from "node:crypto";
 import { promisify } from "node:util";
 
 export type Curve = "API_KEY_CURVE_P256" | "API_KEY_CURVE_SECP256K1" | "API_KEY_CURVE_ED25519";
-export const CURVES: readonly Curve[] = ["API_KEY_CURVE_P256", "API_KEY_CURVE_SECP256K1", "API_KEY_CURVE_ED25519"];
 
 const SPKI_PREFIX: Record<Curve, { compressed?: string; uncompressed?: string; raw?: string }> = {
   API_KEY_CURVE_P256: {

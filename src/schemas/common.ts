@@ -79,15 +79,6 @@ export const ApiKeyParamsV1 = Type.Object({
   expirationSeconds: Type.Optional(ExpirationSeconds),
 });
 
-// Passkeys and OAuth providers arrive with their own issues; until then these arrays are
-// accepted only empty (see users/user-params.ts), but their shape is already the SDK's.
-export const AuthenticatorParamsV2 = Type.Object({
-  authenticatorName: Type.String(),
-  challenge: Type.String(),
-  attestation: Type.Object({}),
-});
-export const OauthProviderParams = Type.Object({ providerName: Type.String(), oidcToken: Type.Optional(Type.String()) });
-
 export const Timestamp = Type.Object({ seconds: Type.String(), nanos: Type.String() });
 
 export function maxItems<T extends TSchema>(schema: T, what: string, max: number, min = 0) {

@@ -16,11 +16,6 @@ export function credentialTypeFor(curve: string): string {
   return t;
 }
 
-/** Every stored key with this public key, in any organization (normally one or two). */
-export async function findApiKeysByPublicKey(db: Executor, publicKey: string): Promise<ApiKeyRow[]> {
-  return db.selectFrom("api_keys").selectAll().where("public_key_normalized", "=", publicKey.toLowerCase()).execute();
-}
-
 export async function insertApiKeys(db: Executor, rows: ApiKeyRow[]): Promise<void> {
   if (rows.length) await db.insertInto("api_keys").values(rows).execute();
 }

@@ -28,10 +28,6 @@ export async function findUser(db: Executor, organizationId: string, userId: str
     .executeTakeFirst();
 }
 
-export async function findUserById(db: Executor, userId: string): Promise<UserRow | undefined> {
-  return db.selectFrom("users").selectAll().where("id", "=", userId).executeTakeFirst();
-}
-
 /** The ids among `userIds` that are not users of the organization. */
 export async function missingUsers(db: Executor, organizationId: string, userIds: readonly string[]): Promise<string[]> {
   if (userIds.length === 0) return [];

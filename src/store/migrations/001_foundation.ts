@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 
 // Written once, run on both engines: only types and constraints both understand.
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -113,7 +113,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("key", "text", (c) => c.primaryKey())
     .addColumn("value", "text", (c) => c.notNull())
     .execute();
-  void sql;
 }
 
 export async function down(): Promise<void> {
