@@ -34,6 +34,7 @@ const HTTP_STATUS: Record<GrpcCode, number> = {
 export type ErrorCategory =
   | "INTERNAL"
   | "ORGANIZATION_NOT_FOUND"
+  | "ORGANIZATION_MISMATCH"
   | "REQUEST_NOT_AUTHORIZED"
   | "PUBLIC_KEY_NOT_FOUND"
   | "SIGNATURE_MISSING"

@@ -4,6 +4,7 @@
 import type { Static, TObject } from "@sinclair/typebox";
 import type { Tx } from "../store/schema.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
+import type { ParamValue } from "../policy/facts.ts";
 
 /** Who is acting: the user whose credential signed the request, and where that user lives. */
 export interface Actor {
@@ -49,6 +50,20 @@ export interface ActivityDefinition<P extends TObject = TObject> {
   kind: string;
   summary: string;
   params: P;
+  /**
+   * What `activity.params` exposes to policy conditions (snake_case names, POLICY-LANGUAGE
+   * §4.8). Absent: nothing, and any `activity.params.x` is a MissingField error.
+   */
+  policyParams?(params: Static<P>): Record<string, ParamValue>;
+  /** §6.8: allowed without a policy unless one explicitly allows or denies (own credentials). */
+  implicitlyAllowed?(params: Static<P>, actor: Actor): boolean;
+  /** §4.9: decided by the root quorum alone; policies are never consulted. */
+  rootOnly?: boolean;
+  /**
+   * Checks that need more than the schema (e.g. policy expressions), run before
+   * authorization so an invalid request is refused instead of waiting for approvals.
+   */
+  check?(params: Static<P>): void;
   execute(ctx: ExecuteContext, params: Static<P>): Promise<Record<string, unknown>>;
 }
 
@@ -58,4 +73,32 @@ export interface CompiledActivity extends ActivityDefinition {
 
 export function defineActivity<P extends TObject>(def: ActivityDefinition<P>): CompiledActivity {
   return { ...(def as unknown as ActivityDefinition), validator: compile(def.params) };
+}
+
+export type VoteSelection = "VOTE_SELECTION_APPROVED" | "VOTE_SELECTION_REJECTED";
+
+/**
+ * approve_activity / reject_activity: a vote on another activity, found by fingerprint.
+ * No activity of its own: the vote is recorded on the target, which is re-evaluated
+ * (pipeline/vote.ts) and returned.
+ */
+export interface VoteDefinition {
+  op: string;
+  type: string;
+  intent: string;
+  summary: string;
+  selection: VoteSelection;
+  params: TObject;
+  validator: Validator<TObject>;
+}
+
+export function defineVote(def: Omit<VoteDefinition, "validator">): VoteDefinition {
+  return { ...def, validator: compile(def.params) };
+}
+
+/** What a submit path routes to. */
+export type SubmitRoute = CompiledActivity | VoteDefinition;
+
+export function isVote(route: SubmitRoute): route is VoteDefinition {
+  return "selection" in route;
 }

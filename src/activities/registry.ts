@@ -1,5 +1,5 @@
 // Every activity the service accepts. Adding one = its file + one line here.
-import type { CompiledActivity } from "./define.ts";
+import type { CompiledActivity, SubmitRoute, VoteDefinition } from "./define.ts";
 import { createSubOrganizationV7, createSubOrganizationV8 } from "./organizations/create_sub_organization.ts";
 import { createUsersV3, createUsersV4 } from "./users/create_users.ts";
 import { updateUser } from "./users/update_user.ts";
@@ -8,6 +8,11 @@ import { createUserTag } from "./users/create_user_tag.ts";
 import { deleteUserTags } from "./users/delete_user_tags.ts";
 import { createApiKeysV1, createApiKeysV2 } from "./credentials/create_api_keys.ts";
 import { deleteApiKeys } from "./credentials/delete_api_keys.ts";
+import { createPolicies, createPolicyV3 } from "./policies/create_policy.ts";
+import { updatePolicyV2 } from "./policies/update_policy.ts";
+import { deletePoliciesActivity, deletePolicy } from "./policies/delete_policies.ts";
+import { updateRootQuorum } from "./organizations/update_root_quorum.ts";
+import { approveActivity, rejectActivity } from "./consensus/votes.ts";
 
 export const ACTIVITIES: readonly CompiledActivity[] = [
   createSubOrganizationV8,
@@ -21,20 +26,29 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   createApiKeysV2,
   createApiKeysV1,
   deleteApiKeys,
+  createPolicyV3,
+  createPolicies,
+  updatePolicyV2,
+  deletePolicy,
+  deletePoliciesActivity,
+  updateRootQuorum,
 ];
 
-const byOp = new Map<string, Map<string, CompiledActivity>>();
+/** Votes on other activities: routed like activities, recorded on their target. */
+export const VOTES: readonly VoteDefinition[] = [approveActivity, rejectActivity];
+
+const byOp = new Map<string, Map<string, SubmitRoute>>();
 const byType = new Map<string, CompiledActivity>();
-for (const def of ACTIVITIES) {
-  if (byType.has(def.type)) throw new Error(`activity type ${def.type} registered twice`);
-  byType.set(def.type, def);
-  const types = byOp.get(def.op) ?? new Map<string, CompiledActivity>();
+for (const def of [...ACTIVITIES, ...VOTES]) {
+  if (byOp.get(def.op)?.has(def.type) || byType.has(def.type)) throw new Error(`activity type ${def.type} registered twice`);
+  if ("execute" in def) byType.set(def.type, def);
+  const types = byOp.get(def.op) ?? new Map<string, SubmitRoute>();
   types.set(def.type, def);
   byOp.set(def.op, types);
 }
 
 /** The definitions accepted at submit/<op>, keyed by activity type. */
-export function activitiesAt(op: string): ReadonlyMap<string, CompiledActivity> | undefined {
+export function activitiesAt(op: string): ReadonlyMap<string, SubmitRoute> | undefined {
   return byOp.get(op);
 }
 

@@ -43,6 +43,7 @@ export async function init(argv: string[]): Promise<void> {
         name,
         parent_id: null,
         root_quorum_threshold: 1,
+        policy_version: 0,
         settings: "{}",
         created_at: now,
         updated_at: now,

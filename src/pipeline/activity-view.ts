@@ -4,6 +4,9 @@ import { votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts"
 import { userViews, type UserRow, type UserView } from "../store/users.ts";
 import { json, timestampObject } from "../store/util.ts";
 import { activityByType } from "../activities/registry.ts";
+import { liveApprovals } from "../policy/approval-window.ts";
+import { mayVote } from "../policy/engine.ts";
+import { activityFacts, governance, userFacts } from "./governance.ts";
 
 export interface ActivityView {
   id: string;
@@ -64,17 +67,49 @@ function voteView(v: VoteRow, users: Map<string, UserView>) {
 
 // Activity timestamps are strings (the spec's Activity table): epoch milliseconds, the
 // same unit as the request's timestampMs.
+/**
+ * canApprove / canReject for the caller: the activity awaits consensus, the caller may vote
+ * on it (root quorum, initiator, or included in an applicable policy's consensus) and has
+ * no live vote on it yet. Both are the same: whoever may approve may also reject.
+ */
+async function mayVoteOn(db: Executor, row: ActivityRow, votes: readonly VoteRow[], viewer: UserRow, now: number): Promise<boolean> {
+  if (row.status !== "ACTIVITY_STATUS_CONSENSUS_NEEDED") return false;
+  const orgId = (votes.find((v) => v.user_id === row.submitted_by) ?? votes[0])?.user_organization_id;
+  if (viewer.organization_id !== orgId) return false;
+  const live = liveApprovals(votes, now);
+  if (votes.some((v) => v.user_id === viewer.id && (v.selection === "VOTE_SELECTION_REJECTED" || live.includes(v)))) return false;
+  const def = activityByType(row.type);
+  if (!def) return false;
+  const gov = await governance(db, orgId);
+  const [voter] = await userFacts(db, [viewer], true);
+  return mayVote(gov.set, voter!, {
+    quorum: gov.quorum,
+    initiatorId: row.submitted_by,
+    activity: activityFacts(def, JSON.parse(row.intent)),
+    rootOnly: def.rootOnly ?? false,
+    nowMs: now,
+  });
+}
+
 export async function activityViews(
   db: Executor,
   rows: readonly ActivityRow[],
   /** The rows' votes and voters when the caller already holds them (the submit path just wrote them). */
   known?: KnownVotes,
+  /** The caller, for canApprove / canReject. */
+  viewer?: UserRow,
 ): Promise<ActivityView[]> {
   const votes = known?.votes ?? (await votesOf(db, rows.map((r) => r.id)));
   const voterIds = [...new Set(votes.map((v) => v.user_id))];
   const voterRows =
     known?.voters ?? (voterIds.length ? await db.selectFrom("users").selectAll().where("id", "in", voterIds).execute() : []);
   const users = new Map((await userViews(db, voterRows)).map((u) => [u.userId, u]));
+  const now = Date.now();
+  const votesByRow = new Map(rows.map((r) => [r.id, votes.filter((v) => v.activity_id === r.id)]));
+  const canVote = new Map<string, boolean>();
+  if (viewer) {
+    for (const r of rows) canVote.set(r.id, await mayVoteOn(db, r, votesByRow.get(r.id)!, viewer, now));
+  }
   return rows.map((r) => {
     const keys = keysOf(r.type);
     const result = json<Record<string, unknown>>(r.result);
@@ -86,11 +121,10 @@ export async function activityViews(
       type: r.type,
       intent: { [keys.intent]: json<unknown>(r.intent) },
       result: result ? { [keys.result]: result } : {},
-      votes: votes.filter((v) => v.activity_id === r.id).map((v) => voteView(v, users)),
+      votes: votesByRow.get(r.id)!.map((v) => voteView(v, users)),
       fingerprint: r.fingerprint,
-      // Nothing waits for votes yet: every stored activity is final.
-      canApprove: false,
-      canReject: false,
+      canApprove: canVote.get(r.id) ?? false,
+      canReject: canVote.get(r.id) ?? false,
       createdAt: String(r.created_at),
       updatedAt: String(r.updated_at),
       ...(failure ? { failure } : {}),
@@ -98,6 +132,6 @@ export async function activityViews(
   });
 }
 
-export async function activityView(db: Executor, row: ActivityRow, known?: KnownVotes): Promise<ActivityView> {
-  return (await activityViews(db, [row], known))[0]!;
+export async function activityView(db: Executor, row: ActivityRow, known?: KnownVotes, viewer?: UserRow): Promise<ActivityView> {
+  return (await activityViews(db, [row], known, viewer))[0]!;
 }

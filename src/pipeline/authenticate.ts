@@ -18,7 +18,10 @@ export interface Authenticated {
   user: UserRow;
   organization: TargetOrganization;
   stamp: ApiKeyStamp;
-  apiKeyId: string;
+  /** The API key that signed: the credential behind the submitter's vote. */
+  credential: { id: string; type: string };
+  /** Policy version of the actor's organization (the one whose policies decide). */
+  policyVersion: number;
 }
 
 /** Every API key with this public key, with its user and organization name. */
@@ -32,6 +35,7 @@ const credentialsByPublicKey = precompiled(["publicKey"], (db, v) =>
       "api_keys.organization_id as organization_id",
       "api_keys.curve as curve",
       "api_keys.expires_at as expires_at",
+      "api_keys.credential_type as credential_type",
       "users.id as user_id",
       "users.name as user_name",
       "users.email as user_email",
@@ -40,6 +44,7 @@ const credentialsByPublicKey = precompiled(["publicKey"], (db, v) =>
       "users.created_at as user_created_at",
       "users.updated_at as user_updated_at",
       "organizations.name as organization_name",
+      "organizations.policy_version as policy_version",
     ])
     .where("api_keys.public_key_normalized", "=", v.publicKey),
 );
@@ -98,6 +103,7 @@ export async function authenticate(
     // The chain proved it exists (organizations are never re-parented).
     organization: { id: organizationId },
     stamp,
-    apiKeyId: key.id,
+    credential: { id: key.id, type: key.credential_type },
+    policyVersion: key.policy_version,
   };
 }

@@ -1,28 +1,83 @@
-// Step 6 of the pipeline: may this actor perform this activity?
-//
-// Until the policy engine lands, the rule is the root quorum alone: a member of the root
-// quorum of the actor's own organization (the target or an ancestor of it) may act when
-// that quorum's threshold is 1. Everyone else is denied. The policy engine will replace
-// `decide` and keep its shape: a decision plus a human-readable reason.
+// Step 6 of the pipeline: the policy engine decides the submission, and the decision is
+// turned into an activity status, an evaluation record and, when denied, the SDK's
+// "not authorized" error.
+import { ApiError, Grpc } from "../errors.ts";
+import { decide, type Decision } from "../policy/engine.ts";
+import type { CompiledActivity } from "../activities/define.ts";
+import type { PolicyEvaluationRow } from "../store/policies.ts";
+import { newId } from "../store/util.ts";
 import type { Db } from "../store/schema.ts";
-import { rootQuorumMembership } from "../store/organizations.ts";
-import type { Actor } from "../activities/define.ts";
+import { activityFacts, credentialFacts, governance, userFacts } from "./governance.ts";
+import type { Authenticated } from "./authenticate.ts";
 
-export type Decision = { outcome: "ALLOW" } | { outcome: "DENY"; reason: string };
+export const STATUS = {
+  COMPLETED: "ACTIVITY_STATUS_COMPLETED",
+  FAILED: "ACTIVITY_STATUS_FAILED",
+  CONSENSUS_NEEDED: "ACTIVITY_STATUS_CONSENSUS_NEEDED",
+  REJECTED: "ACTIVITY_STATUS_REJECTED",
+} as const;
 
-export async function decide(db: Db, actor: Actor): Promise<Decision> {
-  const quorum = await rootQuorumMembership(db, actor.organizationId, actor.userId);
-  if (!quorum?.member) {
-    return {
-      outcome: "DENY",
-      reason: `user ${actor.userId} is not in the root quorum of organization ${actor.organizationId}, and no policy allows this activity`,
-    };
-  }
-  if (quorum.threshold > 1) {
-    return {
-      outcome: "DENY",
-      reason: `the root quorum of organization ${actor.organizationId} needs ${quorum.threshold} approvals; multi-approval consensus is not available yet`,
-    };
-  }
-  return { outcome: "ALLOW" };
+/** Evaluates a new submission: its submitter's stamp is the first approval. */
+export async function authorizeSubmission(
+  db: Db,
+  def: CompiledActivity,
+  params: unknown,
+  auth: Authenticated,
+  nowMs: number,
+): Promise<Decision> {
+  const gov = await governance(db, auth.actor.organizationId, auth.policyVersion);
+  const approvers = await userFacts(db, [auth.user], gov.set.readsTags);
+  const credential = credentialFacts({
+    credential_id: auth.credential.id,
+    credential_type: auth.credential.type,
+    user_id: auth.actor.userId,
+    public_key: auth.stamp.publicKey,
+  });
+  return decide(gov.set, {
+    activity: activityFacts(def, params),
+    rootOnly: def.rootOnly ?? false,
+    quorum: gov.quorum,
+    approvers,
+    credentials: [credential],
+    rejection: false,
+    implicitlyAllowed: def.implicitlyAllowed?.(params as never, auth.actor) ?? false,
+    nowMs,
+  });
+}
+
+export function isDenied(d: Decision): boolean {
+  return d.outcome === "OUTCOME_DENY_EXPLICIT" || d.outcome === "OUTCOME_DENY_IMPLICIT";
+}
+
+/** One record per evaluation pass: each policy's outcome, then the final one without policyId. */
+export function evaluationRow(activityId: string, organizationId: string, voteId: string, d: Decision, now: number): PolicyEvaluationRow {
+  const entries = [...d.policies.map((p) => ({ policyId: p.policyId, outcome: p.outcome })), { outcome: d.outcome }];
+  return {
+    id: newId(),
+    activity_id: activityId,
+    organization_id: organizationId,
+    vote_id: voteId,
+    evaluations: JSON.stringify(entries),
+    created_at: now,
+  };
+}
+
+/** HTTP 403, code 7, with the PolicyEnginePermissionError detail naming the activity. */
+export function deniedError(reason: string, activityId: string, policyEvaluations: unknown[] = []): ApiError {
+  return new ApiError(Grpc.PERMISSION_DENIED, "REQUEST_NOT_AUTHORIZED", `request not authorized: ${reason}`, [
+    {
+      "@type": "type.googleapis.com/errors.v1.PolicyEnginePermissionError",
+      message: reason,
+      activityId,
+      policyEvaluations,
+    },
+  ]);
+}
+
+export function deniedFailure(d: Decision, activityId: string): ApiError {
+  return deniedError(
+    d.reason,
+    activityId,
+    d.policies.map((p) => ({ policyId: p.policyId, outcome: p.outcome })),
+  );
 }

@@ -15,5 +15,5 @@ export async function runQuery(deps: PipelineDeps, op: string, raw: Buffer, head
   const req = def.validator.parse(body, "") as { organizationId: string };
   const now = (deps.now ?? Date.now)();
   const auth = await authenticate(deps.db, headers, raw, req.organizationId, now);
-  return def.run({ db: deps.db, organization: auth.organization, actor: auth.actor, now }, req);
+  return def.run({ db: deps.db, organization: auth.organization, actor: auth.actor, viewer: auth.user, now }, req);
 }

@@ -1,26 +1,33 @@
 // The submit pipeline: every state change goes through here, in this order.
 //   1. route → definition (body.type must be one the path accepts)
-//   2. validate envelope + parameters
+//   2. validate envelope + parameters (+ the definition's own checks)
 //   3. authenticate the stamp over the raw body
 //   4. liveness of timestampMs
 //   5. idempotency: same raw body → same activity
-//   6. authorize
-//   7. execute + record the activity and its vote in ONE transaction
+//   6. authorize: the policy engine decides (allow, wait for consensus, or deny)
+//   7. execute + record the activity, its vote and its evaluation in ONE transaction
+// approve_activity / reject_activity share steps 1–4, then vote on their target (vote.ts).
 import type { IncomingHttpHeaders } from "node:http";
 import { createHash } from "node:crypto";
 import { Type } from "@sinclair/typebox";
-import { ApiError, Grpc, invalid, notFound } from "../errors.ts";
+import { Grpc, invalid, notFound } from "../errors.ts";
 import { compile } from "../schemas/validate.ts";
 import { OrganizationId, UintString } from "../schemas/common.ts";
 import { activitiesAt } from "../activities/registry.ts";
-import { authenticate, type Authenticated } from "./authenticate.ts";
-import { decide } from "./authorize.ts";
+import { authenticate } from "./authenticate.ts";
+import type { UserRow } from "../store/users.ts";
+import { authorizeSubmission, deniedError, deniedFailure, evaluationRow, isDenied, STATUS } from "./authorize.ts";
 import { activityView, type ActivityView, type KnownVotes } from "./activity-view.ts";
 import { findActivityByFingerprint, insertActivity, insertVote, type ActivityRow, type VoteRow } from "../store/activities.ts";
+import { insertEvaluation, type PolicyEvaluationRow } from "../store/policies.ts";
 import { newId } from "../store/util.ts";
 import type { Db, Tx } from "../store/schema.ts";
+import type { Engine } from "../store/db.ts";
 import type { Transact } from "../store/transactions.ts";
+import { isVote } from "../activities/define.ts";
+import type { Decision } from "../policy/engine.ts";
 import { parseJsonBody } from "./body.ts";
+import { castVote, voteRow } from "./vote.ts";
 
 export interface PipelineDeps {
   db: Db;
@@ -28,6 +35,10 @@ export interface PipelineDeps {
   transact: Transact;
   timestampMaxAgeMs: number;
   timestampMaxFutureMs: number;
+  /** Decides whether votes lock their target row (PostgreSQL) or rely on the single writer (SQLite). */
+  engine: Engine;
+  /** Where policy runtime errors are reported (never blocking: an erroring policy has no effect). */
+  log?: { warn(obj: object, msg: string): void };
   now?: () => number;
 }
 
@@ -41,10 +52,7 @@ const envelope = compile(
   }),
 );
 
-export const STATUS = {
-  COMPLETED: "ACTIVITY_STATUS_COMPLETED",
-  FAILED: "ACTIVITY_STATUS_FAILED",
-} as const;
+export { STATUS };
 
 export async function submitActivity(
   deps: PipelineDeps,
@@ -70,6 +78,7 @@ export async function submitActivity(
   const env = envelope.parse(body, "");
   // The envelope schema knows nothing of parameters (cleaning drops them): read them raw.
   const params = def.validator.parse(body.parameters, "parameters");
+  if (!isVote(def)) def.check?.(params as never);
   // 3. authenticate
   const auth = await authenticate(deps.db, headers, raw, env.organizationId, now);
   // 4. liveness
@@ -80,14 +89,19 @@ export async function submitActivity(
       [{ field: "timestampMs", description: "must be the current time in milliseconds" }],
     );
   }
+  if (isVote(def)) {
+    const { fingerprint } = params as { fingerprint: string };
+    return castVote(deps, { selection: def.selection, fingerprint, auth, raw, now });
+  }
   // 5. idempotency. No look-up here: the unique fingerprint makes the second writer of a
   // body fail, and record() then answers with the first one's activity. A resubmission
   // costs a rolled-back transaction; every first submission saves a query.
   const fingerprint = createHash("sha256").update(raw).digest("hex");
   // 6. authorize
-  const decision = await decide(deps.db, auth.actor);
+  const decision = await authorizeSubmission(deps.db, def, params, auth, now);
   // 7. execute and record
   const activityId = newId();
+  reportPolicyErrors(deps, activityId, decision);
   const base = {
     id: activityId,
     organization_id: auth.organization.id,
@@ -98,9 +112,12 @@ export async function submitActivity(
     created_at: now,
     updated_at: now,
   };
+  const vote = voteRow(activityId, "VOTE_SELECTION_APPROVED", auth, raw, now);
+  const evaluation = evaluationRow(activityId, auth.organization.id, vote.id, decision, now);
   let recorded: Recorded;
-  if (decision.outcome === "ALLOW") {
-    recorded = await record(deps, base, auth, raw, now, async (tx) => {
+  const denied = isDenied(decision) ? deniedFailure(decision, activityId) : undefined;
+  if (decision.outcome === "OUTCOME_ALLOW") {
+    recorded = await record(deps, base, vote, evaluation, async (tx) => {
       const result = await def.execute(
         { tx, organization: auth.organization, actor: auth.actor, activityId, now },
         params,
@@ -108,15 +125,27 @@ export async function submitActivity(
       return { status: STATUS.COMPLETED, result: JSON.stringify(result), failure: null };
     });
   } else {
-    const failure = deniedError(decision.reason, activityId);
-    recorded = await record(deps, base, auth, raw, now, async () => ({
-      status: STATUS.FAILED,
-      result: null,
-      failure: JSON.stringify(failure.toBody()),
-    }));
-    if (recorded.row.id === activityId) throw failure;
+    const status = denied ? STATUS.FAILED : STATUS.CONSENSUS_NEEDED;
+    const failure = denied ? JSON.stringify(denied.toBody()) : null;
+    recorded = await record(deps, base, vote, evaluation, async () => ({ status, result: null, failure }));
   }
-  return respond(deps.db, recorded.row, recorded.votes && { votes: recorded.votes, voters: [auth.user] });
+  if (recorded.votes) {
+    if (denied) throw denied;
+    return respond(deps.db, recorded.row, { votes: recorded.votes, voters: [auth.user] }, auth.user);
+  }
+  // An earlier identical submission exists. While it awaits consensus, the same request
+  // from a user who has not approved it yet is an approval (POLICY-LANGUAGE §6.5).
+  if (recorded.row.status === STATUS.CONSENSUS_NEEDED) {
+    return castVote(deps, { selection: "VOTE_SELECTION_APPROVED", fingerprint, auth, raw, now, resubmission: true });
+  }
+  return respond(deps.db, recorded.row, undefined, auth.user);
+}
+
+function reportPolicyErrors(deps: PipelineDeps, activityId: string, d: Decision): void {
+  const errors = d.policies.filter((p) => p.error);
+  if (errors.length && deps.log) {
+    deps.log.warn({ activityId, policyErrors: errors.map((e) => ({ policyId: e.policyId, error: e.error })) }, "policies failed to evaluate");
+  }
 }
 
 interface Recorded {
@@ -129,9 +158,8 @@ interface Recorded {
 async function record(
   deps: PipelineDeps,
   base: Omit<ActivityRow, "status" | "result" | "failure">,
-  auth: Authenticated,
-  raw: Buffer,
-  now: number,
+  vote: VoteRow,
+  evaluation: PolicyEvaluationRow,
   work: (tx: Tx) => Promise<Pick<ActivityRow, "status" | "result" | "failure">>,
 ): Promise<Recorded> {
   try {
@@ -139,19 +167,8 @@ async function record(
       const outcome = await work(tx);
       const row: ActivityRow = { ...base, ...outcome };
       await insertActivity(tx, row);
-      const vote: VoteRow = {
-        id: newId(),
-        activity_id: base.id,
-        user_id: auth.actor.userId,
-        user_organization_id: auth.actor.organizationId,
-        selection: "VOTE_SELECTION_APPROVED",
-        message: raw.toString("utf8"),
-        public_key: auth.stamp.publicKey,
-        signature: auth.stamp.signature,
-        scheme: auth.stamp.scheme,
-        created_at: now,
-      };
       await insertVote(tx, vote);
+      await insertEvaluation(tx, evaluation);
       return { row, votes: [vote] };
     });
   } catch (err) {
@@ -165,25 +182,20 @@ async function record(
   }
 }
 
-function deniedError(reason: string, activityId: string): ApiError {
-  return new ApiError(Grpc.PERMISSION_DENIED, "REQUEST_NOT_AUTHORIZED", `request not authorized: ${reason}`, [
-    {
-      "@type": "type.googleapis.com/errors.v1.PolicyEnginePermissionError",
-      message: reason,
-      activityId,
-      policyEvaluations: [],
-    },
-  ]);
-}
-
 /** The answer for an activity: the same for its first submission and every resubmission. */
-async function respond(db: Db, row: ActivityRow, known?: KnownVotes): Promise<{ activity: ActivityView }> {
+export async function respond(
+  db: Db,
+  row: ActivityRow,
+  known: KnownVotes | undefined,
+  viewer: UserRow,
+): Promise<{ activity: ActivityView }> {
   if (row.status === STATUS.FAILED && row.failure) {
     const f = JSON.parse(row.failure) as { code: number; message: string; details: Record<string, unknown>[] };
-    if (f.code === Grpc.PERMISSION_DENIED) {
-      const detail = f.details.find((d) => String(d["@type"]).endsWith("PolicyEnginePermissionError"));
-      throw deniedError(String(detail?.message ?? f.message), row.id);
+    const detail = f.details.find((d) => String(d["@type"]).endsWith("PolicyEnginePermissionError"));
+    // A denied activity is answered as denied, however often it is resubmitted.
+    if (f.code === Grpc.PERMISSION_DENIED && detail) {
+      throw deniedError(String(detail.message ?? f.message), row.id, (detail.policyEvaluations as unknown[]) ?? []);
     }
   }
-  return { activity: await activityView(db, row, known) };
+  return { activity: await activityView(db, row, known, viewer) };
 }

@@ -2,6 +2,7 @@
 // `organizationId`, no timestamp, no activity.
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { Db } from "../store/schema.ts";
+import type { UserRow } from "../store/users.ts";
 import type { Actor, TargetOrganization } from "../activities/define.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
 
@@ -10,6 +11,8 @@ export interface QueryContext {
   /** The organization named by the request's organizationId. */
   organization: TargetOrganization;
   actor: Actor;
+  /** The caller's user row (e.g. for canApprove / canReject). */
+  viewer: UserRow;
   now: number;
 }
 

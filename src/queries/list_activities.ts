@@ -31,12 +31,12 @@ export const listActivitiesQuery = defineQuery({
     paginationOptions: Type.Optional(Pagination),
   }),
   response: Type.Object({ activities: Type.Array(Activity) }),
-  async run({ db, organization }, req) {
+  async run({ db, organization, viewer }, req) {
     const rows = await listActivities(
       db,
       { organizationId: organization.id, statuses: req.filterByStatus, types: req.filterByType },
       pageRequest(req.paginationOptions),
     );
-    return { activities: await activityViews(db, rows) };
+    return { activities: await activityViews(db, rows, undefined, viewer) };
   },
 });

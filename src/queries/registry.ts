@@ -7,6 +7,7 @@ import { listSuborgs } from "./list_suborgs.ts";
 import { getUser, listUsers } from "./users.ts";
 import { listUserTags } from "./user_tags.ts";
 import { getApiKey, getApiKeys } from "./api_keys.ts";
+import { getPolicy, getPolicyEvaluations, listPolicies } from "./policies.ts";
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
@@ -18,6 +19,9 @@ export const QUERIES: readonly CompiledQuery[] = [
   listUserTags,
   getApiKey,
   getApiKeys,
+  getPolicy,
+  listPolicies,
+  getPolicyEvaluations,
 ];
 
 const byOp = new Map<string, CompiledQuery>();

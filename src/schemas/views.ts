@@ -69,3 +69,24 @@ export const ErrorBody = Type.Object({
   message: Type.String(),
   details: Type.Array(Type.Record(Type.String(), Type.Unknown())),
 });
+
+export const Policy = Type.Object({
+  policyId: Type.String(),
+  policyName: Type.String(),
+  effect: Type.String(),
+  condition: Type.String(),
+  consensus: Type.String(),
+  time: Type.Optional(Type.String()),
+  notes: Type.String(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const PolicyEvaluation = Type.Object({
+  id: Type.String(),
+  activityId: Type.String(),
+  organizationId: Type.String(),
+  voteId: Type.String(),
+  policyEvaluations: Type.Array(Type.Object({ policyId: Type.Optional(Type.String()), outcome: Type.String() })),
+  createdAt: Timestamp,
+});

@@ -47,6 +47,8 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     transact: opts.store.transact,
     timestampMaxAgeMs: opts.timestampMaxAgeMs,
     timestampMaxFutureMs: opts.timestampMaxFutureMs,
+    engine: opts.store.engine,
+    log: opts.logger,
   };
   const m = metrics();
 

@@ -1,9 +1,9 @@
 // The OpenAPI document, derived from the registries: an operation exists in the document
 // exactly when it exists in the router.
-import { ACTIVITIES } from "../activities/registry.ts";
+import { ACTIVITIES, VOTES } from "../activities/registry.ts";
 import { QUERIES } from "../queries/registry.ts";
 import { Activity, ErrorBody } from "../schemas/views.ts";
-import type { CompiledActivity } from "../activities/define.ts";
+import type { SubmitRoute } from "../activities/define.ts";
 
 const stampHeader = {
   name: "X-Stamp",
@@ -18,7 +18,7 @@ const errorResponse = {
   content: { "application/json": { schema: ErrorBody } },
 };
 
-function submitOperation(op: string, defs: CompiledActivity[]) {
+function submitOperation(op: string, defs: SubmitRoute[]) {
   const variants = defs.map((d) => ({
     type: "object",
     title: d.type,
@@ -35,7 +35,9 @@ function submitOperation(op: string, defs: CompiledActivity[]) {
     post: {
       operationId: `submit_${op}`,
       summary: defs[0]!.summary,
-      description: defs.map((d) => `${d.type}: intent \`${d.intent}\`, result \`${d.result}\``).join("\n\n"),
+      description: defs
+        .map((d) => ("result" in d ? `${d.type}: intent \`${d.intent}\`, result \`${d.result}\`` : `${d.type}: intent \`${d.intent}\`; answers with the target activity`))
+        .join("\n\n"),
       tags: ["activities"],
       parameters: [stampHeader],
       requestBody: {
@@ -52,8 +54,8 @@ function submitOperation(op: string, defs: CompiledActivity[]) {
 
 export function openApiDocument(version: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  const byOp = new Map<string, CompiledActivity[]>();
-  for (const d of ACTIVITIES) byOp.set(d.op, [...(byOp.get(d.op) ?? []), d]);
+  const byOp = new Map<string, SubmitRoute[]>();
+  for (const d of [...ACTIVITIES, ...VOTES]) byOp.set(d.op, [...(byOp.get(d.op) ?? []), d]);
   for (const [op, defs] of byOp) paths[`/public/v1/submit/${op}`] = submitOperation(op, defs);
   for (const q of QUERIES) {
     paths[`/public/v1/query/${q.op}`] = {

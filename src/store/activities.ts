@@ -10,7 +10,8 @@ const ACTIVITY_COLUMNS = [
   "id", "organization_id", "type", "status", "fingerprint", "intent", "result", "failure", "submitted_by", "created_at", "updated_at",
 ] as const satisfies readonly (keyof ActivityRow)[];
 const VOTE_COLUMNS = [
-  "id", "activity_id", "user_id", "user_organization_id", "selection", "message", "public_key", "signature", "scheme", "created_at",
+  "id", "activity_id", "user_id", "user_organization_id", "selection", "message", "public_key", "signature", "scheme",
+  "credential_id", "credential_type", "created_at",
 ] as const satisfies readonly (keyof VoteRow)[];
 
 // Written once per activity: compiled once (see precompiled.ts).

@@ -10,6 +10,8 @@ export interface OrganizationsTable {
   root_quorum_threshold: number;
   /** JSON object of per-organization settings (e.g. disableEmailAuth). */
   settings: string;
+  /** Bumped with every change to the organization's policies or root quorum. */
+  policy_version: number;
   created_at: number;
   updated_at: number;
 }
@@ -91,6 +93,33 @@ export interface VotesTable {
   public_key: string;
   signature: string;
   scheme: string;
+  /** The API key (or, later, authenticator/session) that signed the vote. */
+  credential_id: string;
+  credential_type: string;
+  created_at: number;
+}
+
+export interface PoliciesTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  effect: string;
+  /** Expressions exactly as submitted; '' when absent. */
+  condition: string;
+  consensus: string;
+  time: string;
+  notes: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PolicyEvaluationsTable {
+  id: string;
+  activity_id: string;
+  organization_id: string;
+  vote_id: string;
+  /** JSON: [{policyId?, outcome}]. */
+  evaluations: string;
   created_at: number;
 }
 
@@ -108,6 +137,8 @@ export interface Database {
   user_tag_members: UserTagMembersTable;
   activities: ActivitiesTable;
   votes: VotesTable;
+  policies: PoliciesTable;
+  policy_evaluations: PolicyEvaluationsTable;
   sigil_meta: MetaTable;
 }
 

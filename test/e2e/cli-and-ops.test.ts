@@ -9,7 +9,7 @@ import { TurnkeyClient } from "@turnkey/http";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { engines, newInstance, sigilInit, startServer, type Instance, type RunningServer } from "../helpers/server.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
-import { ACTIVITIES } from "../../src/activities/registry.ts";
+import { ACTIVITIES, VOTES } from "../../src/activities/registry.ts";
 import { QUERIES } from "../../src/queries/registry.ts";
 
 const run = promisify(execFile);
@@ -84,7 +84,7 @@ for (const engine of engines()) {
       const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
       assert.equal(doc.openapi, "3.1.0");
       const expected = new Set([
-        ...ACTIVITIES.map((a) => `/public/v1/submit/${a.op}`),
+        ...[...ACTIVITIES, ...VOTES].map((a) => `/public/v1/submit/${a.op}`),
         ...QUERIES.map((q) => `/public/v1/query/${q.op}`),
       ]);
       assert.deepEqual(new Set(Object.keys(doc.paths)), expected);

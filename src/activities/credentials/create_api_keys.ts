@@ -2,7 +2,7 @@ import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { notFound } from "../../errors.ts";
 import { ApiKeyParamsV1, ApiKeyParamsV2, Id, maxItems } from "../../schemas/common.ts";
 import { findUser } from "../../store/users.ts";
-import { defineActivity, type ExecuteContext } from "../define.ts";
+import { defineActivity, type Actor, type ExecuteContext } from "../define.ts";
 import { addApiKeys, type NewApiKey } from "./api-keys.ts";
 
 const params = <K extends TSchema>(key: K) =>
@@ -23,6 +23,9 @@ const common = {
   action: "CREATE",
   kind: "CREATE_API_KEYS",
   result: "createApiKeysResult",
+  policyParams: (p: { userId: string }) => ({ user_id: p.userId }),
+  // §6.8: a user may add keys to itself unless a policy says otherwise.
+  implicitlyAllowed: (p: { userId: string }, actor: Actor) => p.userId === actor.userId,
   execute,
 };
 

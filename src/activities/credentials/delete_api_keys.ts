@@ -39,5 +39,7 @@ export const deleteApiKeys = defineActivity({
   kind: "DELETE_API_KEYS",
   summary: "Delete API keys of a user. A root user's last key cannot be deleted.",
   params: Params,
+  policyParams: (p) => ({ user_id: p.userId, api_key_ids: p.apiKeyIds }),
+  implicitlyAllowed: (p, actor) => p.userId === actor.userId,
   execute,
 });

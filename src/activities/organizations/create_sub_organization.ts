@@ -48,6 +48,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
     name: p.subOrganizationName,
     parent_id: ctx.organization.id,
     root_quorum_threshold: p.rootQuorumThreshold,
+    policy_version: 0,
     settings: JSON.stringify(settings),
     created_at: ctx.now,
     updated_at: ctx.now,

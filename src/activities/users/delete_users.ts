@@ -37,5 +37,6 @@ export const deleteUsers = defineActivity({
   kind: "DELETE_USERS",
   summary: "Delete users and their credentials. Root quorum members cannot be deleted.",
   params: Params,
+  policyParams: (p) => ({ user_ids: p.userIds }),
   execute,
 });

@@ -1,0 +1,51 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { invalid, notFound } from "../../errors.ts";
+import { Id, maxItems } from "../../schemas/common.ts";
+import { setRootQuorum } from "../../store/organizations.ts";
+import { bumpPolicyVersion } from "../../store/policies.ts";
+import { missingUsers } from "../../store/users.ts";
+import { defineActivity, type ExecuteContext } from "../define.ts";
+
+const Params = Type.Object({
+  threshold: Type.Integer({ minimum: 1, maximum: 100, errorMessage: "threshold must be a whole number from 1 to the number of userIds" }),
+  userIds: maxItems(Id("user"), "userIds", 100, 1),
+});
+type P = Static<typeof Params>;
+
+async function execute(ctx: ExecuteContext, p: P) {
+  const { tx, organization, now } = ctx;
+  const missing = await missingUsers(tx, organization.id, p.userIds);
+  if (missing.length) throw notFound(`no user ${missing.join(", ")} in organization ${organization.id}`);
+  await setRootQuorum(tx, organization.id, p.userIds);
+  await tx
+    .updateTable("organizations")
+    .set({ root_quorum_threshold: p.threshold, updated_at: now })
+    .where("id", "=", organization.id)
+    .execute();
+  await bumpPolicyVersion(tx, organization.id);
+  return {};
+}
+
+export const updateRootQuorum = defineActivity({
+  op: "update_root_quorum",
+  type: "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM",
+  intent: "updateRootQuorumIntent",
+  result: "updateRootQuorumResult",
+  resource: "ORGANIZATION",
+  action: "UPDATE",
+  kind: "UPDATE_ROOT_QUORUM",
+  summary: "Replace the root quorum (threshold 1..N of existing users). Only the current root quorum can approve it.",
+  params: Params,
+  rootOnly: true,
+  check(p) {
+    if (new Set(p.userIds).size !== p.userIds.length) {
+      throw invalid("userIds must not repeat a user", [{ field: "parameters.userIds", description: "must be unique" }]);
+    }
+    if (p.threshold > p.userIds.length) {
+      throw invalid(`threshold ${p.threshold} exceeds the ${p.userIds.length} users of the quorum`, [
+        { field: "parameters.threshold", description: "must be from 1 to the number of userIds" },
+      ]);
+    }
+  },
+  execute,
+});

@@ -1,0 +1,54 @@
+import { Type } from "@sinclair/typebox";
+import { notFound } from "../../errors.ts";
+import { Id, maxItems } from "../../schemas/common.ts";
+import { bumpPolicyVersion } from "../../store/policies.ts";
+import { defineActivity, type ExecuteContext } from "../define.ts";
+
+/** Deletes the policies, all or nothing: one unknown id fails the whole activity. */
+async function deletePolicies(ctx: ExecuteContext, ids: string[]): Promise<string[]> {
+  const { tx, organization } = ctx;
+  const unique = [...new Set(ids)];
+  const found = await tx
+    .selectFrom("policies")
+    .select("id")
+    .where("organization_id", "=", organization.id)
+    .where("id", "in", unique)
+    .execute();
+  const have = new Set(found.map((r) => r.id));
+  const missing = unique.filter((id) => !have.has(id));
+  if (missing.length) throw notFound(`no policy ${missing.join(", ")} in organization ${organization.id}`);
+  await tx.deleteFrom("policies").where("organization_id", "=", organization.id).where("id", "in", unique).execute();
+  await bumpPolicyVersion(tx, organization.id);
+  return unique;
+}
+
+export const deletePolicy = defineActivity({
+  op: "delete_policy",
+  type: "ACTIVITY_TYPE_DELETE_POLICY",
+  intent: "deletePolicyIntent",
+  result: "deletePolicyResult",
+  resource: "POLICY",
+  action: "DELETE",
+  kind: "DELETE_POLICY",
+  summary: "Delete a policy.",
+  params: Type.Object({ policyId: Id("policy") }),
+  async execute(ctx, p) {
+    await deletePolicies(ctx, [p.policyId]);
+    return { policyId: p.policyId };
+  },
+});
+
+export const deletePoliciesActivity = defineActivity({
+  op: "delete_policies",
+  type: "ACTIVITY_TYPE_DELETE_POLICIES",
+  intent: "deletePoliciesIntent",
+  result: "deletePoliciesResult",
+  resource: "POLICY",
+  action: "DELETE",
+  kind: "DELETE_POLICIES",
+  summary: "Delete several policies, all or nothing. Duplicate ids are collapsed.",
+  params: Type.Object({ policyIds: maxItems(Id("policy"), "policyIds", 100, 1) }),
+  async execute(ctx, p) {
+    return { policyIds: await deletePolicies(ctx, p.policyIds) };
+  },
+});

@@ -1,0 +1,115 @@
+// The I/O edge of the policy engine: an organization's compiled policies and root quorum
+// (cached per policy version), and the facts the engine evaluates (activity, approvers,
+// credentials) read from the store.
+import { notFound } from "../errors.ts";
+import { compilePolicy, policySet, type CompiledPolicy, type Effect, type PolicySet, type RootQuorum } from "../policy/engine.ts";
+import { PolicyCompileError, PolicyRuntimeError, type CompiledExpression } from "../policy/index.ts";
+import type { ActivityFacts, CredentialFacts, ParamValue, UserFacts } from "../policy/facts.ts";
+import { governanceOf, policiesOf, type PolicyRow } from "../store/policies.ts";
+import { precompiled } from "../store/precompiled.ts";
+import type { Executor } from "../store/schema.ts";
+import type { UserRow } from "../store/users.ts";
+import type { VoteRow } from "../store/activities.ts";
+import type { CompiledActivity } from "../activities/define.ts";
+
+export interface OrgGovernance {
+  version: number;
+  set: PolicySet;
+  quorum: RootQuorum;
+}
+
+// Compiled once per (organization, policy version). The version is bumped in the same
+// transaction as every policy or root quorum change, and read fresh by each request (the
+// credential look-up carries it), so a node never decides with a stale set for longer
+// than a request that raced the change. Bounded like the organization-chain cache.
+const cache = new Map<string, OrgGovernance>();
+const MAX_CACHED = 10_000;
+
+/** A stored policy that no longer compiles (e.g. after a language change) errors, it never allows. */
+function brokenPolicy(row: PolicyRow, err: PolicyCompileError): CompiledPolicy {
+  const fails: CompiledExpression = {
+    field: err.field,
+    source: "",
+    roots: new Set(),
+    userFields: new Set(),
+    stringLiterals: new Set(),
+    evaluate() {
+      throw new PolicyRuntimeError("Internal", `stored policy no longer compiles: ${err.message}`);
+    },
+  };
+  return { id: row.id, effect: row.effect as Effect, condition: fails, consensus: null, time: null };
+}
+
+function compileStored(row: PolicyRow): CompiledPolicy {
+  try {
+    return compilePolicy({ id: row.id, effect: row.effect as Effect, condition: row.condition, consensus: row.consensus, time: row.time });
+  } catch (err) {
+    if (err instanceof PolicyCompileError) return brokenPolicy(row, err);
+    throw err;
+  }
+}
+
+/**
+ * The policies and root quorum of an organization. `knownVersion` (read with the
+ * credential) saves the version query when the cached set is current.
+ */
+export async function governance(db: Executor, organizationId: string, knownVersion?: number): Promise<OrgGovernance> {
+  const hit = cache.get(organizationId);
+  if (hit && hit.version === knownVersion) return hit;
+  const g = await governanceOf(db, organizationId);
+  if (!g) throw notFound(`no organization ${organizationId}`, "ORGANIZATION_NOT_FOUND");
+  if (hit && hit.version === g.version) return hit;
+  const rows = await policiesOf(db, organizationId);
+  const entry: OrgGovernance = {
+    version: g.version,
+    set: policySet(rows.map(compileStored)),
+    quorum: { userIds: new Set(g.rootUserIds), threshold: g.threshold },
+  };
+  if (cache.size >= MAX_CACHED) cache.clear();
+  cache.set(organizationId, entry);
+  return entry;
+}
+
+const NO_PARAMS: Readonly<Record<string, ParamValue>> = Object.freeze({});
+
+export function activityFacts(def: CompiledActivity, params: unknown): ActivityFacts {
+  return {
+    type: def.type,
+    kind: def.kind,
+    resource: def.resource,
+    action: def.action,
+    params: def.policyParams?.(params as never) ?? NO_PARAMS,
+  };
+}
+
+const tagsOfUser = precompiled(["userId"], (db, v) =>
+  db.selectFrom("user_tag_members").select("tag_id").where("user_id", "=", v.userId).orderBy("tag_id"),
+);
+
+async function tagsOf(db: Executor, userIds: readonly string[]): Promise<Map<string, string[]>> {
+  const tags = new Map<string, string[]>(userIds.map((id) => [id, []]));
+  if (userIds.length === 1) {
+    tags.set(userIds[0]!, (await tagsOfUser(db, { userId: userIds[0] })).map((r) => r.tag_id));
+  } else if (userIds.length > 1) {
+    const rows = await db
+      .selectFrom("user_tag_members")
+      .select(["user_id", "tag_id"])
+      .where("user_id", "in", userIds)
+      .orderBy("tag_id")
+      .execute();
+    for (const r of rows) tags.get(r.user_id)?.push(r.tag_id);
+  }
+  return tags;
+}
+
+/** Users as the consensus keyword `approvers` sees them; tags are read only when needed. */
+export async function userFacts(db: Executor, users: readonly UserRow[], withTags: boolean): Promise<UserFacts[]> {
+  const tags = withTags ? await tagsOf(db, users.map((u) => u.id)) : undefined;
+  return users.map((u) => ({ id: u.id, tags: tags?.get(u.id) ?? [], email: u.email ?? "", alias: u.name }));
+}
+
+/** The credential behind a vote, as the consensus keyword `credentials` sees it. */
+export function credentialFacts(v: Pick<VoteRow, "credential_id" | "credential_type" | "user_id" | "public_key">): CredentialFacts {
+  // Only passkeys carry a WebAuthn credential id; API keys read ''.
+  return { id: v.credential_id, user_id: v.user_id, type: v.credential_type, credential_id: "", public_key: v.public_key };
+}

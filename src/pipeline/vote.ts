@@ -1,0 +1,180 @@
+// Votes on an activity awaiting consensus (approve_activity, reject_activity, or an
+// identical resubmission by another user). In one transaction: lock the target, check the
+// voter, record the vote, re-evaluate with every live approval, record the evaluation, and
+// — when the decision is final — execute or close the target. The lock (PostgreSQL) or
+// the single writer (SQLite) makes concurrent approvals serial, so the target executes
+// exactly once.
+import { sql } from "kysely";
+import { ApiError, Grpc, invalid, notFound, precondition } from "../errors.ts";
+import { decide, mayVote } from "../policy/engine.ts";
+import { liveApprovals } from "../policy/approval-window.ts";
+import { activityByType } from "../activities/registry.ts";
+import type { Actor, VoteSelection } from "../activities/define.ts";
+import { insertVote, votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts";
+import { insertEvaluation } from "../store/policies.ts";
+import { newId } from "../store/util.ts";
+import type { Tx } from "../store/schema.ts";
+import type { UserRow } from "../store/users.ts";
+import { activityFacts, credentialFacts, governance, userFacts } from "./governance.ts";
+import { deniedFailure, evaluationRow, isDenied, STATUS } from "./authorize.ts";
+import type { Authenticated } from "./authenticate.ts";
+import { respond, type PipelineDeps } from "./submit.ts";
+import { activityView, type ActivityView } from "./activity-view.ts";
+
+export interface VoteRequest {
+  selection: VoteSelection;
+  fingerprint: string;
+  auth: Authenticated;
+  raw: Buffer;
+  now: number;
+  /** The vote is an identical resubmission of the target itself. */
+  resubmission?: boolean;
+}
+
+export function voteRow(activityId: string, selection: VoteSelection, auth: Authenticated, raw: Buffer, now: number): VoteRow {
+  return {
+    id: newId(),
+    activity_id: activityId,
+    user_id: auth.actor.userId,
+    user_organization_id: auth.actor.organizationId,
+    selection,
+    message: raw.toString("utf8"),
+    public_key: auth.stamp.publicKey,
+    signature: auth.stamp.signature,
+    scheme: auth.stamp.scheme,
+    credential_id: auth.credential.id,
+    credential_type: auth.credential.type,
+    created_at: now,
+  };
+}
+
+async function lockTarget(tx: Tx, fingerprint: string, lockRows: boolean): Promise<ActivityRow | undefined> {
+  const q = tx.selectFrom("activities").selectAll().where("fingerprint", "=", fingerprint);
+  return (lockRows ? q.forUpdate() : q).executeTakeFirst();
+}
+
+/** The submitter as the executing actor, read back for an activity that runs on approval. */
+async function initiatorOf(tx: Tx, target: ActivityRow, organizationId: string): Promise<Actor> {
+  const row = await tx
+    .selectFrom("users")
+    .innerJoin("organizations", "organizations.id", "users.organization_id")
+    .select(["users.name as user_name", "organizations.name as organization_name"])
+    .where("users.id", "=", target.submitted_by)
+    .executeTakeFirst();
+  if (!row) throw precondition(`the submitter of activity ${target.id} no longer exists; it cannot be executed`);
+  return { userId: target.submitted_by, userName: row.user_name, organizationId, organizationName: row.organization_name };
+}
+
+async function withSavepoint<T>(tx: Tx, work: () => Promise<T>): Promise<T> {
+  await sql`savepoint execution`.execute(tx);
+  try {
+    const value = await work();
+    await sql`release savepoint execution`.execute(tx);
+    return value;
+  } catch (err) {
+    await sql`rollback to savepoint execution`.execute(tx);
+    await sql`release savepoint execution`.execute(tx);
+    throw err;
+  }
+}
+
+export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ activity: ActivityView }> {
+  const { auth, now } = req;
+  const me = auth.actor.userId;
+  const row = await deps.transact(async (tx) => {
+    const target = await lockTarget(tx, req.fingerprint, deps.engine === "postgres");
+    if (!target || target.organization_id !== auth.organization.id) {
+      throw notFound(`No activity found with fingerprint ${req.fingerprint} in organization ${auth.organization.id}`);
+    }
+    const votes = await votesOf(tx, [target.id]);
+    const initiatorVote = votes.find((v) => v.user_id === target.submitted_by) ?? votes[0];
+    // The organization whose policies decided the activity decides its votes too.
+    const orgId = initiatorVote?.user_organization_id ?? target.organization_id;
+    if (auth.actor.organizationId !== orgId) {
+      throw new ApiError(
+        Grpc.INVALID_ARGUMENT,
+        "ORGANIZATION_MISMATCH",
+        `organization mismatch: request is targeting organization (${orgId}), but voters are in organization (${auth.actor.organizationId})`,
+      );
+    }
+    const live = liveApprovals(votes, now);
+    const mine = votes.filter((v) => v.user_id === me && (v.selection === "VOTE_SELECTION_REJECTED" || live.includes(v)));
+    if (mine.length) {
+      // A retried vote (or resubmission) is answered with the activity, not refused.
+      if (req.resubmission || mine.some((v) => v.message === req.raw.toString("utf8"))) return target;
+      throw invalid(`user ${me} has already voted on activity ${target.id}`);
+    }
+    if (target.status !== STATUS.CONSENSUS_NEEDED) {
+      if (req.resubmission) return target;
+      throw precondition(`activity ${target.id} is ${target.status}; votes are accepted only while it awaits consensus`);
+    }
+    const def = activityByType(target.type);
+    if (!def) throw precondition(`activity type ${target.type} is no longer supported; it cannot be voted on`);
+    const params = JSON.parse(target.intent) as unknown;
+    const facts = activityFacts(def, params);
+    const gov = await governance(tx, orgId);
+    const [voter] = await userFacts(tx, [auth.user], true);
+    const rootOnly = def.rootOnly ?? false;
+    if (!mayVote(gov.set, voter!, { quorum: gov.quorum, initiatorId: target.submitted_by, activity: facts, rootOnly, nowMs: now })) {
+      throw new ApiError(
+        Grpc.PERMISSION_DENIED,
+        "REQUEST_NOT_AUTHORIZED",
+        `request not authorized: user ${me} is not in the root quorum and no applicable policy's consensus includes them, so they cannot vote on activity ${target.id}`,
+      );
+    }
+
+    const vote = voteRow(target.id, req.selection, auth, req.raw, now);
+    await insertVote(tx, vote);
+    const approvals = req.selection === "VOTE_SELECTION_APPROVED" ? liveApprovals([...votes, vote], now) : live;
+    const users = await approverRows(tx, approvals, auth.user);
+    const approving = approvals.filter((v) => users.has(v.user_id)); // deleted users no longer count
+    const initiator = await initiatorOf(tx, target, orgId);
+    const decision = decide(gov.set, {
+      activity: facts,
+      rootOnly,
+      quorum: gov.quorum,
+      approvers: await userFacts(tx, approving.map((v) => users.get(v.user_id)!), gov.set.readsTags),
+      credentials: approving.map(credentialFacts),
+      rejection: req.selection === "VOTE_SELECTION_REJECTED",
+      implicitlyAllowed: def.implicitlyAllowed?.(params as never, initiator) ?? false,
+      nowMs: now,
+    });
+    await insertEvaluation(tx, evaluationRow(target.id, target.organization_id, vote.id, decision, now));
+
+    let next: Pick<ActivityRow, "status" | "result" | "failure"> = target;
+    if (decision.outcome === "OUTCOME_ALLOW") {
+      try {
+        const result = await withSavepoint(tx, () =>
+          def.execute({ tx, organization: { id: target.organization_id }, actor: initiator, activityId: target.id, now }, params as never),
+        );
+        next = { status: STATUS.COMPLETED, result: JSON.stringify(result), failure: null };
+      } catch (err) {
+        // The approvals stand; the activity itself failed (e.g. its name was taken meanwhile).
+        if (!(err instanceof ApiError)) throw err;
+        next = { status: STATUS.FAILED, result: null, failure: JSON.stringify(err.toBody()) };
+      }
+    } else if (decision.outcome === "OUTCOME_REJECTED") {
+      next = { status: STATUS.REJECTED, result: null, failure: null };
+    } else if (isDenied(decision)) {
+      next = { status: STATUS.FAILED, result: null, failure: JSON.stringify(deniedFailure(decision, target.id).toBody()) };
+    }
+    const updated: ActivityRow = { ...target, ...next, updated_at: now };
+    await tx
+      .updateTable("activities")
+      .set({ status: updated.status, result: updated.result, failure: updated.failure, updated_at: now })
+      .where("id", "=", target.id)
+      .execute();
+    return updated;
+  });
+  // A resubmission is answered like any resubmission; an accepted vote with the target
+  // as it now stands, whatever the outcome.
+  if (req.resubmission) return respond(deps.db, row, undefined, auth.user);
+  return { activity: await activityView(deps.db, row, undefined, auth.user) };
+}
+
+async function approverRows(tx: Tx, approvals: readonly VoteRow[], self: UserRow): Promise<Map<string, UserRow>> {
+  const ids = [...new Set(approvals.map((v) => v.user_id))].filter((id) => id !== self.id);
+  const rows = ids.length ? await tx.selectFrom("users").selectAll().where("id", "in", ids).execute() : [];
+  return new Map([...rows, self].map((u) => [u.id, u]));
+}
+

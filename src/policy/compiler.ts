@@ -1,0 +1,351 @@
+// Typed AST → nested JavaScript closures. Compiled once per (field, source);
+// each evaluation only runs the closures. Static types pick a specialised
+// closure for every operator, so runtime checks are left only where
+// `activity.params` makes a value dynamic. Nothing short-circuits (spec 2.5):
+// every operand and every lambda iteration runs, so any error surfaces.
+
+import type { Compare, Expr } from "./ast.ts";
+import type { Cast, Checked } from "./checker.ts";
+import { PolicyRuntimeError } from "./errors.ts";
+import type { ActivityFacts, EvalEnv, ParamValue } from "./facts.ts";
+import { eqClass, type Type } from "./types.ts";
+import {
+  countOf,
+  dynEquals,
+  indexList,
+  indexString,
+  sliceList,
+  sliceString,
+  Timestamp,
+  typeMismatch,
+} from "./values.ts";
+
+/** Per-evaluation state: the inputs, lambda variables by slot, and `time.now` once read. */
+export interface Frame {
+  env: EvalEnv;
+  readonly slots: unknown[];
+  now: Timestamp | undefined;
+}
+type Fn = (f: Frame) => unknown;
+type Bool = (f: Frame) => boolean;
+type Big = (f: Frame) => bigint;
+type Arr = (f: Frame) => readonly unknown[];
+
+/** `time.now` must be a real instant; years 1970–9999 keep every calendar computation in range. */
+const MAX_NOW_MS = 253_402_300_799_999;
+
+export function nowMsOf(f: Frame): number {
+  const ms = f.env.nowMs;
+  if (ms === undefined) throw new PolicyRuntimeError("AbsentKeyword", "time.now is not available: no time was given for this evaluation");
+  if (typeof ms !== "number" || !(ms >= 0 && ms <= MAX_NOW_MS)) {
+    throw new PolicyRuntimeError("InvalidInput", `time.now must be Unix milliseconds between 1970 and 9999, got ${String(ms)}`);
+  }
+  return ms;
+}
+
+function nowOf(f: Frame): Timestamp {
+  if (f.now) return f.now;
+  const ms = nowMsOf(f);
+  const whole = Math.floor(ms);
+  f.now = new Timestamp(BigInt(whole) * 1_000_000n + BigInt(Math.round((ms - whole) * 1e6)));
+  return f.now;
+}
+
+function absent(name: string): never {
+  throw new PolicyRuntimeError("AbsentKeyword", `'${name}' is not available for this evaluation`);
+}
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+export function compile(checked: Checked, source: string): Bool {
+  const { types, casts, slots } = checked;
+  const typeOfNode = (e: Expr): Type => types.get(e)!;
+  // The source text of a node, for runtime error messages.
+  const text = (e: Expr): string => {
+    const s = source.slice(e.pos.offset, e.end);
+    return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+  };
+
+  return node(checked.root) as Bool;
+
+  /** The closure of a node, with the runtime check its cast (if any) requires. */
+  function node(e: Expr): Fn {
+    const f = raw(e);
+    const cast = casts.get(e);
+    return cast ? guard(f, cast, text(e)) : f;
+  }
+
+  function raw(e: Expr): Fn {
+    switch (e.kind) {
+      case "bool":
+      case "string": {
+        const v = e.value;
+        return () => v;
+      }
+      case "int": {
+        const v = e.value;
+        return () => v;
+      }
+      case "list": {
+        if (e.items.every((i) => i.kind === "bool" || i.kind === "int" || i.kind === "string")) {
+          const constant = Object.freeze(e.items.map((i) => (i as { value: unknown }).value));
+          return () => constant;
+        }
+        const items = e.items.map(node);
+        return (f) => items.map((item) => item(f));
+      }
+      case "ident":
+        return identifier(e.name, slots.get(e));
+      case "member":
+        return member(e.object, e.name);
+      case "index": {
+        const obj = node(e.object), ix = node(e.index) as Big, what = text(e.object);
+        switch (typeOfNode(e.object).k) {
+          case "string":
+            return (f) => indexString(obj(f) as string, ix(f), what);
+          case "list":
+            return (f) => indexList(obj(f) as readonly unknown[], ix(f), what);
+          default:
+            return (f) => {
+              const v = obj(f), i = ix(f);
+              if (typeof v === "string") return indexString(v, i, what);
+              if (Array.isArray(v)) return indexList(v, i, what);
+              throw typeMismatch(what, v, "a string or a list");
+            };
+        }
+      }
+      case "slice": {
+        const obj = node(e.object), a = node(e.start) as Big, b = node(e.stop) as Big, what = text(e.object);
+        switch (typeOfNode(e.object).k) {
+          case "string":
+            return (f) => sliceString(obj(f) as string, a(f), b(f), what);
+          case "list":
+            return (f) => sliceList(obj(f) as readonly unknown[], a(f), b(f), what);
+          default:
+            return (f) => {
+              const v = obj(f), start = a(f), stop = b(f);
+              if (typeof v === "string") return sliceString(v, start, stop, what);
+              if (Array.isArray(v)) return sliceList(v, start, stop, what);
+              throw typeMismatch(what, v, "a string or a list");
+            };
+        }
+      }
+      case "lambda": {
+        const list = listOf(e.object), body = node(e.body) as Bool, slot = slots.get(e)!;
+        switch (e.method) {
+          case "all":
+            return (f) => {
+              const xs = list(f);
+              let result = true;
+              for (let i = 0; i < xs.length; i++) {
+                f.slots[slot] = xs[i];
+                if (!body(f)) result = false;
+              }
+              return result;
+            };
+          case "any":
+            return (f) => {
+              const xs = list(f);
+              let result = false;
+              for (let i = 0; i < xs.length; i++) {
+                f.slots[slot] = xs[i];
+                if (body(f)) result = true;
+              }
+              return result;
+            };
+          case "filter":
+            return (f) => {
+              const xs = list(f);
+              const kept: unknown[] = [];
+              for (let i = 0; i < xs.length; i++) {
+                f.slots[slot] = xs[i];
+                if (body(f)) kept.push(xs[i]);
+              }
+              return kept;
+            };
+        }
+      }
+      // falls through: unreachable, every method is handled above
+      case "contains":
+        return membership(e.object, e.arg);
+      case "count": {
+        const list = listOf(e.object);
+        return (f) => countOf(list(f).length);
+      }
+      case "call": {
+        const ts = checked.timestamps.get(e);
+        if (ts !== undefined) {
+          const v = new Timestamp(ts);
+          return () => v;
+        }
+        const span = checked.cronSpans.get(e)!;
+        return (f) => span.isActive(nowMsOf(f));
+      }
+      case "not": {
+        const operand = node(e.operand) as Bool;
+        return (f) => !operand(f);
+      }
+      case "logical": {
+        const ops = e.operands.map(node) as Bool[];
+        if (ops.length === 2) {
+          const [x, y] = ops as [Bool, Bool];
+          return e.op === "&&"
+            ? (f) => {
+                const l = x(f), r = y(f);
+                return l && r;
+              }
+            : (f) => {
+                const l = x(f), r = y(f);
+                return l || r;
+              };
+        }
+        const and = e.op === "&&";
+        return (f) => {
+          let result = and;
+          for (let i = 0; i < ops.length; i++) {
+            if (ops[i]!(f) !== and) result = !and;
+          }
+          return result;
+        };
+      }
+      case "compare":
+        return compare(e);
+    }
+  }
+
+  function identifier(name: string, slot: number | undefined): Fn {
+    if (slot !== undefined) return (f) => f.slots[slot];
+    switch (name) {
+      case "activity":
+        return (f) => f.env.activity ?? absent("activity");
+      case "approvers":
+        return (f) => f.env.approvers ?? absent("approvers");
+      case "credentials":
+        return (f) => f.env.credentials ?? absent("credentials");
+      case "time":
+        return (f) => ({ now: nowOf(f) });
+      default:
+        throw new Error(`checker let an unbound identifier through: ${name}`);
+    }
+  }
+
+  function member(object: Expr, name: string): Fn {
+    const ot = typeOfNode(object);
+    if (object.kind === "ident" && object.name === "time" && !slots.has(object)) return nowOf; // time.now
+    const obj = node(object);
+    if (ot.k === "params") {
+      // params only ever comes from the evaluation's own activity, which names the type in the error.
+      return (f) => {
+        const params = obj(f) as Readonly<Record<string, ParamValue>>;
+        if (!hasOwn.call(params, name)) {
+          const type = (f.env.activity as ActivityFacts | undefined)?.type ?? "this activity";
+          throw new PolicyRuntimeError("MissingField", `activity.params has no field '${name}' for ${type}`);
+        }
+        return params[name];
+      };
+    }
+    if (ot.k === "dynamic") {
+      const what = text(object);
+      return (f) => {
+        throw typeMismatch(what, obj(f), `a value with a field '${name}'`);
+      };
+    }
+    return (f) => (obj(f) as Record<string, unknown>)[name];
+  }
+
+  /** A list-valued operand; dynamic values are checked to be lists. */
+  function listOf(e: Expr): Arr {
+    const f0 = node(e);
+    if (typeOfNode(e).k === "list") return f0 as Arr;
+    const what = text(e);
+    return (f) => {
+      const v = f0(f);
+      if (!Array.isArray(v)) throw typeMismatch(what, v, "list");
+      return v;
+    };
+  }
+
+  function compare(e: Compare): Fn {
+    if (e.op === "in") return membership(e.right, e.left);
+    const l = node(e.left), r = node(e.right);
+    const lt = typeOfNode(e.left), rt = typeOfNode(e.right);
+    const cls = eqClass(lt) ?? eqClass(rt); // null only when both sides are dynamic
+    if (e.op === "==" || e.op === "!=") {
+      const negate = e.op === "!=";
+      if (cls === null) {
+        const what = text(e);
+        return negate ? (f) => !dynEquals(l(f), r(f), what) : (f) => dynEquals(l(f), r(f), what);
+      }
+      if (cls === "timestamp") {
+        return negate
+          ? (f) => (l(f) as Timestamp).ns !== (r(f) as Timestamp).ns
+          : (f) => (l(f) as Timestamp).ns === (r(f) as Timestamp).ns;
+      }
+      return negate ? (f) => l(f) !== r(f) : (f) => l(f) === r(f);
+    }
+    const [a, b] = cls === "timestamp"
+      ? [(f: Frame) => (l(f) as Timestamp).ns, (f: Frame) => (r(f) as Timestamp).ns]
+      : [l as Big, r as Big];
+    switch (e.op) {
+      case "<":
+        return (f) => a(f) < b(f);
+      case ">":
+        return (f) => a(f) > b(f);
+      case "<=":
+        return (f) => a(f) <= b(f);
+      default:
+        return (f) => a(f) >= b(f);
+    }
+  }
+
+  /** `elem in list` / `list.contains(elem)`: the same equality as `==`. */
+  function membership(listNode: Expr, elemNode: Expr): Fn {
+    const list = listOf(listNode), elem = node(elemNode);
+    const lt = typeOfNode(listNode);
+    const elemType = lt.k === "list" ? lt.elem : null;
+    if (lt.k === "list" && (elemType === null || elemType.k !== "dynamic")) {
+      if (eqClass(typeOfNode(elemNode)) === "timestamp") {
+        return (f) => {
+          const xs = list(f) as readonly Timestamp[], x = (elem(f) as Timestamp).ns;
+          let found = false;
+          for (let i = 0; i < xs.length; i++) if (xs[i]!.ns === x) found = true;
+          return found;
+        };
+      }
+      return (f) => {
+        const xs = list(f), x = elem(f);
+        return xs.includes(x);
+      };
+    }
+    const what = `${text(elemNode)} in ${text(listNode)}`;
+    return (f) => {
+      const xs = list(f), x = elem(f);
+      let found = false;
+      for (let i = 0; i < xs.length; i++) if (dynEquals(x, xs[i], what)) found = true;
+      return found;
+    };
+  }
+}
+
+function guard(f: Fn, cast: Cast, what: string): Fn {
+  switch (cast) {
+    case "bool":
+      return (fr) => {
+        const v = f(fr);
+        if (typeof v !== "boolean") throw typeMismatch(what, v, "bool");
+        return v;
+      };
+    case "numeric":
+      return (fr) => {
+        const v = f(fr);
+        if (typeof v !== "bigint") throw typeMismatch(what, v, "int");
+        return v;
+      };
+    case "string":
+      return (fr) => {
+        const v = f(fr);
+        if (typeof v !== "string") throw typeMismatch(what, v, "string");
+        return v;
+      };
+  }
+}

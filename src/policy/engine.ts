@@ -1,0 +1,202 @@
+// The policy engine: given an organization's compiled policies, its root quorum and the
+// votes so far, decide an activity. Pure: no I/O, no clock (the caller passes `nowMs`).
+// The order of the rules is POLICY-LANGUAGE §6.3 (per policy) and §6.4 (aggregate).
+import { compileExpression, PolicyRuntimeError, type CompiledExpression } from "./index.ts";
+import type { ActivityFacts, CredentialFacts, EvalEnv, UserFacts } from "./facts.ts";
+
+export type Outcome =
+  | "OUTCOME_ALLOW"
+  | "OUTCOME_DENY_EXPLICIT"
+  | "OUTCOME_DENY_IMPLICIT"
+  | "OUTCOME_REQUIRES_CONSENSUS"
+  | "OUTCOME_REJECTED"
+  | "OUTCOME_ERROR"
+  | "OUTCOME_TIME_INACTIVE";
+
+export type Effect = "EFFECT_ALLOW" | "EFFECT_DENY";
+
+export interface PolicySource {
+  id: string;
+  effect: Effect;
+  condition: string;
+  consensus: string;
+  time: string;
+}
+
+export interface CompiledPolicy {
+  readonly id: string;
+  readonly effect: Effect;
+  readonly condition: CompiledExpression | null;
+  readonly consensus: CompiledExpression | null;
+  readonly time: CompiledExpression | null;
+}
+
+/** Compiles a stored or submitted policy. Throws PolicyCompileError naming field, line and column. */
+export function compilePolicy(p: PolicySource): CompiledPolicy {
+  return {
+    id: p.id,
+    effect: p.effect,
+    condition: compileExpression("condition", p.condition),
+    consensus: compileExpression("consensus", p.consensus),
+    time: compileExpression("time", p.time),
+  };
+}
+
+export interface PolicySet {
+  readonly policies: readonly CompiledPolicy[];
+  /** Some consensus reads user tags: only then must evaluators load approvers' tags. */
+  readonly readsTags: boolean;
+}
+
+export function policySet(policies: readonly CompiledPolicy[]): PolicySet {
+  return { policies, readsTags: policies.some((p) => p.consensus?.userFields.has("tags") ?? false) };
+}
+
+export interface RootQuorum {
+  readonly userIds: ReadonlySet<string>;
+  readonly threshold: number;
+}
+
+export interface DecisionInput {
+  activity: ActivityFacts;
+  /** Governed by the root quorum alone (UPDATE_ROOT_QUORUM, ...): policies are not consulted. */
+  rootOnly: boolean;
+  quorum: RootQuorum;
+  /** Distinct users with a live APPROVED vote, in order of first approval. */
+  approvers: readonly UserFacts[];
+  /** The credentials behind those approvals, in the same order. */
+  credentials: readonly CredentialFacts[];
+  /** The vote being evaluated is an accepted rejection. */
+  rejection: boolean;
+  /** An implicit permission (§6.8, e.g. a user managing its own credentials) applies. */
+  implicitlyAllowed: boolean;
+  nowMs: number;
+}
+
+export interface PolicyOutcome {
+  policyId: string;
+  outcome: Outcome;
+  /** The runtime error behind OUTCOME_ERROR, for logs and explanations. */
+  error?: string;
+}
+
+export interface Decision {
+  outcome: Outcome;
+  policies: PolicyOutcome[];
+  /** Why, in a sentence a caller can act on. */
+  reason: string;
+}
+
+type Verdict = boolean | PolicyRuntimeError;
+
+function run(expr: CompiledExpression | null, env: EvalEnv): Verdict {
+  if (!expr) return true; // an absent field does not restrict (§6.2)
+  try {
+    return expr.evaluate(env);
+  } catch (err) {
+    if (err instanceof PolicyRuntimeError) return err;
+    throw err; // a bug, not a policy outcome
+  }
+}
+
+/** One policy's outcome (§6.3). `condition` and `consensus` are both evaluated: no short-circuit. */
+export function evaluatePolicy(p: CompiledPolicy, env: EvalEnv): PolicyOutcome {
+  const time = run(p.time, env);
+  if (time instanceof PolicyRuntimeError) return { policyId: p.id, outcome: "OUTCOME_ERROR", error: `time: ${time.message}` };
+  if (!time) return { policyId: p.id, outcome: "OUTCOME_TIME_INACTIVE" };
+  const condition = run(p.condition, env);
+  const consensus = run(p.consensus, env);
+  if (condition instanceof PolicyRuntimeError) {
+    return { policyId: p.id, outcome: "OUTCOME_ERROR", error: `condition: ${condition.message}` };
+  }
+  if (consensus instanceof PolicyRuntimeError) {
+    return { policyId: p.id, outcome: "OUTCOME_ERROR", error: `consensus: ${consensus.message}` };
+  }
+  if (!condition) return { policyId: p.id, outcome: "OUTCOME_DENY_IMPLICIT" };
+  if (p.effect === "EFFECT_DENY") return { policyId: p.id, outcome: consensus ? "OUTCOME_DENY_EXPLICIT" : "OUTCOME_DENY_IMPLICIT" };
+  return { policyId: p.id, outcome: consensus ? "OUTCOME_ALLOW" : "OUTCOME_REQUIRES_CONSENSUS" };
+}
+
+function rootApprovals(input: DecisionInput): number {
+  let n = 0;
+  for (const a of input.approvers) if (input.quorum.userIds.has(a.id)) n++;
+  return n;
+}
+
+/** The aggregate decision of one evaluation pass (§6.4). */
+export function decide(set: PolicySet, input: DecisionInput): Decision {
+  const roots = rootApprovals(input);
+  const rootMet = roots >= input.quorum.threshold;
+  const rootPending = roots >= 1 && !rootMet;
+  const quorumText = `${roots} of ${input.quorum.threshold} root quorum approvals`;
+
+  if (input.rejection) return { outcome: "OUTCOME_REJECTED", policies: [], reason: "the activity was rejected" };
+  if (input.rootOnly) {
+    if (rootMet) return { outcome: "OUTCOME_ALLOW", policies: [], reason: `root quorum met (${quorumText})` };
+    if (rootPending) {
+      return { outcome: "OUTCOME_REQUIRES_CONSENSUS", policies: [], reason: `${input.activity.type} needs the root quorum: ${quorumText}` };
+    }
+    return {
+      outcome: "OUTCOME_DENY_IMPLICIT",
+      policies: [],
+      reason: `${input.activity.type} can only be approved by the root quorum, and no approver is in it`,
+    };
+  }
+
+  // Every policy is evaluated even when the root quorum bypasses them: the record shows
+  // what each would have decided.
+  const env: EvalEnv = { activity: input.activity, approvers: input.approvers, credentials: input.credentials, nowMs: input.nowMs };
+  const policies = set.policies.map((p) => evaluatePolicy(p, env));
+  const has = (o: Outcome) => policies.find((p) => p.outcome === o);
+
+  if (rootMet) return { outcome: "OUTCOME_ALLOW", policies, reason: `root quorum met (${quorumText}); policies bypassed` };
+  const deny = has("OUTCOME_DENY_EXPLICIT");
+  if (deny) {
+    if (rootPending) {
+      return {
+        outcome: "OUTCOME_REQUIRES_CONSENSUS",
+        policies,
+        reason: `policy ${deny.policyId} denies it, but the root quorum can still approve it (${quorumText})`,
+      };
+    }
+    return { outcome: "OUTCOME_DENY_EXPLICIT", policies, reason: `policy ${deny.policyId} explicitly denies it` };
+  }
+  const allow = has("OUTCOME_ALLOW");
+  if (allow) return { outcome: "OUTCOME_ALLOW", policies, reason: `allowed by policy ${allow.policyId}` };
+  const pending = has("OUTCOME_REQUIRES_CONSENSUS");
+  if (pending) {
+    return { outcome: "OUTCOME_REQUIRES_CONSENSUS", policies, reason: `policy ${pending.policyId} needs more approvals` };
+  }
+  if (input.implicitlyAllowed) return { outcome: "OUTCOME_ALLOW", policies, reason: "implicitly allowed: a user may manage its own credentials" };
+  if (rootPending) return { outcome: "OUTCOME_REQUIRES_CONSENSUS", policies, reason: `needs the root quorum: ${quorumText}` };
+  const errors = policies.filter((p) => p.outcome === "OUTCOME_ERROR").length;
+  return {
+    outcome: "OUTCOME_DENY_IMPLICIT",
+    policies,
+    reason:
+      "No policies evaluated to outcome: Allow" +
+      (errors ? ` (${errors} polic${errors === 1 ? "y" : "ies"} failed to evaluate)` : ""),
+  };
+}
+
+/**
+ * May this user vote on the activity (§6.5)? Root quorum members and the initiator always
+ * may; otherwise the user must be "included in consensus" of an applicable policy: named by
+ * id or tag in its consensus, or a consensus over the approver set with no names at all.
+ */
+export function mayVote(
+  set: PolicySet,
+  voter: UserFacts,
+  ctx: { quorum: RootQuorum; initiatorId: string; activity: ActivityFacts; rootOnly: boolean; nowMs: number },
+): boolean {
+  if (ctx.quorum.userIds.has(voter.id) || voter.id === ctx.initiatorId) return true;
+  if (ctx.rootOnly) return false;
+  const env: EvalEnv = { activity: ctx.activity, nowMs: ctx.nowMs };
+  return set.policies.some((p) => {
+    if (!p.consensus) return false;
+    if (run(p.time, env) !== true || run(p.condition, env) !== true) return false;
+    const names = p.consensus.stringLiterals;
+    if (names.has(voter.id) || voter.tags.some((t) => names.has(t))) return true;
+    return names.size === 0 && (p.consensus.roots.has("approvers") || p.consensus.roots.has("credentials"));
+  });
+}

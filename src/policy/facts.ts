@@ -1,0 +1,46 @@
+// The inputs of one evaluation. Plain data, so the policy engine can build
+// them straight from its rows without wrapping.
+
+export interface UserFacts {
+  id: string;
+  tags: readonly string[];
+  email: string;
+  alias: string;
+}
+
+export interface CredentialFacts {
+  id: string;
+  user_id: string;
+  type: string;
+  credential_id: string;
+  public_key: string;
+}
+
+/** What `activity.params.<name>` may hold: strings, ints (always bigint), bools and lists of those. */
+export type ParamValue = string | bigint | boolean | readonly ParamValue[];
+
+export interface ActivityFacts {
+  type: string;
+  kind: string;
+  resource: string;
+  action: string;
+  /** Only the params this activity type exposes; anything else is a MissingField error. */
+  params: Readonly<Record<string, ParamValue>>;
+}
+
+/** A field reads only its own keywords; the others may be left out. */
+export interface EvalEnv {
+  activity?: ActivityFacts;
+  approvers?: readonly UserFacts[];
+  credentials?: readonly CredentialFacts[];
+  /** `time.now`, in Unix milliseconds (trusted server time). */
+  nowMs?: number;
+}
+
+const KIND_VERSION_SUFFIX = /_V\d+$/;
+
+/** `ACTIVITY_TYPE_CREATE_USERS_V4` → `CREATE_USERS`: drop the prefix and a trailing `_V<digits>`. */
+export function activityKind(type: string): string {
+  const bare = type.startsWith("ACTIVITY_TYPE_") ? type.slice("ACTIVITY_TYPE_".length) : type;
+  return bare.replace(KIND_VERSION_SUFFIX, "");
+}

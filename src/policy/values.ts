@@ -1,0 +1,84 @@
+// Runtime values and the checks that guard dynamic (`activity.params`) data.
+// bool → boolean, int/uint → bigint, string → string, list → readonly array,
+// timestamp → Timestamp (epoch nanoseconds).
+
+import { PolicyRuntimeError } from "./errors.ts";
+
+export class Timestamp {
+  constructor(readonly ns: bigint) {}
+}
+
+/** The runtime type name of a dynamic value, as error messages show it. */
+export function dynKind(v: unknown): string {
+  switch (typeof v) {
+    case "string":
+      return "string";
+    case "bigint":
+      return "int";
+    case "boolean":
+      return "bool";
+    default:
+      return Array.isArray(v) ? "list" : `unsupported value (${v === null ? "null" : typeof v})`;
+  }
+}
+
+export function typeMismatch(what: string, v: unknown, expected: string): PolicyRuntimeError {
+  return new PolicyRuntimeError("TypeMismatch", `type mismatch: '${what}' is ${dynKind(v)}, expected ${expected}`);
+}
+
+/** `==` between two dynamic values: same primitive type required, lists are not comparable. */
+export function dynEquals(a: unknown, b: unknown, what: string): boolean {
+  const ka = dynKind(a);
+  const kb = dynKind(b);
+  if (ka === "list" || kb === "list") {
+    throw new PolicyRuntimeError("TypeMismatch", `type mismatch: '==' is not defined for lists (in '${what}')`);
+  }
+  if (ka !== kb || ka.startsWith("unsupported")) {
+    throw new PolicyRuntimeError("TypeMismatch", `type mismatch: cannot compare ${ka} with ${kb} (in '${what}')`);
+  }
+  return a === b;
+}
+
+// String positions are Unicode code points. Only surrogate pairs make code
+// points and UTF-16 units differ, so strings without them take the fast path.
+function hasSurrogates(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdfff) return true;
+  }
+  return false;
+}
+
+function outOfRange(what: string, detail: string, length: number): PolicyRuntimeError {
+  return new PolicyRuntimeError("IndexOutOfRange", `${detail} is out of range for '${what}' (length ${length})`);
+}
+
+export function indexString(s: string, i: bigint, what: string): string {
+  const points = hasSurrogates(s) ? Array.from(s) : null;
+  const length = points ? points.length : s.length;
+  if (i < 0n || i >= length) throw outOfRange(what, `index ${i}`, length);
+  return points ? points[Number(i)]! : s[Number(i)]!;
+}
+
+export function sliceString(s: string, a: bigint, b: bigint, what: string): string {
+  const points = hasSurrogates(s) ? Array.from(s) : null;
+  const length = points ? points.length : s.length;
+  if (a < 0n || a > b || b > length) throw outOfRange(what, `slice [${a}..${b}]`, length);
+  return points ? points.slice(Number(a), Number(b)).join("") : s.slice(Number(a), Number(b));
+}
+
+export function indexList<T>(list: readonly T[], i: bigint, what: string): T {
+  if (i < 0n || i >= list.length) throw outOfRange(what, `index ${i}`, list.length);
+  return list[Number(i)]!;
+}
+
+export function sliceList<T>(list: readonly T[], a: bigint, b: bigint, what: string): readonly T[] {
+  if (a < 0n || a > b || b > list.length) throw outOfRange(what, `slice [${a}..${b}]`, list.length);
+  return list.slice(Number(a), Number(b));
+}
+
+const SMALL_INTS: readonly bigint[] = Array.from({ length: 257 }, (_, i) => BigInt(i));
+/** A list length as an int, without allocating for the usual small counts. */
+export function countOf(n: number): bigint {
+  return n < SMALL_INTS.length ? SMALL_INTS[n]! : BigInt(n);
+}
