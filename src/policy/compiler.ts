@@ -4,7 +4,7 @@
 // `activity.params` makes a value dynamic. Nothing short-circuits (spec 2.5):
 // every operand and every lambda iteration runs, so any error surfaces.
 
-import type { Compare, Expr } from "./ast.ts";
+import type { Compare, Expr, Lambda } from "./ast.ts";
 import type { Cast, Checked } from "./checker.ts";
 import { PolicyRuntimeError } from "./errors.ts";
 import type { ActivityFacts, EvalEnv, ParamValue } from "./facts.ts";
@@ -130,42 +130,8 @@ export function compile(checked: Checked, source: string): Bool {
             };
         }
       }
-      case "lambda": {
-        const list = listOf(e.object), body = node(e.body) as Bool, slot = slots.get(e)!;
-        switch (e.method) {
-          case "all":
-            return (f) => {
-              const xs = list(f);
-              let result = true;
-              for (let i = 0; i < xs.length; i++) {
-                f.slots[slot] = xs[i];
-                if (!body(f)) result = false;
-              }
-              return result;
-            };
-          case "any":
-            return (f) => {
-              const xs = list(f);
-              let result = false;
-              for (let i = 0; i < xs.length; i++) {
-                f.slots[slot] = xs[i];
-                if (body(f)) result = true;
-              }
-              return result;
-            };
-          case "filter":
-            return (f) => {
-              const xs = list(f);
-              const kept: unknown[] = [];
-              for (let i = 0; i < xs.length; i++) {
-                f.slots[slot] = xs[i];
-                if (body(f)) kept.push(xs[i]);
-              }
-              return kept;
-            };
-        }
-      }
-      // falls through: unreachable, every method is handled above
+      case "lambda":
+        return lambda(e);
       case "contains":
         return membership(e.object, e.arg);
       case "count": {
@@ -213,6 +179,42 @@ export function compile(checked: Checked, source: string): Bool {
     }
   }
 
+  function lambda(e: Lambda): Fn {
+    const list = listOf(e.object), body = node(e.body) as Bool, slot = slots.get(e)!;
+    switch (e.method) {
+      case "all":
+        return (f) => {
+          const xs = list(f);
+          let result = true;
+          for (let i = 0; i < xs.length; i++) {
+            f.slots[slot] = xs[i];
+            if (!body(f)) result = false;
+          }
+          return result;
+        };
+      case "any":
+        return (f) => {
+          const xs = list(f);
+          let result = false;
+          for (let i = 0; i < xs.length; i++) {
+            f.slots[slot] = xs[i];
+            if (body(f)) result = true;
+          }
+          return result;
+        };
+      case "filter":
+        return (f) => {
+          const xs = list(f);
+          const kept: unknown[] = [];
+          for (let i = 0; i < xs.length; i++) {
+            f.slots[slot] = xs[i];
+            if (body(f)) kept.push(xs[i]);
+          }
+          return kept;
+        };
+    }
+  }
+
   function identifier(name: string, slot: number | undefined): Fn {
     if (slot !== undefined) return (f) => f.slots[slot];
     switch (name) {
@@ -250,7 +252,7 @@ export function compile(checked: Checked, source: string): Bool {
         throw typeMismatch(what, obj(f), `a value with a field '${name}'`);
       };
     }
-    return (f) => (obj(f) as Record<string, unknown>)[name];
+    return (FIELD_READERS[name] ?? keyedReader(name))(obj);
   }
 
   /** A list-valued operand; dynamic values are checked to be lists. */
@@ -326,6 +328,25 @@ export function compile(checked: Checked, source: string): Bool {
     };
   }
 }
+
+// Struct fields read with a fixed property name each, so every read site stays
+// monomorphic instead of sharing one keyed load across all field names.
+const FIELD_READERS: Readonly<Record<string, (obj: Fn) => Fn>> = {
+  id: (obj) => (f) => (obj(f) as { id: unknown }).id,
+  tags: (obj) => (f) => (obj(f) as { tags: unknown }).tags,
+  email: (obj) => (f) => (obj(f) as { email: unknown }).email,
+  alias: (obj) => (f) => (obj(f) as { alias: unknown }).alias,
+  user_id: (obj) => (f) => (obj(f) as { user_id: unknown }).user_id,
+  type: (obj) => (f) => (obj(f) as { type: unknown }).type,
+  credential_id: (obj) => (f) => (obj(f) as { credential_id: unknown }).credential_id,
+  public_key: (obj) => (f) => (obj(f) as { public_key: unknown }).public_key,
+  kind: (obj) => (f) => (obj(f) as { kind: unknown }).kind,
+  resource: (obj) => (f) => (obj(f) as { resource: unknown }).resource,
+  action: (obj) => (f) => (obj(f) as { action: unknown }).action,
+  params: (obj) => (f) => (obj(f) as { params: unknown }).params,
+  now: (obj) => (f) => (obj(f) as { now: unknown }).now,
+};
+const keyedReader = (name: string) => (obj: Fn): Fn => (f) => (obj(f) as Record<string, unknown>)[name];
 
 function guard(f: Fn, cast: Cast, what: string): Fn {
   switch (cast) {

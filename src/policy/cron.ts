@@ -129,20 +129,25 @@ export function isValidTimeZone(zone: string): boolean {
   }
 }
 
-/** UTC offset (wall clock minus UTC, in ms) of `zone` at instant `t`. */
+// Offsets already computed, per formatter. Fire instants repeat from one
+// evaluation to the next, so most look-ups after the first are hits.
+const offsetMemo = new WeakMap<Intl.DateTimeFormat, Map<number, number>>();
+const MAX_MEMO = 4096;
+const DIGITS = /\d+/g;
+
+/** UTC offset (wall clock minus UTC, in ms) of the formatter's zone at instant `t`. */
 function offsetAt(fmt: Intl.DateTimeFormat, t: number): number {
-  let y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
-  for (const p of fmt.formatToParts(t)) {
-    switch (p.type) {
-      case "year": y = Number(p.value); break;
-      case "month": mo = Number(p.value); break;
-      case "day": d = Number(p.value); break;
-      case "hour": h = Number(p.value) % 24; break;
-      case "minute": mi = Number(p.value); break;
-      case "second": s = Number(p.value); break;
-    }
-  }
-  return utcMillis(y, mo, d, h, mi, s) - (t - (((t % 1000) + 1000) % 1000));
+  let memo = offsetMemo.get(fmt);
+  if (!memo) offsetMemo.set(fmt, (memo = new Map()));
+  const known = memo.get(t);
+  if (known !== undefined) return known;
+  // format() is several times faster than formatToParts(); the en-US pattern is
+  // month/day/year, hour:minute:second, whatever the separators.
+  const [mo = 0, d = 0, y = 0, h = 0, mi = 0, s = 0] = (fmt.format(t).match(DIGITS) ?? []).map(Number);
+  const offset = utcMillis(y, mo, d, h % 24, mi, s) - (t - (((t % 1000) + 1000) % 1000));
+  if (memo.size >= MAX_MEMO) memo.clear();
+  memo.set(t, offset);
+  return offset;
 }
 
 export class CronSpan {

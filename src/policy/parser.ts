@@ -30,7 +30,8 @@ export function parse(field: Field, tokens: readonly Token[]): Expr {
   const fail = (pos: SourcePos, problem: string): never => {
     throw new PolicyCompileError(field, pos, problem);
   };
-  const found = (t: Token): string => describeToken(t) + (t.kind === "ident" ? (WORD_HINTS[t.text] ?? "") : "");
+  const hint = (t: Token): string => (t.kind === "ident" ? (WORD_HINTS[t.text] ?? "") : "");
+  const found = (t: Token): string => describeToken(t) + hint(t);
   const expect = (kind: TokenKind, context: string): Token => {
     const t = peek();
     if (t.kind !== kind) fail(t.pos, `expected '${kind}' ${context}, found ${found(t)}`);
@@ -46,7 +47,7 @@ export function parse(field: Field, tokens: readonly Token[]): Expr {
   if (t.kind !== "eof") {
     fail(t.pos, COMPARE_OPS.has(t.kind)
       ? `comparison operators cannot be chained; found a second '${t.text}' (add parentheses)`
-      : `unexpected ${found(t)} after a complete expression`);
+      : `unexpected ${describeToken(t)} after a complete expression${hint(t)}`);
   }
   return root;
 
