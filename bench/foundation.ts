@@ -10,6 +10,8 @@
 //   --warmup S / BENCH_WARMUP             unmeasured warm-up seconds before each run (default 2)
 //   --skip-sqlite                         only the PostgreSQL runs (with --postgres)
 //   --tag-members / BENCH_TAG_MEMBERS=1   create_user_tag also tags the submitting user (see below)
+//   --policies N / BENCH_POLICIES         after the activity run, load N policies into the
+//                                         organization and run it again (default 100; 0 skips)
 //   BENCH_LOG_LEVEL=info                  the server's log level (default warn: no per-request log lines)
 //   --timeout S / BENCH_TIMEOUT           abort (and clean up) after S seconds in all (default 175)
 //   --profile DIR / BENCH_PROFILE_DIR     run each Sigil scenario in its own server started with
@@ -74,7 +76,11 @@ const TIMEOUT_S = num("--timeout", "BENCH_TIMEOUT", 175, 10, 3600);
 // created so far) and the run would measure that growth rather than the pipeline.
 const TAG_MEMBERS = process.argv.includes("--tag-members") || process.env.BENCH_TAG_MEMBERS === "1";
 
+const POLICIES = num("--policies", "BENCH_POLICIES", 100, 0, 100);
+
 const AIM = { query: 5000, activity: 3000 } as const;
+/** With POLICIES policies the activity rate may drop by at most this fraction. */
+const POLICY_DROP_LIMIT = 0.1;
 
 // ---------------------------------------------------------------- cleanup and watchdog
 
@@ -108,6 +114,8 @@ interface Figures {
   total: number;
   problems: string[];
   aim?: number;
+  /** A comparison printed under the table. */
+  note?: string;
 }
 
 /** A pre-stamped body per request; running dry stops the run early (never replays a body). */
@@ -259,6 +267,52 @@ function stampMany(stamper: FastStamper, creds: InitResult, count: number): { po
   return { pool: new BodyPool(items), ms: performance.now() - t };
 }
 
+/**
+ * A realistic policy set: allow/deny policies over resources, kinds and types, consensus by
+ * user id, tag or count. Some match create_user_tag (USER / CREATE) and some do not; the
+ * submitting root user meets the root quorum, so every policy is evaluated for the record
+ * and the activity still completes.
+ */
+function benchPolicies(n: number): Record<string, string>[] {
+  const resources = ["USER", "POLICY", "CREDENTIAL", "ORGANIZATION", "WALLET", "AUTH"];
+  const actions = ["CREATE", "UPDATE", "DELETE"];
+  return Array.from({ length: n }, (_, i) => {
+    const resource = resources[i % resources.length]!;
+    const action = actions[i % actions.length]!;
+    const who = randomUUID();
+    const consensus = [
+      `approvers.any(user, user.id == '${who}')`,
+      `approvers.any(user, user.tags.contains('${randomUUID()}'))`,
+      `approvers.filter(user, user.tags.contains('${randomUUID()}')).count() >= 2`,
+      `approvers.count() >= 2`,
+    ][i % 4]!;
+    const condition = [
+      `activity.resource == '${resource}' && activity.action == '${action}'`,
+      `activity.kind in ['CREATE_USERS', 'DELETE_USERS', 'CREATE_USER_TAG']`,
+      `activity.type == 'ACTIVITY_TYPE_CREATE_API_KEYS_V2'`,
+    ][i % 3]!;
+    return {
+      policyName: `bench-policy-${RUN_TAG}-${i}`,
+      effect: i % 10 === 9 ? "EFFECT_DENY" : "EFFECT_ALLOW",
+      condition,
+      consensus,
+      notes: "bench",
+    };
+  });
+}
+
+async function loadPolicies(server: Running, creds: InitResult, n: number): Promise<void> {
+  const body = JSON.stringify({
+    type: "ACTIVITY_TYPE_CREATE_POLICIES",
+    timestampMs: String(Date.now()),
+    organizationId: creds.organizationId,
+    parameters: { policies: benchPolicies(n) },
+  });
+  const r = await post(`${server.url}/public/v1/submit/create_policies`, await sdkStamp(body, creds.apiPublicKey, creds.apiPrivateKey));
+  const ids = (r.json as { activity?: { result?: { createPoliciesResult?: { policyIds?: string[] } } } }).activity?.result?.createPoliciesResult?.policyIds;
+  if (r.status !== 200 || ids?.length !== n) throw new Error(`create_policies failed (${r.status}): ${JSON.stringify(r.json).slice(0, 500)}`);
+}
+
 // ---------------------------------------------------------------- scenarios
 
 async function runBaseline(): Promise<Figures> {
@@ -316,7 +370,7 @@ async function runQuery(inst: SigilInstance, creds: InitResult, server: Running)
   return f;
 }
 
-async function runActivity(inst: SigilInstance, creds: InitResult, server: Running, ceilingRps: number): Promise<Figures> {
+async function runActivity(inst: SigilInstance, creds: InitResult, server: Running, ceilingRps: number, label = ""): Promise<Figures> {
   const url = `${server.url}/public/v1/submit/create_user_tag`;
   // One body stamped by the SDK's stamper proves the wire format; the bulk uses FastStamper.
   const sdk = await sdkStamp(activityBody(creds), creds.apiPublicKey, creds.apiPrivateKey);
@@ -350,7 +404,7 @@ async function runActivity(inst: SigilInstance, creds: InitResult, server: Runni
   const before = await settledActivityCount(inst);
   const r = await load({ url: server.url, path: "/public/v1/submit/create_user_tag", pool, seconds: DURATION_S });
   const recorded = (await settledActivityCount(inst)) - before;
-  const f = figures("stamped activity (create_user_tag)", inst.engine, r, AIM.activity);
+  const f = figures(`stamped activity (create_user_tag)${label}`, inst.engine, r, label ? undefined : AIM.activity);
   if (pool.dry) f.problems.push(`ran out of pre-stamped bodies after ${fmtInt(pool.used)}: run stopped early`);
   // Each 2xx must be a new activity (no idempotent replays). autocannon stops with up to one
   // request per connection in flight: the server records those, nobody counts their answer.
@@ -376,7 +430,16 @@ async function runEngine(engine: Engine, ceilingRps: number): Promise<Figures[]>
         await stopSigil(server, engine, "query");
         server = await startSigil(inst, profileArgs(engine, "activity"));
       }
-      out.push(await runActivity(inst, creds, server, ceilingRps));
+      const plain = await runActivity(inst, creds, server, ceilingRps);
+      out.push(plain);
+      if (POLICIES > 0) {
+        await loadPolicies(server, creds, POLICIES);
+        log(`  ${POLICIES} policies created in the organization (allow/deny; id, tag and count consensus); every activity now evaluates them all`);
+        const withPolicies = await runActivity(inst, creds, server, ceilingRps, ` + ${POLICIES} policies`);
+        const drop = 1 - withPolicies.rps / plain.rps;
+        withPolicies.note = `${(100 * drop).toFixed(1)}% below the run without policies (limit ${100 * POLICY_DROP_LIMIT}%): ${drop <= POLICY_DROP_LIMIT ? "met" : "MISSED"}`;
+        out.push(withPolicies);
+      }
     } finally {
       await stopSigil(server, engine, PROFILE_DIR ? "activity" : "");
     }
@@ -426,6 +489,7 @@ async function main(): Promise<void> {
   else log("\n(PostgreSQL skipped: pass --postgres <url> or set BENCH_DATABASE_URL)");
 
   log(`\n${table(rows, baseline.rps)}`);
+  for (const r of rows) if (r.note) log(`${r.scenario} [${r.engine}]: ${r.note}`);
   const bad = rows.filter((r) => r.problems.length);
   for (const r of bad) log(`INVALID: ${r.scenario} [${r.engine}]: ${r.problems.join("; ")}`);
   log(`\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s${bad.length ? `; ${bad.length} invalid run(s)` : ""}`);

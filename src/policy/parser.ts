@@ -25,7 +25,7 @@ export function parse(field: Field, tokens: readonly Token[]): Expr {
   let depth = 0;
 
   const peek = (): Token => tokens[at]!;
-  const peekKind = (ahead = 0): TokenKind => tokens[Math.min(at + ahead, tokens.length - 1)]!.kind;
+  const peekKind = (): TokenKind => tokens[at]!.kind;
   const next = (): Token => tokens[at++]!;
   const fail = (pos: SourcePos, problem: string): never => {
     throw new PolicyCompileError(field, pos, problem);

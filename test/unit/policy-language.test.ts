@@ -681,21 +681,6 @@ describe("compileExpression", () => {
     assert.deepEqual([...t.roots], ["time"]);
     assert.deepEqual([...t.stringLiterals].sort(), ["0 9 * * *", "1h", "2026-01-01T00:00:00Z", "UTC"]);
   });
-
-  it("evaluates 1,000 simple compiled policies well under a millisecond", () => {
-    const policies = Array.from({ length: 1000 }, (_, i) => compile("condition", `activity.kind == 'K${i}' && activity.action != 'X'`));
-    const consensus = Array.from({ length: 1000 }, (_, i) => compile("consensus", `approvers.any(u, u.id == 'U${i}')`));
-    const env: EvalEnv = { activity: CREATE_USERS, approvers: [user("U1"), user("U2")] };
-    let best = Infinity;
-    for (let round = 0; round < 50; round++) {
-      const start = process.hrtime.bigint();
-      for (const p of policies) p.evaluate(env);
-      for (const p of consensus) p.evaluate(env);
-      best = Math.min(best, Number(process.hrtime.bigint() - start) / 1e6);
-    }
-    // 2,000 evaluations per round; generous bound so slow CI machines pass.
-    assert.ok(best < 2, `best round took ${best} ms`);
-  });
 });
 
 describe("activityKind", () => {
