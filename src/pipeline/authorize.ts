@@ -4,10 +4,10 @@
 import { ApiError, Grpc } from "../errors.ts";
 import { decide, type Decision } from "../policy/engine.ts";
 import type { CompiledActivity } from "../activities/define.ts";
-import type { PolicyEvaluationRow } from "../store/policies.ts";
+import { insertEvaluation, insertPolicySet, OUTCOME_CODES, type PolicyEvaluationRow } from "../store/policies.ts";
 import { newId } from "../store/util.ts";
-import type { Db } from "../store/schema.ts";
-import { activityFacts, credentialFacts, governance, userFacts } from "./governance.ts";
+import type { Db, Executor } from "../store/schema.ts";
+import { activityFacts, credentialFacts, governance, userFacts, type OrgGovernance } from "./governance.ts";
 import type { Authenticated } from "./authenticate.ts";
 
 export const STATUS = {
@@ -17,6 +17,12 @@ export const STATUS = {
   REJECTED: "ACTIVITY_STATUS_REJECTED",
 } as const;
 
+export interface Evaluated {
+  decision: Decision;
+  /** The policy set it ran over, for the evaluation record. */
+  gov: OrgGovernance;
+}
+
 /** Evaluates a new submission: its submitter's stamp is the first approval. */
 export async function authorizeSubmission(
   db: Db,
@@ -24,7 +30,7 @@ export async function authorizeSubmission(
   params: unknown,
   auth: Authenticated,
   nowMs: number,
-): Promise<Decision> {
+): Promise<Evaluated> {
   const gov = await governance(db, auth.actor.organizationId, auth.policyVersion);
   const approvers = await userFacts(db, [auth.user], gov.set.readsTags);
   const credential = credentialFacts({
@@ -33,7 +39,7 @@ export async function authorizeSubmission(
     user_id: auth.actor.userId,
     public_key: auth.stamp.publicKey,
   });
-  return decide(gov.set, {
+  const decision = decide(gov.set, {
     activity: activityFacts(def, params),
     rootOnly: def.rootOnly ?? false,
     quorum: gov.quorum,
@@ -43,23 +49,35 @@ export async function authorizeSubmission(
     implicitlyAllowed: def.implicitlyAllowed?.(params as never, auth.actor) ?? false,
     nowMs,
   });
+  return { decision, gov };
 }
 
 export function isDenied(d: Decision): boolean {
   return d.outcome === "OUTCOME_DENY_EXPLICIT" || d.outcome === "OUTCOME_DENY_IMPLICIT";
 }
 
-/** One record per evaluation pass: each policy's outcome, then the final one without policyId. */
-export function evaluationRow(activityId: string, organizationId: string, voteId: string, d: Decision, now: number): PolicyEvaluationRow {
-  const entries = [...d.policies.map((p) => ({ policyId: p.policyId, outcome: p.outcome })), { outcome: d.outcome }];
+/** One record per evaluation pass: each policy's outcome (compactly, by policy set) and the final one. */
+export function evaluationRow(activityId: string, organizationId: string, voteId: string, e: Evaluated, now: number): PolicyEvaluationRow {
+  // A root-only decision consults no policy: it is recorded over the empty set.
+  const policies = e.decision.policies;
   return {
     id: newId(),
     activity_id: activityId,
     organization_id: organizationId,
     vote_id: voteId,
-    evaluations: JSON.stringify(entries),
+    policy_set_id: policies.length ? e.gov.setId : EMPTY_SET_ID,
+    outcomes: policies.map((p) => OUTCOME_CODES[p.outcome]).join(""),
+    outcome: e.decision.outcome,
     created_at: now,
   };
+}
+
+const EMPTY_SET_ID = "empty";
+
+/** Writes the record, and its policy set the first time this process records over it. */
+export async function recordEvaluation(tx: Executor, row: PolicyEvaluationRow, gov: OrgGovernance): Promise<void> {
+  if (row.policy_set_id !== EMPTY_SET_ID && !gov.persisted) await insertPolicySet(tx, gov.setId, gov.policyIds);
+  await insertEvaluation(tx, row);
 }
 
 /** HTTP 403, code 7, with the PolicyEnginePermissionError detail naming the activity. */

@@ -1,6 +1,7 @@
 // The I/O edge of the policy engine: an organization's compiled policies and root quorum
 // (cached per policy version), and the facts the engine evaluates (activity, approvers,
 // credentials) read from the store.
+import { createHash } from "node:crypto";
 import { notFound } from "../errors.ts";
 import { compilePolicy, policySet, type CompiledPolicy, type Effect, type PolicySet, type RootQuorum } from "../policy/engine.ts";
 import { PolicyCompileError, PolicyRuntimeError, type CompiledExpression } from "../policy/index.ts";
@@ -16,6 +17,11 @@ export interface OrgGovernance {
   version: number;
   set: PolicySet;
   quorum: RootQuorum;
+  /** Content address of the policy ids (policy_sets.id), referenced by evaluation records. */
+  setId: string;
+  policyIds: readonly string[];
+  /** The policy_sets row is known to be committed; until then each record writes it too. */
+  persisted: boolean;
 }
 
 // Compiled once per (organization, policy version). The version is bumped in the same
@@ -33,6 +39,8 @@ function brokenPolicy(row: PolicyRow, err: PolicyCompileError): CompiledPolicy {
     roots: new Set(),
     userFields: new Set(),
     stringLiterals: new Set(),
+    activityFields: new Set(["params"]),
+    mayFail: true,
     evaluate() {
       throw new PolicyRuntimeError("Internal", `stored policy no longer compiles: ${err.message}`);
     },
@@ -60,10 +68,14 @@ export async function governance(db: Executor, organizationId: string, knownVers
   if (!g) throw notFound(`no organization ${organizationId}`, "ORGANIZATION_NOT_FOUND");
   if (hit && hit.version === g.version) return hit;
   const rows = await policiesOf(db, organizationId);
+  const policyIds = rows.map((r) => r.id);
   const entry: OrgGovernance = {
     version: g.version,
     set: policySet(rows.map(compileStored)),
     quorum: { userIds: new Set(g.rootUserIds), threshold: g.threshold },
+    setId: createHash("sha256").update(JSON.stringify(policyIds)).digest("base64url").slice(0, 32),
+    policyIds,
+    persisted: false,
   };
   if (cache.size >= MAX_CACHED) cache.clear();
   cache.set(organizationId, entry);

@@ -16,10 +16,11 @@ import { OrganizationId, UintString } from "../schemas/common.ts";
 import { activitiesAt } from "../activities/registry.ts";
 import { authenticate } from "./authenticate.ts";
 import type { UserRow } from "../store/users.ts";
-import { authorizeSubmission, deniedError, deniedFailure, evaluationRow, isDenied, STATUS } from "./authorize.ts";
+import { authorizeSubmission, deniedError, deniedFailure, evaluationRow, isDenied, recordEvaluation, STATUS } from "./authorize.ts";
+import type { OrgGovernance } from "./governance.ts";
 import { activityView, type ActivityView, type KnownVotes } from "./activity-view.ts";
 import { findActivityByFingerprint, insertActivity, insertVote, type ActivityRow, type VoteRow } from "../store/activities.ts";
-import { insertEvaluation, type PolicyEvaluationRow } from "../store/policies.ts";
+import type { PolicyEvaluationRow } from "../store/policies.ts";
 import { newId } from "../store/util.ts";
 import type { Db, Tx } from "../store/schema.ts";
 import type { Engine } from "../store/db.ts";
@@ -98,7 +99,8 @@ export async function submitActivity(
   // costs a rolled-back transaction; every first submission saves a query.
   const fingerprint = createHash("sha256").update(raw).digest("hex");
   // 6. authorize
-  const decision = await authorizeSubmission(deps.db, def, params, auth, now);
+  const evaluated = await authorizeSubmission(deps.db, def, params, auth, now);
+  const { decision, gov } = evaluated;
   // 7. execute and record
   const activityId = newId();
   reportPolicyErrors(deps, activityId, decision);
@@ -113,11 +115,11 @@ export async function submitActivity(
     updated_at: now,
   };
   const vote = voteRow(activityId, "VOTE_SELECTION_APPROVED", auth, raw, now);
-  const evaluation = evaluationRow(activityId, auth.organization.id, vote.id, decision, now);
+  const evaluation = evaluationRow(activityId, auth.organization.id, vote.id, evaluated, now);
   let recorded: Recorded;
   const denied = isDenied(decision) ? deniedFailure(decision, activityId) : undefined;
   if (decision.outcome === "OUTCOME_ALLOW") {
-    recorded = await record(deps, base, vote, evaluation, async (tx) => {
+    recorded = await record(deps, base, vote, evaluation, gov, async (tx) => {
       const result = await def.execute(
         { tx, organization: auth.organization, actor: auth.actor, activityId, now },
         params,
@@ -127,7 +129,7 @@ export async function submitActivity(
   } else {
     const status = denied ? STATUS.FAILED : STATUS.CONSENSUS_NEEDED;
     const failure = denied ? JSON.stringify(denied.toBody()) : null;
-    recorded = await record(deps, base, vote, evaluation, async () => ({ status, result: null, failure }));
+    recorded = await record(deps, base, vote, evaluation, gov, async () => ({ status, result: null, failure }));
   }
   if (recorded.votes) {
     if (denied) throw denied;
@@ -160,17 +162,20 @@ async function record(
   base: Omit<ActivityRow, "status" | "result" | "failure">,
   vote: VoteRow,
   evaluation: PolicyEvaluationRow,
+  gov: OrgGovernance,
   work: (tx: Tx) => Promise<Pick<ActivityRow, "status" | "result" | "failure">>,
 ): Promise<Recorded> {
   try {
-    return await deps.transact(async (tx) => {
+    const recorded = await deps.transact(async (tx) => {
       const outcome = await work(tx);
       const row: ActivityRow = { ...base, ...outcome };
       await insertActivity(tx, row);
       await insertVote(tx, vote);
-      await insertEvaluation(tx, evaluation);
+      await recordEvaluation(tx, evaluation, gov);
       return { row, votes: [vote] };
     });
+    gov.persisted = true; // committed with this activity
+    return recorded;
   } catch (err) {
     // The same body may have raced in concurrently and won. Its handler then trips over
     // what the winner wrote (the fingerprint, or any other unique row, e.g. the tag name)

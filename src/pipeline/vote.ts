@@ -11,12 +11,11 @@ import { liveApprovals } from "../policy/approval-window.ts";
 import { activityByType } from "../activities/registry.ts";
 import type { Actor, VoteSelection } from "../activities/define.ts";
 import { insertVote, votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts";
-import { insertEvaluation } from "../store/policies.ts";
 import { newId } from "../store/util.ts";
 import type { Tx } from "../store/schema.ts";
 import type { UserRow } from "../store/users.ts";
-import { activityFacts, credentialFacts, governance, userFacts } from "./governance.ts";
-import { deniedFailure, evaluationRow, isDenied, STATUS } from "./authorize.ts";
+import { activityFacts, credentialFacts, governance, userFacts, type OrgGovernance } from "./governance.ts";
+import { deniedFailure, evaluationRow, isDenied, recordEvaluation, STATUS } from "./authorize.ts";
 import type { Authenticated } from "./authenticate.ts";
 import { respond, type PipelineDeps } from "./submit.ts";
 import { activityView, type ActivityView } from "./activity-view.ts";
@@ -81,6 +80,7 @@ async function withSavepoint<T>(tx: Tx, work: () => Promise<T>): Promise<T> {
 export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ activity: ActivityView }> {
   const { auth, now } = req;
   const me = auth.actor.userId;
+  const committedSets: OrgGovernance[] = [];
   const row = await deps.transact(async (tx) => {
     const target = await lockTarget(tx, req.fingerprint, deps.engine === "postgres");
     if (!target || target.organization_id !== auth.organization.id) {
@@ -139,7 +139,8 @@ export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ 
       implicitlyAllowed: def.implicitlyAllowed?.(params as never, initiator) ?? false,
       nowMs: now,
     });
-    await insertEvaluation(tx, evaluationRow(target.id, target.organization_id, vote.id, decision, now));
+    await recordEvaluation(tx, evaluationRow(target.id, target.organization_id, vote.id, { decision, gov }, now), gov);
+    committedSets.push(gov);
 
     let next: Pick<ActivityRow, "status" | "result" | "failure"> = target;
     if (decision.outcome === "OUTCOME_ALLOW") {
@@ -166,6 +167,7 @@ export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ 
       .execute();
     return updated;
   });
+  for (const gov of committedSets) gov.persisted = true;
   // A resubmission is answered like any resubmission; an accepted vote with the target
   // as it now stands, whatever the outcome.
   if (req.resubmission) return respond(deps.db, row, undefined, auth.user);

@@ -23,6 +23,7 @@ import {
   typeName,
   UINT,
   USER,
+  ACTIVITY,
   type EqClass,
   type Type,
 } from "./types.ts";
@@ -42,6 +43,10 @@ export interface Checked {
   readonly roots: ReadonlySet<string>;
   readonly userFields: ReadonlySet<string>;
   readonly stringLiterals: ReadonlySet<string>;
+  /** Fields read directly on `activity` ('type', 'kind', 'resource', 'action', 'params'). */
+  readonly activityFields: ReadonlySet<string>;
+  /** Whether evaluation can raise a runtime error (indexing, slicing, dynamic params). */
+  readonly mayFail: boolean;
 }
 
 const SIGNING_PROBLEM = (name: string): string =>
@@ -61,6 +66,8 @@ export function check(field: Field, root: Expr): Checked {
   const roots = new Set<string>();
   const userFields = new Set<string>();
   const stringLiterals = new Set<string>();
+  const activityFields = new Set<string>();
+  let mayFail = false;
   const scope: { name: string; slot: number; type: Type }[] = [];
   const env = FIELD_ROOTS[field];
   let slotCount = 0;
@@ -70,7 +77,7 @@ export function check(field: Field, root: Expr): Checked {
   };
 
   expectBool(root, typeOf(root), `the ${field} expression`);
-  return { root, types, casts, slots, slotCount, timestamps, cronSpans, roots, userFields, stringLiterals };
+  return { root, types, casts, slots, slotCount, timestamps, cronSpans, roots, userFields, stringLiterals, activityFields, mayFail };
 
   function typeOf(e: Expr): Type {
     const t = infer(e);
@@ -99,20 +106,24 @@ export function check(field: Field, root: Expr): Checked {
               fail(e.namePos, `${ot.name} has no field '${e.name}' (fields: ${Object.keys(ot.fields).join(", ")})`);
             }
             if (ot === USER) userFields.add(e.name);
+            if (ot === ACTIVITY) activityFields.add(e.name);
             return ot.fields[e.name]!;
           case "params":
           case "dynamic":
+            mayFail = true;
             return DYNAMIC; // looked up, and type-checked, at evaluation time
           default:
             return fail(e.namePos, `${typeName(ot)} has no field '${e.name}'`);
         }
       }
       case "index": {
+        mayFail = true;
         const ot = indexable(e.object);
         expectNumeric(e.index, typeOf(e.index), "an index");
         return ot.k === "list" ? (ot.elem ?? DYNAMIC) : ot;
       }
       case "slice": {
+        mayFail = true;
         const ot = indexable(e.object);
         expectNumeric(e.start, typeOf(e.start), "a slice bound");
         expectNumeric(e.stop, typeOf(e.stop), "a slice bound");

@@ -46,10 +46,43 @@ export interface PolicySet {
   readonly policies: readonly CompiledPolicy[];
   /** Some consensus reads user tags: only then must evaluators load approvers' tags. */
   readonly readsTags: boolean;
+  /** Per activity identity: which policies are known not to apply (see `inapplicable`). */
+  readonly plans: Map<string, Uint8Array>;
 }
 
 export function policySet(policies: readonly CompiledPolicy[]): PolicySet {
-  return { policies, readsTags: policies.some((p) => p.consensus?.userFields.has("tags") ?? false) };
+  return { policies, readsTags: policies.some((p) => p.consensus?.userFields.has("tags") ?? false), plans: new Map() };
+}
+
+const IDENTITY = new Set(["type", "kind", "resource", "action"]);
+
+/**
+ * A policy whose outcome for this kind of activity is OUTCOME_DENY_IMPLICIT whoever
+ * approves: always active, a condition that reads only the activity's type, kind,
+ * resource and action and is false for them, and nothing that can raise a runtime error
+ * (so skipping it cannot hide an OUTCOME_ERROR — the no-short-circuit rule still holds).
+ * Most policies of a realistic set do not apply to a given activity; this is what lets a
+ * pass over 1,000 policies cost little more than the few that do.
+ */
+function inapplicable(p: CompiledPolicy, activity: ActivityFacts): boolean {
+  const c = p.condition;
+  if (p.time || !c || c.mayFail || p.consensus?.mayFail) return false;
+  for (const f of c.activityFields) if (!IDENTITY.has(f)) return false;
+  for (const r of c.roots) if (r !== "activity") return false;
+  return run(c, { activity: { ...activity, params: {} } }) === false;
+}
+
+const MAX_PLANS = 1_000;
+
+function planFor(set: PolicySet, activity: ActivityFacts): Uint8Array {
+  const key = `${activity.type}\u0000${activity.kind}\u0000${activity.resource}\u0000${activity.action}`;
+  let plan = set.plans.get(key);
+  if (!plan) {
+    plan = Uint8Array.from(set.policies, (p) => (inapplicable(p, activity) ? 1 : 0));
+    if (set.plans.size >= MAX_PLANS) set.plans.clear();
+    set.plans.set(key, plan);
+  }
+  return plan;
 }
 
 export interface RootQuorum {
@@ -146,7 +179,8 @@ export function decide(set: PolicySet, input: DecisionInput): Decision {
   // Every policy is evaluated even when the root quorum bypasses them: the record shows
   // what each would have decided.
   const env: EvalEnv = { activity: input.activity, approvers: input.approvers, credentials: input.credentials, nowMs: input.nowMs };
-  const policies = set.policies.map((p) => evaluatePolicy(p, env));
+  const plan = planFor(set, input.activity);
+  const policies = set.policies.map((p, i) => (plan[i] ? { policyId: p.id, outcome: "OUTCOME_DENY_IMPLICIT" as const } : evaluatePolicy(p, env)));
   const has = (o: Outcome) => policies.find((p) => p.outcome === o);
 
   if (rootMet) return { outcome: "OUTCOME_ALLOW", policies, reason: `root quorum met (${quorumText}); policies bypassed` };

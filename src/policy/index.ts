@@ -31,6 +31,10 @@ export interface CompiledExpression {
   readonly userFields: ReadonlySet<string>;
   /** Every string literal in the expression (decoded). */
   readonly stringLiterals: ReadonlySet<string>;
+  /** Fields read directly on `activity`: a condition reading only type/kind/resource/action depends on the activity type alone. */
+  readonly activityFields: ReadonlySet<string>;
+  /** False when evaluation can never raise a runtime error (no indexing, slicing or dynamic params). */
+  readonly mayFail: boolean;
 }
 
 const BLANK = /^[ \t\r\n]*$/;
@@ -73,6 +77,8 @@ function build(field: Field, source: string): CompiledExpression {
     roots: checked.roots,
     userFields: checked.userFields,
     stringLiterals: checked.stringLiterals,
+    activityFields: checked.activityFields,
+    mayFail: checked.mayFail,
     evaluate(env: EvalEnv): boolean {
       frame.env = env;
       frame.now = undefined;

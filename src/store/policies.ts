@@ -76,7 +76,7 @@ export async function governanceOf(db: Executor, organizationId: string): Promis
 }
 
 const insertEvaluationQuery = precompiled(
-  ["id", "activity_id", "organization_id", "vote_id", "evaluations", "created_at"] as const,
+  ["id", "activity_id", "organization_id", "vote_id", "policy_set_id", "outcomes", "outcome", "created_at"] as const,
   (db, v) => db.insertInto("policy_evaluations").values(v as never),
 );
 
@@ -84,13 +84,38 @@ export async function insertEvaluation(db: Executor, row: PolicyEvaluationRow): 
   await insertEvaluationQuery(db, row);
 }
 
-export async function evaluationsOf(db: Executor, activityId: string): Promise<PolicyEvaluationRow[]> {
+const insertPolicySetQuery = precompiled(["id", "policy_ids"] as const, (db, v) =>
+  db.insertInto("policy_sets").values(v as never).onConflict((oc) => oc.column("id").doNothing()),
+);
+
+/** Records the ids of a policy set once; evaluation records refer to it by id. */
+export async function insertPolicySet(db: Executor, id: string, policyIds: readonly string[]): Promise<void> {
+  await insertPolicySetQuery(db, { id, policy_ids: JSON.stringify(policyIds) });
+}
+
+/** One character per per-policy outcome in a stored record. */
+export const OUTCOME_CODES: Readonly<Record<string, string>> = {
+  OUTCOME_ALLOW: "A",
+  OUTCOME_DENY_EXPLICIT: "E",
+  OUTCOME_DENY_IMPLICIT: "I",
+  OUTCOME_REQUIRES_CONSENSUS: "C",
+  OUTCOME_REJECTED: "R",
+  OUTCOME_ERROR: "X",
+  OUTCOME_TIME_INACTIVE: "T",
+};
+const OUTCOME_OF_CODE = new Map(Object.entries(OUTCOME_CODES).map(([o, c]) => [c, o]));
+
+export type EvaluationRecord = PolicyEvaluationRow & { policy_ids: string | null };
+
+export async function evaluationsOf(db: Executor, activityId: string): Promise<EvaluationRecord[]> {
   return db
     .selectFrom("policy_evaluations")
-    .selectAll()
-    .where("activity_id", "=", activityId)
-    .orderBy("created_at")
-    .orderBy("id")
+    .leftJoin("policy_sets", "policy_sets.id", "policy_evaluations.policy_set_id")
+    .selectAll("policy_evaluations")
+    .select("policy_sets.policy_ids")
+    .where("policy_evaluations.activity_id", "=", activityId)
+    .orderBy("policy_evaluations.created_at")
+    .orderBy("policy_evaluations.id")
     .execute();
 }
 
@@ -108,13 +133,16 @@ export function policyView(p: PolicyRow) {
   };
 }
 
-export function evaluationView(r: PolicyEvaluationRow) {
+/** The record as the API shows it: each policy's outcome, then the final one without policyId. */
+export function evaluationView(r: EvaluationRecord) {
+  const ids = r.policy_ids ? (JSON.parse(r.policy_ids) as string[]) : [];
+  const perPolicy = ids.map((policyId, i) => ({ policyId, outcome: OUTCOME_OF_CODE.get(r.outcomes[i] ?? "") ?? "OUTCOME_ERROR" }));
   return {
     id: r.id,
     activityId: r.activity_id,
     organizationId: r.organization_id,
     voteId: r.vote_id,
-    policyEvaluations: JSON.parse(r.evaluations) as { policyId?: string; outcome: string }[],
+    policyEvaluations: [...perPolicy, { outcome: r.outcome }],
     createdAt: timestampObject(r.created_at),
   };
 }

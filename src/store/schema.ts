@@ -118,9 +118,20 @@ export interface PolicyEvaluationsTable {
   activity_id: string;
   organization_id: string;
   vote_id: string;
-  /** JSON: [{policyId?, outcome}]. */
-  evaluations: string;
+  /** policy_sets.id of the policies evaluated. */
+  policy_set_id: string;
+  /** One outcome code per policy of the set, in order (see store/policies.ts OUTCOME_CODES). */
+  outcomes: string;
+  /** The final outcome of the pass. */
+  outcome: string;
   created_at: number;
+}
+
+export interface PolicySetsTable {
+  /** Hash of the ordered policy ids. */
+  id: string;
+  /** JSON array of policy ids. */
+  policy_ids: string;
 }
 
 export interface MetaTable {
@@ -139,6 +150,7 @@ export interface Database {
   votes: VotesTable;
   policies: PoliciesTable;
   policy_evaluations: PolicyEvaluationsTable;
+  policy_sets: PolicySetsTable;
   sigil_meta: MetaTable;
 }
 

@@ -25,11 +25,21 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("activity_id", "text", (c) => c.notNull().references("activities.id"))
     .addColumn("organization_id", "text", (c) => c.notNull())
     .addColumn("vote_id", "text", (c) => c.notNull())
-    /** JSON: [{policyId?, outcome}] — one entry per policy plus the final outcome without policyId. */
-    .addColumn("evaluations", "text", (c) => c.notNull())
+    /** The policy set evaluated (policy_sets.id) and one outcome code per policy of it, in order. */
+    .addColumn("policy_set_id", "text", (c) => c.notNull())
+    .addColumn("outcomes", "text", (c) => c.notNull())
+    .addColumn("outcome", "text", (c) => c.notNull())
     .addColumn("created_at", "bigint", (c) => c.notNull())
     .execute();
   await db.schema.createIndex("policy_evaluations_activity").on("policy_evaluations").columns(["activity_id", "created_at"]).execute();
+
+  // The policy ids an evaluation ran over, stored once per distinct set (content-addressed)
+  // instead of in every record: a record with 100 policies stays ~150 bytes.
+  await db.schema
+    .createTable("policy_sets")
+    .addColumn("id", "text", (c) => c.primaryKey())
+    .addColumn("policy_ids", "text", (c) => c.notNull())
+    .execute();
 
   // Bumped in the same transaction as any change to an organization's policies or root
   // quorum: evaluators cache the compiled policy set per (organization, version).
