@@ -216,21 +216,25 @@ export function decide(set: PolicySet, input: DecisionInput): Decision {
 /**
  * May this user vote on the activity (§6.5)? Root quorum members and the initiator always
  * may; otherwise the user must be "included in consensus" of an applicable policy: named by
- * id or tag in its consensus, or a consensus over the approver set with no names at all.
+ * id, tag or email literal in its consensus, or a consensus that does not single users out
+ * by identity at all (e.g. `approvers.count() >= 2`, or a credential-type requirement).
  */
 export function mayVote(
   set: PolicySet,
   voter: UserFacts,
   ctx: { quorum: RootQuorum; initiatorId: string; activity: ActivityFacts; rootOnly: boolean; nowMs: number },
 ): boolean {
-  if (ctx.quorum.userIds.has(voter.id) || voter.id === ctx.initiatorId) return true;
+  if (ctx.quorum.userIds.has(voter.id)) return true;
   if (ctx.rootOnly) return false;
+  if (voter.id === ctx.initiatorId) return true;
   const env: EvalEnv = { activity: ctx.activity, nowMs: ctx.nowMs };
   return set.policies.some((p) => {
     if (!p.consensus) return false;
     if (run(p.time, env) !== true || run(p.condition, env) !== true) return false;
-    const names = p.consensus.stringLiterals;
-    if (names.has(voter.id) || voter.tags.some((t) => names.has(t))) return true;
-    return names.size === 0 && (p.consensus.roots.has("approvers") || p.consensus.roots.has("credentials"));
+    const c = p.consensus;
+    const names = c.stringLiterals;
+    if (names.has(voter.id) || (voter.email !== "" && names.has(voter.email)) || voter.tags.some((t) => names.has(t))) return true;
+    const identifies = c.userFields.has("id") || c.userFields.has("tags") || c.userFields.has("email") || c.userFields.has("alias");
+    return !identifies && (c.roots.has("approvers") || c.roots.has("credentials"));
   });
 }
