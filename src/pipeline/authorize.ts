@@ -5,7 +5,7 @@ import { ApiError, Grpc } from "../errors.ts";
 import { decide, type Decision } from "../policy/engine.ts";
 import type { CompiledActivity } from "../activities/define.ts";
 import { insertEvaluation, insertPolicySet, OUTCOME_CODES, type PolicyEvaluationRow } from "../store/policies.ts";
-import { newId } from "../store/util.ts";
+import { newOrderedId } from "../store/util.ts";
 import type { Db, Executor } from "../store/schema.ts";
 import { activityFacts, credentialFacts, governance, userFacts, type OrgGovernance } from "./governance.ts";
 import type { Authenticated } from "./authenticate.ts";
@@ -61,7 +61,7 @@ export function evaluationRow(activityId: string, organizationId: string, voteId
   // A root-only decision consults no policy: it is recorded over the empty set.
   const policies = e.decision.policies;
   return {
-    id: newId(),
+    id: newOrderedId(now),
     activity_id: activityId,
     organization_id: organizationId,
     vote_id: voteId,

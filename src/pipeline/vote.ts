@@ -11,7 +11,7 @@ import { liveApprovals } from "../policy/approval-window.ts";
 import { activityByType } from "../activities/registry.ts";
 import type { Actor, VoteSelection } from "../activities/define.ts";
 import { insertVote, votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts";
-import { newId } from "../store/util.ts";
+import { newOrderedId } from "../store/util.ts";
 import type { Tx } from "../store/schema.ts";
 import type { UserRow } from "../store/users.ts";
 import { activityFacts, credentialFacts, governance, userFacts, type OrgGovernance } from "./governance.ts";
@@ -32,7 +32,7 @@ export interface VoteRequest {
 
 export function voteRow(activityId: string, selection: VoteSelection, auth: Authenticated, raw: Buffer, now: number): VoteRow {
   return {
-    id: newId(),
+    id: newOrderedId(now),
     activity_id: activityId,
     user_id: auth.actor.userId,
     user_organization_id: auth.actor.organizationId,
@@ -78,7 +78,7 @@ async function withSavepoint<T>(tx: Tx, work: () => Promise<T>): Promise<T> {
 }
 
 export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ activity: ActivityView }> {
-  const { auth, now } = req;
+  const { auth } = req;
   const me = auth.actor.userId;
   const committedSets: OrgGovernance[] = [];
   const row = await deps.transact(async (tx) => {
@@ -87,6 +87,9 @@ export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ 
       throw notFound(`No activity found with fingerprint ${req.fingerprint} in organization ${auth.organization.id}`);
     }
     const votes = await votesOf(tx, [target.id]);
+    // Votes on one activity are serial (the lock); time them after the lock, strictly after
+    // the previous vote, so votes and evaluation records list in the order they happened.
+    const now = Math.max(Date.now(), req.now, ...votes.map((v) => v.created_at + 1));
     const initiatorVote = votes.find((v) => v.user_id === target.submitted_by) ?? votes[0];
     // The organization whose policies decided the activity decides its votes too.
     const orgId = initiatorVote?.user_organization_id ?? target.organization_id;
@@ -99,7 +102,9 @@ export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ 
     }
     const live = liveApprovals(votes, now);
     const mine = votes.filter((v) => v.user_id === me && (v.selection === "VOTE_SELECTION_REJECTED" || live.includes(v)));
-    if (mine.length) {
+    // The initiator may still reject: for them rejecting cancels the activity (§6.5 b).
+    const cancelling = req.selection === "VOTE_SELECTION_REJECTED" && me === target.submitted_by && mine.every((v) => v.selection === "VOTE_SELECTION_APPROVED");
+    if (mine.length && !cancelling) {
       // A retried vote (or resubmission) is answered with the activity, not refused.
       if (req.resubmission || mine.some((v) => v.message === req.raw.toString("utf8"))) return target;
       throw invalid(`user ${me} has already voted on activity ${target.id}`);

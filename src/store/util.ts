@@ -1,6 +1,32 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 
 export const newId = (): string => randomUUID();
+
+let lastMs = 0;
+let counter = 0;
+
+/**
+ * A UUIDv7 (RFC 9562): 48-bit millisecond time, then a 12-bit counter that makes ids of
+ * one process strictly increasing within a millisecond, then random bits. Lists ordered
+ * by (created_at, id) then keep creation order — policies of one create_policies call,
+ * the votes and evaluation records of one activity.
+ */
+export function newOrderedId(now = Date.now()): string {
+  if (now > lastMs) {
+    lastMs = now;
+    counter = 0;
+  } else if (++counter > 0xfff) {
+    lastMs++; // more than 4,096 ids in one millisecond: borrow the next one
+    counter = 0;
+  }
+  const b = randomBytes(16);
+  b.writeUIntBE(lastMs, 0, 6);
+  b[6] = 0x70 | (counter >> 8);
+  b[7] = counter & 0xff;
+  b[8] = 0x80 | (b[8]! & 0x3f);
+  const h = b.toString("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
 
 /** The `{seconds, nanos}` timestamp object of query responses (both strings). */
 export function timestampObject(ms: number): { seconds: string; nanos: string } {

@@ -1,5 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { newId } from "../../store/util.ts";
+import { newOrderedId } from "../../store/util.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { CREATE_FIELD_NAMES, CreatePolicyParams, checkExpressions, insertPolicies } from "./policy-fields.ts";
 import type { PolicyRow } from "../../store/policies.ts";
@@ -9,7 +9,7 @@ type CreatePolicy = Static<typeof CreatePolicyParams>;
 /** The row for a create intent; expressions are kept exactly as submitted. */
 export function policyRow(organizationId: string, p: CreatePolicy, now: number): PolicyRow {
   return {
-    id: newId(),
+    id: newOrderedId(now),
     organization_id: organizationId,
     name: p.policyName,
     effect: p.effect,

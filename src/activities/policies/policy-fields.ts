@@ -54,6 +54,9 @@ export async function insertPolicies(tx: Executor, organizationId: string, rows:
     if (names.has(r.name)) throw invalid(`policy label must be unique: ${JSON.stringify(r.name)} is given twice`);
     names.add(r.name);
   }
+  // Bumping first takes the organization's row lock (PostgreSQL): concurrent policy writers
+  // of one organization then count one after the other, and the cap holds.
+  await bumpPolicyVersion(tx, organizationId);
   const existing = await countPolicies(tx, organizationId);
   if (existing + rows.length > MAX_POLICIES_PER_ORGANIZATION) {
     throw exhausted(
@@ -66,5 +69,4 @@ export async function insertPolicies(tx: Executor, organizationId: string, rows:
     if (isUniqueViolation(err, "policies")) throw invalid("policy label must be unique: a policy with this name already exists");
     throw err;
   }
-  await bumpPolicyVersion(tx, organizationId);
 }
