@@ -64,12 +64,12 @@ const IDENTITY = new Set(["type", "kind", "resource", "action"]);
  * Most policies of a realistic set do not apply to a given activity; this is what lets a
  * pass over 1,000 policies cost little more than the few that do.
  */
-function inapplicable(p: CompiledPolicy, activity: ActivityFacts): boolean {
+function inapplicable(p: CompiledPolicy, identity: EvalEnv): boolean {
   const c = p.condition;
   if (p.time || !c || c.mayFail || p.consensus?.mayFail) return false;
   for (const f of c.activityFields) if (!IDENTITY.has(f)) return false;
   for (const r of c.roots) if (r !== "activity") return false;
-  return run(c, { activity: { ...activity, params: {} } }) === false;
+  return run(c, identity) === false;
 }
 
 const MAX_PLANS = 1_000;
@@ -78,7 +78,8 @@ function planFor(set: PolicySet, activity: ActivityFacts): Uint8Array {
   const key = `${activity.type}\u0000${activity.kind}\u0000${activity.resource}\u0000${activity.action}`;
   let plan = set.plans.get(key);
   if (!plan) {
-    plan = Uint8Array.from(set.policies, (p) => (inapplicable(p, activity) ? 1 : 0));
+    const identity: EvalEnv = { activity: { ...activity, params: {} } };
+    plan = Uint8Array.from(set.policies, (p) => (inapplicable(p, identity) ? 1 : 0));
     if (set.plans.size >= MAX_PLANS) set.plans.clear();
     set.plans.set(key, plan);
   }
