@@ -4,9 +4,8 @@ import { votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts"
 import { userViews, type UserRow, type UserView } from "../store/users.ts";
 import { json, timestampObject } from "../store/util.ts";
 import { activityByType } from "../activities/registry.ts";
-import { liveApprovals } from "../policy/approval-window.ts";
-import { mayVote } from "../policy/engine.ts";
-import { activityFacts, governance, userFacts } from "./governance.ts";
+import { hasStandingVote } from "../policy/approval-window.ts";
+import { decidingOrganization, voterStanding } from "./governance.ts";
 
 export interface ActivityView {
   id: string;
@@ -74,21 +73,9 @@ function voteView(v: VoteRow, users: Map<string, UserView>) {
  */
 async function mayVoteOn(db: Executor, row: ActivityRow, votes: readonly VoteRow[], viewer: UserRow, now: number): Promise<boolean> {
   if (row.status !== "ACTIVITY_STATUS_CONSENSUS_NEEDED") return false;
-  const orgId = (votes.find((v) => v.user_id === row.submitted_by) ?? votes[0])?.user_organization_id;
-  if (viewer.organization_id !== orgId) return false;
-  const live = liveApprovals(votes, now);
-  if (votes.some((v) => v.user_id === viewer.id && (v.selection === "VOTE_SELECTION_REJECTED" || live.includes(v)))) return false;
-  const def = activityByType(row.type);
-  if (!def) return false;
-  const gov = await governance(db, orgId);
-  const [voter] = await userFacts(db, [viewer], true);
-  return mayVote(gov.set, voter!, {
-    quorum: gov.quorum,
-    initiatorId: row.submitted_by,
-    activity: activityFacts(def, JSON.parse(row.intent)),
-    rootOnly: def.rootOnly ?? false,
-    nowMs: now,
-  });
+  const orgId = decidingOrganization(row, votes);
+  if (viewer.organization_id !== orgId || hasStandingVote(votes, viewer.id, now)) return false;
+  return (await voterStanding(db, row, orgId, viewer, now))?.eligible ?? false;
 }
 
 export async function activityViews(

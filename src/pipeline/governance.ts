@@ -3,15 +3,15 @@
 // credentials) read from the store.
 import { createHash } from "node:crypto";
 import { notFound } from "../errors.ts";
-import { compilePolicy, policySet, type CompiledPolicy, type Effect, type PolicySet, type RootQuorum } from "../policy/engine.ts";
+import { compilePolicy, mayVote, policySet, type CompiledPolicy, type Effect, type PolicySet, type RootQuorum } from "../policy/engine.ts";
 import { PolicyCompileError, PolicyRuntimeError, type CompiledExpression } from "../policy/index.ts";
 import type { ActivityFacts, CredentialFacts, ParamValue, UserFacts } from "../policy/facts.ts";
 import { governanceOf, policiesOf, type PolicyRow } from "../store/policies.ts";
-import { precompiled } from "../store/precompiled.ts";
 import type { Executor } from "../store/schema.ts";
-import type { UserRow } from "../store/users.ts";
-import type { VoteRow } from "../store/activities.ts";
+import { tagIdsByUser, type UserRow } from "../store/users.ts";
+import type { ActivityRow, VoteRow } from "../store/activities.ts";
 import type { CompiledActivity } from "../activities/define.ts";
+import { activityByType } from "../activities/registry.ts";
 
 export interface OrgGovernance {
   version: number;
@@ -94,29 +94,9 @@ export function activityFacts(def: CompiledActivity, params: unknown): ActivityF
   };
 }
 
-const tagsOfUser = precompiled(["userId"], (db, v) =>
-  db.selectFrom("user_tag_members").select("tag_id").where("user_id", "=", v.userId).orderBy("tag_id"),
-);
-
-async function tagsOf(db: Executor, userIds: readonly string[]): Promise<Map<string, string[]>> {
-  const tags = new Map<string, string[]>(userIds.map((id) => [id, []]));
-  if (userIds.length === 1) {
-    tags.set(userIds[0]!, (await tagsOfUser(db, { userId: userIds[0] })).map((r) => r.tag_id));
-  } else if (userIds.length > 1) {
-    const rows = await db
-      .selectFrom("user_tag_members")
-      .select(["user_id", "tag_id"])
-      .where("user_id", "in", userIds)
-      .orderBy("tag_id")
-      .execute();
-    for (const r of rows) tags.get(r.user_id)?.push(r.tag_id);
-  }
-  return tags;
-}
-
 /** Users as the consensus keyword `approvers` sees them; tags are read only when needed. */
 export async function userFacts(db: Executor, users: readonly UserRow[], withTags: boolean): Promise<UserFacts[]> {
-  const tags = withTags ? await tagsOf(db, users.map((u) => u.id)) : undefined;
+  const tags = withTags ? await tagIdsByUser(db, users.map((u) => u.id)) : undefined;
   return users.map((u) => ({ id: u.id, tags: tags?.get(u.id) ?? [], email: u.email ?? "", alias: u.name }));
 }
 
@@ -124,4 +104,45 @@ export async function userFacts(db: Executor, users: readonly UserRow[], withTag
 export function credentialFacts(v: Pick<VoteRow, "credential_id" | "credential_type" | "user_id" | "public_key">): CredentialFacts {
   // Only passkeys carry a WebAuthn credential id; API keys read ''.
   return { id: v.credential_id, user_id: v.user_id, type: v.credential_type, credential_id: "", public_key: v.public_key };
+}
+
+/** The organization whose policies decide an activity, and its votes: its submitter's. */
+export function decidingOrganization(row: ActivityRow, votes: readonly VoteRow[]): string {
+  const submitterVote = votes.find((v) => v.user_id === row.submitted_by) ?? votes[0];
+  return submitterVote?.user_organization_id ?? row.organization_id;
+}
+
+export interface VoterStanding {
+  def: CompiledActivity;
+  params: unknown;
+  facts: ActivityFacts;
+  gov: OrgGovernance;
+  /** The voter, tags included. */
+  voter: UserFacts;
+  /** Root quorum member, initiator, or included in an applicable policy's consensus (§6.5). */
+  eligible: boolean;
+}
+
+/** What a would-be voter may do on an activity; undefined when its type is no longer served. */
+export async function voterStanding(
+  db: Executor,
+  row: ActivityRow,
+  organizationId: string,
+  user: UserRow,
+  nowMs: number,
+): Promise<VoterStanding | undefined> {
+  const def = activityByType(row.type);
+  if (!def) return undefined;
+  const params = JSON.parse(row.intent) as unknown;
+  const facts = activityFacts(def, params);
+  const gov = await governance(db, organizationId);
+  const [voter] = await userFacts(db, [user], true);
+  const eligible = mayVote(gov.set, voter!, {
+    quorum: gov.quorum,
+    initiatorId: row.submitted_by,
+    activity: facts,
+    rootOnly: def.rootOnly ?? false,
+    nowMs,
+  });
+  return { def, params, facts, gov, voter: voter!, eligible };
 }

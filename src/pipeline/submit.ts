@@ -53,8 +53,6 @@ const envelope = compile(
   }),
 );
 
-export { STATUS };
-
 export async function submitActivity(
   deps: PipelineDeps,
   op: string,

@@ -6,15 +6,14 @@
 // exactly once.
 import { sql } from "kysely";
 import { ApiError, Grpc, invalid, notFound, precondition } from "../errors.ts";
-import { decide, mayVote } from "../policy/engine.ts";
-import { liveApprovals } from "../policy/approval-window.ts";
-import { activityByType } from "../activities/registry.ts";
+import { decide } from "../policy/engine.ts";
+import { hasStandingVote, liveApprovals } from "../policy/approval-window.ts";
 import type { Actor, VoteSelection } from "../activities/define.ts";
 import { insertVote, votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import { newOrderedId } from "../store/util.ts";
 import type { Tx } from "../store/schema.ts";
 import type { UserRow } from "../store/users.ts";
-import { activityFacts, credentialFacts, governance, userFacts, type OrgGovernance } from "./governance.ts";
+import { credentialFacts, decidingOrganization, userFacts, voterStanding, type OrgGovernance } from "./governance.ts";
 import { deniedFailure, evaluationRow, isDenied, recordEvaluation, STATUS } from "./authorize.ts";
 import type { Authenticated } from "./authenticate.ts";
 import { respond, type PipelineDeps } from "./submit.ts";
@@ -90,9 +89,8 @@ export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ 
     // Votes on one activity are serial (the lock); time them after the lock, strictly after
     // the previous vote, so votes and evaluation records list in the order they happened.
     const now = Math.max(Date.now(), req.now, ...votes.map((v) => v.created_at + 1));
-    const initiatorVote = votes.find((v) => v.user_id === target.submitted_by) ?? votes[0];
     // The organization whose policies decided the activity decides its votes too.
-    const orgId = initiatorVote?.user_organization_id ?? target.organization_id;
+    const orgId = decidingOrganization(target, votes);
     if (auth.actor.organizationId !== orgId) {
       throw new ApiError(
         Grpc.INVALID_ARGUMENT,
@@ -100,27 +98,25 @@ export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ 
         `organization mismatch: request is targeting organization (${orgId}), but voters are in organization (${auth.actor.organizationId})`,
       );
     }
-    const live = liveApprovals(votes, now);
-    const mine = votes.filter((v) => v.user_id === me && (v.selection === "VOTE_SELECTION_REJECTED" || live.includes(v)));
-    // The initiator may still reject: for them rejecting cancels the activity (§6.5 b).
-    const cancelling = req.selection === "VOTE_SELECTION_REJECTED" && me === target.submitted_by && mine.every((v) => v.selection === "VOTE_SELECTION_APPROVED");
-    if (mine.length && !cancelling) {
-      // A retried vote (or resubmission) is answered with the activity, not refused.
-      if (req.resubmission || mine.some((v) => v.message === req.raw.toString("utf8"))) return target;
-      throw invalid(`user ${me} has already voted on activity ${target.id}`);
+    if (hasStandingVote(votes, me, now)) {
+      const rejected = votes.some((v) => v.user_id === me && v.selection === "VOTE_SELECTION_REJECTED");
+      // The initiator may still reject: for them rejecting cancels the activity (§6.5 b).
+      const cancelling = req.selection === "VOTE_SELECTION_REJECTED" && me === target.submitted_by && !rejected;
+      if (!cancelling) {
+        // A retried vote (or resubmission) is answered with the activity, not refused.
+        const raw = req.raw.toString("utf8");
+        if (req.resubmission || votes.some((v) => v.user_id === me && v.message === raw)) return target;
+        throw invalid(`user ${me} has already voted on activity ${target.id}`);
+      }
     }
     if (target.status !== STATUS.CONSENSUS_NEEDED) {
       if (req.resubmission) return target;
       throw precondition(`activity ${target.id} is ${target.status}; votes are accepted only while it awaits consensus`);
     }
-    const def = activityByType(target.type);
-    if (!def) throw precondition(`activity type ${target.type} is no longer supported; it cannot be voted on`);
-    const params = JSON.parse(target.intent) as unknown;
-    const facts = activityFacts(def, params);
-    const gov = await governance(tx, orgId);
-    const [voter] = await userFacts(tx, [auth.user], true);
-    const rootOnly = def.rootOnly ?? false;
-    if (!mayVote(gov.set, voter!, { quorum: gov.quorum, initiatorId: target.submitted_by, activity: facts, rootOnly, nowMs: now })) {
+    const standing = await voterStanding(tx, target, orgId, auth.user, now);
+    if (!standing) throw precondition(`activity type ${target.type} is no longer supported; it cannot be voted on`);
+    const { def, params, facts, gov, voter } = standing;
+    if (!standing.eligible) {
       throw new ApiError(
         Grpc.PERMISSION_DENIED,
         "REQUEST_NOT_AUTHORIZED",
@@ -130,15 +126,17 @@ export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ 
 
     const vote = voteRow(target.id, req.selection, auth, req.raw, now);
     await insertVote(tx, vote);
-    const approvals = req.selection === "VOTE_SELECTION_APPROVED" ? liveApprovals([...votes, vote], now) : live;
-    const users = await approverRows(tx, approvals, auth.user);
-    const approving = approvals.filter((v) => users.has(v.user_id)); // deleted users no longer count
+    const approvals = liveApprovals(req.selection === "VOTE_SELECTION_APPROVED" ? [...votes, vote] : votes, now);
+    const others = await approverRows(tx, approvals, me);
+    const othersFacts = new Map((await userFacts(tx, [...others.values()], gov.set.readsTags)).map((u) => [u.id, u]));
+    othersFacts.set(me, voter); // read with tags above
+    const approving = approvals.filter((v) => othersFacts.has(v.user_id)); // deleted users no longer count
     const initiator = await initiatorOf(tx, target, orgId);
     const decision = decide(gov.set, {
       activity: facts,
-      rootOnly,
+      rootOnly: def.rootOnly ?? false,
       quorum: gov.quorum,
-      approvers: await userFacts(tx, approving.map((v) => users.get(v.user_id)!), gov.set.readsTags),
+      approvers: approving.map((v) => othersFacts.get(v.user_id)!),
       credentials: approving.map(credentialFacts),
       rejection: req.selection === "VOTE_SELECTION_REJECTED",
       implicitlyAllowed: def.implicitlyAllowed?.(params as never, initiator) ?? false,
@@ -179,9 +177,10 @@ export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ 
   return { activity: await activityView(deps.db, row, undefined, auth.user) };
 }
 
-async function approverRows(tx: Tx, approvals: readonly VoteRow[], self: UserRow): Promise<Map<string, UserRow>> {
-  const ids = [...new Set(approvals.map((v) => v.user_id))].filter((id) => id !== self.id);
+/** The users behind the other approvals (deleted users are simply absent). */
+async function approverRows(tx: Tx, approvals: readonly VoteRow[], self: string): Promise<Map<string, UserRow>> {
+  const ids = [...new Set(approvals.map((v) => v.user_id))].filter((id) => id !== self);
   const rows = ids.length ? await tx.selectFrom("users").selectAll().where("id", "in", ids).execute() : [];
-  return new Map([...rows, self].map((u) => [u.id, u]));
+  return new Map(rows.map((u) => [u.id, u]));
 }
 

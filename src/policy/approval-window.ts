@@ -25,3 +25,9 @@ export function liveApprovals<V extends VoteLike>(votes: readonly V[], nowMs: nu
   }
   return nowMs - start >= APPROVAL_WINDOW_MS ? [] : current;
 }
+
+/** The user has a vote that still stands: a rejection, or an approval in the open window. */
+export function hasStandingVote<V extends VoteLike>(votes: readonly V[], userId: string, nowMs: number): boolean {
+  if (votes.some((v) => v.user_id === userId && v.selection === "VOTE_SELECTION_REJECTED")) return true;
+  return liveApprovals(votes, nowMs).some((v) => v.user_id === userId);
+}

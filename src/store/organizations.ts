@@ -1,6 +1,5 @@
 // Organizations and their root quorum.
 import type { Executor, OrganizationsTable } from "./schema.ts";
-import { precompiled } from "./precompiled.ts";
 
 export type OrganizationRow = OrganizationsTable;
 
@@ -37,26 +36,6 @@ export async function organizationChain(db: Executor, id: string): Promise<reado
 
 export async function insertOrganization(db: Executor, row: OrganizationRow): Promise<void> {
   await db.insertInto("organizations").values(row).execute();
-}
-
-const quorumMembership = precompiled(["organizationId", "userId"], (db, v) =>
-  db
-    .selectFrom("organizations")
-    .leftJoin("root_quorum_members", (j) =>
-      j.onRef("root_quorum_members.organization_id", "=", "organizations.id").on("root_quorum_members.user_id", "=", v.userId),
-    )
-    .select(["organizations.root_quorum_threshold as threshold", "root_quorum_members.user_id as member"])
-    .where("organizations.id", "=", v.organizationId),
-);
-
-/** The threshold of an organization's root quorum and whether `userId` is a member, in one query. */
-export async function rootQuorumMembership(
-  db: Executor,
-  organizationId: string,
-  userId: string,
-): Promise<{ threshold: number; member: boolean } | undefined> {
-  const [row] = await quorumMembership(db, { organizationId, userId });
-  return row ? { threshold: row.threshold, member: row.member !== null } : undefined;
 }
 
 export async function setRootQuorum(db: Executor, organizationId: string, userIds: string[]): Promise<void> {

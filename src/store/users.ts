@@ -3,6 +3,7 @@ import type { Executor, UsersTable } from "./schema.ts";
 import { apiKeysOfUsers, apiKeyView, type ApiKeyView } from "./api-keys.ts";
 import { timestampObject } from "./util.ts";
 import { precompiled } from "./precompiled.ts";
+import { missingIn } from "./ownership.ts";
 
 export type UserRow = UsersTable;
 
@@ -30,15 +31,7 @@ export async function findUser(db: Executor, organizationId: string, userId: str
 
 /** The ids among `userIds` that are not users of the organization. */
 export async function missingUsers(db: Executor, organizationId: string, userIds: readonly string[]): Promise<string[]> {
-  if (userIds.length === 0) return [];
-  const found = await db
-    .selectFrom("users")
-    .select("id")
-    .where("organization_id", "=", organizationId)
-    .where("id", "in", userIds)
-    .execute();
-  const have = new Set(found.map((r) => r.id));
-  return userIds.filter((id) => !have.has(id));
+  return missingIn(db, "users", organizationId, userIds);
 }
 
 export async function insertUser(db: Executor, row: UserRow): Promise<void> {
@@ -52,20 +45,28 @@ const tagsOfUser = precompiled(["userId"], (db, v) =>
   db.selectFrom("user_tag_members").select(["user_id", "tag_id"]).where("user_id", "=", v.userId).orderBy("tag_id"),
 );
 
+/** The tag ids of each user (every user of `userIds` is a key), one query. */
+export async function tagIdsByUser(db: Executor, userIds: readonly string[]): Promise<Map<string, string[]>> {
+  const tags = new Map<string, string[]>(userIds.map((id) => [id, []]));
+  if (userIds.length === 0) return tags;
+  const rows =
+    userIds.length === 1
+      ? await tagsOfUser(db, { userId: userIds[0] })
+      : await db.selectFrom("user_tag_members").select(["user_id", "tag_id"]).where("user_id", "in", userIds).orderBy("tag_id").execute();
+  for (const r of rows) tags.get(r.user_id)?.push(r.tag_id);
+  return tags;
+}
+
 /** Builds full User objects for rows, with two queries however many users there are. */
 export async function userViews(db: Executor, rows: readonly UserRow[]): Promise<UserView[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   // One user is the common case (every activity's vote, get_user): precompiled queries.
-  const [keys, tags] =
-    ids.length === 1
-      ? await Promise.all([keysOfUser(db, { userId: ids[0] }), tagsOfUser(db, { userId: ids[0] })])
-      : await Promise.all([
-          apiKeysOfUsers(db, ids),
-          db.selectFrom("user_tag_members").select(["user_id", "tag_id"]).where("user_id", "in", ids).orderBy("tag_id").execute(),
-        ]);
+  const [keys, tagsBy] = await Promise.all([
+    ids.length === 1 ? keysOfUser(db, { userId: ids[0] }) : apiKeysOfUsers(db, ids),
+    tagIdsByUser(db, ids),
+  ]);
   const keysBy = groupBy(keys, (k) => k.user_id);
-  const tagsBy = groupBy(tags, (t) => t.user_id);
   return rows.map((u) => ({
     userId: u.id,
     userName: u.name,
@@ -73,7 +74,7 @@ export async function userViews(db: Executor, rows: readonly UserRow[]): Promise
     ...(u.phone !== null ? { userPhoneNumber: u.phone } : {}),
     authenticators: [],
     apiKeys: (keysBy.get(u.id) ?? []).map(apiKeyView),
-    userTags: (tagsBy.get(u.id) ?? []).map((t) => t.tag_id),
+    userTags: tagsBy.get(u.id) ?? [],
     oauthProviders: [],
     createdAt: timestampObject(u.created_at),
     updatedAt: timestampObject(u.updated_at),

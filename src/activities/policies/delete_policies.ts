@@ -2,20 +2,14 @@ import { Type } from "@sinclair/typebox";
 import { notFound } from "../../errors.ts";
 import { Id, maxItems } from "../../schemas/common.ts";
 import { bumpPolicyVersion } from "../../store/policies.ts";
+import { missingIn } from "../../store/ownership.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 /** Deletes the policies, all or nothing: one unknown id fails the whole activity. */
 async function deletePolicies(ctx: ExecuteContext, ids: string[]): Promise<string[]> {
   const { tx, organization } = ctx;
   const unique = [...new Set(ids)];
-  const found = await tx
-    .selectFrom("policies")
-    .select("id")
-    .where("organization_id", "=", organization.id)
-    .where("id", "in", unique)
-    .execute();
-  const have = new Set(found.map((r) => r.id));
-  const missing = unique.filter((id) => !have.has(id));
+  const missing = await missingIn(tx, "policies", organization.id, unique);
   if (missing.length) throw notFound(`no policy ${missing.join(", ")} in organization ${organization.id}`);
   await tx.deleteFrom("policies").where("organization_id", "=", organization.id).where("id", "in", unique).execute();
   await bumpPolicyVersion(tx, organization.id);

@@ -1,6 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { notFound } from "../../errors.ts";
 import { Id, maxItems } from "../../schemas/common.ts";
+import { missingIn } from "../../store/ownership.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 const Params = Type.Object({ userTagIds: maxItems(Id("user tag"), "userTagIds", 100, 1) });
@@ -8,16 +9,8 @@ const Params = Type.Object({ userTagIds: maxItems(Id("user tag"), "userTagIds", 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization } = ctx;
   const userTagIds = [...new Set(p.userTagIds)];
-  const found = await tx
-    .selectFrom("user_tags")
-    .select("id")
-    .where("organization_id", "=", organization.id)
-    .where("id", "in", userTagIds)
-    .execute();
-  if (found.length !== userTagIds.length) {
-    const have = new Set(found.map((f) => f.id));
-    throw notFound(`no user tag ${userTagIds.filter((t) => !have.has(t)).join(", ")} in organization ${organization.id}`);
-  }
+  const missing = await missingIn(tx, "user_tags", organization.id, userTagIds);
+  if (missing.length) throw notFound(`no user tag ${missing.join(", ")} in organization ${organization.id}`);
   const members = await tx.selectFrom("user_tag_members").select("user_id").where("tag_id", "in", userTagIds).execute();
   await tx.deleteFrom("user_tag_members").where("tag_id", "in", userTagIds).execute();
   await tx.deleteFrom("user_tags").where("id", "in", userTagIds).execute();

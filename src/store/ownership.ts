@@ -1,0 +1,18 @@
+// "Do these ids belong to this organization?" — asked before deleting or referencing rows.
+import type { Executor } from "./schema.ts";
+
+/** Tables whose rows belong to one organization by `organization_id`. */
+export type OwnedTable = "users" | "user_tags" | "policies";
+
+/** The ids among `ids` that are not rows of `table` in the organization, in input order. */
+export async function missingIn(db: Executor, table: OwnedTable, organizationId: string, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const found = await db
+    .selectFrom(table as "users")
+    .select("id")
+    .where("organization_id", "=", organizationId)
+    .where("id", "in", ids)
+    .execute();
+  const have = new Set(found.map((r) => r.id));
+  return ids.filter((id) => !have.has(id));
+}
