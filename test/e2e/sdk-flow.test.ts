@@ -7,13 +7,13 @@
 // and remembers the status and body of each exchange, so tests can assert both.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
 import { randomBytes } from "node:crypto";
 import { TurnkeyClient, TurnkeyRequestError as HttpRequestError } from "@turnkey/http";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { Turnkey, TurnkeyRequestError as SdkRequestError, type TurnkeyApiClient } from "@turnkey/sdk-server";
 import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
+import { RecordingProxy } from "../helpers/policy-harness.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyRec = Record<string, any>;
@@ -96,73 +96,6 @@ function assertUser(actual: unknown, exp: ExpectedUser, sinceMs: number): void {
   assertTimestamp(u.updatedAt, sinceMs, "user.updatedAt");
 }
 
-interface Exchange {
-  method: string;
-  path: string;
-  status: number;
-  body: string;
-}
-
-/** A transparent HTTP proxy in front of the server that records every exchange. */
-class Recorder {
-  readonly exchanges: Exchange[] = [];
-  url = "";
-  readonly #agent = new http.Agent({ keepAlive: true });
-  #server: http.Server | undefined;
-
-  constructor(readonly target: string) {}
-
-  async start(): Promise<void> {
-    const target = new URL(this.target);
-    this.#server = http.createServer((req, res) => {
-      const up = http.request(
-        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent: this.#agent },
-        (upRes) => {
-          const chunks: Buffer[] = [];
-          res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-          upRes.on("data", (c: Buffer) => {
-            chunks.push(c);
-            res.write(c);
-          });
-          upRes.on("end", () => {
-            // Recorded before the client sees the end of the response.
-            this.exchanges.push({
-              method: req.method ?? "",
-              path: req.url ?? "",
-              status: upRes.statusCode ?? 0,
-              body: Buffer.concat(chunks).toString("utf8"),
-            });
-            res.end();
-          });
-        },
-      );
-      up.on("error", (err) => {
-        this.exchanges.push({ method: req.method ?? "", path: req.url ?? "", status: 502, body: String(err) });
-        if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
-        res.end(String(err));
-      });
-      req.pipe(up);
-    });
-    await new Promise<void>((resolve) => this.#server!.listen(0, "127.0.0.1", resolve));
-    const addr = this.#server.address() as { port: number };
-    this.url = `http://127.0.0.1:${addr.port}`;
-  }
-
-  last(): Exchange {
-    const e = this.exchanges.at(-1);
-    assert.ok(e, "no request went through the proxy");
-    return e;
-  }
-
-  async stop(): Promise<void> {
-    const s = this.#server;
-    if (!s) return;
-    s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
-    this.#agent.destroy();
-  }
-}
-
 interface ExpectedError {
   /** HTTP status the server answered with. */
   status: number;
@@ -189,7 +122,7 @@ for (const engine of engines()) {
   describe(`sdk flow (${engine.name})`, { skip: engine.skip, timeout: 180_000 }, () => {
     let inst: Instance | undefined;
     let server: RunningServer | undefined;
-    let proxy: Recorder | undefined;
+    let proxy: RecordingProxy | undefined;
     let init: InitResult;
     let rootKey: P256KeyPair;
     let rootHttp: TurnkeyClient;
@@ -275,7 +208,7 @@ for (const engine of engines()) {
       inst = await newInstance(engine.name);
       init = await sigilInit(inst, ["--name", ORG_NAME]);
       server = await startServer(inst);
-      proxy = new Recorder(server.url);
+      proxy = new RecordingProxy(server.url);
       await proxy.start();
       rootKey = { publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey };
       rootHttp = httpFor(rootKey);
