@@ -7,7 +7,8 @@ import { readApiKeyStamp, type ApiKeyStamp } from "../auth/stamp-header.ts";
 import { verifySignature } from "../crypto/public-keys.ts";
 import { organizationChain } from "../store/organizations.ts";
 import { isExpired } from "../store/api-keys.ts";
-import type { Db } from "../store/schema.ts";
+import { PostgresAdapter, sql } from "kysely";
+import type { Db, Executor } from "../store/schema.ts";
 import { precompiled } from "../store/precompiled.ts";
 import type { UserRow } from "../store/users.ts";
 import type { Actor, TargetOrganization } from "../activities/define.ts";
@@ -22,6 +23,20 @@ export interface Authenticated {
   credential: { id: string; type: string };
   /** Policy version of the actor's organization (the one whose policies decide). */
   policyVersion: number;
+  /** The actor's user tag ids as the request found them (policy consensus reads them). */
+  tagIds: string[];
+}
+
+/**
+ * The user's tag ids as one comma-separated column (UUIDs hold no comma). Read with the
+ * credential: on SQLite every separate read waits for the connection the commit group
+ * holds, and a policy that reads `user.tags` would otherwise cost every activity one.
+ */
+function tagIdList(db: Executor) {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  return postgres
+    ? sql<string | null>`(select string_agg(m.tag_id, ',' order by m.tag_id) from user_tag_members m where m.user_id = users.id)`
+    : sql<string | null>`(select group_concat(tag_id, ',') from (select m.tag_id from user_tag_members m where m.user_id = users.id order by m.tag_id))`;
 }
 
 /** Every API key with this public key, with its user and organization name. */
@@ -45,6 +60,7 @@ const credentialsByPublicKey = precompiled(["publicKey"], (db, v) =>
       "users.updated_at as user_updated_at",
       "organizations.name as organization_name",
       "organizations.policy_version as policy_version",
+      tagIdList(db).as("tag_ids"),
     ])
     .where("api_keys.public_key_normalized", "=", v.publicKey),
 );
@@ -105,5 +121,6 @@ export async function authenticate(
     stamp,
     credential: { id: key.id, type: key.credential_type },
     policyVersion: key.policy_version,
+    tagIds: key.tag_ids ? key.tag_ids.split(",") : [],
   };
 }

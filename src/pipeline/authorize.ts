@@ -7,7 +7,7 @@ import type { CompiledActivity } from "../activities/define.ts";
 import { insertEvaluation, insertPolicySet, OUTCOME_CODES, type PolicyEvaluationRow } from "../store/policies.ts";
 import { newOrderedId } from "../store/util.ts";
 import type { Db, Executor } from "../store/schema.ts";
-import { activityFacts, credentialFacts, governance, userFacts, type OrgGovernance } from "./governance.ts";
+import { activityFacts, credentialFacts, governance, userFact, type OrgGovernance } from "./governance.ts";
 import type { Authenticated } from "./authenticate.ts";
 
 export const STATUS = {
@@ -32,7 +32,7 @@ export async function authorizeSubmission(
   nowMs: number,
 ): Promise<Evaluated> {
   const gov = await governance(db, auth.actor.organizationId, auth.policyVersion);
-  const approvers = await userFacts(db, [auth.user], gov.set.readsTags);
+  const approvers = [userFact(auth.user, auth.tagIds)];
   const credential = credentialFacts({
     credential_id: auth.credential.id,
     credential_type: auth.credential.type,

@@ -94,10 +94,15 @@ export function activityFacts(def: CompiledActivity, params: unknown): ActivityF
   };
 }
 
-/** Users as the consensus keyword `approvers` sees them; tags are read only when needed. */
+/** A user as the consensus keyword `approvers` sees it. */
+export function userFact(u: UserRow, tags: readonly string[]): UserFacts {
+  return { id: u.id, tags, email: u.email ?? "", alias: u.name };
+}
+
+/** Users as `approvers` sees them; tags are read only when needed. */
 export async function userFacts(db: Executor, users: readonly UserRow[], withTags: boolean): Promise<UserFacts[]> {
   const tags = withTags ? await tagIdsByUser(db, users.map((u) => u.id)) : undefined;
-  return users.map((u) => ({ id: u.id, tags: tags?.get(u.id) ?? [], email: u.email ?? "", alias: u.name }));
+  return users.map((u) => userFact(u, tags?.get(u.id) ?? []));
 }
 
 /** The credential behind a vote, as the consensus keyword `credentials` sees it. */

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 
 export const newId = (): string => randomUUID();
 
@@ -19,12 +19,10 @@ export function newOrderedId(now = Date.now()): string {
     lastMs++; // more than 4,096 ids in one millisecond: borrow the next one
     counter = 0;
   }
-  const b = randomBytes(16);
-  b.writeUIntBE(lastMs, 0, 6);
-  b[6] = 0x70 | (counter >> 8);
-  b[7] = counter & 0xff;
-  b[8] = 0x80 | (b[8]! & 0x3f);
-  const h = b.toString("hex");
+  // randomUUID draws from a pooled buffer; its last 16 hex digits already carry the
+  // RFC 9562 variant and 62 random bits.
+  const tail = randomUUID().replace(/-/g, "").slice(16);
+  const h = lastMs.toString(16).padStart(12, "0") + (0x7000 | counter).toString(16) + tail;
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
