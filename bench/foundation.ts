@@ -10,8 +10,10 @@
 //   --warmup S / BENCH_WARMUP             unmeasured warm-up seconds before each run (default 2)
 //   --skip-sqlite                         only the PostgreSQL runs (with --postgres)
 //   --tag-members / BENCH_TAG_MEMBERS=1   create_user_tag also tags the submitting user (see below)
-//   --policies N / BENCH_POLICIES         after the activity run, load N policies into the
-//                                         organization and run it again (default 100; 0 skips)
+//   --policies N / BENCH_POLICIES         then compare activities in an organization holding N
+//                                         policies with one holding none, same server, rounds
+//                                         alternating between the two (default 100; 0 skips)
+//   --rounds R / BENCH_ROUNDS             rounds of that comparison (default 3)
 //   BENCH_LOG_LEVEL=info                  the server's log level (default warn: no per-request log lines)
 //   --timeout S / BENCH_TIMEOUT           abort (and clean up) after S seconds in all (default 175)
 //   --profile DIR / BENCH_PROFILE_DIR     run each Sigil scenario in its own server started with
@@ -77,6 +79,7 @@ const TIMEOUT_S = num("--timeout", "BENCH_TIMEOUT", 175, 10, 3600);
 const TAG_MEMBERS = process.argv.includes("--tag-members") || process.env.BENCH_TAG_MEMBERS === "1";
 
 const POLICIES = num("--policies", "BENCH_POLICIES", 100, 0, 100);
+const ROUNDS = num("--rounds", "BENCH_ROUNDS", 3, 1, 10);
 
 const AIM = { query: 5000, activity: 3000 } as const;
 /** With POLICIES policies the activity rate may drop by at most this fraction. */
@@ -416,6 +419,44 @@ async function runActivity(inst: SigilInstance, creds: InitResult, server: Runni
   return f;
 }
 
+/**
+ * Activities in an organization with POLICIES policies against one with none, on the same
+ * server and database, alternating ROUNDS times: machine drift and database growth then
+ * weigh on both sides alike (a before/after pair would charge them to the policies).
+ */
+async function comparePolicies(inst: SigilInstance, plainOrg: InitResult, server: Running, ceilingRps: number): Promise<Figures[]> {
+  const policyOrg = await sigilInit(inst, "Bench Policy Org");
+  await loadPolicies(server, policyOrg, POLICIES);
+  log(`  A/B: a second organization with ${POLICIES} policies (allow/deny; id, tag and count consensus), ${ROUNDS} alternating rounds`);
+  const label = ` + ${POLICIES} policies`;
+  const runs: { plain: Figures[]; policies: Figures[] } = { plain: [], policies: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? (["plain", "policies"] as const) : (["policies", "plain"] as const);
+    for (const side of order) {
+      runs[side].push(await runActivity(inst, side === "plain" ? plainOrg : policyOrg, server, ceilingRps, side === "plain" ? " (A/B: no policies)" : label));
+    }
+  }
+  const merge = (fs: Figures[], scenario: string): Figures => ({
+    ...fs[0]!,
+    scenario,
+    rps: fs.reduce((a, f) => a + f.rps, 0) / fs.length,
+    sd: Math.sqrt(fs.reduce((a, f) => a + f.sd ** 2, 0) / fs.length),
+    p50: Math.max(...fs.map((f) => f.p50)),
+    p99: Math.max(...fs.map((f) => f.p99)),
+    non2xx: fs.reduce((a, f) => a + f.non2xx, 0),
+    errors: fs.reduce((a, f) => a + f.errors, 0),
+    total: fs.reduce((a, f) => a + f.total, 0),
+    problems: fs.flatMap((f) => f.problems),
+    aim: undefined,
+  });
+  const plain = merge(runs.plain, `stamped activity, no policies (mean of ${ROUNDS} A/B rounds)`);
+  const withPolicies = merge(runs.policies, `stamped activity${label} (mean of ${ROUNDS} A/B rounds)`);
+  const drop = 1 - withPolicies.rps / plain.rps;
+  const perRound = runs.policies.map((f, i) => `${(100 * (1 - f.rps / runs.plain[i]!.rps)).toFixed(1)}%`).join(", ");
+  withPolicies.note = `${(100 * drop).toFixed(1)}% below the organization without policies (rounds: ${perRound}; limit ${100 * POLICY_DROP_LIMIT}%): ${drop <= POLICY_DROP_LIMIT ? "met" : "MISSED"}`;
+  return [plain, withPolicies];
+}
+
 async function runEngine(engine: Engine, ceilingRps: number): Promise<Figures[]> {
   const inst = await newSigilInstance(engine, POSTGRES_URL);
   try {
@@ -430,16 +471,8 @@ async function runEngine(engine: Engine, ceilingRps: number): Promise<Figures[]>
         await stopSigil(server, engine, "query");
         server = await startSigil(inst, profileArgs(engine, "activity"));
       }
-      const plain = await runActivity(inst, creds, server, ceilingRps);
-      out.push(plain);
-      if (POLICIES > 0) {
-        await loadPolicies(server, creds, POLICIES);
-        log(`  ${POLICIES} policies created in the organization (allow/deny; id, tag and count consensus); every activity now evaluates them all`);
-        const withPolicies = await runActivity(inst, creds, server, ceilingRps, ` + ${POLICIES} policies`);
-        const drop = 1 - withPolicies.rps / plain.rps;
-        withPolicies.note = `${(100 * drop).toFixed(1)}% below the run without policies (limit ${100 * POLICY_DROP_LIMIT}%): ${drop <= POLICY_DROP_LIMIT ? "met" : "MISSED"}`;
-        out.push(withPolicies);
-      }
+      out.push(await runActivity(inst, creds, server, ceilingRps));
+      if (POLICIES > 0) out.push(...(await comparePolicies(inst, creds, server, ceilingRps)));
     } finally {
       await stopSigil(server, engine, PROFILE_DIR ? "activity" : "");
     }
