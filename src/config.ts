@@ -17,6 +17,14 @@ export interface Config {
   timestampMaxFutureMs: number;
   /** Largest accepted request body. */
   bodyLimitBytes: number;
+  /** Development only: webhook URLs may be http(s) on loopback addresses (and only there). */
+  webhooksAllowLoopback: boolean;
+  /** Per delivery attempt. */
+  webhooksTimeoutMs: number;
+  /** Attempts before a delivery is recorded as failed. */
+  webhooksMaxAttempts: number;
+  /** First retry delay (doubles per attempt, capped at 5 minutes, jittered). */
+  webhooksRetryBaseMs: number;
 }
 
 interface Knob {
@@ -36,6 +44,13 @@ function int(name: string, min: number, max: number) {
   };
 }
 const str = (v: string) => v;
+function bool(name: string) {
+  return (v: string): boolean => {
+    if (v === "true" || v === "1") return true;
+    if (v === "false" || v === "0") return false;
+    throw new Error(`${name} must be true or false, got ${JSON.stringify(v)}`);
+  };
+}
 
 const KNOBS: Knob[] = [
   { env: "PORT", flag: "--port", key: "port", parse: int("PORT", 0, 65535) },
@@ -61,6 +76,15 @@ const KNOBS: Knob[] = [
     key: "bodyLimitBytes",
     parse: int("SIGIL_BODY_LIMIT_BYTES", 1024, 64 * 1024 * 1024),
   },
+  {
+    env: "SIGIL_WEBHOOKS_ALLOW_LOOPBACK",
+    flag: "--webhooks-allow-loopback",
+    key: "webhooksAllowLoopback",
+    parse: bool("SIGIL_WEBHOOKS_ALLOW_LOOPBACK"),
+  },
+  { env: "SIGIL_WEBHOOKS_TIMEOUT_MS", flag: "--webhooks-timeout-ms", key: "webhooksTimeoutMs", parse: int("SIGIL_WEBHOOKS_TIMEOUT_MS", 100, 120_000) },
+  { env: "SIGIL_WEBHOOKS_MAX_ATTEMPTS", flag: "--webhooks-max-attempts", key: "webhooksMaxAttempts", parse: int("SIGIL_WEBHOOKS_MAX_ATTEMPTS", 1, 50) },
+  { env: "SIGIL_WEBHOOKS_RETRY_BASE_MS", flag: "--webhooks-retry-base-ms", key: "webhooksRetryBaseMs", parse: int("SIGIL_WEBHOOKS_RETRY_BASE_MS", 10, 600_000) },
 ];
 
 export const DEFAULTS: Config = {
@@ -73,6 +97,10 @@ export const DEFAULTS: Config = {
   timestampMaxAgeMs: 300_000,
   timestampMaxFutureMs: 60_000,
   bodyLimitBytes: 1024 * 1024,
+  webhooksAllowLoopback: false,
+  webhooksTimeoutMs: 10_000,
+  webhooksMaxAttempts: 10,
+  webhooksRetryBaseMs: 1_000,
 };
 
 /**

@@ -13,6 +13,9 @@ import { updatePolicyV2 } from "./policies/update_policy.ts";
 import { deletePoliciesActivity, deletePolicy } from "./policies/delete_policies.ts";
 import { updateRootQuorum } from "./organizations/update_root_quorum.ts";
 import { approveActivity, rejectActivity } from "./consensus/votes.ts";
+import { createWebhookEndpoint } from "./webhooks/create_webhook_endpoint.ts";
+import { updateWebhookEndpoint } from "./webhooks/update_webhook_endpoint.ts";
+import { deleteWebhookEndpoint } from "./webhooks/delete_webhook_endpoint.ts";
 
 export const ACTIVITIES: readonly CompiledActivity[] = [
   createSubOrganizationV8,
@@ -32,6 +35,9 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   deletePolicy,
   deletePoliciesActivity,
   updateRootQuorum,
+  createWebhookEndpoint,
+  updateWebhookEndpoint,
+  deleteWebhookEndpoint,
 ];
 
 /** Votes on other activities: routed like activities, recorded on their target. */

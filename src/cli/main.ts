@@ -1,14 +1,16 @@
 // sigil <command>: a registry of commands, each in its own module.
 import { serve } from "./serve.ts";
 import { init } from "./init.ts";
+import { webhookKeys } from "./webhook-keys.ts";
 
 const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; help: string }> = {
   serve: { run: serve, help: "run the public API (default port 8080)" },
   init: { run: init, help: 'bootstrap a root organization: init --name "<org>" [--json] [--api-public-key <hex>]' },
+  "webhook-keys": { run: webhookKeys, help: "webhook signing keys: webhook-keys list | rotate | retire <kid>" },
 };
 
 function usage(): string {
-  return ["usage: sigil <command> [flags]", "", ...Object.entries(COMMANDS).map(([n, c]) => `  ${n.padEnd(8)}${c.help}`)].join("\n");
+  return ["usage: sigil <command> [flags]", "", ...Object.entries(COMMANDS).map(([n, c]) => `  ${n.padEnd(14)}${c.help}`)].join("\n");
 }
 
 export async function main(argv: string[]): Promise<void> {

@@ -2,6 +2,9 @@ import { readFileSync } from "node:fs";
 import pino from "pino";
 import { openService } from "../service.ts";
 import { buildApp } from "../server/app.ts";
+import { startDispatcher } from "../webhooks/dispatcher.ts";
+import { activeSigningKey } from "../webhooks/signing-keys.ts";
+import { configureWebhookUrls } from "../webhooks/url-policy.ts";
 
 const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
@@ -17,7 +20,21 @@ export async function serve(argv: string[]): Promise<void> {
   // A stray rejection is a bug to log, not a reason to drop every in-flight request.
   process.on("unhandledRejection", (err) => logger.error({ err }, "unhandled rejection"));
   store.checkpointInBackground((msg) => logger.warn(msg));
+  configureWebhookUrls({ allowLoopback: config.webhooksAllowLoopback });
+  // The key set is published before the first delivery needs it.
+  await activeSigningKey(store.db, service.masterKey);
+  if (config.webhooksAllowLoopback) logger.warn("SIGIL_WEBHOOKS_ALLOW_LOOPBACK is on: webhooks may target loopback addresses (development only)");
+  const dispatcher = startDispatcher({
+    db: store.db,
+    engine: store.engine,
+    masterKey: service.masterKey,
+    log: logger,
+    timeoutMs: config.webhooksTimeoutMs,
+    maxAttempts: config.webhooksMaxAttempts,
+    retryBaseMs: config.webhooksRetryBaseMs,
+  });
   const app = buildApp({
+    onEvents: dispatcher.wake,
     store,
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
@@ -37,6 +54,7 @@ export async function serve(argv: string[]): Promise<void> {
     closing = true;
     logger.info({ signal }, "shutting down");
     await app.close();
+    await dispatcher.stop();
     await store.close();
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));

@@ -10,6 +10,7 @@ import { isExpired } from "../store/api-keys.ts";
 import { PostgresAdapter, sql } from "kysely";
 import type { Db, Executor } from "../store/schema.ts";
 import { precompiled } from "../store/precompiled.ts";
+import { WEBHOOK_VERSION_KEY } from "../store/webhooks.ts";
 import type { UserRow } from "../store/users.ts";
 import type { Actor, TargetOrganization } from "../activities/define.ts";
 
@@ -25,6 +26,8 @@ export interface Authenticated {
   policyVersion: number;
   /** The actor's user tag ids as the request found them (policy consensus reads them). */
   tagIds: string[];
+  /** Version of the webhook endpoint set (outbox.ts caches who listens per version). */
+  webhookVersion: number;
 }
 
 /**
@@ -45,6 +48,7 @@ const credentialsByPublicKey = precompiled(["publicKey"], (db, v) =>
     .selectFrom("api_keys")
     .innerJoin("users", "users.id", "api_keys.user_id")
     .innerJoin("organizations", "organizations.id", "api_keys.organization_id")
+    .leftJoin("sigil_meta", (j) => j.on("sigil_meta.key", "=", WEBHOOK_VERSION_KEY))
     .select([
       "api_keys.id as id",
       "api_keys.organization_id as organization_id",
@@ -61,6 +65,7 @@ const credentialsByPublicKey = precompiled(["publicKey"], (db, v) =>
       "organizations.name as organization_name",
       "organizations.policy_version as policy_version",
       tagIdList(db).as("tag_ids"),
+      "sigil_meta.value as webhook_version",
     ])
     .where("api_keys.public_key_normalized", "=", v.publicKey),
 );
@@ -122,5 +127,6 @@ export async function authenticate(
     credential: { id: key.id, type: key.credential_type },
     policyVersion: key.policy_version,
     tagIds: key.tag_ids ? key.tag_ids.split(",") : [],
+    webhookVersion: key.webhook_version === null ? 0 : Number(key.webhook_version),
   };
 }

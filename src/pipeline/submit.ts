@@ -29,6 +29,7 @@ import { isVote } from "../activities/define.ts";
 import type { Decision } from "../policy/engine.ts";
 import { parseJsonBody } from "./body.ts";
 import { castVote, voteRow } from "./vote.ts";
+import { hasListeners, recordActivityEvent } from "../webhooks/outbox.ts";
 
 export interface PipelineDeps {
   db: Db;
@@ -40,6 +41,8 @@ export interface PipelineDeps {
   engine: Engine;
   /** Where policy runtime errors are reported (never blocking: an erroring policy has no effect). */
   log?: { warn(obj: object, msg: string): void };
+  /** Called after a commit that wrote webhook events (wakes the dispatcher). */
+  onEvents?: () => void;
   now?: () => number;
 }
 
@@ -116,8 +119,11 @@ export async function submitActivity(
   const evaluation = evaluationRow(activityId, auth.organization.id, vote.id, evaluated, now);
   let recorded: Recorded;
   const denied = isDenied(decision) ? deniedFailure(decision, activityId) : undefined;
+  const emit = await hasListeners(deps.db, auth.organization.id, auth.webhookVersion);
+  const known: KnownVotes = { votes: [vote], voters: [auth.user] };
+  const write = { vote, evaluation, gov, emit: emit ? known : undefined };
   if (decision.outcome === "OUTCOME_ALLOW") {
-    recorded = await record(deps, base, vote, evaluation, gov, async (tx) => {
+    recorded = await record(deps, base, write, async (tx) => {
       const result = await def.execute(
         { tx, organization: auth.organization, actor: auth.actor, activityId, now },
         params,
@@ -127,11 +133,15 @@ export async function submitActivity(
   } else {
     const status = denied ? STATUS.FAILED : STATUS.CONSENSUS_NEEDED;
     const failure = denied ? JSON.stringify(denied.toBody()) : null;
-    recorded = await record(deps, base, vote, evaluation, gov, async () => ({ status, result: null, failure }));
+    recorded = await record(deps, base, write, async () => ({ status, result: null, failure }));
   }
   if (recorded.votes) {
+    if (emit) deps.onEvents?.();
     if (denied) throw denied;
-    return respond(deps.db, recorded.row, { votes: recorded.votes, voters: [auth.user] }, auth.user);
+    // The event's payload is the answer: the submitter can never vote again on its own fresh
+    // activity, so canApprove/canReject are false either way.
+    if (recorded.view) return { activity: recorded.view };
+    return respond(deps.db, recorded.row, known, auth.user);
   }
   // An earlier identical submission exists. While it awaits consensus, the same request
   // from a user who has not approved it yet is an approval (POLICY-LANGUAGE §6.5).
@@ -152,25 +162,37 @@ interface Recorded {
   row: ActivityRow;
   /** Set when this request wrote the row (absent when a concurrent twin won). */
   votes?: VoteRow[];
+  /** The activity as its webhook event carries it, when one was written. */
+  view?: ActivityView;
+}
+
+interface Writes {
+  vote: VoteRow;
+  evaluation: PolicyEvaluationRow;
+  gov: OrgGovernance;
+  /** Write the webhook event too (someone listens), from these votes. */
+  emit?: KnownVotes;
 }
 
 /** Writes the activity, its submitter's vote and whatever `work` does, all or nothing. */
 async function record(
   deps: PipelineDeps,
   base: Omit<ActivityRow, "status" | "result" | "failure">,
-  vote: VoteRow,
-  evaluation: PolicyEvaluationRow,
-  gov: OrgGovernance,
+  writes: Writes,
   work: (tx: Tx) => Promise<Pick<ActivityRow, "status" | "result" | "failure">>,
 ): Promise<Recorded> {
+  const { vote, evaluation, gov, emit } = writes;
   try {
-    const recorded = await deps.transact(async (tx) => {
+    const recorded: Recorded = await deps.transact(async (tx) => {
       const outcome = await work(tx);
       const row: ActivityRow = { ...base, ...outcome };
       await insertActivity(tx, row);
       await insertVote(tx, vote);
       await recordEvaluation(tx, evaluation, gov);
-      return { row, votes: [vote] };
+      if (!emit) return { row, votes: [vote] };
+      const view = await activityView(tx, row, emit);
+      await recordActivityEvent(tx, view, row.updated_at);
+      return { row, votes: [vote], view };
     });
     gov.persisted = true; // committed with this activity
     return recorded;

@@ -18,6 +18,7 @@ import { deniedFailure, evaluationRow, isDenied, recordEvaluation, STATUS } from
 import type { Authenticated } from "./authenticate.ts";
 import { respond, type PipelineDeps } from "./submit.ts";
 import { activityView, type ActivityView } from "./activity-view.ts";
+import { hasListeners, recordActivityEvent } from "../webhooks/outbox.ts";
 
 export interface VoteRequest {
   selection: VoteSelection;
@@ -80,6 +81,7 @@ export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ 
   const { auth } = req;
   const me = auth.actor.userId;
   const committedSets: OrgGovernance[] = [];
+  let emitted = false;
   const row = await deps.transact(async (tx) => {
     const target = await lockTarget(tx, req.fingerprint, deps.engine === "postgres");
     if (!target || target.organization_id !== auth.organization.id) {
@@ -168,8 +170,13 @@ export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ 
       .set({ status: updated.status, result: updated.result, failure: updated.failure, updated_at: now })
       .where("id", "=", target.id)
       .execute();
+    if (updated.status !== target.status && (await hasListeners(tx, target.organization_id))) {
+      await recordActivityEvent(tx, await activityView(tx, updated), now);
+      emitted = true;
+    }
     return updated;
   });
+  if (emitted) deps.onEvents?.();
   for (const gov of committedSets) gov.persisted = true;
   // A resubmission is answered like any resubmission; an accepted vote with the target
   // as it now stands, whatever the outcome.

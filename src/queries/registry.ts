@@ -8,6 +8,7 @@ import { getUser, listUsers } from "./users.ts";
 import { listUserTags } from "./user_tags.ts";
 import { getApiKey, getApiKeys } from "./api_keys.ts";
 import { getPolicy, getPolicyEvaluations, listPolicies } from "./policies.ts";
+import { listWebhookEndpoints } from "./webhooks.ts";
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
@@ -22,6 +23,7 @@ export const QUERIES: readonly CompiledQuery[] = [
   getPolicy,
   listPolicies,
   getPolicyEvaluations,
+  listWebhookEndpoints,
 ];
 
 const byOp = new Map<string, CompiledQuery>();

@@ -5,6 +5,9 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import client from "prom-client";
 import type { FastifyBaseLogger } from "fastify";
 import { notFound } from "../errors.ts";
+import { jwks } from "../webhooks/signing-keys.ts";
+
+const JWKS_MAX_AGE_SECONDS = 300;
 import { errorHandler } from "./error-handler.ts";
 import { openApiDocument } from "./openapi.ts";
 import { submitActivity, type PipelineDeps } from "../pipeline/submit.ts";
@@ -15,6 +18,8 @@ import { sql } from "kysely";
 export interface AppOptions {
   store: Store;
   logger: FastifyBaseLogger;
+  /** Called after commits that wrote webhook events. */
+  onEvents?: () => void;
   bodyLimitBytes: number;
   timestampMaxAgeMs: number;
   timestampMaxFutureMs: number;
@@ -49,6 +54,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     timestampMaxFutureMs: opts.timestampMaxFutureMs,
     engine: opts.store.engine,
     log: opts.logger,
+    onEvents: opts.onEvents,
   };
   const m = metrics();
 
@@ -75,6 +81,12 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   const doc = openApiDocument(opts.version);
   app.get("/openapi.json", async () => doc);
   app.get("/healthz", async () => ({ status: "ok" }));
+  // The webhook key set: public, no authentication. Receivers cache it for max-age and
+  // refetch once when a delivery names a key they do not know (a rotation).
+  app.get("/public/v1/discovery/webhooks/jwks", async (_req, reply) => {
+    void reply.header("cache-control", `public, max-age=${JWKS_MAX_AGE_SECONDS}`).type("application/json");
+    return jwks(opts.store.db);
+  });
   app.get("/readyz", async (_req, reply) => {
     try {
       await sql`select 1`.execute(opts.store.db);

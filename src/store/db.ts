@@ -8,6 +8,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type 
 import type { Database, Db } from "./schema.ts";
 import * as m001 from "./migrations/001_foundation.ts";
 import * as m002 from "./migrations/002_policies.ts";
+import * as m003 from "./migrations/003_webhooks.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
 import { groupCommit, transactionPerCall, type Transact } from "./transactions.ts";
 import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer.ts";
@@ -32,6 +33,7 @@ pg.types.setTypeParser(20, (v: string) => Number(v));
 const MIGRATIONS: Record<string, Migration> = {
   "001_foundation": m001,
   "002_policies": m002,
+  "003_webhooks": m003,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -134,6 +134,57 @@ export interface PolicySetsTable {
   policy_ids: string;
 }
 
+export interface WebhookSigningKeysTable {
+  id: string;
+  /** base64url of the 32-byte Ed25519 public key (the JWK `x`). */
+  public_key: string;
+  /** PKCS#8 DER of the private key, sealed with the master key. */
+  private_key_sealed: string;
+  /** active (signs) | published (verifies only) | retired (no longer published). */
+  status: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookEndpointsTable {
+  id: string;
+  organization_id: string;
+  url: string;
+  name: string;
+  /** 1 or 0 (portable boolean). */
+  is_active: number;
+  /** JSON: [{eventType, filtersJson?, isActive?}]. */
+  subscriptions: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookEventsTable {
+  id: string;
+  organization_id: string;
+  event_type: string;
+  activity_id: string;
+  /** The exact body delivered. */
+  payload: string;
+  fanned_out: number;
+  created_at: number;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  /** pending | delivered | failed | cancelled */
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_until: number;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface MetaTable {
   key: string;
   value: string;
@@ -151,6 +202,10 @@ export interface Database {
   policies: PoliciesTable;
   policy_evaluations: PolicyEvaluationsTable;
   policy_sets: PolicySetsTable;
+  webhook_signing_keys: WebhookSigningKeysTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   sigil_meta: MetaTable;
 }
 
