@@ -189,3 +189,23 @@ export declare function webhookSignedMessage(
   eventId: string,
   rawBody: Uint8Array | string,
 ): Buffer;
+
+/** App proofs: service-key (P-256) signatures over an activity's decision — not enclave attestations. */
+export declare const APP_PROOF_SCHEME: "SIGNATURE_SCHEME_EPHEMERAL_KEY_P256";
+
+export interface AppProof {
+  scheme: string;
+  /** 130 bytes of hex: uncompressed encryption key ‖ uncompressed signing key. */
+  publicKey: string;
+  /** JSON text; signed as SHA-256 of its UTF-8 bytes. */
+  proofPayload: string;
+  /** r‖s, 64 bytes of hex. */
+  signature: string;
+}
+
+export type AppProofFailureReason = "bad_proof" | "unsupported_scheme" | "bad_key" | "untrusted_key" | "bad_signature_encoding" | "bad_signature";
+
+export declare function verifyAppProof(
+  appProof: AppProof,
+  options: { trustedPublicKeys: Iterable<string> },
+): { ok: true; payload: unknown } | { ok: false; reason: AppProofFailureReason; message: string };

@@ -35,6 +35,7 @@ export async function serve(argv: string[]): Promise<void> {
   });
   const app = buildApp({
     onEvents: dispatcher.wake,
+    masterKey: service.masterKey,
     store,
     logger,
     bodyLimitBytes: config.bodyLimitBytes,

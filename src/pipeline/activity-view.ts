@@ -21,6 +21,8 @@ export interface ActivityView {
   createdAt: string;
   updatedAt: string;
   failure?: unknown;
+  /** Present when the submission asked for them (generateAppProofs). */
+  appProofs?: unknown[];
 }
 
 /** Intent/result keys for a type; derived by convention for types no longer registered. */
@@ -101,6 +103,7 @@ export async function activityViews(
     const keys = keysOf(r.type);
     const result = json<Record<string, unknown>>(r.result);
     const failure = json<unknown>(r.failure);
+    const appProofs = json<unknown[]>(r.app_proofs);
     return {
       id: r.id,
       organizationId: r.organization_id,
@@ -115,6 +118,7 @@ export async function activityViews(
       createdAt: String(r.created_at),
       updatedAt: String(r.updated_at),
       ...(failure ? { failure } : {}),
+      ...(appProofs ? { appProofs } : {}),
     };
   });
 }

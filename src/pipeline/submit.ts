@@ -30,6 +30,8 @@ import type { Decision } from "../policy/engine.ts";
 import { parseJsonBody } from "./body.ts";
 import { castVote, voteRow } from "./vote.ts";
 import { hasListeners, recordActivityEvent } from "../webhooks/outbox.ts";
+import { outcomeProof } from "./app-proofs.ts";
+import type { MasterKey } from "../crypto/envelope.ts";
 
 export interface PipelineDeps {
   db: Db;
@@ -43,6 +45,8 @@ export interface PipelineDeps {
   log?: { warn(obj: object, msg: string): void };
   /** Called after a commit that wrote webhook events (wakes the dispatcher). */
   onEvents?: () => void;
+  /** Opens the app-proof signing key (submissions with generateAppProofs). */
+  masterKey?: MasterKey;
   now?: () => number;
 }
 
@@ -112,10 +116,23 @@ export async function submitActivity(
     fingerprint,
     intent: JSON.stringify(params),
     submitted_by: auth.actor.userId,
+    app_proofs: null as string | null,
     created_at: now,
     updated_at: now,
   };
   const vote = voteRow(activityId, "VOTE_SELECTION_APPROVED", auth, raw, now);
+  if (env.generateAppProofs) {
+    if (!deps.masterKey) throw new Error("app proofs need the master key in the pipeline");
+    const proof = await outcomeProof(deps.db, deps.masterKey, {
+      activity: { id: activityId, type: def.type, fingerprint, organizationId: auth.organization.id },
+      decision,
+      organizationId: auth.actor.organizationId,
+      gov,
+      approvals: [vote],
+      now,
+    });
+    base.app_proofs = JSON.stringify([proof]);
+  }
   const evaluation = evaluationRow(activityId, auth.organization.id, vote.id, evaluated, now);
   let recorded: Recorded;
   const denied = isDenied(decision) ? deniedFailure(decision, activityId) : undefined;

@@ -19,6 +19,7 @@ import type { Authenticated } from "./authenticate.ts";
 import { respond, type PipelineDeps } from "./submit.ts";
 import { activityView, type ActivityView } from "./activity-view.ts";
 import { hasListeners, recordActivityEvent } from "../webhooks/outbox.ts";
+import { outcomeProof } from "./app-proofs.ts";
 
 export interface VoteRequest {
   selection: VoteSelection;
@@ -165,9 +166,21 @@ export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ 
       next = { status: STATUS.FAILED, result: null, failure: JSON.stringify(deniedFailure(decision, target.id).toBody()) };
     }
     const updated: ActivityRow = { ...target, ...next, updated_at: now };
+    // A submission that asked for app proofs gets one for every decision that settles it.
+    if (target.app_proofs !== null && next.status !== target.status && deps.masterKey) {
+      const proof = await outcomeProof(tx, deps.masterKey, {
+        activity: { id: target.id, type: target.type, fingerprint: target.fingerprint, organizationId: target.organization_id },
+        decision,
+        organizationId: orgId,
+        gov,
+        approvals: approving,
+        now,
+      });
+      updated.app_proofs = JSON.stringify([...(JSON.parse(target.app_proofs) as unknown[]), proof]);
+    }
     await tx
       .updateTable("activities")
-      .set({ status: updated.status, result: updated.result, failure: updated.failure, updated_at: now })
+      .set({ status: updated.status, result: updated.result, failure: updated.failure, app_proofs: updated.app_proofs, updated_at: now })
       .where("id", "=", target.id)
       .execute();
     if (updated.status !== target.status && (await hasListeners(tx, target.organization_id))) {

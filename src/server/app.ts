@@ -6,6 +6,8 @@ import client from "prom-client";
 import type { FastifyBaseLogger } from "fastify";
 import { notFound } from "../errors.ts";
 import { jwks } from "../webhooks/signing-keys.ts";
+import { appProofKeys } from "../app-proofs/proofs.ts";
+import type { MasterKey } from "../crypto/envelope.ts";
 
 const JWKS_MAX_AGE_SECONDS = 300;
 import { errorHandler } from "./error-handler.ts";
@@ -20,6 +22,8 @@ export interface AppOptions {
   logger: FastifyBaseLogger;
   /** Called after commits that wrote webhook events. */
   onEvents?: () => void;
+  /** Opens sealed service keys (app proofs). */
+  masterKey?: MasterKey;
   bodyLimitBytes: number;
   timestampMaxAgeMs: number;
   timestampMaxFutureMs: number;
@@ -55,6 +59,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     engine: opts.store.engine,
     log: opts.logger,
     onEvents: opts.onEvents,
+    masterKey: opts.masterKey,
   };
   const m = metrics();
 
@@ -86,6 +91,12 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   app.get("/public/v1/discovery/webhooks/jwks", async (_req, reply) => {
     void reply.header("cache-control", `public, max-age=${JWKS_MAX_AGE_SECONDS}`).type("application/json");
     return jwks(opts.store.db);
+  });
+  // The key app proofs are signed with (service-key signatures, not enclave attestations).
+  app.get("/public/v1/discovery/app-proofs/keys", async (_req, reply) => {
+    if (!opts.masterKey) throw notFound("app proofs are not enabled on this server");
+    void reply.header("cache-control", `public, max-age=${JWKS_MAX_AGE_SECONDS}`).type("application/json");
+    return appProofKeys(opts.store.db, opts.masterKey);
   });
   app.get("/readyz", async (_req, reply) => {
     try {

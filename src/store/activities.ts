@@ -7,7 +7,8 @@ export type ActivityRow = ActivitiesTable;
 export type VoteRow = VotesTable;
 
 const ACTIVITY_COLUMNS = [
-  "id", "organization_id", "type", "status", "fingerprint", "intent", "result", "failure", "submitted_by", "created_at", "updated_at",
+  "id", "organization_id", "type", "status", "fingerprint", "intent", "result", "failure", "submitted_by", "app_proofs",
+  "created_at", "updated_at",
 ] as const satisfies readonly (keyof ActivityRow)[];
 const VOTE_COLUMNS = [
   "id", "activity_id", "user_id", "user_organization_id", "selection", "message", "public_key", "signature", "scheme",

@@ -9,6 +9,7 @@ import type { Database, Db } from "./schema.ts";
 import * as m001 from "./migrations/001_foundation.ts";
 import * as m002 from "./migrations/002_policies.ts";
 import * as m003 from "./migrations/003_webhooks.ts";
+import * as m004 from "./migrations/004_app_proofs.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
 import { groupCommit, transactionPerCall, type Transact } from "./transactions.ts";
 import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer.ts";
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "001_foundation": m001,
   "002_policies": m002,
   "003_webhooks": m003,
+  "004_app_proofs": m004,
 };
 
 class StaticProvider implements MigrationProvider {

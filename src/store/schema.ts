@@ -77,6 +77,8 @@ export interface ActivitiesTable {
   failure: string | null;
   /** The user whose stamp submitted the activity. */
   submitted_by: string;
+  /** JSON array of app proofs; null when none were asked for. */
+  app_proofs: string | null;
   created_at: number;
   updated_at: number;
 }

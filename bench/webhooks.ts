@@ -1,0 +1,849 @@
+// Benchmark of Sigil's webhooks: signing cost, then deliveries end to end.
+//
+//   npm run bench:webhooks [-- --postgres <url>] [--activities K] [--duration S] ...
+//
+// 1. Signing, single thread, in this process. The baseline is node:crypto's Ed25519
+//    `sign(null, msg, key)` over a prebuilt delivery message (the signed message of a ~2 KB
+//    activity body). Sigil's own path is measured on the same body against it:
+//    `signDelivery` (builds the message, signs, hex) and `deliveryHeaders` (all headers of a
+//    delivery). A last row adds what the dispatcher also does for EVERY attempt before it
+//    signs: `activeSigningKey` unseals the private key with the master key and imports it
+//    (its DB read is not included here). Variants alternate in rounds so drift hits all.
+// 2. End to end: a Sigil server (child process, SIGIL_WEBHOOKS_ALLOW_LOOPBACK=true) with two
+//    organizations: one owning an endpoint that points at a node:http receiver in this
+//    process (answers 200 at once, counts, verifies a sample of signatures with the receiver
+//    library `sigil/webhooks` against the served JWKS), one without endpoint. K pre-stamped
+//    create_user_tag activities are submitted by concurrent fetch workers to each
+//    organization in alternating rounds (plain, hooked | hooked, plain); after each hooked
+//    burst the benchmark waits until all K events are delivered. Reported: submit rates and
+//    their ratio, deliveries/s, the dispatcher's rate per quarter of the backlog, delivery lag
+//    (receipt − activity createdAt; receipt − X-Service-Timestamp), and a paced run (a few
+//    activities per second: the lag when nothing is queued).
+//
+//   --postgres URL / BENCH_DATABASE_URL   also run end to end on PostgreSQL (a fresh database
+//                                         next to URL's, dropped afterwards)
+//   --skip-sqlite                         only the PostgreSQL end-to-end run
+//   --duration S / BENCH_DURATION         measured seconds per signing variant (default 3)
+//   --activities K / BENCH_ACTIVITIES     activities per burst (default 2000)
+//   --rounds R / BENCH_ROUNDS             alternating burst rounds per engine (default 2)
+//   --connections N / BENCH_CONNECTIONS   concurrent submitters (default 16)
+//   --paced N / BENCH_PACED               activities in the paced run (default 40, at 20/s)
+//   --drain-timeout S / BENCH_DRAIN_TIMEOUT  give up waiting for a burst's deliveries (default 60)
+//   --timeout S / BENCH_TIMEOUT           abort (and clean up) after S seconds in all (default 170;
+//                                         300 when both engines run)
+//   BENCH_LOG_LEVEL=info                  the server's log level (default warn)
+//
+// The machine's cores are shared by the server, this process (submitters and receiver) and,
+// for PostgreSQL, the database.
+import os from "node:os";
+import http from "node:http";
+import path from "node:path";
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, randomUUID, sign } from "node:crypto";
+import pg from "pg";
+import SQLite from "better-sqlite3";
+import { verifyWebhookSignature, type VerifyResult } from "sigil/webhooks";
+import { signDelivery, signedMessage, type SigningKey } from "../src/webhooks/signing-keys.ts";
+import { deliveryHeaders } from "../src/webhooks/deliver.ts";
+import { MasterKey } from "../src/crypto/envelope.ts";
+import { newOrderedId } from "../src/store/util.ts";
+import {
+  cleanupAll,
+  cleanupSync,
+  freePort,
+  newSigilInstance,
+  sigilInit,
+  startSigil,
+  type Engine,
+  type InitResult,
+  type Running,
+  type SigilInstance,
+} from "./procs.ts";
+import { FastStamper, sdkStamp, type Stamped } from "./stamp.ts";
+
+// ---------------------------------------------------------------- options
+
+function option(flag: string, env: string): string | undefined {
+  const i = process.argv.indexOf(flag);
+  if (i >= 0) {
+    const v = process.argv[i + 1];
+    if (v === undefined || v.startsWith("--")) throw new Error(`${flag} needs a value`);
+    return v;
+  }
+  const e = process.env[env];
+  return e === undefined || e === "" ? undefined : e;
+}
+function num(flag: string, env: string, dflt: number, min: number, max: number): number {
+  const v = option(flag, env);
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < min || n > max) throw new Error(`${flag} must be a number in [${min}, ${max}], got ${v}`);
+  return n;
+}
+
+const DURATION_S = num("--duration", "BENCH_DURATION", 3, 0.3, 60);
+const ACTIVITIES = Math.round(num("--activities", "BENCH_ACTIVITIES", 2000, 10, 200_000));
+const ROUNDS = Math.round(num("--rounds", "BENCH_ROUNDS", 2, 1, 10));
+const CONNECTIONS = Math.round(num("--connections", "BENCH_CONNECTIONS", 16, 1, 512));
+const PACED = Math.round(num("--paced", "BENCH_PACED", 40, 0, 10_000));
+const PACED_PER_S = 20;
+const DRAIN_TIMEOUT_S = num("--drain-timeout", "BENCH_DRAIN_TIMEOUT", 60, 1, 3600);
+const POSTGRES_URL = option("--postgres", "BENCH_DATABASE_URL");
+const SKIP_SQLITE = process.argv.includes("--skip-sqlite");
+const TIMEOUT_S = num("--timeout", "BENCH_TIMEOUT", POSTGRES_URL && !SKIP_SQLITE ? 300 : 170, 10, 7200);
+const SIGN_ROUNDS = 3;
+/** Signatures verified by the receiver: the first few of each phase, then one in VERIFY_EVERY. */
+const VERIFY_FIRST = 20;
+const VERIFY_EVERY = 20;
+
+// ---------------------------------------------------------------- cleanup and watchdog
+
+let exiting = false;
+async function bail(code: number, why?: string): Promise<never> {
+  if (!exiting) {
+    exiting = true;
+    if (why) console.error(why);
+    await cleanupAll().catch((e: unknown) => console.error(`cleanup failed: ${(e as Error).message}`));
+  }
+  process.exit(code);
+}
+process.on("exit", cleanupSync);
+process.once("SIGINT", () => void bail(130, "interrupted: cleaning up"));
+process.once("SIGTERM", () => void bail(143, "terminated: cleaning up"));
+const started = performance.now();
+const watchdog = setTimeout(() => void bail(1, `benchmark exceeded its ${TIMEOUT_S} s budget: aborted`), TIMEOUT_S * 1000);
+watchdog.unref();
+const remainingMs = () => TIMEOUT_S * 1000 - (performance.now() - started);
+
+// ---------------------------------------------------------------- formatting
+
+const fmtInt = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "-");
+const fmt1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : "-");
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+function log(msg: string) {
+  process.stdout.write(`${msg}\n`);
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+function table(head: string[], rows: string[][], right: Set<number>): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
+  return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
+
+// ---------------------------------------------------------------- 1. signing
+
+/**
+ * An ACTIVITY_UPDATES payload shaped like a completed create_user_tag activity as the
+ * dispatcher sends it (the submitter's vote embeds the user with its API key and the raw
+ * request body), padded to `bytes` with a longer tag name if it falls short.
+ */
+function syntheticPayload(bytes: number): Buffer {
+  const now = Date.now();
+  const ts = { seconds: String(Math.floor(now / 1000)), nanos: String((now % 1000) * 1_000_000) };
+  const organizationId = randomUUID();
+  const userId = randomUUID();
+  const activityId = randomUUID();
+  const publicKey = `02${randomBytes(32).toString("hex")}`;
+  const build = (tagName: string) => {
+    const request = JSON.stringify({
+      type: "ACTIVITY_TYPE_CREATE_USER_TAG",
+      timestampMs: String(now),
+      organizationId,
+      parameters: { userTagName: tagName, userIds: [] },
+    });
+    return JSON.stringify({
+      id: activityId,
+      organizationId,
+      status: "ACTIVITY_STATUS_COMPLETED",
+      type: "ACTIVITY_TYPE_CREATE_USER_TAG",
+      intent: { createUserTagIntent: { userTagName: tagName, userIds: [] } },
+      result: { createUserTagResult: { userTagId: randomUUID(), userIds: [] } },
+      votes: [
+        {
+          id: newOrderedId(now),
+          userId,
+          user: {
+            userId,
+            userName: "Root user",
+            userEmail: "root@example.com",
+            authenticators: [],
+            apiKeys: [
+              {
+                apiKeyId: randomUUID(),
+                apiKeyName: "root api key",
+                credential: { publicKey, type: "CREDENTIAL_TYPE_API_KEY_P256" },
+                createdAt: ts,
+                updatedAt: ts,
+              },
+            ],
+            userTags: [],
+            oauthProviders: [],
+            createdAt: ts,
+            updatedAt: ts,
+          },
+          activityId,
+          selection: "VOTE_SELECTION_APPROVED",
+          message: request,
+          publicKey,
+          signature: randomBytes(71).toString("hex"),
+          scheme: "SIGNATURE_SCHEME_TK_API_P256",
+          createdAt: ts,
+        },
+      ],
+      fingerprint: createHash("sha256").update(request).digest("hex"),
+      canApprove: false,
+      canReject: false,
+      createdAt: String(now),
+      updatedAt: String(now),
+    });
+  };
+  let tag = "bench-tag";
+  let body = build(tag);
+  // The tag name appears twice in the intent/request, and the request once more escaped.
+  while (body.length < bytes) {
+    tag += "x".repeat(Math.max(1, Math.floor((bytes - body.length) / 3)));
+    body = build(tag);
+  }
+  return Buffer.from(body);
+}
+
+interface SignRow {
+  label: string;
+  ops: number;
+  ms: number;
+}
+
+/** Calls `fn` in batches of 32 until `seconds` have passed; returns calls and elapsed ms. */
+function timed(fn: () => number, seconds: number): { ops: number; ms: number; sink: number } {
+  let sink = 0;
+  let ops = 0;
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  let t = t0;
+  while (t < end) {
+    for (let i = 0; i < 32; i++) sink += fn();
+    ops += 32;
+    t = performance.now();
+  }
+  return { ops, ms: t - t0, sink };
+}
+
+function benchSigning(): { rows: SignRow[]; bodyBytes: number; messageBytes: number } {
+  const body = syntheticPayload(2048);
+  const { privateKey } = generateKeyPairSync("ed25519");
+  const keyId = `whk_${randomBytes(12).toString("base64url")}`;
+  const key: SigningKey = { id: keyId, privateKey };
+  const eventId = newOrderedId();
+  const organizationId = randomUUID();
+  const tsText = String(Date.now());
+  const message = signedMessage(keyId, tsText, eventId, body);
+
+  // What activeSigningKey does with the row it reads, on every delivery attempt.
+  const master = MasterKey.generate();
+  const aad = `webhook-signing-key:${keyId}`;
+  const sealed = master.seal(privateKey.export({ format: "der", type: "pkcs8" }), aad);
+
+  // Sanity: Sigil's signatures verify with the receiver library, and equal the baseline's.
+  const publicKeys = new Map<string, string>([[keyId, (createPublicKey(privateKey).export({ format: "jwk" }) as { x: string }).x]]);
+  const now = Date.now();
+  const headers = deliveryHeaders({ eventId, eventType: "ACTIVITY_UPDATES", organizationId, body, key, now });
+  const v = verifyWebhookSignature({ headers, rawBody: body, publicKeys, nowMs: now });
+  if (!v.ok) throw new Error(`deliveryHeaders' signature does not verify with sigil/webhooks: ${v.reason} ${v.message}`);
+  if (signDelivery(key, tsText, eventId, body) !== sign(null, message, privateKey).toString("hex")) {
+    throw new Error("signDelivery differs from sign(null, signedMessage(...)) (Ed25519 is deterministic)");
+  }
+
+  const variants: { label: string; fn: () => number }[] = [
+    { label: "baseline: node:crypto sign(null, msg, key), msg prebuilt", fn: () => sign(null, message, privateKey).length },
+    { label: "signDelivery (message concat + sign + hex)", fn: () => signDelivery(key, tsText, eventId, body).length },
+    {
+      label: "deliveryHeaders (all 9 headers)",
+      fn: () => deliveryHeaders({ eventId, eventType: "ACTIVITY_UPDATES", organizationId, body, key, now: Date.now() })["x-service-signature"]!.length,
+    },
+    {
+      label: "deliveryHeaders + per-attempt key unseal/import (as dispatcher; DB read excluded)",
+      fn: () => {
+        const der = master.open(sealed, aad);
+        const k: SigningKey = { id: keyId, privateKey: createPrivateKey({ key: der, format: "der", type: "pkcs8" }) };
+        return deliveryHeaders({ eventId, eventType: "ACTIVITY_UPDATES", organizationId, body, key: k, now: Date.now() })["x-service-signature"]!.length;
+      },
+    },
+  ];
+  const rows: SignRow[] = variants.map((x) => ({ label: x.label, ops: 0, ms: 0 }));
+  for (const x of variants) timed(x.fn, 0.25); // warm-up
+  let sink = 0;
+  for (let r = 0; r < SIGN_ROUNDS; r++) {
+    const order = r % 2 === 0 ? variants.map((_, i) => i) : variants.map((_, i) => variants.length - 1 - i);
+    for (const i of order) {
+      const t = timed(variants[i]!.fn, DURATION_S / SIGN_ROUNDS);
+      rows[i]!.ops += t.ops;
+      rows[i]!.ms += t.ms;
+      sink += t.sink;
+    }
+  }
+  if (sink === 0) throw new Error("nothing was signed");
+  return { rows, bodyBytes: body.length, messageBytes: message.length };
+}
+
+// ---------------------------------------------------------------- 2. receiver
+
+interface Receipt {
+  at: number;
+  eventId: string;
+  activityId: string;
+  organizationId: string;
+  createdAt: number;
+  headerTs: number;
+  bytes: number;
+}
+
+class Receiver {
+  private server: http.Server | undefined;
+  url = "";
+  /** Every delivery, in arrival order. */
+  readonly receipts: Receipt[] = [];
+  /** First receipt per activity id. */
+  readonly byActivity = new Map<string, Receipt>();
+  readonly eventIds = new Set<string>();
+  duplicates = 0;
+  badRequests = 0;
+  publicKeys = new Map<string, string>();
+  verified = 0;
+  verifyFailures = new Map<string, number>();
+  private sinceMark = 0;
+
+  async start(): Promise<void> {
+    const port = await freePort();
+    this.server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const at = Date.now();
+        res.writeHead(200, { "content-type": "text/plain" }).end("ok");
+        this.record(req.headers, Buffer.concat(chunks), at);
+      });
+    });
+    this.server.keepAliveTimeout = 5000;
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once("error", reject);
+      this.server!.listen(port, "127.0.0.1", () => resolve());
+    });
+    this.url = `http://127.0.0.1:${port}/hooks/sigil`;
+  }
+
+  /** Restart the verification sampling (the first few of each phase are verified). */
+  mark(): void {
+    this.sinceMark = 0;
+  }
+
+  private record(headers: http.IncomingHttpHeaders, body: Buffer, at: number): void {
+    let p: { id?: string; organizationId?: string; createdAt?: string };
+    try {
+      p = JSON.parse(body.toString("utf8")) as typeof p;
+    } catch {
+      this.badRequests++;
+      return;
+    }
+    const eventId = String(headers["x-service-event-id"] ?? "");
+    const r: Receipt = {
+      at,
+      eventId,
+      activityId: String(p.id ?? ""),
+      organizationId: String(p.organizationId ?? ""),
+      createdAt: Number(p.createdAt),
+      headerTs: Number(headers["x-service-timestamp"]),
+      bytes: body.length,
+    };
+    this.receipts.push(r);
+    if (this.eventIds.has(eventId)) this.duplicates++;
+    else this.eventIds.add(eventId);
+    if (!this.byActivity.has(r.activityId)) this.byActivity.set(r.activityId, r);
+    const n = this.sinceMark++;
+    if (n < VERIFY_FIRST || n % VERIFY_EVERY === 0) {
+      const v: VerifyResult = verifyWebhookSignature({ headers, rawBody: body, publicKeys: this.publicKeys, nowMs: at });
+      this.verified++;
+      if (!v.ok) this.verifyFailures.set(v.reason, (this.verifyFailures.get(v.reason) ?? 0) + 1);
+    }
+  }
+
+  async stop(): Promise<void> {
+    const s = this.server;
+    if (!s) return;
+    this.server = undefined;
+    s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+}
+
+// ---------------------------------------------------------------- requests
+
+async function post(url: string, s: Stamped): Promise<{ status: number; json: unknown }> {
+  const r = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-stamp": s.stamp },
+    body: new Uint8Array(s.body),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const text = await r.text();
+  let json: unknown = text;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* keep the text */
+  }
+  return { status: r.status, json };
+}
+
+type ActivityAnswer = { activity?: { id?: string; status?: string; result?: Record<string, Record<string, unknown>> } };
+
+const RUN_TAG = randomBytes(4).toString("hex");
+let tagCounter = 0;
+function tagBody(creds: InitResult): string {
+  return JSON.stringify({
+    type: "ACTIVITY_TYPE_CREATE_USER_TAG",
+    timestampMs: String(Date.now()),
+    organizationId: creds.organizationId,
+    parameters: { userTagName: `wh-bench-${RUN_TAG}-${++tagCounter}`, userIds: [] },
+  });
+}
+
+interface Burst {
+  ms: number;
+  ok: number;
+  non2xx: Map<number, number>;
+  errors: number;
+  /** Activity ids of the 200 answers. */
+  ids: string[];
+  startedAt: number;
+  endedAt: number;
+}
+
+/** Submits every body once, CONNECTIONS at a time. */
+async function submitAll(url: string, items: Stamped[]): Promise<Burst> {
+  let next = 0;
+  const out: Burst = { ms: 0, ok: 0, non2xx: new Map(), errors: 0, ids: [], startedAt: Date.now(), endedAt: 0 };
+  const t0 = performance.now();
+  const worker = async () => {
+    for (;;) {
+      const s = items[next++];
+      if (!s) return;
+      try {
+        const r = await post(url, s);
+        const id = (r.json as ActivityAnswer).activity?.id;
+        if (r.status === 200 && id) {
+          out.ok++;
+          out.ids.push(id);
+        } else out.non2xx.set(r.status, (out.non2xx.get(r.status) ?? 0) + 1);
+      } catch {
+        out.errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONNECTIONS, items.length) }, worker));
+  out.ms = performance.now() - t0;
+  out.endedAt = Date.now();
+  return out;
+}
+
+/** Resolves once every id has been delivered (true) or after `timeoutMs` (false). */
+async function waitDelivered(rx: Receiver, ids: readonly string[], timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  let missing = ids.filter((id) => !rx.byActivity.has(id));
+  while (missing.length > 0) {
+    if (Date.now() > deadline) return false;
+    await sleep(20);
+    missing = missing.filter((id) => !rx.byActivity.has(id));
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------- store reads
+
+async function deliveryStatuses(inst: SigilInstance): Promise<{ status: string; n: number; retried: number }[]> {
+  const q = "select status, count(*) as n, sum(case when attempts > 1 then 1 else 0 end) as retried from webhook_deliveries group by status order by status";
+  if (inst.engine === "postgres") {
+    const c = new pg.Client({ connectionString: inst.databaseUrl });
+    await c.connect();
+    try {
+      const r = await c.query<{ status: string; n: string; retried: string }>(q);
+      return r.rows.map((x) => ({ status: x.status, n: Number(x.n), retried: Number(x.retried) }));
+    } finally {
+      await c.end();
+    }
+  }
+  const db = new SQLite(path.join(inst.dataDir, "sigil.db"), { fileMustExist: true, readonly: true });
+  try {
+    db.pragma("busy_timeout = 5000");
+    return (db.prepare(q).all() as { status: string; n: number; retried: number | null }[]).map((x) => ({ ...x, retried: x.retried ?? 0 }));
+  } finally {
+    db.close();
+  }
+}
+
+async function pendingEvents(inst: SigilInstance): Promise<number> {
+  const q = "select count(*) as n from webhook_events where fanned_out = 0";
+  if (inst.engine === "postgres") {
+    const c = new pg.Client({ connectionString: inst.databaseUrl });
+    await c.connect();
+    try {
+      return Number((await c.query<{ n: string }>(q)).rows[0]?.n ?? 0);
+    } finally {
+      await c.end();
+    }
+  }
+  const db = new SQLite(path.join(inst.dataDir, "sigil.db"), { fileMustExist: true, readonly: true });
+  try {
+    db.pragma("busy_timeout = 5000");
+    return (db.prepare(q).get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+// ---------------------------------------------------------------- 3. end to end
+
+interface DeliveryFigures {
+  /** Lags of the phase, ms, sorted. */
+  lag: number[];
+  /** receipt − X-Service-Timestamp, ms, sorted. */
+  wire: number[];
+}
+
+function lagsOf(receipts: readonly Receipt[]): DeliveryFigures {
+  return {
+    lag: receipts.map((r) => r.at - r.createdAt).sort((a, b) => a - b),
+    wire: receipts.map((r) => r.at - r.headerTs).sort((a, b) => a - b),
+  };
+}
+
+interface HookRound {
+  burst: Burst;
+  drained: boolean;
+  delivered: number;
+  /** First submission → last delivery. */
+  e2eMs: number;
+  /** First receipt → last receipt. */
+  dispatchMs: number;
+  /** Delivered by the time the last submission was answered. */
+  atSubmitEnd: number;
+  /** Delivery rate per quarter of the backlog (deliveries/s). */
+  quarters: number[];
+  figs: DeliveryFigures;
+  outOfOrder: number;
+}
+
+interface EngineResult {
+  engine: Engine;
+  plain: Burst[];
+  hooked: HookRound[];
+  paced?: { n: number; delivered: number; figs: DeliveryFigures };
+  problems: string[];
+  notes: string[];
+  payloadBytes: number[];
+  statuses: { status: string; n: number; retried: number }[];
+  verified: number;
+  verifyFailures: Map<string, number>;
+  duplicates: number;
+  plainDelivered: number;
+}
+
+function stampMany(stamper: FastStamper, creds: InitResult, n: number): Stamped[] {
+  const items: Stamped[] = new Array(n);
+  for (let i = 0; i < n; i++) items[i] = stamper.stamp(tagBody(creds));
+  return items;
+}
+
+function checkBurst(b: Burst, what: string, problems: string[]): void {
+  if (b.non2xx.size > 0) problems.push(`${what}: non-2xx answers ${[...b.non2xx].map(([c, n]) => `${c}×${n}`).join(", ")}`);
+  if (b.errors > 0) problems.push(`${what}: ${b.errors} request errors`);
+}
+
+async function runEngine(engine: Engine): Promise<EngineResult> {
+  const inst = await newSigilInstance(engine, POSTGRES_URL);
+  // procs.ts hands inst.env to the server as it is: the loopback receiver needs this.
+  inst.env.SIGIL_WEBHOOKS_ALLOW_LOOPBACK = "true";
+  const rx = new Receiver();
+  const res: EngineResult = {
+    engine,
+    plain: [],
+    hooked: [],
+    problems: [],
+    notes: [],
+    payloadBytes: [],
+    statuses: [],
+    verified: 0,
+    verifyFailures: new Map(),
+    duplicates: 0,
+    plainDelivered: 0,
+  };
+  let server: Running | undefined;
+  try {
+    const hookOrg = await sigilInit(inst, "Bench Webhook Org");
+    const plainOrg = await sigilInit(inst, "Bench Plain Org");
+    await rx.start();
+    server = await startSigil(inst);
+    const where = engine === "postgres" ? `PostgreSQL database ${new URL(inst.databaseUrl!).pathname.slice(1)} (dropped afterwards)` : `embedded SQLite in ${inst.dataDir}`;
+    log(`\nsigil (${engine}): node bin/sigil.mjs serve, SIGIL_WEBHOOKS_ALLOW_LOOPBACK=true, LOG_LEVEL=${inst.env.LOG_LEVEL}, ${where}`);
+
+    // The published key set, as a receiver would fetch it.
+    const jr = await fetch(`${server.url}/public/v1/discovery/webhooks/jwks`);
+    const jwks = (await jr.json()) as { keys: { kid: string; x: string }[] };
+    if (jr.status !== 200 || !jwks.keys?.length) throw new Error(`JWKS fetch failed (${jr.status}): ${JSON.stringify(jwks)}`);
+    rx.publicKeys = new Map(jwks.keys.map((k) => [k.kid, k.x]));
+    log(`  JWKS: ${jwks.keys.length} key(s) (${jwks.keys.map((k) => k.kid).join(", ")}), cache-control "${jr.headers.get("cache-control") ?? ""}"`);
+
+    // The endpoint, created through the API like any client would.
+    const ep = await post(
+      `${server.url}/public/v1/submit/create_webhook_endpoint`,
+      await sdkStamp(
+        JSON.stringify({
+          type: "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT",
+          timestampMs: String(Date.now()),
+          organizationId: hookOrg.organizationId,
+          parameters: { url: rx.url, name: "bench receiver" },
+        }),
+        hookOrg.apiPublicKey,
+        hookOrg.apiPrivateKey,
+      ),
+    );
+    const epAct = (ep.json as ActivityAnswer).activity;
+    if (ep.status !== 200 || epAct?.status !== "ACTIVITY_STATUS_COMPLETED") {
+      throw new Error(`create_webhook_endpoint failed (${ep.status}): ${JSON.stringify(ep.json).slice(0, 500)}`);
+    }
+    log(`  endpoint ${String(epAct.result?.createWebhookEndpointResult?.endpointId ?? "?")} → ${rx.url} (organization ${hookOrg.organizationId}); organization ${plainOrg.organizationId} has none`);
+
+    const urlHook = `${server.url}/public/v1/submit/create_user_tag`;
+    // Checks: an SDK-stamped activity in each organization; only the hooked one is delivered.
+    rx.mark();
+    const c1 = await post(urlHook, await sdkStamp(tagBody(hookOrg), hookOrg.apiPublicKey, hookOrg.apiPrivateKey));
+    const c2 = await post(urlHook, await sdkStamp(tagBody(plainOrg), plainOrg.apiPublicKey, plainOrg.apiPrivateKey));
+    const id1 = (c1.json as ActivityAnswer).activity?.id;
+    const id2 = (c2.json as ActivityAnswer).activity?.id;
+    if (c1.status !== 200 || c2.status !== 200 || !id1 || !id2) throw new Error(`create_user_tag checks failed: ${c1.status} ${c2.status}`);
+    if (!(await waitDelivered(rx, [id1], 10_000))) throw new Error(`the check activity ${id1} was not delivered within 10 s:\n${server.output().slice(-3000)}`);
+    const first = rx.byActivity.get(id1)!;
+    log(
+      `  check: activity ${id1} delivered in ${first.at - first.createdAt} ms (payload ${first.bytes} B), signature ${rx.verifyFailures.size === 0 ? "verified" : "REJECTED"} by sigil/webhooks verifyWebhookSignature`,
+    );
+
+    const stHook = new FastStamper(hookOrg.apiPublicKey, hookOrg.apiPrivateKey);
+    const stPlain = new FastStamper(plainOrg.apiPublicKey, plainOrg.apiPrivateKey);
+
+    // Paced: one activity every 1/PACED_PER_S s, nothing queued: the dispatcher's own latency.
+    if (PACED > 0) {
+      rx.mark();
+      const ids: string[] = [];
+      const t0 = performance.now();
+      for (let i = 0; i < PACED; i++) {
+        const due = t0 + (i * 1000) / PACED_PER_S;
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+        const r = await post(urlHook, stHook.stamp(tagBody(hookOrg)));
+        const id = (r.json as ActivityAnswer).activity?.id;
+        if (r.status === 200 && id) ids.push(id);
+        else res.problems.push(`paced: answer ${r.status}`);
+      }
+      const ok = await waitDelivered(rx, ids, 10_000);
+      const got = ids.map((id) => rx.byActivity.get(id)).filter((r): r is Receipt => r !== undefined);
+      res.paced = { n: ids.length, delivered: got.length, figs: lagsOf(got) };
+      if (!ok) res.problems.push(`paced: ${ids.length - got.length} of ${ids.length} not delivered within 10 s`);
+      log(
+        `  paced: ${ids.length} activities at ${PACED_PER_S}/s → lag p50 ${quantile(res.paced.figs.lag, 0.5)} ms, p99 ${quantile(res.paced.figs.lag, 0.99)} ms`,
+      );
+    }
+
+    // Bursts, alternating which organization goes first.
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? (["plain", "hooked"] as const) : (["hooked", "plain"] as const);
+      for (const side of order) {
+        if (remainingMs() < 25_000) {
+          res.problems.push(`round ${round + 1} ${side}: skipped, the ${TIMEOUT_S} s budget is nearly spent`);
+          continue;
+        }
+        if (side === "plain") {
+          const items = stampMany(stPlain, plainOrg, ACTIVITIES);
+          const b = await submitAll(urlHook, items);
+          checkBurst(b, `round ${round + 1} plain`, res.problems);
+          res.plain.push(b);
+          log(`  round ${round + 1}, no endpoint: ${fmtInt(b.ok)} activities in ${fmtInt(b.ms)} ms → ${fmtInt((b.ok * 1000) / b.ms)}/s`);
+        } else {
+          const items = stampMany(stHook, hookOrg, ACTIVITIES);
+          rx.mark();
+          const b = await submitAll(urlHook, items);
+          checkBurst(b, `round ${round + 1} hooked`, res.problems);
+          const atSubmitEnd = b.ids.filter((id) => rx.byActivity.has(id)).length;
+          const drained = await waitDelivered(rx, b.ids, Math.min(DRAIN_TIMEOUT_S * 1000, Math.max(1000, remainingMs() - 15_000)));
+          const got = b.ids
+            .map((id) => rx.byActivity.get(id))
+            .filter((r): r is Receipt => r !== undefined)
+            .sort((x, y) => x.at - y.at);
+          const lastAt = got.length ? got[got.length - 1]!.at : NaN;
+          const firstAt = got.length ? got[0]!.at : NaN;
+          const quarters: number[] = [];
+          if (got.length >= 8) {
+            const cut = [0, 1, 2, 3, 4].map((q) => Math.min(got.length - 1, Math.floor((q * got.length) / 4)));
+            for (let q = 0; q < 4; q++) quarters.push(((cut[q + 1]! - cut[q]!) * 1000) / Math.max(1, got[cut[q + 1]!]!.at - got[cut[q]!]!.at));
+          }
+          // Deliveries to one endpoint go out in event order, (createdAt, event id) as the
+          // dispatcher orders them: count receipts that sort before one received earlier.
+          const mine = new Set(b.ids);
+          let outOfOrder = 0;
+          let max: Receipt | undefined;
+          for (const r of rx.receipts) {
+            if (!mine.has(r.activityId)) continue;
+            if (max && (r.createdAt < max.createdAt || (r.createdAt === max.createdAt && r.eventId < max.eventId))) {
+              outOfOrder++;
+            } else max = r;
+          }
+          const h: HookRound = {
+            burst: b,
+            drained,
+            delivered: got.length,
+            e2eMs: lastAt - b.startedAt,
+            dispatchMs: lastAt - firstAt,
+            atSubmitEnd,
+            quarters,
+            figs: lagsOf(got),
+            outOfOrder,
+          };
+          res.hooked.push(h);
+          if (!drained) {
+            const pend = await pendingEvents(inst).catch(() => NaN);
+            res.problems.push(
+              `round ${round + 1} hooked: only ${got.length} of ${b.ids.length} delivered within the drain timeout (${pend} events not yet fanned out)`,
+            );
+          }
+          log(
+            `  round ${round + 1}, endpoint: ${fmtInt(b.ok)} activities in ${fmtInt(b.ms)} ms → ${fmtInt((b.ok * 1000) / b.ms)}/s; ` +
+              `${fmtInt(atSubmitEnd)} delivered by then; all ${fmtInt(got.length)} delivered ${fmtInt(h.e2eMs)} ms after the first submission ` +
+              `(${fmtInt((got.length * 1000) / h.e2eMs)}/s); quarters ${quarters.map((q) => fmtInt(q)).join(" / ")} /s`,
+          );
+        }
+      }
+    }
+
+    // Let stragglers (duplicates, late retries) land, then read the store's view.
+    await sleep(500);
+    res.statuses = await deliveryStatuses(inst);
+    res.payloadBytes = rx.receipts.map((r) => r.bytes).sort((a, b) => a - b);
+    res.verified = rx.verified;
+    res.verifyFailures = rx.verifyFailures;
+    res.duplicates = rx.duplicates;
+    res.plainDelivered = rx.receipts.filter((r) => r.organizationId === plainOrg.organizationId).length;
+    if (res.plainDelivered > 0) res.problems.push(`${res.plainDelivered} deliveries of the organization without endpoint`);
+    if (rx.duplicates > 0) res.notes.push(`${rx.duplicates} deliveries repeated an event id already received`);
+    if (rx.badRequests > 0) res.problems.push(`${rx.badRequests} deliveries with an unparseable body`);
+    const failed = res.statuses.filter((s) => s.status !== "delivered");
+    if (failed.some((s) => s.n > 0)) res.problems.push(`deliveries not delivered in the store: ${failed.map((s) => `${s.status} ${s.n}`).join(", ")}`);
+    const retried = res.statuses.reduce((a, s) => a + s.retried, 0);
+    if (retried > 0) res.notes.push(`${retried} deliveries needed more than one attempt`);
+    if (rx.verifyFailures.size > 0) res.problems.push(`signature verification failures: ${[...rx.verifyFailures].map(([r, n]) => `${r}×${n}`).join(", ")}`);
+    const warnings = server
+      .output()
+      .split("\n")
+      .filter((l) => /"level":(40|50|60)/.test(l) && !l.includes("SIGIL_WEBHOOKS_ALLOW_LOOPBACK"));
+    if (warnings.length) res.notes.push(`server logged ${warnings.length} warning/error lines, e.g. ${warnings[0]!.slice(0, 400)}`);
+    return res;
+  } finally {
+    await server?.stop();
+    await rx.stop();
+    await inst.cleanup();
+  }
+}
+
+// ---------------------------------------------------------------- report
+
+function engineTable(results: EngineResult[]): string {
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+  const head = ["figure", ...results.map((r) => r.engine)];
+  const rows: string[][] = [];
+  const add = (label: string, f: (r: EngineResult) => string) => rows.push([label, ...results.map(f)]);
+  const plainRate = (r: EngineResult) => mean(r.plain.map((b) => (b.ok * 1000) / b.ms));
+  const hookRate = (r: EngineResult) => mean(r.hooked.map((h) => (h.burst.ok * 1000) / h.burst.ms));
+  add(`submit rate, organization without endpoint (activities/s, mean of ${ROUNDS})`, (r) => fmtInt(plainRate(r)));
+  add(`submit rate, organization with endpoint (activities/s, mean of ${ROUNDS})`, (r) => fmtInt(hookRate(r)));
+  add("  ratio with / without endpoint", (r) => {
+    const per = r.hooked.map((h, i) => (r.plain[i] ? ((h.burst.ok / h.burst.ms) * r.plain[i]!.ms) / r.plain[i]!.ok : NaN));
+    return `${pct(hookRate(r) / plainRate(r))} (rounds ${per.map(pct).join(", ")})`;
+  });
+  add(`deliveries/s: K=${fmtInt(ACTIVITIES)}, first submission → last delivery`, (r) =>
+    fmtInt(mean(r.hooked.map((h) => (h.delivered * 1000) / h.e2eMs))),
+  );
+  add("deliveries/s: dispatcher, first → last receipt", (r) => fmtInt(mean(r.hooked.map((h) => ((h.delivered - 1) * 1000) / h.dispatchMs))));
+  add("  per quarter of the backlog (1st / 2nd / 3rd / 4th)", (r) =>
+    [0, 1, 2, 3].map((q) => fmtInt(mean(r.hooked.map((h) => h.quarters[q] ?? NaN)))).join(" / "),
+  );
+  add("delivered when the last submission was answered", (r) => r.hooked.map((h) => `${fmtInt(h.atSubmitEnd)}/${fmtInt(h.burst.ok)}`).join(", "));
+  const allLag = (r: EngineResult) => r.hooked.flatMap((h) => h.figs.lag).sort((a, b) => a - b);
+  const allWire = (r: EngineResult) => r.hooked.flatMap((h) => h.figs.wire).sort((a, b) => a - b);
+  add("burst lag p50 / p99 ms (receipt − activity createdAt)", (r) => `${fmtInt(quantile(allLag(r), 0.5))} / ${fmtInt(quantile(allLag(r), 0.99))}`);
+  add("burst p50 / p99 ms (receipt − X-Service-Timestamp)", (r) => `${fmtInt(quantile(allWire(r), 0.5))} / ${fmtInt(quantile(allWire(r), 0.99))}`);
+  add(`paced lag p50 / p99 ms (${PACED} at ${PACED_PER_S}/s, receipt − createdAt)`, (r) =>
+    r.paced ? `${fmt1(quantile(r.paced.figs.lag, 0.5))} / ${fmt1(quantile(r.paced.figs.lag, 0.99))}` : "-",
+  );
+  add("paced p50 / p99 ms (receipt − X-Service-Timestamp)", (r) =>
+    r.paced ? `${fmt1(quantile(r.paced.figs.wire, 0.5))} / ${fmt1(quantile(r.paced.figs.wire, 0.99))}` : "-",
+  );
+  add("payload bytes min / median / max", (r) =>
+    `${fmtInt(r.payloadBytes[0] ?? NaN)} / ${fmtInt(quantile(r.payloadBytes, 0.5))} / ${fmtInt(r.payloadBytes[r.payloadBytes.length - 1] ?? NaN)}`,
+  );
+  add("signatures verified (sigil/webhooks, JWKS) ok / sampled", (r) => `${r.verified - [...r.verifyFailures.values()].reduce((a, b) => a + b, 0)} / ${r.verified}`);
+  add("received out of event order / duplicate event ids", (r) => `${r.hooked.reduce((a, h) => a + h.outOfOrder, 0)} / ${r.duplicates}`);
+  add("deliveries in the store by status (retried)", (r) => r.statuses.map((s) => `${s.status} ${fmtInt(s.n)}${s.retried ? ` (${s.retried})` : ""}`).join(", ") || "-");
+  return table(head, rows, new Set(results.map((_, i) => i + 1)));
+}
+
+async function main(): Promise<void> {
+  const cpu = os.cpus()[0]?.model ?? "unknown CPU";
+  log(`Sigil webhooks benchmark — node ${process.version}, ${os.cpus().length} cores (${cpu})`);
+
+  // 1 + 2: signing in this process.
+  const s = benchSigning();
+  log(
+    `\nsigning: Ed25519, single thread, this process; body ${fmtInt(s.bodyBytes)} B (synthetic create_user_tag ACTIVITY_UPDATES payload), ` +
+      `signed message ${fmtInt(s.messageBytes)} B; ${SIGN_ROUNDS} alternating rounds, ${DURATION_S} s per variant in all`,
+  );
+  const base = s.rows[0]!;
+  const baseRate = (base.ops * 1000) / base.ms;
+  log(
+    table(
+      ["variant", "signatures/s", "µs each", "vs baseline"],
+      s.rows.map((r) => {
+        const rate = (r.ops * 1000) / r.ms;
+        return [r.label, fmtInt(rate), fmt1(1e6 / rate), pct(rate / baseRate)];
+      }),
+      new Set([1, 2, 3]),
+    ),
+  );
+
+  // 3: end to end.
+  log(
+    `\nend to end: K=${fmtInt(ACTIVITIES)} create_user_tag activities per burst, ${CONNECTIONS} concurrent fetch submitters, ` +
+      `${ROUNDS} alternating rounds (plain/endpoint, endpoint/plain); receiver: node:http in this process, answers 200 at once; ` +
+      `verifies the first ${VERIFY_FIRST} of each phase and 1 in ${VERIFY_EVERY}`,
+  );
+  const results: EngineResult[] = [];
+  if (!SKIP_SQLITE) results.push(await runEngine("sqlite"));
+  if (POSTGRES_URL) results.push(await runEngine("postgres"));
+  else log("\n(PostgreSQL skipped: pass --postgres <url> or set BENCH_DATABASE_URL)");
+
+  if (results.length) log(`\n${engineTable(results)}`);
+  for (const r of results) for (const n of r.notes) log(`note [${r.engine}]: ${n}`);
+  const bad = results.filter((r) => r.problems.length);
+  for (const r of bad) for (const p of r.problems) log(`PROBLEM [${r.engine}]: ${p}`);
+  log(`\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s${bad.length ? `; problems in ${bad.length} engine run(s)` : ""}`);
+  await cleanupAll();
+  clearTimeout(watchdog);
+  process.exitCode = bad.length ? 1 : 0;
+}
+
+main().catch((e: unknown) => void bail(1, `benchmark failed: ${(e as Error).stack ?? String(e)}`));
