@@ -2,6 +2,7 @@
 // endpoint, dialing the address checked by the URL policy (never following redirects).
 import http from "node:http";
 import https from "node:https";
+import { isIP } from "node:net";
 import { dialAddress } from "./url-policy.ts";
 import { SIGNATURE_ALGORITHM, SIGNATURE_VERSION, signDelivery, type SigningKey } from "./signing-keys.ts";
 
@@ -58,7 +59,7 @@ export async function attemptDelivery(req: DeliveryRequest): Promise<Attempt> {
         port: url.port || (url.protocol === "https:" ? 443 : 80),
         path: `${url.pathname}${url.search}`,
         // TLS and virtual hosting still see the name the endpoint was registered with.
-        servername: url.protocol === "https:" ? url.hostname : undefined,
+        servername: url.protocol === "https:" && !isIP(url.hostname.replace(/^\[|\]$/g, "")) ? url.hostname : undefined,
         headers: { ...deliveryHeaders(req), host: url.host, "content-length": String(req.body.length) },
         timeout: req.timeoutMs,
         agent: false,

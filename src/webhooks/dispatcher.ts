@@ -16,7 +16,7 @@ import type { MasterKey } from "../crypto/envelope.ts";
 import { organizationChain } from "../store/organizations.ts";
 import { newOrderedId } from "../store/util.ts";
 import { subscribes } from "../store/webhooks.ts";
-import { activeSigningKey } from "./signing-keys.ts";
+import { activeSigningKey, type SigningKey } from "./signing-keys.ts";
 import { attemptDelivery, classify, type Attempt } from "./deliver.ts";
 
 export interface DispatcherOptions {
@@ -151,7 +151,7 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
     });
   }
 
-  async function deliver(d: { id: string; event_id: string; endpoint_id: string; attempts: number }): Promise<void> {
+  async function deliver(d: { id: string; event_id: string; endpoint_id: string; attempts: number }, key: SigningKey): Promise<void> {
     const endpoint = await db.selectFrom("webhook_endpoints").select(["url", "is_active"]).where("id", "=", d.endpoint_id).executeTakeFirst();
     const now = Date.now();
     if (!endpoint || endpoint.is_active !== 1) {
@@ -159,7 +159,6 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
       return;
     }
     const event = await db.selectFrom("webhook_events").selectAll().where("id", "=", d.event_id).executeTakeFirstOrThrow();
-    const key = await activeSigningKey(db, o.masterKey, now);
     let attempt: Attempt;
     try {
       attempt = await attemptDelivery({
@@ -204,9 +203,13 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
       await fanOut();
       const free = o.concurrency - running.size;
       if (free <= 0) return;
-      for (const d of await claim(free)) {
+      const claimed = await claim(free);
+      // One key per cycle: opened from its sealed form once, not per delivery; a rotation
+      // (possibly by another process) is picked up by the next cycle.
+      const key = claimed.length ? await activeSigningKey(db, o.masterKey) : undefined;
+      for (const d of claimed) {
         inFlight.add(d.endpoint_id);
-        const p = deliver(d)
+        const p = deliver(d, key!)
           .catch((err: unknown) => o.log.warn({ err, deliveryId: d.id }, "webhook delivery bookkeeping failed; its lease will lapse"))
           .finally(() => {
             inFlight.delete(d.endpoint_id);

@@ -42,9 +42,14 @@ export async function activeSigningKey(db: Db, master: MasterKey, now = Date.now
     });
     row = await db.selectFrom("webhook_signing_keys").selectAll().where("status", "=", "active").orderBy("created_at", "desc").executeTakeFirstOrThrow();
   }
+  if (opened?.id === row.id) return opened;
   const der = master.open(row.private_key_sealed, aad(row.id));
-  return { id: row.id, privateKey: createPrivateKey({ key: der, format: "der", type: "pkcs8" }) };
+  opened = { id: row.id, privateKey: createPrivateKey({ key: der, format: "der", type: "pkcs8" }) };
+  return opened;
 }
+
+/** The last key opened: the sealed form is opened once per key, not per signature. */
+let opened: SigningKey | undefined;
 
 /** A new active key; the previous active one stays published until retired. */
 export async function rotateSigningKey(db: Db, master: MasterKey, now = Date.now()): Promise<string> {
