@@ -14,7 +14,12 @@ export function withStatementCache(db: BetterSqlite3.Database): SqliteDatabase {
       cache.clear();
       db.close();
     },
-    prepare(sql: string): SqliteStatement {
+    prepare(text: string): SqliteStatement {
+      // Every transaction here writes. A deferred BEGIN takes the write lock only at its
+      // first write, and a read-then-write transaction whose snapshot went stale meanwhile
+      // (e.g. the checkpointer's RESTART) fails at once with SQLITE_BUSY instead of waiting
+      // out busy_timeout. BEGIN IMMEDIATE takes the lock up front, waiting if need be.
+      const sql = /^begin$/i.test(text.trim()) ? "begin immediate" : text;
       let stmt = cache.get(sql);
       if (stmt) {
         // Refresh its place: the least recently used statement is the one evicted.

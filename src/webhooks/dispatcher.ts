@@ -9,7 +9,6 @@
 //    without two of them taking the same attempt.
 // 3. Deliver: sign (fresh timestamp and signature per attempt, same event id), POST, then
 //    record delivered / retry with exponential backoff and jitter / failed.
-import { sql } from "kysely";
 import type { Db, Executor } from "../store/schema.ts";
 import type { Engine } from "../store/db.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
@@ -70,25 +69,28 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
   // The lease covers the attempt and its bookkeeping; a crashed worker's lease lapses.
   const leaseMs = o.timeoutMs + 5_000;
 
-  async function fanOut(): Promise<void> {
+  /**
+   * New events → one delivery per listening endpoint. The active endpoints are read once per
+   * batch and matched against each event's (cached) organization chain. Events are taken
+   * in id order: ids are UUIDv7 minted at insert, inside the writing transaction, so on
+   * SQLite (one writer) id order is commit order. On PostgreSQL concurrent transactions
+   * may commit out of id order; delivery order is then best effort.
+   */
+  async function fanOut(): Promise<number> {
     const now = Date.now();
-    await db.transaction().execute(async (tx) => {
-      let q = tx.selectFrom("webhook_events").selectAll().where("fanned_out", "=", 0).orderBy("created_at").orderBy("id").limit(200);
+    return db.transaction().execute(async (tx) => {
+      let q = tx.selectFrom("webhook_events").select(["id", "organization_id"]).where("fanned_out", "=", 0).orderBy("id").limit(500);
       if (o.engine === "postgres") q = q.forUpdate().skipLocked();
       const events = await q.execute();
+      if (events.length === 0) return 0;
+      const endpoints = (await tx.selectFrom("webhook_endpoints").select(["id", "organization_id", "subscriptions"]).where("is_active", "=", 1).execute())
+        .filter((ep) => subscribes(ep.subscriptions));
+      const rows = [];
       for (const e of events) {
         const chain = await organizationChain(tx, e.organization_id);
-        const endpoints = chain.length
-          ? await tx
-              .selectFrom("webhook_endpoints")
-              .select(["id", "subscriptions"])
-              .where("organization_id", "in", chain)
-              .where("is_active", "=", 1)
-              .execute()
-          : [];
-        const rows = endpoints
-          .filter((ep) => subscribes(ep.subscriptions))
-          .map((ep) => ({
+        for (const ep of endpoints) {
+          if (!chain.includes(ep.organization_id)) continue;
+          rows.push({
             id: newOrderedId(now),
             event_id: e.id,
             endpoint_id: ep.id,
@@ -98,56 +100,54 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
             lease_until: 0,
             last_status: null,
             last_error: null,
-            created_at: e.created_at,
+            created_at: now,
             updated_at: now,
-          }));
-        if (rows.length) {
-          await tx.insertInto("webhook_deliveries").values(rows).onConflict((oc) => oc.columns(["event_id", "endpoint_id"]).doNothing()).execute();
+          });
         }
-        await tx.updateTable("webhook_events").set({ fanned_out: 1 }).where("id", "=", e.id).execute();
       }
+      for (let i = 0; i < rows.length; i += 200) {
+        await tx
+          .insertInto("webhook_deliveries")
+          .values(rows.slice(i, i + 200))
+          .onConflict((oc) => oc.columns(["event_id", "endpoint_id"]).doNothing())
+          .execute();
+      }
+      await tx.updateTable("webhook_events").set({ fanned_out: 1 }).where("id", "in", events.map((e) => e.id)).execute();
+      return events.length;
     });
   }
 
-  /** The oldest pending delivery of each endpoint, when due and unleased; leased to us. */
+  /**
+   * Leases the head of each endpoint's queue (its oldest pending delivery) when it is due:
+   * one index probe per endpoint, whatever the backlog — deliveries to one endpoint go out
+   * in order, one at a time.
+   */
   async function claim(limit: number): Promise<{ id: string; event_id: string; endpoint_id: string; attempts: number }[]> {
     const now = Date.now();
+    const endpoints = await db.selectFrom("webhook_endpoints").select("id").where("is_active", "=", 1).execute();
+    const idle = endpoints.map((e) => e.id).filter((id) => !inFlight.has(id)).slice(0, limit);
+    if (idle.length === 0) return [];
     return db.transaction().execute(async (tx) => {
-      let q = tx
-        .selectFrom("webhook_deliveries as d")
-        .select(["d.id", "d.event_id", "d.endpoint_id", "d.attempts"])
-        .where("d.status", "=", "pending")
-        .where("d.next_attempt_at", "<=", now)
-        .where("d.lease_until", "<=", now)
-        .where(({ not, exists, selectFrom }) =>
-          not(
-            exists(
-              selectFrom("webhook_deliveries as e")
-                .select(sql`1`.as("one"))
-                .whereRef("e.endpoint_id", "=", "d.endpoint_id")
-                .where("e.status", "=", "pending")
-                .where((eb) =>
-                  eb.or([
-                    eb("e.created_at", "<", eb.ref("d.created_at")),
-                    eb.and([eb("e.created_at", "=", eb.ref("d.created_at")), eb("e.id", "<", eb.ref("d.id"))]),
-                  ]),
-                ),
-            ),
-          ),
-        )
-        .orderBy("d.created_at")
-        .orderBy("d.id")
-        .limit(limit + inFlight.size);
-      if (o.engine === "postgres") q = q.forUpdate().skipLocked();
-      const due = (await q.execute()).filter((d) => !inFlight.has(d.endpoint_id)).slice(0, limit);
-      if (due.length) {
+      const claimed = [];
+      for (const endpointId of idle) {
+        let q = tx
+          .selectFrom("webhook_deliveries")
+          .select(["id", "event_id", "endpoint_id", "attempts", "next_attempt_at", "lease_until"])
+          .where("endpoint_id", "=", endpointId)
+          .where("status", "=", "pending")
+          .orderBy("id")
+          .limit(1);
+        if (o.engine === "postgres") q = q.forUpdate().skipLocked();
+        const head = await q.executeTakeFirst();
+        if (!head || head.next_attempt_at > now || head.lease_until > now) continue;
         await tx
           .updateTable("webhook_deliveries")
-          .set({ lease_until: now + leaseMs, attempts: sql`attempts + 1`, updated_at: now })
-          .where("id", "in", due.map((d) => d.id))
+          .set({ lease_until: now + leaseMs, attempts: head.attempts + 1, updated_at: now })
+          .where("id", "=", head.id)
           .execute();
+        claimed.push({ id: head.id, event_id: head.event_id, endpoint_id: head.endpoint_id, attempts: head.attempts + 1 });
       }
-      return due.map((d) => ({ ...d, attempts: d.attempts + 1 }));
+      return claimed;
     });
   }
 
@@ -200,9 +200,11 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
   async function runCycle(): Promise<void> {
     do {
       again = false;
-      await fanOut();
+      // Fan out everything new before claiming, in batches, so a burst does not make each
+      // cycle re-read its whole backlog.
+      while ((await fanOut()) === 500 && !stopped);
       const free = o.concurrency - running.size;
-      if (free <= 0) return;
+      if (free <= 0) continue;
       const claimed = await claim(free);
       // One key per cycle: opened from its sealed form once, not per delivery; a rotation
       // (possibly by another process) is picked up by the next cycle.

@@ -193,8 +193,7 @@ function eventRow(r: Record<string, unknown>): EventRow {
 export async function openWebhookTables(inst: Instance): Promise<WebhookTables> {
   const url = inst.env.DATABASE_URL;
   if (url) {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
+    const client = new pg.Pool({ connectionString: url, max: 2 });
     const q = async (text: string, values: unknown[]) => (await client.query(text, values)).rows as Record<string, unknown>[];
     return {
       deliveries: async (id) =>

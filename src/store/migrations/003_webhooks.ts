@@ -42,7 +42,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("fanned_out", "integer", (c) => c.notNull())
     .addColumn("created_at", "bigint", (c) => c.notNull())
     .execute();
-  await db.schema.createIndex("webhook_events_pending").on("webhook_events").columns(["fanned_out", "created_at", "id"]).execute();
+  await db.schema.createIndex("webhook_events_pending").on("webhook_events").columns(["fanned_out", "id"]).execute();
 
   await db.schema
     .createTable("webhook_deliveries")
@@ -60,8 +60,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("created_at", "bigint", (c) => c.notNull())
     .addColumn("updated_at", "bigint", (c) => c.notNull())
     .execute();
-  await db.schema.createIndex("webhook_deliveries_due").on("webhook_deliveries").columns(["status", "next_attempt_at"]).execute();
-  await db.schema.createIndex("webhook_deliveries_endpoint").on("webhook_deliveries").columns(["endpoint_id", "status", "created_at"]).execute();
+  // The head of an endpoint's queue: its pending delivery with the smallest (time-ordered) id.
+  await db.schema.createIndex("webhook_deliveries_queue").on("webhook_deliveries").columns(["endpoint_id", "status", "id"]).execute();
   await db.schema.createIndex("webhook_deliveries_event").on("webhook_deliveries").columns(["event_id", "endpoint_id"]).unique().execute();
 }
 
