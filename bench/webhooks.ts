@@ -778,18 +778,19 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
         const cut = [0, 1, 2, 3, 4].map((q) => Math.min(after.length - 1, Math.floor((q * after.length) / 4)));
         for (let q = 0; q < 4; q++) afterQuarters.push(((cut[q + 1]! - cut[q]!) * 1000) / Math.max(1, after[cut[q + 1]!]!.at - after[cut[q]!]!.at));
       }
-      // Deliveries to one endpoint go out in event order, (createdAt, event id) as the
-      // dispatcher orders them: count receipts that sort before one received earlier.
+      // Deliveries to one endpoint go out in event order: event ids are UUIDv7 minted inside
+      // the writing transaction, so their order is commit order (SQLite). Count receipts
+      // whose event id sorts before one received earlier.
       const mine = new Set(b.ids);
       let outOfOrder = 0;
       let max: Receipt | undefined;
       for (const r of rx.receipts) {
         if (!mine.has(r.activityId)) continue;
-        if (max && (r.createdAt < max.createdAt || (r.createdAt === max.createdAt && r.eventId < max.eventId))) {
+        if (max && r.eventId < max.eventId) {
           if (outOfOrder++ === 0) {
             res.notes.push(
               `${what}: event ${r.eventId} (activity createdAt ${r.createdAt}) was received ${r.at - max.at} ms after event ${max.eventId} ` +
-                `(createdAt ${max.createdAt}), which the dispatcher's (created_at, id) order puts after it`,
+                `(createdAt ${max.createdAt}), whose id sorts after it`,
             );
           }
         } else max = r;
