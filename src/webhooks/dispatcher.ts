@@ -5,8 +5,9 @@
 // 2. Claim: per endpoint only its oldest pending delivery is eligible (deliveries to one
 //    endpoint go out in event order), when due and not leased. A claim is a lease: a worker
 //    that dies mid-delivery simply lets it lapse and the delivery is attempted again.
-//    PostgreSQL claims with FOR UPDATE SKIP LOCKED, so several workers share the outbox
-//    without two of them taking the same attempt.
+//    On PostgreSQL a claim locks the endpoint's row FOR UPDATE SKIP LOCKED, so several
+//    workers share the outbox without two of them taking the same attempt (or one taking
+//    an endpoint's second delivery while another holds its first).
 // 3. Deliver: sign (fresh timestamp and signature per attempt, same event id), POST, then
 //    record delivered / retry with exponential backoff and jitter / failed.
 import type { Db, Executor } from "../store/schema.ts";
@@ -130,14 +131,20 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
     return db.transaction().execute(async (tx) => {
       const claimed = [];
       for (const endpointId of idle) {
-        let q = tx
+        // Another worker claiming for this endpoint holds its row: skip the endpoint rather
+        // than the head delivery (SKIP LOCKED on the delivery would hand us the next one,
+        // out of order).
+        if (o.engine === "postgres") {
+          const mine = await tx.selectFrom("webhook_endpoints").select("id").where("id", "=", endpointId).forUpdate().skipLocked().executeTakeFirst();
+          if (!mine) continue;
+        }
+        const q = tx
           .selectFrom("webhook_deliveries")
           .select(["id", "event_id", "endpoint_id", "attempts", "next_attempt_at", "lease_until"])
           .where("endpoint_id", "=", endpointId)
           .where("status", "=", "pending")
           .orderBy("id")
           .limit(1);
-        if (o.engine === "postgres") q = q.forUpdate().skipLocked();
         const head = await q.executeTakeFirst();
         if (!head || head.next_attempt_at > now || head.lease_until > now) continue;
         await tx

@@ -885,6 +885,24 @@ for (const engine of engines()) {
       assert.deepEqual(sink.at("/moved-target"), [], "redirects are not followed");
     });
 
+    it("6e. two servers on one PostgreSQL share the outbox: every event once, in order", { skip: engine.name !== "postgres" && "several workers share an outbox only on PostgreSQL (SQLite is single-node)" }, async () => {
+      const second = await startServer(inst!);
+      try {
+        const org = await newOrg("shared");
+        const ep = await createEndpoint(org, sink.url("/shared"));
+        const acts: string[] = [];
+        for (let i = 0; i < 30; i++) acts.push(await activity(org, `shared-${i}`));
+        const events: string[] = [];
+        for (const a of acts) events.push(await onlyEvent(a));
+        await deliveriesUntil(ep, "all 30 delivered", (rs) => rs.length === 30 && rs.every((d) => d.status === "delivered"), 60_000);
+        const ids = sink.at("/shared").map(eventIdOf);
+        assert.deepEqual(ids, events, "each event exactly once, in event order, across both dispatchers");
+        assert.ok((await db().deliveries(ep)).every((d) => d.attempts === 1), "no attempt was taken twice");
+      } finally {
+        await second.stop();
+      }
+    });
+
     it("6d. the server is SIGKILLed while a delivery is held open: after restart it is attempted again; nothing is lost", async () => {
       const org = await newOrg("crash");
       const ep = await createEndpoint(org, sink.url("/crash"));
@@ -937,5 +955,6 @@ for (const engine of engines()) {
       const lib = createWebhookVerifier({ jwksUrl: jwksUrl() });
       for (const r of receipts) assertVerified(await verifyWith(lib, r), r);
     });
+
   });
 }
