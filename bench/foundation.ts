@@ -43,27 +43,11 @@ import {
   type SigilInstance,
 } from "./procs.ts";
 import { FastStamper, newP256KeyPair, sdkStamp, type Stamped } from "./stamp.ts";
+import { num, option } from "./options.ts";
 import { formatSummary, summarize } from "./profile-summary.ts";
 
 // ---------------------------------------------------------------- options
 
-function option(flag: string, env: string): string | undefined {
-  const i = process.argv.indexOf(flag);
-  if (i >= 0) {
-    const v = process.argv[i + 1];
-    if (v === undefined || v.startsWith("--")) throw new Error(`${flag} needs a value`);
-    return v;
-  }
-  const e = process.env[env];
-  return e === undefined || e === "" ? undefined : e;
-}
-function num(flag: string, env: string, dflt: number, min: number, max: number): number {
-  const v = option(flag, env);
-  if (v === undefined) return dflt;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < min || n > max) throw new Error(`${flag} must be a number in [${min}, ${max}], got ${v}`);
-  return n;
-}
 
 const CONNECTIONS = num("--connections", "BENCH_CONNECTIONS", 32, 1, 1024);
 const DURATION_S = num("--duration", "BENCH_DURATION", 10, 1, 60);
