@@ -12,6 +12,7 @@ import {
   type ParamValue,
   type UserFacts,
 } from "../../src/policy/index.ts";
+import { referenceEvaluate } from "../helpers/policy-reference.ts";
 
 const FIELDS: readonly Field[] = ["condition", "consensus", "time"];
 
@@ -76,6 +77,16 @@ const activityFacts: fc.Arbitrary<ActivityFacts> = fc.record({
   action: fc.constantFrom("CREATE", "DELETE"),
   params: fc.dictionary(fc.constantFrom("s", "n", "ids", "flag", "user_ids", "b"), paramValue, { maxKeys: 4 }),
 });
+/** Facts whose activity exposes every parameter the grammar reads, so dynamic values meet their uses. */
+const allParams: fc.Arbitrary<EvalEnv> = fc.record({
+  activity: fc.record({
+    type: fc.constant("ACTIVITY_TYPE_DELETE_USERS"),
+    kind: fc.constant("DELETE_USERS"),
+    resource: fc.constant("USER"),
+    action: fc.constant("DELETE"),
+    params: fc.record({ s: paramValue, n: paramValue, ids: paramValue, flag: paramValue, user_ids: paramValue, b: paramValue }),
+  }),
+});
 const env: fc.Arbitrary<EvalEnv> = fc.record(
   {
     activity: activityFacts,
@@ -121,9 +132,18 @@ interface Shapes {
 function grammar(field: Field): fc.Arbitrary<string> {
   const keywordAtoms: Record<Field, { bool: string[]; int: string[]; str: string[]; strs: string[] }> = {
     condition: {
-      bool: ["activity.params.flag"],
-      int: ["activity.params.n"],
-      str: ["activity.kind", "activity.type", "activity.resource", "activity.action", "activity.params.s"],
+      // activity.params values are dynamic: these put them where a type is fixed and where not.
+      bool: [
+        "activity.params.flag",
+        "'a' in activity.params.ids",
+        "activity.params.ids.contains(activity.params.s)",
+        "activity.params.n in [1, activity.params.b]",
+        "activity.params.s == activity.params.n",
+        // The element type of a statically typed list applies even when it is empty at run time.
+        "activity.params.s in ['a', 'b'][0..activity.params.n]",
+      ],
+      int: ["activity.params.n", "activity.params.ids.count()"],
+      str: ["activity.kind", "activity.type", "activity.resource", "activity.action", "activity.params.s", "activity.params.ids[0]"],
       strs: ["activity.params.ids", "activity.params.user_ids"],
     },
     consensus: {
@@ -207,11 +227,14 @@ function grammar(field: Field): fc.Arbitrary<string> {
 // ---------------------------------------------------------------- properties
 
 describe("policy language properties", () => {
-  it("token soup never throws anything but PolicyCompileError, and what compiles evaluates safely", () => {
+  it("token soup never throws anything but PolicyCompileError, and what compiles evaluates safely (and as the reference does)", () => {
     fc.assert(
       fc.property(tokenSoup, fc.constantFrom(...FIELDS), env, (source, field, facts) => {
         const c = compileOrReject(field, source);
-        if (c) evaluateSafely(c, facts);
+        if (c) {
+          evaluateSafely(c, facts);
+          agreesWithReference(c, facts);
+        }
       }),
       { numRuns: 1500 },
     );
@@ -259,4 +282,80 @@ describe("policy language properties", () => {
       { numRuns: 100 },
     );
   });
+});
+
+// ---------------------------------------------------------------- differential: compiled vs reference
+
+/**
+ * The compiled closure and the tree-walking reference (test/helpers/policy-reference.ts) give
+ * the same boolean, or both fail; the engine's error kind must be one of the kinds the
+ * reference saw (with no short-circuit, several clauses may fail and the engine reports
+ * whichever it met first). Returns the outcome, for the caller's coverage counts.
+ */
+function agreesWithReference(expr: NonNullable<ReturnType<typeof compileExpression>>, facts: EvalEnv): "true" | "false" | "error" {
+  const reference = referenceEvaluate(expr.field, expr.source, facts);
+  const where = `${expr.field} ${JSON.stringify(expr.source)} with ${JSON.stringify(facts, (_, v) => (typeof v === "bigint" ? `${v}n` : v))}`;
+  let compiled: boolean | PolicyRuntimeError;
+  try {
+    compiled = expr.evaluate(facts);
+  } catch (err) {
+    if (!(err instanceof PolicyRuntimeError)) throw err;
+    compiled = err;
+  }
+  if (reference.ok) {
+    assert.equal(compiled, reference.value, `compiled ${String(compiled)}, reference ${reference.value}: ${where}`);
+    return reference.value ? "true" : "false";
+  }
+  assert.ok(compiled instanceof PolicyRuntimeError, `compiled ${String(compiled)}, reference failed with ${[...reference.kinds].join("/")}: ${where}`);
+  assert.ok(
+    reference.kinds.has(compiled.kind),
+    `compiled failed with ${compiled.kind} (${compiled.message}), reference with ${[...reference.kinds].join("/")}: ${where}`,
+  );
+  return "error";
+}
+
+describe("compiled expressions agree with the reference evaluator", () => {
+  it("on hand-picked expressions whose answers the spec gives (so the reference itself is not vacuous)", () => {
+    const facts: EvalEnv = {
+      activity: { type: "ACTIVITY_TYPE_DELETE_USERS", kind: "DELETE_USERS", resource: "USER", action: "DELETE", params: { user_ids: ["U1"] } },
+      nowMs: Date.parse("2026-03-02T10:00:00Z"),
+    };
+    const cases: Array<[Field, string, boolean | string]> = [
+      ["condition", "'abc'[0..2] == 'ab' && 'abc'[0] == 'a'", true],
+      ["condition", "[1,2,3][0..2].count() == 2 && 2 in [1,2,3][0..2] && !(3 in [1,2,3][0..2])", true],
+      ["condition", "170141183460469231731687303715884105728 > 1", true],
+      ["condition", "[1,2,3].filter(x, x == 1).count() == 1 && [1,1,1].all(x, x == 1) && ![].any(x, x == 1)", true],
+      ["condition", "false && activity.params.nope == 'x'", "MissingField"],
+      ["condition", "true || activity.params.user_ids[5] == 'x'", "IndexOutOfRange"],
+      ["condition", "activity.params.user_ids == 'x'", "TypeMismatch"],
+      ["condition", "activity.kind[0..99] == 'x'", "IndexOutOfRange"],
+      ["condition", "'😀é'[1] == 'é'", true],
+      ["time", "time.now >= Timestamp('2026-03-01T00:00:00Z') && CronSpan('0 9 * * 1-5', '8h', 'UTC')", true],
+    ];
+    for (const [field, source, expected] of cases) {
+      const reference = referenceEvaluate(field, source, facts);
+      if (typeof expected === "boolean") assert.deepEqual(reference, { ok: true, value: expected }, source);
+      else assert.deepEqual(reference, { ok: false, kinds: new Set([expected]) }, source);
+      agreesWithReference(compileExpression(field, source)!, facts);
+    }
+  });
+
+  for (const field of FIELDS) {
+    it(`on generated ${field} expressions and facts`, () => {
+      const outcomes = { rejected: 0, true: 0, false: 0, error: 0 };
+      fc.assert(
+        fc.property(grammar(field), fc.array(fc.oneof(env, allParams), { minLength: 1, maxLength: 3 }), (source, envs) => {
+          const c = compileOrReject(field, source);
+          if (!c) {
+            outcomes.rejected++;
+            return;
+          }
+          for (const e of envs) outcomes[agreesWithReference(c, e)]++;
+        }),
+        { numRuns: 700, includeErrorInReport: true },
+      );
+      // Agreement must have been tested on each kind of outcome, not only on errors.
+      assert.ok(outcomes.true > 0 && outcomes.false > 0 && outcomes.error > 0, JSON.stringify(outcomes));
+    });
+  }
 });
