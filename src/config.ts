@@ -1,6 +1,7 @@
 // Configuration comes from the environment, and `--flag value` on the command line wins over
 // it. Every knob is listed in the README's configuration table; keep the two in step.
 import path from "node:path";
+import { DEFAULT_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, parseDuration, parseSchedule } from "./webhooks/retry-schedule.ts";
 
 export interface Config {
   port: number;
@@ -19,12 +20,24 @@ export interface Config {
   bodyLimitBytes: number;
   /** Development only: webhook URLs may be http(s) on loopback addresses (and only there). */
   webhooksAllowLoopback: boolean;
-  /** Per delivery attempt. */
+  /** Total deadline of one delivery attempt (connect, headers and whole answer). */
   webhooksTimeoutMs: number;
-  /** Attempts before a delivery is recorded as failed. */
-  webhooksMaxAttempts: number;
-  /** First retry delay (doubles per attempt, capped at 5 minutes, jittered). */
-  webhooksRetryBaseMs: number;
+  /** Delay before each attempt of a delivery (jittered 80–120 %); its length is the attempt count. */
+  webhooksRetrySchedule: number[];
+  /** Attempts per delivery when set: cuts the schedule short or repeats its last delay. */
+  webhooksMaxAttempts: number | undefined;
+  /** An endpoint failing continuously this long is disabled. */
+  webhooksDisableAfterMs: number;
+  /** PostgreSQL: connecting, and waiting for a pooled connection; also bounds /readyz. */
+  dbConnectTimeoutMs: number;
+  /** PostgreSQL statement_timeout (the client itself gives up 1 s later). */
+  dbStatementTimeoutMs: number;
+  /** PostgreSQL idle_in_transaction_session_timeout. */
+  dbIdleInTransactionTimeoutMs: number;
+  /** SQLite: how long a write waits (asynchronously) for a lock held by another process. */
+  sqliteLockTimeoutMs: number;
+  /** SIGTERM/SIGINT: how long in-flight requests may take before connections are cut. */
+  shutdownGraceMs: number;
 }
 
 interface Knob {
@@ -83,8 +96,33 @@ const KNOBS: Knob[] = [
     parse: bool("SIGIL_WEBHOOKS_ALLOW_LOOPBACK"),
   },
   { env: "SIGIL_WEBHOOKS_TIMEOUT_MS", flag: "--webhooks-timeout-ms", key: "webhooksTimeoutMs", parse: int("SIGIL_WEBHOOKS_TIMEOUT_MS", 100, 120_000) },
+  {
+    env: "SIGIL_WEBHOOKS_RETRY_SCHEDULE",
+    flag: "--webhooks-retry-schedule",
+    key: "webhooksRetrySchedule",
+    parse: (v) => parseSchedule(v, "SIGIL_WEBHOOKS_RETRY_SCHEDULE"),
+  },
   { env: "SIGIL_WEBHOOKS_MAX_ATTEMPTS", flag: "--webhooks-max-attempts", key: "webhooksMaxAttempts", parse: int("SIGIL_WEBHOOKS_MAX_ATTEMPTS", 1, 50) },
-  { env: "SIGIL_WEBHOOKS_RETRY_BASE_MS", flag: "--webhooks-retry-base-ms", key: "webhooksRetryBaseMs", parse: int("SIGIL_WEBHOOKS_RETRY_BASE_MS", 10, 600_000) },
+  {
+    env: "SIGIL_WEBHOOKS_DISABLE_AFTER",
+    flag: "--webhooks-disable-after",
+    key: "webhooksDisableAfterMs",
+    parse: (v) => {
+      const ms = parseDuration(v, "SIGIL_WEBHOOKS_DISABLE_AFTER");
+      if (ms < 1000 || ms > 365 * 86_400_000) throw new Error("SIGIL_WEBHOOKS_DISABLE_AFTER must be between 1s and 365d");
+      return ms;
+    },
+  },
+  { env: "SIGIL_DB_CONNECT_TIMEOUT_MS", flag: "--db-connect-timeout-ms", key: "dbConnectTimeoutMs", parse: int("SIGIL_DB_CONNECT_TIMEOUT_MS", 100, 600_000) },
+  { env: "SIGIL_DB_STATEMENT_TIMEOUT_MS", flag: "--db-statement-timeout-ms", key: "dbStatementTimeoutMs", parse: int("SIGIL_DB_STATEMENT_TIMEOUT_MS", 100, 3_600_000) },
+  {
+    env: "SIGIL_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS",
+    flag: "--db-idle-in-transaction-timeout-ms",
+    key: "dbIdleInTransactionTimeoutMs",
+    parse: int("SIGIL_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS", 100, 3_600_000),
+  },
+  { env: "SIGIL_SQLITE_LOCK_TIMEOUT_MS", flag: "--sqlite-lock-timeout-ms", key: "sqliteLockTimeoutMs", parse: int("SIGIL_SQLITE_LOCK_TIMEOUT_MS", 0, 600_000) },
+  { env: "SIGIL_SHUTDOWN_GRACE_MS", flag: "--shutdown-grace-ms", key: "shutdownGraceMs", parse: int("SIGIL_SHUTDOWN_GRACE_MS", 0, 3_600_000) },
 ];
 
 export const DEFAULTS: Config = {
@@ -99,8 +137,14 @@ export const DEFAULTS: Config = {
   bodyLimitBytes: 1024 * 1024,
   webhooksAllowLoopback: false,
   webhooksTimeoutMs: 10_000,
-  webhooksMaxAttempts: 10,
-  webhooksRetryBaseMs: 1_000,
+  webhooksRetrySchedule: [...DEFAULT_RETRY_SCHEDULE_MS],
+  webhooksMaxAttempts: undefined,
+  webhooksDisableAfterMs: DEFAULT_DISABLE_AFTER_MS,
+  dbConnectTimeoutMs: 5_000,
+  dbStatementTimeoutMs: 30_000,
+  dbIdleInTransactionTimeoutMs: 60_000,
+  sqliteLockTimeoutMs: 5_000,
+  shutdownGraceMs: 10_000,
 };
 
 /**

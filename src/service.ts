@@ -20,7 +20,16 @@ export async function openService(argv: string[] = [], env: NodeJS.ProcessEnv = 
   const warnings: string[] = [];
   const { key, warning } = resolveMasterKey(config.masterKey, config.dataDir);
   if (warning) warnings.push(warning);
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    timeouts: {
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+      statementTimeoutMs: config.dbStatementTimeoutMs,
+      idleInTransactionTimeoutMs: config.dbIdleInTransactionTimeoutMs,
+      lockTimeoutMs: config.sqliteLockTimeoutMs,
+    },
+  });
   try {
     await migrate(store.db);
     await checkCanary(store, key);

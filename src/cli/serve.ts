@@ -30,8 +30,9 @@ export async function serve(argv: string[]): Promise<void> {
     masterKey: service.masterKey,
     log: logger,
     timeoutMs: config.webhooksTimeoutMs,
+    retrySchedule: config.webhooksRetrySchedule,
     maxAttempts: config.webhooksMaxAttempts,
-    retryBaseMs: config.webhooksRetryBaseMs,
+    disableAfterMs: config.webhooksDisableAfterMs,
   });
   const app = buildApp({
     onEvents: dispatcher.wake,
@@ -49,14 +50,32 @@ export async function serve(argv: string[]): Promise<void> {
   // Tests and tooling wait for this line.
   logger.info({ port, engine: store.engine, location: store.location }, "sigil listening");
 
+  // Graceful shutdown within a deadline (README: shutdown). In-flight requests complete,
+  // idle keep-alive connections are closed at once, webhook deliveries under way finish,
+  // the store is closed, exit code 0. Whatever is still running when the grace period is
+  // over is cut (connections destroyed) and the process exits with code 1.
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    logger.info({ signal }, "shutting down");
-    await app.close();
-    await dispatcher.stop();
-    await store.close();
+    const started = Date.now();
+    const graceMs = config.shutdownGraceMs;
+    logger.info({ signal, graceMs }, "shutting down");
+    const force = setTimeout(() => {
+      logger.warn({ graceMs }, "shutdown grace period over: closing remaining connections");
+      app.server.closeAllConnections();
+      process.exit(1);
+    }, graceMs);
+    try {
+      await Promise.all([app.close(), dispatcher.stop()]);
+      await store.close();
+    } catch (err) {
+      logger.error({ err }, "shutdown failed");
+      process.exit(1);
+    }
+    clearTimeout(force);
+    logger.info({ ms: Date.now() - started }, "stopped");
+    process.exit(0);
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));
   process.once("SIGTERM", () => void shutdown("SIGTERM"));

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import client from "prom-client";
 import type { FastifyBaseLogger } from "fastify";
-import { notFound } from "../errors.ts";
+import { ApiError, Grpc, notFound } from "../errors.ts";
 import { jwks } from "../webhooks/signing-keys.ts";
 import { appProofKeys } from "../app-proofs/proofs.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
@@ -15,7 +15,6 @@ import { openApiDocument } from "./openapi.ts";
 import { submitActivity, type PipelineDeps } from "../pipeline/submit.ts";
 import { runQuery } from "../pipeline/query.ts";
 import type { Store } from "../store/db.ts";
-import { sql } from "kysely";
 
 export interface AppOptions {
   store: Store;
@@ -49,7 +48,8 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     bodyLimit: opts.bodyLimitBytes,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
-    return503OnClosing: true,
+    // Requests arriving while closing are answered below, with the SDK's error body.
+    return503OnClosing: false,
   });
   const deps: PipelineDeps = {
     db: opts.store.db,
@@ -69,6 +69,22 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   app.setNotFoundHandler((req, reply) => {
     const e = notFound(`no route ${req.method} ${req.url.slice(0, 200)}`);
     void reply.status(404).send(e.toBody());
+  });
+  // Graceful close (SIGTERM): app.close() stops accepting connections and closes idle
+  // keep-alive ones; requests already in flight complete, and their answers carry
+  // `Connection: close` so their connections end too instead of idling until the keep-alive
+  // timeout. A request that still arrives on an open connection is told to go elsewhere.
+  let draining = false;
+  app.addHook("preClose", async () => {
+    draining = true;
+  });
+  app.addHook("onRequest", async (_req, reply) => {
+    if (!draining) return;
+    const e = new ApiError(Grpc.UNAVAILABLE, "UNSPECIFIED", "the server is shutting down; retry on another connection");
+    return reply.status(503).header("connection", "close").send(e.toBody());
+  });
+  app.addHook("onSend", async (_req, reply) => {
+    if (draining) void reply.header("connection", "close");
   });
   app.addHook("onResponse", async (req, reply) => {
     m.duration.observe({ route: req.routeOptions.url ?? "unknown", status: String(reply.statusCode) }, reply.elapsedTime / 1000);
@@ -98,9 +114,10 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     void reply.header("cache-control", `public, max-age=${JWKS_MAX_AGE_SECONDS}`).type("application/json");
     return appProofKeys(opts.store.db, opts.masterKey);
   });
+  // Bounded by the connect timeout (store.ping): a hung database answers 503, not never.
   app.get("/readyz", async (_req, reply) => {
     try {
-      await sql`select 1`.execute(opts.store.db);
+      await opts.store.ping();
       return { status: "ready", engine: opts.store.engine };
     } catch {
       return reply.status(503).send({ status: "unavailable", engine: opts.store.engine });

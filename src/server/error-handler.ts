@@ -1,12 +1,20 @@
 // The one place where errors become HTTP responses. ApiErrors carry their own status and
-// body; fastify's own errors (body too large, bad content) are translated; anything else
-// is a bug: logged with an id, answered 500 with that id and nothing more.
+// body; fastify's own errors (body too large, bad content) are translated; the database
+// being away (refused, terminated, timed out, locked by another process past the wait) is
+// 503 UNAVAILABLE — the client may retry; anything else is a bug: logged with an id,
+// answered 500 with that id and nothing more.
 import { randomUUID } from "node:crypto";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError, Grpc, invalid } from "../errors.ts";
+import { isStoreUnavailable } from "../store/db.ts";
+
+export function unavailable(message = "the database is unavailable; retry later"): ApiError {
+  return new ApiError(Grpc.UNAVAILABLE, "UNSPECIFIED", message);
+}
 
 export function toApiError(err: unknown): ApiError | undefined {
   if (err instanceof ApiError) return err;
+  if (isStoreUnavailable(err)) return unavailable();
   const fe = err as FastifyError;
   switch (fe?.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
@@ -25,6 +33,10 @@ export function toApiError(err: unknown): ApiError | undefined {
 export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const api = toApiError(err);
   if (api) {
+    // Outages are worth a line in the log (without the stack: it is not our bug).
+    if (api.code === Grpc.UNAVAILABLE && !(err instanceof ApiError)) {
+      request.log.warn({ reason: (err as Error)?.message }, "database unavailable");
+    }
     void reply.status(api.httpStatus).send(api.toBody());
     return;
   }

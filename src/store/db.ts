@@ -4,15 +4,19 @@ import fs from "node:fs";
 import path from "node:path";
 import SQLite from "better-sqlite3";
 import pg from "pg";
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from "kysely";
+import { Kysely, Migrator, PostgresDialect, sql, type Migration, type MigrationProvider, type PostgresPool, type PostgresPoolClient } from "kysely";
 import type { Database, Db } from "./schema.ts";
 import * as m001 from "./migrations/001_foundation.ts";
 import * as m002 from "./migrations/002_policies.ts";
 import * as m003 from "./migrations/003_webhooks.ts";
 import * as m004 from "./migrations/004_app_proofs.ts";
+import * as m005 from "./migrations/005_webhook_retries.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
-import { groupCommit, transactionPerCall, type Transact } from "./transactions.ts";
+import { groupCommit, StoreUnavailableError, transactionPerCall, type Transact } from "./transactions.ts";
 import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer.ts";
+import { AsyncLockSqliteDialect, isSqliteBusy } from "./sqlite-driver.ts";
+
+export { StoreUnavailableError } from "./transactions.ts";
 
 export type Engine = "sqlite" | "postgres";
 
@@ -25,8 +29,34 @@ export interface Store {
   transact: Transact;
   /** Long-running servers: move SQLite's WAL checkpoints off the event loop (no-op on PostgreSQL). */
   checkpointInBackground(onError: (message: string) => void): void;
+  /** Readiness: resolves when the database answers, rejects within the connect timeout otherwise. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** How long to wait for the database before answering 503 (README: configuration). */
+export interface StoreTimeouts {
+  /** PostgreSQL: establishing a connection, and waiting for a free one in the pool; readiness probe. */
+  connectTimeoutMs: number;
+  /** PostgreSQL statement_timeout (server side); the client gives up QUERY_SLACK_MS later. */
+  statementTimeoutMs: number;
+  /** PostgreSQL idle_in_transaction_session_timeout: a transaction left open is ended by the server. */
+  idleInTransactionTimeoutMs: number;
+  /** SQLite: how long a write waits (asynchronously) for a lock held by another process. */
+  lockTimeoutMs: number;
+}
+
+export const DEFAULT_STORE_TIMEOUTS: StoreTimeouts = {
+  connectTimeoutMs: 5_000,
+  statementTimeoutMs: 30_000,
+  idleInTransactionTimeoutMs: 60_000,
+  lockTimeoutMs: 5_000,
+};
+
+// statement_timeout ends a statement the server is running; this client-side deadline is
+// for a server (or network) that does not answer at all. Later than statement_timeout, so
+// that an answering server reports its own timeout first.
+const QUERY_SLACK_MS = 1_000;
 
 // int8 (bigint) columns hold millisecond timestamps; they fit a JS number exactly.
 pg.types.setTypeParser(20, (v: string) => Number(v));
@@ -36,6 +66,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "002_policies": m002,
   "003_webhooks": m003,
   "004_app_proofs": m004,
+  "005_webhook_retries": m005,
 };
 
 class StaticProvider implements MigrationProvider {
@@ -44,12 +75,26 @@ class StaticProvider implements MigrationProvider {
   }
 }
 
-export function openStore(opts: { databaseUrl?: string; dataDir: string }): Store {
+export function openStore(opts: { databaseUrl?: string; dataDir: string; timeouts?: Partial<StoreTimeouts> }): Store {
+  const t: StoreTimeouts = { ...DEFAULT_STORE_TIMEOUTS, ...opts.timeouts };
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
-    // An idle client losing its connection must not crash the process.
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: 10,
+      connectionTimeoutMillis: t.connectTimeoutMs,
+      statement_timeout: t.statementTimeoutMs,
+      idle_in_transaction_session_timeout: t.idleInTransactionTimeoutMs,
+      // A peer that vanished without a FIN (cable, VM pause) is noticed by the kernel.
+      keepAlive: true,
+    });
+    // pg-pool listens for connection errors only while a client is idle in the pool. A
+    // checked-out client whose backend is terminated (57P01) or whose socket drops emits
+    // 'error' with nobody listening, which would crash the process. The query it was
+    // running fails with that error anyway, and the pool discards the client on release
+    // (it is no longer queryable), so a listener that swallows the event is all it takes.
+    pool.on("connect", (client) => client.on("error", () => {}));
     pool.on("error", () => {});
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(pool, t.statementTimeoutMs + QUERY_SLACK_MS) }) });
     const url = new URL(opts.databaseUrl);
     return {
       db,
@@ -57,27 +102,138 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string }): Stor
       location: `postgres://${url.host}${url.pathname}`,
       transact: transactionPerCall(db),
       checkpointInBackground: () => {},
+      ping: () => withDeadline(sql`select 1`.execute(db), t.connectTimeoutMs, "the database did not answer the readiness probe"),
       close: () => db.destroy(),
     };
   }
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const file = path.join(opts.dataDir, "sigil.db");
   const sqlite = openSqlite(file);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Database>({ dialect: new AsyncLockSqliteDialect(sqlite, withStatementCache(sqlite), t.lockTimeoutMs) });
   let checkpointer: Checkpointer | undefined;
   return {
     db,
     engine: "sqlite",
     location: file,
-    transact: groupCommit(db),
+    transact: groupCommit(db, { deadlineMs: t.lockTimeoutMs, isTransient: isStoreUnavailable }),
     checkpointInBackground(onError) {
       checkpointer ??= startCheckpointer(sqlite, file, onError);
+    },
+    ping: async () => {
+      await sql`select 1`.execute(db);
     },
     async close() {
       await checkpointer?.stop();
       await db.destroy();
     },
   };
+}
+
+/** Hands Kysely pool clients whose queries cannot hang and whose failures are not reused. */
+function guardedPool(pool: pg.Pool, queryDeadlineMs: number): PostgresPool {
+  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let wrapped = wrappers.get(client);
+      if (!wrapped) wrappers.set(client, (wrapped = guardedClient(client, queryDeadlineMs)));
+      return wrapped;
+    },
+    end: () => pool.end(),
+  };
+}
+
+function guardedClient(client: pg.PoolClient, deadlineMs: number): PostgresPoolClient {
+  // Set when a query timed out during the current checkout.
+  let broken: Error | undefined;
+  const query = (text: unknown, params?: unknown) => {
+    if (typeof text !== "string") return client.query(text as never);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        broken = new StoreUnavailableError(`the database did not answer within ${deadlineMs} ms`);
+        reject(broken);
+        // The answer may still come, or never: the connection is in an unknown state and
+        // is closed rather than reused (its late answer would go to the next query).
+        (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      }, deadlineMs);
+      client.query(text, params as unknown[]).then(
+        (r) => {
+          clearTimeout(timer);
+          resolve(r);
+        },
+        (e: unknown) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      );
+    });
+  };
+  return {
+    query: query as PostgresPoolClient["query"],
+    release() {
+      const err = broken;
+      broken = undefined;
+      // With an error the pool closes the client instead of keeping it.
+      client.release(err);
+    },
+  };
+}
+
+function withDeadline<T>(p: Promise<T>, ms: number, message: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreUnavailableError(`${message} within ${ms} ms`)), ms);
+  });
+  return Promise.race([p.then(() => undefined), expired]).finally(() => clearTimeout(timer));
+}
+
+// What "the database is away" looks like, as opposed to a bug in a query: connection-level
+// failures, the server shutting down or refusing connections, and our own timeouts. Only
+// these become 503; anything else stays a 500 with a logged error id.
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+const PG_UNAVAILABLE_STATES = new Set([
+  "57P01", // admin_shutdown (pg_terminate_backend, server stopping)
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now (starting up, recovering)
+  "53300", // too_many_connections
+  "57014", // query_canceled: statement_timeout
+  "25P03", // idle_in_transaction_session_timeout
+  "55P03", // lock_not_available
+]);
+// node-postgres reports these as plain Errors, without a code.
+const PG_MESSAGES = [
+  /^Connection terminated/,
+  /^timeout exceeded when trying to connect$/,
+  /is not queryable$/,
+  /^Cannot use a pool after calling end on the pool$/,
+  /^Query read timeout$/,
+];
+
+export function isStoreUnavailable(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; e && depth < 5; depth++, e = (e as { cause?: unknown }).cause) {
+    if (e instanceof StoreUnavailableError) return true;
+    if (e instanceof AggregateError && e.errors.some((x) => isStoreUnavailable(x))) return true;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string") {
+      if (NETWORK_CODES.has(code) || PG_UNAVAILABLE_STATES.has(code)) return true;
+      if (/^08[0-9A-Z]{3}$/.test(code)) return true; // connection_exception class
+      if (isSqliteBusy(e)) return true;
+    }
+    const message = e instanceof Error ? e.message : undefined;
+    if (message !== undefined && PG_MESSAGES.some((re) => re.test(message))) return true;
+  }
+  return false;
 }
 
 function openSqlite(file: string): SQLite.Database {
@@ -87,8 +243,9 @@ function openSqlite(file: string): SQLite.Database {
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("foreign_keys = ON");
-  // `sigil init` may write while the server runs: wait for the lock instead of failing.
-  sqlite.pragma("busy_timeout = 5000");
+  // No waiting inside SQLite: a busy wait there blocks the event loop. Lock waits are done
+  // asynchronously by the driver (sqlite-driver.ts), for the server and `sigil init` alike.
+  sqlite.pragma("busy_timeout = 0");
   return sqlite;
 }
 

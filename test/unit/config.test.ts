@@ -31,4 +31,45 @@ describe("configuration", () => {
   it("never takes the master key from the command line", () => {
     assert.equal(loadConfig({}, ["--master-key", "abc"]).masterKey, undefined);
   });
+
+  it("has database timeouts and a shutdown grace period, from the environment or flags", () => {
+    const d = loadConfig({}, []);
+    assert.equal(d.dbConnectTimeoutMs, 5_000);
+    assert.equal(d.dbStatementTimeoutMs, 30_000);
+    assert.equal(d.dbIdleInTransactionTimeoutMs, 60_000);
+    assert.equal(d.sqliteLockTimeoutMs, 5_000);
+    assert.equal(d.shutdownGraceMs, 10_000);
+    const env = {
+      SIGIL_DB_CONNECT_TIMEOUT_MS: "1500",
+      SIGIL_DB_STATEMENT_TIMEOUT_MS: "2500",
+      SIGIL_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: "9000",
+      SIGIL_SQLITE_LOCK_TIMEOUT_MS: "250",
+      SIGIL_SHUTDOWN_GRACE_MS: "3000",
+    };
+    const c = loadConfig(env, ["serve", "--shutdown-grace-ms", "4000", "--db-statement-timeout-ms", "7000"]);
+    assert.equal(c.dbConnectTimeoutMs, 1_500);
+    assert.equal(c.dbStatementTimeoutMs, 7_000);
+    assert.equal(c.dbIdleInTransactionTimeoutMs, 9_000);
+    assert.equal(c.sqliteLockTimeoutMs, 250);
+    assert.equal(c.shutdownGraceMs, 4_000);
+    assert.throws(() => loadConfig({ SIGIL_DB_CONNECT_TIMEOUT_MS: "5" }, []), /SIGIL_DB_CONNECT_TIMEOUT_MS must be between/);
+    assert.throws(() => loadConfig({ SIGIL_SHUTDOWN_GRACE_MS: "soon" }, []), /SIGIL_SHUTDOWN_GRACE_MS must be an integer/);
+  });
+
+  it("has a webhook retry schedule spanning more than a day, a disable-after period, and reads both", () => {
+    const d = loadConfig({}, []);
+    assert.deepEqual(d.webhooksRetrySchedule, [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+    assert.equal(d.webhooksMaxAttempts, undefined, "the schedule's length");
+    assert.equal(d.webhooksDisableAfterMs, 5 * 86_400_000);
+    assert.equal(d.webhooksTimeoutMs, 10_000);
+    const c = loadConfig(
+      { SIGIL_WEBHOOKS_RETRY_SCHEDULE: "0,50ms,2s", SIGIL_WEBHOOKS_DISABLE_AFTER: "2d", SIGIL_WEBHOOKS_MAX_ATTEMPTS: "4" },
+      ["serve", "--webhooks-disable-after", "36h"],
+    );
+    assert.deepEqual(c.webhooksRetrySchedule, [0, 50, 2_000]);
+    assert.equal(c.webhooksDisableAfterMs, 36 * 3_600_000);
+    assert.equal(c.webhooksMaxAttempts, 4);
+    assert.throws(() => loadConfig({ SIGIL_WEBHOOKS_RETRY_SCHEDULE: "0,soon" }, []), /SIGIL_WEBHOOKS_RETRY_SCHEDULE: "soon" is not a duration/);
+    assert.throws(() => loadConfig({ SIGIL_WEBHOOKS_DISABLE_AFTER: "10ms" }, []), /SIGIL_WEBHOOKS_DISABLE_AFTER must be between 1s and 365d/);
+  });
 });
