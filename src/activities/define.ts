@@ -60,6 +60,13 @@ export interface ActivityDefinition<P extends TObject = TObject> {
   /** §4.9: decided by the root quorum alone; policies are never consulted. */
   rootOnly?: boolean;
   /**
+   * §6.7: a credential of an ancestor organization may submit this activity against a
+   * sub-organization. Only authentication and recovery flows (OTP, OAuth, email auth and
+   * recovery) will set it; every other activity is refused to a parent credential before
+   * any policy is consulted (pipeline/parent-writes.ts). No current activity sets it.
+   */
+  parentMayStamp?: boolean;
+  /**
    * Checks that need more than the schema (e.g. policy expressions), run before
    * authorization so an invalid request is refused instead of waiting for approvals.
    */
@@ -88,6 +95,8 @@ export interface VoteDefinition {
   intent: string;
   summary: string;
   selection: VoteSelection;
+  /** As ActivityDefinition.parentMayStamp: votes by a parent credential are refused without it. */
+  parentMayStamp?: boolean;
   params: TObject;
   validator: Validator<TObject>;
 }

@@ -13,11 +13,12 @@ export interface ApiKeyStamp {
   signature: string;
 }
 
-const SCHEMES: Record<string, Curve> = {
-  SIGNATURE_SCHEME_TK_API_P256: "API_KEY_CURVE_P256",
-  SIGNATURE_SCHEME_TK_API_SECP256K1: "API_KEY_CURVE_SECP256K1",
-  SIGNATURE_SCHEME_TK_API_ED25519: "API_KEY_CURVE_ED25519",
-};
+/** Keyed by the stamp's `scheme` (request data): a Map, so no name reaches Object.prototype. */
+const SCHEMES = new Map<string, Curve>([
+  ["SIGNATURE_SCHEME_TK_API_P256", "API_KEY_CURVE_P256"],
+  ["SIGNATURE_SCHEME_TK_API_SECP256K1", "API_KEY_CURVE_SECP256K1"],
+  ["SIGNATURE_SCHEME_TK_API_ED25519", "API_KEY_CURVE_ED25519"],
+]);
 
 /** Header names are lower-case in node. Only one of these may be present. */
 const STAMP_HEADERS = ["x-stamp", "x-stamp-webauthn", "x-stamp-attested"] as const;
@@ -56,7 +57,7 @@ export function readApiKeyStamp(headers: IncomingHttpHeaders): ApiKeyStamp {
   if (typeof publicKey !== "string" || typeof scheme !== "string" || typeof signature !== "string") {
     throw malformed("publicKey, scheme and signature must be strings");
   }
-  const curve = SCHEMES[scheme];
+  const curve = SCHEMES.get(scheme);
   if (!curve) throw malformed(`unsupported signature scheme ${JSON.stringify(scheme.slice(0, 64))}`);
   const keyProblem = publicKeyProblem(curve, publicKey);
   if (keyProblem) throw malformed(`publicKey: ${keyProblem}`);

@@ -1,8 +1,10 @@
-// Step 3 of the pipeline: who signed this request? Verifies the stamp over the raw body,
-// then finds the credential in the target organization or, failing that, its ancestors
-// (the nearest wins: a sub-org user's key beats the same key in the parent).
+// Who signed this request? In two steps, around the parsing of the body:
+//   verifyStamp: the stamp header is read and its signature checked over the raw bytes,
+//     with the public key the stamp names — before the body is parsed or anything is read;
+//   resolveCredential: the key is looked up in the target organization or, failing that,
+//     its ancestors (the nearest wins: a sub-org user's key beats the same key in the parent).
 import type { IncomingHttpHeaders } from "node:http";
-import { notFound, unauthenticated } from "../errors.ts";
+import { unauthenticated } from "../errors.ts";
 import { readApiKeyStamp, type ApiKeyStamp } from "../auth/stamp-header.ts";
 import { verifySignature } from "../crypto/public-keys.ts";
 import { organizationChain } from "../store/organizations.ts";
@@ -28,6 +30,11 @@ export interface Authenticated {
   tagIds: string[];
   /** Version of the webhook endpoint set (outbox.ts caches who listens per version). */
   webhookVersion: number;
+  /**
+   * The credential was found in an ancestor of the target organization, not in the target
+   * itself: a parent acting on its sub-organization (it may read, not write — §6.7).
+   */
+  fromAncestor: boolean;
 }
 
 /**
@@ -70,30 +77,34 @@ const credentialsByPublicKey = precompiled(["publicKey"], (db, v) =>
     .where("api_keys.public_key_normalized", "=", v.publicKey),
 );
 
-export async function authenticate(
-  db: Db,
-  headers: IncomingHttpHeaders,
-  rawBody: Buffer,
-  organizationId: string,
-  now: number,
-): Promise<Authenticated> {
+/** The stamp of the request, its signature verified over the raw body. */
+export async function verifyStamp(headers: IncomingHttpHeaders, rawBody: Buffer): Promise<ApiKeyStamp> {
   const stamp = readApiKeyStamp(headers);
-  // Verify before touching the database: a forged request costs us no query.
+  // Verify before touching the body or the database: a forged request costs no parsing
+  // and no query.
   if (!(await verifySignature(stamp.curve, stamp.publicKey, rawBody, stamp.signature))) {
     throw unauthenticated("SIGNATURE_INVALID", "could not verify api key signature");
   }
-  const chain = await organizationChain(db, organizationId);
-  if (chain.length === 0) throw notFound("no organization found with the given ID", "ORGANIZATION_NOT_FOUND");
+  return stamp;
+}
 
-  const candidates = await credentialsByPublicKey(db, { publicKey: stamp.publicKey.toLowerCase() });
+const unknownKey = () =>
+  unauthenticated("PUBLIC_KEY_NOT_FOUND", "could not find public key in organization or its parent organization");
+
+/** The user behind a verified stamp, as a user of `organizationId` or of one of its ancestors. */
+export async function resolveCredential(db: Db, stamp: ApiKeyStamp, organizationId: string, now: number): Promise<Authenticated> {
+  const [chain, candidates] = await Promise.all([
+    organizationChain(db, organizationId),
+    credentialsByPublicKey(db, { publicKey: stamp.publicKey.toLowerCase() }),
+  ]);
+  // An organization that does not exist is answered like one where the key is unknown:
+  // a caller who is no user of it (or of an ancestor) learns nothing about which exist.
   let key: (typeof candidates)[number] | undefined;
   for (const orgId of chain) {
     key = candidates.find((c) => c.organization_id === orgId);
     if (key) break;
   }
-  if (!key) {
-    throw unauthenticated("PUBLIC_KEY_NOT_FOUND", "could not find public key in organization or its parent organization");
-  }
+  if (!key) throw unknownKey();
   if (key.curve !== stamp.curve) {
     throw unauthenticated("SIGNATURE_INVALID", "stamp scheme does not match the curve of the registered api key");
   }
@@ -128,5 +139,6 @@ export async function authenticate(
     policyVersion: key.policy_version,
     tagIds: key.tag_ids ? key.tag_ids.split(",") : [],
     webhookVersion: key.webhook_version === null ? 0 : Number(key.webhook_version),
+    fromAncestor: key.organization_id !== organizationId,
   };
 }

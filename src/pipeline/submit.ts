@@ -1,7 +1,11 @@
 // The submit pipeline: every state change goes through here, in this order.
-//   1. route → definition (body.type must be one the path accepts)
-//   2. validate envelope + parameters (+ the definition's own checks)
-//   3. authenticate the stamp over the raw body
+//   1. route: the path's operation (no body read yet)
+//   2. authenticate: the stamp's signature over the raw bytes, then — the body parsed with
+//      bounded nesting and only organizationId read — the credential in the target
+//      organization or an ancestor. Nothing else in the body is looked at before this.
+//   3. body.type → definition; a parent's credential may not write to a sub-organization;
+//      validate envelope + parameters (+ the definition's own checks, e.g. policy
+//      expressions); no U+0000 anywhere
 //   4. liveness of timestampMs
 //   5. idempotency: same raw body → same activity
 //   6. authorize: the policy engine decides (allow, wait for consensus, or deny)
@@ -14,7 +18,7 @@ import { Grpc, invalid, notFound } from "../errors.ts";
 import { compile } from "../schemas/validate.ts";
 import { OrganizationId, UintString } from "../schemas/common.ts";
 import { activitiesAt } from "../activities/registry.ts";
-import { authenticate } from "./authenticate.ts";
+import { resolveCredential, verifyStamp } from "./authenticate.ts";
 import type { UserRow } from "../store/users.ts";
 import { authorizeSubmission, deniedError, deniedFailure, evaluationRow, isDenied, recordEvaluation, STATUS } from "./authorize.ts";
 import type { OrgGovernance } from "./governance.ts";
@@ -25,9 +29,10 @@ import { newId } from "../store/util.ts";
 import type { Db, Tx } from "../store/schema.ts";
 import type { Engine } from "../store/db.ts";
 import type { Transact } from "../store/transactions.ts";
-import { isVote } from "../activities/define.ts";
+import { isVote, type SubmitRoute } from "../activities/define.ts";
 import type { Decision } from "../policy/engine.ts";
-import { parseJsonBody } from "./body.ts";
+import { parseJsonBody, refuseNulCharacters, targetOrganizationId } from "./body.ts";
+import { refuseParentWrite } from "./parent-writes.ts";
 import { castVote, voteRow } from "./vote.ts";
 import { hasListeners, recordActivityEvent } from "../webhooks/outbox.ts";
 import { outcomeProof } from "./app-proofs.ts";
@@ -70,23 +75,18 @@ export async function submitActivity(
   // 1. route
   const defs = activitiesAt(op);
   if (!defs) throw notFound(`unknown activity operation ${JSON.stringify(op.slice(0, 100))}`);
+  // 2. authenticate
+  const stamp = await verifyStamp(headers, raw);
   const body = parseJsonBody(raw);
-  const type = (body as { type?: unknown }).type;
-  const def = typeof type === "string" ? defs.get(type) : undefined;
-  if (!def) {
-    const accepted = [...defs.keys()].join(", ");
-    const given = type === undefined ? "type must be set" : `activity type ${JSON.stringify(type)} is not accepted at submit/${op}`;
-    throw invalid(`bad request body: ${given}; expected ${accepted}`, [
-      { field: "type", description: `must be one of ${accepted}` },
-    ]);
-  }
-  // 2. validate
+  const auth = await resolveCredential(deps.db, stamp, targetOrganizationId(body), now);
+  // 3. definition, parent writes, validation
+  const def = routeType(defs, body.type, op);
+  refuseParentWrite(def, auth);
+  refuseNulCharacters(body);
   const env = envelope.parse(body, "");
   // The envelope schema knows nothing of parameters (cleaning drops them): read them raw.
   const params = def.validator.parse(body.parameters, "parameters");
   if (!isVote(def)) def.check?.(params as never);
-  // 3. authenticate
-  const auth = await authenticate(deps.db, headers, raw, env.organizationId, now);
   // 4. liveness
   const ts = Number(env.timestampMs);
   if (ts < now - deps.timestampMaxAgeMs || ts > now + deps.timestampMaxFutureMs) {
@@ -166,6 +166,15 @@ export async function submitActivity(
     return castVote(deps, { selection: "VOTE_SELECTION_APPROVED", fingerprint, auth, raw, now, resubmission: true });
   }
   return respond(deps.db, recorded.row, undefined, auth.user);
+}
+
+/** The definition accepted at submit/<op> for the body's type, or a 400 listing the accepted ones. */
+function routeType(defs: ReadonlyMap<string, SubmitRoute>, type: unknown, op: string): SubmitRoute {
+  const def = typeof type === "string" ? defs.get(type) : undefined;
+  if (def) return def;
+  const accepted = [...defs.keys()].join(", ");
+  const given = type === undefined ? "type must be set" : `activity type ${JSON.stringify(type).slice(0, 200)} is not accepted at submit/${op}`;
+  throw invalid(`bad request body: ${given}; expected ${accepted}`, [{ field: "type", description: `must be one of ${accepted}` }]);
 }
 
 function reportPolicyErrors(deps: PipelineDeps, activityId: string, d: Decision): void {

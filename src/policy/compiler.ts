@@ -252,7 +252,7 @@ export function compile(checked: Checked, source: string): Bool {
         throw typeMismatch(what, obj(f), `a value with a field '${name}'`);
       };
     }
-    return (FIELD_READERS[name] ?? keyedReader(name))(obj);
+    return (FIELD_READERS.get(name) ?? keyedReader(name))(obj);
   }
 
   /** A list-valued operand; dynamic values are checked to be lists. */
@@ -330,8 +330,10 @@ export function compile(checked: Checked, source: string): Bool {
 }
 
 // Struct fields read with a fixed property name each, so every read site stays
-// monomorphic instead of sharing one keyed load across all field names.
-const FIELD_READERS: Readonly<Record<string, (obj: Fn) => Fn>> = {
+// monomorphic instead of sharing one keyed load across all field names. Looked up in a
+// Map: the field name comes from policy text (the checker admits only declared struct
+// fields, but a name such as "constructor" must never find Object.prototype's here either).
+const FIELD_READERS: ReadonlyMap<string, (obj: Fn) => Fn> = new Map(Object.entries<(obj: Fn) => Fn>({
   id: (obj) => (f) => (obj(f) as { id: unknown }).id,
   tags: (obj) => (f) => (obj(f) as { tags: unknown }).tags,
   email: (obj) => (f) => (obj(f) as { email: unknown }).email,
@@ -345,7 +347,7 @@ const FIELD_READERS: Readonly<Record<string, (obj: Fn) => Fn>> = {
   action: (obj) => (f) => (obj(f) as { action: unknown }).action,
   params: (obj) => (f) => (obj(f) as { params: unknown }).params,
   now: (obj) => (f) => (obj(f) as { now: unknown }).now,
-};
+}));
 const keyedReader = (name: string) => (obj: Fn): Fn => (f) => (obj(f) as Record<string, unknown>)[name];
 
 function guard(f: Fn, cast: Cast, what: string): Fn {

@@ -13,12 +13,13 @@ export const MAX_DEPTH = 64;
 const COMPARE_OPS: ReadonlySet<TokenKind> = new Set<TokenKind>(["==", "!=", "<", ">", "<=", ">=", "in"]);
 const LAMBDA_METHODS = new Set(["all", "any", "filter"]);
 
-// Words people reach for from other languages, with what to write instead.
-const WORD_HINTS: Readonly<Record<string, string>> = {
-  and: " (logical and is written '&&')",
-  or: " (logical or is written '||')",
-  not: " (negation is written '!')",
-};
+// Words people reach for from other languages, with what to write instead. A Map: the
+// key is an identifier from the policy text, which may well be "constructor".
+const WORD_HINTS: ReadonlyMap<string, string> = new Map([
+  ["and", " (logical and is written '&&')"],
+  ["or", " (logical or is written '||')"],
+  ["not", " (negation is written '!')"],
+]);
 
 export function parse(field: Field, tokens: readonly Token[]): Expr {
   let at = 0;
@@ -30,7 +31,7 @@ export function parse(field: Field, tokens: readonly Token[]): Expr {
   const fail = (pos: SourcePos, problem: string): never => {
     throw new PolicyCompileError(field, pos, problem);
   };
-  const hint = (t: Token): string => (t.kind === "ident" ? (WORD_HINTS[t.text] ?? "") : "");
+  const hint = (t: Token): string => (t.kind === "ident" ? (WORD_HINTS.get(t.text) ?? "") : "");
   const found = (t: Token): string => describeToken(t) + hint(t);
   const expect = (kind: TokenKind, context: string): Token => {
     const t = peek();

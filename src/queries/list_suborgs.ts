@@ -8,18 +8,27 @@ import { defineQuery } from "./define.ts";
 
 type OrgQuery = SelectQueryBuilder<Database, "organizations", { id: string; created_at: number }>;
 
-/** How each filter type narrows the sub-organizations. */
-const FILTERS: Record<string, (q: OrgQuery, value: string) => OrgQuery> = {
-  NAME: (q, v) => q.where("organizations.name", "=", v),
-  USERNAME: (q, v) => q.where("organizations.id", "in", (s) => s.selectFrom("users").select("organization_id").where("name", "=", v)),
-  EMAIL: (q, v) =>
-    q.where("organizations.id", "in", (s) => s.selectFrom("users").select("organization_id").where("email_normalized", "=", v.toLowerCase())),
-  PHONE_NUMBER: (q, v) => q.where("organizations.id", "in", (s) => s.selectFrom("users").select("organization_id").where("phone", "=", v)),
-  PUBLIC_KEY: (q, v) =>
-    q.where("organizations.id", "in", (s) =>
-      s.selectFrom("api_keys").select("organization_id").where("public_key_normalized", "=", v.toLowerCase()),
-    ),
-};
+/**
+ * How each filter type narrows the sub-organizations. A Map: the key is request data, and
+ * a plain object would answer "constructor" or "__proto__" from Object.prototype.
+ */
+const FILTERS = new Map<string, (q: OrgQuery, value: string) => OrgQuery>([
+  ["NAME", (q, v) => q.where("organizations.name", "=", v)],
+  ["USERNAME", (q, v) => q.where("organizations.id", "in", (s) => s.selectFrom("users").select("organization_id").where("name", "=", v))],
+  [
+    "EMAIL",
+    (q, v) =>
+      q.where("organizations.id", "in", (s) => s.selectFrom("users").select("organization_id").where("email_normalized", "=", v.toLowerCase())),
+  ],
+  ["PHONE_NUMBER", (q, v) => q.where("organizations.id", "in", (s) => s.selectFrom("users").select("organization_id").where("phone", "=", v))],
+  [
+    "PUBLIC_KEY",
+    (q, v) =>
+      q.where("organizations.id", "in", (s) =>
+        s.selectFrom("api_keys").select("organization_id").where("public_key_normalized", "=", v.toLowerCase()),
+      ),
+  ],
+]);
 /** Filter types of the spec whose credentials arrive with later features. */
 const NOT_YET = ["CREDENTIAL_ID", "OIDC_TOKEN", "WALLET_ACCOUNT_ADDRESS"];
 
@@ -41,11 +50,11 @@ export const listSuborgs = defineQuery({
       .where("organizations.parent_id", "=", organization.id);
     const type = req.filterType || undefined;
     if (type !== undefined) {
-      const filter = FILTERS[type];
+      const filter = FILTERS.get(type);
       if (!filter) {
         const why = NOT_YET.includes(type) ? "is not supported by this server yet" : "is not a known filter type";
         throw invalid(`filterType ${JSON.stringify(type)} ${why}`, [
-          { field: "filterType", description: `one of ${Object.keys(FILTERS).join(", ")}` },
+          { field: "filterType", description: `one of ${[...FILTERS.keys()].join(", ")}` },
         ]);
       }
       if (!req.filterValue) throw invalid("filterValue must be set when filterType is", [{ field: "filterValue", description: "must be set" }]);

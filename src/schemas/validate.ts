@@ -1,6 +1,6 @@
 // Compiles a TypeBox schema once and turns its failures into the SDK's error shape:
 // INVALID_ARGUMENT with a google.rpc.BadRequest listing every offending field.
-import type { TSchema, Static } from "@sinclair/typebox";
+import { KindGuard, type TSchema, type Static } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
@@ -19,7 +19,7 @@ export function compile<T extends TSchema>(schema: T): Validator<T> {
   return {
     schema,
     parse(value: unknown, at: string): Static<T> {
-      if (check.Check(value)) return Value.Clean(schema, structuredClone(value)) as Static<T>;
+      if (check.Check(value)) return clean(schema, structuredClone(value)) as Static<T>;
       const violations: FieldViolation[] = [];
       const seen = new Set<string>();
       for (const e of check.Errors(value)) {
@@ -46,4 +46,30 @@ function toField(at: string, pointer: string): string {
     out += /^\d+$/.test(seg) ? `[${seg}]` : out ? `.${seg}` : seg;
   }
   return out || "body";
+}
+
+/**
+ * Value.Clean, except that an object keeps only the properties its schema declares as its
+ * OWN: TypeBox tests `key in schema.properties`, so "constructor", "toString" or
+ * "__proto__" in a request were kept as if declared (and reached the stored intent). The
+ * kinds request schemas use are handled here; any other is left to TypeBox. Mutates `value`
+ * (a clone) in place, as Value.Clean does.
+ */
+function clean(schema: TSchema, value: unknown): unknown {
+  if (KindGuard.IsObject(schema) && schema.additionalProperties === undefined) {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+    const obj = value as Record<string, unknown>;
+    for (const key of Object.keys(obj)) {
+      if (Object.hasOwn(schema.properties, key)) obj[key] = clean(schema.properties[key]!, obj[key]);
+      else delete obj[key];
+    }
+    return obj;
+  }
+  if (KindGuard.IsArray(schema)) return Array.isArray(value) ? value.map((item) => clean(schema.items, item)) : value;
+  if (KindGuard.IsUnion(schema)) {
+    // As TypeBox: cleaned by the first alternative the value satisfies.
+    const match = schema.anyOf.find((inner) => Value.Check(inner, value));
+    return match ? clean(match, value) : value;
+  }
+  return Value.Clean(schema, value);
 }

@@ -580,8 +580,9 @@ for (const engine of engines()) {
       assert.equal(records.length, 1);
       assertRecord(records[0]!, evaluation(first.id, first.votes[0].id, O.REQUIRES_CONSENSUS, O.REQUIRES_CONSENSUS));
 
-      // A user of another organization (here: the parent's root) is not a voter of this one.
-      await fail(approve({ ...root, orgId: org.orgId }, first.fingerprint), { status: 400, code: 3, startsWith: "organization mismatch" });
+      // A user of another organization (here: the parent's root) is not a voter of this one:
+      // a parent's credential does not write to its sub-organization, votes included (§6.7).
+      await fail(approve({ ...root, orgId: org.orgId }, first.fingerprint), { status: 403, code: 7, startsWith: NOT_AUTHORIZED, includes: "parent" });
       await fail(approve(b, "0".repeat(64)), { status: 404, code: 5, includes: "No activity found with fingerprint" });
       // An ineligible voter is refused; nothing changes.
       await fail(approve(d, first.fingerprint), { status: 403, code: 7, startsWith: NOT_AUTHORIZED, path: "/public/v1/submit/approve_activity" });

@@ -443,7 +443,9 @@ for (const engine of engines()) {
     it("rejects an empty body", async () => {
       assertInvalid(await stampedPost(server.url, TAG, "", rootKey), /empty/);
       assertInvalid(await rawPost(server.url, TAG, undefined, { "X-Stamp": await goodStamp(rootKey, "") }));
-      assertInvalid(await rawPost(server.url, WHOAMI, ""));
+      assertInvalid(await stampedPost(server.url, WHOAMI, "", rootKey), /empty/);
+      // Unstamped, the body is never looked at: the missing stamp is the answer.
+      assertUnauthenticated(await rawPost(server.url, WHOAMI, ""), "SIGNATURE_MISSING");
     });
 
     it("rejects a body over 1 MiB with 413", async () => {
@@ -500,18 +502,17 @@ for (const engine of engines()) {
       assert.ok(fieldViolations(q).some((v) => v.field === "organizationId"), JSON.stringify(q));
     });
 
-    it("answers the organizationId of a nonexistent organization with 404 ORGANIZATION_NOT_FOUND", async () => {
+    it("answers the organizationId of a nonexistent organization like an unknown key (401 PUBLIC_KEY_NOT_FOUND)", async () => {
+      // Which organizations exist is no one's business but their users': a nonexistent
+      // organization, signed for by a real key, is answered exactly like a real one signed
+      // for by a key unknown there.
       const ghost = randomUUID();
-      assertError(await stampedPost(server.url, TAG, tagBody({ organizationId: ghost }), rootKey), {
-        status: 404,
-        code: 5,
-        category: "ORGANIZATION_NOT_FOUND",
-      });
-      assertError(await stampedPost(server.url, WHOAMI, whoamiBody(ghost), rootKey), {
-        status: 404,
-        code: 5,
-        category: "ORGANIZATION_NOT_FOUND",
-      });
+      const ghostTag = assertUnauthenticated(await stampedPost(server.url, TAG, tagBody({ organizationId: ghost }), rootKey), "PUBLIC_KEY_NOT_FOUND", NOT_FOUND_KEY_MSG);
+      const ghostWho = assertUnauthenticated(await stampedPost(server.url, WHOAMI, whoamiBody(ghost), rootKey), "PUBLIC_KEY_NOT_FOUND", NOT_FOUND_KEY_MSG);
+      const realTag = assertUnauthenticated(await stampedPost(server.url, TAG, tagBody(), newKeyPair()), "PUBLIC_KEY_NOT_FOUND");
+      const realWho = assertUnauthenticated(await stampedPost(server.url, WHOAMI, whoamiBody(), newKeyPair()), "PUBLIC_KEY_NOT_FOUND");
+      assert.deepEqual(ghostTag, realTag);
+      assert.deepEqual(ghostWho, realWho);
     });
 
     it("stored no activity and no tag for any rejected request", async () => {
