@@ -33,6 +33,7 @@ export async function serve(argv: string[]): Promise<void> {
     retrySchedule: config.webhooksRetrySchedule,
     maxAttempts: config.webhooksMaxAttempts,
     disableAfterMs: config.webhooksDisableAfterMs,
+    databaseUrl: config.databaseUrl,
   });
   const app = buildApp({
     onEvents: dispatcher.wake,

@@ -9,6 +9,7 @@ import { listUserTags } from "./user_tags.ts";
 import { getApiKey, getApiKeys } from "./api_keys.ts";
 import { getPolicy, getPolicyEvaluations, listPolicies } from "./policies.ts";
 import { listWebhookEndpoints } from "./webhooks.ts";
+import { listWebhookDeliveries } from "./webhook_deliveries.ts";
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
@@ -24,6 +25,7 @@ export const QUERIES: readonly CompiledQuery[] = [
   listPolicies,
   getPolicyEvaluations,
   listWebhookEndpoints,
+  listWebhookDeliveries,
 ];
 
 const byOp = new Map<string, CompiledQuery>();

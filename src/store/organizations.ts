@@ -1,5 +1,6 @@
 // Organizations and their root quorum.
 import type { Executor, OrganizationsTable } from "./schema.ts";
+import { lockOrganization } from "./locks.ts";
 
 export type OrganizationRow = OrganizationsTable;
 
@@ -38,7 +39,15 @@ export async function insertOrganization(db: Executor, row: OrganizationRow): Pr
   await db.insertInto("organizations").values(row).execute();
 }
 
+/**
+ * Replaces the root quorum's members (the threshold is the caller's, in the same transaction).
+ * Delete-then-insert is only correct while no other transaction replaces the same quorum: two
+ * interleaved replacements would each delete the other's old rows and keep both inserts (a
+ * quorum nobody asked for) or collide on the primary key. So the organization row is locked
+ * first (a no-op when the caller already holds it, and on SQLite).
+ */
 export async function setRootQuorum(db: Executor, organizationId: string, userIds: string[]): Promise<void> {
+  await lockOrganization(db, organizationId);
   await db.deleteFrom("root_quorum_members").where("organization_id", "=", organizationId).execute();
   if (userIds.length) {
     await db

@@ -159,6 +159,12 @@ export interface WebhookEndpointsTable {
   subscriptions: string;
   created_at: number;
   updated_at: number;
+  // Optional: the columns default to null, and rows written before they existed have them null.
+  /** First failed attempt since the last success; null while healthy. */
+  failing_since?: number | null;
+  /** Set when the service disabled the endpoint (failing for too long). */
+  disabled_reason?: string | null;
+  disabled_at?: number | null;
 }
 
 export interface WebhookEventsTable {
@@ -185,6 +191,18 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   created_at: number;
   updated_at: number;
+  /** attempts when the current retry schedule began (0, or at the last redelivery). */
+  schedule_offset?: number;
+}
+
+export interface WebhookDeliveryAttemptsTable {
+  id: string;
+  delivery_id: string;
+  attempt: number;
+  started_at: number;
+  duration_ms: number;
+  status: number | null;
+  error: string | null;
 }
 
 export interface MetaTable {
@@ -208,6 +226,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
   sigil_meta: MetaTable;
 }
 

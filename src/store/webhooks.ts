@@ -1,5 +1,5 @@
 // Webhook endpoints and the outbox.
-import { sql } from "kysely";
+import { PostgresAdapter, sql } from "kysely";
 import type { Executor, WebhookEndpointsTable, WebhookEventsTable } from "./schema.ts";
 import { timestampObject } from "./util.ts";
 
@@ -17,10 +17,14 @@ export interface Subscription {
 
 const VERSION_KEY = "webhook_version";
 
+/** PostgreSQL NOTIFY channel: the set of endpoints changed (webhooks/change-listener.ts). */
+export const WEBHOOK_CHANNEL = "sigil_webhooks";
+
 /**
  * Marks the set of endpoints as changed (in the changing activity's transaction). Every
  * request reads the version with its credential, so the cached "who has endpoints" is
- * refreshed without a read of its own.
+ * refreshed without a read of its own. On PostgreSQL every server's dispatcher is told at
+ * commit (an idle dispatcher that knows of no endpoint does not poll).
  */
 export async function bumpWebhookVersion(db: Executor): Promise<void> {
   await db
@@ -28,6 +32,7 @@ export async function bumpWebhookVersion(db: Executor): Promise<void> {
     .values({ key: VERSION_KEY, value: "1" })
     .onConflict((oc) => oc.column("key").doUpdateSet({ value: sql<string>`cast(cast(sigil_meta.value as integer) + 1 as text)` }))
     .execute();
+  if (db.getExecutor().adapter instanceof PostgresAdapter) await sql`SELECT pg_notify(${WEBHOOK_CHANNEL}, '')`.execute(db);
 }
 
 export async function webhookVersion(db: Executor): Promise<number> {
@@ -75,5 +80,7 @@ export function endpointView(r: WebhookEndpointRow) {
     subscriptions: JSON.parse(r.subscriptions) as Subscription[],
     createdAt: timestampObject(r.created_at),
     updatedAt: timestampObject(r.updated_at),
+    // Present only while the service keeps the endpoint disabled (failing for too long).
+    ...(r.disabled_reason ? { disabledReason: r.disabled_reason, disabledAt: timestampObject(r.disabled_at ?? r.updated_at) } : {}),
   };
 }

@@ -24,7 +24,9 @@ for (const [net, bits] of [
   ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
 ] as const) INTERNAL.addSubnet(net, bits, "ipv4");
 for (const [net, bits] of [
-  ["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["64:ff9b::", 96], ["2001:db8::", 32], ["100::", 64],
+  // (Forms that carry an IPv4 address — mapped, compatible, NAT64, 6to4 — are judged by
+  // what they carry: embeddedIPv4.) fec0::/10 is the deprecated site-local range.
+  ["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8], ["2001:db8::", 32], ["100::", 64],
 ] as const) INTERNAL.addSubnet(net, bits, "ipv6");
 
 const INTERNAL_NAMES = /^(localhost|metadata|metadata\.google\.internal|instance-data)$|\.(localhost|internal|local)$/i;
@@ -33,10 +35,59 @@ function family(address: string): "ipv4" | "ipv6" {
   return isIP(address) === 6 ? "ipv6" : "ipv4";
 }
 
+/** The 16 bytes of an IPv6 address (any spelling node accepts, dotted tail included). */
+function ipv6Bytes(address: string): Buffer | undefined {
+  if (isIP(address) !== 6) return undefined;
+  let text = address.replace(/%.*$/, ""); // a zone id names an interface, not an address
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted[1]!.split(".").map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes("::") ? (text.split("::") as [string, string]) : [text, undefined];
+  const left = head === "" ? [] : head.split(":");
+  const right = tail === undefined || tail === "" ? [] : tail.split(":");
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill("0"), ...right];
+  if (groups.length !== 8) return undefined;
+  const out = Buffer.alloc(16);
+  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), i * 2));
+  return out;
+}
+
+const v4 = (b: Buffer, at: number) => `${b[at]}.${b[at + 1]}.${b[at + 2]}.${b[at + 3]}`;
+const zero = (b: Buffer, from: number, to: number) => b.subarray(from, to).every((x) => x === 0);
+
+/**
+ * The IPv4 address an IPv6 address carries to the IPv4 network, when it does: a delivery to
+ * it reaches that IPv4 address (through the stack, a translator or a tunnel), so it is judged
+ * as that address. `refuse` says the form is refused whatever it carries.
+ */
+export function embeddedIPv4(address: string): { ipv4: string; form: string } | { refuse: string } | undefined {
+  const b = ipv6Bytes(address);
+  if (!b) return undefined;
+  const word = (i: number) => b.readUInt16BE(i * 2);
+  // ::ffff:0:0/96, IPv4-mapped.
+  if (zero(b, 0, 10) && word(5) === 0xffff) return { ipv4: v4(b, 12), form: "IPv4-mapped" };
+  // ::ffff:0:0:0/96, SIIT (IPv4-translated).
+  if (zero(b, 0, 8) && word(4) === 0xffff && word(5) === 0) return { ipv4: v4(b, 12), form: "IPv4-translated" };
+  // ::/96, IPv4-compatible (deprecated). :: and ::1 are judged as themselves.
+  if (zero(b, 0, 12) && !(zero(b, 12, 15) && b[15]! <= 1)) return { ipv4: v4(b, 12), form: "IPv4-compatible" };
+  // 64:ff9b::/96, the NAT64 well-known prefix: the translator dials the last 32 bits.
+  if (word(0) === 0x64 && word(1) === 0xff9b && zero(b, 4, 12)) return { ipv4: v4(b, 12), form: "NAT64" };
+  // 64:ff9b:1::/48, local-use NAT64: where the IPv4 address sits depends on the operator's
+  // prefix length, so nothing it carries can be judged.
+  if (word(0) === 0x64 && word(1) === 0xff9b && word(2) === 1) return { refuse: "a local-use NAT64 address (64:ff9b:1::/48)" };
+  // 2002::/16, 6to4: the relay's IPv4 address is bits 16–47.
+  if (word(0) === 0x2002) return { ipv4: v4(b, 2), form: "6to4" };
+  // 2001::/32, Teredo: the client address is obfuscated and relays sit anywhere; refused.
+  if (word(0) === 0x2001 && word(1) === 0) return { refuse: "a Teredo address (2001::/32)" };
+  return undefined;
+}
+
 /** An IPv4-mapped IPv6 address is judged as the IPv4 address it carries. */
 function unmapped(address: string): string {
-  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  return m ? m[1]! : address;
+  const e = embeddedIPv4(address);
+  return e && "ipv4" in e && e.form === "IPv4-mapped" ? e.ipv4 : address;
 }
 
 export function isLoopback(address: string): boolean {
@@ -45,14 +96,20 @@ export function isLoopback(address: string): boolean {
 }
 
 export function isInternal(address: string): boolean {
-  const a = unmapped(address);
-  return INTERNAL.check(a, family(a));
+  const e = embeddedIPv4(address);
+  if (e) return "refuse" in e || INTERNAL.check(e.ipv4, "ipv4");
+  return INTERNAL.check(address, family(address));
 }
 
 /** Why the address may not receive a delivery, or undefined when it may. */
 export function addressProblem(address: string, protocol: string): string | undefined {
   if (allowLoopback && isLoopback(address)) return undefined;
-  if (isInternal(address)) return `${address} is a loopback, private, link-local or reserved address`;
+  const e = embeddedIPv4(address);
+  if (e && "refuse" in e) return `${address} is ${e.refuse}, refused`;
+  if (isInternal(address)) {
+    const carried = e && "ipv4" in e ? ` (${e.form}, carrying ${e.ipv4})` : "";
+    return `${address}${carried} is a loopback, private, link-local or reserved address`;
+  }
   if (protocol !== "https:") return "webhook URLs must use https";
   return undefined;
 }
@@ -79,9 +136,13 @@ export function urlProblem(raw: string): string | undefined {
 }
 
 /** Resolves the host for a dial and checks every address it resolves to. */
-export async function dialAddress(url: URL): Promise<{ address: string; family: 4 | 6 }> {
+export async function dialAddress(
+  url: URL,
+  /** Name resolution (tests substitute answers a DNS server could give). */
+  resolve: (host: string) => Promise<{ address: string; family: number }[]> = (host) => lookup(host, { all: true }),
+): Promise<{ address: string; family: 4 | 6 }> {
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  const found = isIP(host) ? [{ address: host, family: isIP(host) as 4 | 6 }] : await lookup(host, { all: true });
+  const found = isIP(host) ? [{ address: host, family: isIP(host) as 4 | 6 }] : await resolve(host);
   if (found.length === 0) throw new Error(`${host} did not resolve`);
   for (const f of found) {
     const problem = addressProblem(f.address, url.protocol);

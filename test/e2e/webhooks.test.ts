@@ -39,12 +39,11 @@ const SIGNED = [
   "x-service-signature",
   "x-service-timestamp",
 ] as const;
-/** Fast retries so fault cases finish in seconds; enough attempts to outlive a short outage. */
+/** Fast retries so fault cases finish in seconds; enough attempts (~23 s) to outlive a short outage. */
 const SERVER_ENV = {
   SIGIL_WEBHOOKS_ALLOW_LOOPBACK: "true",
-  SIGIL_WEBHOOKS_RETRY_BASE_MS: "50",
+  SIGIL_WEBHOOKS_RETRY_SCHEDULE: "0,50ms,100ms,200ms,400ms,800ms,1s,2s,2s,2s,2s,2s,2s,2s,2s",
   SIGIL_WEBHOOKS_TIMEOUT_MS: "2000",
-  SIGIL_WEBHOOKS_MAX_ATTEMPTS: "15",
 };
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410); the 32 raw key bytes follow. */
 const ED25519_SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
@@ -903,6 +902,82 @@ for (const engine of engines()) {
       }
     });
 
+    it("7. twenty endpoints in one organization (the maximum), next to other organizations' endpoints: every one receives every event, in order", async () => {
+      // The instance already holds the endpoints of the tests above; these come on top.
+      const big = await newOrg("many");
+      const other = await newOrg("many-other");
+      const bigPaths = Array.from({ length: 20 }, (_, i) => `/many-${i}`);
+      const otherPaths = Array.from({ length: 3 }, (_, i) => `/many-other-${i}`);
+      for (const p of bigPaths) await createEndpoint(big, sink.url(p));
+      for (const p of otherPaths) await createEndpoint(other, sink.url(p));
+      const listed = (await big.sdk.listWebhookEndpoints({ organizationId: big.orgId })).webhookEndpoints as AnyRec[];
+      assert.equal(listed.length, 20);
+      const bigActs = [await activity(big, "many-a"), await activity(big, "many-b"), await activity(big, "many-c")];
+      const otherActs = [await activity(other, "many-other-a"), await activity(other, "many-other-b")];
+      for (const [paths, acts] of [
+        [bigPaths, bigActs],
+        [otherPaths, otherActs],
+      ] as const) {
+        for (const p of paths) {
+          await received(p, acts.at(-1)!, 1, 30_000);
+          const got = sink.at(p).map(activityOf).filter((a) => acts.includes(a));
+          assert.deepEqual(got, acts, `${p}: each activity once, in order`);
+        }
+      }
+    });
+
+    it("8. a receiver that trickles its answer is cut at the attempt's total deadline and retried; no attempt is ever held by two workers", async () => {
+      // On PostgreSQL a second server shares the outbox: with an inactivity timeout only, the
+      // trickle outlived the lease and the other server claimed the same attempt.
+      const second = engine.name === "postgres" ? await startServer(inst!) : undefined;
+      try {
+        const org = await newOrg("trickle");
+        const ep = await createEndpoint(org, sink.url("/trickle"));
+        const trickled = new Set<string>();
+        // First attempt of each event: 200 at once, then a byte every 200 ms for 12 s (the
+        // 2 s deadline and the 7 s lease both end inside it). Later attempts: 200.
+        sink.on("/trickle", (r) => {
+          const id = eventIdOf(r);
+          if (trickled.has(id)) return 200;
+          trickled.add(id);
+          return { trickle: { status: 200, everyMs: 200, forMs: 12_000 } };
+        });
+        const a = await activity(org, "trickle");
+        const eventId = await onlyEvent(a);
+        const rows = await deliveriesUntil(ep, "delivered after the cut attempt", (rs) => rs.length === 1 && rs[0]!.status === "delivered", 30_000);
+        const attempts = forActivity(sink.at("/trickle"), a);
+        assert.equal(attempts.length, 2, `attempts: ${JSON.stringify(attempts.map((r) => [r.receivedAt, r.closedAt, r.answered]))}`);
+        assert.equal(rows[0]!.attempts, 2, "one attempt record per request the receiver saw");
+        const [cut, retried] = attempts as [Receipt, Receipt];
+        assert.ok(cut.closedAt, "the trickled exchange was closed");
+        const held = cut.closedAt! - cut.receivedAt;
+        assert.ok(held < 2_000 + 1_000, `the trickled answer was cut at the 2 s deadline (held ${held} ms)`);
+        assert.ok(held > 500, `and only then (held ${held} ms): an inactivity timeout never fires on a trickle`);
+        assert.ok(retried.receivedAt >= cut.closedAt!, "the retry came after the cut attempt had ended: never two at once");
+        assert.equal(eventIdOf(retried), eventId);
+        // The attempts as the deliveries query shows them.
+        const res = await org.http.request<AnyRec, AnyRec>("/public/v1/query/list_webhook_deliveries", { organizationId: org.orgId, endpointId: ep });
+        const view = (res.webhookDeliveries as AnyRec[])[0]!;
+        assert.equal(view.eventId, eventId);
+        assert.equal(view.status, "WEBHOOK_DELIVERY_STATUS_DELIVERED");
+        assert.deepEqual(
+          (view.attempts as AnyRec[]).map((t) => [t.attempt, t.httpStatus, typeof t.error]),
+          [
+            [1, 200, "string"],
+            [2, 200, "undefined"],
+          ],
+        );
+        assert.match(view.attempts[0].error, /deadline/);
+        assert.ok(view.attempts[0].durationMs <= 2_500, `cut attempt took ${view.attempts[0].durationMs} ms`);
+        // Nothing else arrives for it later (a second worker's late claim would show here).
+        const marker = await activity(org, "trickle-marker");
+        await received("/trickle", marker, 2);
+        assert.equal(forActivity(sink.at("/trickle"), a).length, 2);
+      } finally {
+        await second?.stop();
+      }
+    });
+
     it("6d. the server is SIGKILLed while a delivery is held open: after restart it is attempted again; nothing is lost", async () => {
       const org = await newOrg("crash");
       const ep = await createEndpoint(org, sink.url("/crash"));
@@ -935,6 +1010,7 @@ for (const engine of engines()) {
       await server!.kill();
       release(200); // answered only after the sender is gone
       server = await startServer(inst!);
+      proxy!.target = server.url; // later tests call the API through the proxy
       const rows = await deliveriesUntil(ep, "all 3 delivered after the restart", (rs) => rs.length === 3 && rs.every((d) => d.status === "delivered"), 40_000);
       assert.ok(rows[0]!.attempts >= 2, `the held delivery was attempted again (attempts ${rows[0]!.attempts})`);
       assert.deepEqual(
@@ -954,6 +1030,34 @@ for (const engine of engines()) {
       assert.notEqual(header(receipts[lastOfFirst]!, "x-service-signature"), header(receipts[0]!, "x-service-signature"));
       const lib = createWebhookVerifier({ jwksUrl: jwksUrl() });
       for (const r of receipts) assertVerified(await verifyWith(lib, r), r);
+    });
+
+    it("6f. SIGTERM while a delivery is held open: the attempt is cut, given back uncounted, and the server exits 0 without waiting for the receiver", async () => {
+      const org = await newOrg("term");
+      const ep = await createEndpoint(org, sink.url("/term"));
+      let holdNext = true;
+      sink.on("/term", () => {
+        if (!holdNext) return 200;
+        holdNext = false;
+        return new Promise<number>(() => {}); // never answers: only the sender can end it
+      });
+      const act = await activity(org, "term-held");
+      const event = await onlyEvent(act);
+      await received("/term", act);
+      const signalled = Date.now();
+      await server!.stop();
+      const exitMs = Date.now() - signalled;
+      assert.equal(server!.proc.exitCode, 0, server!.output().slice(-2000));
+      // The attempt deadline is 2 s (SERVER_ENV): the shutdown did not wait it out.
+      assert.ok(exitMs < 1_500, `exited after ${exitMs} ms`);
+      const [given] = await db().deliveries(ep);
+      assert.deepEqual([given!.event_id, given!.status, given!.attempts], [event, "pending", 0], "the cut attempt is not counted");
+      server = await startServer(inst!);
+      proxy!.target = server.url; // later tests call the API through the proxy
+      const [row] = await deliveriesUntil(ep, "delivered after the restart", (rs) => rs.length === 1 && rs[0]!.status === "delivered", 40_000);
+      assert.equal(row!.attempts, 1);
+      const ids = sink.at("/term").map(eventIdOf);
+      assert.deepEqual(ids, [event, event], "the same event id, sent again");
     });
 
   });

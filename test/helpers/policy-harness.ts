@@ -26,11 +26,12 @@ export class RecordingProxy {
   readonly #agent = new http.Agent({ keepAlive: true });
   #server: http.Server | undefined;
 
-  constructor(readonly target: string) {}
+  /** Where requests go; a test that restarts the server on a new port points it there. */
+  constructor(public target: string) {}
 
   async start(): Promise<void> {
-    const target = new URL(this.target);
     this.#server = http.createServer((req, res) => {
+      const target = new URL(this.target);
       const upstream = http.request(
         { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent: this.#agent },
         (upRes) => {

@@ -23,10 +23,16 @@ export interface Receipt {
   receivedAt: number;
   /** What the sink answered, once it did (undefined while held, or if the peer vanished). */
   answered?: number;
+  /** When the exchange ended (answer finished, or the sender closed the connection). */
+  closedAt?: number;
 }
 
-/** An answer: a status, or a status with extra headers (e.g. a redirect's Location). */
-export type Answer = number | { status: number; headers: Record<string, string> };
+/**
+ * An answer: a status, a status with extra headers (e.g. a redirect's Location), or a
+ * trickle: the status line and headers at once, then one body byte every `everyMs` for
+ * `forMs` (a receiver that never goes quiet long enough for an inactivity timeout).
+ */
+export type Answer = number | { status: number; headers: Record<string, string> } | { trickle: { status: number; everyMs: number; forMs: number } };
 /** How a path answers: now, or a promise of an answer (the request is held until then). */
 export type Responder = (r: Receipt) => Answer | Promise<Answer>;
 
@@ -58,12 +64,30 @@ export class WebhookSink {
           receivedAt: Date.now(),
         };
         this.receipts.push(r);
+        res.on("close", () => (r.closedAt = Date.now()));
         const responder = this.#responders.get(r.path) ?? (() => 200);
         void Promise.resolve()
           .then(() => responder(r))
           .then(
             (answer) => {
               if (res.destroyed) return; // the sender is gone (e.g. killed mid-request)
+              if (typeof answer === "object" && "trickle" in answer) {
+                const { status, everyMs, forMs } = answer.trickle;
+                res.writeHead(status, { "content-type": "text/plain" });
+                res.flushHeaders();
+                r.answered = status;
+                const until = Date.now() + forMs;
+                const drip = setInterval(() => {
+                  if (res.destroyed || Date.now() > until) {
+                    clearInterval(drip);
+                    if (!res.destroyed) res.end(".");
+                    return;
+                  }
+                  res.write(".");
+                }, everyMs);
+                res.on("close", () => clearInterval(drip));
+                return;
+              }
               const { status, headers } = typeof answer === "number" ? { status: answer, headers: {} } : answer;
               res.writeHead(status, { ...headers, "content-type": "text/plain" });
               res.end(String(status));

@@ -1,9 +1,10 @@
 // Registering API keys for a user: shared by create_api_keys, create_users and
 // create_sub_organization, so every path applies the same checks and limits.
-import { alreadyExists, exhausted, invalid } from "../../errors.ts";
+import { alreadyExists, exhausted, invalid, notFound } from "../../errors.ts";
 import { publicKeyProblem, type Curve } from "../../crypto/public-keys.ts";
 import { credentialTypeFor, insertApiKeys, isExpired, type ApiKeyRow } from "../../store/api-keys.ts";
 import type { Executor } from "../../store/schema.ts";
+import { lockUsers } from "../../store/locks.ts";
 import { isUniqueViolation, newId } from "../../store/util.ts";
 
 /** Per user, as the upstream service documents: 10 long-lived and 10 expiring keys. */
@@ -60,6 +61,12 @@ export async function addApiKeys(
   });
   if (rows.length === 0) return [];
 
+  // Count-then-insert holds only while this user's key writers queue up: lock the user row
+  // (PostgreSQL; SQLite has one writer) so a concurrent create_api_keys counts after our
+  // insert is committed. The lock also proves the user still exists (a concurrent
+  // delete_users holds it while deleting).
+  const [locked] = await lockUsers(tx, organizationId, [userId]);
+  if (!locked) throw notFound(`no user ${userId} in organization ${organizationId}`);
   const existing = await tx.selectFrom("api_keys").select(["expires_at"]).where("user_id", "=", userId).execute();
   const live = existing.filter((k) => !isExpired(k, now));
   const longLived = live.filter((k) => k.expires_at === null).length + rows.filter((r) => r.expires_at === null).length;

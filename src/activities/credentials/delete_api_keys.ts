@@ -1,15 +1,20 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { notFound, precondition } from "../../errors.ts";
 import { Id, maxItems } from "../../schemas/common.ts";
-import { findUser } from "../../store/users.ts";
+import { lockUsers } from "../../store/locks.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 const Params = Type.Object({ userId: Id("user"), apiKeyIds: maxItems(Id("api key"), "apiKeyIds", 100, 1) });
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization } = ctx;
-  const user = await findUser(tx, organization.id, p.userId);
-  if (!user) throw notFound(`no user ${p.userId} in organization ${organization.id}`);
+  // "A root user keeps its last key" reads the user's keys and the quorum, then deletes. The
+  // user's lock makes two deletes of its last two keys run one after the other (neither sees
+  // the other key still there), and waits for an update_root_quorum making it a root (that
+  // one holds the user shared), so the quorum read below is current.
+  const [userId] = await lockUsers(tx, organization.id, [p.userId]);
+  if (!userId) throw notFound(`no user ${p.userId} in organization ${organization.id}`);
+  const user = { id: userId };
   const apiKeyIds = [...new Set(p.apiKeyIds)];
   const keys = await tx.selectFrom("api_keys").select("id").where("user_id", "=", user.id).execute();
   const own = new Set(keys.map((k) => k.id));

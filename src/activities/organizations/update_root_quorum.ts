@@ -3,7 +3,7 @@ import { invalid, notFound } from "../../errors.ts";
 import { Id, maxItems } from "../../schemas/common.ts";
 import { setRootQuorum } from "../../store/organizations.ts";
 import { bumpPolicyVersion } from "../../store/policies.ts";
-import { missingUsers } from "../../store/users.ts";
+import { lockOrganization, lockUsers } from "../../store/locks.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 const Params = Type.Object({
@@ -14,7 +14,13 @@ type P = Static<typeof Params>;
 
 async function execute(ctx: ExecuteContext, p: P) {
   const { tx, organization, now } = ctx;
-  const missing = await missingUsers(tx, organization.id, p.userIds);
+  // Before anything is read: concurrent replacements of the quorum then apply one after the
+  // other (members and threshold of one request, never a blend).
+  await lockOrganization(tx, organization.id);
+  // The members must still exist when inserted: delete_users locks them exclusively, so it
+  // either finished first (they are missing here) or waits and then sees them in the quorum.
+  const found = new Set(await lockUsers(tx, organization.id, p.userIds, "shared"));
+  const missing = p.userIds.filter((id) => !found.has(id));
   if (missing.length) throw notFound(`no user ${missing.join(", ")} in organization ${organization.id}`);
   await setRootQuorum(tx, organization.id, p.userIds);
   await tx

@@ -3,12 +3,15 @@ import { notFound } from "../../errors.ts";
 import { Id, maxItems } from "../../schemas/common.ts";
 import { bumpPolicyVersion } from "../../store/policies.ts";
 import { missingIn } from "../../store/ownership.ts";
+import { lockOrganization } from "../../store/locks.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 /** Deletes the policies, all or nothing: one unknown id fails the whole activity. */
 async function deletePolicies(ctx: ExecuteContext, ids: string[]): Promise<string[]> {
   const { tx, organization } = ctx;
   const unique = [...new Set(ids)];
+  // Two deletes of one policy would both find it and both answer that they deleted it.
+  await lockOrganization(tx, organization.id);
   const missing = await missingIn(tx, "policies", organization.id, unique);
   if (missing.length) throw notFound(`no policy ${missing.join(", ")} in organization ${organization.id}`);
   await tx.deleteFrom("policies").where("organization_id", "=", organization.id).where("id", "in", unique).execute();

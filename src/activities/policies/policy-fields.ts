@@ -6,6 +6,7 @@ import { compileExpression, PolicyCompileError, type Field } from "../../policy/
 import { bumpPolicyVersion, countPolicies, MAX_POLICIES_PER_ORGANIZATION, type PolicyRow } from "../../store/policies.ts";
 import { isUniqueViolation } from "../../store/util.ts";
 import type { Executor } from "../../store/schema.ts";
+import { lockOrganization } from "../../store/locks.ts";
 
 /** Longer than any documented policy by far; the language caps its own input too. */
 export const MAX_EXPRESSION_LENGTH = 8192;
@@ -54,9 +55,9 @@ export async function insertPolicies(tx: Executor, organizationId: string, rows:
     if (names.has(r.name)) throw invalid(`policy label must be unique: ${JSON.stringify(r.name)} is given twice`);
     names.add(r.name);
   }
-  // Bumping first takes the organization's row lock (PostgreSQL): concurrent policy writers
-  // of one organization then count one after the other, and the cap holds.
-  await bumpPolicyVersion(tx, organizationId);
+  // Concurrent policy writers of one organization count one after the other (the lock), so
+  // the cap holds: a count taken without it could be stale by the time we insert.
+  await lockOrganization(tx, organizationId);
   const existing = await countPolicies(tx, organizationId);
   if (existing + rows.length > MAX_POLICIES_PER_ORGANIZATION) {
     throw exhausted(
@@ -69,4 +70,5 @@ export async function insertPolicies(tx: Executor, organizationId: string, rows:
     if (isUniqueViolation(err, "policies")) throw invalid("policy label must be unique: a policy with this name already exists");
     throw err;
   }
+  await bumpPolicyVersion(tx, organizationId);
 }

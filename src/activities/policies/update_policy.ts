@@ -3,6 +3,7 @@ import { invalid, notFound } from "../../errors.ts";
 import { Id } from "../../schemas/common.ts";
 import { bumpPolicyVersion, findPolicy } from "../../store/policies.ts";
 import { isUniqueViolation } from "../../store/util.ts";
+import { lockOrganization } from "../../store/locks.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { Effect, Expression, Notes, PolicyName, checkExpressions } from "./policy-fields.ts";
 
@@ -20,6 +21,9 @@ type P = Static<typeof Params>;
 
 async function execute(ctx: ExecuteContext, p: P) {
   const { tx, organization, now } = ctx;
+  // Absent fields are merged from the stored row: read it only once concurrent writers of
+  // this organization's policies are done, or their changes would be written back over.
+  await lockOrganization(tx, organization.id);
   const current = await findPolicy(tx, organization.id, p.policyId);
   if (!current) throw notFound(`no policy ${p.policyId} in organization ${organization.id}`);
   try {

@@ -1,8 +1,8 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { alreadyExists, notFound } from "../../errors.ts";
 import { Id, Name, maxItems } from "../../schemas/common.ts";
-import { missingUsers } from "../../store/users.ts";
 import { isUniqueViolation, newId } from "../../store/util.ts";
+import { lockUsers } from "../../store/locks.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 const Params = Type.Object({
@@ -13,7 +13,10 @@ const Params = Type.Object({
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization, now } = ctx;
   const userIds = [...new Set(p.userIds)];
-  const missing = await missingUsers(tx, organization.id, userIds);
+  // Shared: a user found here is still there when tagged (delete_users locks it exclusively),
+  // while tag creations for the same users don't wait on each other.
+  const found = new Set(await lockUsers(tx, organization.id, userIds, "shared"));
+  const missing = userIds.filter((id) => !found.has(id));
   if (missing.length) throw notFound(`no user ${missing.join(", ")} in organization ${organization.id}`);
   const userTagId = newId();
   try {

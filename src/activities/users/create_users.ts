@@ -2,11 +2,16 @@ import { Type, type Static } from "@sinclair/typebox";
 import { maxItems } from "../../schemas/common.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { addUsers } from "./new-users.ts";
+import { lockUserTags } from "../../store/locks.ts";
 import { MAX_USERS_PER_REQUEST, UserParams } from "./user-schemas.ts";
 
 const Params = Type.Object({ users: maxItems(UserParams, "users", MAX_USERS_PER_REQUEST, 1) });
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
+  // Every user's tags are locked (shared) at once, in id order: tagging user by user would
+  // take them in request order and could deadlock against a delete_user_tags of several.
+  // Each user's tags are then checked (with its own field path) as it is created.
+  await lockUserTags(ctx.tx, ctx.organization.id, [...new Set(p.users.flatMap((u) => u.userTags ?? []))], "shared");
   const userIds = await addUsers(ctx.tx, ctx.organization.id, p.users, ctx.now, "parameters.users");
   return { userIds };
 }

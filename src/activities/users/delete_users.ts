@@ -1,7 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { notFound, precondition } from "../../errors.ts";
 import { Id, maxItems } from "../../schemas/common.ts";
-import { missingUsers } from "../../store/users.ts";
+import { lockUsers } from "../../store/locks.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 const Params = Type.Object({ userIds: maxItems(Id("user"), "userIds", 100, 1) });
@@ -9,7 +9,13 @@ const Params = Type.Object({ userIds: maxItems(Id("user"), "userIds", 100, 1) })
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization } = ctx;
   const userIds = [...new Set(p.userIds)];
-  const missing = await missingUsers(tx, organization.id, userIds);
+  // Exclusively: whoever references these users waits for us or we for them —
+  // update_root_quorum and create_user_tag hold them shared, create_api_keys and update_user
+  // exclusively — so the quorum check and the deletes below see their committed rows. Without
+  // the lock a racing writer's row would reference a deleted user: a foreign-key failure (500),
+  // or a root quorum member that no longer exists.
+  const locked = new Set(await lockUsers(tx, organization.id, userIds));
+  const missing = userIds.filter((id) => !locked.has(id));
   if (missing.length) throw notFound(`no user ${missing.join(", ")} in organization ${organization.id}`);
   const roots = await tx
     .selectFrom("root_quorum_members")

@@ -3,6 +3,7 @@ import { alreadyExists, invalid } from "../../errors.ts";
 import { insertUser } from "../../store/users.ts";
 import type { Executor } from "../../store/schema.ts";
 import { isUniqueViolation, newId } from "../../store/util.ts";
+import { lockUserTags } from "../../store/locks.ts";
 import { addApiKeys, type NewApiKey } from "../credentials/api-keys.ts";
 
 export interface NewUser {
@@ -63,20 +64,23 @@ export async function addUsers(
   return ids;
 }
 
-export async function tagUser(tx: Executor, organizationId: string, userId: string, tagIds: readonly string[], field: string) {
+/**
+ * The tags, deduplicated, once each is known to exist and locked shared until commit, so
+ * delete_user_tags (which locks them exclusively) cannot remove one before it is applied.
+ */
+export async function requireUserTags(tx: Executor, organizationId: string, tagIds: readonly string[], field: string): Promise<string[]> {
   const unique = [...new Set(tagIds)];
-  const found = await tx
-    .selectFrom("user_tags")
-    .select("id")
-    .where("organization_id", "=", organizationId)
-    .where("id", "in", unique)
-    .execute();
-  if (found.length !== unique.length) {
-    const have = new Set(found.map((f) => f.id));
+  const have = new Set(await lockUserTags(tx, organizationId, unique, "shared"));
+  if (have.size !== unique.length) {
     const missing = unique.filter((t) => !have.has(t));
     throw invalid(`${field}: no user tag with id ${missing.join(", ")} in this organization`, [
       { field, description: "must name user tags of the organization" },
     ]);
   }
+  return unique;
+}
+
+export async function tagUser(tx: Executor, organizationId: string, userId: string, tagIds: readonly string[], field: string) {
+  const unique = await requireUserTags(tx, organizationId, tagIds, field);
   await tx.insertInto("user_tag_members").values(unique.map((tag_id) => ({ tag_id, user_id: userId }))).execute();
 }

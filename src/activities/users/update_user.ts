@@ -1,10 +1,10 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { alreadyExists, invalid, notFound } from "../../errors.ts";
 import { Email, Id, Name, PhoneNumber, maxItems } from "../../schemas/common.ts";
-import { findUser } from "../../store/users.ts";
+import { lockUsers } from "../../store/locks.ts";
 import { isUniqueViolation } from "../../store/util.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
-import { tagUser } from "./new-users.ts";
+import { requireUserTags } from "./new-users.ts";
 
 // An empty string clears the email or phone number.
 const Params = Type.Object({
@@ -22,8 +22,16 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   if (p.userName === undefined && p.userEmail === undefined && p.userPhoneNumber === undefined && p.userTagIds === undefined) {
     throw invalid("nothing to update: give at least one of userName, userEmail, userPhoneNumber, userTagIds");
   }
-  const user = await findUser(tx, organization.id, p.userId);
-  if (!user) throw notFound(`no user ${p.userId} in organization ${organization.id}`);
+  // The user's lock makes "the user exists" hold until commit (delete_users locks it too), so
+  // an update never reports success for a user deleted meanwhile, and tags are never applied
+  // to one (a foreign-key failure).
+  const [userId] = await lockUsers(tx, organization.id, [p.userId]);
+  if (!userId) throw notFound(`no user ${p.userId} in organization ${organization.id}`);
+  const user = { id: userId };
+  // Tags are locked (shared) before this user's member rows are touched: delete_user_tags
+  // locks the tags first too, so neither can wait on the other's member rows while holding
+  // what the other needs.
+  const tagIds = p.userTagIds?.length ? await requireUserTags(tx, organization.id, p.userTagIds, "parameters.userTagIds") : [];
   const set: Record<string, string | number | null> = { updated_at: now };
   if (p.userName !== undefined) set.name = p.userName;
   if (p.userEmail !== undefined) {
@@ -39,7 +47,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   }
   if (p.userTagIds !== undefined) {
     await tx.deleteFrom("user_tag_members").where("user_id", "=", user.id).execute();
-    if (p.userTagIds.length) await tagUser(tx, organization.id, user.id, p.userTagIds, "parameters.userTagIds");
+    if (tagIds.length) await tx.insertInto("user_tag_members").values(tagIds.map((tag_id) => ({ tag_id, user_id: user.id }))).execute();
   }
   return { userId: user.id };
 }

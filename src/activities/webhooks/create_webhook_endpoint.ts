@@ -2,6 +2,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { exhausted } from "../../errors.ts";
 import { bumpWebhookVersion, EVENT_ACTIVITY_UPDATES, endpointView, MAX_ENDPOINTS_PER_ORGANIZATION, type WebhookEndpointRow } from "../../store/webhooks.ts";
 import { newId } from "../../store/util.ts";
+import { lockOrganization } from "../../store/locks.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { EndpointName, Subscription, Url, checkSubscriptions, checkUrl } from "./endpoint-fields.ts";
 
@@ -15,6 +16,9 @@ type P = Static<typeof Params>;
 
 async function execute(ctx: ExecuteContext, p: P) {
   const { tx, organization, now } = ctx;
+  // The cap is count-then-insert: concurrent creators in this organization must count one
+  // after the other, or each sees room for itself.
+  await lockOrganization(tx, organization.id);
   const count = await tx
     .selectFrom("webhook_endpoints")
     .select((eb) => eb.fn.countAll<string | number>().as("n"))

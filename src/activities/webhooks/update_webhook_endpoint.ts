@@ -17,16 +17,20 @@ async function execute(ctx: ExecuteContext, p: P) {
   const { tx, organization, now } = ctx;
   const current = await findEndpoint(tx, organization.id, p.endpointId);
   if (!current) throw notFound(`no webhook endpoint ${p.endpointId} in organization ${organization.id}`);
+  // Setting isActive either way takes over from an automatic disable: its reason, and the
+  // failure streak that led to it, are cleared (a re-enabled endpoint gets the full time again).
+  const health = p.isActive === undefined ? {} : { disabled_reason: null, disabled_at: null, failing_since: null };
   const next = {
     ...current,
     url: p.url ?? current.url,
     name: p.name ?? current.name,
     is_active: p.isActive === undefined ? current.is_active : p.isActive ? 1 : 0,
+    ...health,
     updated_at: now,
   };
   await tx
     .updateTable("webhook_endpoints")
-    .set({ url: next.url, name: next.name, is_active: next.is_active, updated_at: now })
+    .set({ url: next.url, name: next.name, is_active: next.is_active, ...health, updated_at: now })
     .where("id", "=", current.id)
     .execute();
   // Pausing stops what was still pending; nothing queued while paused is sent later.
@@ -43,7 +47,8 @@ export const updateWebhookEndpoint = defineActivity({
   resource: "WEBHOOK_ENDPOINT",
   action: "UPDATE",
   kind: "UPDATE_WEBHOOK_ENDPOINT",
-  summary: "Update a webhook endpoint's url, name or isActive (false pauses it and cancels pending deliveries).",
+  summary:
+    "Update a webhook endpoint's url, name or isActive (false pauses it and cancels pending deliveries; true re-enables it, also after the service disabled it for failing).",
   params: Params,
   policyParams: (p) => ({ endpoint_id: p.endpointId }),
   check: (p) => checkUrl(p.url, "parameters.url"),
