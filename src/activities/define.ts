@@ -74,12 +74,19 @@ export interface ActivityDefinition<P extends TObject = TObject> {
   execute(ctx: ExecuteContext, params: Static<P>): Promise<Record<string, unknown>>;
 }
 
+/**
+ * How a submit path is handled (pipeline/routes.ts lists each kind's steps): "activity"
+ * creates an activity; "vote" adds a vote to an existing one. Login types will add theirs.
+ */
+export type RouteKind = "activity" | "vote";
+
 export interface CompiledActivity extends ActivityDefinition {
+  route: "activity";
   validator: Validator<TObject>;
 }
 
 export function defineActivity<P extends TObject>(def: ActivityDefinition<P>): CompiledActivity {
-  return { ...(def as unknown as ActivityDefinition), validator: compile(def.params) };
+  return { ...(def as unknown as ActivityDefinition), route: "activity", validator: compile(def.params) };
 }
 
 export type VoteSelection = "VOTE_SELECTION_APPROVED" | "VOTE_SELECTION_REJECTED";
@@ -90,6 +97,7 @@ export type VoteSelection = "VOTE_SELECTION_APPROVED" | "VOTE_SELECTION_REJECTED
  * (pipeline/vote.ts) and returned.
  */
 export interface VoteDefinition {
+  route: "vote";
   op: string;
   type: string;
   intent: string;
@@ -101,13 +109,15 @@ export interface VoteDefinition {
   validator: Validator<TObject>;
 }
 
-export function defineVote(def: Omit<VoteDefinition, "validator">): VoteDefinition {
-  return { ...def, validator: compile(def.params) };
+export function defineVote(def: Omit<VoteDefinition, "route" | "validator">): VoteDefinition {
+  return { ...def, route: "vote", validator: compile(def.params) };
+}
+
+/** The definition each route kind is declared by. */
+export interface RouteDefinitions {
+  activity: CompiledActivity;
+  vote: VoteDefinition;
 }
 
 /** What a submit path routes to. */
-export type SubmitRoute = CompiledActivity | VoteDefinition;
-
-export function isVote(route: SubmitRoute): route is VoteDefinition {
-  return "selection" in route;
-}
+export type SubmitRoute = RouteDefinitions[RouteKind];

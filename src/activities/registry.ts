@@ -16,6 +16,7 @@ import { approveActivity, rejectActivity } from "./consensus/votes.ts";
 import { createWebhookEndpoint } from "./webhooks/create_webhook_endpoint.ts";
 import { updateWebhookEndpoint } from "./webhooks/update_webhook_endpoint.ts";
 import { deleteWebhookEndpoint } from "./webhooks/delete_webhook_endpoint.ts";
+import { redeliverWebhookDeliveries } from "./webhooks/redeliver_webhook_deliveries.ts";
 
 export const ACTIVITIES: readonly CompiledActivity[] = [
   createSubOrganizationV8,
@@ -38,6 +39,7 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   createWebhookEndpoint,
   updateWebhookEndpoint,
   deleteWebhookEndpoint,
+  redeliverWebhookDeliveries,
 ];
 
 /** Votes on other activities: routed like activities, recorded on their target. */
@@ -47,7 +49,7 @@ const byOp = new Map<string, Map<string, SubmitRoute>>();
 const byType = new Map<string, CompiledActivity>();
 for (const def of [...ACTIVITIES, ...VOTES]) {
   if (byOp.get(def.op)?.has(def.type) || byType.has(def.type)) throw new Error(`activity type ${def.type} registered twice`);
-  if ("execute" in def) byType.set(def.type, def);
+  if (def.route === "activity") byType.set(def.type, def);
   const types = byOp.get(def.op) ?? new Map<string, SubmitRoute>();
   types.set(def.type, def);
   byOp.set(def.op, types);

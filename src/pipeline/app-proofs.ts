@@ -45,3 +45,12 @@ export async function outcomeProof(db: Executor, master: MasterKey, r: ProofRequ
     timestampMs: r.now,
   });
 }
+
+/**
+ * Opens the signing key — creating and storing it on first use — outside any activity's
+ * transaction. settle() signs inside one, and a key first created there would vanish with
+ * an activity rolled back while this process went on signing with it.
+ */
+export async function openProofKey(db: Executor, master: MasterKey): Promise<void> {
+  await appProofKey(db, master);
+}

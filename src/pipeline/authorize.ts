@@ -1,14 +1,17 @@
-// Step 6 of the pipeline: the policy engine decides the submission, and the decision is
-// turned into an activity status, an evaluation record and, when denied, the SDK's
-// "not authorized" error.
+// Step 6 of the submit pipeline: the policy engine decides an activity over the approvals it
+// has — a new submission's single stamp, or every live approval when a vote arrives — and
+// the decision becomes an evaluation record and, when denied, the SDK's "not authorized"
+// error. settle.ts turns the decision into the activity's status.
 import { ApiError, Grpc } from "../errors.ts";
 import { decide, type Decision } from "../policy/engine.ts";
-import type { CompiledActivity } from "../activities/define.ts";
+import type { ActivityFacts, CredentialFacts, UserFacts } from "../policy/facts.ts";
+import type { Actor, CompiledActivity } from "../activities/define.ts";
 import { insertEvaluation, insertPolicySet, OUTCOME_CODES, type PolicyEvaluationRow } from "../store/policies.ts";
 import { newOrderedId } from "../store/util.ts";
-import type { Db, Executor } from "../store/schema.ts";
-import { activityFacts, credentialFacts, governance, userFact, type OrgGovernance } from "./governance.ts";
-import type { Authenticated } from "./authenticate.ts";
+import type { Executor } from "../store/schema.ts";
+import type { Principal } from "../auth/principal.ts";
+import { credentialFacts, type OrgGovernance } from "./governance.ts";
+import type { Params } from "./validate.ts";
 
 export const STATUS = {
   COMPLETED: "ACTIVITY_STATUS_COMPLETED",
@@ -23,33 +26,40 @@ export interface Evaluated {
   gov: OrgGovernance;
 }
 
-/** Evaluates a new submission: its submitter's stamp is the first approval. */
-export async function authorizeSubmission(
-  db: Db,
-  def: CompiledActivity,
-  params: unknown,
-  auth: Authenticated,
-  nowMs: number,
-): Promise<Evaluated> {
-  const gov = await governance(db, auth.actor.organizationId, auth.policyVersion);
-  const approvers = [userFact(auth.user, auth.tagIds)];
-  const credential = credentialFacts({
-    credential_id: auth.credential.id,
-    credential_type: auth.credential.type,
-    user_id: auth.actor.userId,
-    public_key: auth.stamp.publicKey,
+export interface Ballot {
+  def: CompiledActivity;
+  params: Params;
+  facts: ActivityFacts;
+  /** The deciding organization's policies and root quorum. */
+  gov: OrgGovernance;
+  /** The users behind the live approvals, and their credentials. */
+  approvers: UserFacts[];
+  credentials: CredentialFacts[];
+  /** This pass is a rejection vote. */
+  rejection: boolean;
+  /** The submitter, for the definition's implicit permissions (§6.8). */
+  initiator: Actor;
+  now: number;
+}
+
+/** One evaluation pass. */
+export function authorize(b: Ballot): Evaluated {
+  const decision = decide(b.gov.set, {
+    activity: b.facts,
+    rootOnly: b.def.rootOnly ?? false,
+    quorum: b.gov.quorum,
+    approvers: b.approvers,
+    credentials: b.credentials,
+    rejection: b.rejection,
+    implicitlyAllowed: b.def.implicitlyAllowed?.(b.params, b.initiator) ?? false,
+    nowMs: b.now,
   });
-  const decision = decide(gov.set, {
-    activity: activityFacts(def, params),
-    rootOnly: def.rootOnly ?? false,
-    quorum: gov.quorum,
-    approvers,
-    credentials: [credential],
-    rejection: false,
-    implicitlyAllowed: def.implicitlyAllowed?.(params as never, auth.actor) ?? false,
-    nowMs,
-  });
-  return { decision, gov };
+  return { decision, gov: b.gov };
+}
+
+/** The signing credential of a request, as the consensus keyword `credentials` sees it. */
+export function stampCredential(p: Principal): CredentialFacts {
+  return credentialFacts({ credential_id: p.credential.id, credential_type: p.credential.type, user_id: p.actor.userId, public_key: p.stamp.publicKey });
 }
 
 export function isDenied(d: Decision): boolean {

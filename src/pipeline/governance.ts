@@ -12,6 +12,7 @@ import { tagIdsByUser, type UserRow } from "../store/users.ts";
 import type { ActivityRow, VoteRow } from "../store/activities.ts";
 import type { CompiledActivity } from "../activities/define.ts";
 import { activityByType } from "../activities/registry.ts";
+import type { Params } from "./validate.ts";
 
 export interface OrgGovernance {
   version: number;
@@ -26,7 +27,7 @@ export interface OrgGovernance {
 
 // Compiled once per (organization, policy version). The version is bumped in the same
 // transaction as every policy or root quorum change, and read fresh by each request (the
-// credential look-up carries it), so a node never decides with a stale set for longer
+// request snapshot carries it, snapshot.ts), so a node never decides with a stale set for longer
 // than a request that raced the change. Bounded like the organization-chain cache.
 const cache = new Map<string, OrgGovernance>();
 const MAX_CACHED = 10_000;
@@ -58,8 +59,8 @@ function compileStored(row: PolicyRow): CompiledPolicy {
 }
 
 /**
- * The policies and root quorum of an organization. `knownVersion` (read with the
- * credential) saves the version query when the cached set is current.
+ * The policies and root quorum of an organization. `knownVersion` (from the request
+ * snapshot) saves the version query when the cached set is current.
  */
 export async function governance(db: Executor, organizationId: string, knownVersion?: number): Promise<OrgGovernance> {
   const hit = cache.get(organizationId);
@@ -84,13 +85,13 @@ export async function governance(db: Executor, organizationId: string, knownVers
 
 const NO_PARAMS: Readonly<Record<string, ParamValue>> = Object.freeze({});
 
-export function activityFacts(def: CompiledActivity, params: unknown): ActivityFacts {
+export function activityFacts(def: CompiledActivity, params: Params): ActivityFacts {
   return {
     type: def.type,
     kind: def.kind,
     resource: def.resource,
     action: def.action,
-    params: def.policyParams?.(params as never) ?? NO_PARAMS,
+    params: def.policyParams?.(params) ?? NO_PARAMS,
   };
 }
 
@@ -119,7 +120,8 @@ export function decidingOrganization(row: ActivityRow, votes: readonly VoteRow[]
 
 export interface VoterStanding {
   def: CompiledActivity;
-  params: unknown;
+  /** The stored intent: validated when it was submitted. */
+  params: Params;
   facts: ActivityFacts;
   gov: OrgGovernance;
   /** The voter, tags included. */
@@ -138,7 +140,7 @@ export async function voterStanding(
 ): Promise<VoterStanding | undefined> {
   const def = activityByType(row.type);
   if (!def) return undefined;
-  const params = JSON.parse(row.intent) as unknown;
+  const params: Params = JSON.parse(row.intent);
   const facts = activityFacts(def, params);
   const gov = await governance(db, organizationId);
   const [voter] = await userFacts(db, [user], true);

@@ -6,10 +6,10 @@
 // credential found there.
 import { ApiError, Grpc } from "../errors.ts";
 import type { SubmitRoute } from "../activities/define.ts";
-import type { Authenticated } from "./authenticate.ts";
+import type { Principal } from "../auth/principal.ts";
 
 /** Throws 403 when `auth` is a parent's credential and `route` is not open to parents. */
-export function refuseParentWrite(route: SubmitRoute, auth: Authenticated): void {
+export function refuseParentWrite(route: SubmitRoute, auth: Principal): void {
   if (!auth.fromAncestor || route.parentMayStamp === true) return;
   throw new ApiError(
     Grpc.PERMISSION_DENIED,

@@ -1,23 +1,23 @@
-// The query pipeline: route, authenticate, validate — then read. No timestamp and no
-// activity. A credential found in the target organization or an ancestor may read it:
-// users read their own organization and every organization below it (§6.7: parents read
-// their sub-organizations). As in submit.ts, nothing but organizationId is read from the
-// body before the stamp is verified and the credential found.
+// The query pipeline: route, authenticate, validate — then read. No timestamp, no request
+// snapshot (whoami costs one statement) and no activity. A credential found in the target organization or an ancestor may read
+// it: users read their own organization and every organization below it (§6.7: parents
+// read their sub-organizations). As in submit.ts, nothing but organizationId is read from
+// the body before the stamp is verified and the credential found.
 import type { IncomingHttpHeaders } from "node:http";
 import { notFound } from "../errors.ts";
 import { queryAt } from "../queries/registry.ts";
-import { resolveCredential, verifyStamp } from "./authenticate.ts";
-import { parseJsonBody, refuseNulCharacters, targetOrganizationId } from "./body.ts";
-import type { PipelineDeps } from "./submit.ts";
+import { NO_RIDER } from "../auth/strategy.ts";
+import { authenticate } from "./authenticate.ts";
+import { refuseNulCharacters } from "./body.ts";
+import { requestContext } from "./context.ts";
+import type { PipelineDeps } from "./deps.ts";
 
 export async function runQuery(deps: PipelineDeps, op: string, raw: Buffer, headers: IncomingHttpHeaders): Promise<unknown> {
   const def = queryAt(op);
   if (!def) throw notFound(`unknown query operation ${JSON.stringify(op.slice(0, 100))}`);
-  const now = (deps.now ?? Date.now)();
-  const stamp = await verifyStamp(headers, raw);
-  const body = parseJsonBody(raw);
-  const auth = await resolveCredential(deps.db, stamp, targetOrganizationId(body), now);
+  const ctx = requestContext(deps, op, raw, headers);
+  const { principal, body } = await authenticate(ctx, "target-then-ancestors", NO_RIDER);
   refuseNulCharacters(body);
   const req = def.validator.parse(body, "");
-  return def.run({ db: deps.db, organization: auth.organization, actor: auth.actor, viewer: auth.user, now }, req);
+  return def.run({ db: deps.db, organization: principal.organization, actor: principal.actor, viewer: principal.user, now: ctx.now }, req);
 }

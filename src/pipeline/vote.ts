@@ -1,51 +1,51 @@
-// Votes on an activity awaiting consensus (approve_activity, reject_activity, or an
-// identical resubmission by another user). In one transaction: lock the target, check the
-// voter, record the vote, re-evaluate with every live approval, record the evaluation, and
-// — when the decision is final — execute or close the target. The lock (PostgreSQL) or
-// the single writer (SQLite) makes concurrent approvals serial, so the target executes
-// exactly once.
-import { sql } from "kysely";
+// The "vote" route kind — approve_activity / reject_activity, or an identical resubmission
+// by another user — after the shared steps (authenticate, validate). In one transaction:
+// lock the target, check the voter, re-evaluate with every live approval (authorize), and
+// settle: record the vote and the evaluation and, when the decision is final, execute or
+// close the target. The lock (PostgreSQL) or the single writer (SQLite) makes concurrent
+// approvals serial, so the target executes exactly once.
 import { ApiError, Grpc, invalid, notFound, precondition } from "../errors.ts";
-import { decide } from "../policy/engine.ts";
 import { hasStandingVote, liveApprovals } from "../policy/approval-window.ts";
-import type { Actor, VoteSelection } from "../activities/define.ts";
-import { insertVote, votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts";
+import type { Actor, VoteDefinition, VoteSelection } from "../activities/define.ts";
+import { votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import { newOrderedId } from "../store/util.ts";
 import type { Tx } from "../store/schema.ts";
 import type { UserRow } from "../store/users.ts";
-import { credentialFacts, decidingOrganization, userFacts, voterStanding, type OrgGovernance } from "./governance.ts";
-import { deniedFailure, evaluationRow, isDenied, recordEvaluation, STATUS } from "./authorize.ts";
-import type { Authenticated } from "./authenticate.ts";
-import { respond, type PipelineDeps } from "./submit.ts";
-import { activityView, type ActivityView } from "./activity-view.ts";
-import { hasListeners, recordActivityEvent } from "../webhooks/outbox.ts";
-import { outcomeProof } from "./app-proofs.ts";
+import { activityView } from "../views/activity.ts";
+import { credentialFacts, decidingOrganization, userFacts, voterStanding } from "./governance.ts";
+import { authorize, STATUS } from "./authorize.ts";
+import { respond, type Answer } from "./respond.ts";
+import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
+import type { Validated } from "./validate.ts";
 
 export interface VoteRequest {
   selection: VoteSelection;
   fingerprint: string;
-  auth: Authenticated;
-  raw: Buffer;
-  now: number;
   /** The vote is an identical resubmission of the target itself. */
   resubmission?: boolean;
 }
 
-export function voteRow(activityId: string, selection: VoteSelection, auth: Authenticated, raw: Buffer, now: number): VoteRow {
+/** The request's vote: its stamp over the exact body, and the credential behind it. */
+export function voteRow(activityId: string, selection: VoteSelection, { ctx, principal }: Pick<Validated, "ctx" | "principal">, now: number): VoteRow {
   return {
     id: newOrderedId(now),
     activity_id: activityId,
-    user_id: auth.actor.userId,
-    user_organization_id: auth.actor.organizationId,
+    user_id: principal.actor.userId,
+    user_organization_id: principal.actor.organizationId,
     selection,
-    message: raw.toString("utf8"),
-    public_key: auth.stamp.publicKey,
-    signature: auth.stamp.signature,
-    scheme: auth.stamp.scheme,
-    credential_id: auth.credential.id,
-    credential_type: auth.credential.type,
+    message: ctx.raw.toString("utf8"),
+    public_key: principal.stamp.publicKey,
+    signature: principal.stamp.signature,
+    scheme: principal.stamp.scheme,
+    credential_id: principal.credential.id,
+    credential_type: principal.credential.type,
     created_at: now,
   };
+}
+
+/** approve_activity / reject_activity: a vote on the activity with the given fingerprint. */
+export function voteOn(v: Validated<VoteDefinition>): Promise<Answer> {
+  return castVote(v, { selection: v.def.selection, fingerprint: String(v.params.fingerprint) });
 }
 
 async function lockTarget(tx: Tx, fingerprint: string, lockRows: boolean): Promise<ActivityRow | undefined> {
@@ -65,58 +65,44 @@ async function initiatorOf(tx: Tx, target: ActivityRow, organizationId: string):
   return { userId: target.submitted_by, userName: row.user_name, organizationId, organizationName: row.organization_name };
 }
 
-async function withSavepoint<T>(tx: Tx, work: () => Promise<T>): Promise<T> {
-  await sql`savepoint execution`.execute(tx);
-  try {
-    const value = await work();
-    await sql`release savepoint execution`.execute(tx);
-    return value;
-  } catch (err) {
-    await sql`rollback to savepoint execution`.execute(tx);
-    await sql`release savepoint execution`.execute(tx);
-    throw err;
-  }
-}
-
-export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ activity: ActivityView }> {
-  const { auth } = req;
-  const me = auth.actor.userId;
-  const committedSets: OrgGovernance[] = [];
-  let emitted = false;
-  const row = await deps.transact(async (tx) => {
+export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: VoteRequest): Promise<Answer> {
+  const { ctx, principal } = v;
+  const { deps } = ctx;
+  const me = principal.actor.userId;
+  const outcome = await deps.transact(async (tx): Promise<{ unchanged: ActivityRow } | { settled: Settled; settlement: Settlement }> => {
     const target = await lockTarget(tx, req.fingerprint, deps.engine === "postgres");
-    if (!target || target.organization_id !== auth.organization.id) {
-      throw notFound(`No activity found with fingerprint ${req.fingerprint} in organization ${auth.organization.id}`);
+    if (!target || target.organization_id !== principal.organization.id) {
+      throw notFound(`No activity found with fingerprint ${req.fingerprint} in organization ${principal.organization.id}`);
     }
     const votes = await votesOf(tx, [target.id]);
     // Votes on one activity are serial (the lock); time them after the lock, strictly after
     // the previous vote, so votes and evaluation records list in the order they happened.
-    const now = Math.max(Date.now(), req.now, ...votes.map((v) => v.created_at + 1));
+    const now = Math.max(Date.now(), ctx.now, ...votes.map((vote) => vote.created_at + 1));
     // The organization whose policies decided the activity decides its votes too.
     const orgId = decidingOrganization(target, votes);
-    if (auth.actor.organizationId !== orgId) {
+    if (principal.actor.organizationId !== orgId) {
       throw new ApiError(
         Grpc.INVALID_ARGUMENT,
         "ORGANIZATION_MISMATCH",
-        `organization mismatch: request is targeting organization (${orgId}), but voters are in organization (${auth.actor.organizationId})`,
+        `organization mismatch: request is targeting organization (${orgId}), but voters are in organization (${principal.actor.organizationId})`,
       );
     }
     if (hasStandingVote(votes, me, now)) {
-      const rejected = votes.some((v) => v.user_id === me && v.selection === "VOTE_SELECTION_REJECTED");
+      const rejected = votes.some((vote) => vote.user_id === me && vote.selection === "VOTE_SELECTION_REJECTED");
       // The initiator may still reject: for them rejecting cancels the activity (§6.5 b).
       const cancelling = req.selection === "VOTE_SELECTION_REJECTED" && me === target.submitted_by && !rejected;
       if (!cancelling) {
         // A retried vote (or resubmission) is answered with the activity, not refused.
-        const raw = req.raw.toString("utf8");
-        if (req.resubmission || votes.some((v) => v.user_id === me && v.message === raw)) return target;
+        const raw = ctx.raw.toString("utf8");
+        if (req.resubmission || votes.some((vote) => vote.user_id === me && vote.message === raw)) return { unchanged: target };
         throw invalid(`user ${me} has already voted on activity ${target.id}`);
       }
     }
     if (target.status !== STATUS.CONSENSUS_NEEDED) {
-      if (req.resubmission) return target;
+      if (req.resubmission) return { unchanged: target };
       throw precondition(`activity ${target.id} is ${target.status}; votes are accepted only while it awaits consensus`);
     }
-    const standing = await voterStanding(tx, target, orgId, auth.user, now);
+    const standing = await voterStanding(tx, target, orgId, principal.user, now);
     if (!standing) throw precondition(`activity type ${target.type} is no longer supported; it cannot be voted on`);
     const { def, params, facts, gov, voter } = standing;
     if (!standing.eligible) {
@@ -127,74 +113,51 @@ export async function castVote(deps: PipelineDeps, req: VoteRequest): Promise<{ 
       );
     }
 
-    const vote = voteRow(target.id, req.selection, auth, req.raw, now);
-    await insertVote(tx, vote);
+    const vote = voteRow(target.id, req.selection, v, now);
     const approvals = liveApprovals(req.selection === "VOTE_SELECTION_APPROVED" ? [...votes, vote] : votes, now);
     const others = await approverRows(tx, approvals, me);
     const othersFacts = new Map((await userFacts(tx, [...others.values()], gov.set.readsTags)).map((u) => [u.id, u]));
     othersFacts.set(me, voter); // read with tags above
-    const approving = approvals.filter((v) => othersFacts.has(v.user_id)); // deleted users no longer count
+    const approving = approvals.filter((a) => othersFacts.has(a.user_id)); // deleted users no longer count
     const initiator = await initiatorOf(tx, target, orgId);
-    const decision = decide(gov.set, {
-      activity: facts,
-      rootOnly: def.rootOnly ?? false,
-      quorum: gov.quorum,
-      approvers: approving.map((v) => othersFacts.get(v.user_id)!),
+    const evaluated = authorize({
+      def,
+      params,
+      facts,
+      gov,
+      approvers: approving.map((a) => othersFacts.get(a.user_id)!),
       credentials: approving.map(credentialFacts),
       rejection: req.selection === "VOTE_SELECTION_REJECTED",
-      implicitlyAllowed: def.implicitlyAllowed?.(params as never, initiator) ?? false,
-      nowMs: now,
+      initiator,
+      now,
     });
-    await recordEvaluation(tx, evaluationRow(target.id, target.organization_id, vote.id, { decision, gov }, now), gov);
-    committedSets.push(gov);
-
-    let next: Pick<ActivityRow, "status" | "result" | "failure"> = target;
-    if (decision.outcome === "OUTCOME_ALLOW") {
-      try {
-        const result = await withSavepoint(tx, () =>
-          def.execute({ tx, organization: { id: target.organization_id }, actor: initiator, activityId: target.id, now }, params as never),
-        );
-        next = { status: STATUS.COMPLETED, result: JSON.stringify(result), failure: null };
-      } catch (err) {
-        // The approvals stand; the activity itself failed (e.g. its name was taken meanwhile).
-        if (!(err instanceof ApiError)) throw err;
-        next = { status: STATUS.FAILED, result: null, failure: JSON.stringify(err.toBody()) };
-      }
-    } else if (decision.outcome === "OUTCOME_REJECTED") {
-      next = { status: STATUS.REJECTED, result: null, failure: null };
-    } else if (isDenied(decision)) {
-      next = { status: STATUS.FAILED, result: null, failure: JSON.stringify(deniedFailure(decision, target.id).toBody()) };
-    }
-    const updated: ActivityRow = { ...target, ...next, updated_at: now };
-    // A submission that asked for app proofs gets one for every decision that settles it.
-    if (target.app_proofs !== null && next.status !== target.status && deps.masterKey) {
-      const proof = await outcomeProof(tx, deps.masterKey, {
-        activity: { id: target.id, type: target.type, fingerprint: target.fingerprint, organizationId: target.organization_id },
-        decision,
-        organizationId: orgId,
-        gov,
-        approvals: approving,
-        now,
-      });
-      updated.app_proofs = JSON.stringify([...(JSON.parse(target.app_proofs) as unknown[]), proof]);
-    }
-    await tx
-      .updateTable("activities")
-      .set({ status: updated.status, result: updated.result, failure: updated.failure, app_proofs: updated.app_proofs, updated_at: now })
-      .where("id", "=", target.id)
-      .execute();
-    if (updated.status !== target.status && (await hasListeners(tx, target.organization_id))) {
-      await recordActivityEvent(tx, await activityView(tx, updated), now);
-      emitted = true;
-    }
-    return updated;
+    const settlement: Settlement = {
+      activity: target,
+      previous: target,
+      def,
+      params,
+      initiator,
+      vote,
+      evaluated,
+      decidingOrganizationId: orgId,
+      approvals: approving,
+      // A submission that asked for app proofs gets one for every decision that settles it.
+      appProofs: target.app_proofs !== null,
+      now,
+    };
+    return { settled: await settle(deps, tx, settlement), settlement };
   });
-  if (emitted) deps.onEvents?.();
-  for (const gov of committedSets) gov.persisted = true;
-  // A resubmission is answered like any resubmission; an accepted vote with the target
-  // as it now stands, whatever the outcome.
-  if (req.resubmission) return respond(deps.db, row, undefined, auth.user);
-  return { activity: await activityView(deps.db, row, undefined, auth.user) };
+  let row: ActivityRow;
+  if ("unchanged" in outcome) {
+    row = outcome.unchanged;
+  } else {
+    afterCommit(deps, outcome.settlement, outcome.settled);
+    row = outcome.settled.row;
+  }
+  // A resubmission is answered like any resubmission; a vote (accepted or retried) with the
+  // target as it now stands, whatever the outcome.
+  if (req.resubmission) return respond(deps.db, row, undefined, principal.user);
+  return { activity: await activityView(deps.db, row, undefined, principal.user) };
 }
 
 /** The users behind the other approvals (deleted users are simply absent). */

@@ -3,7 +3,7 @@ import { notFound } from "../errors.ts";
 import { Id, OrganizationId } from "../schemas/common.ts";
 import { Activity } from "../schemas/views.ts";
 import { findActivity } from "../store/activities.ts";
-import { activityView } from "../pipeline/activity-view.ts";
+import { activityView } from "../views/activity.ts";
 import { defineQuery } from "./define.ts";
 
 export const getActivity = defineQuery({

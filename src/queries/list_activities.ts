@@ -3,7 +3,7 @@ import { OrganizationId, Pagination, maxItems } from "../schemas/common.ts";
 import { Activity } from "../schemas/views.ts";
 import { listActivities } from "../store/activities.ts";
 import { pageRequest } from "../store/pagination.ts";
-import { activityViews } from "../pipeline/activity-view.ts";
+import { activityViews } from "../views/activity.ts";
 import { defineQuery } from "./define.ts";
 
 const Status = Type.Union(

@@ -5,14 +5,14 @@ import assert from "node:assert/strict";
 import { ApiError } from "../../src/errors.ts";
 import { ACTIVITIES, VOTES } from "../../src/activities/registry.ts";
 import { refuseParentWrite } from "../../src/pipeline/parent-writes.ts";
-import type { Authenticated } from "../../src/pipeline/authenticate.ts";
+import type { Principal } from "../../src/auth/principal.ts";
 
 const auth = (fromAncestor: boolean) =>
   ({
     fromAncestor,
     actor: { userId: "u", userName: "root", organizationId: "parent-org", organizationName: "Parent" },
     organization: { id: fromAncestor ? "child-org" : "parent-org" },
-  }) as unknown as Authenticated;
+  }) as unknown as Principal;
 
 describe("parent writes", () => {
   it("no registered activity or vote is open to parents yet", () => {

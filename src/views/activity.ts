@@ -1,11 +1,12 @@
-// The Activity object as the SDK clients read it, built from a stored row.
+// The Activity object as the SDK clients read it, built from a stored row. Answers, queries
+// and webhook events all carry this view.
 import type { Executor } from "../store/schema.ts";
 import { votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import { userViews, type UserRow, type UserView } from "../store/users.ts";
 import { json, timestampObject } from "../store/util.ts";
 import { activityByType } from "../activities/registry.ts";
 import { hasStandingVote } from "../policy/approval-window.ts";
-import { decidingOrganization, voterStanding } from "./governance.ts";
+import { decidingOrganization, voterStanding } from "../pipeline/governance.ts";
 
 export interface ActivityView {
   id: string;

@@ -1,0 +1,149 @@
+// X-Stamp: a request signed with an API key, as @turnkey/api-key-stamper makes it.
+//
+//   X-Stamp: base64url(JSON{ publicKey: hex, scheme: SIGNATURE_SCHEME_TK_API_*, signature: DER hex })
+//
+// The signature is checked with the public key the stamp names before anything else; the
+// key is then looked up by public key and the nearest holder (credential-scope.ts) is the
+// principal, unless the key is of another curve than the stamp's scheme or has expired.
+import { unauthenticated } from "../errors.ts";
+import { publicKeyProblem, verifySignature, type Curve } from "../crypto/public-keys.ts";
+import { isExpired } from "../store/api-keys.ts";
+import { precompiled } from "../store/precompiled.ts";
+import type { Db } from "../store/schema.ts";
+import { resolveHolder, type CredentialScope } from "./credential-scope.ts";
+import type { Principal, StampFacts } from "./principal.ts";
+import type { Resolution, Rider, StampStrategy, VerifiedStamp } from "./strategy.ts";
+
+interface ApiKeyStamp extends StampFacts {
+  curve: Curve;
+}
+
+/** Keyed by the stamp's `scheme` (request data): a Map, so no name reaches Object.prototype. */
+const SCHEMES = new Map<string, Curve>([
+  ["SIGNATURE_SCHEME_TK_API_P256", "API_KEY_CURVE_P256"],
+  ["SIGNATURE_SCHEME_TK_API_SECP256K1", "API_KEY_CURVE_SECP256K1"],
+  ["SIGNATURE_SCHEME_TK_API_ED25519", "API_KEY_CURVE_ED25519"],
+]);
+
+const MAX_STAMP_LENGTH = 8192;
+const B64URL = /^[A-Za-z0-9_-]+={0,2}$/;
+
+const malformed = (why: string) => unauthenticated("UNAUTHENTICATED", `malformed activity stamp: ${why}`);
+
+function decode(value: string | string[]): ApiKeyStamp {
+  if (Array.isArray(value)) throw unauthenticated("UNAUTHENTICATED", "exactly one X-Stamp header is allowed");
+  if (!value || value.length > MAX_STAMP_LENGTH || !B64URL.test(value)) throw malformed("X-Stamp must be base64url");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(value, "base64url").toString("utf8"));
+  } catch {
+    throw malformed("X-Stamp does not decode to JSON");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw malformed("X-Stamp must be a JSON object");
+  const { publicKey, scheme, signature } = parsed as Record<string, unknown>;
+  if (typeof publicKey !== "string" || typeof scheme !== "string" || typeof signature !== "string") {
+    throw malformed("publicKey, scheme and signature must be strings");
+  }
+  const curve = SCHEMES.get(scheme);
+  if (!curve) throw malformed(`unsupported signature scheme ${JSON.stringify(scheme.slice(0, 64))}`);
+  const keyProblem = publicKeyProblem(curve, publicKey);
+  if (keyProblem) throw malformed(`publicKey: ${keyProblem}`);
+  if (!/^[0-9a-fA-F]+$/.test(signature) || signature.length % 2 !== 0 || signature.length > 300) {
+    throw malformed("signature must be hex");
+  }
+  return { publicKey, scheme, curve, signature };
+}
+
+/**
+ * Every API key with this public key, with its user and organization name: the whole
+ * principal in one read (whoami costs this query and nothing else), plus the rider's columns.
+ */
+function apiKeysByPublicKey(rider: Rider<unknown>) {
+  return precompiled(["publicKey"], (db, v) =>
+    db
+      .selectFrom("api_keys")
+      .innerJoin("users", "users.id", "api_keys.user_id")
+      .innerJoin("organizations", "organizations.id", "api_keys.organization_id")
+      .select([
+        "api_keys.id as id",
+        "api_keys.organization_id as organization_id",
+        "api_keys.curve as curve",
+        "api_keys.expires_at as expires_at",
+        "api_keys.credential_type as credential_type",
+        "users.id as user_id",
+        "users.name as user_name",
+        "users.email as user_email",
+        "users.email_normalized as user_email_normalized",
+        "users.phone as user_phone",
+        "users.created_at as user_created_at",
+        "users.updated_at as user_updated_at",
+        "organizations.name as organization_name",
+      ])
+      .select(rider.columns(db))
+      .where("api_keys.public_key_normalized", "=", v.publicKey),
+  );
+}
+
+/** The look-up compiled once per rider (there are two: none, and the request snapshot). */
+const lookUps = new Map<Rider<unknown>, ReturnType<typeof apiKeysByPublicKey>>();
+function lookUpWith(rider: Rider<unknown>): ReturnType<typeof apiKeysByPublicKey> {
+  let lookUp = lookUps.get(rider);
+  if (!lookUp) lookUps.set(rider, (lookUp = apiKeysByPublicKey(rider)));
+  return lookUp;
+}
+
+const unknownKey = () =>
+  unauthenticated("PUBLIC_KEY_NOT_FOUND", "could not find public key in organization or its parent organization");
+
+async function resolve<T>(db: Db, stamp: ApiKeyStamp, organizationId: string, scope: CredentialScope, now: number, rider: Rider<T>): Promise<Resolution<T>> {
+  const found = await resolveHolder(db, organizationId, scope, () =>
+    lookUpWith(rider)(db, { publicKey: stamp.publicKey.toLowerCase() }),
+  );
+  if (!found) throw unknownKey();
+  const key = found.holder;
+  if (key.curve !== stamp.curve) {
+    throw unauthenticated("SIGNATURE_INVALID", "stamp scheme does not match the curve of the registered api key");
+  }
+  if (isExpired(key, now)) {
+    // core matches "Unauthenticated desc = expired api key publicKey" to log the user out.
+    throw unauthenticated(
+      "API_KEY_EXPIRED",
+      `rpc error: code = Unauthenticated desc = expired api key publicKey ${stamp.publicKey}`,
+    );
+  }
+  const principal: Principal = {
+    actor: {
+      userId: key.user_id,
+      userName: key.user_name,
+      organizationId: key.organization_id,
+      organizationName: key.organization_name,
+    },
+    user: {
+      id: key.user_id,
+      organization_id: key.organization_id,
+      name: key.user_name,
+      email: key.user_email,
+      email_normalized: key.user_email_normalized,
+      phone: key.user_phone,
+      created_at: key.user_created_at,
+      updated_at: key.user_updated_at,
+    },
+    // The chain proved it exists (organizations are never re-parented).
+    organization: { id: organizationId },
+    credential: { kind: "api_key", id: key.id, type: key.credential_type, expiresAt: key.expires_at },
+    stamp: { publicKey: stamp.publicKey, scheme: stamp.scheme, signature: stamp.signature },
+    fromAncestor: found.fromAncestor,
+  };
+  return { principal, rider: rider.read(key) };
+}
+
+export const apiKeyStamps: StampStrategy = {
+  header: "x-stamp",
+  async verify(value, rawBody): Promise<VerifiedStamp> {
+    const stamp = decode(value);
+    if (!(await verifySignature(stamp.curve, stamp.publicKey, rawBody, stamp.signature))) {
+      throw unauthenticated("SIGNATURE_INVALID", "could not verify api key signature");
+    }
+    return { resolve: (db, organizationId, scope, now, rider) => resolve(db, stamp, organizationId, scope, now, rider) };
+  },
+};

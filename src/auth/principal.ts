@@ -1,0 +1,39 @@
+// Who a request acts as, whichever kind of stamp signed it: every authentication strategy
+// (auth/strategies.ts) yields one Principal, and the pipeline steps after authentication
+// read nothing else about the caller.
+import type { Actor, TargetOrganization } from "../activities/define.ts";
+import type { UserRow } from "../store/users.ts";
+
+/** The kinds of credential a stamp can be verified with. Only API keys are served yet. */
+export type CredentialKind = "api_key";
+
+/** What the vote record keeps of the stamp (votes list the key, scheme and signature). */
+export interface StampFacts {
+  publicKey: string;
+  scheme: string;
+  signature: string;
+}
+
+export interface Principal {
+  /** The acting user as handlers see it: the user and the organization it belongs to. */
+  actor: Actor;
+  /** The acting user's row, read with the credential (activity views reuse it). */
+  user: UserRow;
+  /** The organization the request targets; found to exist while resolving the credential. */
+  organization: TargetOrganization;
+  /** The credential that signed: the one behind the submitter's vote. */
+  credential: {
+    kind: CredentialKind;
+    id: string;
+    /** As stored (e.g. CREDENTIAL_TYPE_API_KEY_P256); the policy keyword `credentials` reads it. */
+    type: string;
+    /** Epoch ms, or null when it never expires. */
+    expiresAt: number | null;
+  };
+  stamp: StampFacts;
+  /**
+   * The credential was found in an ancestor of the target organization, not in the target
+   * itself: a parent acting on its sub-organization (it may read, not write — §6.7).
+   */
+  fromAncestor: boolean;
+}

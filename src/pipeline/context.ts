@@ -1,0 +1,18 @@
+// Step 0 of every pipeline: the request as it arrived, and the time it is judged at.
+import type { IncomingHttpHeaders } from "node:http";
+import type { PipelineDeps } from "./deps.ts";
+
+export interface RequestContext {
+  deps: PipelineDeps;
+  /** The path's operation: submit/<op> or query/<op>. */
+  op: string;
+  /** The exact bytes the stamp signs; parsed only after the stamp is verified. */
+  raw: Buffer;
+  headers: IncomingHttpHeaders;
+  /** Request time, ms: the liveness window, and every row the request writes, use it. */
+  now: number;
+}
+
+export function requestContext(deps: PipelineDeps, op: string, raw: Buffer, headers: IncomingHttpHeaders): RequestContext {
+  return { deps, op, raw, headers, now: (deps.now ?? Date.now)() };
+}

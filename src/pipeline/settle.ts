@@ -1,0 +1,139 @@
+// The one place a decision takes effect, for a new submission and for every vote alike, in
+// the activity's transaction:
+//   decision → status (ALLOW executes the handler) → app proof → the activity row → the
+//   request's vote and its evaluation record → the webhook event when the status changed.
+// After the commit, afterCommit() marks the policy set as stored and wakes the dispatcher.
+import { sql } from "kysely";
+import { ApiError } from "../errors.ts";
+import type { Actor, CompiledActivity } from "../activities/define.ts";
+import { insertActivity, insertVote, type ActivityRow, type VoteRow } from "../store/activities.ts";
+import type { Tx } from "../store/schema.ts";
+import { hasListeners, recordActivityEvent } from "../webhooks/outbox.ts";
+import { activityView, type ActivityView, type KnownVotes } from "../views/activity.ts";
+import { deniedFailure, evaluationRow, isDenied, recordEvaluation, STATUS, type Evaluated } from "./authorize.ts";
+import { outcomeProof } from "./app-proofs.ts";
+import type { PipelineDeps } from "./deps.ts";
+import type { Params } from "./validate.ts";
+
+type Outcome = Pick<ActivityRow, "status" | "result" | "failure">;
+
+export interface Settlement {
+  /**
+   * The activity. A new submission's row-to-be (its status, result and failure are decided
+   * here) or, for a vote, the stored row as it stood before this vote.
+   */
+  activity: Omit<ActivityRow, keyof Outcome>;
+  /** Absent for a new submission: it is inserted, not updated, and has no status to change from. */
+  previous?: ActivityRow;
+  def: CompiledActivity;
+  params: Params;
+  /** The submitter, who the handler acts as whenever the activity runs. */
+  initiator: Actor;
+  /** This request's vote (a submission's stamp is its first approval). */
+  vote: VoteRow;
+  evaluated: Evaluated;
+  /** The organization whose policies decided, and the approvals they decided over (app proofs). */
+  decidingOrganizationId: string;
+  approvals: readonly VoteRow[];
+  /** The submission asked for app proofs: one for every decision that changes the status. */
+  appProofs: boolean;
+  /**
+   * Whether anyone listens to the organization's events, as a new submission found it before
+   * its transaction (submission.ts). Absent (votes): asked here, after the execution.
+   */
+  listening?: boolean;
+  /** The votes and voters, when the caller holds all of them (the event's view then reads none). */
+  known?: KnownVotes;
+  now: number;
+}
+
+export interface Settled {
+  row: ActivityRow;
+  /** The activity as its webhook event carries it, when one was written. */
+  event?: ActivityView;
+}
+
+export async function settle(deps: PipelineDeps, tx: Tx, s: Settlement): Promise<Settled> {
+  const { activity, previous, evaluated, now } = s;
+  const outcome = await decidedOutcome(tx, s);
+  const row: ActivityRow = { ...activity, ...outcome, updated_at: now };
+  const changed = outcome.status !== previous?.status;
+  if (s.appProofs && changed && deps.masterKey) {
+    const proof = await outcomeProof(tx, deps.masterKey, {
+      activity: { id: row.id, type: row.type, fingerprint: row.fingerprint, organizationId: row.organization_id },
+      decision: evaluated.decision,
+      organizationId: s.decidingOrganizationId,
+      gov: evaluated.gov,
+      approvals: s.approvals,
+      now,
+    });
+    const earlier = previous?.app_proofs ? (JSON.parse(previous.app_proofs) as unknown[]) : [];
+    row.app_proofs = JSON.stringify([...earlier, proof]);
+  }
+  if (previous) {
+    await tx
+      .updateTable("activities")
+      .set({ status: row.status, result: row.result, failure: row.failure, app_proofs: row.app_proofs, updated_at: now })
+      .where("id", "=", row.id)
+      .execute();
+  } else {
+    await insertActivity(tx, row);
+  }
+  // Votes refer to their activity: written once the row exists.
+  await insertVote(tx, s.vote);
+  await recordEvaluation(tx, evaluationRow(row.id, row.organization_id, s.vote.id, evaluated, now), evaluated.gov);
+  if (!changed || !(s.listening ?? (await hasListeners(tx, row.organization_id)))) return { row };
+  const event = await activityView(tx, row, s.known);
+  await recordActivityEvent(tx, event, now);
+  return { row, event };
+}
+
+/** After the settling transaction committed. */
+export function afterCommit(deps: PipelineDeps, s: Pick<Settlement, "evaluated">, settled: Settled): void {
+  s.evaluated.gov.persisted = true; // its policy set was committed with the record
+  if (settled.event) deps.onEvents?.();
+}
+
+/** The status the decision gives the activity; ALLOW runs the handler first. */
+async function decidedOutcome(tx: Tx, s: Settlement): Promise<Outcome> {
+  const { decision } = s.evaluated;
+  if (decision.outcome === "OUTCOME_ALLOW") return executed(tx, s);
+  if (decision.outcome === "OUTCOME_REJECTED") return { status: STATUS.REJECTED, result: null, failure: null };
+  if (isDenied(decision)) {
+    return { status: STATUS.FAILED, result: null, failure: JSON.stringify(deniedFailure(decision, s.activity.id).toBody()) };
+  }
+  return { status: STATUS.CONSENSUS_NEEDED, result: null, failure: null };
+}
+
+async function executed(tx: Tx, s: Settlement): Promise<Outcome> {
+  const run = async (): Promise<Outcome> => {
+    const result = await s.def.execute(
+      { tx, organization: { id: s.activity.organization_id }, actor: s.initiator, activityId: s.activity.id, now: s.now },
+      s.params,
+    );
+    return { status: STATUS.COMPLETED, result: JSON.stringify(result), failure: null };
+  };
+  // A new submission whose handler fails is answered with the failure and not recorded
+  // (the caller may correct it and submit again). An activity executed by a later approval
+  // keeps its approvals: it is recorded FAILED (e.g. its name was taken meanwhile).
+  if (!s.previous) return run();
+  try {
+    return await withSavepoint(tx, run);
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    return { status: STATUS.FAILED, result: null, failure: JSON.stringify(err.toBody()) };
+  }
+}
+
+async function withSavepoint<T>(tx: Tx, work: () => Promise<T>): Promise<T> {
+  await sql`savepoint execution`.execute(tx);
+  try {
+    const value = await work();
+    await sql`release savepoint execution`.execute(tx);
+    return value;
+  } catch (err) {
+    await sql`rollback to savepoint execution`.execute(tx);
+    await sql`release savepoint execution`.execute(tx);
+    throw err;
+  }
+}

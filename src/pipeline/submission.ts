@@ -1,0 +1,118 @@
+// The "activity" route kind: a new activity. After the shared steps (authenticate,
+// validate, which read the request snapshot with the caller): idempotency (fingerprint) →
+// authorize → settle → respond.
+import { createHash } from "node:crypto";
+import type { CompiledActivity } from "../activities/define.ts";
+import type { Decision } from "../policy/engine.ts";
+import { findActivityByFingerprint, type ActivityRow } from "../store/activities.ts";
+import { newId } from "../store/util.ts";
+import type { KnownVotes } from "../views/activity.ts";
+import { hasListeners } from "../webhooks/outbox.ts";
+import { openProofKey } from "./app-proofs.ts";
+import { authorize, isDenied, deniedFailure, stampCredential, STATUS } from "./authorize.ts";
+import type { PipelineDeps } from "./deps.ts";
+import { activityFacts, governance, userFact } from "./governance.ts";
+import { respond, type Answer } from "./respond.ts";
+import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
+import type { Validated } from "./validate.ts";
+import { castVote, voteRow } from "./vote.ts";
+
+export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer> {
+  const { ctx, principal, snapshot, def, params } = v;
+  const { deps, now } = ctx;
+  // 5. idempotency. No look-up here: the unique fingerprint makes the second writer of a
+  // body fail, and settling then answers with the first one's activity. A resubmission
+  // costs a rolled-back transaction; every first submission saves a query.
+  const fingerprint = createHash("sha256").update(ctx.raw).digest("hex");
+  // 6. authorize: the submitter's stamp is the first approval.
+  const gov = await governance(deps.db, principal.actor.organizationId, snapshot.policyVersion);
+  const evaluated = authorize({
+    def,
+    params,
+    facts: activityFacts(def, params),
+    gov,
+    approvers: [userFact(principal.user, snapshot.tagIds)],
+    credentials: [stampCredential(principal)],
+    rejection: false,
+    initiator: principal.actor,
+    now,
+  });
+  const activityId = newId();
+  reportPolicyErrors(deps, activityId, evaluated.decision);
+  if (v.envelope.generateAppProofs) {
+    if (!deps.masterKey) throw new Error("app proofs need the master key in the pipeline");
+    await openProofKey(deps.db, deps.masterKey);
+  }
+  // Who listens is decided before the transaction, from the endpoints as the snapshot saw
+  // them: an activity that creates the organization's first endpoint does not notify it.
+  const listening = await hasListeners(deps.db, principal.organization.id, snapshot.webhookVersion);
+  // 7. execute and record
+  const vote = voteRow(activityId, "VOTE_SELECTION_APPROVED", v, now);
+  const known: KnownVotes = { votes: [vote], voters: [principal.user] };
+  const settlement: Settlement = {
+    activity: {
+      id: activityId,
+      organization_id: principal.organization.id,
+      type: def.type,
+      fingerprint,
+      intent: JSON.stringify(params),
+      submitted_by: principal.actor.userId,
+      app_proofs: null,
+      created_at: now,
+      updated_at: now,
+    },
+    def,
+    params,
+    initiator: principal.actor,
+    vote,
+    evaluated,
+    decidingOrganizationId: principal.actor.organizationId,
+    approvals: [vote],
+    appProofs: v.envelope.generateAppProofs === true,
+    listening,
+    known,
+    now,
+  };
+  const { settled, twin } = await settleOrFindTwin(deps, settlement);
+  if (settled) {
+    if (isDenied(evaluated.decision)) throw deniedFailure(evaluated.decision, activityId);
+    // The event's payload is the answer: the submitter can never vote again on its own fresh
+    // activity, so canApprove/canReject are false either way.
+    if (settled.event) return { activity: settled.event };
+    return respond(deps.db, settled.row, known, principal.user);
+  }
+  // An earlier identical submission exists. While it awaits consensus, the same request
+  // from a user who has not approved it yet is an approval (POLICY-LANGUAGE §6.5).
+  if (twin.status === STATUS.CONSENSUS_NEEDED) {
+    return castVote(v, { selection: "VOTE_SELECTION_APPROVED", fingerprint, resubmission: true });
+  }
+  return respond(deps.db, twin, undefined, principal.user);
+}
+
+/**
+ * Settles the new activity, or — when that fails because the same body came in before (or
+ * concurrently, and won) — finds that twin. The loser's handler trips over what the winner wrote (the
+ * fingerprint, or any other unique row, e.g. the tag name), on PostgreSQL only after the
+ * winner committed, so a failure is answered with the winner's activity when there is one.
+ */
+async function settleOrFindTwin(
+  deps: PipelineDeps,
+  s: Settlement,
+): Promise<{ settled: Settled; twin?: undefined } | { settled?: undefined; twin: ActivityRow }> {
+  try {
+    const settled = await deps.transact((tx) => settle(deps, tx, s));
+    afterCommit(deps, s, settled);
+    return { settled };
+  } catch (err) {
+    const twin = await findActivityByFingerprint(deps.db, s.activity.fingerprint);
+    if (twin) return { twin };
+    throw err;
+  }
+}
+
+function reportPolicyErrors(deps: PipelineDeps, activityId: string, d: Decision): void {
+  const errors = d.policies.filter((p) => p.error);
+  if (errors.length && deps.log) {
+    deps.log.warn({ activityId, policyErrors: errors.map((e) => ({ policyId: e.policyId, error: e.error })) }, "policies failed to evaluate");
+  }
+}

@@ -1,0 +1,52 @@
+import { it } from "node:test";
+import assert from "node:assert/strict";
+import { completed, invalidRequest, onSqlite, publicKey, type Creds, type Json } from "../helpers/inproc.ts";
+
+onSqlite("list_suborgs", (h) => {
+  let parent: Creds;
+  const subs: string[] = [];
+  const list = async (body: Json) => {
+    const res = await h().query("list_suborgs", body, { as: parent });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    return res.json.organizationIds as string[];
+  };
+  const key = publicKey();
+
+  it("lists direct sub-organizations oldest first, filtered by NAME, USERNAME, EMAIL, PHONE_NUMBER, PUBLIC_KEY, paged", async () => {
+    parent = await h().newOrg();
+    const users = [
+      { userName: "ann", userEmail: "Ann@Example.com", apiKeys: [], authenticators: [], oauthProviders: [] },
+      { userName: "bo", userPhoneNumber: "+14155550199", apiKeys: [{ apiKeyName: "k", publicKey: key, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] },
+      { userName: "cy", apiKeys: [], authenticators: [], oauthProviders: [] },
+    ];
+    for (const [i, u] of users.entries()) {
+      const r = await h().submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", { subOrganizationName: `s${i}`, rootQuorumThreshold: 1, rootUsers: [u] }, { as: parent });
+      subs.push(completed(r, "createSubOrganizationResultV8").subOrganizationId);
+    }
+    assert.deepEqual(await list({}), subs);
+    assert.deepEqual(await list({ filterType: "NAME", filterValue: "s1" }), [subs[1]]);
+    assert.deepEqual(await list({ filterType: "USERNAME", filterValue: "cy" }), [subs[2]]);
+    assert.deepEqual(await list({ filterType: "EMAIL", filterValue: "ann@example.COM" }), [subs[0]]);
+    assert.deepEqual(await list({ filterType: "PHONE_NUMBER", filterValue: "+14155550199" }), [subs[1]]);
+    assert.deepEqual(await list({ filterType: "PUBLIC_KEY", filterValue: key.toUpperCase() }), [subs[1]]);
+    assert.deepEqual(await list({ filterType: "NAME", filterValue: "nobody" }), []);
+    assert.deepEqual(await list({ paginationOptions: { limit: "1", after: subs[0] } }), [subs[1]]);
+    assert.deepEqual(await list({ paginationOptions: { before: subs[2] } }), subs.slice(0, 2));
+    // Only direct children: the root organization does not see its grandchildren.
+    const grand = await h().query("list_suborgs", {}, { organizationId: subs[0], as: parent });
+    assert.deepEqual(grand.json.organizationIds, []);
+  });
+
+  const refused: [string, Json, RegExp, string][] = [
+    ["an unknown filter type", { filterType: "__proto__", filterValue: "x" }, /not a known filter type/, "filterType"],
+    ["a filter type not supported yet", { filterType: "OIDC_TOKEN", filterValue: "x" }, /not supported by this server yet/, "filterType"],
+    ["a filter type without value", { filterType: "NAME" }, /filterValue must be set/, "filterValue"],
+    ["a filter value without type", { filterValue: "x" }, /filterType must be set/, "filterType"],
+    ["a cursor that is not a sub-organization", { paginationOptions: { after: "00000000-0000-4000-8000-000000000000" } }, /no item/, "paginationOptions"],
+  ];
+  for (const [what, body, message, field] of refused) {
+    it(`refuses ${what} (400)`, async () => {
+      invalidRequest(await h().query("list_suborgs", body), message, [field]);
+    });
+  }
+});
