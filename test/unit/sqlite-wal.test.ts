@@ -22,7 +22,7 @@ describe("SQLite WAL under steady writes", { timeout: 120_000 }, () => {
   });
   after(async () => scratch?.cleanup());
 
-  it("stays far below what the writes would take without checkpoints", async () => {
+  it("stays far below what the writes would take without checkpoints", async (t) => {
     const walFile = path.join(dir, "sigil.db-wal");
     let maxWal = 0;
     const commits = 12_000;
@@ -37,8 +37,12 @@ describe("SQLite WAL under steady writes", { timeout: 120_000 }, () => {
       if (i % 500 === 0) maxWal = Math.max(maxWal, statSync(walFile).size);
     }
     maxWal = Math.max(maxWal, statSync(walFile).size);
+    t.diagnostic(`largest WAL seen: ${(maxWal / 1048576).toFixed(1)} MiB`);
     // 12,000 commits of 3+ pages of 4 KiB each would be ≥ 140 MiB of WAL if never reset.
-    assert.ok(maxWal < 48 * 1024 * 1024, `WAL reached ${(maxWal / 1048576).toFixed(1)} MiB`);
+    // Typically 29–36 MiB here; the checkpointer is a timer on a worker thread, so a machine
+    // busy with other work delays it (60 MiB seen once under a load average of ~5): the bound
+    // separates "reset" from "never reset", not a busy machine from a quiet one.
+    assert.ok(maxWal < 96 * 1024 * 1024, `WAL reached ${(maxWal / 1048576).toFixed(1)} MiB`);
     assert.deepEqual(errors, []);
     const count = await store.db.selectFrom("user_tags").select((e) => e.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
     assert.equal(Number(count.n), commits);
