@@ -6,8 +6,8 @@
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
-import { expectError, partyFor, RecordingProxy, type AnyRec, type Party } from "../helpers/policy-harness.ts";
+import { engines, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import { expectError, partyFor, RecordingProxy, startHarness, type Harness, type Party } from "../helpers/policy-harness.ts";
 import { stampedPost, type RawResponse } from "../helpers/raw-http.ts";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
 import { ACTIVITIES, VOTES } from "../../src/activities/registry.ts";
@@ -66,20 +66,13 @@ for (const engine of engines()) {
     const activityIds = async (viewer: Party, orgId: string) =>
       (await viewer.http.getActivities({ organizationId: orgId, paginationOptions: { limit: "100" } })).activities.map((a) => a.id);
 
+    let harness: Harness | undefined;
     before(async () => {
-      inst = await newInstance(engine.name);
-      init = await sigilInit(inst, ["--name", "Parent Org"]);
-      server = await startServer(inst);
-      proxy = new RecordingProxy(server.url);
-      await proxy.start();
-      root = party({ publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey }, init.userId, init.organizationId);
+      harness = await startHarness(engine.name, "Parent Org");
+      ({ inst, init, server, proxy, root } = harness);
     });
 
-    after(async () => {
-      await proxy?.stop();
-      await server?.stop();
-      await inst?.cleanup();
-    });
+    after(async () => harness?.stop());
 
     it("the reported takeover: a parent root key can neither add a user to a sub-organization nor make it its root quorum", async () => {
       const sub = await subOrg(root, "victim");
@@ -151,22 +144,22 @@ for (const engine of engines()) {
         timestampMs: String(Date.now()),
         organizationId: sub.orgId,
         parameters: { userTagName: "needs-two", userIds: [] },
-      })).activity as AnyRec;
+      })).activity;
       assert.equal(pending.status, CONSENSUS);
       const vote = <T extends "ACTIVITY_TYPE_APPROVE_ACTIVITY" | "ACTIVITY_TYPE_REJECT_ACTIVITY">(type: T) => ({
         type,
         timestampMs: String(Date.now()),
         organizationId: sub.orgId,
-        parameters: { fingerprint: pending.fingerprint as string },
+        parameters: { fingerprint: pending.fingerprint },
       });
       await fail(root.http.approveActivity(vote("ACTIVITY_TYPE_APPROVE_ACTIVITY")), { status: 403, code: 7, includes: "parent" });
       await fail(root.http.rejectActivity(vote("ACTIVITY_TYPE_REJECT_ACTIVITY")), { status: 403, code: 7, includes: "parent" });
       // The parent reads it: still pending, one vote, and it may not vote.
-      const seen = (await root.http.getActivity({ organizationId: sub.orgId, activityId: pending.id })).activity as AnyRec;
+      const seen = (await root.http.getActivity({ organizationId: sub.orgId, activityId: pending.id })).activity;
       assert.equal(seen.status, CONSENSUS);
       assert.equal(seen.votes.length, 1);
       assert.deepEqual([seen.canApprove, seen.canReject], [false, false]);
-      const done = (await b.http.approveActivity(vote("ACTIVITY_TYPE_APPROVE_ACTIVITY"))).activity as AnyRec;
+      const done = (await b.http.approveActivity(vote("ACTIVITY_TYPE_APPROVE_ACTIVITY"))).activity;
       assert.equal(done.status, COMPLETED);
     });
 
@@ -188,7 +181,7 @@ for (const engine of engines()) {
       assert.equal(who.userId, sub.roots[0]!.userId);
       const tag = await inSub.sdk.createUserTag({ userTagName: "mine", userIds: [] });
       assert.equal(tag.activity.status, COMPLETED);
-      assert.equal((tag.activity.votes[0] as AnyRec).userId, sub.roots[0]!.userId);
+      assert.equal(tag.activity.votes[0]!.userId, sub.roots[0]!.userId);
     });
   });
 }

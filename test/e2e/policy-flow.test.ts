@@ -9,14 +9,16 @@
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
-import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import { engines, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import {
   RecordingProxy,
   expectError,
   partyFor,
   postSigned,
+  startHarness,
   type AnyRec,
+  type Harness,
   type ExpectedError,
   type Party,
   type PostResult,
@@ -252,20 +254,13 @@ for (const engine of engines()) {
       return { ...org, tagId, policyId, a: a!, b: b!, c: c!, d: d! };
     }
 
+    let harness: Harness | undefined;
     before(async () => {
-      inst = await newInstance(engine.name);
-      init = await sigilInit(inst, ["--name", "Policy Flow Org"]);
-      server = await startServer(inst);
-      proxy = new RecordingProxy(server.url);
-      await proxy.start();
-      root = party({ publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey }, init.userId, init.organizationId);
+      harness = await startHarness(engine.name, "Policy Flow Org");
+      ({ inst, init, server, proxy, root } = harness);
     });
 
-    after(async () => {
-      await proxy?.stop();
-      await server?.stop();
-      await inst?.cleanup();
-    });
+    after(async () => harness?.stop());
 
     it("1. a non-root user is implicitly denied: 403/7 with the activity id, FAILED in the list, evaluation explains it", async () => {
       const org = await newOrg("implicit");

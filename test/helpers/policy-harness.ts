@@ -8,6 +8,7 @@ import { TurnkeyClient, TurnkeyRequestError as HttpRequestError } from "@turnkey
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { Turnkey, TurnkeyRequestError as SdkRequestError, type TurnkeyApiClient } from "@turnkey/sdk-server";
 import type { P256KeyPair } from "../../src/crypto/keygen.ts";
+import { newInstance, sigilInit, startServer, type EngineSpec, type InitResult, type Instance, type RunningServer } from "./server.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyRec = Record<string, any>;
@@ -198,4 +199,36 @@ export async function postSigned(signed: {
     assert.fail(`HTTP ${res.status} answered with a non-JSON body: ${text.slice(0, 500)}`);
   }
   return { status: res.status, json };
+}
+
+/** A fresh service (child process) with a root organization, behind a recording proxy. */
+export interface Harness {
+  inst: Instance;
+  init: InitResult;
+  server: RunningServer;
+  proxy: RecordingProxy;
+  /** The root user of the bootstrapped organization, talking through the proxy. */
+  root: Party;
+  stop(): Promise<void>;
+}
+
+export async function startHarness(engine: EngineSpec["name"], orgName: string, env: NodeJS.ProcessEnv = {}): Promise<Harness> {
+  const inst = await newInstance(engine, env);
+  const init = await sigilInit(inst, ["--name", orgName]);
+  const server = await startServer(inst);
+  const proxy = new RecordingProxy(server.url);
+  await proxy.start();
+  const root = partyFor(proxy.url, { publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey }, init.userId, init.organizationId);
+  return {
+    inst,
+    init,
+    server,
+    proxy,
+    root,
+    async stop() {
+      await proxy.stop();
+      await server.stop();
+      await inst.cleanup();
+    },
+  };
 }
