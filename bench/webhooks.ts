@@ -45,7 +45,7 @@ import { createHash, createPrivateKey, randomBytes, randomUUID, sign } from "nod
 import pg from "pg";
 import SQLite from "better-sqlite3";
 import { verifyWebhookSignature, type VerifyResult } from "sigil/webhooks";
-import { activeSigningKey, jwks, signDelivery, signedMessage } from "../src/webhooks/signing-keys.ts";
+import { activeSigningKey, jwks, SigningKeyCache, signDelivery, signedMessage } from "../src/webhooks/signing-keys.ts";
 import { deliveryHeaders } from "../src/webhooks/deliver.ts";
 import { MasterKey } from "../src/crypto/envelope.ts";
 import { newOrderedId } from "../src/store/util.ts";
@@ -272,7 +272,8 @@ async function benchSigning(): Promise<SigningResult> {
   try {
     await migrate(store.db);
     const master = MasterKey.generate();
-    const key = await activeSigningKey(store.db, master);
+    const keys = new SigningKeyCache();
+    const key = await activeSigningKey(keys, store.db, master);
     const keyId = key.id;
     const privateKey = key.privateKey;
     const body = syntheticPayload(2048);
@@ -311,7 +312,7 @@ async function benchSigning(): Promise<SigningResult> {
       {
         label: "activeSigningKey (SQLite read, cached key) + deliveryHeaders",
         afn: async () => {
-          const k = await activeSigningKey(store.db, master);
+          const k = await activeSigningKey(keys, store.db, master);
           return deliveryHeaders({ eventId, eventType: "ACTIVITY_UPDATES", organizationId, body, key: k, now: Date.now() })["x-service-signature"]!.length;
         },
       },

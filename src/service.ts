@@ -5,11 +5,14 @@ import { loadConfig, type Config } from "./config.ts";
 import { migrate, openStore, type Store } from "./store/db.ts";
 import { resolveMasterKey } from "./crypto/master-key-source.ts";
 import type { MasterKey } from "./crypto/envelope.ts";
+import { newServiceState, type ServiceState } from "./service-state.ts";
 
 export interface Service {
   config: Config;
   store: Store;
   masterKey: MasterKey;
+  /** The store's caches: created here, once per store, and handed to the app and the dispatcher. */
+  state: ServiceState;
   warnings: string[];
 }
 
@@ -37,7 +40,7 @@ export async function openService(argv: string[] = [], env: NodeJS.ProcessEnv = 
     await store.close();
     throw err;
   }
-  return { config, store, masterKey: key, warnings };
+  return { config, store, masterKey: key, state: newServiceState(), warnings };
 }
 
 async function checkCanary(store: Store, key: MasterKey): Promise<void> {

@@ -1,8 +1,11 @@
-// The declaration of an activity. Everything else — routing, validation, OpenAPI, the
-// intent/result names of the Activity object, the policy resource/action — is derived from
-// it, so adding an operation is one file plus one line in registry.ts.
+// The declaration of an activity. Everything else — routing, validation, OpenAPI (request
+// and result schemas), the intent/result names of the Activity object, the policy
+// resource/action — is derived from it, so adding an operation is one file plus one line in
+// registry.ts. The parameter and result types are bound here, at definition time: the
+// pipeline holds a CompiledActivity and calls its hooks without knowing them.
 import type { Static, TObject } from "@sinclair/typebox";
 import type { Tx } from "../store/schema.ts";
+import type { ChainCache } from "../store/organizations.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
 import type { ParamValue } from "../policy/facts.ts";
 
@@ -33,23 +36,27 @@ export interface ExecuteContext {
   activityId: string;
   /** Time of the request, ms; every row written by the activity carries it. */
   now: number;
+  /** The store's organization-chain cache (service state). */
+  chains: ChainCache;
 }
 
-export interface ActivityDefinition<P extends TObject = TObject> {
-  /** Path segment: POST /public/v1/submit/<op>. */
-  op: string;
+export interface ActivityDefinition<P extends TObject = TObject, R extends TObject = TObject> {
   /** ACTIVITY_TYPE_... accepted at that path. Several definitions may share an op. */
   type: string;
-  /** Key of the intent inside `activity.intent`, e.g. createUsersIntentV4. */
-  intent: string;
-  /** Key of the result inside `activity.result`, e.g. createUsersResult. */
-  result: string;
+  /** Path segment: POST /public/v1/submit/<op>. Default: the type without ACTIVITY_TYPE_ and _V<n>, lower case. */
+  op?: string;
+  /** Key of the intent inside `activity.intent`. Default: e.g. createUsersIntentV4 for ACTIVITY_TYPE_CREATE_USERS_V4. */
+  intent?: string;
+  /** Key of the result inside `activity.result`. Default: e.g. createUsersResult (no version suffix). */
+  result?: string;
   /** Policy facts (see POLICY-LANGUAGE): activity.resource / action / kind. */
   resource: string;
   action: string;
   kind: string;
   summary: string;
   params: P;
+  /** The result object (`activity.result.<result>`): documents it and types `execute`. */
+  returns: R;
   /**
    * What `activity.params` exposes to policy conditions (snake_case names, POLICY-LANGUAGE
    * §4.8). Absent: nothing, and any `activity.params.x` is a MissingField error.
@@ -71,7 +78,7 @@ export interface ActivityDefinition<P extends TObject = TObject> {
    * authorization so an invalid request is refused instead of waiting for approvals.
    */
   check?(params: Static<P>): void;
-  execute(ctx: ExecuteContext, params: Static<P>): Promise<Record<string, unknown>>;
+  execute(ctx: ExecuteContext, params: Static<P>): Promise<Static<R>>;
 }
 
 /**
@@ -80,13 +87,74 @@ export interface ActivityDefinition<P extends TObject = TObject> {
  */
 export type RouteKind = "activity" | "vote";
 
-export interface CompiledActivity extends ActivityDefinition {
+/** Parameters as the pipeline holds them: validated against the definition's schema. */
+export type ActivityParams = Static<TObject>;
+
+/**
+ * A definition as the pipeline sees it: the parameter type is bound inside its hooks at
+ * definition time, so the pipeline calls them without knowing it.
+ */
+export interface CompiledActivity {
   route: "activity";
+  op: string;
+  type: string;
+  intent: string;
+  result: string;
+  resource: string;
+  action: string;
+  kind: string;
+  summary: string;
+  rootOnly?: boolean;
+  parentMayStamp?: boolean;
+  params: TObject;
+  /** The result object's schema. */
+  returns: TObject;
   validator: Validator<TObject>;
+  policyParams?(params: ActivityParams): Record<string, ParamValue>;
+  implicitlyAllowed?(params: ActivityParams, actor: Actor): boolean;
+  check?(params: ActivityParams): void;
+  execute(ctx: ExecuteContext, params: ActivityParams): Promise<Record<string, unknown>>;
 }
 
-export function defineActivity<P extends TObject>(def: ActivityDefinition<P>): CompiledActivity {
-  return { ...(def as unknown as ActivityDefinition), route: "activity", validator: compile(def.params) };
+/** ACTIVITY_TYPE_CREATE_USERS_V4 → { op: create_users, intent: createUsersIntentV4, result: createUsersResult } */
+export function namesOf(type: string): { op: string; intent: string; result: string } {
+  const m = /^ACTIVITY_TYPE_(.+?)(?:_(V\d+))?$/.exec(type);
+  if (!m) throw new Error(`activity type ${type}: expected ACTIVITY_TYPE_<NAME>[_V<n>]`);
+  const op = m[1]!.toLowerCase();
+  const camel = op.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  return { op, intent: `${camel}Intent${m[2] ?? ""}`, result: `${camel}Result` };
+}
+
+export function defineActivity<P extends TObject, R extends TObject = TObject>(def: ActivityDefinition<P, R>): CompiledActivity {
+  const names = namesOf(def.type);
+  const validator = compile(def.params);
+  // Parameters reach the hooks validated (at submission, or stored after it); the guard
+  // gives them back their type.
+  const typed = (params: ActivityParams): Static<P> => {
+    if (validator.is(params)) return params;
+    throw new Error(`${def.type}: parameters do not match the definition's schema`);
+  };
+  const { policyParams, implicitlyAllowed, check, execute } = def;
+  return {
+    route: "activity",
+    op: def.op ?? names.op,
+    type: def.type,
+    intent: def.intent ?? names.intent,
+    result: def.result ?? names.result,
+    resource: def.resource,
+    action: def.action,
+    kind: def.kind,
+    summary: def.summary,
+    ...(def.rootOnly !== undefined ? { rootOnly: def.rootOnly } : {}),
+    ...(def.parentMayStamp !== undefined ? { parentMayStamp: def.parentMayStamp } : {}),
+    params: def.params,
+    returns: def.returns,
+    validator,
+    ...(policyParams ? { policyParams: (params: ActivityParams) => policyParams(typed(params)) } : {}),
+    ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(typed(params), actor) } : {}),
+    ...(check ? { check: (params: ActivityParams) => check(typed(params)) } : {}),
+    execute: async (ctx, params) => execute(ctx, typed(params)),
+  };
 }
 
 export type VoteSelection = "VOTE_SELECTION_APPROVED" | "VOTE_SELECTION_REJECTED";
@@ -109,8 +177,12 @@ export interface VoteDefinition {
   validator: Validator<TObject>;
 }
 
-export function defineVote(def: Omit<VoteDefinition, "route" | "validator">): VoteDefinition {
-  return { ...def, route: "vote", validator: compile(def.params) };
+/** As defineActivity, `op` and `intent` default from the type. */
+export function defineVote(
+  def: Omit<VoteDefinition, "route" | "validator" | "op" | "intent"> & Partial<Pick<VoteDefinition, "op" | "intent">>,
+): VoteDefinition {
+  const names = namesOf(def.type);
+  return { ...def, op: def.op ?? names.op, intent: def.intent ?? names.intent, route: "vote", validator: compile(def.params) };
 }
 
 /** The definition each route kind is declared by. */

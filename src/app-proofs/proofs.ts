@@ -28,11 +28,14 @@ export interface AppProofKey {
   secretKey: Uint8Array;
 }
 
-let loaded: AppProofKey | undefined;
+/** The store's proof key once opened (one holder per store, on the service state). */
+export class AppProofKeyCache {
+  key: AppProofKey | undefined;
+}
 
 /** The service's proof key, created on first use and stored sealed with the master key. */
-export async function appProofKey(db: Executor, master: MasterKey): Promise<AppProofKey> {
-  if (loaded) return loaded;
+export async function appProofKey(cache: AppProofKeyCache, db: Executor, master: MasterKey): Promise<AppProofKey> {
+  if (cache.key) return cache.key;
   let row = await db.selectFrom("sigil_meta").select("value").where("key", "=", META_KEY).executeTakeFirst();
   if (!row) {
     const signing = p256.utils.randomSecretKey();
@@ -44,8 +47,8 @@ export async function appProofKey(db: Executor, master: MasterKey): Promise<AppP
     row = await db.selectFrom("sigil_meta").select("value").where("key", "=", META_KEY).executeTakeFirstOrThrow();
   }
   const stored = JSON.parse(row.value) as { publicKey: string; sealed: string };
-  loaded = { publicKey: stored.publicKey, secretKey: new Uint8Array(master.open(stored.sealed, AAD)) };
-  return loaded;
+  cache.key = { publicKey: stored.publicKey, secretKey: new Uint8Array(master.open(stored.sealed, AAD)) };
+  return cache.key;
 }
 
 export const sha256Hex = (data: string): string => createHash("sha256").update(data).digest("hex");
@@ -85,7 +88,7 @@ export function policyOutcomeProof(key: AppProofKey, f: PolicyOutcomeFacts): App
 }
 
 /** The published proof key (for the discovery route). */
-export async function appProofKeys(db: Executor, master: MasterKey): Promise<{ keys: { publicKey: string; scheme: string }[] }> {
-  const key = await appProofKey(db, master);
+export async function appProofKeys(cache: AppProofKeyCache, db: Executor, master: MasterKey): Promise<{ keys: { publicKey: string; scheme: string }[] }> {
+  const key = await appProofKey(cache, db, master);
   return { keys: [{ publicKey: key.publicKey, scheme: APP_PROOF_SCHEME }] };
 }

@@ -10,6 +10,7 @@ import { publicKeyProblem, verifySignature, type Curve } from "../crypto/public-
 import { isExpired } from "../store/api-keys.ts";
 import { precompiled } from "../store/precompiled.ts";
 import type { Db } from "../store/schema.ts";
+import type { ChainCache } from "../store/organizations.ts";
 import { resolveHolder, type CredentialScope } from "./credential-scope.ts";
 import type { Principal, StampFacts } from "./principal.ts";
 import type { Resolution, Rider, StampStrategy, VerifiedStamp } from "./strategy.ts";
@@ -95,9 +96,10 @@ function lookUpWith(rider: Rider<unknown>): ReturnType<typeof apiKeysByPublicKey
 const unknownKey = () =>
   unauthenticated("PUBLIC_KEY_NOT_FOUND", "could not find public key in organization or its parent organization");
 
-async function resolve<T>(db: Db, stamp: ApiKeyStamp, organizationId: string, scope: CredentialScope, now: number, rider: Rider<T>): Promise<Resolution<T>> {
+async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, organizationId: string, scope: CredentialScope, now: number, rider: Rider<T>): Promise<Resolution<T>> {
   const found = await resolveHolder(db, organizationId, scope, () =>
     lookUpWith(rider)(db, { publicKey: stamp.publicKey.toLowerCase() }),
+    chains,
   );
   if (!found) throw unknownKey();
   const key = found.holder;
@@ -144,6 +146,6 @@ export const apiKeyStamps: StampStrategy = {
     if (!(await verifySignature(stamp.curve, stamp.publicKey, rawBody, stamp.signature))) {
       throw unauthenticated("SIGNATURE_INVALID", "could not verify api key signature");
     }
-    return { resolve: (db, organizationId, scope, now, rider) => resolve(db, stamp, organizationId, scope, now, rider) };
+    return { resolve: (db, chains, organizationId, scope, now, rider) => resolve(db, chains, stamp, organizationId, scope, now, rider) };
   },
 };

@@ -2,7 +2,7 @@
 // (WIRE-NOTES §3.4) — decided here and nowhere else. Every strategy looks its credential up
 // by what the stamp names (a public key, a WebAuthn credential id, …) in all organizations
 // at once, and this module picks the holder the request may act as.
-import { organizationChain } from "../store/organizations.ts";
+import { organizationChain, type ChainCache } from "../store/organizations.ts";
 import type { Executor } from "../store/schema.ts";
 
 /**
@@ -34,9 +34,10 @@ export async function resolveHolder<H extends Holder>(
   targetOrganizationId: string,
   _scope: CredentialScope,
   lookUp: () => Promise<readonly H[]>,
+  chains: ChainCache,
 ): Promise<Resolved<H> | undefined> {
   // Both reads at once: the chain is usually cached, the look-up never is.
-  const [chain, holders] = await Promise.all([organizationChain(db, targetOrganizationId), lookUp()]);
+  const [chain, holders] = await Promise.all([organizationChain(db, targetOrganizationId, chains), lookUp()]);
   for (const orgId of chain) {
     const holder = holders.find((h) => h.organization_id === orgId);
     if (holder) return { holder, fromAncestor: orgId !== targetOrganizationId };

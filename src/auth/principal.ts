@@ -3,6 +3,7 @@
 // read nothing else about the caller.
 import type { Actor, TargetOrganization } from "../activities/define.ts";
 import type { UserRow } from "../store/users.ts";
+import type { CredentialType } from "../store/schema.ts";
 
 /** The kinds of credential a stamp can be verified with. Only API keys are served yet. */
 export type CredentialKind = "api_key";
@@ -26,7 +27,7 @@ export interface Principal {
     kind: CredentialKind;
     id: string;
     /** As stored (e.g. CREDENTIAL_TYPE_API_KEY_P256); the policy keyword `credentials` reads it. */
-    type: string;
+    type: CredentialType;
     /** Epoch ms, or null when it never expires. */
     expiresAt: number | null;
   };

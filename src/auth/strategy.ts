@@ -6,6 +6,7 @@
 //             found in the organizations the scope allows, and becomes the Principal.
 import type { AliasedRawBuilder } from "kysely";
 import type { Db, Executor } from "../store/schema.ts";
+import type { ChainCache } from "../store/organizations.ts";
 import type { CredentialScope } from "./credential-scope.ts";
 import type { Principal } from "./principal.ts";
 
@@ -31,7 +32,8 @@ export interface Resolution<T> {
 }
 
 export interface VerifiedStamp {
-  resolve<T>(db: Db, targetOrganizationId: string, scope: CredentialScope, now: number, rider: Rider<T>): Promise<Resolution<T>>;
+  /** `chains`: the store's organization-chain cache (service state). */
+  resolve<T>(db: Db, chains: ChainCache, targetOrganizationId: string, scope: CredentialScope, now: number, rider: Rider<T>): Promise<Resolution<T>>;
 }
 
 export interface StampStrategy {

@@ -22,11 +22,11 @@ export async function serve(argv: string[]): Promise<void> {
   store.checkpointInBackground((msg) => logger.warn(msg));
   configureWebhookUrls({ allowLoopback: config.webhooksAllowLoopback });
   // The key set is published before the first delivery needs it.
-  await activeSigningKey(store.db, service.masterKey);
+  await activeSigningKey(service.state.signingKey, store.db, service.masterKey);
   if (config.webhooksAllowLoopback) logger.warn("SIGIL_WEBHOOKS_ALLOW_LOOPBACK is on: webhooks may target loopback addresses (development only)");
   const dispatcher = startDispatcher({
     db: store.db,
-    engine: store.engine,
+    state: service.state,
     masterKey: service.masterKey,
     log: logger,
     timeoutMs: config.webhooksTimeoutMs,
@@ -39,6 +39,7 @@ export async function serve(argv: string[]): Promise<void> {
     onEvents: dispatcher.wake,
     masterKey: service.masterKey,
     store,
+    state: service.state,
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
     timestampMaxAgeMs: config.timestampMaxAgeMs,

@@ -5,6 +5,7 @@ import { appProofKey, policyOutcomeProof, type AppProof } from "../app-proofs/pr
 import { organizationChain } from "../store/organizations.ts";
 import type { Executor } from "../store/schema.ts";
 import type { VoteRow } from "../store/activities.ts";
+import type { ServiceState } from "../service-state.ts";
 import { governance, type OrgGovernance } from "./governance.ts";
 
 function organizationData(organizationId: string, gov: OrgGovernance) {
@@ -26,10 +27,10 @@ export interface ProofRequest {
   now: number;
 }
 
-export async function outcomeProof(db: Executor, master: MasterKey, r: ProofRequest): Promise<AppProof> {
-  const [, parentId] = await organizationChain(db, r.organizationId);
-  const parent = parentId ? organizationData(parentId, await governance(db, parentId)) : undefined;
-  return policyOutcomeProof(await appProofKey(db, master), {
+export async function outcomeProof(state: ServiceState, db: Executor, master: MasterKey, r: ProofRequest): Promise<AppProof> {
+  const [, parentId] = await organizationChain(db, r.organizationId, state.chains);
+  const parent = parentId ? organizationData(parentId, await governance(state.governance, db, parentId)) : undefined;
+  return policyOutcomeProof(await appProofKey(state.appProofKey, db, master), {
     organizationId: r.activity.organizationId,
     outcome: r.decision.outcome,
     decisionContext: {
@@ -51,6 +52,6 @@ export async function outcomeProof(db: Executor, master: MasterKey, r: ProofRequ
  * transaction. settle() signs inside one, and a key first created there would vanish with
  * an activity rolled back while this process went on signing with it.
  */
-export async function openProofKey(db: Executor, master: MasterKey): Promise<void> {
-  await appProofKey(db, master);
+export async function openProofKey(state: ServiceState, db: Executor, master: MasterKey): Promise<void> {
+  await appProofKey(state.appProofKey, db, master);
 }

@@ -20,6 +20,6 @@ export interface Authenticated<T> {
 export async function authenticate<T>(ctx: RequestContext, scope: CredentialScope, rider: Rider<T>): Promise<Authenticated<T>> {
   const stamp = await verifyStamp(ctx.headers, ctx.raw);
   const body = parseJsonBody(ctx.raw);
-  const resolved = await stamp.resolve(ctx.deps.db, targetOrganizationId(body), scope, ctx.now, rider);
+  const resolved = await stamp.resolve(ctx.deps.db, ctx.deps.state.chains, targetOrganizationId(body), scope, ctx.now, rider);
   return { principal: resolved.principal, body, rider: resolved.rider };
 }

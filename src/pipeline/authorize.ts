@@ -8,7 +8,7 @@ import type { ActivityFacts, CredentialFacts, UserFacts } from "../policy/facts.
 import type { Actor, CompiledActivity } from "../activities/define.ts";
 import { insertEvaluation, insertPolicySet, OUTCOME_CODES, type PolicyEvaluationRow } from "../store/policies.ts";
 import { newOrderedId } from "../store/util.ts";
-import type { Executor } from "../store/schema.ts";
+import type { ActivityStatus, Executor } from "../store/schema.ts";
 import type { Principal } from "../auth/principal.ts";
 import { credentialFacts, type OrgGovernance } from "./governance.ts";
 import type { Params } from "./validate.ts";
@@ -18,7 +18,7 @@ export const STATUS = {
   FAILED: "ACTIVITY_STATUS_FAILED",
   CONSENSUS_NEEDED: "ACTIVITY_STATUS_CONSENSUS_NEEDED",
   REJECTED: "ACTIVITY_STATUS_REJECTED",
-} as const;
+} as const satisfies Record<string, ActivityStatus>;
 
 export interface Evaluated {
   decision: Decision;

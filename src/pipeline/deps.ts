@@ -1,17 +1,17 @@
 // What the pipelines are given by the server (server/app.ts builds it once).
 import type { Db } from "../store/schema.ts";
-import type { Engine } from "../store/db.ts";
 import type { Transact } from "../store/transactions.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
+import type { ServiceState } from "../service-state.ts";
 
 export interface PipelineDeps {
   db: Db;
+  /** The store's caches (organization chains, governance, webhook listeners, the proof key). */
+  state: ServiceState;
   /** Runs an activity's writes all-or-nothing. */
   transact: Transact;
   timestampMaxAgeMs: number;
   timestampMaxFutureMs: number;
-  /** Decides whether votes lock their target row (PostgreSQL) or rely on the single writer (SQLite). */
-  engine: Engine;
   /** Where policy runtime errors are reported (never blocking: an erroring policy has no effect). */
   log?: { warn(obj: object, msg: string): void };
   /** Called after a commit that wrote webhook events (wakes the dispatcher). */

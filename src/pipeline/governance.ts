@@ -3,7 +3,7 @@
 // credentials) read from the store.
 import { createHash } from "node:crypto";
 import { notFound } from "../errors.ts";
-import { compilePolicy, mayVote, policySet, type CompiledPolicy, type Effect, type PolicySet, type RootQuorum } from "../policy/engine.ts";
+import { compilePolicy, mayVote, policySet, type CompiledPolicy } from "../policy/engine.ts";
 import { PolicyCompileError, PolicyRuntimeError, type CompiledExpression } from "../policy/index.ts";
 import type { ActivityFacts, CredentialFacts, ParamValue, UserFacts } from "../policy/facts.ts";
 import { governanceOf, policiesOf, type PolicyRow } from "../store/policies.ts";
@@ -13,24 +13,9 @@ import type { ActivityRow, VoteRow } from "../store/activities.ts";
 import type { CompiledActivity } from "../activities/define.ts";
 import { activityByType } from "../activities/registry.ts";
 import type { Params } from "./validate.ts";
+import { GovernanceCache, type OrgGovernance } from "./governance-cache.ts";
 
-export interface OrgGovernance {
-  version: number;
-  set: PolicySet;
-  quorum: RootQuorum;
-  /** Content address of the policy ids (policy_sets.id), referenced by evaluation records. */
-  setId: string;
-  policyIds: readonly string[];
-  /** The policy_sets row is known to be committed; until then each record writes it too. */
-  persisted: boolean;
-}
-
-// Compiled once per (organization, policy version). The version is bumped in the same
-// transaction as every policy or root quorum change, and read fresh by each request (the
-// request snapshot carries it, snapshot.ts), so a node never decides with a stale set for longer
-// than a request that raced the change. Bounded like the organization-chain cache.
-const cache = new Map<string, OrgGovernance>();
-const MAX_CACHED = 10_000;
+export { GovernanceCache, type OrgGovernance };
 
 /** A stored policy that no longer compiles (e.g. after a language change) errors, it never allows. */
 function brokenPolicy(row: PolicyRow, err: PolicyCompileError): CompiledPolicy {
@@ -46,12 +31,12 @@ function brokenPolicy(row: PolicyRow, err: PolicyCompileError): CompiledPolicy {
       throw new PolicyRuntimeError("Internal", `stored policy no longer compiles: ${err.message}`);
     },
   };
-  return { id: row.id, effect: row.effect as Effect, condition: fails, consensus: null, time: null };
+  return { id: row.id, effect: row.effect, condition: fails, consensus: null, time: null };
 }
 
 function compileStored(row: PolicyRow): CompiledPolicy {
   try {
-    return compilePolicy({ id: row.id, effect: row.effect as Effect, condition: row.condition, consensus: row.consensus, time: row.time });
+    return compilePolicy({ id: row.id, effect: row.effect, condition: row.condition, consensus: row.consensus, time: row.time });
   } catch (err) {
     if (err instanceof PolicyCompileError) return brokenPolicy(row, err);
     throw err;
@@ -62,7 +47,7 @@ function compileStored(row: PolicyRow): CompiledPolicy {
  * The policies and root quorum of an organization. `knownVersion` (from the request
  * snapshot) saves the version query when the cached set is current.
  */
-export async function governance(db: Executor, organizationId: string, knownVersion?: number): Promise<OrgGovernance> {
+export async function governance(cache: GovernanceCache, db: Executor, organizationId: string, knownVersion?: number): Promise<OrgGovernance> {
   const hit = cache.get(organizationId);
   if (hit && hit.version === knownVersion) return hit;
   const g = await governanceOf(db, organizationId);
@@ -78,7 +63,6 @@ export async function governance(db: Executor, organizationId: string, knownVers
     policyIds,
     persisted: false,
   };
-  if (cache.size >= MAX_CACHED) cache.clear();
   cache.set(organizationId, entry);
   return entry;
 }
@@ -137,12 +121,14 @@ export async function voterStanding(
   organizationId: string,
   user: UserRow,
   nowMs: number,
+  /** The store's (service state); without it the policies are read and compiled afresh. */
+  cache: GovernanceCache = new GovernanceCache(),
 ): Promise<VoterStanding | undefined> {
   const def = activityByType(row.type);
   if (!def) return undefined;
   const params: Params = JSON.parse(row.intent);
   const facts = activityFacts(def, params);
-  const gov = await governance(db, organizationId);
+  const gov = await governance(cache, db, organizationId);
   const [voter] = await userFacts(db, [user], true);
   const eligible = mayVote(gov.set, voter!, {
     quorum: gov.quorum,

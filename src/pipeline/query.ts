@@ -19,5 +19,5 @@ export async function runQuery(deps: PipelineDeps, op: string, raw: Buffer, head
   const { principal, body } = await authenticate(ctx, "target-then-ancestors", NO_RIDER);
   refuseNulCharacters(body);
   const req = def.validator.parse(body, "");
-  return def.run({ db: deps.db, organization: principal.organization, actor: principal.actor, viewer: principal.user, now: ctx.now }, req);
+  return def.run({ db: deps.db, state: deps.state, organization: principal.organization, actor: principal.actor, viewer: principal.user, now: ctx.now }, req);
 }

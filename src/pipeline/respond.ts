@@ -6,6 +6,7 @@ import type { Db } from "../store/schema.ts";
 import type { UserRow } from "../store/users.ts";
 import { activityView, type ActivityView, type KnownVotes } from "../views/activity.ts";
 import { deniedError, STATUS } from "./authorize.ts";
+import type { GovernanceCache } from "./governance-cache.ts";
 
 export interface Answer {
   activity: ActivityView;
@@ -17,6 +18,8 @@ export async function respond(
   known: KnownVotes | undefined,
   /** The caller, for canApprove / canReject. */
   viewer: UserRow,
+  /** The store's (service state). */
+  governance: GovernanceCache,
 ): Promise<Answer> {
   if (row.status === STATUS.FAILED && row.failure) {
     const f = JSON.parse(row.failure) as { code: number; message: string; details: Record<string, unknown>[] };
@@ -26,5 +29,5 @@ export async function respond(
       throw deniedError(String(detail.message ?? f.message), row.id, (detail.policyEvaluations as unknown[]) ?? []);
     }
   }
-  return { activity: await activityView(db, row, known, viewer) };
+  return { activity: await activityView(db, row, known, viewer, governance) };
 }

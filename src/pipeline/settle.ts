@@ -8,7 +8,7 @@ import { ApiError } from "../errors.ts";
 import type { Actor, CompiledActivity } from "../activities/define.ts";
 import { insertActivity, insertVote, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import type { Tx } from "../store/schema.ts";
-import { hasListeners, recordActivityEvent } from "../webhooks/outbox.ts";
+import { recordActivityEvent } from "../webhooks/outbox.ts";
 import { activityView, type ActivityView, type KnownVotes } from "../views/activity.ts";
 import { deniedFailure, evaluationRow, isDenied, recordEvaluation, STATUS, type Evaluated } from "./authorize.ts";
 import { outcomeProof } from "./app-proofs.ts";
@@ -55,11 +55,11 @@ export interface Settled {
 
 export async function settle(deps: PipelineDeps, tx: Tx, s: Settlement): Promise<Settled> {
   const { activity, previous, evaluated, now } = s;
-  const outcome = await decidedOutcome(tx, s);
+  const outcome = await decidedOutcome(deps, tx, s);
   const row: ActivityRow = { ...activity, ...outcome, updated_at: now };
   const changed = outcome.status !== previous?.status;
   if (s.appProofs && changed && deps.masterKey) {
-    const proof = await outcomeProof(tx, deps.masterKey, {
+    const proof = await outcomeProof(deps.state, tx, deps.masterKey, {
       activity: { id: row.id, type: row.type, fingerprint: row.fingerprint, organizationId: row.organization_id },
       decision: evaluated.decision,
       organizationId: s.decidingOrganizationId,
@@ -82,7 +82,7 @@ export async function settle(deps: PipelineDeps, tx: Tx, s: Settlement): Promise
   // Votes refer to their activity: written once the row exists.
   await insertVote(tx, s.vote);
   await recordEvaluation(tx, evaluationRow(row.id, row.organization_id, s.vote.id, evaluated, now), evaluated.gov);
-  if (!changed || !(s.listening ?? (await hasListeners(tx, row.organization_id)))) return { row };
+  if (!changed || !(s.listening ?? (await deps.state.listeners.hasListeners(tx, row.organization_id)))) return { row };
   const event = await activityView(tx, row, s.known);
   await recordActivityEvent(tx, event, now);
   return { row, event };
@@ -95,9 +95,9 @@ export function afterCommit(deps: PipelineDeps, s: Pick<Settlement, "evaluated">
 }
 
 /** The status the decision gives the activity; ALLOW runs the handler first. */
-async function decidedOutcome(tx: Tx, s: Settlement): Promise<Outcome> {
+async function decidedOutcome(deps: PipelineDeps, tx: Tx, s: Settlement): Promise<Outcome> {
   const { decision } = s.evaluated;
-  if (decision.outcome === "OUTCOME_ALLOW") return executed(tx, s);
+  if (decision.outcome === "OUTCOME_ALLOW") return executed(deps, tx, s);
   if (decision.outcome === "OUTCOME_REJECTED") return { status: STATUS.REJECTED, result: null, failure: null };
   if (isDenied(decision)) {
     return { status: STATUS.FAILED, result: null, failure: JSON.stringify(deniedFailure(decision, s.activity.id).toBody()) };
@@ -105,10 +105,10 @@ async function decidedOutcome(tx: Tx, s: Settlement): Promise<Outcome> {
   return { status: STATUS.CONSENSUS_NEEDED, result: null, failure: null };
 }
 
-async function executed(tx: Tx, s: Settlement): Promise<Outcome> {
+async function executed(deps: PipelineDeps, tx: Tx, s: Settlement): Promise<Outcome> {
   const run = async (): Promise<Outcome> => {
     const result = await s.def.execute(
-      { tx, organization: { id: s.activity.organization_id }, actor: s.initiator, activityId: s.activity.id, now: s.now },
+      { tx, organization: { id: s.activity.organization_id }, actor: s.initiator, activityId: s.activity.id, now: s.now, chains: deps.state.chains },
       s.params,
     );
     return { status: STATUS.COMPLETED, result: JSON.stringify(result), failure: null };

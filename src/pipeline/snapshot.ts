@@ -8,8 +8,8 @@
 // On SQLite every separate read waits for the connection the commit group holds; a snapshot
 // read of its own lowered the activity rate by 3–6 % (interleaved `npm run bench` runs). Queries
 // need none of it and do not ask for it.
-import { PostgresAdapter, sql } from "kysely";
-import type { Executor } from "../store/schema.ts";
+import { sql } from "kysely";
+import { dialectOf } from "../store/dialect.ts";
 import { WEBHOOK_VERSION_KEY } from "../store/webhooks.ts";
 import type { Rider } from "../auth/strategy.ts";
 
@@ -22,17 +22,11 @@ export interface RequestSnapshot {
   webhookVersion: number;
 }
 
-/** The user's tag ids as one comma-separated column (UUIDs hold no comma). */
-function tagIdList(db: Executor) {
-  return db.getExecutor().adapter instanceof PostgresAdapter
-    ? sql<string | null>`(select string_agg(m.tag_id, ',' order by m.tag_id) from user_tag_members m where m.user_id = users.id)`
-    : sql<string | null>`(select group_concat(tag_id, ',') from (select m.tag_id from user_tag_members m where m.user_id = users.id order by m.tag_id))`;
-}
-
 export const requestSnapshot: Rider<RequestSnapshot> = {
   columns: (db) => [
     sql<number>`organizations.policy_version`.as("snapshot_policy_version"),
-    tagIdList(db).as("snapshot_tag_ids"),
+    // The user's tag ids as one comma-separated column (UUIDs hold no comma).
+    dialectOf(db).tagIdList().as("snapshot_tag_ids"),
     sql<string | null>`(select value from sigil_meta where key = ${WEBHOOK_VERSION_KEY})`.as("snapshot_webhook_version"),
   ],
   read(row) {

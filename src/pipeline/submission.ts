@@ -7,7 +7,6 @@ import type { Decision } from "../policy/engine.ts";
 import { findActivityByFingerprint, type ActivityRow } from "../store/activities.ts";
 import { newId } from "../store/util.ts";
 import type { KnownVotes } from "../views/activity.ts";
-import { hasListeners } from "../webhooks/outbox.ts";
 import { openProofKey } from "./app-proofs.ts";
 import { authorize, isDenied, deniedFailure, stampCredential, STATUS } from "./authorize.ts";
 import type { PipelineDeps } from "./deps.ts";
@@ -25,7 +24,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   // costs a rolled-back transaction; every first submission saves a query.
   const fingerprint = createHash("sha256").update(ctx.raw).digest("hex");
   // 6. authorize: the submitter's stamp is the first approval.
-  const gov = await governance(deps.db, principal.actor.organizationId, snapshot.policyVersion);
+  const gov = await governance(deps.state.governance, deps.db, principal.actor.organizationId, snapshot.policyVersion);
   const evaluated = authorize({
     def,
     params,
@@ -41,11 +40,11 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   reportPolicyErrors(deps, activityId, evaluated.decision);
   if (v.envelope.generateAppProofs) {
     if (!deps.masterKey) throw new Error("app proofs need the master key in the pipeline");
-    await openProofKey(deps.db, deps.masterKey);
+    await openProofKey(deps.state, deps.db, deps.masterKey);
   }
   // Who listens is decided before the transaction, from the endpoints as the snapshot saw
   // them: an activity that creates the organization's first endpoint does not notify it.
-  const listening = await hasListeners(deps.db, principal.organization.id, snapshot.webhookVersion);
+  const listening = await deps.state.listeners.hasListeners(deps.db, principal.organization.id, snapshot.webhookVersion);
   // 7. execute and record
   const vote = voteRow(activityId, "VOTE_SELECTION_APPROVED", v, now);
   const known: KnownVotes = { votes: [vote], voters: [principal.user] };
@@ -79,14 +78,14 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
     // The event's payload is the answer: the submitter can never vote again on its own fresh
     // activity, so canApprove/canReject are false either way.
     if (settled.event) return { activity: settled.event };
-    return respond(deps.db, settled.row, known, principal.user);
+    return respond(deps.db, settled.row, known, principal.user, deps.state.governance);
   }
   // An earlier identical submission exists. While it awaits consensus, the same request
   // from a user who has not approved it yet is an approval (POLICY-LANGUAGE §6.5).
   if (twin.status === STATUS.CONSENSUS_NEEDED) {
     return castVote(v, { selection: "VOTE_SELECTION_APPROVED", fingerprint, resubmission: true });
   }
-  return respond(deps.db, twin, undefined, principal.user);
+  return respond(deps.db, twin, undefined, principal.user, deps.state.governance);
 }
 
 /**

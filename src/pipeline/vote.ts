@@ -10,6 +10,7 @@ import type { Actor, VoteDefinition, VoteSelection } from "../activities/define.
 import { votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import { newOrderedId } from "../store/util.ts";
 import type { Tx } from "../store/schema.ts";
+import { dialectOf } from "../store/dialect.ts";
 import type { UserRow } from "../store/users.ts";
 import { activityView } from "../views/activity.ts";
 import { credentialFacts, decidingOrganization, userFacts, voterStanding } from "./governance.ts";
@@ -48,9 +49,8 @@ export function voteOn(v: Validated<VoteDefinition>): Promise<Answer> {
   return castVote(v, { selection: v.def.selection, fingerprint: String(v.params.fingerprint) });
 }
 
-async function lockTarget(tx: Tx, fingerprint: string, lockRows: boolean): Promise<ActivityRow | undefined> {
-  const q = tx.selectFrom("activities").selectAll().where("fingerprint", "=", fingerprint);
-  return (lockRows ? q.forUpdate() : q).executeTakeFirst();
+async function lockTarget(tx: Tx, fingerprint: string): Promise<ActivityRow | undefined> {
+  return dialectOf(tx).forUpdate(tx.selectFrom("activities").selectAll().where("fingerprint", "=", fingerprint)).executeTakeFirst();
 }
 
 /** The submitter as the executing actor, read back for an activity that runs on approval. */
@@ -70,7 +70,7 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
   const { deps } = ctx;
   const me = principal.actor.userId;
   const outcome = await deps.transact(async (tx): Promise<{ unchanged: ActivityRow } | { settled: Settled; settlement: Settlement }> => {
-    const target = await lockTarget(tx, req.fingerprint, deps.engine === "postgres");
+    const target = await lockTarget(tx, req.fingerprint);
     if (!target || target.organization_id !== principal.organization.id) {
       throw notFound(`No activity found with fingerprint ${req.fingerprint} in organization ${principal.organization.id}`);
     }
@@ -102,7 +102,7 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
       if (req.resubmission) return { unchanged: target };
       throw precondition(`activity ${target.id} is ${target.status}; votes are accepted only while it awaits consensus`);
     }
-    const standing = await voterStanding(tx, target, orgId, principal.user, now);
+    const standing = await voterStanding(tx, target, orgId, principal.user, now, deps.state.governance);
     if (!standing) throw precondition(`activity type ${target.type} is no longer supported; it cannot be voted on`);
     const { def, params, facts, gov, voter } = standing;
     if (!standing.eligible) {
@@ -156,8 +156,8 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
   }
   // A resubmission is answered like any resubmission; a vote (accepted or retried) with the
   // target as it now stands, whatever the outcome.
-  if (req.resubmission) return respond(deps.db, row, undefined, principal.user);
-  return { activity: await activityView(deps.db, row, undefined, principal.user) };
+  if (req.resubmission) return respond(deps.db, row, undefined, principal.user, deps.state.governance);
+  return { activity: await activityView(deps.db, row, undefined, principal.user, deps.state.governance) };
 }
 
 /** The users behind the other approvals (deleted users are simply absent). */

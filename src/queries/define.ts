@@ -2,12 +2,15 @@
 // `organizationId`, no timestamp, no activity.
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { Db } from "../store/schema.ts";
+import type { ServiceState } from "../service-state.ts";
 import type { UserRow } from "../store/users.ts";
 import type { Actor, TargetOrganization } from "../activities/define.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
 
 export interface QueryContext {
   db: Db;
+  /** The store's caches (service state). */
+  state: ServiceState;
   /** The organization named by the request's organizationId. */
   organization: TargetOrganization;
   actor: Actor;
@@ -16,20 +19,39 @@ export interface QueryContext {
   now: number;
 }
 
-export interface QueryDefinition<R extends TObject = TObject> {
+export interface QueryDefinition<R extends TObject = TObject, S extends TSchema = TSchema> {
   op: string;
   summary: string;
   /** The whole request body, organizationId included. */
   request: R;
-  /** Documents the response in the OpenAPI document. */
+  /** The response: documents it in the OpenAPI document and types `run`. */
+  response: S;
+  run(ctx: QueryContext, req: Static<R>): Promise<Static<S>>;
+}
+
+/** A query as the pipeline sees it: the request and response types are bound inside `run`. */
+export interface CompiledQuery {
+  op: string;
+  summary: string;
+  request: TObject;
   response: TSchema;
-  run(ctx: QueryContext, req: Static<R>): Promise<unknown>;
-}
-
-export interface CompiledQuery extends QueryDefinition {
   validator: Validator<TObject>;
+  /** `req` is the body as `validator` parsed it. */
+  run(ctx: QueryContext, req: Static<TObject>): Promise<unknown>;
 }
 
-export function defineQuery<R extends TObject>(def: QueryDefinition<R>): CompiledQuery {
-  return { ...(def as unknown as QueryDefinition), validator: compile(def.request) };
+export function defineQuery<R extends TObject, S extends TSchema>(def: QueryDefinition<R, S>): CompiledQuery {
+  const validator = compile(def.request);
+  const { run } = def;
+  return {
+    op: def.op,
+    summary: def.summary,
+    request: def.request,
+    response: def.response,
+    validator,
+    run(ctx, req) {
+      if (!validator.is(req)) throw new Error(`query ${def.op}: request does not match its schema`);
+      return run(ctx, req);
+    },
+  };
 }

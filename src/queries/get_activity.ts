@@ -11,11 +11,11 @@ export const getActivity = defineQuery({
   summary: "Get one activity (what the SDK pollers call).",
   request: Type.Object({ organizationId: OrganizationId, activityId: Id("activity") }),
   response: Type.Object({ activity: Activity }),
-  async run({ db, organization, viewer }, req) {
+  async run({ db, state, organization, viewer }, req) {
     const row = await findActivity(db, req.activityId);
     if (!row || row.organization_id !== organization.id) {
       throw notFound(`no activity ${req.activityId} in organization ${organization.id}`);
     }
-    return { activity: await activityView(db, row, undefined, viewer) };
+    return { activity: await activityView(db, row, undefined, viewer, state.governance) };
   },
 });

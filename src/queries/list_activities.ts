@@ -2,20 +2,13 @@ import { Type } from "@sinclair/typebox";
 import { OrganizationId, Pagination, maxItems } from "../schemas/common.ts";
 import { Activity } from "../schemas/views.ts";
 import { listActivities } from "../store/activities.ts";
+import { ACTIVITY_STATUSES } from "../store/schema.ts";
 import { pageRequest } from "../store/pagination.ts";
 import { activityViews } from "../views/activity.ts";
 import { defineQuery } from "./define.ts";
 
 const Status = Type.Union(
-  [
-    "ACTIVITY_STATUS_CREATED",
-    "ACTIVITY_STATUS_PENDING",
-    "ACTIVITY_STATUS_COMPLETED",
-    "ACTIVITY_STATUS_FAILED",
-    "ACTIVITY_STATUS_CONSENSUS_NEEDED",
-    "ACTIVITY_STATUS_REJECTED",
-    "ACTIVITY_STATUS_AUTHENTICATORS_NEEDED",
-  ].map((s) => Type.Literal(s)),
+  ACTIVITY_STATUSES.map((s) => Type.Literal(s)),
   { errorMessage: "must be an ACTIVITY_STATUS_* value" },
 );
 
@@ -31,12 +24,12 @@ export const listActivitiesQuery = defineQuery({
     paginationOptions: Type.Optional(Pagination),
   }),
   response: Type.Object({ activities: Type.Array(Activity) }),
-  async run({ db, organization, viewer }, req) {
+  async run({ db, state, organization, viewer }, req) {
     const rows = await listActivities(
       db,
       { organizationId: organization.id, statuses: req.filterByStatus, types: req.filterByType },
       pageRequest(req.paginationOptions),
     );
-    return { activities: await activityViews(db, rows, undefined, viewer) };
+    return { activities: await activityViews(db, rows, undefined, viewer, state.governance) };
   },
 });

@@ -21,7 +21,7 @@ export const listUserTags = defineQuery({
       userTags: rows.map((t) => ({
         tagId: t.id,
         tagName: t.name,
-        tagType: "TAG_TYPE_USER",
+        tagType: "TAG_TYPE_USER" as const,
         createdAt: timestampObject(t.created_at),
         updatedAt: timestampObject(t.updated_at),
       })),

@@ -13,7 +13,9 @@ export const getUser = defineQuery({
   async run({ db, organization }, req) {
     const row = await findUser(db, organization.id, req.userId);
     if (!row) throw notFound(`no user ${req.userId} in organization ${organization.id}`);
-    return { user: (await userViews(db, [row]))[0] };
+    const [user] = await userViews(db, [row]);
+    if (!user) throw notFound(`no user ${req.userId} in organization ${organization.id}`);
+    return { user };
   },
 });
 

@@ -10,6 +10,8 @@ export interface Validator<T extends TSchema> {
   schema: T;
   /** Returns a copy holding only the declared fields, or throws REQUEST_INVALID. */
   parse(value: unknown, at: string): Static<T>;
+  /** Whether a value (e.g. a stored intent, validated when it was submitted) matches the schema. */
+  is(value: unknown): value is Static<T>;
 }
 
 const MAX_VIOLATIONS = 20;
@@ -18,6 +20,7 @@ export function compile<T extends TSchema>(schema: T): Validator<T> {
   const check: TypeCheck<T> = TypeCompiler.Compile(schema);
   return {
     schema,
+    is: (value: unknown): value is Static<T> => check.Check(value),
     parse(value: unknown, at: string): Static<T> {
       if (check.Check(value)) return clean(schema, structuredClone(value)) as Static<T>;
       const violations: FieldViolation[] = [];

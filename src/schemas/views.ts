@@ -1,6 +1,6 @@
 // Response shapes, for the OpenAPI document. The code that builds them lives in
-// store/*.ts and pipeline/activity-view.ts.
-import { Type } from "@sinclair/typebox";
+// store/*.ts and views/activity.ts.
+import { Type, type Static } from "@sinclair/typebox";
 import { Timestamp } from "./common.ts";
 
 export const Credential = Type.Object({ publicKey: Type.String(), type: Type.String() });
@@ -40,6 +40,17 @@ export const Vote = Type.Object({
   createdAt: Timestamp,
 });
 
+export const AppProof = Type.Object({
+  scheme: Type.String(),
+  publicKey: Type.String(),
+  proofPayload: Type.String(),
+  signature: Type.String(),
+});
+
+/**
+ * The Activity object as the service returns it (answers, get_activity, list_activities,
+ * webhook events). views/activity.ts is typed from it, so the document cannot lack a field.
+ */
 export const Activity = Type.Object({
   id: Type.String(),
   organizationId: Type.String(),
@@ -54,6 +65,24 @@ export const Activity = Type.Object({
   createdAt: Type.String({ description: "epoch milliseconds" }),
   updatedAt: Type.String({ description: "epoch milliseconds" }),
   failure: Type.Optional(Type.Unknown()),
+  appProofs: Type.Optional(Type.Array(AppProof, { description: "present when the submission asked for them (generateAppProofs)" })),
+});
+
+export type ActivityView = Static<typeof Activity>;
+
+export const WebhookEndpoint = Type.Object({
+  endpointId: Type.String(),
+  organizationId: Type.String(),
+  url: Type.String(),
+  name: Type.String(),
+  isActive: Type.Boolean(),
+  subscriptions: Type.Array(
+    Type.Object({ eventType: Type.String(), filtersJson: Type.Optional(Type.String()), isActive: Type.Optional(Type.Boolean()) }),
+  ),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  disabledReason: Type.Optional(Type.String({ description: "present only while the service keeps the endpoint disabled" })),
+  disabledAt: Type.Optional(Timestamp),
 });
 
 export const UserTag = Type.Object({

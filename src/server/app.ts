@@ -15,9 +15,12 @@ import { openApiDocument } from "./openapi.ts";
 import { submitActivity, type PipelineDeps } from "../pipeline/submit.ts";
 import { runQuery } from "../pipeline/query.ts";
 import type { Store } from "../store/db.ts";
+import type { ServiceState } from "../service-state.ts";
 
 export interface AppOptions {
   store: Store;
+  /** The store's caches (Service.state): one per store, shared with its dispatcher. */
+  state: ServiceState;
   logger: FastifyBaseLogger;
   /** Called after commits that wrote webhook events. */
   onEvents?: () => void;
@@ -53,10 +56,10 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   });
   const deps: PipelineDeps = {
     db: opts.store.db,
+    state: opts.state,
     transact: opts.store.transact,
     timestampMaxAgeMs: opts.timestampMaxAgeMs,
     timestampMaxFutureMs: opts.timestampMaxFutureMs,
-    engine: opts.store.engine,
     log: opts.logger,
     onEvents: opts.onEvents,
     masterKey: opts.masterKey,
@@ -112,7 +115,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   app.get("/public/v1/discovery/app-proofs/keys", async (_req, reply) => {
     if (!opts.masterKey) throw notFound("app proofs are not enabled on this server");
     void reply.header("cache-control", `public, max-age=${JWKS_MAX_AGE_SECONDS}`).type("application/json");
-    return appProofKeys(opts.store.db, opts.masterKey);
+    return appProofKeys(opts.state.appProofKey, opts.store.db, opts.masterKey);
   });
   // Bounded by the connect timeout (store.ping): a hung database answers 503, not never.
   app.get("/readyz", async (_req, reply) => {

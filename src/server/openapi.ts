@@ -1,5 +1,6 @@
 // The OpenAPI document, derived from the registries: an operation exists in the document
 // exactly when it exists in the router.
+import { Type } from "@sinclair/typebox";
 import { ACTIVITIES, VOTES } from "../activities/registry.ts";
 import { QUERIES } from "../queries/registry.ts";
 import { Activity, ErrorBody } from "../schemas/views.ts";
@@ -17,6 +18,21 @@ const errorResponse = {
   description: "Rejected: gRPC-style status body",
   content: { "application/json": { schema: ErrorBody } },
 };
+
+/**
+ * The Activity a submit path answers with: an activity path's result holds one of its
+ * definitions' result objects, under that definition's result name; a vote answers with
+ * the target activity, whatever its type.
+ */
+function answeredActivity(defs: SubmitRoute[]) {
+  const results = defs.flatMap((d) => (d.route === "activity" ? [[d.result, Type.Optional(d.returns)] as const] : []));
+  if (results.length < defs.length) return Activity;
+  const result = Type.Object(Object.fromEntries(results), {
+    additionalProperties: false,
+    description: "one key once completed: the result object of the submitted type",
+  });
+  return { ...Activity, properties: { ...Activity.properties, result } };
+}
 
 function submitOperation(op: string, defs: SubmitRoute[]) {
   const variants = defs.map((d) => ({
@@ -45,7 +61,7 @@ function submitOperation(op: string, defs: SubmitRoute[]) {
         content: { "application/json": { schema: variants.length === 1 ? variants[0] : { oneOf: variants } } },
       },
       responses: {
-        "200": { description: "The activity", content: { "application/json": { schema: { type: "object", properties: { activity: Activity } } } } },
+        "200": { description: "The activity", content: { "application/json": { schema: { type: "object", properties: { activity: answeredActivity(defs) } } } } },
         default: errorResponse,
       },
     },

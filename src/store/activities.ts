@@ -1,5 +1,5 @@
 // Activities and the votes cast on them.
-import type { ActivitiesTable, Executor, VotesTable } from "./schema.ts";
+import type { ActivitiesTable, ActivityStatus, Executor, VotesTable } from "./schema.ts";
 import { page, unknownCursor, type PageRequest } from "./pagination.ts";
 import { precompiled } from "./precompiled.ts";
 
@@ -42,7 +42,7 @@ export async function votesOf(db: Executor, activityIds: readonly string[]): Pro
 
 export interface ActivityFilter {
   organizationId: string;
-  statuses?: string[];
+  statuses?: ActivityStatus[];
   types?: string[];
 }
 

@@ -1,17 +1,17 @@
 // API keys: the credentials an X-Stamp is checked against.
-import type { ApiKeysTable, Executor } from "./schema.ts";
+import type { ApiKeyCurve, ApiKeysTable, CredentialType, Executor } from "./schema.ts";
 import { timestampObject } from "./util.ts";
 
 export type ApiKeyRow = ApiKeysTable;
 
-const CREDENTIAL_TYPE: Record<string, string> = {
+const CREDENTIAL_TYPE: Record<ApiKeyCurve, CredentialType> = {
   API_KEY_CURVE_P256: "CREDENTIAL_TYPE_API_KEY_P256",
   API_KEY_CURVE_SECP256K1: "CREDENTIAL_TYPE_API_KEY_SECP256K1",
   API_KEY_CURVE_ED25519: "CREDENTIAL_TYPE_API_KEY_ED25519",
 };
 
-export function credentialTypeFor(curve: string): string {
-  const t = CREDENTIAL_TYPE[curve];
+export function credentialTypeFor(curve: string): CredentialType {
+  const t = (CREDENTIAL_TYPE as Record<string, CredentialType | undefined>)[curve];
   if (!t) throw new Error(`unknown curve ${curve}`);
   return t;
 }

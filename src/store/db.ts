@@ -15,14 +15,17 @@ import { withStatementCache } from "./sqlite-statements.ts";
 import { groupCommit, StoreUnavailableError, transactionPerCall, type Transact } from "./transactions.ts";
 import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer.ts";
 import { AsyncLockSqliteDialect, isSqliteBusy } from "./sqlite-driver.ts";
+import { DIALECTS, type Engine, type StoreDialect } from "./dialect.ts";
 
 export { StoreUnavailableError } from "./transactions.ts";
 
-export type Engine = "sqlite" | "postgres";
+export type { Engine, StoreDialect };
 
 export interface Store {
   db: Db;
   engine: Engine;
+  /** What differs between the engines (row locks, aggregation, notify): ask it, never test `engine`. */
+  dialect: StoreDialect;
   /** Where the data lives, for logs (never includes credentials). */
   location: string;
   /** Runs one activity's writes all-or-nothing (grouped commits on SQLite). */
@@ -99,6 +102,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; timeout
     return {
       db,
       engine: "postgres",
+      dialect: DIALECTS.postgres,
       location: `postgres://${url.host}${url.pathname}`,
       transact: transactionPerCall(db),
       checkpointInBackground: () => {},
@@ -114,6 +118,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; timeout
   return {
     db,
     engine: "sqlite",
+    dialect: DIALECTS.sqlite,
     location: file,
     transact: groupCommit(db, { deadlineMs: t.lockTimeoutMs, isTransient: isStoreUnavailable }),
     checkpointInBackground(onError) {

@@ -23,14 +23,15 @@
 //
 // Lock order, everywhere: the organization row, then user rows, then user tag rows, each set
 // in id order. Nothing locks a user and then its organization, or a tag and then a user.
-import { PostgresAdapter, type SelectQueryBuilder } from "kysely";
+import type { SelectQueryBuilder } from "kysely";
 import type { Executor } from "./schema.ts";
+import { dialectOf, type LockStrength } from "./dialect.ts";
 
-export type LockStrength = "exclusive" | "shared";
+export type { LockStrength };
 
 /** Whether this executor's engine runs writers in parallel (and so needs row locks). */
 export function locksRows(db: Executor): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter;
+  return dialectOf(db).locksRows;
 }
 
 /** `q` with the row lock where the engine needs it (see above); unchanged on SQLite. */
@@ -39,8 +40,7 @@ export function lockingRead<DB, TB extends keyof DB, O>(
   q: SelectQueryBuilder<DB, TB, O>,
   strength: LockStrength = "exclusive",
 ): SelectQueryBuilder<DB, TB, O> {
-  if (!locksRows(db)) return q;
-  return strength === "exclusive" ? q.forNoKeyUpdate() : q.forShare();
+  return dialectOf(db).lock(q, strength);
 }
 
 /**

@@ -8,13 +8,29 @@ export type OrganizationRow = OrganizationsTable;
 export const MAX_ORGANIZATION_DEPTH = 8;
 
 // An organization's parent never changes, so its chain of ancestors can be cached for the
-// life of the process. Bounded so a flood of distinct ids can't grow it without limit.
-const chains = new Map<string, readonly string[]>();
+// life of the store (one ChainCache per store, on the service state). Bounded so a flood of
+// distinct ids can't grow it without limit.
 const MAX_CHAINS = 50_000;
 
-/** [id, parent, grandparent, ...]; empty when the organization does not exist. */
-export async function organizationChain(db: Executor, id: string): Promise<readonly string[]> {
-  const cached = chains.get(id);
+export class ChainCache {
+  readonly #chains = new Map<string, readonly string[]>();
+
+  get(id: string): readonly string[] | undefined {
+    return this.#chains.get(id);
+  }
+
+  set(id: string, chain: readonly string[]): void {
+    if (this.#chains.size >= MAX_CHAINS) this.#chains.clear();
+    this.#chains.set(id, chain);
+  }
+}
+
+/**
+ * [id, parent, grandparent, ...]; empty when the organization does not exist. With `cache`
+ * (the store's, from the service state) a known chain is answered from memory.
+ */
+export async function organizationChain(db: Executor, id: string, cache?: ChainCache): Promise<readonly string[]> {
+  const cached = cache?.get(id);
   if (cached) return cached;
   const chain: string[] = [];
   let cursor: string | null = id;
@@ -28,10 +44,7 @@ export async function organizationChain(db: Executor, id: string): Promise<reado
     chain.push(cursor);
     cursor = row.parent_id;
   }
-  if (chain.length > 0) {
-    if (chains.size >= MAX_CHAINS) chains.clear();
-    chains.set(id, chain);
-  }
+  if (chain.length > 0) cache?.set(id, chain);
   return chain;
 }
 

@@ -3,6 +3,38 @@
 // integer milliseconds since the epoch (bigint in PostgreSQL, read back as numbers).
 import type { Kysely, Transaction } from "kysely";
 
+// Column value domains: every column that holds one of a fixed set of strings is typed with its
+// union here, and code that writes or compares it uses these types (a typo is a type error).
+
+/**
+ * activities.status: the API's ACTIVITY_STATUS_* enum (list_activities' filter is built from
+ * this list; the service writes COMPLETED, FAILED, CONSENSUS_NEEDED and REJECTED).
+ */
+export const ACTIVITY_STATUSES = [
+  "ACTIVITY_STATUS_CREATED",
+  "ACTIVITY_STATUS_PENDING",
+  "ACTIVITY_STATUS_COMPLETED",
+  "ACTIVITY_STATUS_FAILED",
+  "ACTIVITY_STATUS_CONSENSUS_NEEDED",
+  "ACTIVITY_STATUS_REJECTED",
+  "ACTIVITY_STATUS_AUTHENTICATORS_NEEDED",
+] as const;
+export type ActivityStatus = (typeof ACTIVITY_STATUSES)[number];
+/** votes.selection */
+export type VoteSelection = "VOTE_SELECTION_APPROVED" | "VOTE_SELECTION_REJECTED";
+/** policies.effect */
+export type PolicyEffect = "EFFECT_ALLOW" | "EFFECT_DENY";
+/** api_keys.curve */
+export type ApiKeyCurve = "API_KEY_CURVE_P256" | "API_KEY_CURVE_SECP256K1" | "API_KEY_CURVE_ED25519";
+/** api_keys.credential_type and votes.credential_type */
+export type CredentialType = "CREDENTIAL_TYPE_API_KEY_P256" | "CREDENTIAL_TYPE_API_KEY_SECP256K1" | "CREDENTIAL_TYPE_API_KEY_ED25519";
+/** webhook_signing_keys.status: active (signs) | published (verifies only) | retired (no longer published). */
+export type SigningKeyStatus = "active" | "published" | "retired";
+/** webhook_events.event_type */
+export type WebhookEventType = "ACTIVITY_UPDATES";
+/** webhook_deliveries.status (the API shows them as WEBHOOK_DELIVERY_STATUS_*). */
+export type DeliveryStatus = "pending" | "delivered" | "failed" | "cancelled";
+
 export interface OrganizationsTable {
   id: string;
   name: string;
@@ -41,8 +73,8 @@ export interface ApiKeysTable {
   /** Stored exactly as submitted (clients compare it as a string); looked up lower-cased. */
   public_key: string;
   public_key_normalized: string;
-  curve: string;
-  credential_type: string;
+  curve: ApiKeyCurve;
+  credential_type: CredentialType;
   expiration_seconds: string | null;
   expires_at: number | null;
   created_at: number;
@@ -66,7 +98,7 @@ export interface ActivitiesTable {
   id: string;
   organization_id: string;
   type: string;
-  status: string;
+  status: ActivityStatus;
   /** sha256 of the raw request body; same body, same activity. */
   fingerprint: string;
   /** JSON: the validated parameters (the intent). */
@@ -89,7 +121,7 @@ export interface VotesTable {
   user_id: string;
   /** Organization the voter belongs to (the target org or an ancestor). */
   user_organization_id: string;
-  selection: string;
+  selection: VoteSelection;
   /** The raw signed message: the request body the voter stamped. */
   message: string;
   public_key: string;
@@ -97,7 +129,7 @@ export interface VotesTable {
   scheme: string;
   /** The API key (or, later, authenticator/session) that signed the vote. */
   credential_id: string;
-  credential_type: string;
+  credential_type: CredentialType;
   created_at: number;
 }
 
@@ -105,7 +137,7 @@ export interface PoliciesTable {
   id: string;
   organization_id: string;
   name: string;
-  effect: string;
+  effect: PolicyEffect;
   /** Expressions exactly as submitted; '' when absent. */
   condition: string;
   consensus: string;
@@ -142,8 +174,7 @@ export interface WebhookSigningKeysTable {
   public_key: string;
   /** PKCS#8 DER of the private key, sealed with the master key. */
   private_key_sealed: string;
-  /** active (signs) | published (verifies only) | retired (no longer published). */
-  status: string;
+  status: SigningKeyStatus;
   created_at: number;
   updated_at: number;
 }
@@ -170,7 +201,7 @@ export interface WebhookEndpointsTable {
 export interface WebhookEventsTable {
   id: string;
   organization_id: string;
-  event_type: string;
+  event_type: WebhookEventType;
   activity_id: string;
   /** The exact body delivered. */
   payload: string;
@@ -182,8 +213,7 @@ export interface WebhookDeliveriesTable {
   id: string;
   event_id: string;
   endpoint_id: string;
-  /** pending | delivered | failed | cancelled */
-  status: string;
+  status: DeliveryStatus;
   attempts: number;
   next_attempt_at: number;
   lease_until: number;

@@ -1,7 +1,7 @@
 // Webhook deliveries as operators see them: listed with their attempts, and put back in the
 // queue (redelivered).
 import { sql } from "kysely";
-import type { Executor, WebhookDeliveriesTable, WebhookDeliveryAttemptsTable } from "./schema.ts";
+import type { DeliveryStatus, Executor, WebhookDeliveriesTable, WebhookDeliveryAttemptsTable } from "./schema.ts";
 import { page, unknownCursor, type PageRequest } from "./pagination.ts";
 import { timestampObject } from "./util.ts";
 
@@ -11,8 +11,8 @@ export const DELIVERY_STATUS = {
   delivered: "WEBHOOK_DELIVERY_STATUS_DELIVERED",
   failed: "WEBHOOK_DELIVERY_STATUS_FAILED",
   cancelled: "WEBHOOK_DELIVERY_STATUS_CANCELLED",
-} as const;
-export type StoredDeliveryStatus = keyof typeof DELIVERY_STATUS;
+} as const satisfies Record<DeliveryStatus, string>;
+export type StoredDeliveryStatus = DeliveryStatus;
 export const storedStatus = (api: string): StoredDeliveryStatus =>
   (Object.entries(DELIVERY_STATUS).find(([, v]) => v === api)?.[0] ?? "pending") as StoredDeliveryStatus;
 
@@ -74,7 +74,7 @@ export function deliveryView(
     activityId: event?.activity_id,
     /** The organization the event happened in (the endpoint's, or one below it). */
     eventOrganizationId: event?.organization_id,
-    status: DELIVERY_STATUS[d.status as StoredDeliveryStatus] ?? d.status,
+    status: DELIVERY_STATUS[d.status],
     attemptCount: d.attempts,
     ...(d.status === "pending" ? { nextAttemptAt: timestampObject(d.next_attempt_at) } : {}),
     ...(d.last_status !== null ? { lastHttpStatus: d.last_status } : {}),

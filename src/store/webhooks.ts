@@ -1,12 +1,13 @@
 // Webhook endpoints and the outbox.
-import { PostgresAdapter, sql } from "kysely";
-import type { Executor, WebhookEndpointsTable, WebhookEventsTable } from "./schema.ts";
+import { sql } from "kysely";
+import { dialectOf } from "./dialect.ts";
+import type { Executor, WebhookEndpointsTable, WebhookEventsTable, WebhookEventType } from "./schema.ts";
 import { timestampObject } from "./util.ts";
 
 export type WebhookEndpointRow = WebhookEndpointsTable;
 export type WebhookEventRow = WebhookEventsTable;
 
-export const EVENT_ACTIVITY_UPDATES = "ACTIVITY_UPDATES";
+export const EVENT_ACTIVITY_UPDATES: WebhookEventType = "ACTIVITY_UPDATES";
 export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
 
 export interface Subscription {
@@ -32,7 +33,7 @@ export async function bumpWebhookVersion(db: Executor): Promise<void> {
     .values({ key: VERSION_KEY, value: "1" })
     .onConflict((oc) => oc.column("key").doUpdateSet({ value: sql<string>`cast(cast(sigil_meta.value as integer) + 1 as text)` }))
     .execute();
-  if (db.getExecutor().adapter instanceof PostgresAdapter) await sql`SELECT pg_notify(${WEBHOOK_CHANNEL}, '')`.execute(db);
+  await dialectOf(db).notify(db, WEBHOOK_CHANNEL);
 }
 
 export async function webhookVersion(db: Executor): Promise<number> {

@@ -1,30 +1,17 @@
 // The Activity object as the SDK clients read it, built from a stored row. Answers, queries
 // and webhook events all carry this view.
 import type { Executor } from "../store/schema.ts";
+import type { ActivityView } from "../schemas/views.ts";
+import type { AppProof } from "../app-proofs/proofs.ts";
 import { votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import { userViews, type UserRow, type UserView } from "../store/users.ts";
 import { json, timestampObject } from "../store/util.ts";
 import { activityByType } from "../activities/registry.ts";
 import { hasStandingVote } from "../policy/approval-window.ts";
-import { decidingOrganization, voterStanding } from "../pipeline/governance.ts";
+import { decidingOrganization, voterStanding, type GovernanceCache } from "../pipeline/governance.ts";
 
-export interface ActivityView {
-  id: string;
-  organizationId: string;
-  status: string;
-  type: string;
-  intent: Record<string, unknown>;
-  result: Record<string, unknown>;
-  votes: unknown[];
-  fingerprint: string;
-  canApprove: boolean;
-  canReject: boolean;
-  createdAt: string;
-  updatedAt: string;
-  failure?: unknown;
-  /** Present when the submission asked for them (generateAppProofs). */
-  appProofs?: unknown[];
-}
+/** The Activity object: its schema (schemas/views.ts) is the one the OpenAPI document shows. */
+export type { ActivityView };
 
 /** Intent/result keys for a type; derived by convention for types no longer registered. */
 function keysOf(type: string): { intent: string; result: string } {
@@ -74,7 +61,7 @@ function voteView(v: VoteRow, users: Map<string, UserView>) {
  * on it (root quorum, initiator, or included in an applicable policy's consensus) and has
  * no live vote on it yet. Both are the same: whoever may approve may also reject.
  */
-async function mayVoteOn(db: Executor, row: ActivityRow, votes: readonly VoteRow[], viewer: UserRow, now: number): Promise<boolean> {
+async function mayVoteOn(db: Executor, row: ActivityRow, votes: readonly VoteRow[], viewer: UserRow, now: number, governance?: GovernanceCache): Promise<boolean> {
   if (row.status !== "ACTIVITY_STATUS_CONSENSUS_NEEDED") return false;
   const orgId = decidingOrganization(row, votes);
   if (viewer.organization_id !== orgId || hasStandingVote(votes, viewer.id, now)) return false;
@@ -88,6 +75,8 @@ export async function activityViews(
   known?: KnownVotes,
   /** The caller, for canApprove / canReject. */
   viewer?: UserRow,
+  /** The store's governance cache (service state), for canApprove / canReject. */
+  governance?: GovernanceCache,
 ): Promise<ActivityView[]> {
   const votes = known?.votes ?? (await votesOf(db, rows.map((r) => r.id)));
   const voterIds = [...new Set(votes.map((v) => v.user_id))];
@@ -98,13 +87,13 @@ export async function activityViews(
   const votesByRow = new Map(rows.map((r) => [r.id, votes.filter((v) => v.activity_id === r.id)]));
   const canVote = new Map<string, boolean>();
   if (viewer) {
-    for (const r of rows) canVote.set(r.id, await mayVoteOn(db, r, votesByRow.get(r.id)!, viewer, now));
+    for (const r of rows) canVote.set(r.id, await mayVoteOn(db, r, votesByRow.get(r.id)!, viewer, now, governance));
   }
   return rows.map((r) => {
     const keys = keysOf(r.type);
     const result = json<Record<string, unknown>>(r.result);
     const failure = json<unknown>(r.failure);
-    const appProofs = json<unknown[]>(r.app_proofs);
+    const appProofs = json<AppProof[]>(r.app_proofs);
     return {
       id: r.id,
       organizationId: r.organization_id,
@@ -124,6 +113,6 @@ export async function activityViews(
   });
 }
 
-export async function activityView(db: Executor, row: ActivityRow, known?: KnownVotes, viewer?: UserRow): Promise<ActivityView> {
-  return (await activityViews(db, [row], known, viewer))[0]!;
+export async function activityView(db: Executor, row: ActivityRow, known?: KnownVotes, viewer?: UserRow, governance?: GovernanceCache): Promise<ActivityView> {
+  return (await activityViews(db, [row], known, viewer, governance))[0]!;
 }

@@ -23,8 +23,9 @@
 // server (change-listener.ts) — and reads only the webhook version otherwise.
 import { sql } from "kysely";
 import type { Db, Executor } from "../store/schema.ts";
-import type { Engine } from "../store/db.ts";
+import { dialectOf } from "../store/dialect.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
+import type { ServiceState } from "../service-state.ts";
 import { organizationChain } from "../store/organizations.ts";
 import { newOrderedId } from "../store/util.ts";
 import { subscribes, webhookVersion } from "../store/webhooks.ts";
@@ -36,7 +37,8 @@ import { listenForChanges, type ChangeListener } from "./change-listener.ts";
 
 export interface DispatcherOptions {
   db: Db;
-  engine: Engine;
+  /** The store's caches (Service.state): organization chains, the opened signing key. */
+  state: ServiceState;
   masterKey: MasterKey;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** Idle poll period; commits that write events wake the dispatcher at once. */
@@ -123,6 +125,7 @@ async function dueHeads(db: Executor, now: number, limit: number): Promise<Head[
 export function startDispatcher(opts: DispatcherOptions): Dispatcher {
   const o = { ...DISPATCH_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) } as Required<DispatcherOptions>;
   const { db } = o;
+  const dialect = dialectOf(db);
   const schedule = effectiveSchedule(o.retrySchedule, opts.maxAttempts);
   const leaseMs = o.timeoutMs + LEASE_GRACE_MS;
   const inFlight = new Set<string>(); // endpoint ids
@@ -149,7 +152,7 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
       if (endpoints?.active === 0) endpoints = undefined;
       return false;
     }
-    if (endpoints?.active === 0 && running.size === 0 && (o.engine === "sqlite" || listener?.listening)) return true;
+    if (endpoints?.active === 0 && running.size === 0 && (dialect.singleProcess || listener?.listening)) return true;
     const version = await webhookVersion(db);
     if (endpoints?.version !== version) {
       const row = await db
@@ -178,22 +181,21 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
     if (!any) return 0;
     const now = Date.now();
     return db.transaction().execute(async (tx) => {
-      let q = tx.selectFrom("webhook_events").select(["id", "organization_id"]).where("fanned_out", "=", 0).orderBy("id").limit(500);
-      if (o.engine === "postgres") q = q.forUpdate().skipLocked();
-      const events = await q.execute();
+      const q = tx.selectFrom("webhook_events").select(["id", "organization_id"]).where("fanned_out", "=", 0).orderBy("id").limit(500);
+      const events = await dialect.forUpdateSkipLocked(q).execute();
       if (events.length === 0) return 0;
       const active = (await tx.selectFrom("webhook_endpoints").select(["id", "organization_id", "subscriptions"]).where("is_active", "=", 1).execute())
         .filter((ep) => subscribes(ep.subscriptions));
       const rows = [];
       for (const e of events) {
-        const chain = await organizationChain(tx, e.organization_id);
+        const chain = await organizationChain(tx, e.organization_id, o.state.chains);
         for (const ep of active) {
           if (!chain.includes(ep.organization_id)) continue;
           rows.push({
             id: newOrderedId(now),
             event_id: e.id,
             endpoint_id: ep.id,
-            status: "pending",
+            status: "pending" as const,
             attempts: 0,
             schedule_offset: 0,
             next_attempt_at: now,
@@ -229,8 +231,8 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
         // Another worker claiming for this endpoint holds its row: skip the endpoint rather
         // than the head delivery (SKIP LOCKED on the delivery would hand us the next one,
         // out of order).
-        if (o.engine === "postgres") {
-          const mine = await tx.selectFrom("webhook_endpoints").select("id").where("id", "=", c.endpoint_id).where("is_active", "=", 1).forUpdate().skipLocked().executeTakeFirst();
+        if (dialect.locksRows) {
+          const mine = await dialect.forUpdateSkipLocked(tx.selectFrom("webhook_endpoints").select("id").where("id", "=", c.endpoint_id).where("is_active", "=", 1)).executeTakeFirst();
           if (!mine) continue;
         }
         // The head again, under the lock: another worker may have moved the queue on.
@@ -356,7 +358,7 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
       const claimed = await claim(free);
       // One key per cycle: opened from its sealed form once, not per delivery; a rotation
       // (possibly by another process) is picked up by the next cycle.
-      const key = claimed.length ? await activeSigningKey(db, o.masterKey) : undefined;
+      const key = claimed.length ? await activeSigningKey(o.state.signingKey, db, o.masterKey) : undefined;
       for (const d of claimed) {
         inFlight.add(d.endpoint_id);
         const p = deliver(d, key!)
@@ -398,7 +400,7 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
   }
 
   const listener: ChangeListener | undefined =
-    o.engine === "postgres" && opts.databaseUrl
+    dialect.notifies && opts.databaseUrl
       ? listenForChanges(
           opts.databaseUrl,
           () => {
@@ -410,7 +412,7 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
       : undefined;
 
   // SQLite has a single node: leases left by a previous run of this process are void.
-  const start = o.engine === "sqlite"
+  const start = dialect.singleProcess
     ? db.updateTable("webhook_deliveries").set({ lease_until: 0 }).where("status", "=", "pending").where("lease_until", ">", 0).execute().then(() => undefined)
     : Promise.resolve();
   void start.then(wake, (err: unknown) => o.log.warn({ err }, "webhook dispatcher could not start"));

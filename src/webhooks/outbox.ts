@@ -7,7 +7,7 @@ import type { Executor } from "../store/schema.ts";
 import { organizationChain } from "../store/organizations.ts";
 import { EVENT_ACTIVITY_UPDATES, insertEvent, organizationsWithEndpoints, webhookVersion } from "../store/webhooks.ts";
 import { newOrderedId } from "../store/util.ts";
-import type { ActivityView } from "../views/activity.ts";
+import type { ActivityView } from "../schemas/views.ts";
 
 interface Snapshot {
   version: number;
@@ -20,14 +20,14 @@ interface Snapshot {
  * ever moves forward, and each lookup decides from the snapshot it holds, never from whatever
  * the shared field holds after an await. A snapshot newer than the caller's version is as
  * good as an exact one (it reflects every change the caller knows of, and later ones).
- * One instance per service state; `hasListeners` uses the process's default instance.
+ * One instance per store, on the service state (src/service-state.ts).
  */
 export class ListenerCache {
   #current: Snapshot | undefined;
 
   constructor(
     private readonly load: (db: Executor) => Promise<Set<string>> = organizationsWithEndpoints,
-    private readonly chainOf: (db: Executor, organizationId: string) => Promise<readonly string[]> = organizationChain,
+    private readonly chainOf: (db: Executor, organizationId: string) => Promise<readonly string[]> = (db, id) => organizationChain(db, id),
   ) {}
 
   async snapshot(db: Executor, knownVersion?: number): Promise<Snapshot> {
@@ -46,13 +46,6 @@ export class ListenerCache {
     const chain = await this.chainOf(db, organizationId);
     return chain.some((id) => snap.organizations.has(id));
   }
-}
-
-const defaultCache = new ListenerCache();
-
-/** Does an event of this organization reach any endpoint? `knownVersion` saves a read. */
-export function hasListeners(db: Executor, organizationId: string, knownVersion?: number): Promise<boolean> {
-  return defaultCache.hasListeners(db, organizationId, knownVersion);
 }
 
 /** Writes the ACTIVITY_UPDATES event for the activity as it now stands. */

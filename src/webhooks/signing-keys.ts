@@ -33,7 +33,7 @@ export async function createSigningKey(db: Executor, master: MasterKey, now: num
 }
 
 /** The key that signs now; created on first use. */
-export async function activeSigningKey(db: Db, master: MasterKey, now = Date.now()): Promise<SigningKey> {
+export async function activeSigningKey(cache: SigningKeyCache, db: Db, master: MasterKey, now = Date.now()): Promise<SigningKey> {
   let row = await db.selectFrom("webhook_signing_keys").selectAll().where("status", "=", "active").orderBy("created_at", "desc").executeTakeFirst();
   if (!row) {
     await db.transaction().execute(async (tx) => {
@@ -42,14 +42,20 @@ export async function activeSigningKey(db: Db, master: MasterKey, now = Date.now
     });
     row = await db.selectFrom("webhook_signing_keys").selectAll().where("status", "=", "active").orderBy("created_at", "desc").executeTakeFirstOrThrow();
   }
+  const opened = cache.opened;
   if (opened?.id === row.id) return opened;
   const der = master.open(row.private_key_sealed, aad(row.id));
-  opened = { id: row.id, privateKey: createPrivateKey({ key: der, format: "der", type: "pkcs8" }) };
-  return opened;
+  cache.opened = { id: row.id, privateKey: createPrivateKey({ key: der, format: "der", type: "pkcs8" }) };
+  return cache.opened;
 }
 
-/** The last key opened: the sealed form is opened once per key, not per signature. */
-let opened: SigningKey | undefined;
+/**
+ * The last key opened, per store (on the service state): the sealed form is opened once per
+ * key, not per signature.
+ */
+export class SigningKeyCache {
+  opened: SigningKey | undefined;
+}
 
 /** A new active key; the previous active one stays published until retired. */
 export async function rotateSigningKey(db: Db, master: MasterKey, now = Date.now()): Promise<string> {

@@ -258,7 +258,7 @@ for (const engine of engines()) {
         ],
         rootQuorumThreshold: 1,
       });
-      const actA = resA.activity as AnyRec;
+      const actA = resA.activity;
       assert.equal(actA.status, COMPLETED);
       assert.equal(actA.type, "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8");
       assert.equal(actA.organizationId, init.organizationId);
@@ -282,7 +282,7 @@ for (const engine of engines()) {
           rootQuorumThreshold: 1,
         },
       } as unknown as HttpSubOrgBody);
-      const actB = resB.activity as AnyRec;
+      const actB = resB.activity;
       assert.equal(actB.status, COMPLETED);
       assert.equal(actB.type, "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7");
       assert.equal(actB.intent.createSubOrganizationIntentV7?.subOrganizationName, nameB);
@@ -337,7 +337,7 @@ for (const engine of engines()) {
           },
         ],
       });
-      const actV4 = v4.activity as AnyRec;
+      const actV4 = v4.activity;
       assert.equal(actV4.status, COMPLETED);
       assert.equal(actV4.type, "ACTIVITY_TYPE_CREATE_USERS_V4");
       assert.equal(actV4.intent.createUsersIntentV4?.users?.[0]?.userName, "dana");
@@ -364,7 +364,7 @@ for (const engine of engines()) {
           ],
         },
       } as unknown as HttpCreateUsersBody);
-      const actV3 = v3.activity as AnyRec;
+      const actV3 = v3.activity;
       assert.equal(actV3.status, COMPLETED);
       assert.equal(actV3.type, "ACTIVITY_TYPE_CREATE_USERS_V3");
       assert.equal(actV3.intent.createUsersIntentV3?.users?.[0]?.userName, "eve");
@@ -518,7 +518,7 @@ for (const engine of engines()) {
       assert.match(frankId, UUID);
 
       const ops = await org.sdk.createUserTag({ userTagName: "ops", userIds: [frankId] });
-      const opsAct = ops.activity as AnyRec;
+      const opsAct = ops.activity;
       assert.equal(opsAct.type, "ACTIVITY_TYPE_CREATE_USER_TAG");
       assert.deepEqual(opsAct.intent, { createUserTagIntent: { userTagName: "ops", userIds: [frankId] } });
       assert.match(ops.userTagId, UUID);
@@ -583,7 +583,7 @@ for (const engine of engines()) {
       const short = generateP256KeyPair();
       const createdAt = Date.now();
       const v2 = await org.sdk.createApiKeys({ userId: org.rootUserId, apiKeys: [apiKeyParams("short", short, "2")] });
-      const v2Act = v2.activity as AnyRec;
+      const v2Act = v2.activity;
       assert.equal(v2Act.status, COMPLETED);
       assert.equal(v2Act.type, "ACTIVITY_TYPE_CREATE_API_KEYS_V2");
       assert.equal(v2Act.intent.createApiKeysIntentV2?.apiKeys?.[0]?.expirationSeconds, "2");
@@ -642,7 +642,7 @@ for (const engine of engines()) {
         organizationId: org.orgId,
         parameters: { userId: org.rootUserId, apiKeys: [{ apiKeyName: "v1-key", publicKey: v1Key.publicKey }] },
       } as unknown as HttpCreateApiKeysBody);
-      const v1Act = v1.activity as AnyRec;
+      const v1Act = v1.activity;
       assert.equal(v1Act.status, COMPLETED);
       assert.equal(v1Act.type, "ACTIVITY_TYPE_CREATE_API_KEYS");
       assert.equal(v1Act.intent.createApiKeysIntent?.apiKeys?.[0]?.publicKey, v1Key.publicKey);

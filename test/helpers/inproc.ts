@@ -18,7 +18,6 @@ import { openService, type Service } from "../../src/service.ts";
 import { insertOrganization, setRootQuorum } from "../../src/store/organizations.ts";
 import { addUsers } from "../../src/activities/users/new-users.ts";
 import { newId } from "../../src/store/util.ts";
-import { WEBHOOK_VERSION_KEY } from "../../src/store/webhooks.ts";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
 import { engines, newInstance, type EngineSpec, type Instance } from "./server.ts";
 
@@ -118,25 +117,14 @@ function parse(text: string): Json {
   }
 }
 
-let harnesses = 0;
-
 export async function inproc(engine: EngineSpec["name"] = "sqlite"): Promise<Harness> {
   const inst: Instance = await newInstance(engine);
   const service = await openService([], inst.env);
-  // Workaround: webhooks/outbox.ts caches "which organizations have endpoints" once per
-  // process, keyed by the database's webhook version alone, so a second store in the same
-  // process (the next harness) is answered from the previous store's snapshot and writes no
-  // webhook events. Each harness's database starts at a version above every earlier one.
-  const version = String(++harnesses * 1_000_000);
-  await service.store.db
-    .insertInto("sigil_meta")
-    .values({ key: WEBHOOK_VERSION_KEY, value: version })
-    .onConflict((oc) => oc.column("key").doUpdateSet({ value: version }))
-    .execute();
   let eventsWritten: (() => void) | undefined;
   const app = buildApp({
     onEvents: () => eventsWritten?.(),
     store: service.store,
+    state: service.state,
     masterKey: service.masterKey,
     logger: pino({ level: "silent" }),
     bodyLimitBytes: service.config.bodyLimitBytes,
@@ -349,10 +337,10 @@ export async function startDeliveries(h: Harness): Promise<Deliveries> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as { port: number };
   configureWebhookUrls({ allowLoopback: true });
-  await activeSigningKey(h.service.store.db, h.service.masterKey);
+  await activeSigningKey(h.service.state.signingKey, h.service.store.db, h.service.masterKey);
   // DEBUG_DELIVERIES=1 prints the dispatcher's warnings (failed attempts, refused dials).
   const quiet = { info() {}, warn(o: object, m: string) { if (process.env.DEBUG_DELIVERIES) console.error(m, o); } };
-  const dispatcher = startDispatcher({ db: h.service.store.db, engine: h.service.store.engine, masterKey: h.service.masterKey, log: quiet, pollMs: 10, timeoutMs: 2000, maxAttempts: 1 });
+  const dispatcher = startDispatcher({ db: h.service.store.db, state: h.service.state, masterKey: h.service.masterKey, log: quiet, pollMs: 10, timeoutMs: 2000, maxAttempts: 1 });
   h.onEvents(dispatcher.wake);
   return {
     url: `http://127.0.0.1:${port}/hook`,

@@ -6,18 +6,14 @@ const Params = Type.Object({
 });
 
 export const approveActivity = defineVote({
-  op: "approve_activity",
   type: "ACTIVITY_TYPE_APPROVE_ACTIVITY",
-  intent: "approveActivityIntent",
   summary: "Approve an activity awaiting consensus (by fingerprint). Answers with the target activity, re-evaluated.",
   selection: "VOTE_SELECTION_APPROVED",
   params: Params,
 });
 
 export const rejectActivity = defineVote({
-  op: "reject_activity",
   type: "ACTIVITY_TYPE_REJECT_ACTIVITY",
-  intent: "rejectActivityIntent",
   summary: "Reject an activity awaiting consensus (by fingerprint). One accepted rejection is final.",
   selection: "VOTE_SELECTION_REJECTED",
   params: Params,

@@ -17,12 +17,13 @@ async function execute(ctx: ExecuteContext, p: Static<typeof ParamsV2> | Static<
   return { apiKeyIds };
 }
 
+const Result = Type.Object({ apiKeyIds: Type.Array(Type.String()) });
+
 const common = {
-  op: "create_api_keys",
   resource: "CREDENTIAL",
   action: "CREATE",
   kind: "CREATE_API_KEYS",
-  result: "createApiKeysResult",
+  returns: Result,
   policyParams: (p: { userId: string }) => ({ user_id: p.userId }),
   // §6.8: a user may add keys to itself unless a policy says otherwise.
   implicitlyAllowed: (p: { userId: string }, actor: Actor) => p.userId === actor.userId,
@@ -32,7 +33,6 @@ const common = {
 export const createApiKeysV2 = defineActivity({
   ...common,
   type: "ACTIVITY_TYPE_CREATE_API_KEYS_V2",
-  intent: "createApiKeysIntentV2",
   params: ParamsV2,
   summary: "Add API keys (P-256, secp256k1 or Ed25519; optionally expiring) to a user.",
 });
@@ -40,7 +40,6 @@ export const createApiKeysV2 = defineActivity({
 export const createApiKeysV1 = defineActivity({
   ...common,
   type: "ACTIVITY_TYPE_CREATE_API_KEYS",
-  intent: "createApiKeysIntent",
   params: ParamsV1,
   summary: "Add P-256 API keys to a user (the version older clients send).",
 });

@@ -34,16 +34,16 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   return { apiKeyIds };
 }
 
+const Result = Type.Object({ apiKeyIds: Type.Array(Type.String()) });
+
 export const deleteApiKeys = defineActivity({
-  op: "delete_api_keys",
   type: "ACTIVITY_TYPE_DELETE_API_KEYS",
-  intent: "deleteApiKeysIntent",
-  result: "deleteApiKeysResult",
   resource: "CREDENTIAL",
   action: "DELETE",
   kind: "DELETE_API_KEYS",
   summary: "Delete API keys of a user. A root user's last key cannot be deleted.",
   params: Params,
+  returns: Result,
   policyParams: (p) => ({ user_id: p.userId, api_key_ids: p.apiKeyIds }),
   implicitlyAllowed: (p, actor) => p.userId === actor.userId,
   execute,

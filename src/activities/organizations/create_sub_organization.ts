@@ -35,7 +35,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
       ]);
     }
   }
-  const depth = (await organizationChain(ctx.tx, ctx.organization.id)).length;
+  const depth = (await organizationChain(ctx.tx, ctx.organization.id, ctx.chains)).length;
   if (depth >= MAX_ORGANIZATION_DEPTH) {
     throw precondition(`organizations nest at most ${MAX_ORGANIZATION_DEPTH} levels deep`);
   }
@@ -58,19 +58,20 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   return { subOrganizationId, rootUserIds };
 }
 
+const Result = Type.Object({ subOrganizationId: Type.String(), rootUserIds: Type.Array(Type.String()) });
+
 const common = {
-  op: "create_sub_organization",
   resource: "ORGANIZATION",
   action: "CREATE",
   kind: "CREATE_SUB_ORGANIZATION",
   params: Params,
+  returns: Result,
   execute,
 };
 
 export const createSubOrganizationV8 = defineActivity({
   ...common,
   type: "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8",
-  intent: "createSubOrganizationIntentV8",
   result: "createSubOrganizationResultV8",
   summary: "Create a sub-organization with its root users and root quorum (the version current SDKs send).",
 });
@@ -78,7 +79,6 @@ export const createSubOrganizationV8 = defineActivity({
 export const createSubOrganizationV7 = defineActivity({
   ...common,
   type: "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7",
-  intent: "createSubOrganizationIntentV7",
   result: "createSubOrganizationResultV7",
   summary: "Create a sub-organization (the version deployed older clients send).",
 });

@@ -32,16 +32,16 @@ async function execute(ctx: ExecuteContext, p: P) {
   return {};
 }
 
+const Result = Type.Object({});
+
 export const updateRootQuorum = defineActivity({
-  op: "update_root_quorum",
   type: "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM",
-  intent: "updateRootQuorumIntent",
-  result: "updateRootQuorumResult",
   resource: "ORGANIZATION",
   action: "UPDATE",
   kind: "UPDATE_ROOT_QUORUM",
   summary: "Replace the root quorum (threshold 1..N of existing users). Only the current root quorum can approve it.",
   params: Params,
+  returns: Result,
   rootOnly: true,
   check(p) {
     if (new Set(p.userIds).size !== p.userIds.length) {

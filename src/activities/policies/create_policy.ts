@@ -28,17 +28,18 @@ async function execute(ctx: ExecuteContext, p: CreatePolicy) {
   return { policyId: row.id };
 }
 
+const PolicyResult = Type.Object({ policyId: Type.String() });
+const PoliciesResult = Type.Object({ policyIds: Type.Array(Type.String()) });
+
 export const createPolicyV3 = defineActivity({
-  op: "create_policy",
   type: "ACTIVITY_TYPE_CREATE_POLICY_V3",
-  intent: "createPolicyIntentV3",
-  // The one result name without its version suffix (interface spec, Endpoints).
-  result: "createPolicyResult",
+  // result: createPolicyResult, the one result name without its version suffix (interface spec, Endpoints).
   resource: "POLICY",
   action: "CREATE",
   kind: "CREATE_POLICY",
   summary: "Create a policy. Its condition, consensus and time expressions are compiled and type-checked at submission.",
   params: CreatePolicyParams,
+  returns: PolicyResult,
   check: (p) => checkExpressions(p, "parameters", CREATE_FIELD_NAMES),
   execute,
 });
@@ -48,15 +49,13 @@ const CreatePoliciesParams = Type.Object({
 });
 
 export const createPolicies = defineActivity({
-  op: "create_policies",
   type: "ACTIVITY_TYPE_CREATE_POLICIES",
-  intent: "createPoliciesIntent",
-  result: "createPoliciesResult",
   resource: "POLICY",
   action: "CREATE",
   kind: "CREATE_POLICIES",
   summary: "Create several policies, all or nothing. Policy ids are returned in input order.",
   params: CreatePoliciesParams,
+  returns: PoliciesResult,
   check: (p) => p.policies.forEach((item, i) => checkExpressions(item, `parameters.policies[${i}]`, CREATE_FIELD_NAMES)),
   async execute(ctx, p) {
     const rows = p.policies.map((item) => policyRow(ctx.organization.id, item, ctx.now));

@@ -20,15 +20,13 @@ async function deletePolicies(ctx: ExecuteContext, ids: string[]): Promise<strin
 }
 
 export const deletePolicy = defineActivity({
-  op: "delete_policy",
   type: "ACTIVITY_TYPE_DELETE_POLICY",
-  intent: "deletePolicyIntent",
-  result: "deletePolicyResult",
   resource: "POLICY",
   action: "DELETE",
   kind: "DELETE_POLICY",
   summary: "Delete a policy.",
   params: Type.Object({ policyId: Id("policy") }),
+  returns: Type.Object({ policyId: Type.String() }),
   async execute(ctx, p) {
     await deletePolicies(ctx, [p.policyId]);
     return { policyId: p.policyId };
@@ -36,15 +34,13 @@ export const deletePolicy = defineActivity({
 });
 
 export const deletePoliciesActivity = defineActivity({
-  op: "delete_policies",
   type: "ACTIVITY_TYPE_DELETE_POLICIES",
-  intent: "deletePoliciesIntent",
-  result: "deletePoliciesResult",
   resource: "POLICY",
   action: "DELETE",
   kind: "DELETE_POLICIES",
   summary: "Delete several policies, all or nothing. Duplicate ids are collapsed.",
   params: Type.Object({ policyIds: maxItems(Id("policy"), "policyIds", 100, 1) }),
+  returns: Type.Object({ policyIds: Type.Array(Type.String()) }),
   async execute(ctx, p) {
     return { policyIds: await deletePolicies(ctx, p.policyIds) };
   },

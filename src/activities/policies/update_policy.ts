@@ -48,16 +48,17 @@ async function execute(ctx: ExecuteContext, p: P) {
   return { policyId: current.id };
 }
 
+const Result = Type.Object({ policyId: Type.String() });
+
 export const updatePolicyV2 = defineActivity({
-  op: "update_policy",
   type: "ACTIVITY_TYPE_UPDATE_POLICY_V2",
-  intent: "updatePolicyIntentV2",
   result: "updatePolicyResultV2",
   resource: "POLICY",
   action: "UPDATE",
   kind: "UPDATE_POLICY",
   summary: "Update a policy: absent fields are kept, an empty expression clears it.",
   params: Params,
+  returns: Result,
   check: (p) =>
     checkExpressions({ condition: p.policyCondition, consensus: p.policyConsensus, time: p.time }, "parameters", {
       condition: "policyCondition",

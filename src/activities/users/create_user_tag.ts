@@ -34,15 +34,15 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   return { userTagId, userIds };
 }
 
+const Result = Type.Object({ userTagId: Type.String(), userIds: Type.Array(Type.String()) });
+
 export const createUserTag = defineActivity({
-  op: "create_user_tag",
   type: "ACTIVITY_TYPE_CREATE_USER_TAG",
-  intent: "createUserTagIntent",
-  result: "createUserTagResult",
   resource: "USER",
   action: "CREATE",
   kind: "CREATE_USER_TAG",
   summary: "Create a user tag (unique name per organization) and apply it to users.",
   params: Params,
+  returns: Result,
   execute,
 });

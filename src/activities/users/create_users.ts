@@ -16,26 +16,25 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   return { userIds };
 }
 
+const Result = Type.Object({ userIds: Type.Array(Type.String()) });
+
 const common = {
-  op: "create_users",
   resource: "USER",
   action: "CREATE",
   kind: "CREATE_USERS",
-  result: "createUsersResult",
   params: Params,
+  returns: Result,
   execute,
 };
 
 export const createUsersV4 = defineActivity({
   ...common,
   type: "ACTIVITY_TYPE_CREATE_USERS_V4",
-  intent: "createUsersIntentV4",
   summary: "Create users in an organization, with their API keys and tags.",
 });
 
 export const createUsersV3 = defineActivity({
   ...common,
   type: "ACTIVITY_TYPE_CREATE_USERS_V3",
-  intent: "createUsersIntentV3",
   summary: "Create users (the version older clients send).",
 });

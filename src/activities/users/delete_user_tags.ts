@@ -20,15 +20,15 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   return { userTagIds, userIds: [...new Set(members.map((m) => m.user_id))] };
 }
 
+const Result = Type.Object({ userTagIds: Type.Array(Type.String()), userIds: Type.Array(Type.String()) });
+
 export const deleteUserTags = defineActivity({
-  op: "delete_user_tags",
   type: "ACTIVITY_TYPE_DELETE_USER_TAGS",
-  intent: "deleteUserTagsIntent",
-  result: "deleteUserTagsResult",
   resource: "USER",
   action: "DELETE",
   kind: "DELETE_USER_TAGS",
   summary: "Delete user tags; the result lists the users that carried them.",
   params: Params,
+  returns: Result,
   execute,
 });

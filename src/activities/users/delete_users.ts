@@ -33,16 +33,16 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   return { userIds };
 }
 
+const Result = Type.Object({ userIds: Type.Array(Type.String()) });
+
 export const deleteUsers = defineActivity({
-  op: "delete_users",
   type: "ACTIVITY_TYPE_DELETE_USERS",
-  intent: "deleteUsersIntent",
-  result: "deleteUsersResult",
   resource: "USER",
   action: "DELETE",
   kind: "DELETE_USERS",
   summary: "Delete users and their credentials. Root quorum members cannot be deleted.",
   params: Params,
+  returns: Result,
   policyParams: (p) => ({ user_ids: p.userIds }),
   execute,
 });

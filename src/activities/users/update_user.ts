@@ -52,15 +52,15 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   return { userId: user.id };
 }
 
+const Result = Type.Object({ userId: Type.String() });
+
 export const updateUser = defineActivity({
-  op: "update_user",
   type: "ACTIVITY_TYPE_UPDATE_USER",
-  intent: "updateUserIntent",
-  result: "updateUserResult",
   resource: "USER",
   action: "UPDATE",
   kind: "UPDATE_USER",
   summary: "Update a user's name, email, phone number or tags (userTagIds replaces the tag set).",
   params: Params,
+  returns: Result,
   execute,
 });

@@ -3,6 +3,7 @@ import { exhausted } from "../../errors.ts";
 import { bumpWebhookVersion, EVENT_ACTIVITY_UPDATES, endpointView, MAX_ENDPOINTS_PER_ORGANIZATION, type WebhookEndpointRow } from "../../store/webhooks.ts";
 import { newId } from "../../store/util.ts";
 import { lockOrganization } from "../../store/locks.ts";
+import { WebhookEndpoint } from "../../schemas/views.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { EndpointName, Subscription, Url, checkSubscriptions, checkUrl } from "./endpoint-fields.ts";
 
@@ -42,16 +43,16 @@ async function execute(ctx: ExecuteContext, p: P) {
   return { endpointId: row.id, webhookEndpoint: endpointView(row) };
 }
 
+const Result = Type.Object({ endpointId: Type.String(), webhookEndpoint: WebhookEndpoint });
+
 export const createWebhookEndpoint = defineActivity({
-  op: "create_webhook_endpoint",
   type: "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT",
-  intent: "createWebhookEndpointIntent",
-  result: "createWebhookEndpointResult",
   resource: "WEBHOOK_ENDPOINT",
   action: "CREATE",
   kind: "CREATE_WEBHOOK_ENDPOINT",
   summary: "Create a webhook endpoint (https, public destination) subscribed to ACTIVITY_UPDATES.",
   params: Params,
+  returns: Result,
   check(p) {
     checkUrl(p.url, "parameters.url");
     checkSubscriptions(p.subscriptions);

@@ -60,17 +60,17 @@ async function execute(ctx: ExecuteContext, p: P) {
   return { deliveryIds: ids };
 }
 
+const Result = Type.Object({ deliveryIds: Type.Array(Type.String()) });
+
 export const redeliverWebhookDeliveries = defineActivity({
-  op: "redeliver_webhook_deliveries",
   type: "ACTIVITY_TYPE_REDELIVER_WEBHOOK_DELIVERIES",
-  intent: "redeliverWebhookDeliveriesIntent",
-  result: "redeliverWebhookDeliveriesResult",
   resource: "WEBHOOK_ENDPOINT",
   action: "UPDATE",
   kind: "REDELIVER_WEBHOOK_DELIVERIES",
   summary:
     "Send webhook deliveries again (same event id and body, fresh signature and retry schedule): the given deliveryIds, or every failed delivery of endpointId. The endpoint must be active.",
   params: Params,
+  returns: Result,
   policyParams: (p) => ({ endpoint_id: p.endpointId ?? "" }),
   check(p) {
     if ((p.deliveryIds === undefined) === (p.endpointId === undefined)) {

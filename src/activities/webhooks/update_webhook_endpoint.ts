@@ -2,6 +2,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { notFound } from "../../errors.ts";
 import { Id } from "../../schemas/common.ts";
 import { bumpWebhookVersion, cancelPendingDeliveries, endpointView, findEndpoint } from "../../store/webhooks.ts";
+import { WebhookEndpoint } from "../../schemas/views.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { EndpointName, Url, checkUrl } from "./endpoint-fields.ts";
 
@@ -39,17 +40,17 @@ async function execute(ctx: ExecuteContext, p: P) {
   return { endpointId: current.id, webhookEndpoint: endpointView(next) };
 }
 
+const Result = Type.Object({ endpointId: Type.String(), webhookEndpoint: WebhookEndpoint });
+
 export const updateWebhookEndpoint = defineActivity({
-  op: "update_webhook_endpoint",
   type: "ACTIVITY_TYPE_UPDATE_WEBHOOK_ENDPOINT",
-  intent: "updateWebhookEndpointIntent",
-  result: "updateWebhookEndpointResult",
   resource: "WEBHOOK_ENDPOINT",
   action: "UPDATE",
   kind: "UPDATE_WEBHOOK_ENDPOINT",
   summary:
     "Update a webhook endpoint's url, name or isActive (false pauses it and cancels pending deliveries; true re-enables it, also after the service disabled it for failing).",
   params: Params,
+  returns: Result,
   policyParams: (p) => ({ endpoint_id: p.endpointId }),
   check: (p) => checkUrl(p.url, "parameters.url"),
   execute,

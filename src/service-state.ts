@@ -1,0 +1,34 @@
+// What the service remembers about one store's data between requests: caches of database
+// rows, each keyed by what the store alone knows (organization ids, policy and webhook
+// versions, the stored keys). Created once per store (openService, buildApp, startDispatcher
+// and the CLI get it from there) and passed through the dependencies — never a module global,
+// so two stores in one process (tests, tools) never answer from each other's data.
+import { ChainCache, organizationChain } from "./store/organizations.ts";
+import { GovernanceCache } from "./pipeline/governance-cache.ts";
+import { ListenerCache } from "./webhooks/outbox.ts";
+import { AppProofKeyCache } from "./app-proofs/proofs.ts";
+import { SigningKeyCache } from "./webhooks/signing-keys.ts";
+
+export interface ServiceState {
+  /** Organization → its chain of ancestors (parents never change). */
+  readonly chains: ChainCache;
+  /** Organization → compiled policies and root quorum, per policy version. */
+  readonly governance: GovernanceCache;
+  /** Organizations owning active webhook endpoints, per webhook version. */
+  readonly listeners: ListenerCache;
+  /** The app-proof signing key, opened. */
+  readonly appProofKey: AppProofKeyCache;
+  /** The active webhook signing key, opened. */
+  readonly signingKey: SigningKeyCache;
+}
+
+export function newServiceState(): ServiceState {
+  const chains = new ChainCache();
+  return {
+    chains,
+    governance: new GovernanceCache(),
+    listeners: new ListenerCache(undefined, (db, id) => organizationChain(db, id, chains)),
+    appProofKey: new AppProofKeyCache(),
+    signingKey: new SigningKeyCache(),
+  };
+}
