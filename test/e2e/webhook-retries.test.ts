@@ -16,8 +16,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
-import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
-import { RecordingProxy, expectError, partyFor, type AnyRec, type ExpectedError, type Party } from "../helpers/policy-harness.ts";
+import { RecordingProxy, expectError, newSubOrgParty, partyFor, type AnyRec, type ExpectedError, type Party } from "../helpers/policy-harness.ts";
 import { WebhookSink, freePort, until, type Receipt } from "../helpers/webhook-sink.ts";
 import { randomBytes, randomUUID } from "node:crypto";
 
@@ -76,22 +75,8 @@ class Harness {
     return s;
   }
 
-  async newOrg(label: string): Promise<Party> {
-    const key = generateP256KeyPair();
-    const res = await this.root.sdk.createSubOrganization({
-      subOrganizationName: uniq(label),
-      rootUsers: [
-        {
-          userName: `${label}-root`,
-          apiKeys: [{ apiKeyName: `${label}-key`, publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
-          authenticators: [],
-          oauthProviders: [],
-        },
-      ],
-      rootQuorumThreshold: 1,
-    });
-    assert.equal(res.activity.status, COMPLETED);
-    return partyFor(this.proxy.url, key, res.rootUserIds![0]!, res.subOrganizationId);
+  newOrg(label: string): Promise<Party> {
+    return newSubOrgParty(this.proxy.url, this.root, label);
   }
 
   async endpoint(p: Party, url: string): Promise<string> {

@@ -20,7 +20,7 @@ import { createPublicKey, randomBytes, randomUUID, verify as edVerify } from "no
 import { createWebhookVerifier, type VerifyResult, type WebhookVerifier } from "sigil/webhooks";
 import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
-import { RecordingProxy, expectError, partyFor, type AnyRec, type ExpectedError, type Party } from "../helpers/policy-harness.ts";
+import { RecordingProxy, expectError, newSubOrgParty, partyFor, type AnyRec, type ExpectedError, type Party } from "../helpers/policy-harness.ts";
 import { WebhookSink, freePort, openWebhookTables, until, type Answer, type DeliveryRow, type Receipt, type WebhookTables } from "../helpers/webhook-sink.ts";
 
 const run = promisify(execFile);
@@ -133,25 +133,7 @@ for (const engine of engines()) {
     const db = () => tables!;
 
     /** A sub-organization of `parent`'s organization, with one root user. */
-    async function newOrg(label: string, parent: Party = root): Promise<Party> {
-      const key = generateP256KeyPair();
-      const res = await parent.sdk.createSubOrganization({
-        subOrganizationName: uniq(label),
-        rootUsers: [
-          {
-            userName: `${label}-root`,
-            apiKeys: [{ apiKeyName: `${label}-key`, publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
-            authenticators: [],
-            oauthProviders: [],
-          },
-        ],
-        rootQuorumThreshold: 1,
-      });
-      assert.equal(res.activity.status, COMPLETED);
-      const userId = res.rootUserIds?.[0];
-      assert.ok(userId);
-      return party(key, userId, res.subOrganizationId);
-    }
+    const newOrg = (label: string, parent: Party = root): Promise<Party> => newSubOrgParty(proxy!.url, parent, label);
 
     /** One COMPLETED activity (create_user_tag) in `p`'s organization; its id. */
     async function activity(p: Party, label = "tag"): Promise<string> {

@@ -7,7 +7,8 @@ import http from "node:http";
 import { TurnkeyClient, TurnkeyRequestError as HttpRequestError } from "@turnkey/http";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { Turnkey, TurnkeyRequestError as SdkRequestError, type TurnkeyApiClient } from "@turnkey/sdk-server";
-import type { P256KeyPair } from "../../src/crypto/keygen.ts";
+import { randomBytes } from "node:crypto";
+import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
 import { newInstance, sigilInit, startServer, type EngineSpec, type InitResult, type Instance, type RunningServer } from "./server.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -231,4 +232,25 @@ export async function startHarness(engine: EngineSpec["name"], orgName: string, 
       await inst.cleanup();
     },
   };
+}
+
+/** A sub-organization of `parent`'s organization with one root user holding a fresh key; that root as a Party. */
+export async function newSubOrgParty(baseUrl: string, parent: Party, label: string): Promise<Party> {
+  const key = generateP256KeyPair();
+  const res = await parent.sdk.createSubOrganization({
+    subOrganizationName: `${label}-${randomBytes(4).toString("hex")}`,
+    rootUsers: [
+      {
+        userName: `${label}-root`,
+        apiKeys: [{ apiKeyName: `${label}-key`, publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+        authenticators: [],
+        oauthProviders: [],
+      },
+    ],
+    rootQuorumThreshold: 1,
+  });
+  assert.equal(res.activity.status, "ACTIVITY_STATUS_COMPLETED");
+  const userId = res.rootUserIds?.[0];
+  assert.ok(userId, "the sub-organization's root user id");
+  return partyFor(baseUrl, key, userId, res.subOrganizationId);
 }
