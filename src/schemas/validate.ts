@@ -18,11 +18,19 @@ const MAX_VIOLATIONS = 20;
 
 export function compile<T extends TSchema>(schema: T): Validator<T> {
   const check: TypeCheck<T> = TypeCompiler.Compile(schema);
+  // What parse() returned already passed the check: `is` on it (each definition hook re-narrows
+  // its parameters) costs a set lookup instead of a second walk on the hot path.
+  const parsed = new WeakSet<object>();
   return {
     schema,
-    is: (value: unknown): value is Static<T> => check.Check(value),
+    is: (value: unknown): value is Static<T> =>
+      (typeof value === "object" && value !== null && parsed.has(value)) || check.Check(value),
     parse(value: unknown, at: string): Static<T> {
-      if (check.Check(value)) return clean(schema, structuredClone(value)) as Static<T>;
+      if (check.Check(value)) {
+        const out = clean(schema, structuredClone(value)) as Static<T>;
+        if (typeof out === "object" && out !== null) parsed.add(out);
+        return out;
+      }
       const violations: FieldViolation[] = [];
       const seen = new Set<string>();
       for (const e of check.Errors(value)) {

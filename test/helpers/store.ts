@@ -1,7 +1,7 @@
 // A migrated store on a fresh SQLite file or PostgreSQL database, with one organization,
 // for tests of the storage layer itself (no server).
 import { newInstance, type EngineSpec } from "./server.ts";
-import { migrate, openStore, type Store } from "../../src/store/db.ts";
+import { migrate, openStore, type Store, type StoreTimeouts } from "../../src/store/db.ts";
 import { newId } from "../../src/store/util.ts";
 
 export interface ScratchStore {
@@ -11,9 +11,9 @@ export interface ScratchStore {
   cleanup(): Promise<void>;
 }
 
-export async function scratchStore(engine: EngineSpec["name"] = "sqlite"): Promise<ScratchStore> {
+export async function scratchStore(engine: EngineSpec["name"] = "sqlite", timeouts?: Partial<StoreTimeouts>): Promise<ScratchStore> {
   const inst = await newInstance(engine);
-  const store = openStore({ dataDir: inst.dataDir, databaseUrl: inst.env.DATABASE_URL || undefined });
+  const store = openStore({ dataDir: inst.dataDir, databaseUrl: inst.env.DATABASE_URL || undefined, timeouts });
   await migrate(store.db);
   const orgId = newId();
   await store.db

@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { sql } from "kysely";
-import { newInstance, type Instance } from "../helpers/server.ts";
-import { isStoreUnavailable, migrate, openStore, StoreUnavailableError, type Store } from "../../src/store/db.ts";
+import { scratchStore, type ScratchStore } from "../helpers/store.ts";
+import { isStoreUnavailable, StoreUnavailableError, type Store } from "../../src/store/db.ts";
 import { groupCommit } from "../../src/store/transactions.ts";
 import { newId } from "../../src/store/util.ts";
 import type { Db } from "../../src/store/schema.ts";
@@ -37,29 +37,22 @@ async function until(cond: () => boolean, ms: number, what: string): Promise<voi
 }
 
 describe("SQLite lock waits (another connection holds the write lock)", () => {
-  let inst: Instance;
+  let scratch: ScratchStore;
   let store: Store;
   let orgId: string;
   let other: Database.Database;
   const LOCK_TIMEOUT_MS = 1_500;
 
   before(async () => {
-    inst = await newInstance("sqlite");
-    store = openStore({ dataDir: inst.dataDir, timeouts: { lockTimeoutMs: LOCK_TIMEOUT_MS } });
-    await migrate(store.db);
-    orgId = newId();
-    await store.db
-      .insertInto("organizations")
-      .values({ id: orgId, name: "o", parent_id: null, root_quorum_threshold: 1, policy_version: 0, settings: "{}", created_at: 1, updated_at: 1 })
-      .execute();
+    scratch = await scratchStore("sqlite", { lockTimeoutMs: LOCK_TIMEOUT_MS });
+    ({ store, orgId } = scratch);
     // A second connection, as `sigil init` or an operator's shell would have.
-    other = new Database(path.join(inst.dataDir, "sigil.db"));
+    other = new Database(path.join(scratch.dataDir, "sigil.db"));
   });
   after(async () => {
     if (other?.inTransaction) other.exec("ROLLBACK");
     other?.close();
-    await store?.close();
-    await inst?.cleanup();
+    await scratch?.cleanup();
   });
 
   const tag = (name: string) => ({ id: newId(), organization_id: orgId, name, created_at: 1, updated_at: 1 });
@@ -116,23 +109,16 @@ describe("SQLite lock waits (another connection holds the write lock)", () => {
 });
 
 describe("group commit when BEGIN fails", () => {
-  let inst: Instance;
+  let scratch: ScratchStore;
   let store: Store;
   let orgId: string;
 
   before(async () => {
-    inst = await newInstance("sqlite");
-    store = openStore({ dataDir: inst.dataDir });
-    await migrate(store.db);
-    orgId = newId();
-    await store.db
-      .insertInto("organizations")
-      .values({ id: orgId, name: "o", parent_id: null, root_quorum_threshold: 1, policy_version: 0, settings: "{}", created_at: 1, updated_at: 1 })
-      .execute();
+    scratch = await scratchStore("sqlite");
+    ({ store, orgId } = scratch);
   });
   after(async () => {
-    await store?.close();
-    await inst?.cleanup();
+    await scratch?.cleanup();
   });
 
   const tag = (name: string) => ({ id: newId(), organization_id: orgId, name, created_at: 1, updated_at: 1 });
