@@ -38,6 +38,24 @@ export interface Config {
   sqliteLockTimeoutMs: number;
   /** SIGTERM/SIGINT: how long in-flight requests may take before connections are cut. */
   shutdownGraceMs: number;
+  /** OTP mail: an smtp:// or smtps:// URL (credentials in the URL are secrets: env only). */
+  smtpUrl: string | undefined;
+  /** The From address of OTP mail when the request names none. */
+  smtpFrom: string;
+  /** OTP SMS: a Twilio-compatible Messages endpoint (form POST To/From/Body, basic auth). */
+  smsUrl: string | undefined;
+  smsFrom: string | undefined;
+  /** Basic-auth user and password for the SMS endpoint (env only). */
+  smsUsername: string | undefined;
+  smsPassword: string | undefined;
+  /** Development only: "log" writes OTP messages to the service log instead of sending them. */
+  otpDevTransport: "log" | undefined;
+  /** WebAuthn relying party id expected in passkey assertions (e.g. "example.com"); unset = any. */
+  webauthnRpId: string | undefined;
+  /** Exact origins accepted in passkey clientDataJSON; empty = any. */
+  webauthnOrigins: string[];
+  /** The longest session (login expirationSeconds) granted. */
+  sessionMaxSeconds: number;
 }
 
 interface Knob {
@@ -57,6 +75,19 @@ function int(name: string, min: number, max: number) {
   };
 }
 const str = (v: string) => v;
+const list = (v: string): string[] => v.split(",").map((s) => s.trim()).filter((s) => s !== "");
+function url(name: string, protocols: readonly string[]) {
+  return (v: string): string => {
+    let u: URL;
+    try {
+      u = new URL(v);
+    } catch {
+      throw new Error(`${name} must be a URL`);
+    }
+    if (!protocols.includes(u.protocol)) throw new Error(`${name} must use ${protocols.join(" or ")}`);
+    return v;
+  };
+}
 function bool(name: string) {
   return (v: string): boolean => {
     if (v === "true" || v === "1") return true;
@@ -123,6 +154,24 @@ const KNOBS: Knob[] = [
   },
   { env: "SIGIL_SQLITE_LOCK_TIMEOUT_MS", flag: "--sqlite-lock-timeout-ms", key: "sqliteLockTimeoutMs", parse: int("SIGIL_SQLITE_LOCK_TIMEOUT_MS", 0, 600_000) },
   { env: "SIGIL_SHUTDOWN_GRACE_MS", flag: "--shutdown-grace-ms", key: "shutdownGraceMs", parse: int("SIGIL_SHUTDOWN_GRACE_MS", 0, 3_600_000) },
+  { env: "SMTP_URL", flag: "--smtp-url", key: "smtpUrl", parse: url("SMTP_URL", ["smtp:", "smtps:"]), secretFromFlag: false },
+  { env: "SIGIL_SMTP_FROM", flag: "--smtp-from", key: "smtpFrom", parse: str },
+  { env: "SIGIL_SMS_URL", flag: "--sms-url", key: "smsUrl", parse: url("SIGIL_SMS_URL", ["http:", "https:"]) },
+  { env: "SIGIL_SMS_FROM", flag: "--sms-from", key: "smsFrom", parse: str },
+  { env: "SIGIL_SMS_USERNAME", flag: "--sms-username", key: "smsUsername", parse: str, secretFromFlag: false },
+  { env: "SIGIL_SMS_PASSWORD", flag: "--sms-password", key: "smsPassword", parse: str, secretFromFlag: false },
+  {
+    env: "SIGIL_OTP_DEV_TRANSPORT",
+    flag: "--otp-dev-transport",
+    key: "otpDevTransport",
+    parse: (v) => {
+      if (v !== "log") throw new Error(`SIGIL_OTP_DEV_TRANSPORT must be "log", got ${JSON.stringify(v)}`);
+      return v;
+    },
+  },
+  { env: "SIGIL_WEBAUTHN_RP_ID", flag: "--webauthn-rp-id", key: "webauthnRpId", parse: str },
+  { env: "SIGIL_WEBAUTHN_ORIGINS", flag: "--webauthn-origins", key: "webauthnOrigins", parse: list },
+  { env: "SIGIL_SESSION_MAX_SECONDS", flag: "--session-max-seconds", key: "sessionMaxSeconds", parse: int("SIGIL_SESSION_MAX_SECONDS", 60, 365 * 86400) },
 ];
 
 export const DEFAULTS: Config = {
@@ -145,6 +194,16 @@ export const DEFAULTS: Config = {
   dbIdleInTransactionTimeoutMs: 60_000,
   sqliteLockTimeoutMs: 5_000,
   shutdownGraceMs: 10_000,
+  smtpUrl: undefined,
+  smtpFrom: "Notifications <no-reply@localhost>",
+  smsUrl: undefined,
+  smsFrom: undefined,
+  smsUsername: undefined,
+  smsPassword: undefined,
+  otpDevTransport: undefined,
+  webauthnRpId: undefined,
+  webauthnOrigins: [],
+  sessionMaxSeconds: 30 * 86400,
 };
 
 /**
@@ -159,6 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     if (fromEnv !== undefined && fromEnv !== "") cfg[knob.key] = knob.parse(fromEnv);
     const i = argv.indexOf(knob.flag);
     if (i >= 0) {
+      if (knob.secretFromFlag === false) throw new Error(`${knob.flag}: ${knob.env} may hold a secret; set it in the environment, not on the command line`);
       const v = argv[i + 1];
       if (v === undefined) throw new Error(`${knob.flag} needs a value`);
       cfg[knob.key] = knob.parse(v);

@@ -48,6 +48,8 @@ export type ErrorCategory =
   | "INVALID_ORGANIZATION_ID"
   | "INVALID_EMAIL"
   | "RATE_LIMIT_EXCEEDED"
+  | "EMAIL_SENDING_DISABLED"
+  | "INVALID_OIDC_TOKEN"
   | "UNSPECIFIED";
 
 export interface FieldViolation {

@@ -8,6 +8,7 @@ import { GovernanceCache } from "./pipeline/governance-cache.ts";
 import { ListenerCache } from "./webhooks/outbox.ts";
 import { AppProofKeyCache } from "./app-proofs/proofs.ts";
 import { SigningKeyCache } from "./webhooks/signing-keys.ts";
+import { ServiceKeyCache } from "./auth/service-keys.ts";
 
 export interface ServiceState {
   /** Organization → its chain of ancestors (parents never change). */
@@ -20,6 +21,8 @@ export interface ServiceState {
   readonly appProofKey: AppProofKeyCache;
   /** The active webhook signing key, opened. */
   readonly signingKey: SigningKeyCache;
+  /** The service P-256 keys (sessions, OTP bundles, verification tokens), opened. */
+  readonly serviceKeys: ServiceKeyCache;
 }
 
 export function newServiceState(): ServiceState {
@@ -30,5 +33,6 @@ export function newServiceState(): ServiceState {
     listeners: new ListenerCache(undefined, (db, id) => organizationChain(db, id, chains)),
     appProofKey: new AppProofKeyCache(),
     signingKey: new SigningKeyCache(),
+    serviceKeys: new ServiceKeyCache(),
   };
 }

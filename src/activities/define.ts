@@ -8,6 +8,23 @@ import type { Tx } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
 import type { ParamValue } from "../policy/facts.ts";
+import type { CredentialScope } from "../auth/credential-scope.ts";
+import type { ServiceKey } from "../auth/service-keys.ts";
+import type { LoginSettings } from "../auth/login-settings.ts";
+import type { MasterKey } from "../crypto/envelope.ts";
+import type { ServiceKeyPurpose } from "../store/schema.ts";
+
+/** What a handler may use beyond its transaction (pipeline/services.ts builds it). */
+export interface ActivityServices {
+  /** The active service key of a purpose (created on first use), read through the activity's transaction. */
+  serviceKey(purpose: ServiceKeyPurpose): Promise<ServiceKey>;
+  /** Public keys (uncompressed hex) that verify what keys of the purpose signed: active and published. */
+  verifyingKeys(purpose: ServiceKeyPurpose): Promise<string[]>;
+  /** Seals secrets at rest (OTP target keys). */
+  readonly masterKey: MasterKey;
+  logins: LoginSettings;
+  log?: { warn(obj: object, msg: string): void };
+}
 
 /** Who is acting: the user whose credential signed the request, and where that user lives. */
 export interface Actor {
@@ -38,6 +55,7 @@ export interface ExecuteContext {
   now: number;
   /** The store's organization-chain cache (service state). */
   chains: ChainCache;
+  services: ActivityServices;
 }
 
 export interface ActivityDefinition<P extends TObject = TObject, R extends TObject = TObject> {
@@ -74,6 +92,13 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    */
   parentMayStamp?: boolean;
   /**
+   * Where the signing credential may be found (auth/credential-scope.ts). Default: the
+   * target organization or an ancestor. Login types set "then-descendants": a credential of a
+   * user of a sub-organization below the target logs that user in, in their organization.
+   * Definitions sharing an op must agree (the scope is chosen from the path).
+   */
+  credentialScope?: CredentialScope;
+  /**
    * Checks that need more than the schema (e.g. policy expressions), run before
    * authorization so an invalid request is refused instead of waiting for approvals.
    */
@@ -106,6 +131,7 @@ export interface CompiledActivity {
   summary: string;
   rootOnly?: boolean;
   parentMayStamp?: boolean;
+  credentialScope?: CredentialScope;
   params: TObject;
   /** The result object's schema. */
   returns: TObject;
@@ -147,6 +173,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject>(d
     summary: def.summary,
     ...(def.rootOnly !== undefined ? { rootOnly: def.rootOnly } : {}),
     ...(def.parentMayStamp !== undefined ? { parentMayStamp: def.parentMayStamp } : {}),
+    ...(def.credentialScope !== undefined ? { credentialScope: def.credentialScope } : {}),
     params: def.params,
     returns: def.returns,
     validator,

@@ -17,6 +17,10 @@ import { createWebhookEndpoint } from "./webhooks/create_webhook_endpoint.ts";
 import { updateWebhookEndpoint } from "./webhooks/update_webhook_endpoint.ts";
 import { deleteWebhookEndpoint } from "./webhooks/delete_webhook_endpoint.ts";
 import { redeliverWebhookDeliveries } from "./webhooks/redeliver_webhook_deliveries.ts";
+// imports: sessions
+// imports: otp
+// imports: passkeys
+// imports: recovery and contacts
 
 export const ACTIVITIES: readonly CompiledActivity[] = [
   createSubOrganizationV8,
@@ -40,6 +44,10 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   updateWebhookEndpoint,
   deleteWebhookEndpoint,
   redeliverWebhookDeliveries,
+  // activities: sessions
+  // activities: otp
+  // activities: passkeys
+  // activities: recovery and contacts
 ];
 
 /** Votes on other activities: routed like activities, recorded on their target. */

@@ -130,8 +130,9 @@ async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, organi
       created_at: key.user_created_at,
       updated_at: key.user_updated_at,
     },
-    // The chain proved it exists (organizations are never re-parented).
-    organization: { id: organizationId },
+    // The chain proved it exists (organizations are never re-parented); a holder found
+    // below the target acts in its own organization.
+    organization: { id: found.organizationId },
     credential: { kind: "api_key", id: key.id, type: key.credential_type, expiresAt: key.expires_at },
     stamp: { publicKey: stamp.publicKey, scheme: stamp.scheme, signature: stamp.signature },
     fromAncestor: found.fromAncestor,

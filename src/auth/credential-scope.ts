@@ -2,17 +2,22 @@
 // (WIRE-NOTES §3.4) — decided here and nowhere else. Every strategy looks its credential up
 // by what the stamp names (a public key, a WebAuthn credential id, …) in all organizations
 // at once, and this module picks the holder the request may act as.
+import { unauthenticated } from "../errors.ts";
 import { organizationChain, type ChainCache } from "../store/organizations.ts";
 import type { Executor } from "../store/schema.ts";
 
 /**
  * "target-then-ancestors": the target organization first, then its parent, and so on up
  * (the nearest wins, so a sub-organization user's key beats the same key in the parent).
- * The login types (stamp_login, whoami for passkey users) will add resolution *downward* —
- * a credential held by the unique sub-organization below the target, two holders being
- * CREDENTIAL_CONFLICT — as another scope here; it is not built yet.
+ *
+ * "then-descendants": as above, and when no organization of that chain holds the
+ * credential, the unique organization *below* the target that holds it (login types and
+ * whoami: core's loginWithPasskey stamps stamp_login with the parent organization's id and a
+ * passkey registered in the user's sub-organization). Two or more such holders in different
+ * organizations is CREDENTIAL_CONFLICT. A holder found below acts in its own organization:
+ * the request is re-targeted there (Resolved.organizationId).
  */
-export type CredentialScope = "target-then-ancestors";
+export type CredentialScope = "target-then-ancestors" | "then-descendants";
 
 export interface Holder {
   organization_id: string;
@@ -21,26 +26,40 @@ export interface Holder {
 export interface Resolved<H extends Holder> {
   holder: H;
   fromAncestor: boolean;
+  /** The organization the request acts on: the target, or the holder's when found below it. */
+  organizationId: string;
 }
 
 /**
  * The holder of the credential the request may act as, or undefined. An organization that
  * does not exist has no chain and so no holder: it is answered like one where the credential
  * is unknown, and a caller who is no user of it (or of an ancestor) learns nothing about
- * which organizations exist.
+ * which organizations exist. `what` names the credential in the conflict error
+ * ("a credential ID", "a public key").
  */
 export async function resolveHolder<H extends Holder>(
   db: Executor,
   targetOrganizationId: string,
-  _scope: CredentialScope,
+  scope: CredentialScope,
   lookUp: () => Promise<readonly H[]>,
   chains: ChainCache,
+  what = "a public key",
 ): Promise<Resolved<H> | undefined> {
   // Both reads at once: the chain is usually cached, the look-up never is.
   const [chain, holders] = await Promise.all([organizationChain(db, targetOrganizationId, chains), lookUp()]);
   for (const orgId of chain) {
     const holder = holders.find((h) => h.organization_id === orgId);
-    if (holder) return { holder, fromAncestor: orgId !== targetOrganizationId };
+    if (holder) return { holder, fromAncestor: orgId !== targetOrganizationId, organizationId: targetOrganizationId };
   }
-  return undefined;
+  if (scope !== "then-descendants" || chain.length === 0) return undefined;
+  const below: H[] = [];
+  for (const h of holders) {
+    const hChain = await organizationChain(db, h.organization_id, chains);
+    if (hChain.includes(targetOrganizationId)) below.push(h);
+  }
+  if (below.length === 0) return undefined;
+  if (new Set(below.map((h) => h.organization_id)).size > 1) {
+    throw unauthenticated("CREDENTIAL_CONFLICT", `more than one suborg associated with ${what}`);
+  }
+  return { holder: below[0]!, fromAncestor: false, organizationId: below[0]!.organization_id };
 }

@@ -5,8 +5,12 @@ import type { Actor, TargetOrganization } from "../activities/define.ts";
 import type { UserRow } from "../store/users.ts";
 import type { CredentialType } from "../store/schema.ts";
 
-/** The kinds of credential a stamp can be verified with. Only API keys are served yet. */
-export type CredentialKind = "api_key";
+/**
+ * The kinds of credential a stamp can be verified with: API keys (session keys are API keys
+ * of type CREDENTIAL_TYPE_LOGIN) and passkeys. An attested stamp (X-Stamp-Attested) is
+ * verified with the attested public key and acts as the user the attestation names.
+ */
+export type CredentialKind = "api_key" | "authenticator" | "attested";
 
 /** What the vote record keeps of the stamp (votes list the key, scheme and signature). */
 export interface StampFacts {

@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import pino from "pino";
 import { openService } from "../service.ts";
 import { buildApp } from "../server/app.ts";
+import { ensureServiceKeys } from "../auth/service-keys.ts";
+import { loginSettingsFrom } from "../auth/login-settings.ts";
 import { startDispatcher } from "../webhooks/dispatcher.ts";
 import { activeSigningKey } from "../webhooks/signing-keys.ts";
 import { configureWebhookUrls } from "../webhooks/url-policy.ts";
@@ -14,7 +16,7 @@ export async function serve(argv: string[]): Promise<void> {
   const logger = pino({
     level: config.logLevel,
     // Stamps are signatures, not secrets, but headers are never logged wholesale anyway.
-    redact: ["req.headers.authorization", 'req.headers["x-stamp"]', 'req.headers["x-stamp-webauthn"]'],
+    redact: ["req.headers.authorization", 'req.headers["x-stamp"]', 'req.headers["x-stamp-webauthn"]', 'req.headers["x-stamp-attested"]'],
   });
   for (const w of service.warnings) logger.warn(w);
   // A stray rejection is a bug to log, not a reason to drop every in-flight request.
@@ -35,7 +37,10 @@ export async function serve(argv: string[]): Promise<void> {
     disableAfterMs: config.webhooksDisableAfterMs,
     databaseUrl: config.databaseUrl,
   });
+  // Service keys exist before the first login or discovery request needs them.
+  await ensureServiceKeys(service.state.serviceKeys, store.db, service.masterKey);
   const app = buildApp({
+    logins: loginSettingsFrom(config, logger),
     onEvents: dispatcher.wake,
     masterKey: service.masterKey,
     store,

@@ -3,6 +3,7 @@ import type { Db } from "../store/schema.ts";
 import type { Transact } from "../store/transactions.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { ServiceState } from "../service-state.ts";
+import type { LoginSettings } from "../auth/login-settings.ts";
 
 export interface PipelineDeps {
   db: Db;
@@ -19,4 +20,6 @@ export interface PipelineDeps {
   /** Opens the app-proof signing key (submissions with generateAppProofs). */
   masterKey?: MasterKey;
   now?: () => number;
+  /** Sessions, passkeys and OTP delivery (default: no OTP transport, any RP id and origin). */
+  logins?: LoginSettings;
 }

@@ -16,7 +16,7 @@ export async function runQuery(deps: PipelineDeps, op: string, raw: Buffer, head
   const def = queryAt(op);
   if (!def) throw notFound(`unknown query operation ${JSON.stringify(op.slice(0, 100))}`);
   const ctx = requestContext(deps, op, raw, headers);
-  const { principal, body } = await authenticate(ctx, "target-then-ancestors", NO_RIDER);
+  const { principal, body } = await authenticate(ctx, def.credentialScope, NO_RIDER);
   refuseNulCharacters(body);
   const req = def.validator.parse(body, "");
   return def.run({ db: deps.db, state: deps.state, organization: principal.organization, actor: principal.actor, viewer: principal.user, now: ctx.now }, req);

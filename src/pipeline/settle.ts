@@ -13,6 +13,7 @@ import { activityView, type ActivityView, type KnownVotes } from "../views/activ
 import { deniedFailure, evaluationRow, isDenied, recordEvaluation, STATUS, type Evaluated } from "./authorize.ts";
 import { outcomeProof } from "./app-proofs.ts";
 import type { PipelineDeps } from "./deps.ts";
+import { activityServices } from "./services.ts";
 import type { Params } from "./validate.ts";
 
 type Outcome = Pick<ActivityRow, "status" | "result" | "failure">;
@@ -108,7 +109,15 @@ async function decidedOutcome(deps: PipelineDeps, tx: Tx, s: Settlement): Promis
 async function executed(deps: PipelineDeps, tx: Tx, s: Settlement): Promise<Outcome> {
   const run = async (): Promise<Outcome> => {
     const result = await s.def.execute(
-      { tx, organization: { id: s.activity.organization_id }, actor: s.initiator, activityId: s.activity.id, now: s.now, chains: deps.state.chains },
+      {
+        tx,
+        organization: { id: s.activity.organization_id },
+        actor: s.initiator,
+        activityId: s.activity.id,
+        now: s.now,
+        chains: deps.state.chains,
+        services: activityServices(deps, tx, s.now),
+      },
       s.params,
     );
     return { status: STATUS.COMPLETED, result: JSON.stringify(result), failure: null };

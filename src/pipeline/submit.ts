@@ -30,7 +30,7 @@ import { routeType, validate } from "./validate.ts";
  */
 const scopeByOp = new Map<string, CredentialScope>();
 for (const def of [...ACTIVITIES, ...VOTES]) {
-  const scope = ROUTE_KINDS[def.route].credentialScope;
+  const scope = (def.route === "activity" ? def.credentialScope : undefined) ?? ROUTE_KINDS[def.route].credentialScope;
   if ((scopeByOp.get(def.op) ?? scope) !== scope) throw new Error(`submit/${def.op}: its definitions disagree on where credentials are found`);
   scopeByOp.set(def.op, scope);
 }

@@ -6,6 +6,7 @@ import type { ServiceState } from "../service-state.ts";
 import type { UserRow } from "../store/users.ts";
 import type { Actor, TargetOrganization } from "../activities/define.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
+import type { CredentialScope } from "../auth/credential-scope.ts";
 
 export interface QueryContext {
   db: Db;
@@ -24,6 +25,8 @@ export interface QueryDefinition<R extends TObject = TObject, S extends TSchema 
   summary: string;
   /** The whole request body, organizationId included. */
   request: R;
+  /** Where the caller's credential may be found; default "target-then-ancestors" (whoami: "then-descendants"). */
+  credentialScope?: CredentialScope;
   /** The response: documents it in the OpenAPI document and types `run`. */
   response: S;
   run(ctx: QueryContext, req: Static<R>): Promise<Static<S>>;
@@ -35,6 +38,7 @@ export interface CompiledQuery {
   summary: string;
   request: TObject;
   response: TSchema;
+  credentialScope: CredentialScope;
   validator: Validator<TObject>;
   /** `req` is the body as `validator` parsed it. */
   run(ctx: QueryContext, req: Static<TObject>): Promise<unknown>;
@@ -48,6 +52,7 @@ export function defineQuery<R extends TObject, S extends TSchema>(def: QueryDefi
     summary: def.summary,
     request: def.request,
     response: def.response,
+    credentialScope: def.credentialScope ?? "target-then-ancestors",
     validator,
     run(ctx, req) {
       if (!validator.is(req)) throw new Error(`query ${def.op}: request does not match its schema`);

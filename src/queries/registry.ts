@@ -10,6 +10,8 @@ import { getApiKey, getApiKeys } from "./api_keys.ts";
 import { getPolicy, getPolicyEvaluations, listPolicies } from "./policies.ts";
 import { listWebhookEndpoints } from "./webhooks.ts";
 import { listWebhookDeliveries } from "./webhook_deliveries.ts";
+// imports: passkeys
+// imports: recovery and contacts
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
@@ -26,6 +28,8 @@ export const QUERIES: readonly CompiledQuery[] = [
   getPolicyEvaluations,
   listWebhookEndpoints,
   listWebhookDeliveries,
+  // queries: passkeys
+  // queries: recovery and contacts
 ];
 
 const byOp = new Map<string, CompiledQuery>();

@@ -7,6 +7,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { ApiError, Grpc, notFound } from "../errors.ts";
 import { jwks } from "../webhooks/signing-keys.ts";
 import { appProofKeys } from "../app-proofs/proofs.ts";
+import { discoveryDocument, ensureServiceKeys } from "../auth/service-keys.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 
 const JWKS_MAX_AGE_SECONDS = 300;
@@ -16,6 +17,7 @@ import { submitActivity, type PipelineDeps } from "../pipeline/submit.ts";
 import { runQuery } from "../pipeline/query.ts";
 import type { Store } from "../store/db.ts";
 import type { ServiceState } from "../service-state.ts";
+import type { LoginSettings } from "../auth/login-settings.ts";
 
 export interface AppOptions {
   store: Store;
@@ -30,6 +32,8 @@ export interface AppOptions {
   timestampMaxAgeMs: number;
   timestampMaxFutureMs: number;
   version: string;
+  /** Sessions, passkeys and OTP delivery (loginSettingsFrom(config)). */
+  logins?: LoginSettings;
 }
 
 function metrics() {
@@ -63,6 +67,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     log: opts.logger,
     onEvents: opts.onEvents,
     masterKey: opts.masterKey,
+    ...(opts.logins ? { logins: opts.logins } : {}),
   };
   const m = metrics();
 
@@ -116,6 +121,14 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     if (!opts.masterKey) throw notFound("app proofs are not enabled on this server");
     void reply.header("cache-control", `public, max-age=${JWKS_MAX_AGE_SECONDS}`).type("application/json");
     return appProofKeys(opts.state.appProofKey, opts.store.db, opts.masterKey);
+  });
+  // The service's P-256 keys by purpose (session JWTs, OTP target bundles, verification
+  // tokens): what clients pass to the SDK's dangerouslyOverride… parameters.
+  app.get("/public/v1/discovery/keys", async (_req, reply) => {
+    if (!opts.masterKey) throw notFound("service keys are not enabled on this server");
+    await ensureServiceKeys(opts.state.serviceKeys, opts.store.db, opts.masterKey);
+    void reply.header("cache-control", `public, max-age=${JWKS_MAX_AGE_SECONDS}`).type("application/json");
+    return discoveryDocument(opts.store.db);
   });
   // Bounded by the connect timeout (store.ping): a hung database answers 503, not never.
   app.get("/readyz", async (_req, reply) => {

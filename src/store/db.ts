@@ -11,6 +11,7 @@ import * as m002 from "./migrations/002_policies.ts";
 import * as m003 from "./migrations/003_webhooks.ts";
 import * as m004 from "./migrations/004_app_proofs.ts";
 import * as m005 from "./migrations/005_webhook_retries.ts";
+import * as m006 from "./migrations/006_logins.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
 import { groupCommit, StoreUnavailableError, transactionPerCall, type Transact } from "./transactions.ts";
 import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer.ts";
@@ -70,6 +71,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "003_webhooks": m003,
   "004_app_proofs": m004,
   "005_webhook_retries": m005,
+  "006_logins": m006,
 };
 
 class StaticProvider implements MigrationProvider {

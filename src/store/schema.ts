@@ -26,8 +26,23 @@ export type VoteSelection = "VOTE_SELECTION_APPROVED" | "VOTE_SELECTION_REJECTED
 export type PolicyEffect = "EFFECT_ALLOW" | "EFFECT_DENY";
 /** api_keys.curve */
 export type ApiKeyCurve = "API_KEY_CURVE_P256" | "API_KEY_CURVE_SECP256K1" | "API_KEY_CURVE_ED25519";
-/** api_keys.credential_type and votes.credential_type */
-export type CredentialType = "CREDENTIAL_TYPE_API_KEY_P256" | "CREDENTIAL_TYPE_API_KEY_SECP256K1" | "CREDENTIAL_TYPE_API_KEY_ED25519";
+/**
+ * api_keys.credential_type and votes.credential_type. Session keys (every login flow) are
+ * P-256 api_keys rows of type CREDENTIAL_TYPE_LOGIN; passkeys sign votes as
+ * CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR.
+ */
+export type CredentialType =
+  | "CREDENTIAL_TYPE_API_KEY_P256"
+  | "CREDENTIAL_TYPE_API_KEY_SECP256K1"
+  | "CREDENTIAL_TYPE_API_KEY_ED25519"
+  | "CREDENTIAL_TYPE_LOGIN"
+  | "CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR";
+/** service_keys.purpose: what a service P-256 key signs (published at /public/v1/discovery/keys). */
+export type ServiceKeyPurpose = "SESSION_JWT" | "OTP_ENCRYPTION_TARGET" | "VERIFICATION_TOKEN";
+/** otps.otp_type and verification_tokens.verification_type */
+export type OtpType = "OTP_TYPE_EMAIL" | "OTP_TYPE_SMS";
+/** otps.status: live (may be verified) | verified (used once) | burnt (3 wrong codes) | expired is read from expires_at. */
+export type OtpStatus = "live" | "verified" | "burnt";
 /** webhook_signing_keys.status: active (signs) | published (verifies only) | retired (no longer published). */
 export type SigningKeyStatus = "active" | "published" | "retired";
 /** webhook_events.event_type */
@@ -63,6 +78,10 @@ export interface UsersTable {
   phone: string | null;
   created_at: number;
   updated_at: number;
+  // Optional: rows written before migration 006 have them null.
+  /** When the email was proven with a verification token (sign-up or update_user_email); null if never. */
+  email_verified_at?: number | null;
+  phone_verified_at?: number | null;
 }
 
 export interface ApiKeysTable {
@@ -79,6 +98,95 @@ export interface ApiKeysTable {
   expires_at: number | null;
   created_at: number;
   updated_at: number;
+  /** Session keys: the login's sessionProfileId (surfaces as credential.sessionProfileId). */
+  session_profile_id?: string | null;
+}
+
+/** Passkeys (WebAuthn credentials) of users. */
+export interface AuthenticatorsTable {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  name: string;
+  /** b64url of the raw credential id, exactly as submitted (core rebuilds allowCredentials from it). */
+  credential_id: string;
+  /** The same id re-encoded canonically (b64url, no padding): what stamps are looked up by. */
+  credential_id_normalized: string;
+  /** b64url of the COSE public key from the attestation. */
+  public_key: string;
+  /** Attestation statement format (e.g. "none", "packed"). */
+  attestation_type: string;
+  aaguid: string;
+  /** JSON array of AUTHENTICATOR_TRANSPORT_*. */
+  transports: string;
+  /** The authenticator's signature counter as last seen (0 when it keeps none). */
+  sign_count: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Service P-256 keys: session JWTs, OTP target bundles, verification tokens. */
+export interface ServiceKeysTable {
+  id: string;
+  purpose: ServiceKeyPurpose;
+  /** Uncompressed P-256 public key, lower-case hex (the string clients compare). */
+  public_key: string;
+  /** PKCS#8 DER of the private key, sealed with the master key. */
+  private_key_sealed: string;
+  status: SigningKeyStatus;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One-time passcodes. The code itself is never stored: only a keyed digest of it. */
+export interface OtpsTable {
+  id: string;
+  organization_id: string;
+  otp_type: OtpType;
+  /** As given (email address or E.164 phone number). */
+  contact: string;
+  /** Lower-cased email / the phone number as given: what limits and look-ups use. */
+  contact_normalized: string;
+  /** HMAC-SHA256 (key derived from the master key) of the code, bound to the OTP id. */
+  code_digest: string;
+  /** The per-OTP HPKE private key (the bundle's targetPublic), sealed with the master key. */
+  target_private_key_sealed: string;
+  attempts: number;
+  status: OtpStatus;
+  user_identifier: string | null;
+  expires_at: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/**
+ * Counting slots that make "at most N at once" limits hold under concurrency without
+ * count-then-insert: a limit of N is N rows per scope, and taking one is a single
+ * conditional upsert (free when `until` has passed). See store/slots.ts.
+ */
+export interface LimitSlotsTable {
+  scope: string;
+  slot: number;
+  /** Epoch ms when the slot frees itself; 0 = free. */
+  until: number;
+  /** What holds it (e.g. an OTP id), so the holder can give it back early. */
+  holder: string;
+}
+
+/** Verification tokens issued by verify_otp; each use is recorded (a sign-up once, a login once). */
+export interface VerificationTokensTable {
+  id: string;
+  /** The organization that issued it (where verify_otp ran). */
+  organization_id: string;
+  otp_id: string;
+  verification_type: OtpType;
+  contact: string;
+  /** Compressed P-256 hex the token is bound to (from the encrypted OTP bundle). */
+  public_key: string;
+  expires_at: number;
+  signup_used_at: number | null;
+  login_used_at: number | null;
+  created_at: number;
 }
 
 export interface UserTagsTable {
@@ -245,6 +353,11 @@ export interface Database {
   root_quorum_members: RootQuorumMembersTable;
   users: UsersTable;
   api_keys: ApiKeysTable;
+  authenticators: AuthenticatorsTable;
+  service_keys: ServiceKeysTable;
+  otps: OtpsTable;
+  limit_slots: LimitSlotsTable;
+  verification_tokens: VerificationTokensTable;
   user_tags: UserTagsTable;
   user_tag_members: UserTagMembersTable;
   activities: ActivitiesTable;

@@ -14,6 +14,7 @@ import type { FastifyInstance } from "fastify";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import type { TurnkeyServerClient } from "@turnkey/sdk-server";
 import { buildApp } from "../../src/server/app.ts";
+import type { LoginSettings } from "../../src/auth/login-settings.ts";
 import { openService, type Service } from "../../src/service.ts";
 import { insertOrganization, setRootQuorum } from "../../src/store/organizations.ts";
 import { addUsers } from "../../src/activities/users/new-users.ts";
@@ -117,11 +118,17 @@ function parse(text: string): Json {
   }
 }
 
-export async function inproc(engine: EngineSpec["name"] = "sqlite"): Promise<Harness> {
+export interface InprocOptions {
+  /** Sessions, passkeys, OTP delivery (default: none configured). */
+  logins?: LoginSettings;
+}
+
+export async function inproc(engine: EngineSpec["name"] = "sqlite", options: InprocOptions = {}): Promise<Harness> {
   const inst: Instance = await newInstance(engine);
   const service = await openService([], inst.env);
   let eventsWritten: (() => void) | undefined;
   const app = buildApp({
+    ...(options.logins ? { logins: options.logins } : {}),
     onEvents: () => eventsWritten?.(),
     store: service.store,
     state: service.state,

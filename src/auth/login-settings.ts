@@ -1,0 +1,51 @@
+// What the login flows are configured with (sessions, passkeys, OTP delivery): built once
+// from the configuration by `sigil serve` (and the test harnesses) and handed to activities
+// through their ExecuteContext.
+import type { Config } from "../config.ts";
+import { otpTransportsFrom } from "./otp/transports/index.ts";
+
+/** One OTP message, as a transport delivers it. The code is in `text` (and `html`): never log these. */
+export interface OtpMessage {
+  channel: "email" | "sms";
+  /** Email address or E.164 phone number. */
+  to: string;
+  subject?: string;
+  text: string;
+  html?: string;
+  /** Email: sender address and display name, reply-to (from the request's customization). */
+  from?: string;
+  fromName?: string;
+  replyTo?: string;
+}
+
+export interface OtpTransport {
+  /** For errors and logs ("smtp", "sms-http", "log"). */
+  readonly kind: string;
+  /** Delivers or throws; must give up within its own timeout. */
+  send(message: OtpMessage): Promise<void>;
+}
+
+export interface LoginSettings {
+  /** The longest session a login may ask for (expirationSeconds). */
+  sessionMaxSeconds: number;
+  webauthn: { rpId?: string; origins: readonly string[] };
+  /** Absent: OTP over that channel is refused with a clear error. */
+  email?: OtpTransport;
+  sms?: OtpTransport;
+}
+
+export interface Logger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export function loginSettingsFrom(config: Config, log: Logger): LoginSettings {
+  return {
+    sessionMaxSeconds: config.sessionMaxSeconds,
+    webauthn: { ...(config.webauthnRpId ? { rpId: config.webauthnRpId } : {}), origins: config.webauthnOrigins },
+    ...otpTransportsFrom(config, log),
+  };
+}
+
+/** Defaults for harnesses that configure nothing: no OTP delivery, any RP id and origin. */
+export const DEFAULT_LOGIN_SETTINGS: LoginSettings = { sessionMaxSeconds: 30 * 86400, webauthn: { origins: [] } };

@@ -1,0 +1,118 @@
+// Sessions (WIRE-NOTES §6): a login registers the client's P-256 public key as an expiring
+// credential of the user (an api_keys row of type CREDENTIAL_TYPE_LOGIN, so X-Stamp verifies
+// it like any key and its expiry answers "expired api key") and returns a session JWT signed
+// with the SESSION_JWT service key. stamp_login, otp_login, the attested stamp_login and
+// (later) oauth_login all end here.
+import { exhausted, invalid, notFound, alreadyExists } from "../errors.ts";
+import { publicKeyProblem } from "../crypto/public-keys.ts";
+import type { ExecuteContext } from "../activities/define.ts";
+import { lockUsers } from "../store/locks.ts";
+import { isUniqueViolation, newId } from "../store/util.ts";
+import { signSessionJwt } from "./tokens.ts";
+
+/** 15 minutes when the login names no expirationSeconds (spec). */
+export const DEFAULT_SESSION_SECONDS = 900;
+/** Per user, expiring keys (sessions included) as upstream documents: the oldest session makes room. */
+export const MAX_SESSIONS_PER_USER = 10;
+
+/**
+ * The session length a login asked for, in seconds: a positive integer string up to the
+ * configured maximum (config SIGIL_SESSION_MAX_SECONDS); 900 when absent.
+ */
+export function sessionSeconds(given: string | undefined, max: number, field = "parameters.expirationSeconds"): number {
+  if (given === undefined || given === "") return DEFAULT_SESSION_SECONDS;
+  const secs = /^\d{1,12}$/.test(given) ? Number(given) : NaN;
+  if (!(secs >= 1 && secs <= max)) {
+    throw invalid(`invalid api key expiration: ${field} must be a whole number of seconds from 1 to ${max}`, [
+      { field, description: `1 to ${max}` },
+    ]);
+  }
+  return secs;
+}
+
+export interface NewSession {
+  userId: string;
+  /** The organization the user lives in. */
+  organizationId: string;
+  /** Compressed (or uncompressed) P-256 hex: the key the client will stamp with. */
+  publicKey: string;
+  expirationSeconds?: string;
+  invalidateExisting?: boolean;
+  sessionProfileId?: string;
+  field?: string;
+}
+
+export async function createSession(ctx: ExecuteContext, s: NewSession): Promise<{ session: string; apiKeyId: string; expiresAt: number }> {
+  const field = s.field ?? "parameters";
+  const problem = publicKeyProblem("API_KEY_CURVE_P256", s.publicKey);
+  if (problem) throw invalid(`${field}.publicKey: ${problem}`, [{ field: `${field}.publicKey`, description: problem }]);
+  const secs = sessionSeconds(s.expirationSeconds, ctx.services.logins.sessionMaxSeconds, `${field}.expirationSeconds`);
+  const { tx, now } = ctx;
+  const expiresAt = now + secs * 1000;
+
+  // The user row lock serialises this user's key writers (sessions, create_api_keys) on
+  // PostgreSQL, so the cap below counts what is committed; it also proves the user exists.
+  const [locked] = await lockUsers(tx, s.organizationId, [s.userId]);
+  if (!locked) throw notFound(`no user ${s.userId} in organization ${s.organizationId}`);
+  const normalized = s.publicKey.toLowerCase();
+  let logins = tx.deleteFrom("api_keys").where("user_id", "=", s.userId).where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN");
+  // invalidateExisting revokes every other session; otherwise only expired keys and an
+  // earlier session of this very key (a refresh with the same key) go.
+  logins = s.invalidateExisting
+    ? logins
+    : logins.where((eb) => eb.or([eb("expires_at", "<=", now), eb("public_key_normalized", "=", normalized)]));
+  await logins.execute();
+  await tx.deleteFrom("api_keys").where("user_id", "=", s.userId).where("expires_at", "<=", now).execute();
+
+  const live = await tx
+    .selectFrom("api_keys")
+    .select(["id", "credential_type", "created_at"])
+    .where("user_id", "=", s.userId)
+    .where("expires_at", "is not", null)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+  if (live.length >= MAX_SESSIONS_PER_USER) {
+    const sessions = live.filter((k) => k.credential_type === "CREDENTIAL_TYPE_LOGIN");
+    const excess = live.length - MAX_SESSIONS_PER_USER + 1;
+    if (sessions.length < excess) throw exhausted(`user has exceeded maximum short-lived api keys (${MAX_SESSIONS_PER_USER})`);
+    await tx.deleteFrom("api_keys").where("id", "in", sessions.slice(0, excess).map((k) => k.id)).execute();
+  }
+
+  const apiKeyId = newId();
+  try {
+    await tx
+      .insertInto("api_keys")
+      .values({
+        id: apiKeyId,
+        organization_id: s.organizationId,
+        user_id: s.userId,
+        name: `Session ${new Date(now).toISOString()}`,
+        public_key: s.publicKey,
+        public_key_normalized: normalized,
+        curve: "API_KEY_CURVE_P256",
+        credential_type: "CREDENTIAL_TYPE_LOGIN",
+        expiration_seconds: String(secs),
+        expires_at: expiresAt,
+        session_profile_id: s.sessionProfileId ?? null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+  } catch (err) {
+    if (isUniqueViolation(err, "api_keys")) {
+      throw alreadyExists(`${field}.publicKey: this public key is already a credential in organization ${s.organizationId}; use a fresh key pair for the session`);
+    }
+    throw err;
+  }
+  const key = await ctx.services.serviceKey("SESSION_JWT");
+  const session = signSessionJwt(key, {
+    exp: Math.floor(expiresAt / 1000),
+    public_key: s.publicKey,
+    session_type: "SESSION_TYPE_READ_WRITE",
+    user_id: s.userId,
+    organization_id: s.organizationId,
+    ...(s.sessionProfileId ? { session_profile_id: s.sessionProfileId } : {}),
+  });
+  return { session, apiKeyId, expiresAt };
+}

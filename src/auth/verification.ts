@@ -1,0 +1,97 @@
+// Verification tokens as records (WIRE-NOTES §7.5): verify_otp issues one bound to the
+// public key from the encrypted OTP bundle; sign-up, login and contact updates present it.
+// A token is valid until `exp` for look-ups (core uses one token for an account look-up,
+// then sign-up, then login), but each *use* is recorded by a conditional update — a token
+// signs up at most once and logs in at most once, however many API nodes race for it.
+import { invalid } from "../errors.ts";
+import type { ExecuteContext } from "../activities/define.ts";
+import { organizationChain, type ChainCache } from "../store/organizations.ts";
+import type { Executor, OtpType } from "../store/schema.ts";
+import { readVerificationToken, signVerificationToken, type VerificationClaims } from "./tokens.ts";
+
+/** verify_otp's expirationSeconds: default one hour, at most a day (WIRE-NOTES §7.4). */
+export const DEFAULT_TOKEN_SECONDS = 3600;
+export const MAX_TOKEN_SECONDS = 86400;
+
+export interface IssuedToken {
+  otpId: string;
+  verificationType: OtpType;
+  contact: string;
+  /** Compressed P-256 hex from the decrypted bundle. */
+  publicKey: string;
+  lifetimeSeconds: number;
+}
+
+/** Signs a token for the verified contact and records it; returns the JWT. */
+export async function issueVerificationToken(ctx: ExecuteContext, t: IssuedToken): Promise<string> {
+  const key = await ctx.services.serviceKey("VERIFICATION_TOKEN");
+  const expiresAt = ctx.now + t.lifetimeSeconds * 1000;
+  const { token, claims } = signVerificationToken(key, {
+    exp: String(expiresAt),
+    organization_id: ctx.organization.id,
+    verification_type: t.verificationType,
+    contact: t.contact,
+    public_key: t.publicKey,
+  });
+  await ctx.tx
+    .insertInto("verification_tokens")
+    .values({
+      id: claims.id,
+      organization_id: ctx.organization.id,
+      otp_id: t.otpId,
+      verification_type: t.verificationType,
+      contact: t.contact,
+      public_key: t.publicKey,
+      expires_at: expiresAt,
+      signup_used_at: null,
+      login_used_at: null,
+      created_at: ctx.now,
+    })
+    .execute();
+  return token;
+}
+
+/**
+ * Why `token` may not be used in `organizationId`, or its claims: a valid signature by a
+ * VERIFICATION_TOKEN service key, not expired, recorded by this service, and issued by the
+ * organization itself or one of its ancestors (a parent's token serves its sub-organizations;
+ * a sub-organization's only itself).
+ */
+export async function readToken(
+  db: Executor,
+  chains: ChainCache,
+  verifyingKeys: readonly string[],
+  token: string,
+  organizationId: string,
+  now: number,
+): Promise<{ claims: VerificationClaims } | { problem: string }> {
+  const read = readVerificationToken(token, verifyingKeys, now);
+  if ("problem" in read) return read;
+  const row = await db.selectFrom("verification_tokens").select(["id", "organization_id"]).where("id", "=", read.claims.id).executeTakeFirst();
+  if (!row || row.organization_id !== read.claims.organization_id) return { problem: "unknown verification token" };
+  const chain = await organizationChain(db, organizationId, chains);
+  if (!chain.includes(row.organization_id)) {
+    return { problem: `verification token was issued by organization ${row.organization_id}, which is not ${organizationId} or one of its parents` };
+  }
+  return read;
+}
+
+/** readToken for a handler: a problem is a 400 naming the field. */
+export async function requireToken(ctx: ExecuteContext, token: string, field: string): Promise<VerificationClaims> {
+  const read = await readToken(ctx.tx, ctx.chains, await ctx.services.verifyingKeys("VERIFICATION_TOKEN"), token, ctx.organization.id, ctx.now);
+  if ("problem" in read) throw invalid(`${field}: ${read.problem}`, [{ field, description: read.problem }]);
+  return read.claims;
+}
+
+/**
+ * Records one use of the token; refuses a second use of the same kind. One conditional
+ * update: of two concurrent uses exactly one changes the row.
+ */
+export async function consumeToken(db: Executor, tokenId: string, use: "login" | "signup", now: number, field: string): Promise<void> {
+  const column = use === "login" ? "login_used_at" : "signup_used_at";
+  const res = await db.updateTable("verification_tokens").set({ [column]: now }).where("id", "=", tokenId).where(column, "is", null).executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) {
+    const what = use === "login" ? "log in" : "sign up";
+    throw invalid(`${field}: this verification token has already been used to ${what}`, [{ field, description: `already used to ${what}` }]);
+  }
+}
