@@ -188,12 +188,18 @@ export async function inproc(engine: EngineSpec["name"] = "sqlite", options: Inp
  * with its reason when TEST_DATABASE_URL is unset). `only: ["sqlite"]` for what does not
  * depend on the engine.
  */
-export function perEngine(title: string, body: (h: () => Harness) => void, only?: EngineSpec["name"][]): void {
+export function perEngine(
+  title: string,
+  body: (h: () => Harness) => void,
+  only?: EngineSpec["name"][],
+  /** Options for each harness; a function is called per harness (e.g. to start an SMTP server). */
+  options?: InprocOptions | (() => InprocOptions | Promise<InprocOptions>),
+): void {
   for (const spec of engines().filter((e) => !only || only.includes(e.name))) {
     describe(`${title} [${spec.name}]`, { skip: spec.skip }, () => {
       let h: Harness | undefined;
       before(async () => {
-        h = await inproc(spec.name);
+        h = await inproc(spec.name, typeof options === "function" ? await options() : options);
       });
       after(async () => {
         await h?.close();
