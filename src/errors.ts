@@ -65,6 +65,12 @@ export class ApiError extends Error {
   readonly extraDetails: ErrorDetail[];
 
   readonly #status: number | undefined;
+  /**
+   * Set by keepWrites(): a handler's failure whose writes must stay (a wrong OTP code counts
+   * an attempt). The activity is then recorded FAILED with this error, its writes committed,
+   * and the request answered with the error (pipeline/settle.ts).
+   */
+  keepsWrites = false;
 
   constructor(
     code: GrpcCode,
@@ -99,6 +105,20 @@ export class ApiError extends Error {
 }
 
 // Constructors for the common cases, so call sites read as what happened.
+
+/** Marks a handler's error as one whose writes are committed with the FAILED activity (see ApiError.keepsWrites). */
+export function keepWrites(err: ApiError): ApiError {
+  err.keepsWrites = true;
+  return err;
+}
+
+/** The error a recorded failure (`activities.failure`, ApiError.toBody() JSON) was made from. */
+export function apiErrorFromFailure(failure: string): ApiError {
+  const body = JSON.parse(failure) as { code: GrpcCode; message: string; details?: ErrorDetail[] };
+  const [first, ...rest] = body.details ?? [];
+  const category = (first?.turnkeyErrorCode as ErrorCategory | undefined) ?? "UNSPECIFIED";
+  return new ApiError(body.code, category, body.message, first?.turnkeyErrorCode ? rest : (body.details ?? []));
+}
 
 export function invalid(message: string, violations: FieldViolation[] = []): ApiError {
   const extra: ErrorDetail[] = violations.length

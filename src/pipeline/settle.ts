@@ -123,9 +123,17 @@ async function executed(deps: PipelineDeps, tx: Tx, s: Settlement): Promise<Outc
     return { status: STATUS.COMPLETED, result: JSON.stringify(result), failure: null };
   };
   // A new submission whose handler fails is answered with the failure and not recorded
-  // (the caller may correct it and submit again). An activity executed by a later approval
+  // (the caller may correct it and submit again) — unless the error keeps its writes. An activity executed by a later approval
   // keeps its approvals: it is recorded FAILED (e.g. its name was taken meanwhile).
-  if (!s.previous) return run();
+  if (!s.previous) {
+    try {
+      return await run();
+    } catch (err) {
+      // A failure that counts (a wrong OTP code burns an attempt): recorded, writes kept.
+      if (err instanceof ApiError && err.keepsWrites) return { status: STATUS.FAILED, result: null, failure: JSON.stringify(err.toBody()) };
+      throw err;
+    }
+  }
   try {
     return await withSavepoint(tx, run);
   } catch (err) {

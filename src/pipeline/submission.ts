@@ -2,6 +2,7 @@
 // validate, which read the request snapshot with the caller): idempotency (fingerprint) →
 // authorize → settle → respond.
 import { createHash } from "node:crypto";
+import { apiErrorFromFailure } from "../errors.ts";
 import type { CompiledActivity } from "../activities/define.ts";
 import type { Decision } from "../policy/engine.ts";
 import { findActivityByFingerprint, type ActivityRow } from "../store/activities.ts";
@@ -75,6 +76,8 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   const { settled, twin } = await settleOrFindTwin(deps, settlement);
   if (settled) {
     if (isDenied(evaluated.decision)) throw deniedFailure(evaluated.decision, activityId);
+    // A handler failure that kept its writes (keepWrites): recorded FAILED, answered as the error.
+    if (settled.row.status === STATUS.FAILED && settled.row.failure) throw apiErrorFromFailure(settled.row.failure);
     // The event's payload is the answer: the submitter can never vote again on its own fresh
     // activity, so canApprove/canReject are false either way.
     if (settled.event) return { activity: settled.event };
