@@ -90,6 +90,37 @@ for (const engine of engines()) {
       assert.deepEqual(new Set(Object.keys(doc.paths)), expected);
     });
 
+    it("publishes the service keys without authentication; service-keys rotate keeps the old key published, retire removes it", async () => {
+      type Doc = { keys: { keyId: string; purpose: string; publicKey: string; createdAt: string; status: string }[] };
+      const discover = async () => {
+        const res = await fetch(`${server.url}/public/v1/discovery/keys`);
+        assert.equal(res.status, 200);
+        return (await res.json()) as Doc;
+      };
+      const first = await discover();
+      assert.deepEqual(first.keys.map((k) => k.purpose).sort(), ["OTP_ENCRYPTION_TARGET", "SESSION_JWT", "VERIFICATION_TOKEN"]);
+      for (const k of first.keys) {
+        assert.match(k.publicKey, /^04[0-9a-f]{128}$/);
+        assert.match(k.createdAt, /^\d+$/);
+      }
+      const rotated = JSON.parse((await run(process.execPath, [BIN, "service-keys", "rotate", "SESSION_JWT"], { env: inst.env })).stdout) as {
+        rotated: { purpose: string; keyId: string }[];
+      };
+      assert.equal(rotated.rotated.length, 1);
+      const old = first.keys.find((k) => k.purpose === "SESSION_JWT")!;
+      const second = await discover();
+      const sessionKeys = second.keys.filter((k) => k.purpose === "SESSION_JWT");
+      assert.deepEqual(sessionKeys.map((k) => [k.keyId, k.status]), [[rotated.rotated[0]!.keyId, "active"], [old.keyId, "published"]]);
+      await assert.rejects(run(process.execPath, [BIN, "service-keys", "retire", rotated.rotated[0]!.keyId], { env: inst.env }), (e: { stderr: string }) =>
+        /rotate first/.test(e.stderr),
+      );
+      await run(process.execPath, [BIN, "service-keys", "retire", old.keyId], { env: inst.env });
+      assert.ok(!(await discover()).keys.some((k) => k.keyId === old.keyId));
+      const listed = JSON.parse((await run(process.execPath, [BIN, "service-keys", "list"], { env: inst.env })).stdout) as { keys: { keyId: string; status: string }[] };
+      assert.equal(listed.keys.find((k) => k.keyId === old.keyId)?.status, "retired");
+      assert.ok(!JSON.stringify(listed).includes("sealed"), "the list never shows private material");
+    });
+
     it("answers unknown routes with the SDK error shape", async () => {
       const res = await fetch(`${server.url}/public/v2/nope`, { method: "POST", body: "{}" });
       assert.equal(res.status, 404);
