@@ -1,5 +1,6 @@
-// Load benchmark of Sigil's foundation: the stamped query and stamped activity paths, next
-// to a bare fastify baseline loaded identically (the ceiling of this machine's HTTP stack).
+// Load benchmark of Sigil's foundation: the stamped query (by an API key, and by a session key
+// from stamp_login) and stamped activity paths, next to a bare fastify baseline loaded
+// identically (the ceiling of this machine's HTTP stack).
 //
 //   npm run bench [-- --postgres <url>] [--connections N] [--duration S] [--warmup S] [--profile DIR]
 //
@@ -357,6 +358,38 @@ async function runQuery(inst: SigilInstance, creds: InitResult, server: Running)
   return f;
 }
 
+/**
+ * whoami stamped with a session key, as a logged-in browser sends it: stamp_login (stamped by
+ * the API key) registers a fresh key as the user's session, which then stamps every request.
+ * The session key is an expiring api_keys row, so the look-up is the same statement as the API
+ * key's plus its expiry check: the ratio to the API-key run shows what sessions cost.
+ */
+async function runSessionQuery(inst: SigilInstance, creds: InitResult, server: Running, apiKey: Figures): Promise<Figures> {
+  const session = newP256KeyPair();
+  const login = JSON.stringify({
+    parameters: { publicKey: session.publicKey, expirationSeconds: "3600", invalidateExisting: false },
+    organizationId: creds.organizationId,
+    timestampMs: String(Date.now()),
+    type: "ACTIVITY_TYPE_STAMP_LOGIN",
+  });
+  const res = await post(`${server.url}/public/v1/submit/stamp_login`, await sdkStamp(login, creds.apiPublicKey, creds.apiPrivateKey));
+  const jwt = (res.json as { activity?: { result?: { stampLoginResult?: { session?: string } } } }).activity?.result?.stampLoginResult?.session;
+  if (res.status !== 200 || !jwt) throw new Error(`stamp_login failed (${res.status}): ${JSON.stringify(res.json)}`);
+  const body = JSON.stringify({ organizationId: creds.organizationId });
+  const stamped = await sdkStamp(body, session.publicKey, session.privateKey);
+  const url = `${server.url}/public/v1/query/whoami`;
+  const check = await post(url, stamped);
+  const who = check.json as { userId?: string };
+  if (check.status !== 200 || who.userId !== creds.userId) throw new Error(`session whoami check failed (${check.status}): ${JSON.stringify(check.json)}`);
+  log(`  session-stamped query: stamp_login (API key) → session key; POST /public/v1/query/whoami stamped by the session key, replayed`);
+  if (WARMUP_S > 0) await load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: WARMUP_S });
+  const r = await load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: DURATION_S });
+  const f = figures("session-stamped query (whoami)", inst.engine, r);
+  f.note = `${((100 * f.rps) / apiKey.rps).toFixed(1)}% of the API-key-stamped whoami rate (${fmtInt(f.rps)} vs ${fmtInt(apiKey.rps)} req/s)`;
+  log(`  → ${fmtInt(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, non-2xx ${f.non2xx}, errors ${f.errors}; ${f.note}`);
+  return f;
+}
+
 async function runActivity(inst: SigilInstance, creds: InitResult, server: Running, ceilingRps: number, label = ""): Promise<Figures> {
   const url = `${server.url}/public/v1/submit/create_user_tag`;
   // One body stamped by the SDK's stamper proves the wire format; the bulk uses FastStamper.
@@ -450,7 +483,8 @@ async function runEngine(engine: Engine, ceilingRps: number): Promise<Figures[]>
     const out: Figures[] = [];
     let server = await startSigil(inst, profileArgs(engine, "query"));
     try {
-      out.push(await runQuery(inst, creds, server));
+      const apiKeyQuery = await runQuery(inst, creds, server);
+      out.push(apiKeyQuery, await runSessionQuery(inst, creds, server, apiKeyQuery));
       if (PROFILE_DIR) {
         await stopSigil(server, engine, "query");
         server = await startSigil(inst, profileArgs(engine, "activity"));

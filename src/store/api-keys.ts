@@ -31,7 +31,8 @@ export function isExpired(key: Pick<ApiKeyRow, "expires_at">, now: number): bool
 
 export function apiKeyView(k: ApiKeyRow) {
   return {
-    credential: { publicKey: k.public_key, type: k.credential_type },
+    // A session key names the session profile it was logged in with (WIRE-NOTES §6.3).
+    credential: { publicKey: k.public_key, type: k.credential_type, ...(k.session_profile_id ? { sessionProfileId: k.session_profile_id } : {}) },
     apiKeyId: k.id,
     apiKeyName: k.name,
     ...(k.expiration_seconds !== null ? { expirationSeconds: k.expiration_seconds } : {}),

@@ -1,7 +1,9 @@
 // POLICY-LANGUAGE §6.7: a parent organization reads its sub-organizations but cannot write
 // to them. A credential found in an ancestor of the target organization is refused every
 // activity — votes included — with 403 before any policy is consulted, and nothing is
-// recorded anywhere. Every registered activity type is tried, so a new one is covered by
+// recorded anywhere; the exceptions are the authentication and recovery flows whose
+// definitions set parentMayStamp (each on the allow-list of pipeline/parent-writes.ts), which
+// get one test each. Every registered activity type is tried, so a new one is covered by
 // this file without editing it. Queries by the parent keep working.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -11,6 +13,7 @@ import { expectError, partyFor, RecordingProxy, startHarness, type Harness, type
 import { stampedPost, type RawResponse } from "../helpers/raw-http.ts";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
 import { ACTIVITIES, VOTES } from "../../src/activities/registry.ts";
+import { isParentStampable } from "../../src/pipeline/parent-writes.ts";
 
 const COMPLETED = "ACTIVITY_STATUS_COMPLETED";
 const CONSENSUS = "ACTIVITY_STATUS_CONSENSUS_NEEDED";
@@ -111,10 +114,10 @@ for (const engine of engines()) {
       await fail(party(mallory, "", sub.orgId).http.getWhoami({ organizationId: sub.orgId }), { status: 401, code: 16 });
     });
 
-    it("every registered activity type and vote is refused to a parent credential, before validation and policy", async () => {
+    it("every registered activity type and vote not open to parents is refused to a parent credential, before validation and policy", async () => {
       const sub = await subOrg(root, "every-type");
       const grandchild = await subOrg(sub.roots[0]!, "grandchild");
-      const routes = [...ACTIVITIES, ...VOTES];
+      const routes = [...ACTIVITIES, ...VOTES].filter((r) => !r.parentMayStamp);
       assert.ok(routes.length >= 20, `only ${routes.length} routes registered`);
       const before = { sub: await activityIds(root, sub.orgId), parent: await activityIds(root, root.orgId) };
       // The grandparent's key and the direct parent's key, against the organization below them.
@@ -134,6 +137,41 @@ for (const engine of engines()) {
       assert.deepEqual(await activityIds(root, sub.orgId), before.sub);
       assert.deepEqual(await activityIds(root, grandchild.orgId), []);
       assert.deepEqual(await activityIds(root, root.orgId), before.parent);
+    });
+
+    // The exceptions (parentMayStamp, each on pipeline/parent-writes.ts's allow-list): the
+    // parent check lets them through. They may then fail for other reasons (these bodies have
+    // empty parameters), but never with the parent-write 403.
+    for (const route of ACTIVITIES.filter((r) => r.parentMayStamp)) {
+      it(`${route.type} is open to a parent credential in its sub-organizations (POLICY-LANGUAGE §6.7 exception)`, async () => {
+        assert.ok(isParentStampable(route.type), `${route.type} opens itself to parents but is not on the allow-list`);
+        const sub = await subOrg(root, `open-${route.op}`);
+        const body = JSON.stringify({ type: route.type, timestampMs: String(Date.now()), organizationId: sub.orgId, parameters: {} });
+        const res = await stampedPost(server.url, `/public/v1/submit/${route.op}`, body, root.key);
+        const ctx = `${route.type}: HTTP ${res.status} ${res.text.slice(0, 400)}`;
+        assert.ok(res.status < 500, ctx);
+        if (res.status !== 200) {
+          assert.deepEqual(Object.keys(res.json).sort(), ["code", "details", "message"], ctx);
+          assert.doesNotMatch(String(res.json.message), /parent organization may read its sub-organizations but not submit/, ctx);
+        }
+        // The same body by an unrelated organization's key is still refused at authentication.
+        const stranger = await stampedPost(server.url, `/public/v1/submit/${route.op}`, body, generateP256KeyPair());
+        assert.equal(stranger.status, 401, stranger.text);
+      });
+    }
+
+    it("stamp_login by a parent credential in a sub-organization logs the parent's own user in, in the parent", async () => {
+      const sub = await subOrg(root, "parent-login");
+      const session = generateP256KeyPair();
+      const body = JSON.stringify({ type: "ACTIVITY_TYPE_STAMP_LOGIN", timestampMs: String(Date.now()), organizationId: sub.orgId, parameters: { publicKey: session.publicKey } });
+      const res = await stampedPost(server.url, "/public/v1/submit/stamp_login", body, root.key);
+      assert.equal(res.status, 200, res.text);
+      const jwt = String(res.json.activity.result.stampLoginResult.session);
+      const claims = JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString("utf8")) as Record<string, unknown>;
+      assert.deepEqual([claims.user_id, claims.organization_id], [root.userId, root.orgId]);
+      // Nothing changed in the sub-organization: its only user has no new key.
+      const users = (await root.http.getUsers({ organizationId: sub.orgId })).users;
+      assert.deepEqual(users.map((u) => u.apiKeys.length), [1]);
     });
 
     it("a parent cannot vote on a sub-organization's pending activity; the sub-organization's roots still decide it", async () => {

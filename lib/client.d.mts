@@ -1,0 +1,87 @@
+// Hand-written types for ./client.mjs (sigil/client). The JSDoc of ./client/*.mjs uses these
+// types, and ./client/public-api.check.ts fails the type check (tsc -p tsconfig.lib.json)
+// when an export here and the implementation's differ.
+
+export type ServiceKeyPurpose = "SESSION_JWT" | "OTP_ENCRYPTION_TARGET" | "VERIFICATION_TOKEN";
+
+/** One key of GET /public/v1/discovery/keys. */
+export interface ServiceKey {
+  keyId: string;
+  purpose: ServiceKeyPurpose;
+  /** Uncompressed P-256 public key, lowercase hex (130 characters, `04…`). */
+  publicKey: string;
+  createdAt: string;
+  /** `active` signs now; `published` signed before a rotation and still verifies. */
+  status: "active" | "published";
+}
+
+/** Session JWT claims (WIRE-NOTES §6.2). */
+export interface SessionClaims {
+  /** Expiry, epoch seconds. */
+  exp: number;
+  /** The session key (compressed P-256 hex). */
+  public_key: string;
+  session_type: string;
+  user_id: string;
+  /** The organization the user belongs to. */
+  organization_id: string;
+  session_profile_id?: string;
+}
+
+/** Verification token claims (WIRE-NOTES §7.5). */
+export interface VerificationTokenClaims {
+  /** Expiry, epoch milliseconds, as a string. */
+  exp: string;
+  id: string;
+  /** The organization that issued it. */
+  organization_id: string;
+  verification_type: string;
+  contact: string;
+  /** The key the token is bound to (compressed P-256 hex). */
+  public_key: string;
+}
+
+export interface EncryptOtpCodeParams {
+  otpCode: string;
+  /** init_otp's result.otpEncryptionTargetBundle. */
+  otpEncryptionTargetBundle: string;
+  /** Compressed P-256 hex: the key the verification token will be bound to (and log in with). */
+  publicKey: string;
+}
+
+export declare const DISCOVERY_PATH: "/public/v1/discovery/keys";
+
+/** The active and published keys of the service at `baseUrl`. */
+export declare function fetchServiceKeys(baseUrl: string, options?: { fetch?: typeof fetch }): Promise<ServiceKey[]>;
+
+/** The public keys (uncompressed hex) of one purpose. */
+export declare function publicKeysFor(keys: readonly ServiceKey[], purpose: ServiceKeyPurpose): string[];
+
+/**
+ * The target key of init_otp's bundle (uncompressed hex) once its signer is, as a string, one
+ * of `signerPublicKeys` and its DER signature verifies; throws otherwise.
+ */
+export declare function verifyOtpTargetBundle(otpEncryptionTargetBundle: string, signerPublicKeys: readonly string[]): string;
+
+/**
+ * verify_otp's encryptedOtpBundle: {"otp_code","public_key"} HPKE-encrypted to the verified
+ * bundle's target (WIRE-NOTES §7.4, AAD = enc ‖ pkR), as the JSON text {"encappedPublic","ciphertext"}.
+ */
+export declare function encryptOtpCode(params: EncryptOtpCodeParams & { signerPublicKeys: readonly string[] }): Promise<string>;
+
+/** The claims of a session JWT signed by one of `publicKeys`; throws if not signed so, incomplete or expired. */
+export declare function verifySessionJwt(jwt: string, publicKeys: readonly string[], options?: { now?: number }): SessionClaims;
+
+/** The claims of a verification token signed by one of `publicKeys`; throws if not signed so, incomplete or expired. */
+export declare function verifyVerificationToken(token: string, publicKeys: readonly string[], options?: { now?: number }): VerificationTokenClaims;
+
+/** The helpers bound to one service; its keys fetched on first use and again once when a check fails (rotation). */
+export interface SigilClient {
+  serviceKeys(options?: { refresh?: boolean }): Promise<ServiceKey[]>;
+  encryptOtpCode(params: EncryptOtpCodeParams): Promise<string>;
+  verifyOtpTargetBundle(otpEncryptionTargetBundle: string): Promise<string>;
+  verifySessionJwt(jwt: string, options?: { now?: number }): Promise<SessionClaims>;
+  verifyVerificationToken(token: string, options?: { now?: number }): Promise<VerificationTokenClaims>;
+}
+
+export declare function createSigilClient(options: { baseUrl: string; fetch?: typeof fetch }): SigilClient;

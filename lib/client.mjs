@@ -1,0 +1,16 @@
+// @ts-check
+// sigil/client: browser-side helpers for Sigil's login flows, next to @turnkey/core.
+//
+// @turnkey/core's verifyOtp encrypts the OTP code to init_otp's target bundle only after
+// checking the bundle against the hosted service's signer key, which it pins with no override:
+// against Sigil it fails client-side. This entry does the same work with the key Sigil
+// publishes (GET /public/v1/discovery/keys), and checks session JWTs and verification tokens
+// with the published keys. No node: imports — it runs in browsers (and in Node 20+); its
+// dependencies are @noble/curves, @noble/hashes and @hpke/core. Types: ./client.d.mts.
+//
+//   client/bytes.mjs      hex and base64url
+//   client/discovery.mjs  the published key set
+//   client/otp.mjs        target bundle check, HPKE encryption of the code (encryptedOtpBundle)
+//   client/tokens.mjs     session JWT and verification token checks
+//   client/index.mjs      createSigilClient (the helpers bound to one service)
+export * from "./client/index.mjs";

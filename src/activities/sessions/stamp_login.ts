@@ -1,0 +1,72 @@
+// stamp_login (WIRE-NOTES §6): the stamping user gets a session — the request's publicKey
+// registered as an expiring LOGIN key, and a session JWT. Who "the stamping user" is depends
+// on the stamp:
+//   X-Stamp with an API key or a session key (core's refreshSession);
+//   X-Stamp-WebAuthn with a passkey (core's loginWithPasskey: organizationId is the parent
+//     organization, the passkey is in the user's sub-organization — hence "then-descendants");
+//   X-Stamp-Attested with a verification token (core's loginWithOtp), whose login use is
+//     consumed here, in the activity's transaction, so a token logs in once.
+import { Type } from "@sinclair/typebox";
+import { HexPublicKey, Id } from "../../schemas/common.ts";
+import { createSession } from "../../auth/sessions.ts";
+import { consumeToken } from "../../auth/verification.ts";
+import { ATTESTED_CREDENTIAL_TYPE } from "../../auth/attested-stamp.ts";
+import { defineActivity, type ExecuteContext } from "../define.ts";
+
+const Params = Type.Object({
+  publicKey: HexPublicKey,
+  // Checked by createSession (a whole number of seconds, 1 to the configured maximum), which
+  // names the field; the schema only bounds the length.
+  expirationSeconds: Type.Optional(Type.String({ maxLength: 32, errorMessage: "invalid api key expiration: must be a whole number of seconds, as a string" })),
+  invalidateExisting: Type.Optional(Type.Boolean()),
+  sessionProfileId: Type.Optional(Id("session profile")),
+});
+
+/**
+ * The verification token an attested stamp presented, if one did. At submission the actor
+ * carries it; an activity executed later, on an approval (a policy asked for consensus),
+ * runs as the submitter read back from the store, and the token is read from the
+ * submitter's vote, which names it as its credential.
+ */
+async function attestedToken(ctx: ExecuteContext): Promise<string | undefined> {
+  if (ctx.actor.attestedTokenId) return ctx.actor.attestedTokenId;
+  const vote = await ctx.tx
+    .selectFrom("votes")
+    .select("credential_id")
+    .where("activity_id", "=", ctx.activityId)
+    .where("credential_type", "=", ATTESTED_CREDENTIAL_TYPE)
+    .executeTakeFirst();
+  return vote?.credential_id;
+}
+
+export const stampLogin = defineActivity({
+  type: "ACTIVITY_TYPE_STAMP_LOGIN",
+  resource: "AUTH",
+  action: "CREATE",
+  kind: "STAMP_LOGIN",
+  summary:
+    "Log the stamping user in: register publicKey as a session key (expiring after expirationSeconds, default 900) and return the session JWT.",
+  params: Params,
+  returns: Type.Object({ session: Type.String({ description: "session JWT (ES256 over SHA-256(SHA-256(header.payload)))" }) }),
+  // §6.7: the authentication flows a parent may start; the session is always the stamping
+  // user's own, in the user's own organization.
+  parentMayStamp: true,
+  credentialScope: "then-descendants",
+  policyParams: (p) => ({ session_profile_id: p.sessionProfileId ?? "" }),
+  // §6.8: a user logging themself in needs no policy (one that explicitly allows or denies
+  // AUTH/CREATE still decides first).
+  implicitlyAllowed: () => true,
+  async execute(ctx, p) {
+    const tokenId = await attestedToken(ctx);
+    if (tokenId) await consumeToken(ctx.tx, tokenId, "login", ctx.now, "X-Stamp-Attested.publicKeyAttestation");
+    const { session } = await createSession(ctx, {
+      userId: ctx.actor.userId,
+      organizationId: ctx.actor.organizationId,
+      publicKey: p.publicKey,
+      ...(p.expirationSeconds !== undefined ? { expirationSeconds: p.expirationSeconds } : {}),
+      ...(p.invalidateExisting !== undefined ? { invalidateExisting: p.invalidateExisting } : {}),
+      ...(p.sessionProfileId !== undefined ? { sessionProfileId: p.sessionProfileId } : {}),
+    });
+    return { session };
+  },
+});

@@ -1,0 +1,115 @@
+// X-Stamp-Attested (WIRE-NOTES §2.4): what @turnkey/core's loginWithOtp (and loginWithOauth)
+// stamp stamp_login with. The request is signed by a P-256 key that an attestation vouches
+// for — a verification token bound to that key, or an OIDC token whose nonce commits to it:
+//
+//   X-Stamp-Attested: base64url(JSON{ publicKeyAttestation, scheme, publicKey, signature })
+//
+// verify: the header is decoded and `signature` (DER hex, ECDSA P-256 over SHA-256 of the raw
+// body) checked with `publicKey` — no body parse, no store. resolve: the scheme turns the
+// attestation into the user it names (auth/attested/), who becomes the principal, of kind
+// "attested". Such a principal may do exactly one thing: submit stamp_login, which logs it in
+// and consumes the attestation. Every other activity and every query is refused here.
+import { unauthenticated, unimplemented } from "../errors.ts";
+import { publicKeyProblem, verifySignature } from "../crypto/public-keys.ts";
+import type { CredentialType } from "../store/schema.ts";
+import type { Principal } from "./principal.ts";
+import { NO_RIDER, type StampStrategy, type VerifiedStamp } from "./strategy.ts";
+import type { AttestationScheme, AttestedStamp } from "./attested/scheme.ts";
+import { verificationTokenScheme } from "./attested/verification-token.ts";
+
+/** The one activity an attested stamp may sign. */
+export const ATTESTED_STAMP_TYPE = "ACTIVITY_TYPE_STAMP_LOGIN";
+/**
+ * How an attested stamp's credential is recorded (the submitter's vote; `credentials` in
+ * policy consensus): the type upstream gave OTP login keys. Its id is the verification token's.
+ */
+export const ATTESTED_CREDENTIAL_TYPE: CredentialType = "CREDENTIAL_TYPE_OTP_AUTH_KEY_P256";
+
+/**
+ * The schemes, keyed by the stamp's `scheme` (request data: a Map, so no name reaches
+ * Object.prototype). STAMP_ATTESTED_SCHEME_P256_OIDC is the seam for OAuth logins (an OIDC
+ * token whose nonce is sha256hex(publicKey)): registered, so that clients are told it is not
+ * supported yet rather than that their stamp is malformed.
+ */
+const SCHEMES = new Map<string, AttestationScheme | "not yet supported">([
+  ["STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN", verificationTokenScheme],
+  ["STAMP_ATTESTED_SCHEME_P256_OIDC", "not yet supported"],
+]);
+
+const MAX_STAMP_LENGTH = 16384;
+const B64URL = /^[A-Za-z0-9_-]+={0,2}$/;
+
+const malformed = (why: string) => unauthenticated("UNAUTHENTICATED", `malformed attested stamp: ${why}`);
+
+function decode(value: string | string[]): { stamp: AttestedStamp; scheme: AttestationScheme } {
+  if (Array.isArray(value)) throw unauthenticated("UNAUTHENTICATED", "exactly one X-Stamp-Attested header is allowed");
+  if (!value || value.length > MAX_STAMP_LENGTH || !B64URL.test(value)) throw malformed("X-Stamp-Attested must be base64url");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(value, "base64url").toString("utf8"));
+  } catch {
+    throw malformed("X-Stamp-Attested does not decode to JSON");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw malformed("X-Stamp-Attested must be a JSON object");
+  const { publicKeyAttestation, scheme, publicKey, signature } = parsed as Record<string, unknown>;
+  if (typeof publicKeyAttestation !== "string" || typeof scheme !== "string" || typeof publicKey !== "string" || typeof signature !== "string") {
+    throw malformed("publicKeyAttestation, scheme, publicKey and signature must be strings");
+  }
+  const handler = SCHEMES.get(scheme);
+  if (!handler) throw malformed(`unsupported attestation scheme ${JSON.stringify(scheme.slice(0, 64))}`);
+  if (handler === "not yet supported") {
+    throw unimplemented(`${scheme} attested stamps (OAuth logins) are not supported by this server yet`);
+  }
+  const keyProblem = publicKeyProblem("API_KEY_CURVE_P256", publicKey);
+  if (keyProblem) throw malformed(`publicKey: ${keyProblem}`);
+  if (!/^[0-9a-fA-F]+$/.test(signature) || signature.length % 2 !== 0 || signature.length > 300) throw malformed("signature must be DER hex");
+  if (publicKeyAttestation === "") throw malformed("publicKeyAttestation must be set");
+  return { stamp: { attestation: publicKeyAttestation, scheme, publicKey, signature }, scheme: handler };
+}
+
+const onlyStampLogin = () =>
+  unauthenticated(
+    "UNAUTHENTICATED",
+    `an X-Stamp-Attested stamp may only sign ${ATTESTED_STAMP_TYPE} (POST /public/v1/submit/stamp_login); ` +
+      "sign every other request with the session key it returns (X-Stamp)",
+  );
+
+/**
+ * Whether the request is a stamp_login submission. Queries resolve their credential without a
+ * rider (they read no request snapshot): an attested stamp is never a query's credential. The
+ * body was parsed (bounded nesting) before resolution began, so parsing it again is safe; only
+ * its `type` is read, which decides the route (a type accepted at no other path).
+ */
+function isStampLogin(rawBody: Buffer, isQuery: boolean): boolean {
+  if (isQuery) return false;
+  try {
+    const body = JSON.parse(rawBody.toString("utf8")) as Record<string, unknown> | null;
+    return typeof body === "object" && body !== null && Object.hasOwn(body, "type") && body.type === ATTESTED_STAMP_TYPE;
+  } catch {
+    return false;
+  }
+}
+
+export const attestedStamps: StampStrategy = {
+  header: "x-stamp-attested",
+  async verify(value, rawBody): Promise<VerifiedStamp> {
+    const { stamp, scheme } = decode(value);
+    if (!(await verifySignature("API_KEY_CURVE_P256", stamp.publicKey, rawBody, stamp.signature))) {
+      throw unauthenticated("SIGNATURE_INVALID", "could not verify attested stamp signature");
+    }
+    return {
+      async resolve(db, chains, organizationId, _scope, now, rider) {
+        if (!isStampLogin(rawBody, rider === NO_RIDER)) throw onlyStampLogin();
+        // The attested user may sit below the target whatever the op's scope (core sends the
+        // parent organization's id): the scheme resolves downward itself.
+        const found = await scheme.resolve(db, chains, stamp, organizationId, now, rider);
+        const principal: Principal = {
+          ...found.principal,
+          credential: { kind: "attested", id: found.credentialId, type: ATTESTED_CREDENTIAL_TYPE, expiresAt: found.expiresAt },
+          stamp: { publicKey: stamp.publicKey, scheme: stamp.scheme, signature: stamp.signature },
+        };
+        return { principal, rider: found.rider };
+      },
+    };
+  },
+};
