@@ -1,8 +1,7 @@
 // What the login flows are configured with (sessions, passkeys, OTP delivery): built once
-// from the configuration by `sigil serve` (and the test harnesses) and handed to activities
-// through their ExecuteContext.
-import type { Config } from "../config.ts";
-import { otpTransportsFrom } from "./otp/transports/index.ts";
+// from the configuration by `sigil serve` (configure-logins.ts; the test harnesses build their
+// own) and handed to activities through their ExecuteContext. Types only: the transports
+// import them, and this module imports no transport.
 
 /** One OTP message, as a transport delivers it. The code is in `text` (and `html`): never log these. */
 export interface OtpMessage {
@@ -37,14 +36,6 @@ export interface LoginSettings {
 export interface Logger {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
-}
-
-export function loginSettingsFrom(config: Config, log: Logger): LoginSettings {
-  return {
-    sessionMaxSeconds: config.sessionMaxSeconds,
-    webauthn: { ...(config.webauthnRpId ? { rpId: config.webauthnRpId } : {}), origins: config.webauthnOrigins },
-    ...otpTransportsFrom(config, log),
-  };
 }
 
 /** Defaults for harnesses that configure nothing: no OTP delivery, any RP id and origin. */

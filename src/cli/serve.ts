@@ -3,7 +3,7 @@ import pino from "pino";
 import { openService } from "../service.ts";
 import { buildApp } from "../server/app.ts";
 import { ensureServiceKeys } from "../auth/service-keys.ts";
-import { loginSettingsFrom } from "../auth/login-settings.ts";
+import { loginSettingsFrom } from "../auth/configure-logins.ts";
 import { startDispatcher } from "../webhooks/dispatcher.ts";
 import { activeSigningKey } from "../webhooks/signing-keys.ts";
 import { configureWebhookUrls } from "../webhooks/url-policy.ts";

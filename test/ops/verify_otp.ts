@@ -1,0 +1,134 @@
+import { after, it } from "node:test";
+import assert from "node:assert/strict";
+import { verifyOtpVerificationToken } from "@turnkey/crypto";
+import { completed, invalidRequest, notFound, perEngine, type Harness, type Res } from "../helpers/inproc.ts";
+import { encryptedCode, publishedKey, sinkPerHarness, startOtp } from "../helpers/smtp-sink.ts";
+import { generateP256 } from "../../src/crypto/p256.ts";
+
+const OP = "verify_otp";
+const V2 = "ACTIVITY_TYPE_VERIFY_OTP_V2";
+let n = 0;
+const fresh = () => `verify${++n}-${Date.now()}@example.com`;
+
+async function otpRow(h: Harness, id: string) {
+  return h.service.store.db.selectFrom("otps").select(["attempts", "status"]).where("id", "=", id).executeTakeFirstOrThrow();
+}
+/** A code of the same form that is not `code`. */
+const wrong = (code: string, i = 0) => {
+  const alphabet = /^[0-9]+$/.test(code) ? "0123456789" : "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+  const c = alphabet[(alphabet.indexOf(code[0]!) + 1 + i) % alphabet.length]!;
+  return c + code.slice(1);
+};
+const invalidCode = (res: Res) => invalidRequest(res, /Invalid OTP code/);
+
+const s = sinkPerHarness();
+perEngine(
+  "verify_otp",
+  (h) => {
+    after(s.stop);
+    const submitCode = async (otpId: string, code: string, bundle: string, over: Record<string, unknown> = {}) =>
+      h().submit(OP, V2, { otpId, encryptedOtpBundle: (await encryptedCode(h(), code, bundle)).encryptedOtpBundle, ...over });
+
+    it("V2: the right code, encrypted as the SDK does, gives a verification token the SDK verifies, bound to the client key", async () => {
+      const contact = fresh();
+      const otp = await startOtp(h(), s.sink(), contact);
+      const key = generateP256();
+      const { encryptedOtpBundle } = await encryptedCode(h(), otp.code.toLowerCase(), otp.bundle, key);
+      const t0 = Date.now();
+      const res = await h().submit(OP, V2, { otpId: otp.otpId, encryptedOtpBundle, expirationSeconds: "600" });
+      const { verificationToken } = completed(res, "verifyOtpResult");
+      const claims = await verifyOtpVerificationToken(verificationToken, await publishedKey(h(), "VERIFICATION_TOKEN"));
+      assert.equal(claims.contact, contact);
+      assert.equal(claims.verification_type, "OTP_TYPE_EMAIL");
+      assert.equal(claims.public_key, key.publicCompressed);
+      assert.equal(claims.organization_id, h().root.organizationId);
+      const exp = Number(claims.exp);
+      assert.ok(exp >= t0 + 590_000 && exp <= Date.now() + 600_000, `exp ${exp}`);
+      assert.equal((await otpRow(h(), otp.otpId)).status, "verified");
+      await assert.rejects(verifyOtpVerificationToken(verificationToken, generateP256().publicUncompressed));
+    });
+
+    it("V1: the code in plain with a publicKey gives a token bound to that key; without publicKey it is refused", async () => {
+      const otp = await startOtp(h(), s.sink(), fresh());
+      invalidRequest(await h().submit(OP, "ACTIVITY_TYPE_VERIFY_OTP", { otpId: otp.otpId, otpCode: otp.code }), /publicKey/, ["parameters.publicKey"]);
+      const key = generateP256();
+      const res = await h().submit(OP, "ACTIVITY_TYPE_VERIFY_OTP", { otpId: otp.otpId, otpCode: otp.code, publicKey: key.publicCompressed });
+      const claims = await verifyOtpVerificationToken(completed(res, "verifyOtpResult").verificationToken, await publishedKey(h(), "VERIFICATION_TOKEN"));
+      assert.equal(claims.public_key, key.publicCompressed);
+    });
+
+    it("3 wrong codes burn the OTP: each says Invalid OTP code and counts although the activity fails; then even the right code is refused", async () => {
+      const otp = await startOtp(h(), s.sink(), fresh());
+      for (let i = 1; i <= 3; i++) {
+        const body = invalidCode(await submitCode(otp.otpId, wrong(otp.code, i), otp.bundle));
+        assert.match(body.message, i < 3 ? new RegExp(`${3 - i} attempts? left`) : /locked/);
+        assert.deepEqual(await otpRow(h(), otp.otpId), { attempts: i, status: i < 3 ? "live" : "burnt" });
+      }
+      invalidRequest(await submitCode(otp.otpId, otp.code, otp.bundle), /locked after 3 invalid codes/);
+      // The failed attempts are recorded as FAILED activities; no token was issued.
+      const tokens = await h().service.store.db.selectFrom("verification_tokens").select("id").where("otp_id", "=", otp.otpId).execute();
+      assert.deepEqual(tokens, []);
+    });
+
+    it("concurrent wrong codes are all counted: 6 at once → exactly 3 'Invalid OTP code', the rest 'locked', the OTP burnt", async () => {
+      const otp = await startOtp(h(), s.sink(), fresh());
+      const bundles = await Promise.all(Array.from({ length: 6 }, (_, i) => encryptedCode(h(), wrong(otp.code, i), otp.bundle)));
+      const results = await Promise.all(bundles.map((b) => h().submit(OP, V2, { otpId: otp.otpId, encryptedOtpBundle: b.encryptedOtpBundle })));
+      const messages = results.map((r) => String(r.json.message));
+      assert.equal(messages.filter((m) => /^Invalid OTP code/.test(m)).length, 3, messages.join("\n"));
+      assert.equal(messages.filter((m) => /this OTP is locked after 3/.test(m)).length, 3, messages.join("\n"));
+      assert.deepEqual(await otpRow(h(), otp.otpId), { attempts: 3, status: "burnt" });
+    });
+
+    it("a code verifies once; two concurrent right answers give one token", async () => {
+      const otp = await startOtp(h(), s.sink(), fresh());
+      const results = await Promise.all([submitCode(otp.otpId, otp.code, otp.bundle), submitCode(otp.otpId, otp.code, otp.bundle)]);
+      assert.deepEqual(results.map((r) => r.status).sort(), [200, 400], JSON.stringify(results.map((r) => r.json.message)));
+      invalidRequest(results.find((r) => r.status === 400)!, /already been verified/);
+      invalidRequest(await submitCode(otp.otpId, otp.code, otp.bundle), /already been verified/);
+    });
+
+    it("an expired OTP is refused clearly", async () => {
+      const otp = await startOtp(h(), s.sink(), fresh(), { expirationSeconds: "1" });
+      // Poll with a bundle that never decrypts (refused before it would count) until expiry.
+      const deadline = Date.now() + 5000;
+      let res: Res;
+      do res = await h().submit(OP, V2, { otpId: otp.otpId, encryptedOtpBundle: "not yet" });
+      while (!/expired/.test(String(res.json.message)) && Date.now() < deadline);
+      invalidRequest(res, /expired/);
+      invalidRequest(await submitCode(otp.otpId, otp.code, otp.bundle), /expired/);
+    });
+
+    it("verifying or burning a code frees its place among the contact's 3 live codes", async () => {
+      const contact = fresh();
+      const otps = [await startOtp(h(), s.sink(), contact), await startOtp(h(), s.sink(), contact), await startOtp(h(), s.sink(), contact)];
+      const full = await h().submit("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact, appName: "A" });
+      assert.equal(full.status, 429);
+      completed(await submitCode(otps[0]!.otpId, otps[0]!.code, otps[0]!.bundle), "verifyOtpResult");
+      await startOtp(h(), s.sink(), contact);
+      for (let i = 0; i < 3; i++) invalidCode(await submitCode(otps[1]!.otpId, wrong(otps[1]!.code, i), otps[1]!.bundle));
+      await startOtp(h(), s.sink(), contact);
+      assert.equal((await h().submit("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact, appName: "A" })).status, 429);
+    });
+
+    it("an OTP belongs to its organization: verifying it from another one is 404", async () => {
+      const otp = await startOtp(h(), s.sink(), fresh());
+      const other = await h().newOrg("Elsewhere");
+      const { encryptedOtpBundle } = await encryptedCode(h(), otp.code, otp.bundle);
+      notFound(await h().submit(OP, V2, { otpId: otp.otpId, encryptedOtpBundle }, { as: other }), /no OTP/);
+      assert.deepEqual(await otpRow(h(), otp.otpId), { attempts: 0, status: "live" });
+    });
+
+    it("a bundle that is not the SDK's encryption, or encrypted to another OTP, is 400 and does not count", async () => {
+      const [a, b] = [await startOtp(h(), s.sink(), fresh()), await startOtp(h(), s.sink(), fresh())];
+      invalidRequest(await h().submit(OP, V2, { otpId: a.otpId, encryptedOtpBundle: "garbage" }), /encryptedOtpBundle/, ["parameters.encryptedOtpBundle"]);
+      const toB = await encryptedCode(h(), a.code, b.bundle);
+      invalidRequest(await h().submit(OP, V2, { otpId: a.otpId, encryptedOtpBundle: toB.encryptedOtpBundle }), /could not be decrypted/);
+      assert.deepEqual(await otpRow(h(), a.otpId), { attempts: 0, status: "live" });
+      invalidRequest(await submitCode(a.otpId, a.code, a.bundle, { expirationSeconds: "86401" }), /86400/);
+      notFound(await submitCode("00000000-0000-4000-8000-000000000000", a.code, a.bundle), /no OTP/);
+    });
+  },
+  undefined,
+  s.options,
+);
