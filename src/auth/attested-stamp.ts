@@ -8,12 +8,13 @@
 // body) checked with `publicKey` — no body parse, no store. resolve: the scheme turns the
 // attestation into the user it names (auth/attested/), who becomes the principal, of kind
 // "attested". Such a principal may do exactly one thing: submit stamp_login, which logs it in
-// and consumes the attestation. Every other activity and every query is refused here.
+// and consumes the attestation. Every other activity and every query is refused by the
+// pipeline once the route is known (refuseAttestedOutsideLogin).
 import { unauthenticated, unimplemented } from "../errors.ts";
 import { publicKeyProblem, verifySignature } from "../crypto/public-keys.ts";
 import type { CredentialType } from "../store/schema.ts";
 import type { Principal } from "./principal.ts";
-import { NO_RIDER, type StampStrategy, type VerifiedStamp } from "./strategy.ts";
+import type { StampStrategy, VerifiedStamp } from "./strategy.ts";
 import type { AttestationScheme, AttestedStamp } from "./attested/scheme.ts";
 import { verificationTokenScheme } from "./attested/verification-token.ts";
 
@@ -67,27 +68,21 @@ function decode(value: string | string[]): { stamp: AttestedStamp; scheme: Attes
   return { stamp: { attestation: publicKeyAttestation, scheme, publicKey, signature }, scheme: handler };
 }
 
-const onlyStampLogin = () =>
+/**
+ * The refusal for an attested principal anywhere but stamp_login: the pipeline asks
+ * (refuseAttestedOutsideLogin) once the route is known — the strategy itself never reads the
+ * body.
+ */
+export const onlyStampLogin = () =>
   unauthenticated(
     "UNAUTHENTICATED",
     `an X-Stamp-Attested stamp may only sign ${ATTESTED_STAMP_TYPE} (POST /public/v1/submit/stamp_login); ` +
       "sign every other request with the session key it returns (X-Stamp)",
   );
 
-/**
- * Whether the request is a stamp_login submission. Queries resolve their credential without a
- * rider (they read no request snapshot): an attested stamp is never a query's credential. The
- * body was parsed (bounded nesting) before resolution began, so parsing it again is safe; only
- * its `type` is read, which decides the route (a type accepted at no other path).
- */
-function isStampLogin(rawBody: Buffer, isQuery: boolean): boolean {
-  if (isQuery) return false;
-  try {
-    const body = JSON.parse(rawBody.toString("utf8")) as Record<string, unknown> | null;
-    return typeof body === "object" && body !== null && Object.hasOwn(body, "type") && body.type === ATTESTED_STAMP_TYPE;
-  } catch {
-    return false;
-  }
+/** Throws unless an attested principal submits stamp_login (`type`: the activity type, or undefined for a query). */
+export function refuseAttestedOutsideLogin(principal: Principal, type: string | undefined): void {
+  if (principal.credential.kind === "attested" && type !== ATTESTED_STAMP_TYPE) throw onlyStampLogin();
 }
 
 export const attestedStamps: StampStrategy = {
@@ -99,7 +94,6 @@ export const attestedStamps: StampStrategy = {
     }
     return {
       async resolve(db, chains, organizationId, _scope, now, rider) {
-        if (!isStampLogin(rawBody, rider === NO_RIDER)) throw onlyStampLogin();
         // The attested user may sit below the target whatever the op's scope (core sends the
         // parent organization's id): the scheme resolves downward itself.
         const found = await scheme.resolve(db, chains, stamp, organizationId, now, rider);

@@ -10,6 +10,7 @@ import type { SubmitRoute } from "../activities/define.ts";
 import type { Principal } from "../auth/principal.ts";
 import { refuseNulCharacters } from "./body.ts";
 import { refuseParentWrite } from "./parent-writes.ts";
+import { refuseAttestedOutsideLogin } from "../auth/attested-stamp.ts";
 import type { RequestContext } from "./context.ts";
 import type { Authenticated } from "./authenticate.ts";
 import type { RequestSnapshot } from "./snapshot.ts";
@@ -55,6 +56,7 @@ export function validate<D extends SubmitRoute>(
   check: (def: D, params: Params) => void,
 ): Validated<D> {
   refuseParentWrite(def, principal);
+  refuseAttestedOutsideLogin(principal, def.type);
   refuseNulCharacters(body);
   const env = envelope.parse(body, "");
   // The envelope schema knows nothing of parameters (cleaning drops them): read them raw.

@@ -65,3 +65,18 @@ perEngine("update_user uniqueness", (h) => {
     conflict(await h().submit(OP, TYPE, { userId, userEmail: "TAKEN@example.com" }), /email already exists/);
   });
 });
+
+perEngine("update_user and verified contacts", (h) => {
+  it("a contact changed through update_user is no longer verified (only a token verifies one)", async () => {
+    const { mintVerificationToken } = await import("../helpers/tokens.ts");
+    const address = `v-${Date.now()}@example.com`;
+    const userId = await newUser(h);
+    const { token } = await mintVerificationToken(h(), { contact: address });
+    completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId, userEmail: address, verificationToken: token }), "updateUserEmailResult");
+    const verified = () =>
+      h().service.store.db.selectFrom("users").select(["email_verified_at", "phone_verified_at"]).where("id", "=", userId).executeTakeFirstOrThrow();
+    assert.ok((await verified()).email_verified_at);
+    completed(await h().submit(OP, TYPE, { userId, userEmail: `other-${address}` }), "updateUserResult");
+    assert.equal((await verified()).email_verified_at, null);
+  });
+});

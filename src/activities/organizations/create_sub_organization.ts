@@ -6,6 +6,8 @@ import { newId } from "../../store/util.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { addUsers } from "../users/new-users.ts";
 import { MAX_USERS_PER_REQUEST, RootUserParams } from "../users/user-schemas.ts";
+import { bindToken, markVerified, VerificationTokenParam } from "../users/contact-verification.ts";
+import { checkVerifiedSignup, ClientSignatureParams } from "./verified-signup.ts";
 
 const Params = Type.Object({
   subOrganizationName: Name("subOrganizationName"),
@@ -16,24 +18,31 @@ const Params = Type.Object({
   disableEmailAuth: Type.Optional(Type.Boolean()),
   disableSmsAuth: Type.Optional(Type.Boolean()),
   disableOtpEmailAuth: Type.Optional(Type.Boolean()),
-  verificationToken: Type.Optional(Type.String()),
-  clientSignature: Type.Optional(Type.Unknown()),
+  /** Marks the contact it proves verified on the root user carrying it (verified-signup.ts). */
+  verificationToken: Type.Optional(VerificationTokenParam),
+  /** Required with verificationToken: the token key's signature over the sign-up. */
+  clientSignature: Type.Optional(ClientSignatureParams),
 });
 
 const SETTINGS = ["disableEmailRecovery", "disableEmailAuth", "disableSmsAuth", "disableOtpEmailAuth"] as const;
 
-async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
+/** V8 clients sign the sign-up as `signupV2`, V7 (proxy v1 signup) as `signup`. */
+const execute = (usageKey: "signupV2" | "signup") => async (ctx: ExecuteContext, p: Static<typeof Params>) => {
   if (p.rootQuorumThreshold > p.rootUsers.length) {
     throw invalid("rootQuorumThreshold must not exceed the number of root users", [
       { field: "parameters.rootQuorumThreshold", description: `must be between 1 and ${p.rootUsers.length}` },
     ]);
   }
-  for (const field of ["wallet", "verificationToken", "clientSignature"] as const) {
-    if (p[field] !== undefined) {
-      throw invalid(`parameters.${field}: not supported by this server yet; omit it`, [
-        { field: `parameters.${field}`, description: "not supported yet" },
-      ]);
-    }
+  if (p.wallet !== undefined) {
+    throw invalid("parameters.wallet: not supported by this server yet; omit it", [{ field: "parameters.wallet", description: "not supported yet" }]);
+  }
+  // "" is an absent token (proto3 JSON). Without a token nothing is verified, and a client
+  // signature alone has nothing to sign for.
+  const verified = p.verificationToken ? await checkVerifiedSignup(ctx, { ...p, verificationToken: p.verificationToken }, usageKey) : undefined;
+  if (!verified && p.clientSignature !== undefined) {
+    throw invalid("parameters.clientSignature: only meaningful with a verificationToken; omit it", [
+      { field: "parameters.clientSignature", description: "requires verificationToken" },
+    ]);
   }
   const depth = (await organizationChain(ctx.tx, ctx.organization.id, ctx.chains)).length;
   if (depth >= MAX_ORGANIZATION_DEPTH) {
@@ -53,10 +62,15 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
     created_at: ctx.now,
     updated_at: ctx.now,
   });
-  const rootUserIds = await addUsers(ctx.tx, subOrganizationId, p.rootUsers, ctx.now, "parameters.rootUsers");
+  const rootUserIds = await addUsers(ctx.tx, subOrganizationId, p.rootUsers, ctx.now, "parameters.rootUsers", ctx.services.logins.webauthn);
   await setRootQuorum(ctx.tx, subOrganizationId, rootUserIds);
+  if (verified) {
+    // One transaction: a token already bound (or bound concurrently) undoes the whole sign-up.
+    await bindToken(ctx.tx, verified.claims.id, ctx.now, "parameters.verificationToken");
+    await markVerified(ctx.tx, rootUserIds[verified.holder]!, verified.kind, ctx.now);
+  }
   return { subOrganizationId, rootUserIds };
-}
+};
 
 const Result = Type.Object({ subOrganizationId: Type.String(), rootUserIds: Type.Array(Type.String()) });
 
@@ -66,13 +80,13 @@ const common = {
   kind: "CREATE_SUB_ORGANIZATION",
   params: Params,
   returns: Result,
-  execute,
 };
 
 export const createSubOrganizationV8 = defineActivity({
   ...common,
   type: "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8",
   result: "createSubOrganizationResultV8",
+  execute: execute("signupV2"),
   summary: "Create a sub-organization with its root users and root quorum (the version current SDKs send).",
 });
 
@@ -80,5 +94,6 @@ export const createSubOrganizationV7 = defineActivity({
   ...common,
   type: "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7",
   result: "createSubOrganizationResultV7",
+  execute: execute("signup"),
   summary: "Create a sub-organization (the version deployed older clients send).",
 });

@@ -37,8 +37,13 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   if (p.userEmail !== undefined) {
     set.email = p.userEmail || null;
     set.email_normalized = p.userEmail ? p.userEmail.toLowerCase() : null;
+    // Only a verification token verifies a contact (update_user_email); a contact set here is not.
+    set.email_verified_at = null;
   }
-  if (p.userPhoneNumber !== undefined) set.phone = p.userPhoneNumber || null;
+  if (p.userPhoneNumber !== undefined) {
+    set.phone = p.userPhoneNumber || null;
+    set.phone_verified_at = null;
+  }
   try {
     await tx.updateTable("users").set(set).where("id", "=", user.id).execute();
   } catch (err) {

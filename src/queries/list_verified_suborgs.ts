@@ -1,0 +1,73 @@
+import { Type } from "@sinclair/typebox";
+import type { SelectQueryBuilder } from "kysely";
+import { invalid } from "../errors.ts";
+import { OrganizationId, Pagination } from "../schemas/common.ts";
+import { page, pageRequest, unknownCursor } from "../store/pagination.ts";
+import type { Database } from "../store/schema.ts";
+import { defineQuery } from "./define.ts";
+
+type OrgQuery = SelectQueryBuilder<Database, "organizations", { id: string; created_at: number }>;
+
+/**
+ * Sub-organizations having a user whose contact equals the value AND was verified with a
+ * token (sign-up, update_user_email / update_user_phone_number). A Map: the key is request
+ * data, and a plain object would answer "constructor" or "__proto__" from Object.prototype.
+ */
+const FILTERS = new Map<string, (q: OrgQuery, value: string) => OrgQuery>([
+  [
+    "EMAIL",
+    (q, v) =>
+      q.where("organizations.id", "in", (s) =>
+        s.selectFrom("users").select("organization_id").where("email_normalized", "=", v.toLowerCase()).where("email_verified_at", "is not", null),
+      ),
+  ],
+  [
+    "PHONE_NUMBER",
+    (q, v) =>
+      q.where("organizations.id", "in", (s) => s.selectFrom("users").select("organization_id").where("phone", "=", v).where("phone_verified_at", "is not", null)),
+  ],
+]);
+
+export const listVerifiedSuborgs = defineQuery({
+  op: "list_verified_suborgs",
+  summary: "Ids of the organization's direct sub-organizations with a user whose email or phone number is the value and verified, oldest first.",
+  request: Type.Object({
+    organizationId: OrganizationId,
+    filterType: Type.Optional(Type.String({ maxLength: 64 })),
+    filterValue: Type.Optional(Type.String({ maxLength: 1024 })),
+    paginationOptions: Type.Optional(Pagination),
+  }),
+  response: Type.Object({ organizationIds: Type.Array(Type.String()) }),
+  async run({ db, organization }, req) {
+    const pageReq = pageRequest(req.paginationOptions);
+    // A look-up by contact: both are required (a list of every verified sub-organization
+    // is not what this query is for; list_suborgs lists them all).
+    const filter = FILTERS.get(req.filterType ?? "");
+    if (!filter) {
+      throw invalid(`filterType ${JSON.stringify(req.filterType ?? "")} is not a filter of verified contacts`, [
+        { field: "filterType", description: `one of ${[...FILTERS.keys()].join(", ")}` },
+      ]);
+    }
+    if (!req.filterValue) throw invalid("filterValue must be set", [{ field: "filterValue", description: "must be set" }]);
+    const q = filter(
+      db
+        .selectFrom("organizations")
+        .select(["organizations.id as id", "organizations.created_at as created_at"])
+        .where("organizations.parent_id", "=", organization.id),
+      req.filterValue,
+    );
+    const cursorId = pageReq.before ?? pageReq.after;
+    let cursor;
+    if (cursorId) {
+      cursor = await db
+        .selectFrom("organizations")
+        .select(["created_at", "id"])
+        .where("id", "=", cursorId)
+        .where("parent_id", "=", organization.id)
+        .executeTakeFirst();
+      if (!cursor) unknownCursor(cursorId);
+    }
+    const rows = await page(q, pageReq, cursor, false);
+    return { organizationIds: rows.map((r) => r.id) };
+  },
+});
