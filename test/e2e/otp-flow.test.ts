@@ -90,6 +90,51 @@ for (const spec of engines()) {
       assert.equal(await whoamiError(login.sessionKey), undefined);
     });
 
+    it("core's loginWithOtp: verifyOtp through the SDK, then stamp_login with X-Stamp-Attested and the parent's id; the session stamps", async () => {
+      const keys = await discoveredKeys(server.url);
+      const { encryptOtpCodeToBundle } = await import("@turnkey/crypto");
+      const { ApiKeyStamper, SignatureFormat } = await import("@turnkey/api-key-stamper");
+      const { generateP256, privateScalar } = await import("../../src/crypto/p256.ts");
+      const mark = sink.mark();
+      const started = await parent.initOtp({ organizationId: subId, otpType: "OTP_TYPE_EMAIL", contact: EMAIL, appName: "Sigil E2E" });
+      const mail = await sink.nextMail(EMAIL, mark);
+      const code = /^([0-9A-Z]{9})\r?$/m.exec(mail.text)![1]!;
+      const key = generateP256();
+      const encryptedOtpBundle = await encryptOtpCodeToBundle(code, started.otpEncryptionTargetBundle, key.publicCompressed, keys.otp);
+      const { verificationToken } = await parent.verifyOtp({ organizationId: subId, otpId: started.otpId, encryptedOtpBundle });
+      // What core sends: stamp_login for the token's own key, stamped by it, attested by the token.
+      const stampLogin = (timestampMs: string) => {
+        const body = JSON.stringify({
+          parameters: { publicKey: key.publicCompressed, expirationSeconds: "900", invalidateExisting: false },
+          organizationId: init.organizationId,
+          timestampMs,
+          type: "ACTIVITY_TYPE_STAMP_LOGIN",
+        });
+        return (async () => {
+          const stamper = new ApiKeyStamper({ apiPublicKey: key.publicCompressed, apiPrivateKey: privateScalar(key).toString("hex") });
+          const signature = await stamper.sign(body, SignatureFormat.Der);
+          const stamp = { publicKeyAttestation: verificationToken, scheme: "STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN", publicKey: key.publicCompressed, signature };
+          const res = await fetch(`${server.url}/public/v1/submit/stamp_login`, {
+            method: "POST",
+            body,
+            headers: { "content-type": "application/json", "X-Stamp-Attested": Buffer.from(JSON.stringify(stamp)).toString("base64url") },
+          });
+          return { status: res.status, json: (await res.json()) as { activity?: { organizationId: string; result: { stampLoginResult: { session: string } } }; message?: string } };
+        })();
+      };
+      const res = await stampLogin(String(Date.now()));
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      assert.equal(res.json.activity!.organizationId, subId);
+      const session = res.json.activity!.result.stampLoginResult.session;
+      assert.ok(await verifySessionJwtSignature(session, keys.session));
+      const who = await asSession({ publicKey: key.publicCompressed, privateKey: privateScalar(key).toString("hex") }).getWhoami({ organizationId: subId });
+      assert.equal(who.userId, subUserId);
+      // The token logs in once.
+      const again = await stampLogin(String(Date.now() + 1));
+      assert.equal(again.status, 401);
+      assert.match(again.json.message ?? "", /already been used to log in/);
+    });
+
     it("a wrong code through the SDK fails with 'Invalid OTP code'; the token cannot log in twice", async () => {
       const keys = await discoveredKeys(server.url);
       const { encryptOtpCodeToBundle } = await import("@turnkey/crypto");
