@@ -2,6 +2,9 @@
 // it. Every knob is listed in the README's configuration table; keep the two in step.
 import path from "node:path";
 import { DEFAULT_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, parseDuration, parseSchedule } from "./webhooks/retry-schedule.ts";
+import { parseTrustProxy, type TrustProxy } from "./network/trust-proxy.ts";
+import { DEFAULT_RATE_LIMITS } from "./network/rate-limit.ts";
+import { parseCorsOrigins } from "./network/cors.ts";
 
 export interface Config {
   port: number;
@@ -56,6 +59,16 @@ export interface Config {
   webauthnOrigins: string[];
   /** The longest session (login expirationSeconds) granted. */
   sessionMaxSeconds: number;
+  /** Whose X-Forwarded-For is believed: off, a number of hops, or proxy addresses/CIDRs (network/trust-proxy.ts). */
+  trustProxy: TrustProxy;
+  /** Shares rate-limit buckets between processes (redis://…); unset: each process counts alone. */
+  redisUrl: string | undefined;
+  /** Exact browser origins allowed by CORS; empty: none. */
+  corsOrigins: string[];
+  /** Requests per second (bursts of twice that); 0 switches the limit off. */
+  rateLimitCredential: number;
+  rateLimitOrganization: number;
+  rateLimitAddress: number;
 }
 
 interface Knob {
@@ -172,6 +185,13 @@ const KNOBS: Knob[] = [
   { env: "SIGIL_WEBAUTHN_RP_ID", flag: "--webauthn-rp-id", key: "webauthnRpId", parse: str },
   { env: "SIGIL_WEBAUTHN_ORIGINS", flag: "--webauthn-origins", key: "webauthnOrigins", parse: list },
   { env: "SIGIL_SESSION_MAX_SECONDS", flag: "--session-max-seconds", key: "sessionMaxSeconds", parse: int("SIGIL_SESSION_MAX_SECONDS", 60, 365 * 86400) },
+  { env: "SIGIL_TRUST_PROXY", flag: "--trust-proxy", key: "trustProxy", parse: parseTrustProxy },
+  // The URL may carry a password: env only.
+  { env: "REDIS_URL", flag: "--redis-url", key: "redisUrl", parse: url("REDIS_URL", ["redis:", "rediss:"]), secretFromFlag: false },
+  { env: "SIGIL_CORS_ORIGINS", flag: "--cors-origins", key: "corsOrigins", parse: parseCorsOrigins },
+  { env: "SIGIL_RATE_LIMIT_CREDENTIAL", flag: "--rate-limit-credential", key: "rateLimitCredential", parse: int("SIGIL_RATE_LIMIT_CREDENTIAL", 0, 1_000_000) },
+  { env: "SIGIL_RATE_LIMIT_ORGANIZATION", flag: "--rate-limit-organization", key: "rateLimitOrganization", parse: int("SIGIL_RATE_LIMIT_ORGANIZATION", 0, 1_000_000) },
+  { env: "SIGIL_RATE_LIMIT_ADDRESS", flag: "--rate-limit-address", key: "rateLimitAddress", parse: int("SIGIL_RATE_LIMIT_ADDRESS", 0, 1_000_000) },
 ];
 
 export const DEFAULTS: Config = {
@@ -204,6 +224,12 @@ export const DEFAULTS: Config = {
   webauthnRpId: undefined,
   webauthnOrigins: [],
   sessionMaxSeconds: 30 * 86400,
+  trustProxy: false,
+  redisUrl: undefined,
+  corsOrigins: [],
+  rateLimitCredential: DEFAULT_RATE_LIMITS.credential,
+  rateLimitOrganization: DEFAULT_RATE_LIMITS.organization,
+  rateLimitAddress: DEFAULT_RATE_LIMITS.address,
 };
 
 /**

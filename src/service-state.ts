@@ -9,6 +9,7 @@ import { ListenerCache } from "./webhooks/outbox.ts";
 import { AppProofKeyCache } from "./app-proofs/proofs.ts";
 import { SigningKeyCache } from "./webhooks/signing-keys.ts";
 import { ServiceKeyCache } from "./auth/service-keys.ts";
+import { AllowlistCache } from "./network/allowlist-cache.ts";
 
 export interface ServiceState {
   /** Organization → its chain of ancestors (parents never change). */
@@ -23,6 +24,8 @@ export interface ServiceState {
   readonly signingKey: SigningKeyCache;
   /** The service P-256 keys (sessions, OTP bundles, verification tokens), opened. */
   readonly serviceKeys: ServiceKeyCache;
+  /** Root organization → its compiled IP allowlists, per allowlist version. */
+  readonly allowlists: AllowlistCache;
 }
 
 export function newServiceState(): ServiceState {
@@ -34,5 +37,6 @@ export function newServiceState(): ServiceState {
     appProofKey: new AppProofKeyCache(),
     signingKey: new SigningKeyCache(),
     serviceKeys: new ServiceKeyCache(),
+    allowlists: new AllowlistCache(),
   };
 }

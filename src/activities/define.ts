@@ -26,6 +26,9 @@ export interface ActivityServices {
   log?: { warn(obj: object, msg: string): void };
 }
 
+/** What `policyWallets` names: wallets of the organization by id, or the one being created (by name). */
+export type PolicyWallets = { existing: readonly string[] } | { creating: string };
+
 /** Who is acting: the user whose credential signed the request, and where that user lives. */
 export interface Actor {
   userId: string;
@@ -33,6 +36,11 @@ export interface Actor {
   /** The user's organization: the target organization or one of its ancestors. */
   organizationId: string;
   organizationName: string;
+  /**
+   * Set when an attested stamp (X-Stamp-Attested, auth/attested-stamp.ts) signed the request:
+   * the id of the verification token it presented, whose login use stamp_login consumes.
+   */
+  attestedTokenId?: string;
 }
 
 /** The organization a request targets. Its existence is established by authentication. */
@@ -80,6 +88,12 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    * §4.8). Absent: nothing, and any `activity.params.x` is a MissingField error.
    */
   policyParams?(params: Static<P>): Record<string, ParamValue>;
+  /**
+   * The wallets the activity names, which the condition keywords `wallet` / `wallets` are
+   * bound to (pipeline/governance.ts reads them): existing ones by id, or the one it creates
+   * by name. Absent: those keywords are a runtime error (OUTCOME_ERROR), never an allow.
+   */
+  policyWallets?(params: Static<P>): PolicyWallets | undefined;
   /** §6.8: allowed without a policy unless one explicitly allows or denies (own credentials). */
   implicitlyAllowed?(params: Static<P>, actor: Actor): boolean;
   /** §4.9: decided by the root quorum alone; policies are never consulted. */
@@ -137,6 +151,7 @@ export interface CompiledActivity {
   returns: TObject;
   validator: Validator<TObject>;
   policyParams?(params: ActivityParams): Record<string, ParamValue>;
+  policyWallets?(params: ActivityParams): PolicyWallets | undefined;
   implicitlyAllowed?(params: ActivityParams, actor: Actor): boolean;
   check?(params: ActivityParams): void;
   execute(ctx: ExecuteContext, params: ActivityParams): Promise<Record<string, unknown>>;
@@ -160,7 +175,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject>(d
     if (validator.is(params)) return params;
     throw new Error(`${def.type}: parameters do not match the definition's schema`);
   };
-  const { policyParams, implicitlyAllowed, check, execute } = def;
+  const { policyParams, policyWallets, implicitlyAllowed, check, execute } = def;
   return {
     route: "activity",
     op: def.op ?? names.op,
@@ -178,6 +193,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject>(d
     returns: def.returns,
     validator,
     ...(policyParams ? { policyParams: (params: ActivityParams) => policyParams(typed(params)) } : {}),
+    ...(policyWallets ? { policyWallets: (params: ActivityParams) => policyWallets(typed(params)) } : {}),
     ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(typed(params), actor) } : {}),
     ...(check ? { check: (params: ActivityParams) => check(typed(params)) } : {}),
     execute: async (ctx, params) => execute(ctx, typed(params)),

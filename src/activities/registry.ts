@@ -18,9 +18,24 @@ import { updateWebhookEndpoint } from "./webhooks/update_webhook_endpoint.ts";
 import { deleteWebhookEndpoint } from "./webhooks/delete_webhook_endpoint.ts";
 import { redeliverWebhookDeliveries } from "./webhooks/redeliver_webhook_deliveries.ts";
 // imports: sessions
+import { stampLogin } from "./sessions/stamp_login.ts";
 // imports: otp
+import { initOtpV1, initOtpV2, initOtpV3 } from "./otp/init_otp.ts";
+import { verifyOtpV1, verifyOtpV2 } from "./otp/verify_otp.ts";
+import { otpLoginV1, otpLoginV2 } from "./otp/otp_login.ts";
 // imports: passkeys
+import { createAuthenticatorsV2 } from "./authenticators/create_authenticators.ts";
+import { deleteAuthenticators } from "./authenticators/delete_authenticators.ts";
+import { recoverUser } from "./authenticators/recover_user.ts";
 // imports: recovery and contacts
+// imports: wallets
+import { createWalletActivity } from "./wallets/create_wallet.ts";
+import { createWalletAccounts } from "./wallets/create_wallet_accounts.ts";
+import { updateWallet } from "./wallets/update_wallet.ts";
+import { deleteWallets } from "./wallets/delete_wallets.ts";
+import { updateUserEmail } from "./users/update_user_email.ts";
+import { updateUserPhoneNumber } from "./users/update_user_phone_number.ts";
+import { updateUserName } from "./users/update_user_name.ts";
 
 export const ACTIVITIES: readonly CompiledActivity[] = [
   createSubOrganizationV8,
@@ -45,9 +60,28 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   deleteWebhookEndpoint,
   redeliverWebhookDeliveries,
   // activities: sessions
+  stampLogin,
   // activities: otp
+  initOtpV3,
+  initOtpV2,
+  initOtpV1,
+  verifyOtpV2,
+  verifyOtpV1,
+  otpLoginV2,
+  otpLoginV1,
   // activities: passkeys
+  createAuthenticatorsV2,
+  deleteAuthenticators,
+  recoverUser,
   // activities: recovery and contacts
+  // activities: wallets
+  createWalletActivity,
+  createWalletAccounts,
+  updateWallet,
+  deleteWallets,
+  updateUserEmail,
+  updateUserPhoneNumber,
+  updateUserName,
 ];
 
 /** Votes on other activities: routed like activities, recorded on their target. */

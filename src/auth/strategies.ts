@@ -2,14 +2,17 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { unauthenticated } from "../errors.ts";
 import { apiKeyStamps } from "./api-key-stamp.ts";
+import { webauthnStamps } from "./webauthn-stamp.ts";
+import type { LoginSettings } from "./login-settings.ts";
+import { attestedStamps } from "./attested-stamp.ts";
 import type { StampStrategy, VerifiedStamp } from "./strategy.ts";
 import { notYetSupported } from "./unsupported-stamps.ts";
 
 /** In the order errors name them. Adding a stamp kind = its strategy + one line here. */
 const STRATEGIES: readonly StampStrategy[] = [
   apiKeyStamps,
-  notYetSupported("x-stamp-webauthn"),
-  notYetSupported("x-stamp-attested"),
+  webauthnStamps,
+  attestedStamps,
 ];
 
 function chooseStrategy(headers: IncomingHttpHeaders): { strategy: StampStrategy; value: string | string[] } {
@@ -28,7 +31,7 @@ function chooseStrategy(headers: IncomingHttpHeaders): { strategy: StampStrategy
 }
 
 /** The request's stamp, its signature verified over the raw body; to be resolved to a Principal. */
-export async function verifyStamp(headers: IncomingHttpHeaders, rawBody: Buffer): Promise<VerifiedStamp> {
+export async function verifyStamp(headers: IncomingHttpHeaders, rawBody: Buffer, logins?: LoginSettings): Promise<VerifiedStamp> {
   const { strategy, value } = chooseStrategy(headers);
-  return strategy.verify(value, rawBody);
+  return strategy.verify(value, rawBody, logins);
 }

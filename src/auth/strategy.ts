@@ -9,6 +9,7 @@ import type { Db, Executor } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
 import type { CredentialScope } from "./credential-scope.ts";
 import type { Principal } from "./principal.ts";
+import type { LoginSettings } from "./login-settings.ts";
 
 /**
  * Columns a later step wants read in the same statement as the credential: on SQLite every
@@ -39,6 +40,9 @@ export interface VerifiedStamp {
 export interface StampStrategy {
   /** The request header it reads, lower-case as node gives header names. */
   header: string;
-  /** Decodes the header and checks its signature over `rawBody`; reads neither the body nor the store. */
-  verify(value: string | string[], rawBody: Buffer): Promise<VerifiedStamp>;
+  /**
+   * Decodes the header and checks its signature over `rawBody`; reads neither the body nor the
+   * store. `logins`: the service's login settings (passkeys: accepted origins and RP ID).
+   */
+  verify(value: string | string[], rawBody: Buffer, logins?: LoginSettings): Promise<VerifiedStamp>;
 }

@@ -7,6 +7,7 @@ import { loginSettingsFrom } from "../auth/configure-logins.ts";
 import { startDispatcher } from "../webhooks/dispatcher.ts";
 import { activeSigningKey } from "../webhooks/signing-keys.ts";
 import { configureWebhookUrls } from "../webhooks/url-policy.ts";
+import { rateLimiter } from "../network/rate-limit.ts";
 
 const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
@@ -50,6 +51,15 @@ export async function serve(argv: string[]): Promise<void> {
     timestampMaxAgeMs: config.timestampMaxAgeMs,
     timestampMaxFutureMs: config.timestampMaxFutureMs,
     version: VERSION,
+    network: {
+      trustProxy: config.trustProxy,
+      corsOrigins: config.corsOrigins,
+      limiter: rateLimiter(
+        { credential: config.rateLimitCredential, organization: config.rateLimitOrganization, address: config.rateLimitAddress },
+        config.redisUrl,
+        logger,
+      ),
+    },
   });
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();

@@ -8,6 +8,8 @@ import type { Principal } from "../auth/principal.ts";
 import type { Rider } from "../auth/strategy.ts";
 import { parseJsonBody, targetOrganizationId } from "./body.ts";
 import type { RequestContext } from "./context.ts";
+import { enforceNetwork, withNetworkFacts } from "../network/enforce.ts";
+import { networkOf } from "../network/request-network.ts";
 
 export interface Authenticated<T> {
   principal: Principal;
@@ -18,8 +20,10 @@ export interface Authenticated<T> {
 }
 
 export async function authenticate<T>(ctx: RequestContext, scope: CredentialScope, rider: Rider<T>): Promise<Authenticated<T>> {
-  const stamp = await verifyStamp(ctx.headers, ctx.raw);
+  const stamp = await verifyStamp(ctx.headers, ctx.raw, ctx.deps.logins);
   const body = parseJsonBody(ctx.raw);
-  const resolved = await stamp.resolve(ctx.deps.db, ctx.deps.state.chains, targetOrganizationId(body), scope, ctx.now, rider);
-  return { principal: resolved.principal, body, rider: resolved.rider };
+  const resolved = await stamp.resolve(ctx.deps.db, ctx.deps.state.chains, targetOrganizationId(body), scope, ctx.now, withNetworkFacts(rider));
+  // IP allowlist and the caller's rate limits: before validation and policy (network/enforce.ts).
+  await enforceNetwork(ctx.deps.db, ctx.deps.state.allowlists, networkOf(ctx.headers), resolved.principal, resolved.rider.network);
+  return { principal: resolved.principal, body, rider: resolved.rider.inner };
 }

@@ -13,6 +13,7 @@ import type { ActivityRow, VoteRow } from "../store/activities.ts";
 import type { CompiledActivity } from "../activities/define.ts";
 import { activityByType } from "../activities/registry.ts";
 import type { Params } from "./validate.ts";
+import { walletFacts } from "../wallets/policy-facts.ts";
 import { GovernanceCache, type OrgGovernance } from "./governance-cache.ts";
 
 export { GovernanceCache, type OrgGovernance };
@@ -69,14 +70,18 @@ export async function governance(cache: GovernanceCache, db: Executor, organizat
 
 const NO_PARAMS: Readonly<Record<string, ParamValue>> = Object.freeze({});
 
-export function activityFacts(def: CompiledActivity, params: Params): ActivityFacts {
-  return {
+export async function activityFacts(db: Executor, def: CompiledActivity, params: Params, organizationId: string): Promise<ActivityFacts> {
+  const facts: ActivityFacts = {
     type: def.type,
     kind: def.kind,
     resource: def.resource,
     action: def.action,
     params: def.policyParams?.(params) ?? NO_PARAMS,
   };
+  // The wallets it names, as they stand now: the `wallet` / `wallets` condition keywords.
+  const named = def.policyWallets?.(params);
+  if (named) facts.wallets = await walletFacts(db, organizationId, named);
+  return facts;
 }
 
 /** A user as the consensus keyword `approvers` sees it. */
@@ -127,7 +132,7 @@ export async function voterStanding(
   const def = activityByType(row.type);
   if (!def) return undefined;
   const params: Params = JSON.parse(row.intent);
-  const facts = activityFacts(def, params);
+  const facts = await activityFacts(db, def, params, row.organization_id);
   const gov = await governance(cache, db, organizationId);
   const [voter] = await userFacts(db, [user], true);
   const eligible = mayVote(gov.set, voter!, {

@@ -29,7 +29,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   const evaluated = authorize({
     def,
     params,
-    facts: activityFacts(def, params),
+    facts: await activityFacts(deps.db, def, params, principal.organization.id),
     gov,
     approvers: [userFact(principal.user, snapshot.tagIds)],
     credentials: [stampCredential(principal)],

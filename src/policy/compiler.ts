@@ -108,6 +108,8 @@ export function compile(checked: Checked, source: string): Bool {
           default:
             return (f) => {
               const v = obj(f), i = ix(f);
+              // A string key (the checker lets `dynamic['k']` through): no value here is a map.
+              if (typeof i !== "bigint") throw typeMismatch(what, v, "a map");
               if (typeof v === "string") return indexString(v, i, what);
               if (Array.isArray(v)) return indexList(v, i, what);
               throw typeMismatch(what, v, "a string or a list");
@@ -226,6 +228,30 @@ export function compile(checked: Checked, source: string): Bool {
         return (f) => f.env.credentials ?? absent("credentials");
       case "time":
         return (f) => ({ now: nowOf(f) });
+      case "wallets":
+        return (f) => f.env.activity?.wallets ?? absent("wallets");
+      case "wallet":
+        return (f) => {
+          if (f.env.wallet) return f.env.wallet;
+          const named = f.env.activity?.wallets;
+          if (named?.length === 1) return named[0];
+          throw new PolicyRuntimeError(
+            "AbsentKeyword",
+            named && named.length > 1
+              ? `'wallet' is not available: this activity names ${named.length} wallets (use wallets)`
+              : "'wallet' is not available for this evaluation",
+          );
+        };
+      case "wallet_account":
+      case "private_key":
+      case "eth":
+      case "solana":
+      case "tron":
+      case "bitcoin":
+      case "tempo":
+      case "secret":
+        // Signing objects: never present in this service (types.ts, SIGNING_KEYWORDS).
+        return () => absent(name);
       default:
         throw new Error(`checker let an unbound identifier through: ${name}`);
     }
@@ -347,6 +373,10 @@ const FIELD_READERS: ReadonlyMap<string, (obj: Fn) => Fn> = new Map(Object.entri
   action: (obj) => (f) => (obj(f) as { action: unknown }).action,
   params: (obj) => (f) => (obj(f) as { params: unknown }).params,
   now: (obj) => (f) => (obj(f) as { now: unknown }).now,
+  imported: (obj) => (f) => (obj(f) as { imported: unknown }).imported,
+  exported: (obj) => (f) => (obj(f) as { exported: unknown }).exported,
+  label: (obj) => (f) => (obj(f) as { label: unknown }).label,
+  address: (obj) => (f) => (obj(f) as { address: unknown }).address,
 }));
 const keyedReader = (name: string) => (obj: Fn): Fn => (f) => (obj(f) as Record<string, unknown>)[name];
 

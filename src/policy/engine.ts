@@ -151,6 +151,33 @@ export function evaluatePolicy(p: CompiledPolicy, env: EvalEnv): PolicyOutcome {
   return { policyId: p.id, outcome: consensus ? "OUTCOME_ALLOW" : "OUTCOME_REQUIRES_CONSENSUS" };
 }
 
+/** Per-policy outcomes from the strictest down: how one policy's passes over several wallets combine. */
+const STRICTNESS: readonly Outcome[] = [
+  "OUTCOME_DENY_EXPLICIT",
+  "OUTCOME_ERROR",
+  "OUTCOME_DENY_IMPLICIT",
+  "OUTCOME_TIME_INACTIVE",
+  "OUTCOME_REQUIRES_CONSENSUS",
+  "OUTCOME_ALLOW",
+];
+
+/**
+ * A policy's outcome for an activity. When the activity names several wallets and the
+ * condition reads `wallet`, the policy is judged once per wallet (`wallet` bound to each) and
+ * the strictest pass counts: a DENY for any one wallet denies, an ALLOW must hold for every
+ * one. So deleting a protected wallet together with others is governed like deleting it alone.
+ */
+function judge(p: CompiledPolicy, env: EvalEnv): PolicyOutcome {
+  const named = env.activity?.wallets;
+  if (!named || named.length < 2 || !p.condition?.roots.has("wallet")) return evaluatePolicy(p, env);
+  let worst: PolicyOutcome | undefined;
+  for (const wallet of named) {
+    const o = evaluatePolicy(p, { ...env, wallet });
+    if (!worst || STRICTNESS.indexOf(o.outcome) < STRICTNESS.indexOf(worst.outcome)) worst = o;
+  }
+  return worst!;
+}
+
 function rootApprovals(input: DecisionInput): number {
   let n = 0;
   for (const a of input.approvers) if (input.quorum.userIds.has(a.id)) n++;
@@ -181,7 +208,7 @@ export function decide(set: PolicySet, input: DecisionInput): Decision {
   // what each would have decided.
   const env: EvalEnv = { activity: input.activity, approvers: input.approvers, credentials: input.credentials, nowMs: input.nowMs };
   const plan = planFor(set, input.activity);
-  const policies = set.policies.map((p, i) => (plan[i] ? { policyId: p.id, outcome: "OUTCOME_DENY_IMPLICIT" as const } : evaluatePolicy(p, env)));
+  const policies = set.policies.map((p, i) => (plan[i] ? { policyId: p.id, outcome: "OUTCOME_DENY_IMPLICIT" as const } : judge(p, env)));
   const has = (o: Outcome) => policies.find((p) => p.outcome === o);
 
   if (rootMet) return { outcome: "OUTCOME_ALLOW", policies, reason: `root quorum met (${quorumText}); policies bypassed` };

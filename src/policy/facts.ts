@@ -19,6 +19,15 @@ export interface CredentialFacts {
 /** What `activity.params.<name>` may hold: strings, ints (always bigint), bools and lists of those. */
 export type ParamValue = string | bigint | boolean | readonly ParamValue[];
 
+/** A wallet as the condition keywords `wallet` and `wallets` see it. */
+export interface WalletFacts {
+  id: string;
+  imported: boolean;
+  exported: boolean;
+  /** The wallet's name. */
+  label: string;
+}
+
 export interface ActivityFacts {
   type: string;
   kind: string;
@@ -26,6 +35,13 @@ export interface ActivityFacts {
   action: string;
   /** Only the params this activity type exposes; anything else is a MissingField error. */
   params: Readonly<Record<string, ParamValue>>;
+  /**
+   * The wallets the activity names (not part of the `activity` keyword: read by `wallets`),
+   * in request order; absent when it names none. `wallet` is the one wallet named; with
+   * several, decide() judges a policy reading `wallet` once per wallet (engine.ts). Absent
+   * keywords are an evaluation error (OUTCOME_ERROR), never a value.
+   */
+  wallets?: readonly WalletFacts[];
 }
 
 /** A field reads only its own keywords; the others may be left out. */
@@ -35,6 +51,11 @@ export interface EvalEnv {
   credentials?: readonly CredentialFacts[];
   /** `time.now`, in Unix milliseconds (trusted server time). */
   nowMs?: number;
+  /**
+   * What `wallet` reads in this pass. Unset: the activity's one named wallet (absent when it
+   * names none or several). decide() sets it to each of several named wallets in turn.
+   */
+  wallet?: WalletFacts;
 }
 
 const KIND_VERSION_SUFFIX = /_V\d+$/;

@@ -42,21 +42,27 @@ export const ACTIVITY: Type = {
   fields: { type: STRING, kind: STRING, resource: STRING, action: STRING, params: PARAMS },
 };
 export const TIME: Type = { k: "struct", name: "time", fields: { now: TIMESTAMP } };
-
-/** Keyword roots each field may use. */
-export const FIELD_ROOTS: Readonly<Record<Field, Readonly<Record<string, Type>>>> = {
-  consensus: { approvers: listOf(USER), credentials: listOf(CREDENTIAL) },
-  condition: { activity: ACTIVITY },
-  time: { time: TIME },
+/** §4.3: the wallet an activity names (bound for wallet activities; pipeline/governance.ts). */
+export const WALLET: Type = {
+  k: "struct",
+  name: "Wallet",
+  fields: { id: STRING, imported: BOOL, exported: BOOL, label: STRING },
+};
+export const WALLET_ACCOUNT: Type = { k: "struct", name: "WalletAccount", fields: { address: STRING } };
+export const PRIVATE_KEY: Type = {
+  k: "struct",
+  name: "PrivateKey",
+  fields: { id: STRING, tags: listOf(STRING), imported: BOOL, exported: BOOL, label: STRING },
 };
 
-/** Functions exist only in the `time` field. */
-export const TIME_FUNCTIONS: ReadonlySet<string> = new Set(["Timestamp", "CronSpan"]);
-
 /**
- * Turnkey's transaction-signing keywords. This service does not sign, so a
- * policy naming them can never match anything; rejecting it at creation
- * tells the author instead of producing OUTCOME_ERROR on every evaluation.
+ * Turnkey's transaction-signing keywords (§4.1). Accepted in `condition` so that a policy set
+ * written for the hosted service can be imported; this service signs nothing, so the
+ * transaction and payload objects (`eth.tx`, `solana.tx`, …, `secret`) are never present: their
+ * member chains type-check as dynamic values and any evaluation that reaches them is an
+ * AbsentKeyword error (OUTCOME_ERROR), never an allow. `private_key` and `wallet_account` are
+ * likewise never bound by any activity of this service; `wallet` and `wallets` are (by the
+ * wallet activities).
  */
 export const SIGNING_KEYWORDS: ReadonlySet<string> = new Set([
   "wallet",
@@ -71,10 +77,29 @@ export const SIGNING_KEYWORDS: ReadonlySet<string> = new Set([
   "secret",
 ]);
 
-export const ALL_ROOTS: ReadonlySet<string> = new Set([
-  ...Object.values(FIELD_ROOTS).flatMap((roots) => Object.keys(roots)),
-  ...SIGNING_KEYWORDS,
-]);
+/** Keyword roots each field may use. */
+export const FIELD_ROOTS: Readonly<Record<Field, Readonly<Record<string, Type>>>> = {
+  consensus: { approvers: listOf(USER), credentials: listOf(CREDENTIAL) },
+  condition: {
+    activity: ACTIVITY,
+    wallet: WALLET,
+    wallets: listOf(WALLET),
+    private_key: PRIVATE_KEY,
+    wallet_account: WALLET_ACCOUNT,
+    eth: DYNAMIC,
+    solana: DYNAMIC,
+    tron: DYNAMIC,
+    bitcoin: DYNAMIC,
+    tempo: DYNAMIC,
+    secret: DYNAMIC,
+  },
+  time: { time: TIME },
+};
+
+/** Functions exist only in the `time` field. */
+export const TIME_FUNCTIONS: ReadonlySet<string> = new Set(["Timestamp", "CronSpan"]);
+
+export const ALL_ROOTS: ReadonlySet<string> = new Set(Object.values(FIELD_ROOTS).flatMap((roots) => Object.keys(roots)));
 
 export const isNumeric = (t: Type): boolean => t.k === "int" || t.k === "uint";
 

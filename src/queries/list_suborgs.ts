@@ -3,6 +3,7 @@ import type { SelectQueryBuilder } from "kysely";
 import { invalid } from "../errors.ts";
 import { OrganizationId, Pagination } from "../schemas/common.ts";
 import { page, pageRequest, unknownCursor } from "../store/pagination.ts";
+import { canonicalB64url } from "../auth/webauthn/encoding.ts";
 import type { Database } from "../store/schema.ts";
 import { defineQuery } from "./define.ts";
 
@@ -22,6 +23,14 @@ const FILTERS = new Map<string, (q: OrgQuery, value: string) => OrgQuery>([
   ],
   ["PHONE_NUMBER", (q, v) => q.where("organizations.id", "in", (s) => s.selectFrom("users").select("organization_id").where("phone", "=", v))],
   [
+    // A passkey's credential id (b64url of the raw id; base64 and padding accepted).
+    "CREDENTIAL_ID",
+    (q, v) =>
+      q.where("organizations.id", "in", (s) =>
+        s.selectFrom("authenticators").select("organization_id").where("credential_id_normalized", "=", canonicalB64url(v) ?? v),
+      ),
+  ],
+  [
     "PUBLIC_KEY",
     (q, v) =>
       q.where("organizations.id", "in", (s) =>
@@ -30,7 +39,7 @@ const FILTERS = new Map<string, (q: OrgQuery, value: string) => OrgQuery>([
   ],
 ]);
 /** Filter types of the spec whose credentials arrive with later features. */
-const NOT_YET = ["CREDENTIAL_ID", "OIDC_TOKEN", "WALLET_ACCOUNT_ADDRESS"];
+const NOT_YET = ["OIDC_TOKEN", "WALLET_ACCOUNT_ADDRESS"];
 
 export const listSuborgs = defineQuery({
   op: "list_suborgs",

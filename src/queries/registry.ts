@@ -11,7 +11,11 @@ import { getPolicy, getPolicyEvaluations, listPolicies } from "./policies.ts";
 import { listWebhookEndpoints } from "./webhooks.ts";
 import { listWebhookDeliveries } from "./webhook_deliveries.ts";
 // imports: passkeys
+import { getAuthenticator, getAuthenticators } from "./authenticators.ts";
 // imports: recovery and contacts
+// imports: wallets
+import { getWallet, getWalletAccount, listWalletAccounts, listWallets } from "./wallets.ts";
+import { listVerifiedSuborgs } from "./list_verified_suborgs.ts";
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
@@ -29,7 +33,15 @@ export const QUERIES: readonly CompiledQuery[] = [
   listWebhookEndpoints,
   listWebhookDeliveries,
   // queries: passkeys
+  getAuthenticator,
+  getAuthenticators,
   // queries: recovery and contacts
+  // queries: wallets
+  getWallet,
+  listWallets,
+  getWalletAccount,
+  listWalletAccounts,
+  listVerifiedSuborgs,
 ];
 
 const byOp = new Map<string, CompiledQuery>();

@@ -3,7 +3,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Timestamp } from "./common.ts";
 
-export const Credential = Type.Object({ publicKey: Type.String(), type: Type.String() });
+export const Credential = Type.Object({ publicKey: Type.String(), type: Type.String(), sessionProfileId: Type.Optional(Type.String()) });
 
 export const ApiKey = Type.Object({
   credential: Credential,

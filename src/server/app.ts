@@ -1,7 +1,7 @@
 // The public API as a fastify app. Bodies are kept as raw bytes: stamps sign the exact
 // bytes, so JSON is parsed by the pipeline, after the bytes are safely in hand.
 import { randomUUID } from "node:crypto";
-import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import client from "prom-client";
 import type { FastifyBaseLogger } from "fastify";
 import { ApiError, Grpc, notFound } from "../errors.ts";
@@ -18,6 +18,10 @@ import { runQuery } from "../pipeline/query.ts";
 import type { Store } from "../store/db.ts";
 import type { ServiceState } from "../service-state.ts";
 import type { LoginSettings } from "../auth/login-settings.ts";
+import { fastifyTrustProxy, type TrustProxy } from "../network/trust-proxy.ts";
+import { RateLimited, type RateLimiter } from "../network/rate-limit.ts";
+import { attachNetwork } from "../network/request-network.ts";
+import { registerCors } from "../network/cors.ts";
 
 export interface AppOptions {
   store: Store;
@@ -34,6 +38,15 @@ export interface AppOptions {
   version: string;
   /** Sessions, passkeys and OTP delivery (loginSettingsFrom(config)). */
   logins?: LoginSettings;
+  /** Client address, CORS and rate limits (network/*). Default: socket peer, no CORS, no limits. */
+  network?: NetworkOptions;
+}
+
+export interface NetworkOptions {
+  trustProxy?: TrustProxy;
+  corsOrigins?: readonly string[];
+  /** Rate limits (rateLimiter(config)); closed with the app. */
+  limiter?: RateLimiter;
 }
 
 function metrics() {
@@ -57,6 +70,8 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     requestIdHeader: false,
     // Requests arriving while closing are answered below, with the SDK's error body.
     return503OnClosing: false,
+    // Which proxies' X-Forwarded-For is believed for request.ip (SIGIL_TRUST_PROXY).
+    trustProxy: fastifyTrustProxy(opts.network?.trustProxy ?? false),
   });
   const deps: PipelineDeps = {
     db: opts.store.db,
@@ -94,18 +109,41 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   app.addHook("onSend", async (_req, reply) => {
     if (draining) void reply.header("connection", "close");
   });
+  registerCors(app, opts.network?.corsOrigins ?? []);
+  // The client address, for the allowlist check after authentication; the per-address rate
+  // limit before anything else is done for the request (the body is not even read yet).
+  const limiter = opts.network?.limiter;
+  if (limiter) app.addHook("onClose", async () => limiter.close());
+  app.addHook("onRequest", async (req, reply) => {
+    if (!req.url.startsWith("/public/v1/submit/") && !req.url.startsWith("/public/v1/query/")) return;
+    attachNetwork(req.headers, { address: req.ip, limiter });
+    if (!limiter?.addressLimited) return;
+    try {
+      await limiter.address(req.ip);
+    } catch (err) {
+      if (!(err instanceof RateLimited)) throw err;
+      return reply.status(err.httpStatus).header("retry-after", String(err.retryAfterSeconds)).send(err.toBody());
+    }
+  });
   app.addHook("onResponse", async (req, reply) => {
     m.duration.observe({ route: req.routeOptions.url ?? "unknown", status: String(reply.statusCode) }, reply.elapsedTime / 1000);
   });
 
   const raw = (req: FastifyRequest) => (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
 
-  app.post<{ Params: { op: string } }>("/public/v1/submit/:op", async (req) => {
-    const out = await submitActivity(deps, req.params.op, raw(req), req.headers);
+  // A caller over its rate limit is told when to come back.
+  const retryAfter = (reply: FastifyReply, err: unknown): never => {
+    if (err instanceof RateLimited) void reply.header("retry-after", String(err.retryAfterSeconds));
+    throw err;
+  };
+  app.post<{ Params: { op: string } }>("/public/v1/submit/:op", async (req, reply) => {
+    const out = await submitActivity(deps, req.params.op, raw(req), req.headers).catch((err: unknown) => retryAfter(reply, err));
     req.log.info({ organizationId: out.activity.organizationId, activityId: out.activity.id, type: out.activity.type }, "activity");
     return out;
   });
-  app.post<{ Params: { op: string } }>("/public/v1/query/:op", async (req) => runQuery(deps, req.params.op, raw(req), req.headers));
+  app.post<{ Params: { op: string } }>("/public/v1/query/:op", async (req, reply) =>
+    runQuery(deps, req.params.op, raw(req), req.headers).catch((err: unknown) => retryAfter(reply, err)),
+  );
 
   const doc = openApiDocument(opts.version);
   app.get("/openapi.json", async () => doc);

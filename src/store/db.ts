@@ -12,6 +12,8 @@ import * as m003 from "./migrations/003_webhooks.ts";
 import * as m004 from "./migrations/004_app_proofs.ts";
 import * as m005 from "./migrations/005_webhook_retries.ts";
 import * as m006 from "./migrations/006_logins.ts";
+import * as m007 from "./migrations/007_wallets.ts";
+import * as m008 from "./migrations/008_ip_allowlists.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
 import { groupCommit, StoreUnavailableError, transactionPerCall, type Transact } from "./transactions.ts";
 import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer.ts";
@@ -72,6 +74,8 @@ const MIGRATIONS: Record<string, Migration> = {
   "004_app_proofs": m004,
   "005_webhook_retries": m005,
   "006_logins": m006,
+  "007_wallets": m007,
+  "008_ip_allowlists": m008,
 };
 
 class StaticProvider implements MigrationProvider {

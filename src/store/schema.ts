@@ -36,7 +36,8 @@ export type CredentialType =
   | "CREDENTIAL_TYPE_API_KEY_SECP256K1"
   | "CREDENTIAL_TYPE_API_KEY_ED25519"
   | "CREDENTIAL_TYPE_LOGIN"
-  | "CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR";
+  | "CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR"
+  | "CREDENTIAL_TYPE_OTP_AUTH_KEY_P256";
 /** service_keys.purpose: what a service P-256 key signs (published at /public/v1/discovery/keys). */
 export type ServiceKeyPurpose = "SESSION_JWT" | "OTP_ENCRYPTION_TARGET" | "VERIFICATION_TOKEN";
 /** otps.otp_type and verification_tokens.verification_type */
@@ -59,8 +60,31 @@ export interface OrganizationsTable {
   settings: string;
   /** Bumped with every change to the organization's policies or root quorum. */
   policy_version: number;
+  /** Bumped with every change to the organization's IP allowlists (0: never had one). */
+  ip_allowlist_version?: number;
   created_at: number;
   updated_at: number;
+}
+
+/** An IP allowlist: the organization's (public_key '') or one of its API keys'. */
+export interface IpAllowlistsTable {
+  organization_id: string;
+  public_key: string;
+  /** 0/1; only the organization-level list's matters. */
+  enabled: number;
+  on_evaluation_error: "ALLOW" | "DENY";
+  created_at: number;
+  updated_at: number;
+}
+
+export interface IpAllowlistRulesTable {
+  organization_id: string;
+  public_key: string;
+  position: number;
+  /** Normalised `<network>/<prefix>`. */
+  cidr: string;
+  label: string;
+  created_at: number;
 }
 
 export interface RootQuorumMembersTable {
@@ -187,6 +211,39 @@ export interface VerificationTokensTable {
   signup_used_at: number | null;
   login_used_at: number | null;
   created_at: number;
+}
+
+/** HD wallets. The BIP-39 mnemonic is stored sealed with the master key, nothing else secret. */
+export interface WalletsTable {
+  id: string;
+  organization_id: string;
+  /** Unique per organization. */
+  name: string;
+  /** masterKey.seal(mnemonic, "wallet-seed:<id>"): account keys are derived from it on demand. */
+  seed_sealed: string;
+  mnemonic_length: number;
+  /** 1 or 0 (portable booleans); always 0 until import/export exist. */
+  imported: number;
+  exported: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** What was derived from a wallet: one row per (path, address format). Private keys are never stored. */
+export interface WalletAccountsTable {
+  id: string;
+  wallet_id: string;
+  organization_id: string;
+  curve: string;
+  path_format: string;
+  path: string;
+  address_format: string;
+  address: string;
+  /** Compressed secp256k1 (33 bytes) or ed25519 (32 bytes) public key, lower-case hex. */
+  public_key: string;
+  name: string | null;
+  created_at: number;
+  updated_at: number;
 }
 
 export interface UserTagsTable {
@@ -358,6 +415,10 @@ export interface Database {
   otps: OtpsTable;
   limit_slots: LimitSlotsTable;
   verification_tokens: VerificationTokensTable;
+  wallets: WalletsTable;
+  wallet_accounts: WalletAccountsTable;
+  ip_allowlists: IpAllowlistsTable;
+  ip_allowlist_rules: IpAllowlistRulesTable;
   user_tags: UserTagsTable;
   user_tag_members: UserTagMembersTable;
   activities: ActivitiesTable;

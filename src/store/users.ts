@@ -1,6 +1,7 @@
 // Users, read back in the SDK's full User shape.
 import type { Executor, UsersTable } from "./schema.ts";
 import { apiKeysOfUsers, apiKeyView, type ApiKeyView } from "./api-keys.ts";
+import { authenticatorsOfUsers, authenticatorView, type AuthenticatorView } from "./authenticators.ts";
 import { timestampObject } from "./util.ts";
 import { precompiled } from "./precompiled.ts";
 import { missingIn } from "./ownership.ts";
@@ -12,7 +13,7 @@ export interface UserView {
   userName: string;
   userEmail?: string;
   userPhoneNumber?: string;
-  authenticators: unknown[];
+  authenticators: AuthenticatorView[];
   apiKeys: ApiKeyView[];
   userTags: string[];
   oauthProviders: unknown[];
@@ -41,6 +42,9 @@ export async function insertUser(db: Executor, row: UserRow): Promise<void> {
 const keysOfUser = precompiled(["userId"], (db, v) =>
   db.selectFrom("api_keys").selectAll().where("user_id", "=", v.userId).orderBy("created_at").orderBy("id"),
 );
+const authenticatorsOfUser = precompiled(["userId"], (db, v) =>
+  db.selectFrom("authenticators").selectAll().where("user_id", "=", v.userId).orderBy("created_at").orderBy("id"),
+);
 const tagsOfUser = precompiled(["userId"], (db, v) =>
   db.selectFrom("user_tag_members").select(["user_id", "tag_id"]).where("user_id", "=", v.userId).orderBy("tag_id"),
 );
@@ -57,22 +61,24 @@ export async function tagIdsByUser(db: Executor, userIds: readonly string[]): Pr
   return tags;
 }
 
-/** Builds full User objects for rows, with two queries however many users there are. */
+/** Builds full User objects for rows, with three queries however many users there are. */
 export async function userViews(db: Executor, rows: readonly UserRow[]): Promise<UserView[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   // One user is the common case (every activity's vote, get_user): precompiled queries.
-  const [keys, tagsBy] = await Promise.all([
+  const [keys, passkeys, tagsBy] = await Promise.all([
     ids.length === 1 ? keysOfUser(db, { userId: ids[0] }) : apiKeysOfUsers(db, ids),
+    ids.length === 1 ? authenticatorsOfUser(db, { userId: ids[0] }) : authenticatorsOfUsers(db, ids),
     tagIdsByUser(db, ids),
   ]);
   const keysBy = groupBy(keys, (k) => k.user_id);
+  const passkeysBy = groupBy(passkeys, (a) => a.user_id);
   return rows.map((u) => ({
     userId: u.id,
     userName: u.name,
     ...(u.email !== null ? { userEmail: u.email } : {}),
     ...(u.phone !== null ? { userPhoneNumber: u.phone } : {}),
-    authenticators: [],
+    authenticators: (passkeysBy.get(u.id) ?? []).map(authenticatorView),
     apiKeys: (keysBy.get(u.id) ?? []).map(apiKeyView),
     userTags: tagsBy.get(u.id) ?? [],
     oauthProviders: [],

@@ -890,11 +890,11 @@ for (const engine of engines()) {
         assert.match(err.message, new RegExp(`^invalid policy ${field}: ${field}:${line}:\\d+: \\S`), `${field} ${JSON.stringify(expr)}`);
         assert.deepEqual(err.detail(BAD_REQUEST)?.fieldViolations?.map((f: AnyRec) => f.field), [`parameters.${field}`]);
       }
-      // A transaction-signing keyword is refused: this service does not sign.
-      await fail(R.sdk.createPolicy({ policyName: "wallets", effect: "EFFECT_ALLOW", condition: "wallet.id == 'x'", notes: "" }), {
+      // A condition keyword (wallet) outside condition is refused.
+      await fail(R.sdk.createPolicy({ policyName: "wallets", effect: "EFFECT_ALLOW", condition: "true", consensus: "wallet.id == 'x'", notes: "" }), {
         status: 400,
         code: 3,
-        includes: "does not sign transactions",
+        includes: "is a condition keyword",
       });
       assert.deepEqual(await listNames(), before, "no invalid policy was stored");
 

@@ -288,12 +288,12 @@ for (const engine of engines()) {
       assertUnauthenticated({ status: r.status, contentType: r.headers.get("content-type"), text, json: JSON.parse(text) });
     });
 
-    it("answers a WebAuthn-only stamp with a clear 501 'not supported'", async () => {
+    it("answers a WebAuthn-only stamp that cannot be read with 401 'could not extract webauthn stamp'", async () => {
       const body = tagBody();
       const res = await rawPost(server.url, TAG, body, {
         "X-Stamp-WebAuthn": JSON.stringify({ authenticatorData: "AA", clientDataJson: "AA", credentialId: "AA", signature: "AA" }),
       });
-      assertError(res, { status: 501, code: 12, message: /not supported/ });
+      assertUnauthenticated(res, "UNAUTHENTICATED", /could not extract webauthn stamp/);
     });
 
     it("rejects an X-Stamp that is not base64url", async () => {

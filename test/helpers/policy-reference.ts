@@ -117,6 +117,12 @@ export function referenceEvaluate(field: Field, source: string, env: EvalEnv): R
       }
       case "index": {
         const obj = evaluate(e.object);
+        // A string key on a dynamic value (a map of signing data): no value here is a map.
+        if (types.get(e.index)?.k === "string") {
+          const key = evaluate(e.index);
+          if (!obj.ok || !key.ok) return FAILED;
+          return fail("TypeMismatch");
+        }
         const i = mustBe(e.index, "int");
         if (!obj.ok || !i.ok) return FAILED;
         return index(obj.v, i.v as bigint);
@@ -242,6 +248,22 @@ export function referenceEvaluate(field: Field, source: string, env: EvalEnv): R
         const whole = Math.floor(ms);
         return value({ now: new Instant(BigInt(whole) * 1_000_000n + BigInt(Math.round((ms - whole) * 1e6))) });
       }
+      // The wallets the activity names: `wallets` all of them; `wallet` the pass's bound one, else the only one.
+      case "wallets":
+        return env.activity?.wallets === undefined ? fail("AbsentKeyword") : value(env.activity.wallets);
+      case "wallet":
+        if (env.wallet !== undefined) return value(env.wallet);
+        return env.activity?.wallets?.length === 1 ? value(env.activity.wallets[0]) : fail("AbsentKeyword");
+      // Signing objects: never present in this service.
+      case "private_key":
+      case "wallet_account":
+      case "eth":
+      case "solana":
+      case "tron":
+      case "bitcoin":
+      case "tempo":
+      case "secret":
+        return fail("AbsentKeyword");
       default:
         throw new Error(`reference: the checker let an unknown identifier through: ${name}`);
     }

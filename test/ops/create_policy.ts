@@ -27,7 +27,7 @@ onSqlite("create_policy", (h) => {
     ["a condition that does not type-check", policy({ condition: "activity.type == 1" }), /invalid policy condition: condition:1:\d+:/, "parameters.condition"],
     ["a consensus that does not parse", policy({ consensus: "approvers.any(" }), /invalid policy consensus: consensus:1:\d+:/, "parameters.consensus"],
     ["a time expression that does not parse", policy({ time: "time.now >" }), /invalid policy time/, "parameters.time"],
-    ["a transaction-signing keyword", policy({ condition: "wallet.id == 'x'" }), /invalid policy condition/, "parameters.condition"],
+    ["a condition keyword (wallet) in consensus", policy({ consensus: "wallet.id == 'x'" }), /invalid policy consensus: .*condition keyword/, "parameters.consensus"],
     ["an unknown effect", policy({ effect: "EFFECT_MAYBE" }), /EFFECT_ALLOW or EFFECT_DENY/, "parameters.effect"],
     ["a blank name", policy({ policyName: " " }), /policyName/, "parameters.policyName"],
     ["missing notes", { ...policy(), notes: undefined }, /must be set/, "parameters.notes"],

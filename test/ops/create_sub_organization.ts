@@ -2,6 +2,11 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { assertIdempotent, completed, conflict, forbidden, invalidRequest, onSqlite, precondition, publicKey, UUID, type Creds, type Json } from "../helpers/inproc.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
+// Verified sign-up (tokens minted in-process; the OTP flow itself is tested end to end elsewhere).
+import { perEngine } from "../helpers/inproc.ts";
+import { clientSignature, mintVerificationToken, type MintedToken } from "../helpers/tokens.ts";
+import { generateP256, signP256 } from "../../src/crypto/p256.ts";
+import { signupMismatches } from "../../src/activities/organizations/verified-signup.ts";
 
 const OP = "create_sub_organization";
 const V8 = "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8";
@@ -49,9 +54,10 @@ onSqlite("create_sub_organization", (h) => {
     ["a fractional threshold", params({ rootQuorumThreshold: 1.5 }), /positive integer/, "parameters.rootQuorumThreshold"],
     ["a threshold above the root users", params({ rootQuorumThreshold: 2 }), /must not exceed/, "parameters.rootQuorumThreshold"],
     ["a wallet", params({ wallet: { walletName: "w" } }), /not supported/, "parameters.wallet"],
-    ["a verification token", params({ verificationToken: "t" }), /not supported/, "parameters.verificationToken"],
-    ["a client signature", params({ clientSignature: {} }), /not supported/, "parameters.clientSignature"],
-    ["a passkey", params({ rootUsers: [rootUser({ authenticators: [{}] })] }), /not supported/, "parameters.rootUsers[0].authenticators"],
+    ["a malformed verification token", params({ verificationToken: "t" }), /malformed verification token/, "parameters.verificationToken"],
+    ["a client signature without a token", params({ clientSignature: { publicKey: publicKey(), scheme: "CLIENT_SIGNATURE_SCHEME_API_P256", message: "{}", signature: "00" } }), /only meaningful with a verificationToken/, "parameters.clientSignature"],
+    ["a client signature of another scheme", params({ verificationToken: "t", clientSignature: { publicKey: publicKey(), scheme: "X", message: "{}", signature: "00" } }), /CLIENT_SIGNATURE_SCHEME_API_P256/, "parameters.clientSignature.scheme"],
+    ["a passkey without its fields", params({ rootUsers: [rootUser({ authenticators: [{}] })] }), /must be set/, "parameters.rootUsers[0].authenticators[0].authenticatorName"],
     ["a non-boolean setting", params({ disableSmsAuth: "yes" }), /boolean/i, "parameters.disableSmsAuth"],
     ["a bad root user email", params({ rootUsers: [rootUser({ userEmail: "@" })] }), /valid email/, "parameters.rootUsers[0].userEmail"],
   ];
@@ -82,4 +88,258 @@ onSqlite("create_sub_organization", (h) => {
     const { subOrganizationId } = completed(await h().submit(OP, V8, params()), "createSubOrganizationResultV8");
     forbidden(await h().submit(OP, V8, params(), { organizationId: subOrganizationId }));
   });
+});
+
+// Verified sign-up: a verification token marks the contact it proves verified on the root
+// user carrying it; the token key's client signature must describe that user exactly.
+perEngine("create_sub_organization with a verification token", (h) => {
+  let n = 0;
+  const email = () => `signup${++n}-${Date.now()}@example.com`;
+  const apiKey = () => ({ apiKeyName: `k${n}`, publicKey: generateP256KeyPair().publicKey, curveType: "API_KEY_CURVE_P256" });
+  /** The TokenUsage message as @turnkey/core's getClientSignatureMessageForSignup builds it. */
+  const usage = (t: MintedToken, user: Json, key = "signupV2", over: Json = {}) => ({
+    [key]: {
+      apiKeys: user.apiKeys,
+      authenticators: user.authenticators,
+      oauthProviders: user.oauthProviders,
+      ...(user.userEmail ? { email: user.userEmail } : {}),
+      ...(user.userPhoneNumber ? { phoneNumber: user.userPhoneNumber } : {}),
+      ...over,
+    },
+    tokenId: t.claims.id,
+    type: "USAGE_TYPE_SIGNUP",
+  });
+  /** A sign-up as the proxy forwards core's signup_v2: one root user holding the contact. */
+  const signup = (t: MintedToken, user: Json, extra: Json = {}) =>
+    params({ subOrganizationName: `s${n}`, rootUsers: [user], verificationToken: t.token, clientSignature: clientSignature(t.key, usage(t, user)), ...extra });
+  const verifiedAt = (userId: string) =>
+    h().service.store.db.selectFrom("users").select(["email_verified_at", "phone_verified_at"]).where("id", "=", userId).executeTakeFirstOrThrow();
+  const verifiedSuborgs = async (filterType: string, filterValue: string) =>
+    (await h().query("list_verified_suborgs", { filterType, filterValue, paginationOptions: { limit: "100" } })).json.organizationIds as string[];
+  const suborgs = async (filterType: string, filterValue: string) =>
+    (await h().query("list_suborgs", { filterType, filterValue, paginationOptions: { limit: "100" } })).json.organizationIds as string[];
+  const newestActivity = async () => (await h().query("list_activities", { paginationOptions: { limit: "1" } })).json.activities[0]?.id as string;
+
+  it("marks the root user's email verified; list_verified_suborgs finds it, not an unverified sub-organization with the same email", async () => {
+    const address = email();
+    const plain = completed(await h().submit(OP, V8, params({ rootUsers: [rootUser({ userEmail: address })] })), "createSubOrganizationResultV8");
+    const t = await mintVerificationToken(h(), { contact: address.toUpperCase() });
+    const user = rootUser({ userName: "alice", userEmail: address, apiKeys: [apiKey()] });
+    const res = await h().submit(OP, V8, signup(t, user));
+    const { subOrganizationId, rootUserIds } = completed(res, "createSubOrganizationResultV8");
+    assert.ok(Number((await verifiedAt(rootUserIds[0])).email_verified_at) > 0);
+    assert.equal((await verifiedAt(rootUserIds[0])).phone_verified_at, null);
+    assert.equal((await verifiedAt(plain.rootUserIds[0])).email_verified_at, null);
+    assert.deepEqual(await verifiedSuborgs("EMAIL", address.toUpperCase()), [subOrganizationId]);
+    assert.deepEqual(await suborgs("EMAIL", address), [plain.subOrganizationId, subOrganizationId]);
+    // The root user's API key acts in the new organization.
+    assert.equal((await h().query("get_user", { userId: rootUserIds[0] }, { organizationId: subOrganizationId })).json.user.userEmail, address);
+  });
+
+  it("an SMS token verifies the phone number; the other root users stay unverified", async () => {
+    const number = `+4420718${String(Date.now()).slice(-5)}`;
+    const t = await mintVerificationToken(h(), { contact: number, type: "OTP_TYPE_SMS" });
+    const user: Json = rootUser({ userName: "p", userPhoneNumber: number, userEmail: email() });
+    const p = params({
+      rootUsers: [rootUser({ userName: "other", userEmail: email() }), user],
+      verificationToken: t.token,
+      clientSignature: clientSignature(t.key, usage(t, user)),
+    });
+    const { subOrganizationId, rootUserIds } = completed(await h().submit(OP, V8, p), "createSubOrganizationResultV8");
+    assert.deepEqual({ ...(await verifiedAt(rootUserIds[1])), phone_verified_at: Number((await verifiedAt(rootUserIds[1])).phone_verified_at) > 0 }, { email_verified_at: null, phone_verified_at: true });
+    assert.deepEqual(await verifiedAt(rootUserIds[0]), { email_verified_at: null, phone_verified_at: null });
+    assert.deepEqual(await verifiedSuborgs("PHONE_NUMBER", number), [subOrganizationId]);
+    assert.deepEqual(await verifiedSuborgs("EMAIL", user.userEmail), []);
+  });
+
+  it("V7 takes the sign-up signed as `signup`", async () => {
+    const address = email();
+    const t = await mintVerificationToken(h(), { contact: address });
+    const user = rootUser({ userEmail: address });
+    const res = await h().submit(OP, "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7", signup(t, user, { clientSignature: clientSignature(t.key, usage(t, user, "signup")) }));
+    const { subOrganizationId } = completed(res, "createSubOrganizationResultV7");
+    assert.deepEqual(await verifiedSuborgs("EMAIL", address), [subOrganizationId]);
+  });
+
+  it("a parent's token serves sign-ups in its sub-organizations", async () => {
+    const key = generateP256KeyPair();
+    const mid = completed(await h().submit(OP, V8, params({ rootUsers: [rootUser({ apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] })] })), "createSubOrganizationResultV8");
+    const as: Creds = { organizationId: mid.subOrganizationId, userId: mid.rootUserIds[0], key };
+    const address = email();
+    const t = await mintVerificationToken(h(), { contact: address });
+    const { subOrganizationId } = completed(await h().submit(OP, V8, signup(t, rootUser({ userEmail: address })), { as }), "createSubOrganizationResultV8");
+    const found = await h().query("list_verified_suborgs", { filterType: "EMAIL", filterValue: address }, { organizationId: mid.subOrganizationId });
+    assert.deepEqual(found.json.organizationIds, [subOrganizationId]);
+  });
+
+  // Each refusal: a clear 400 naming the field, and nothing executed — no sub-organization,
+  // no activity recorded, the token still unused.
+  const refusals: [string, () => Promise<Json>, RegExp, string[]][] = [
+    ["a token already used to sign up", async () => {
+      const address = email();
+      const t = await mintVerificationToken(h(), { contact: address });
+      completed(await h().submit(OP, V8, signup(t, rootUser({ userEmail: address }))), "createSubOrganizationResultV8");
+      return signup(t, rootUser({ userName: "again", userEmail: address }));
+    }, /already been used/, ["parameters.verificationToken"]],
+    ["a token for another contact", async () => {
+      const t = await mintVerificationToken(h(), { contact: email() });
+      return signup(t, rootUser({ userEmail: email() }));
+    }, /no root user has/, ["parameters.verificationToken"]],
+    ["a token issued by an unrelated organization", async () => {
+      const address = email();
+      const other = await h().newOrg("Unrelated");
+      return signup(await mintVerificationToken(h(), { organizationId: other.organizationId, contact: address }), rootUser({ userEmail: address }));
+    }, /not .* or one of its parents/, ["parameters.verificationToken"]],
+    ["a token issued by a sub-organization (tokens serve downwards only)", async () => {
+      const address = email();
+      const sub = completed(await h().submit(OP, V8, params()), "createSubOrganizationResultV8");
+      return signup(await mintVerificationToken(h(), { organizationId: sub.subOrganizationId, contact: address }), rootUser({ userEmail: address }));
+    }, /not .* or one of its parents/, ["parameters.verificationToken"]],
+    ["an expired token", async () => {
+      const address = email();
+      return signup(await mintVerificationToken(h(), { contact: address, lifetimeSeconds: -1 }), rootUser({ userEmail: address }));
+    }, /expired/, ["parameters.verificationToken"]],
+    ["a client signature by another key", async () => {
+      const address = email();
+      const t = await mintVerificationToken(h(), { contact: address });
+      const user = rootUser({ userEmail: address });
+      return signup(t, user, { clientSignature: clientSignature(generateP256(), usage(t, user)) });
+    }, /public key the verification token is bound to/, ["parameters.clientSignature"]],
+    ["a signature by another key claiming the token's key", async () => {
+      const address = email();
+      const t = await mintVerificationToken(h(), { contact: address });
+      const user = rootUser({ userEmail: address });
+      const forged = { ...clientSignature(generateP256(), usage(t, user)), publicKey: t.key.publicCompressed };
+      return signup(t, user, { clientSignature: forged });
+    }, /invalid client signature/, ["parameters.clientSignature"]],
+    ["a signed sign-up with other API keys than the request's", async () => {
+      const address = email();
+      const t = await mintVerificationToken(h(), { contact: address });
+      const signed = rootUser({ userEmail: address, apiKeys: [apiKey()] });
+      // Someone holding the token but not the key that signed adds their own API key.
+      return signup(t, signed, { rootUsers: [{ ...signed, apiKeys: [apiKey()] }] });
+    }, /does not match the request/, ["parameters.clientSignature.message.signupV2.apiKeys"]],
+    ["a signed sign-up for another email", async () => {
+      const address = email();
+      const t = await mintVerificationToken(h(), { contact: address });
+      const user = rootUser({ userEmail: address });
+      return signup(t, user, { clientSignature: clientSignature(t.key, usage(t, user, "signupV2", { email: email() })) });
+    }, /does not match the request/, ["parameters.clientSignature.message.signupV2.email"]],
+    ["a signed sign-up that leaves out the phone number", async () => {
+      const address = email();
+      const t = await mintVerificationToken(h(), { contact: address });
+      const user = rootUser({ userEmail: address, userPhoneNumber: "+14155550177" });
+      return signup(t, user, { clientSignature: clientSignature(t.key, usage(t, rootUser({ userEmail: address }))) });
+    }, /does not match the request/, ["parameters.clientSignature.message.signupV2.phoneNumber"]],
+    ["a V8 sign-up signed as `signup` (V7's)", async () => {
+      const address = email();
+      const t = await mintVerificationToken(h(), { contact: address });
+      const user = rootUser({ userEmail: address });
+      return signup(t, user, { clientSignature: clientSignature(t.key, usage(t, user, "signup")) });
+    }, /under "signupV2"/, ["parameters.clientSignature.message.signupV2"]],
+    ["a signature for a login", async () => {
+      const address = email();
+      const t = await mintVerificationToken(h(), { contact: address });
+      return signup(t, rootUser({ userEmail: address }), { clientSignature: clientSignature(t.key, { login: { publicKey: t.key.publicCompressed }, tokenId: t.claims.id, type: "USAGE_TYPE_LOGIN" }) });
+    }, /USAGE_TYPE_SIGNUP/, ["parameters.clientSignature"]],
+    ["a signature naming another token", async () => {
+      const address = email();
+      const t = await mintVerificationToken(h(), { contact: address });
+      const other = await mintVerificationToken(h(), { contact: address, key: t.key });
+      const user = rootUser({ userEmail: address });
+      return signup(t, user, { clientSignature: clientSignature(t.key, usage(other, user)) });
+    }, /does not name this verification token/, ["parameters.clientSignature"]],
+    ["a signed sign-up nested 20,000 levels deep", async () => {
+      const address = email();
+      const t = await mintVerificationToken(h(), { contact: address });
+      const user = rootUser({ userEmail: address, apiKeys: [apiKey()] });
+      const deep = "[".repeat(20_000) + "]".repeat(20_000);
+      const message = `{"signupV2":{"apiKeys":[${deep}],"authenticators":[],"oauthProviders":[],"email":${JSON.stringify(address)}},"tokenId":"${t.claims.id}","type":"USAGE_TYPE_SIGNUP"}`;
+      const sig = { publicKey: t.key.publicCompressed, scheme: "CLIENT_SIGNATURE_SCHEME_API_P256", message, signature: signP256(t.key, Buffer.from(message), "raw").toString("hex") };
+      return signup(t, user, { clientSignature: sig });
+    }, /does not match the request/, ["parameters.clientSignature.message.signupV2.apiKeys"]],
+    ["a missing client signature", async () => {
+      const address = email();
+      const t = await mintVerificationToken(h(), { contact: address });
+      return params({ rootUsers: [rootUser({ userEmail: address })], verificationToken: t.token });
+    }, /required with a verificationToken/, ["parameters.clientSignature"]],
+    ["two root users with the verified number", async () => {
+      const number = "+14155550188";
+      const t = await mintVerificationToken(h(), { contact: number, type: "OTP_TYPE_SMS" });
+      const user = rootUser({ userPhoneNumber: number });
+      return params({ rootUsers: [user, rootUser({ userName: "twin", userPhoneNumber: number })], verificationToken: t.token, clientSignature: clientSignature(t.key, usage(t, user)) });
+    }, /exactly one may/, ["parameters.rootUsers"]],
+  ];
+  for (const [what, build, message, fields] of refusals) {
+    it(`refuses ${what} (400); nothing is created`, async () => {
+      const p = await build();
+      const before = { activity: await newestActivity(), suborgs: (await h().query("list_suborgs", { paginationOptions: { limit: "100" } })).json.organizationIds };
+      invalidRequest(await h().submit(OP, V8, p), message, fields);
+      assert.equal(await newestActivity(), before.activity);
+      assert.deepEqual((await h().query("list_suborgs", { paginationOptions: { limit: "100" } })).json.organizationIds, before.suborgs);
+    });
+  }
+
+  it("a token signs up once however many sign-ups race for it", async () => {
+    const address = email();
+    const t = await mintVerificationToken(h(), { contact: address });
+    const results = await Promise.all([0, 1, 2].map((i) => h().submit(OP, V8, signup(t, rootUser({ userName: `race${i}`, userEmail: address })))));
+    assert.deepEqual(results.map((r) => r.status).sort(), [200, 400, 400], JSON.stringify(results.map((r) => r.json)));
+    for (const r of results.filter((r) => r.status === 400)) invalidRequest(r, /already been used/);
+    assert.equal((await verifiedSuborgs("EMAIL", address)).length, 1);
+  });
+});
+
+// Passkey root users (the sign-up core's signUpWithPasskey makes): the passkey is verified,
+// stored with the user, signs in the new sub-organization, and finds it by CREDENTIAL_ID.
+import { SoftPasskey, queryWithPasskey } from "../helpers/webauthn.ts";
+
+perEngine("create_sub_organization with passkey root users", (h) => {
+  it("registers the root user's passkey; it signs there, and list_suborgs CREDENTIAL_ID finds the sub-organization", async () => {
+    const pk = new SoftPasskey({ alg: "RS256" });
+    const res = await h().submit(OP, V8, params({ subOrganizationName: "passkey sub", rootUsers: [rootUser({ userName: "pk", authenticators: [pk.registration({ name: "signup" })] })] }));
+    const { subOrganizationId, rootUserIds } = completed(res, "createSubOrganizationResultV8");
+    const user = (await h().query("get_user", { userId: rootUserIds[0] }, { organizationId: subOrganizationId })).json.user as Json;
+    assert.equal(user.authenticators.length, 1);
+    assert.equal(user.authenticators[0].credentialId, pk.id);
+    assert.equal(user.authenticators[0].authenticatorName, "signup");
+    const who = await queryWithPasskey(h(), pk, "whoami", { organizationId: subOrganizationId });
+    assert.equal(who.json.userId, rootUserIds[0]);
+    const found = await h().query("list_suborgs", { filterType: "CREDENTIAL_ID", filterValue: pk.id });
+    assert.deepEqual(found.json.organizationIds, [subOrganizationId]);
+  });
+
+  it("a passkey that does not verify refuses the whole sign-up (400, naming the field)", async () => {
+    const before = (await h().query("list_suborgs", { paginationOptions: { limit: "100" } })).json.organizationIds.length;
+    const bad = new SoftPasskey().registration({ type: "webauthn.get" });
+    invalidRequest(await h().submit(OP, V8, params({ rootUsers: [rootUser(), rootUser({ userName: "s", authenticators: [bad] })] })), /invalid authenticator attestation/, ["parameters.rootUsers[1].authenticators[0].attestation.clientDataJson"]);
+    const pk = new SoftPasskey();
+    conflict(await h().submit(OP, V8, params({ rootUsers: [rootUser({ authenticators: [pk.registration()] }), rootUser({ userName: "twin", authenticators: [pk.registration()] })] })), /already exists/);
+    assert.equal((await h().query("list_suborgs", { paginationOptions: { limit: "100" } })).json.organizationIds.length, before);
+  });
+});
+
+// The comparison itself (pure): what core signs against what the request creates.
+it("verified sign-up compares passkeys, API keys and OAuth providers field by field, in order", () => {
+  const attestation = { credentialId: "Y3JlZA", clientDataJson: "e30", attestationObject: "o2M", transports: ["AUTHENTICATOR_TRANSPORT_INTERNAL"] };
+  const user = {
+    userEmail: "Pk@Example.com",
+    apiKeys: [{ apiKeyName: "k", publicKey: "02AB", curveType: "API_KEY_CURVE_P256" }],
+    authenticators: [{ authenticatorName: "pk", challenge: "Y2g", attestation }],
+    oauthProviders: [],
+  };
+  const same = {
+    // Key order, public-key case and the email's case do not matter.
+    authenticators: [{ attestation: { transports: attestation.transports, attestationObject: "o2M", clientDataJson: "e30", credentialId: "Y3JlZA" }, challenge: "Y2g", authenticatorName: "pk" }],
+    apiKeys: [{ curveType: "API_KEY_CURVE_P256", publicKey: "02ab", apiKeyName: "k" }],
+    email: "pk@example.com",
+  };
+  assert.deepEqual(signupMismatches(same, user), []);
+  const fields = (over: Json) => signupMismatches({ ...same, ...over }, user).map((m) => m.usage);
+  assert.deepEqual(fields({ authenticators: [{ ...same.authenticators[0], challenge: "b3RoZXI" }] }), ["authenticators"]);
+  assert.deepEqual(fields({ authenticators: [] }), ["authenticators"]);
+  assert.deepEqual(fields({ apiKeys: [{ ...same.apiKeys[0], expirationSeconds: "60" }] }), ["apiKeys"]);
+  assert.deepEqual(fields({ oauthProviders: [{ providerName: "google", oidcToken: "t" }] }), ["oauthProviders"]);
+  assert.deepEqual(fields({ email: undefined, phoneNumber: "+14155550100" }), ["email", "phoneNumber"]);
+  assert.deepEqual(fields({ apiKeys: "02ab" }), ["apiKeys"]);
 });

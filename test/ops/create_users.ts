@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import { generateKeyPairSync } from "node:crypto";
 import { assertIdempotent, completed, conflict, exhausted, invalidRequest, onSqlite, perEngine, publicKey, userParams, UUID, type Json } from "../helpers/inproc.ts";
 
+import { SoftPasskey, queryWithPasskey } from "../helpers/webauthn.ts";
+
 const OP = "create_users";
 const V4 = "ACTIVITY_TYPE_CREATE_USERS_V4";
 const key = (over: Json = {}) => ({ apiKeyName: "k", publicKey: publicKey(), curveType: "API_KEY_CURVE_P256", ...over });
@@ -62,7 +64,8 @@ onSqlite("create_users", (h) => {
     ["a zero expiration", { users: [userParams({ apiKeys: [key({ expirationSeconds: "0" })] })] }, /expiration/, "parameters.users[0].apiKeys[0].expirationSeconds"],
     ["an expiration over ten years", { users: [userParams({ apiKeys: [key({ expirationSeconds: "315360001" })] })] }, /at most 315360000/, "parameters.users[0].apiKeys[0].expirationSeconds"],
     ["an unknown user tag", { users: [userParams({ userTags: ["00000000-0000-4000-8000-000000000000"] })] }, /no user tag/, "parameters.users[0].userTags"],
-    ["a passkey authenticator", { users: [userParams({ authenticators: [{}] })] }, /not supported/, "parameters.users[0].authenticators"],
+    ["a passkey authenticator without its fields", { users: [userParams({ authenticators: [{}] })] }, /must be set/, "parameters.users[0].authenticators[0].authenticatorName"],
+    ["more than 10 passkeys", { users: [userParams({ authenticators: Array.from({ length: 11 }, () => new SoftPasskey().registration()) })] }, /authenticators must hold at most 10/, "parameters.users[0].authenticators"],
     ["an OAuth provider", { users: [userParams({ oauthProviders: [{}] })] }, /not supported/, "parameters.users[0].oauthProviders"],
     ["a missing userName", { users: [{ apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] }, /must be set/, "parameters.users[0].userName"],
   ];
@@ -113,5 +116,25 @@ perEngine("create_users uniqueness", (h) => {
     const offCurve = key({ publicKey: "02" + "ff".repeat(32) });
     invalidRequest(await h().submit(OP, V4, { users: [userParams({ userEmail: "good@example.com" }), userParams({ apiKeys: [offCurve] })] }), /users\[1\]\.apiKeys\[0\]\.publicKey: public key is not a valid point/);
     assert.deepEqual(await count(), before);
+  });
+});
+
+perEngine("create_users with passkeys", (h) => {
+  it("creates a user whose passkey is stored with it and signs as it", async () => {
+    const pk = new SoftPasskey();
+    const res = await h().submit(OP, V4, { users: [userParams({ userName: "with passkey", authenticators: [pk.registration({ name: "laptop" })] })] });
+    const [userId] = completed(res, "createUsersResult").userIds as string[];
+    const user = (await h().query("get_user", { userId })).json.user as Json;
+    assert.deepEqual(user.authenticators.map((a: Json) => [a.authenticatorName, a.credentialId]), [["laptop", pk.id]]);
+    const who = await queryWithPasskey(h(), pk, "whoami", { organizationId: h().root.organizationId });
+    assert.equal(who.json.userId, userId);
+  });
+
+  it("a passkey already registered in the organization refuses the whole request (409)", async () => {
+    const pk = new SoftPasskey();
+    completed(await h().submit(OP, V4, { users: [userParams({ authenticators: [pk.registration()] })] }), "createUsersResult");
+    const before = (await h().query("list_users")).json.users.length;
+    conflict(await h().submit(OP, V4, { users: [userParams(), userParams({ authenticators: [pk.registration()] })] }), /already exists/);
+    assert.equal((await h().query("list_users")).json.users.length, before);
   });
 });

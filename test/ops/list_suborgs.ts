@@ -50,3 +50,26 @@ onSqlite("list_suborgs", (h) => {
     });
   }
 });
+
+// CREDENTIAL_ID: a passkey's credential id (b64url, as core sends it; base64 and padding too).
+import { perEngine } from "../helpers/inproc.ts";
+import { SoftPasskey } from "../helpers/webauthn.ts";
+
+perEngine("list_suborgs CREDENTIAL_ID", (h) => {
+  it("finds the sub-organization holding a passkey, however the id is padded or spelled", async () => {
+    const pk = new SoftPasskey();
+    const sub = completed(
+      await h().submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", {
+        subOrganizationName: "credential id",
+        rootQuorumThreshold: 1,
+        rootUsers: [{ userName: "pk", apiKeys: [], authenticators: [pk.registration()], oauthProviders: [] }],
+      }),
+      "createSubOrganizationResultV8",
+    );
+    const list = async (filterValue: string) => (await h().query("list_suborgs", { filterType: "CREDENTIAL_ID", filterValue })).json.organizationIds as string[];
+    assert.deepEqual(await list(pk.id), [sub.subOrganizationId]);
+    assert.deepEqual(await list(pk.credentialId.toString("base64")), [sub.subOrganizationId]);
+    assert.deepEqual(await list(new SoftPasskey().id), []);
+    assert.deepEqual(await list("not base64!"), []);
+  });
+});

@@ -314,21 +314,27 @@ describe("§6.10 worked examples", () => {
     assert.equal(other.outcome, "OUTCOME_DENY_IMPLICIT");
   });
 
-  it("6. policy C (wallet/private_key) is rejected when created: the service does not sign transactions", () => {
-    assert.throws(
-      () => compilePolicy({ id: "C", effect: "EFFECT_ALLOW", condition: "wallet.id == 'W' || private_key.id == 'K'", consensus: "", time: "" }),
-      (err: unknown) => {
-        assert.ok(err instanceof PolicyCompileError, String(err));
-        assert.equal(err.field, "condition");
-        assert.equal(err.line, 1);
-        assert.equal(err.column, 1);
-        assert.ok(err.message.includes("'wallet'") && err.message.includes("does not sign transactions"), err.message);
-        return true;
-      },
-    );
+  it("6. policy C (wallet/private_key) is accepted; with no private key ever bound it errors, never allows", () => {
+    const C = compilePolicy({ id: "C", effect: "EFFECT_ALLOW", condition: "wallet.id == 'W' || private_key.id == 'K'", consensus: "", time: "" });
+    const wallets = [{ id: "W", imported: false, exported: false, label: "w" }];
+    for (const activity of [act("CREATE_USERS_V4"), { ...act("CREATE_WALLET_ACCOUNTS"), wallets }]) {
+      const d = decide(policySet([C]), {
+        activity,
+        rootOnly: false,
+        quorum: { userIds: new Set([R1.id, R2.id]), threshold: 2 },
+        approvers: [U3],
+        credentials: [apiKey(U3)],
+        rejection: false,
+        implicitlyAllowed: false,
+        nowMs: NOW,
+      });
+      assert.deepEqual(outcomes(d), ["OUTCOME_ERROR"], activity.type);
+      assert.equal(d.outcome, "OUTCOME_DENY_IMPLICIT", activity.type);
+      assert.match(d.policies[0]!.error!, /is not available/);
+    }
   });
 
-  it("6'. every signing keyword of §4.1 is rejected the same way", () => {
+  it("6'. every signing keyword of §4.1 is accepted in condition, and is OUTCOME_ERROR where absent (never an allow or a deny)", () => {
     const uses = [
       "wallet.id == 'W'",
       "wallets.count() == 1",
@@ -337,20 +343,67 @@ describe("§6.10 worked examples", () => {
       "eth.tx.to == 'x'",
       "eth.eip_712.domain == 'x'",
       "eth.eip_7702_authorization.chain_id == '1'",
+      "eth.tx.contract_call_args['wad'] > 1000",
       "solana.tx.program == 'x'",
+      "solana.tx.transfers.any(t, t.to == 'x')",
       "tron.tx.to == 'x'",
       "bitcoin.tx.fee == 1",
       "tempo.tx.to == 'x'",
       "secret.id == 's'",
       "activity.action == 'SIGN' && wallet.id == 'W'",
+      "true || !(wallet_account.address != 'a')",
     ];
     for (const condition of uses) {
-      assert.throws(
-        () => compilePolicy({ id: "x", effect: "EFFECT_DENY", condition, consensus: "", time: "" }),
-        (err: unknown) => err instanceof PolicyCompileError && err.message.includes("does not sign transactions"),
-        condition,
-      );
+      for (const effect of ["EFFECT_ALLOW", "EFFECT_DENY"] as const) {
+        const p = compilePolicy({ id: "x", effect, condition, consensus: "", time: "" });
+        const d = decideIn({ policies: [p] }, { type: "CREATE_USERS_V4", by: [U3] });
+        assert.deepEqual(outcomes(d), ["OUTCOME_ERROR"], condition);
+        assert.equal(d.outcome, "OUTCOME_DENY_IMPLICIT", condition);
+      }
     }
+  });
+
+  it("6''. `wallet` and `wallets` read the wallets the activity names", () => {
+    const W = { id: "W", imported: false, exported: true, label: "cold" };
+    const V = { id: "V", imported: true, exported: false, label: "hot" };
+    const run = (condition: string, wallets: (typeof W)[], effect: "EFFECT_ALLOW" | "EFFECT_DENY" = "EFFECT_DENY") =>
+      decide(policySet([compilePolicy({ id: "p", effect, condition, consensus: "", time: "" }), allowAll()]), {
+        activity: { ...act("CREATE_WALLET_ACCOUNTS"), wallets },
+        rootOnly: false,
+        quorum: { userIds: new Set([R1.id, R2.id]), threshold: 2 },
+        approvers: [U3],
+        credentials: [apiKey(U3)],
+        rejection: false,
+        implicitlyAllowed: false,
+        nowMs: NOW,
+      });
+    assert.equal(run("wallet.label == 'cold'", [W]).outcome, "OUTCOME_DENY_EXPLICIT");
+    assert.equal(run("wallet.label == 'cold'", [V]).outcome, "OUTCOME_ALLOW");
+    assert.equal(run("wallet.exported && !wallet.imported && wallet.id == 'W'", [W]).outcome, "OUTCOME_DENY_EXPLICIT");
+    // Several wallets: a policy reading `wallet` is judged per wallet, the strictest pass counts.
+    assert.deepEqual(outcomes(run("wallet.label == 'cold'", [V, W])), ["OUTCOME_DENY_EXPLICIT", "OUTCOME_ALLOW"]);
+    assert.equal(run("wallet.label == 'cold'", [W, V]).outcome, "OUTCOME_DENY_EXPLICIT", "whatever the order");
+    assert.equal(run("wallet.label == 'lukewarm'", [V, W]).outcome, "OUTCOME_ALLOW");
+    // An ALLOW reading `wallet` must hold for every wallet named.
+    const allowOnly = (condition: string, wallets: (typeof W)[]) =>
+      decide(policySet([compilePolicy({ id: "a", effect: "EFFECT_ALLOW", condition, consensus: "", time: "" })]), {
+        activity: { ...act("CREATE_WALLET_ACCOUNTS"), wallets },
+        rootOnly: false,
+        quorum: { userIds: new Set([R1.id, R2.id]), threshold: 2 },
+        approvers: [U3],
+        credentials: [apiKey(U3)],
+        rejection: false,
+        implicitlyAllowed: false,
+        nowMs: NOW,
+      });
+    assert.equal(allowOnly("wallet.label == 'hot'", [V]).outcome, "OUTCOME_ALLOW");
+    assert.deepEqual(outcomes(allowOnly("wallet.label == 'hot'", [V, W])), ["OUTCOME_DENY_IMPLICIT"]);
+    assert.equal(allowOnly("wallet.label in ['hot', 'cold']", [V, W]).outcome, "OUTCOME_ALLOW");
+    // An error on any pass is the policy's error (a deny on another pass still wins).
+    assert.deepEqual(outcomes(allowOnly("wallet.label == 'hot' && activity.params.x == 'y'", [V, W])), ["OUTCOME_ERROR"]);
+    assert.equal(run("wallets.any(w, w.label == 'cold')", [V, W]).outcome, "OUTCOME_DENY_EXPLICIT");
+    assert.equal(run("wallets.all(w, w.label == 'cold')", [V, W]).outcome, "OUTCOME_ALLOW");
+    assert.equal(run("wallets.count() == 2", [V, W]).outcome, "OUTCOME_DENY_EXPLICIT");
   });
 });
 

@@ -4,6 +4,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { PolicyCompileError, type CredentialFacts, type ParamValue, type UserFacts } from "../../src/policy/index.ts";
+import type { WalletFacts } from "../../src/policy/facts.ts";
 import { compilePolicy, decide, evaluatePolicy, policySet, type CompiledPolicy, type Outcome } from "../../src/policy/engine.ts";
 import { act, apiKey, passkey, policy, user, ms } from "../helpers/policy-facts.ts";
 
@@ -83,6 +84,9 @@ const U = {
 /** Mon 2 Mar 2026 10:00 EST: in March 2026, inside NY business hours, outside 02:00–03:00 UTC. */
 const DEFAULT_NOW = "2026-03-02T15:00:00Z";
 
+const WALLET_W: WalletFacts = { id: BIND.WALLET_ID!, imported: false, exported: false, label: "treasury" };
+const WALLET_OTHER: WalletFacts = { id: "9d4f2b10-2222-4a6b-8c3d-0000000000ff", imported: false, exported: false, label: "other" };
+
 interface Case {
   what: string;
   /** Activity type without `ACTIVITY_TYPE_`. */
@@ -96,6 +100,8 @@ interface Case {
   expect: Outcome;
   /** Substring of the runtime error behind OUTCOME_ERROR. */
   error?: string;
+  /** The wallets the activity names (what `wallet` / `wallets` are bound to). */
+  wallets?: readonly WalletFacts[];
 }
 
 interface Row {
@@ -147,9 +153,12 @@ function finalFor(o: Outcome): Outcome {
 }
 
 /** decide() with `policies` as the org's only policies; a root quorum of one uninvolved root user. */
-function decideWith(policies: readonly CompiledPolicy[], k: Pick<Case, "type" | "params" | "by" | "creds" | "at">, over: { rootIds?: string[]; threshold?: number; implicitlyAllowed?: boolean } = {}) {
+/** The activity facts of a case, with the wallets it names. */
+const activityOf = (k: Pick<Case, "type" | "params" | "wallets">) => ({ ...act(k.type, k.params), ...(k.wallets ? { wallets: k.wallets } : {}) });
+
+function decideWith(policies: readonly CompiledPolicy[], k: Pick<Case, "type" | "params" | "by" | "creds" | "at" | "wallets">, over: { rootIds?: string[]; threshold?: number; implicitlyAllowed?: boolean } = {}) {
   return decide(policySet(policies), {
-    activity: act(k.type, k.params),
+    activity: activityOf(k),
     rootOnly: false,
     quorum: { userIds: new Set(over.rootIds ?? [ROOT_ID]), threshold: over.threshold ?? 1 },
     approvers: k.by,
@@ -669,14 +678,26 @@ const ROWS: readonly Row[] = [
     effect: "ALLOW",
     consensus: "approvers.any(user, user.id == '<USER_ID>')",
     condition: "activity.action == 'SIGN' && wallet.id == '<WALLET_ID>'",
-    rejects: "does not sign transactions",
+    // Accepted (imported policy sets); `wallet` is bound only by activities that name a wallet.
+    cases: [
+      c("a signing activity naming the wallet (engine level)", "SIGN_TRANSACTION_V2", [U.user], ALLOW, { wallets: [WALLET_W] }),
+      c("another wallet", "SIGN_TRANSACTION_V2", [U.user], NOT_APPLICABLE, { wallets: [WALLET_OTHER] }),
+      c("CREATE_WALLET_ACCOUNTS of the wallet: not SIGN", "CREATE_WALLET_ACCOUNTS", [U.user], NOT_APPLICABLE, { wallets: [WALLET_W] }),
+      c("no wallet named: absent, never an allow", "SIGN_TRANSACTION_V2", [U.user], ERROR, { error: "'wallet' is not available" }),
+      c("CREATE_USERS_V4 (no short-circuit)", "CREATE_USERS_V4", [U.user], ERROR, { error: "wallet" }),
+    ],
   },
   {
     n: 38,
     effect: "ALLOW",
     consensus: "approvers.any(user, user.id == '<USER_ID>')",
     condition: "wallet.id == '<WALLET_ID>' || private_key.id == '<PRIVATE_KEY_ID>'",
-    rejects: "does not sign transactions",
+    // private_key is never bound here (no private-key activities): no short-circuit makes
+    // every evaluation an error, even where `wallet.id` matches.
+    cases: [
+      c("the wallet matches, private_key absent", "CREATE_WALLET_ACCOUNTS", [U.user], ERROR, { wallets: [WALLET_W], error: "'private_key' is not available" }),
+      c("CREATE_USERS_V4", "CREATE_USERS_V4", [U.user], ERROR),
+    ],
   },
   {
     n: 39,
@@ -906,7 +927,7 @@ describe("POLICY-LANGUAGE §8 example policies", () => {
       for (const k of row.cases) {
         const label = `row ${row.n}: ${k.what}`;
         const env = {
-          activity: act(k.type, k.params),
+          activity: activityOf(k),
           approvers: k.by,
           credentials: k.creds ?? k.by.map((u) => apiKey(u)),
           nowMs: ms(k.at ?? DEFAULT_NOW),

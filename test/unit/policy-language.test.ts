@@ -64,7 +64,8 @@ const CREATE_USERS = activity("ACTIVITY_TYPE_CREATE_USERS_V4", "USER", "CREATE")
 const DELETE_POLICIES = activity("ACTIVITY_TYPE_DELETE_POLICIES", "POLICY", "DELETE");
 const deleteUsers = (ids: string[]) => activity("ACTIVITY_TYPE_DELETE_USERS", "USER", "DELETE", { user_ids: ids });
 
-const SIGNING = "is a transaction-signing keyword; this service does not sign transactions";
+const SIGNING_KEYWORDS = ["wallet", "wallets", "private_key", "wallet_account", "eth", "solana", "tron", "bitcoin", "tempo", "secret"];
+const walletFacts = (id: string, label: string, exported = false, imported = false) => ({ id, label, exported, imported });
 
 /** Section 8 placeholders such as <USER_ID> become concrete ids. */
 const bind = (s: string): string => s.replace(/<([A-Z_]+)>/g, (_, name: string) => `id-${name.toLowerCase().replace(/_/g, "-")}`);
@@ -135,8 +136,8 @@ describe("section 9: accepted, but an error at evaluation", () => {
     runtimeError("condition", "activity.params.policy_ids.count() == 1", { activity: DELETE_POLICIES }, "MissingField",
       "activity.params has no field 'policy_ids' for ACTIVITY_TYPE_DELETE_POLICIES");
   });
-  it("wallet.id is rejected at creation instead (this service does not sign)", () => {
-    rejects("condition", "activity.action == 'SIGN' && wallet.id == 'W'", "1:30", `'wallet' ${SIGNING}`);
+  it("wallet.id where the activity names no wallet is AbsentKeyword (no short-circuit past it)", () => {
+    runtimeError("condition", "activity.action == 'SIGN' && wallet.id == 'W'", { activity: CREATE_USERS }, "AbsentKeyword", "'wallet' is not available");
   });
   it("false && <error> is an error, not false (no short-circuit)", () => {
     runtimeError("condition", "false && activity.params.nope == 'x'", { activity: CREATE_USERS }, "MissingField", "'nope'");
@@ -283,13 +284,10 @@ describe("section 8: example policies", () => {
   ];
 
   for (const [n, consensus, condition, time] of examples) {
-    it(`#${n} compiles in every field${n === 37 || n === 38 ? " except its signing condition" : ""}`, () => {
+    it(`#${n} compiles in every field`, () => {
       if (consensus !== null) compile("consensus", bind(consensus));
       if (time !== null) compile("time", bind(time));
-      if (condition === null) return;
-      if (n === 37) rejects("condition", bind(condition), "1:30", `'wallet' ${SIGNING}`);
-      else if (n === 38) rejects("condition", bind(condition), "1:1", `'wallet' ${SIGNING}`);
-      else compile("condition", bind(condition));
+      if (condition !== null) compile("condition", bind(condition));
     });
   }
 
@@ -375,15 +373,65 @@ describe("section 8: example policies", () => {
 // ---------------------------------------------------------------- signing keywords and environments
 
 describe("keywords and environments", () => {
-  it("every transaction-signing keyword is rejected in every field", () => {
-    for (const kw of ["wallet", "wallets", "private_key", "wallet_account", "eth", "solana", "tron", "bitcoin", "tempo", "secret"]) {
-      for (const field of ["condition", "consensus", "time"] as const) {
-        rejects(field, `${kw}.x == 'y'`, "1:1", `'${kw}' ${SIGNING}`);
+  it("the signing keywords are condition keywords: refused in consensus and time", () => {
+    for (const kw of SIGNING_KEYWORDS) {
+      for (const field of ["consensus", "time"] as const) {
+        rejects(field, `${kw}.x == 'y'`, "1:1", `'${kw}' is a condition keyword and is not available in the ${field} field`);
       }
     }
-    rejects("condition", "activity.kind == 'X' || eth.tx.chain_id == 1", "1:25", `'eth' ${SIGNING}`);
-    rejects("consensus", "approvers.any(u, secret.static_properties['kind'] == u.id)", "1:18", `'secret' ${SIGNING}`);
-    rejects("condition", "wallets.count() > 0", "1:1", `'wallets' ${SIGNING}`);
+    rejects("consensus", "approvers.any(u, secret.static_properties['kind'] == u.id)", "1:18", "'secret' is a condition keyword");
+  });
+
+  it("in condition they type-check as POLICY-LANGUAGE §4.3 describes them", () => {
+    for (const source of [
+      "wallet.id == 'W' && !wallet.exported && !wallet.imported && wallet.label == 'x'",
+      "wallets.count() > 0 && wallets.any(w, w.label == 'cold')",
+      "private_key.id == 'K' && private_key.tags.contains('t') && private_key.label == 'l'",
+      "wallet_account.address == '0xabc'",
+      "activity.kind == 'X' || eth.tx.chain_id == 1",
+      "eth.tx.contract_call_args['wad'] > 1000",
+      "eth.eip_712.domain.chain_id == 8453",
+      "solana.tx.transfers.all(t, t.to in ['a', 'b'])",
+      "tron.tx.data[0..8] == 'a9059cbb'",
+      "bitcoin.tx.outputs.count() == 1 && tempo.tx.to == 'x'",
+      "secret.static_properties['kind'] == 'api'",
+    ]) compile("condition", source);
+    // The bound structs are closed: unknown fields and wrong types are creation-time errors.
+    rejects("condition", "wallet.name == 'x'", "1:8", "Wallet has no field 'name'");
+    rejects("condition", "wallet.exported == 'yes'", "1:20", "expected bool, found string");
+    rejects("condition", "wallet_account.id == 'x'", "1:16", "WalletAccount has no field 'id'");
+  });
+
+  it("signing objects are always absent here: AbsentKeyword, whatever the activity", () => {
+    const env = { activity: { ...CREATE_USERS, wallets: [walletFacts("W", "cold")] } };
+    for (const [source, kw] of [
+      ["private_key.id == 'K'", "private_key"],
+      ["wallet_account.address == 'a'", "wallet_account"],
+      ["eth.tx.to == 'x'", "eth"],
+      ["eth.tx.contract_call_args['wad'] > 1000", "eth"],
+      ["solana.tx.transfers.any(t, t.to == 'x')", "solana"],
+      ["tron.tx.to == 'x'", "tron"],
+      ["bitcoin.tx.fee == 1", "bitcoin"],
+      ["tempo.tx.to == 'x'", "tempo"],
+      ["secret.static_properties['kind'] == 'x'", "secret"],
+    ] as const) {
+      runtimeError("condition", source, env, "AbsentKeyword", `'${kw}' is not available`);
+      runtimeError("condition", `true || ${source}`, env, "AbsentKeyword");
+    }
+  });
+
+  it("wallet is the one wallet an activity names; wallets all of them", () => {
+    const named = (...ws: ReturnType<typeof walletFacts>[]) => ({ activity: { ...CREATE_USERS, wallets: ws } });
+    const cold = walletFacts("W1", "cold", true), hot = walletFacts("W2", "hot", false, true);
+    assert.equal(evaluate("condition", "wallet.label == 'cold' && wallet.exported && !wallet.imported && wallet.id == 'W1'", named(cold)), true);
+    assert.equal(evaluate("condition", "wallet.label == 'cold'", named(hot)), false);
+    assert.equal(evaluate("condition", "wallet.imported", named(hot)), true);
+    runtimeError("condition", "wallet.label == 'cold'", named(cold, hot), "AbsentKeyword", "names 2 wallets");
+    runtimeError("condition", "wallet.label == 'cold'", named(), "AbsentKeyword", "'wallet' is not available");
+    runtimeError("condition", "wallet.label == 'cold'", { activity: CREATE_USERS }, "AbsentKeyword");
+    runtimeError("condition", "wallets.count() == 0", { activity: CREATE_USERS }, "AbsentKeyword", "'wallets' is not available");
+    assert.equal(evaluate("condition", "wallets.count() == 2 && wallets.any(w, w.label == 'hot') && !wallets.all(w, w.exported)", named(cold, hot)), true);
+    assert.equal(evaluate("condition", "wallets[1].label == 'hot'", named(cold, hot)), true);
   });
 
   it("lambda variables may not be named like a keyword", () => {

@@ -70,13 +70,19 @@ const credential: fc.Arbitrary<CredentialFacts> = fc.record({
   credential_id: word,
   public_key: word,
 });
-const activityFacts: fc.Arbitrary<ActivityFacts> = fc.record({
-  type: fc.constantFrom("ACTIVITY_TYPE_CREATE_USERS_V4", "ACTIVITY_TYPE_DELETE_USERS", "ACTIVITY_TYPE_STAMP_LOGIN"),
-  kind: fc.constantFrom("CREATE_USERS", "DELETE_USERS", "STAMP_LOGIN"),
-  resource: fc.constantFrom("USER", "AUTH"),
-  action: fc.constantFrom("CREATE", "DELETE"),
-  params: fc.dictionary(fc.constantFrom("s", "n", "ids", "flag", "user_ids", "b"), paramValue, { maxKeys: 4 }),
-});
+const walletFact = fc.record({ id: word, imported: fc.boolean(), exported: fc.boolean(), label: word });
+const activityFacts: fc.Arbitrary<ActivityFacts> = fc.record(
+  {
+    type: fc.constantFrom("ACTIVITY_TYPE_CREATE_USERS_V4", "ACTIVITY_TYPE_DELETE_USERS", "ACTIVITY_TYPE_STAMP_LOGIN"),
+    kind: fc.constantFrom("CREATE_USERS", "DELETE_USERS", "STAMP_LOGIN"),
+    resource: fc.constantFrom("USER", "AUTH"),
+    action: fc.constantFrom("CREATE", "DELETE"),
+    params: fc.dictionary(fc.constantFrom("s", "n", "ids", "flag", "user_ids", "b"), paramValue, { maxKeys: 4 }),
+    // The wallets the activity names: `wallet` is bound only when there is exactly one.
+    wallets: fc.array(walletFact, { maxLength: 3 }),
+  },
+  { requiredKeys: ["type", "kind", "resource", "action", "params"] },
+);
 /** Facts whose activity exposes every parameter the grammar reads, so dynamic values meet their uses. */
 const allParams: fc.Arbitrary<EvalEnv> = fc.record({
   activity: fc.record({
@@ -85,6 +91,7 @@ const allParams: fc.Arbitrary<EvalEnv> = fc.record({
     resource: fc.constant("USER"),
     action: fc.constant("DELETE"),
     params: fc.record({ s: paramValue, n: paramValue, ids: paramValue, flag: paramValue, user_ids: paramValue, b: paramValue }),
+    wallets: fc.array(walletFact, { minLength: 1, maxLength: 1 }),
   }),
 });
 const env: fc.Arbitrary<EvalEnv> = fc.record(
@@ -97,6 +104,8 @@ const env: fc.Arbitrary<EvalEnv> = fc.record(
       fc.integer({ min: 0, max: 253_402_300_799_999 }),
       fc.constantFrom(Number.NaN, -1, 1e300, 0.5),
     ),
+    // The wallet a per-wallet pass binds (decide() with several named wallets).
+    wallet: walletFact,
   },
   { requiredKeys: [] },
 );
@@ -107,7 +116,8 @@ const REAL_TOKENS = [
   "&&", "||", "!", "-", "==", "!=", "<", ">", "<=", ">=", "in", "(", ")", "[", "]", ",", "..", ".",
   "true", "false", "0", "1", "2", "170141183460469231731687303715884105728", "'a'", "'x'", "''", "'\\''",
   "activity", "approvers", "credentials", "time", "now", "kind", "type", "params", "user_ids", "id", "tags",
-  "all", "any", "filter", "contains", "count", "u", "x", "Timestamp", "CronSpan", "wallet",
+  "all", "any", "filter", "contains", "count", "u", "x", "Timestamp", "CronSpan", "wallet", "wallets", "label", "exported",
+  "private_key", "eth", "tx",
   "'2026-03-01T00:00:00Z'", "'0 9 * * 1-5'", "'8h'", "'UTC'", "'America/New_York'",
 ];
 const JUNK = ["&", "|", "=", "+", "*", "/", "#", "{", "}", "\"", "`", "$", "?", ":", ";", "'", "\\", "é", "😀", "\u0000", "\ud800", "99999999999999999999999999999999999999999999999999999999999999999999999999999999"];
@@ -141,10 +151,20 @@ function grammar(field: Field): fc.Arbitrary<string> {
         "activity.params.s == activity.params.n",
         // The element type of a statically typed list applies even when it is empty at run time.
         "activity.params.s in ['a', 'b'][0..activity.params.n]",
+        // Wallet keywords: bound or absent per activity; the signing objects are always absent.
+        "wallet.exported",
+        "!wallet.imported",
+        "wallets.any(w, w.imported && w.label != '')",
+        "eth.tx.to == 'a'",
+        "eth.tx.contract_call_args['wad'] > 1",
+        "wallet_account.address == wallet.id",
       ],
-      int: ["activity.params.n", "activity.params.ids.count()"],
-      str: ["activity.kind", "activity.type", "activity.resource", "activity.action", "activity.params.s", "activity.params.ids[0]"],
-      strs: ["activity.params.ids", "activity.params.user_ids"],
+      int: ["activity.params.n", "activity.params.ids.count()", "wallets.count()", "wallets.filter(w, w.exported).count()"],
+      str: [
+        "activity.kind", "activity.type", "activity.resource", "activity.action", "activity.params.s", "activity.params.ids[0]",
+        "wallet.label", "wallet.id", "wallets[0].label", "private_key.id",
+      ],
+      strs: ["activity.params.ids", "activity.params.user_ids", "private_key.tags", "[wallet.label, wallet.id]"],
     },
     consensus: {
       bool: ["approvers.any(u, u.id == 'U1')", "credentials.all(c, c.type != '')"],
@@ -317,7 +337,14 @@ function agreesWithReference(expr: NonNullable<ReturnType<typeof compileExpressi
 describe("compiled expressions agree with the reference evaluator", () => {
   it("on hand-picked expressions whose answers the spec gives (so the reference itself is not vacuous)", () => {
     const facts: EvalEnv = {
-      activity: { type: "ACTIVITY_TYPE_DELETE_USERS", kind: "DELETE_USERS", resource: "USER", action: "DELETE", params: { user_ids: ["U1"] } },
+      activity: {
+        type: "ACTIVITY_TYPE_DELETE_USERS",
+        kind: "DELETE_USERS",
+        resource: "USER",
+        action: "DELETE",
+        params: { user_ids: ["U1"] },
+        wallets: [{ id: "W", imported: false, exported: false, label: "cold" }],
+      },
       nowMs: Date.parse("2026-03-02T10:00:00Z"),
     };
     const cases: Array<[Field, string, boolean | string]> = [
@@ -330,6 +357,9 @@ describe("compiled expressions agree with the reference evaluator", () => {
       ["condition", "activity.params.user_ids == 'x'", "TypeMismatch"],
       ["condition", "activity.kind[0..99] == 'x'", "IndexOutOfRange"],
       ["condition", "'😀é'[1] == 'é'", true],
+      ["condition", "wallet.label == 'cold' && wallets.count() == 1 && !wallet.exported", true],
+      ["condition", "true || private_key.id == 'K'", "AbsentKeyword"],
+      ["condition", "false && eth.tx.contract_call_args['wad'] > 1", "AbsentKeyword"],
       ["time", "time.now >= Timestamp('2026-03-01T00:00:00Z') && CronSpan('0 9 * * 1-5', '8h', 'UTC')", true],
     ];
     for (const [field, source, expected] of cases) {

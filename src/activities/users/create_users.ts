@@ -12,7 +12,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   // take them in request order and could deadlock against a delete_user_tags of several.
   // Each user's tags are then checked (with its own field path) as it is created.
   await lockUserTags(ctx.tx, ctx.organization.id, [...new Set(p.users.flatMap((u) => u.userTags ?? []))], "shared");
-  const userIds = await addUsers(ctx.tx, ctx.organization.id, p.users, ctx.now, "parameters.users");
+  const userIds = await addUsers(ctx.tx, ctx.organization.id, p.users, ctx.now, "parameters.users", ctx.services.logins.webauthn);
   return { userIds };
 }
 

@@ -5,24 +5,21 @@ import type { Executor } from "../../store/schema.ts";
 import { isUniqueViolation, newId } from "../../store/util.ts";
 import { lockUserTags } from "../../store/locks.ts";
 import { addApiKeys, type NewApiKey } from "../credentials/api-keys.ts";
+import { addAuthenticators, verifyRegistrations } from "../authenticators/add-authenticators.ts";
+import type { AuthenticatorParams, WebauthnSettings } from "../../auth/webauthn/registration.ts";
 
 export interface NewUser {
   userName: string;
   userEmail?: string;
   userPhoneNumber?: string;
   apiKeys: NewApiKey[];
-  authenticators: unknown[];
+  authenticators: AuthenticatorParams[];
   oauthProviders: unknown[];
   userTags?: string[];
 }
 
-/** Passkeys and OAuth providers come with their own features; say so instead of dropping them. */
+/** OAuth providers come with their own feature; say so instead of dropping them. */
 export function rejectUnsupportedCredentials(u: NewUser, field: string): void {
-  if (u.authenticators.length > 0) {
-    throw invalid(`${field}.authenticators: passkey authenticators are not supported by this server yet; pass an empty list`, [
-      { field: `${field}.authenticators`, description: "must be empty" },
-    ]);
-  }
   if (u.oauthProviders.length > 0) {
     throw invalid(`${field}.oauthProviders: OAuth providers are not supported by this server yet; pass an empty list`, [
       { field: `${field}.oauthProviders`, description: "must be empty" },
@@ -36,11 +33,20 @@ export async function addUsers(
   users: readonly NewUser[],
   now: number,
   field: string,
+  /** How passkeys are checked (the activity's login settings); required when a user brings authenticators. */
+  webauthn?: WebauthnSettings,
 ): Promise<string[]> {
-  const ids: string[] = [];
+  // Every passkey is verified before anything is written (no store involved).
+  const passkeys = [];
   for (const [i, u] of users.entries()) {
     const at = `${field}[${i}]`;
     rejectUnsupportedCredentials(u, at);
+    if (u.authenticators.length > 0 && !webauthn) throw new Error("addUsers: users with authenticators need the webauthn settings");
+    passkeys.push(webauthn ? await verifyRegistrations(u.authenticators, webauthn, `${at}.authenticators`) : []);
+  }
+  const ids: string[] = [];
+  for (const [i, u] of users.entries()) {
+    const at = `${field}[${i}]`;
     const id = newId();
     try {
       await insertUser(tx, {
@@ -58,6 +64,7 @@ export async function addUsers(
       throw err;
     }
     await addApiKeys(tx, organizationId, id, u.apiKeys, now, `${at}.apiKeys`);
+    await addAuthenticators(tx, organizationId, id, passkeys[i]!, now, `${at}.authenticators`);
     if (u.userTags?.length) await tagUser(tx, organizationId, id, u.userTags, `${at}.userTags`);
     ids.push(id);
   }
