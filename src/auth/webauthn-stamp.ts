@@ -1,0 +1,140 @@
+// X-Stamp-WebAuthn: a request signed with a passkey, as @turnkey/webauthn-stamper makes it
+// (WIRE-NOTES §2).
+//
+//   X-Stamp-Webauthn: JSON{ authenticatorData, clientDataJson, credentialId, signature }   (plain JSON, b64url fields)
+//
+// verify (no store): the fields decode; clientData is a webauthn.get whose challenge is the
+// ASCII hex SHA-256 of the exact body, from an accepted origin; the RP ID hash is that of the
+// configured RP ID; the user was present. resolve: the credential id is looked up (one
+// statement, joined with the user and organization, plus the rider's columns) in the
+// organizations the scope allows; the signature is checked with the stored COSE key; the
+// signature counter must move forward when the authenticator keeps one.
+import { unauthenticated } from "../errors.ts";
+import { advanceSignCount, AUTHENTICATOR_CREDENTIAL_TYPE } from "../store/authenticators.ts";
+import { precompiled } from "../store/precompiled.ts";
+import type { Db } from "../store/schema.ts";
+import type { ChainCache } from "../store/organizations.ts";
+import { resolveHolder, type CredentialScope } from "./credential-scope.ts";
+import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "./login-settings.ts";
+import type { Principal } from "./principal.ts";
+import type { Resolution, Rider, StampStrategy, VerifiedStamp } from "./strategy.ts";
+import { assertionSignatureValid, checkAssertion, decodeAssertion, type Assertion, type AssertionProblem } from "./webauthn/assertion.ts";
+
+/** Votes record this as the stamp's scheme (there is no SIGNATURE_SCHEME_* for passkeys in the API). */
+export const WEBAUTHN_SCHEME = "SIGNATURE_SCHEME_WEBAUTHN";
+
+const MAX_STAMP_LENGTH = 65536;
+
+const malformed = (why: string) => unauthenticated("UNAUTHENTICATED", `could not extract webauthn stamp: ${why}`);
+const badSignature = (why: string) => unauthenticated("SIGNATURE_INVALID", `could not verify WebAuthN signature: ${why}`);
+
+function refusal(p: AssertionProblem) {
+  return "malformed" in p ? malformed(p.malformed) : badSignature(p.invalid);
+}
+
+function decode(value: string | string[]): Assertion {
+  if (Array.isArray(value)) throw unauthenticated("UNAUTHENTICATED", "exactly one X-Stamp-WebAuthn header is allowed");
+  if (!value || value.length > MAX_STAMP_LENGTH) throw malformed("the header must be JSON");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw malformed("the header must be JSON");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw malformed("the header must be a JSON object");
+  const a = decodeAssertion(parsed as Record<string, unknown>);
+  if ("malformed" in a || "invalid" in a) throw refusal(a);
+  return a;
+}
+
+/** Every authenticator with this credential id, with its user and organization, plus the rider's columns. */
+function authenticatorsByCredentialId(rider: Rider<unknown>) {
+  return precompiled(["credentialId"], (db, v) =>
+    db
+      .selectFrom("authenticators")
+      .innerJoin("users", "users.id", "authenticators.user_id")
+      .innerJoin("organizations", "organizations.id", "authenticators.organization_id")
+      .select([
+        "authenticators.id as id",
+        "authenticators.organization_id as organization_id",
+        "authenticators.public_key as public_key",
+        "authenticators.sign_count as sign_count",
+        "users.id as user_id",
+        "users.name as user_name",
+        "users.email as user_email",
+        "users.email_normalized as user_email_normalized",
+        "users.phone as user_phone",
+        "users.created_at as user_created_at",
+        "users.updated_at as user_updated_at",
+        "organizations.name as organization_name",
+      ])
+      .select(rider.columns(db))
+      .where("authenticators.credential_id_normalized", "=", v.credentialId),
+  );
+}
+
+const lookUps = new Map<Rider<unknown>, ReturnType<typeof authenticatorsByCredentialId>>();
+function lookUpWith(rider: Rider<unknown>): ReturnType<typeof authenticatorsByCredentialId> {
+  let lookUp = lookUps.get(rider);
+  if (!lookUp) lookUps.set(rider, (lookUp = authenticatorsByCredentialId(rider)));
+  return lookUp;
+}
+
+async function resolve<T>(
+  db: Db,
+  chains: ChainCache,
+  stamp: Assertion,
+  header: string,
+  organizationId: string,
+  scope: CredentialScope,
+  rider: Rider<T>,
+): Promise<Resolution<T>> {
+  const found = await resolveHolder(db, organizationId, scope, () => lookUpWith(rider)(db, { credentialId: stamp.credentialId }), chains, "a credential ID");
+  if (!found) throw unauthenticated("CREDENTIAL_NOT_FOUND", "credential ID could not be found in organization or its parent organization");
+  const passkey = found.holder;
+  if (!(await assertionSignatureValid(stamp, passkey.public_key))) throw badSignature("the signature does not verify with the registered passkey");
+  // A counter that does not move forward means a replayed assertion or a cloned
+  // authenticator. Authenticators that keep no counter always report 0 (and stay at 0).
+  const stored = Number(passkey.sign_count);
+  if (stored > 0 || stamp.signCount > 0) {
+    if (stamp.signCount <= stored || !(await advanceSignCount(db, passkey.id, stamp.signCount))) {
+      throw badSignature("the authenticator's signature counter did not increase (a replayed or cloned assertion)");
+    }
+  }
+  const principal: Principal = {
+    actor: {
+      userId: passkey.user_id,
+      userName: passkey.user_name,
+      organizationId: passkey.organization_id,
+      organizationName: passkey.organization_name,
+    },
+    user: {
+      id: passkey.user_id,
+      organization_id: passkey.organization_id,
+      name: passkey.user_name,
+      email: passkey.user_email,
+      email_normalized: passkey.user_email_normalized,
+      phone: passkey.user_phone,
+      created_at: passkey.user_created_at,
+      updated_at: passkey.user_updated_at,
+    },
+    organization: { id: found.organizationId },
+    credential: { kind: "authenticator", id: passkey.id, type: AUTHENTICATOR_CREDENTIAL_TYPE, expiresAt: null },
+    // The vote keeps the passkey's key and the whole stamp: with the message (the body) it is
+    // everything needed to check the assertion again.
+    stamp: { publicKey: passkey.public_key, scheme: WEBAUTHN_SCHEME, signature: header },
+    fromAncestor: found.fromAncestor,
+  };
+  return { principal, rider: rider.read(passkey) };
+}
+
+export const webauthnStamps: StampStrategy = {
+  header: "x-stamp-webauthn",
+  async verify(value, rawBody, logins?: LoginSettings): Promise<VerifiedStamp> {
+    const stamp = decode(value);
+    const problem = checkAssertion(stamp, rawBody, (logins ?? DEFAULT_LOGIN_SETTINGS).webauthn);
+    if (problem) throw refusal(problem);
+    const header = value as string;
+    return { resolve: (db, chains, organizationId, scope, _now, rider) => resolve(db, chains, stamp, header, organizationId, scope, rider) };
+  },
+};

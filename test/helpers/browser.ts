@@ -1,0 +1,110 @@
+// Headless Debian Chromium (playwright-core) with a CDP virtual authenticator, on a page this
+// helper serves from http://localhost:<port>: the page holds the official browser-side code —
+// @turnkey/http's getWebAuthnAttestation and @turnkey/webauthn-stamper — bundled at test
+// time with esbuild, and the test drives it through page.evaluate.
+import http from "node:http";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import type { AddressInfo } from "node:net";
+
+export const CHROMIUM = "/usr/bin/chromium";
+const ROOT = path.resolve(import.meta.dirname, "../..");
+
+/** Why browser tests cannot run here, or undefined. */
+export function browserMissing(): string | undefined {
+  return existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is not installed (apt-get install chromium): browser tests skipped`;
+}
+
+// What the page exposes: core's createWebPasskey (challenge, encodings, options — §9.2) and
+// the stamper core uses for passkeys.
+const PAGE_SCRIPT = `
+import { getWebAuthnAttestation } from "@turnkey/http";
+import { WebauthnStamper } from "@turnkey/webauthn-stamper";
+
+const b64url = (bytes) => btoa(String.fromCharCode(...bytes)).replace(/\\+/g, "-").replace(/\\//g, "_").replace(/=+$/, "");
+
+window.passkeys = {
+  async create(rpId, userName) {
+    const challenge = crypto.getRandomValues(new Uint8Array(32));
+    const attestation = await getWebAuthnAttestation({
+      publicKey: {
+        rp: { id: rpId, name: "" },
+        challenge: challenge.buffer,
+        pubKeyCredParams: [{ type: "public-key", alg: -7 }, { type: "public-key", alg: -257 }],
+        user: { id: crypto.getRandomValues(new Uint8Array(32)).buffer, name: userName, displayName: userName },
+        authenticatorSelection: { requireResidentKey: true, residentKey: "required", userVerification: "preferred" },
+      },
+    });
+    return { encodedChallenge: b64url(challenge), attestation };
+  },
+  async stamp(rpId, payload) {
+    return new WebauthnStamper({ rpId }).stamp(payload);
+  },
+};
+`;
+
+export interface PasskeyPage {
+  /** http://localhost:<port>: the origin the passkeys are made on. */
+  origin: string;
+  /** navigator.credentials.create as core does it: `{ encodedChallenge, attestation }`. */
+  createPasskey(userName: string): Promise<{ encodedChallenge: string; attestation: { credentialId: string; clientDataJson: string; attestationObject: string; transports: string[] } }>;
+  /** The stamper's `{ stampHeaderName, stampHeaderValue }` for `payload` (navigator.credentials.get). */
+  stamp(payload: string): Promise<{ stampHeaderName: string; stampHeaderValue: string }>;
+  /** The virtual authenticator's credentials (CDP), e.g. their sign counts. */
+  credentials(): Promise<{ credentialId: string; signCount: number }[]>;
+  close(): Promise<void>;
+}
+
+/** Serves the page, launches Chromium, opens the page with a virtual authenticator (ctap2, internal, resident keys, UV). */
+export async function openPasskeyPage(rpId = "localhost"): Promise<PasskeyPage> {
+  const { build } = await import("esbuild");
+  const bundle = await build({
+    stdin: { contents: PAGE_SCRIPT, resolveDir: ROOT, loader: "js" },
+    bundle: true,
+    write: false,
+    platform: "browser",
+    format: "iife",
+    logLevel: "silent",
+  });
+  const script = bundle.outputFiles[0]!.text;
+  const server = http.createServer((req, res) => {
+    if (req.url === "/page.js") res.writeHead(200, { "content-type": "text/javascript" }).end(script);
+    else if (req.url === "/") res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><title>passkeys</title><script src="/page.js"></script>');
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const origin = `http://localhost:${(server.address() as AddressInfo).port}`;
+
+  const { chromium } = await import("playwright-core");
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+  try {
+    const page = await browser.newPage();
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send("WebAuthn.enable");
+    const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+      options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+    await page.goto(`${origin}/`);
+    await page.waitForFunction(() => "passkeys" in window);
+    return {
+      origin,
+      createPasskey: (userName) =>
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        page.evaluate(([id, name]) => (window as any).passkeys.create(id, name), [rpId, userName] as const),
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      stamp: (payload) => page.evaluate(([id, p]) => (window as any).passkeys.stamp(id, p), [rpId, payload] as const),
+      async credentials() {
+        const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+        return credentials.map((c) => ({ credentialId: c.credentialId, signCount: c.signCount }));
+      },
+      async close() {
+        await browser.close();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      },
+    };
+  } catch (err) {
+    await browser.close();
+    server.close();
+    throw err;
+  }
+}
