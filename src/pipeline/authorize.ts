@@ -59,7 +59,13 @@ export function authorize(b: Ballot): Evaluated {
 
 /** The signing credential of a request, as the consensus keyword `credentials` sees it. */
 export function stampCredential(p: Principal): CredentialFacts {
-  return credentialFacts({ credential_id: p.credential.id, credential_type: p.credential.type, user_id: p.actor.userId, public_key: p.stamp.publicKey });
+  return credentialFacts({
+    credential_id: p.credential.id,
+    credential_type: p.credential.type,
+    user_id: p.actor.userId,
+    public_key: p.stamp.publicKey,
+    signature: p.stamp.signature,
+  });
 }
 
 export function isDenied(d: Decision): boolean {

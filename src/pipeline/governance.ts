@@ -96,9 +96,23 @@ export async function userFacts(db: Executor, users: readonly UserRow[], withTag
 }
 
 /** The credential behind a vote, as the consensus keyword `credentials` sees it. */
-export function credentialFacts(v: Pick<VoteRow, "credential_id" | "credential_type" | "user_id" | "public_key">): CredentialFacts {
-  // Only passkeys carry a WebAuthn credential id; API keys read ''.
-  return { id: v.credential_id, user_id: v.user_id, type: v.credential_type, credential_id: "", public_key: v.public_key };
+export function credentialFacts(
+  v: Pick<VoteRow, "credential_id" | "credential_type" | "user_id" | "public_key"> & { signature?: string },
+): CredentialFacts {
+  // Only passkeys carry a WebAuthn credential id (API keys read ''): a passkey's vote keeps the
+  // whole stamp as its signature, which names it.
+  const credentialId = v.credential_type === "CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR" ? webauthnCredentialId(v.signature) : "";
+  return { id: v.credential_id, user_id: v.user_id, type: v.credential_type, credential_id: credentialId, public_key: v.public_key };
+}
+
+function webauthnCredentialId(stamp: string | undefined): string {
+  if (!stamp) return "";
+  try {
+    const parsed = JSON.parse(stamp) as { credentialId?: unknown };
+    return typeof parsed.credentialId === "string" ? parsed.credentialId : "";
+  } catch {
+    return "";
+  }
 }
 
 /** The organization whose policies decide an activity, and its votes: its submitter's. */

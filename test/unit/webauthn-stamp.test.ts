@@ -100,14 +100,16 @@ perEngine(
     it("a passkey approval satisfies a policy asking for a passkey; an API key approval does not", async () => {
       const [submitter, byKey, byPasskey] = await addUsersWithKeys(h(), 3);
       const pk = new SoftPasskey();
-      completed(await h().submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", { userId: byPasskey!.userId, authenticators: [pk.registration()] }, { as: byPasskey }), "createAuthenticatorsResult");
+      const registration = pk.registration();
+      completed(await h().submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", { userId: byPasskey!.userId, authenticators: [registration] }, { as: byPasskey }), "createAuthenticatorsResult");
       const tagName = `pk-policy-${pk.id.slice(0, 6)}`;
       completed(
         await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", {
           policyName: "passkey approval for tags",
           effect: "EFFECT_ALLOW",
           condition: "activity.type == 'ACTIVITY_TYPE_CREATE_USER_TAG'",
-          consensus: "approvers.count() >= 2 && credentials.any(c, c.type == 'CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR')",
+          // credential_id: the passkey's WebAuthn credential id (API keys read '').
+          consensus: `approvers.count() >= 2 && credentials.any(c, c.type == 'CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR' && c.credential_id == '${registration.attestation.credentialId}')`,
           notes: "",
         }),
         "createPolicyResult",
