@@ -35,9 +35,23 @@ onSqlite("delete_api_keys", (h) => {
   it("refuses a root user's last key (400, FAILED_PRECONDITION), allows it while another remains", async () => {
     const root = h().root.userId;
     const keys = await keyIdsOf(root);
-    precondition(await h().submit(OP, TYPE, { userId: root, apiKeyIds: keys }), /last api key/);
+    precondition(await h().submit(OP, TYPE, { userId: root, apiKeyIds: keys }), /last lasting credential/);
     const extra = await addKey(root);
     completed(await h().submit(OP, TYPE, { userId: root, apiKeyIds: [extra] }), "deleteApiKeysResult");
+  });
+
+  it("a session key is no lasting credential: a root user keeping only a session is refused; a passkey is one", async () => {
+    const { SoftPasskey } = await import("../helpers/webauthn.ts");
+    const [u] = await addUsersWithKeys(h(), 1);
+    completed(await h().submit("update_root_quorum", "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", { threshold: 1, userIds: [h().root.userId, u!.userId] }), "updateRootQuorumResult");
+    const own = await keyIdsOf(u!.userId);
+    // A session for u (its key lives 15 minutes).
+    const session = publicKey();
+    completed(await h().submit("stamp_login", "ACTIVITY_TYPE_STAMP_LOGIN", { publicKey: session }, { as: u }), "stampLoginResult");
+    precondition(await h().submit(OP, TYPE, { userId: u!.userId, apiKeyIds: own }, { as: u }), /last lasting credential/);
+    const pk = new SoftPasskey();
+    completed(await h().submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", { userId: u!.userId, authenticators: [pk.registration()] }, { as: u }), "createAuthenticatorsResult");
+    completed(await h().submit(OP, TYPE, { userId: u!.userId, apiKeyIds: own }, { as: u }), "deleteApiKeysResult");
   });
 
   it("a key of another user, or an unknown key, is 404 and nothing is deleted", async () => {

@@ -16,19 +16,20 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   if (!userId) throw notFound(`no user ${p.userId} in organization ${organization.id}`);
   const user = { id: userId };
   const apiKeyIds = [...new Set(p.apiKeyIds)];
-  const keys = await tx.selectFrom("api_keys").select("id").where("user_id", "=", user.id).execute();
+  const keys = await tx.selectFrom("api_keys").select(["id", "expires_at"]).where("user_id", "=", user.id).execute();
   const own = new Set(keys.map((k) => k.id));
   const missing = apiKeyIds.filter((id) => !own.has(id));
   if (missing.length) throw notFound(`user ${user.id} has no api key ${missing.join(", ")}`);
-  if (own.size === apiKeyIds.length) {
-    const root = await tx
-      .selectFrom("root_quorum_members")
-      .select("user_id")
-      .where("organization_id", "=", organization.id)
-      .where("user_id", "=", user.id)
-      .executeTakeFirst();
-    // A root user with no credential can never vote again; refuse to lock the org out.
-    if (root) throw precondition(`refusing to delete the last api key of root user ${user.id}; add another credential first`);
+  // What would remain that lasts: a non-expiring key, or a passkey (sessions expire).
+  const deleting = new Set(apiKeyIds);
+  const lastingKeyLeft = keys.some((k) => !deleting.has(k.id) && k.expires_at === null);
+  if (!lastingKeyLeft) {
+    const [root, passkey] = await Promise.all([
+      tx.selectFrom("root_quorum_members").select("user_id").where("organization_id", "=", organization.id).where("user_id", "=", user.id).executeTakeFirst(),
+      tx.selectFrom("authenticators").select("id").where("user_id", "=", user.id).executeTakeFirst(),
+    ]);
+    // A root user with no lasting credential can never vote again; refuse to lock the org out.
+    if (root && !passkey) throw precondition(`refusing to delete the last lasting credential of root user ${user.id} (a non-expiring api key or a passkey); add another credential first`);
   }
   await tx.deleteFrom("api_keys").where("id", "in", apiKeyIds).execute();
   return { apiKeyIds };
@@ -41,7 +42,7 @@ export const deleteApiKeys = defineActivity({
   resource: "CREDENTIAL",
   action: "DELETE",
   kind: "DELETE_API_KEYS",
-  summary: "Delete API keys of a user. A root user's last key cannot be deleted.",
+  summary: "Delete API keys of a user. A root user's last lasting credential (non-expiring API key or passkey) cannot be deleted.",
   params: Params,
   returns: Result,
   policyParams: (p) => ({ user_id: p.userId, api_key_ids: p.apiKeyIds }),
