@@ -6,7 +6,6 @@ import { webauthnStamps } from "./webauthn-stamp.ts";
 import type { LoginSettings } from "./login-settings.ts";
 import { attestedStamps } from "./attested-stamp.ts";
 import type { StampStrategy, VerifiedStamp } from "./strategy.ts";
-import { notYetSupported } from "./unsupported-stamps.ts";
 
 /** In the order errors name them. Adding a stamp kind = its strategy + one line here. */
 const STRATEGIES: readonly StampStrategy[] = [
