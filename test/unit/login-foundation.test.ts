@@ -159,3 +159,49 @@ describe("session lengths", () => {
     }
   });
 });
+
+for (const spec of engines()) {
+  describe(`sweeping expired login records [${spec.name}]`, { skip: spec.skip }, () => {
+    let s: ScratchStore;
+    before(async () => {
+      s = await scratchStore(spec.name);
+    });
+    after(async () => s?.cleanup());
+
+    it("deletes OTPs, tokens, slots and session keys a day past expiry, and nothing younger or lasting", async () => {
+      const { sweepExpired, SWEEP_GRACE_MS } = await import("../../src/store/sweeper.ts");
+      const db = s.store.db;
+      const now = Date.now();
+      const old = now - SWEEP_GRACE_MS - 1000;
+      const recent = now - 1000;
+      const userId = newId();
+      await db.insertInto("users").values({ id: userId, organization_id: s.orgId, name: "u", email: null, email_normalized: null, phone: null, created_at: 1, updated_at: 1 }).execute();
+      const otp = (id: string, expires_at: number) => ({
+        id, organization_id: s.orgId, otp_type: "OTP_TYPE_EMAIL" as const, contact: "a@b.c", contact_normalized: "a@b.c", code_digest: "x",
+        target_private_key_sealed: "x", attempts: 0, status: "live" as const, user_identifier: null, expires_at, created_at: 1, updated_at: 1,
+      });
+      await db.insertInto("otps").values([otp("otp-old", old), otp("otp-new", recent)]).execute();
+      const token = (id: string, expires_at: number) => ({
+        id, organization_id: s.orgId, otp_id: "x", verification_type: "OTP_TYPE_EMAIL" as const, contact: "a@b.c", public_key: "02", expires_at,
+        signup_used_at: null, login_used_at: null, created_at: 1,
+      });
+      await db.insertInto("verification_tokens").values([token("t-old", old), token("t-new", recent)]).execute();
+      await db.insertInto("limit_slots").values([{ scope: "s", slot: 0, until: old, holder: "h" }, { scope: "s", slot: 1, until: recent, holder: "h" }]).execute();
+      const key = (id: string, credential_type: "CREDENTIAL_TYPE_LOGIN" | "CREDENTIAL_TYPE_API_KEY_P256", expires_at: number | null) => ({
+        id, organization_id: s.orgId, user_id: userId, name: id, public_key: id, public_key_normalized: id, curve: "API_KEY_CURVE_P256" as const,
+        credential_type, expiration_seconds: null, expires_at, created_at: 1, updated_at: 1,
+      });
+      await db.insertInto("api_keys").values([
+        key("session-old", "CREDENTIAL_TYPE_LOGIN", old),
+        key("session-new", "CREDENTIAL_TYPE_LOGIN", recent),
+        key("apikey-old", "CREDENTIAL_TYPE_API_KEY_P256", old),
+        key("apikey-lasting", "CREDENTIAL_TYPE_API_KEY_P256", null),
+      ]).execute();
+      const swept = await s.store.transact((tx) => sweepExpired(tx, now));
+      assert.deepEqual(swept, { otps: 1, verificationTokens: 1, limitSlots: 1, sessionKeys: 1 });
+      assert.deepEqual((await db.selectFrom("otps").select("id").execute()).map((r) => r.id), ["otp-new"]);
+      assert.deepEqual((await db.selectFrom("verification_tokens").select("id").execute()).map((r) => r.id), ["t-new"]);
+      assert.deepEqual((await db.selectFrom("api_keys").select("id").orderBy("id").execute()).map((r) => r.id), ["apikey-lasting", "apikey-old", "session-new"]);
+    });
+  });
+}

@@ -71,6 +71,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("holder", "text", (c) => c.notNull())
     .addPrimaryKeyConstraint("limit_slots_pk", ["scope", "slot"])
     .execute();
+  await db.schema.createIndex("limit_slots_until").on("limit_slots").column("until").execute();
 
   await db.schema
     .createTable("verification_tokens")
@@ -85,4 +86,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("login_used_at", "bigint")
     .addColumn("created_at", "bigint", (c) => c.notNull())
     .execute();
+  // The sweeper (store/sweeper.ts) deletes by expiry.
+  await db.schema.createIndex("verification_tokens_expiry").on("verification_tokens").column("expires_at").execute();
+  await db.schema.createIndex("api_keys_expiry").on("api_keys").columns(["credential_type", "expires_at"]).execute();
 }
