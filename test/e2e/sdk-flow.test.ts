@@ -313,8 +313,12 @@ for (const engine of engines()) {
       assert.deepEqual(users.map((u) => u.userId), [bobId]);
       assert.equal(users[0]!.apiKeys[0]!.credential.publicKey, keyB.publicKey);
 
-      // Credentials are looked up in the target org and its ancestors, never downwards or sideways.
-      await expectError(httpFor(keyA).getWhoami({ organizationId: init.organizationId }), { status: 401, code: 16, includes: UNKNOWN_KEY });
+      // Credentials are looked up in the target org and its ancestors, never sideways; downwards
+      // only for whoami and the login types (WIRE-NOTES §3.4), which then answer for the holder's org.
+      const meFromParent = await httpFor(keyA).getWhoami({ organizationId: init.organizationId });
+      assert.equal(meFromParent.organizationId, subA);
+      assert.equal(meFromParent.userId, aliceId);
+      await expectError(httpFor(keyA).getUsers({ organizationId: init.organizationId }), { status: 401, code: 16, includes: UNKNOWN_KEY });
       await expectError(httpFor(keyA).getUsers({ organizationId: subB }), { status: 401, code: 16, includes: UNKNOWN_KEY });
     });
 
