@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import pino from "pino";
 import { openService } from "../service.ts";
 import { buildApp } from "../server/app.ts";
+import { sweepExpired } from "../store/sweeper.ts";
 import { ensureServiceKeys } from "../auth/service-keys.ts";
 import { loginSettingsFrom } from "../auth/configure-logins.ts";
 import { startDispatcher } from "../webhooks/dispatcher.ts";
@@ -27,6 +28,15 @@ export async function serve(argv: string[]): Promise<void> {
   // The key set is published before the first delivery needs it.
   await activeSigningKey(service.state.signingKey, store.db, service.masterKey);
   if (config.webhooksAllowLoopback) logger.warn("SIGIL_WEBHOOKS_ALLOW_LOOPBACK is on: webhooks may target loopback addresses (development only)");
+  // Expired OTPs, verification tokens, limit slots and session keys are swept every 10 minutes
+  // (through the store's transaction path, so SQLite's commit group orders it with activities).
+  const sweep = setInterval(() => {
+    store
+      .transact((tx) => sweepExpired(tx, Date.now()))
+      .then((swept) => logger.debug({ swept }, "swept expired login records"))
+      .catch((err: unknown) => logger.warn({ err: (err as Error).message }, "sweeping expired login records failed; retried in 10 minutes"));
+  }, 10 * 60_000);
+  sweep.unref();
   const dispatcher = startDispatcher({
     db: store.db,
     state: service.state,
@@ -38,6 +48,13 @@ export async function serve(argv: string[]): Promise<void> {
     disableAfterMs: config.webhooksDisableAfterMs,
     databaseUrl: config.databaseUrl,
   });
+  // Rate limits: with REDIS_URL, the shared buckets are connected before the first request.
+  const limiter = rateLimiter(
+    { credential: config.rateLimitCredential, organization: config.rateLimitOrganization, address: config.rateLimitAddress },
+    config.redisUrl,
+    logger,
+  );
+  if (config.redisUrl && !(await limiter.ready())) logger.warn("REDIS_URL: Redis is not reachable yet; rate limits count in this process until it is");
   // Service keys exist before the first login or discovery request needs them.
   await ensureServiceKeys(service.state.serviceKeys, store.db, service.masterKey);
   const app = buildApp({
@@ -54,11 +71,7 @@ export async function serve(argv: string[]): Promise<void> {
     network: {
       trustProxy: config.trustProxy,
       corsOrigins: config.corsOrigins,
-      limiter: rateLimiter(
-        { credential: config.rateLimitCredential, organization: config.rateLimitOrganization, address: config.rateLimitAddress },
-        config.redisUrl,
-        logger,
-      ),
+      limiter,
     },
   });
   await app.listen({ port: config.port, host: config.host });

@@ -24,6 +24,7 @@ export async function authenticate<T>(ctx: RequestContext, scope: CredentialScop
   const body = parseJsonBody(ctx.raw);
   const resolved = await stamp.resolve(ctx.deps.db, ctx.deps.state.chains, targetOrganizationId(body), scope, ctx.now, withNetworkFacts(rider));
   // IP allowlist and the caller's rate limits: before validation and policy (network/enforce.ts).
-  await enforceNetwork(ctx.deps.db, ctx.deps.state.allowlists, networkOf(ctx.headers), resolved.principal, resolved.rider.network);
+  const pending = enforceNetwork(ctx.deps.db, ctx.deps.state.allowlists, networkOf(ctx.headers), resolved.principal, resolved.rider.network);
+  if (pending) await pending;
   return { principal: resolved.principal, body, rider: resolved.rider.inner };
 }

@@ -88,7 +88,11 @@ export function buildApp(opts: AppOptions): FastifyInstance {
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
-  app.setErrorHandler(errorHandler);
+  // The body limit's refusal names the limit (README, Limits).
+  const bodyLimitError = new ApiError(Grpc.INVALID_ARGUMENT, "REQUEST_INVALID", `request body is too large: at most ${opts.bodyLimitBytes} bytes (SIGIL_BODY_LIMIT_BYTES)`, [], 413);
+  app.setErrorHandler((err, req, reply) =>
+    errorHandler((err as { code?: string } | null)?.code === "FST_ERR_CTP_BODY_TOO_LARGE" ? bodyLimitError : err, req, reply),
+  );
   app.setNotFoundHandler((req, reply) => {
     const e = notFound(`no route ${req.method} ${req.url.slice(0, 200)}`);
     void reply.status(404).send(e.toBody());
@@ -114,17 +118,29 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   // limit before anything else is done for the request (the body is not even read yet).
   const limiter = opts.network?.limiter;
   if (limiter) app.addHook("onClose", async () => limiter.close());
-  app.addHook("onRequest", async (req, reply) => {
-    if (!req.url.startsWith("/public/v1/submit/") && !req.url.startsWith("/public/v1/query/")) return;
-    attachNetwork(req.headers, { address: req.ip, limiter });
-    if (!limiter?.addressLimited) return;
+  // Callback style, no promise unless Redis is asked: this runs for every API request.
+  // Health and metrics are for the operator's probes, never limited.
+  const UNLIMITED = new Set(["/healthz", "/readyz", "/metrics"]);
+  // Added once CORS is loaded, so a browser's refused request still carries the CORS headers
+  // (and it sees the 429, not a CORS failure).
+  app.after(() => app.addHook("onRequest", (req, reply, done) => {
+    if (req.url.startsWith("/public/v1/submit/") || req.url.startsWith("/public/v1/query/")) {
+      attachNetwork(req.headers, { address: req.ip, limiter });
+    } else if (UNLIMITED.has(req.url.split("?", 1)[0]!)) return done();
+    if (!limiter?.addressLimited) return done();
+    const refuse = (err: unknown) => {
+      if (!(err instanceof RateLimited)) return done(err as Error);
+      void reply.status(err.httpStatus).header("retry-after", String(err.retryAfterSeconds)).send(err.toBody());
+    };
+    let pending: void | Promise<void>;
     try {
-      await limiter.address(req.ip);
+      pending = limiter.address(req.ip);
     } catch (err) {
-      if (!(err instanceof RateLimited)) throw err;
-      return reply.status(err.httpStatus).header("retry-after", String(err.retryAfterSeconds)).send(err.toBody());
+      return refuse(err);
     }
-  });
+    if (!pending) return done();
+    pending.then(() => done(), refuse);
+  }));
   app.addHook("onResponse", async (req, reply) => {
     m.duration.observe({ route: req.routeOptions.url ?? "unknown", status: String(reply.statusCode) }, reply.elapsedTime / 1000);
   });

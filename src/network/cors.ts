@@ -1,0 +1,40 @@
+// CORS for browsers that call the public API directly (@turnkey/core with passkey, session or
+// attested stamps). Origins are exact (scheme://host[:port]); none by default, so a browser
+// on any other page gets no allow headers and its preflight fails.
+import type { FastifyInstance } from "fastify";
+import cors from "@fastify/cors";
+
+/** What the SDKs send (WIRE-NOTES §1.4): the body's type, the client version, one stamp. */
+export const CORS_ALLOWED_HEADERS = ["content-type", "x-client-version", "x-stamp", "x-stamp-webauthn", "x-stamp-attested"];
+
+export function parseCorsOrigins(v: string): string[] {
+  const out: string[] = [];
+  for (const raw of v.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
+    let u: URL;
+    try {
+      u = new URL(raw);
+    } catch {
+      throw new Error(`SIGIL_CORS_ORIGINS: ${JSON.stringify(raw)} is not an origin (scheme://host[:port])`);
+    }
+    if ((u.protocol !== "https:" && u.protocol !== "http:") || u.origin !== raw.replace(/\/$/, "")) {
+      throw new Error(`SIGIL_CORS_ORIGINS: ${JSON.stringify(raw)} must be an exact origin such as https://app.example.com`);
+    }
+    out.push(u.origin);
+  }
+  return out;
+}
+
+/** Registers the plugin (loaded when the app is readied); nothing when no origin is allowed. */
+export function registerCors(app: FastifyInstance, origins: readonly string[]): void {
+  if (origins.length === 0) return;
+  const allowed = new Set(origins);
+  void app.register(cors, {
+    // Exact match; anything else is answered without allow headers.
+    origin: (origin, cb) => cb(null, origin !== undefined && allowed.has(origin)),
+    methods: ["GET", "POST"],
+    allowedHeaders: CORS_ALLOWED_HEADERS,
+    credentials: false,
+    maxAge: 600,
+    strictPreflight: true,
+  });
+}

@@ -1,0 +1,84 @@
+// The network checks of an authenticated request, run right after the credential is found
+// and before anything in the body is validated or any policy consulted: the IP allowlist of
+// the credential's organization (root organizations only), then the caller's rate limits.
+// A refused request creates nothing.
+import { sql } from "kysely";
+import { ApiError, Grpc } from "../errors.ts";
+import type { Principal } from "../auth/principal.ts";
+import type { Rider } from "../auth/strategy.ts";
+import type { Db } from "../store/schema.ts";
+import { parseAddress } from "./address.ts";
+import { admits } from "./allowlist.ts";
+import type { AllowlistCache } from "./allowlist-cache.ts";
+import { rememberCaller, type RequestNetwork } from "./request-network.ts";
+
+export interface NetworkFacts {
+  /** organizations.ip_allowlist_version of the credential's organization. */
+  allowlistVersion: number;
+  /** That organization has no parent: only roots' lists are evaluated. */
+  isRoot: boolean;
+}
+
+export interface WithNetwork<T> {
+  inner: T;
+  network: NetworkFacts;
+}
+
+const wrapped = new Map<Rider<unknown>, Rider<WithNetwork<unknown>>>();
+
+/** The caller's rider plus two columns of the credential's organization (same statement). */
+export function withNetworkFacts<T>(rider: Rider<T>): Rider<WithNetwork<T>> {
+  let w = wrapped.get(rider as Rider<unknown>);
+  if (!w) {
+    w = {
+      columns: (db) => [
+        ...rider.columns(db),
+        sql<number>`organizations.ip_allowlist_version`.as("net_allowlist_version"),
+        sql<string | null>`organizations.parent_id`.as("net_parent_id"),
+      ],
+      read: (row) => {
+        // A strategy that dropped the rider's columns would silently skip the allowlist: fail loudly.
+        if (!("net_allowlist_version" in row)) throw new Error("authentication strategy did not select the rider's columns (network facts)");
+        return {
+          inner: rider.read(row),
+          network: {
+            allowlistVersion: Number(row.net_allowlist_version ?? 0),
+            isRoot: row.net_parent_id === null || row.net_parent_id === undefined,
+          },
+        };
+      },
+    };
+    wrapped.set(rider as Rider<unknown>, w);
+  }
+  return w as Rider<WithNetwork<T>>;
+}
+
+export function permissionDenied(message: string): ApiError {
+  return new ApiError(Grpc.PERMISSION_DENIED, "FORBIDDEN", message);
+}
+
+/** The API key's public key as lists are keyed, when an API key (or session key) signed. */
+export function listKeyOf(principal: Principal): string | undefined {
+  return principal.credential.kind === "api_key" ? principal.stamp.publicKey.toLowerCase() : undefined;
+}
+
+/** Nothing to wait for (the common case: no list, in-memory buckets), or a promise. */
+export function enforceNetwork(
+  db: Db,
+  cache: AllowlistCache,
+  network: RequestNetwork | undefined,
+  principal: Principal,
+  facts: NetworkFacts,
+): void | Promise<void> {
+  const publicKey = listKeyOf(principal);
+  rememberCaller(principal.actor, { address: network?.address, publicKey });
+  const limit = () => network?.limiter?.caller(`${principal.credential.kind}:${principal.credential.id}`, principal.actor.organizationId);
+  if (!facts.isRoot || facts.allowlistVersion === 0) return limit();
+  return cache.get(db, principal.actor.organizationId, facts.allowlistVersion).then((lists) => {
+    const address = network?.address !== undefined ? parseAddress(network.address) : undefined;
+    if (!admits(lists, publicKey, address)) {
+      throw permissionDenied(`requests from IP address ${network?.address ?? "(unknown)"} are not allowed by the IP allowlist of organization ${principal.actor.organizationId}`);
+    }
+    return limit();
+  });
+}

@@ -1,0 +1,212 @@
+// Token buckets: `rate` tokens per second, holding at most twice that (the burst); a request
+// takes one token or is refused with the time until one is there (Retry-After). Three
+// families of buckets: per client address (checked before anything else), per credential and
+// per organization (checked once the stamp is verified and the credential found, which is
+// cheap — so an unverifiable request never spends a caller's tokens).
+//
+// In one process the buckets are a Map. With REDIS_URL every process takes from the same
+// buckets, through one Lua script per take (atomic; Redis's clock, so the processes' clocks
+// do not matter). Should Redis be unreachable, each process falls back to its own buckets
+// (logged) rather than refusing or admitting everything: the limit then holds per process.
+import { Redis } from "ioredis";
+import { ApiError, Grpc } from "../errors.ts";
+
+export const DEFAULT_RATE_LIMITS = { credential: 1000, organization: 5000, address: 2000 } as const;
+
+export interface RateLimits {
+  credential: number;
+  organization: number;
+  address: number;
+}
+
+export type Take = { ok: true } | { ok: false; retryAfterMs: number };
+
+export interface Buckets {
+  take(key: string, rate: number): Promise<Take>;
+  /** Resolves once shared buckets can be used, or the wait is over (then: local buckets). */
+  ready(timeoutMs?: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** 429 RESOURCE_EXHAUSTED, as the SDK knows it; app.ts adds Retry-After from retryAfterSeconds. */
+export class RateLimited extends ApiError {
+  readonly retryAfterSeconds: number;
+  constructor(what: string, retryAfterMs: number) {
+    const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+    super(Grpc.RESOURCE_EXHAUSTED, "RATE_LIMIT_EXCEEDED", `rate limit exceeded for ${what}; retry after ${seconds} s`);
+    this.retryAfterSeconds = seconds;
+  }
+}
+
+const MAX_BUCKETS = 100_000;
+
+export class MemoryBuckets implements Buckets {
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async take(key: string, rate: number): Promise<Take> {
+    return this.takeNow(key, rate);
+  }
+
+  takeNow(key: string, rate: number): Take {
+    const burst = rate * 2;
+    const now = this.now();
+    let b = this.#buckets.get(key);
+    if (!b) {
+      // Bounded: when full, forget every bucket (each restarts full, i.e. generous, never stuck).
+      if (this.#buckets.size >= MAX_BUCKETS) this.#buckets.clear();
+      b = { tokens: burst, at: now };
+      this.#buckets.set(key, b);
+    }
+    b.tokens = Math.min(burst, b.tokens + ((now - b.at) * rate) / 1000);
+    b.at = now;
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return { ok: true };
+    }
+    return { ok: false, retryAfterMs: Math.ceil(((1 - b.tokens) * 1000) / rate) };
+  }
+
+  async ready(): Promise<boolean> {
+    return true;
+  }
+
+  async close(): Promise<void> {}
+}
+
+// KEYS[1] bucket; ARGV rate, burst. Returns {admitted 0/1, ms until a token}.
+const TAKE_SCRIPT = `
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local v = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(v[1])
+local at = tonumber(v[2])
+if tokens == nil or at == nil then tokens = burst; at = now end
+if now > at then tokens = math.min(burst, tokens + (now - at) * rate / 1000) end
+if now > at then at = now end
+local ok = 0
+local wait = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  ok = 1
+else
+  wait = math.ceil((1 - tokens) * 1000 / rate)
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(at))
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
+return {ok, wait}
+`;
+
+export class RedisBuckets implements Buckets {
+  readonly #redis: Redis;
+  readonly #fallback = new MemoryBuckets();
+  #warnedAt = 0;
+
+  constructor(
+    url: string,
+    private readonly log?: { warn(obj: object, msg: string): void },
+    private readonly prefix = "sigil:rl:",
+  ) {
+    this.#redis = new Redis(url, {
+      // A request never waits for a reconnect: it is counted locally instead.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: 500,
+      lazyConnect: false,
+    });
+    this.#redis.defineCommand("sigilTake", { numberOfKeys: 1, lua: TAKE_SCRIPT });
+    // Connection errors are reported per take (below); the client reconnects by itself.
+    this.#redis.on("error", () => {});
+  }
+
+  async take(key: string, rate: number): Promise<Take> {
+    try {
+      const r = (await (this.#redis as unknown as { sigilTake(k: string, rate: number, burst: number): Promise<[number, number]> }).sigilTake(
+        this.prefix + key,
+        rate,
+        rate * 2,
+      )) as [number, number];
+      return Number(r[0]) === 1 ? { ok: true } : { ok: false, retryAfterMs: Number(r[1]) };
+    } catch (err) {
+      const now = Date.now();
+      if (now - this.#warnedAt > 10_000) {
+        this.#warnedAt = now;
+        this.log?.warn({ reason: (err as Error).message }, "rate limits: Redis unavailable, counting in this process only");
+      }
+      return this.#fallback.takeNow(key, rate);
+    }
+  }
+
+  /** Startup waits for the first connection (commands are never queued while disconnected). */
+  ready(timeoutMs = 2_000): Promise<boolean> {
+    if (this.#redis.status === "ready") return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.#redis.off("ready", onReady);
+        resolve(ok);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.#redis.once("ready", onReady);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#redis.disconnect();
+  }
+}
+
+/**
+ * The three limits over one set of buckets; a limit of 0 is off. In-memory buckets are taken
+ * synchronously (no promise per request: the hot path stays as cheap as it was); a refusal is
+ * thrown, or the returned promise rejects, with RateLimited.
+ */
+export class RateLimiter {
+  constructor(
+    readonly limits: RateLimits,
+    private readonly buckets: Buckets,
+  ) {}
+
+  get addressLimited(): boolean {
+    return this.limits.address > 0;
+  }
+
+  address(address: string): void | Promise<void> {
+    return this.#take(`a:${address}`, this.limits.address, `client address ${address}`);
+  }
+
+  /** Per credential, then per organization (the credential's). */
+  caller(credentialId: string, organizationId: string): void | Promise<void> {
+    const first = this.#take(`c:${credentialId}`, this.limits.credential, "this credential");
+    const second = () => this.#take(`o:${organizationId}`, this.limits.organization, `organization ${organizationId}`);
+    return first ? first.then(second) : second();
+  }
+
+  #take(key: string, rate: number, what: string): void | Promise<void> {
+    if (rate <= 0) return;
+    const b = this.buckets;
+    if (b instanceof MemoryBuckets) {
+      const t = b.takeNow(key, rate);
+      if (!t.ok) throw new RateLimited(what, t.retryAfterMs);
+      return;
+    }
+    return b.take(key, rate).then((t) => {
+      if (!t.ok) throw new RateLimited(what, t.retryAfterMs);
+    });
+  }
+
+  ready(timeoutMs?: number): Promise<boolean> {
+    return this.buckets.ready(timeoutMs);
+  }
+
+  close(): Promise<void> {
+    return this.buckets.close();
+  }
+}
+
+export function rateLimiter(limits: RateLimits, redisUrl: string | undefined, log?: { warn(obj: object, msg: string): void }): RateLimiter {
+  return new RateLimiter(limits, redisUrl ? new RedisBuckets(redisUrl, log) : new MemoryBuckets());
+}
