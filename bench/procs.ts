@@ -148,6 +148,11 @@ export async function newSigilInstance(engine: Engine, adminUrl?: string): Promi
     SIGIL_MASTER_KEY: randomBytes(32).toString("hex"),
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL || "warn",
     DATABASE_URL: "",
+    // The load generator is one client at one address hammering one key: the rate limits
+    // would measure themselves. Off unless the caller's environment sets them.
+    SIGIL_RATE_LIMIT_CREDENTIAL: process.env.SIGIL_RATE_LIMIT_CREDENTIAL ?? "0",
+    SIGIL_RATE_LIMIT_ORGANIZATION: process.env.SIGIL_RATE_LIMIT_ORGANIZATION ?? "0",
+    SIGIL_RATE_LIMIT_ADDRESS: process.env.SIGIL_RATE_LIMIT_ADDRESS ?? "0",
   };
   let drop: (() => Promise<void>) | undefined;
   let databaseUrl: string | undefined;
