@@ -13,6 +13,7 @@ import type { ServiceKey } from "../auth/service-keys.ts";
 import type { LoginSettings } from "../auth/login-settings.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { ServiceKeyPurpose } from "../store/schema.ts";
+import type { Caller } from "../network/request-network.ts";
 
 /** What a handler may use beyond its transaction (pipeline/services.ts builds it). */
 export interface ActivityServices {
@@ -64,6 +65,11 @@ export interface ExecuteContext {
   /** The store's organization-chain cache (service state). */
   chains: ChainCache;
   services: ActivityServices;
+  /**
+   * Where the request that submitted the activity came from, when it runs at submission
+   * (absent when a later approval executes it): set_ip_allowlist refuses to lock its caller out.
+   */
+  caller?: Caller;
 }
 
 export interface ActivityDefinition<P extends TObject = TObject, R extends TObject = TObject> {

@@ -10,7 +10,7 @@ import type { Db } from "../store/schema.ts";
 import { parseAddress } from "./address.ts";
 import { admits } from "./allowlist.ts";
 import type { AllowlistCache } from "./allowlist-cache.ts";
-import { rememberCaller, type RequestNetwork } from "./request-network.ts";
+import type { Caller, RequestNetwork } from "./request-network.ts";
 
 export interface NetworkFacts {
   /** organizations.ip_allowlist_version of the credential's organization. */
@@ -62,6 +62,11 @@ export function listKeyOf(principal: Principal): string | undefined {
   return principal.credential.kind === "api_key" ? principal.stamp.publicKey.toLowerCase() : undefined;
 }
 
+/** Where a request came from, as a new activity's handler sees it (ExecuteContext.caller). */
+export function callerOf(network: RequestNetwork | undefined, principal: Principal): Caller {
+  return { address: network?.address, publicKey: listKeyOf(principal) };
+}
+
 /** Nothing to wait for (the common case: no list, in-memory buckets), or a promise. */
 export function enforceNetwork(
   db: Db,
@@ -71,7 +76,6 @@ export function enforceNetwork(
   facts: NetworkFacts,
 ): void | Promise<void> {
   const publicKey = listKeyOf(principal);
-  rememberCaller(principal.actor, { address: network?.address, publicKey });
   const limit = () => network?.limiter?.caller(`${principal.credential.kind}:${principal.credential.id}`, principal.actor.organizationId);
   if (!facts.isRoot || facts.allowlistVersion === 0) return limit();
   return cache.get(db, principal.actor.organizationId, facts.allowlistVersion).then((lists) => {

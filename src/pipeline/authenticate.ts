@@ -9,7 +9,6 @@ import type { Rider } from "../auth/strategy.ts";
 import { parseJsonBody, targetOrganizationId } from "./body.ts";
 import type { RequestContext } from "./context.ts";
 import { enforceNetwork, withNetworkFacts } from "../network/enforce.ts";
-import { networkOf } from "../network/request-network.ts";
 
 export interface Authenticated<T> {
   principal: Principal;
@@ -24,7 +23,7 @@ export async function authenticate<T>(ctx: RequestContext, scope: CredentialScop
   const body = parseJsonBody(ctx.raw);
   const resolved = await stamp.resolve(ctx.deps.db, ctx.deps.state.chains, targetOrganizationId(body), scope, ctx.now, withNetworkFacts(rider));
   // IP allowlist and the caller's rate limits: before validation and policy (network/enforce.ts).
-  const pending = enforceNetwork(ctx.deps.db, ctx.deps.state.allowlists, networkOf(ctx.headers), resolved.principal, resolved.rider.network);
+  const pending = enforceNetwork(ctx.deps.db, ctx.deps.state.allowlists, ctx.network, resolved.principal, resolved.rider.network);
   if (pending) await pending;
   return { principal: resolved.principal, body, rider: resolved.rider.inner };
 }

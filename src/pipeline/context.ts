@@ -1,6 +1,7 @@
 // Step 0 of every pipeline: the request as it arrived, and the time it is judged at.
 import type { IncomingHttpHeaders } from "node:http";
 import type { PipelineDeps } from "./deps.ts";
+import type { RequestNetwork } from "../network/request-network.ts";
 
 export interface RequestContext {
   deps: PipelineDeps;
@@ -11,8 +12,10 @@ export interface RequestContext {
   headers: IncomingHttpHeaders;
   /** Request time, ms: the liveness window, and every row the request writes, use it. */
   now: number;
+  /** The client address and rate limiter (server/app.ts); absent outside the HTTP app. */
+  network?: RequestNetwork;
 }
 
-export function requestContext(deps: PipelineDeps, op: string, raw: Buffer, headers: IncomingHttpHeaders): RequestContext {
-  return { deps, op, raw, headers, now: (deps.now ?? Date.now)() };
+export function requestContext(deps: PipelineDeps, op: string, raw: Buffer, headers: IncomingHttpHeaders, network?: RequestNetwork): RequestContext {
+  return { deps, op, raw, headers, now: (deps.now ?? Date.now)(), ...(network ? { network } : {}) };
 }

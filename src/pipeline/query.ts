@@ -11,12 +11,13 @@ import { authenticate } from "./authenticate.ts";
 import { refuseNulCharacters } from "./body.ts";
 import { refuseAttestedOutsideLogin } from "../auth/attested-stamp.ts";
 import { requestContext } from "./context.ts";
+import type { RequestNetwork } from "../network/request-network.ts";
 import type { PipelineDeps } from "./deps.ts";
 
-export async function runQuery(deps: PipelineDeps, op: string, raw: Buffer, headers: IncomingHttpHeaders): Promise<unknown> {
+export async function runQuery(deps: PipelineDeps, op: string, raw: Buffer, headers: IncomingHttpHeaders, network?: RequestNetwork): Promise<unknown> {
   const def = queryAt(op);
   if (!def) throw notFound(`unknown query operation ${JSON.stringify(op.slice(0, 100))}`);
-  const ctx = requestContext(deps, op, raw, headers);
+  const ctx = requestContext(deps, op, raw, headers, network);
   const { principal, body } = await authenticate(ctx, def.credentialScope, NO_RIDER);
   refuseAttestedOutsideLogin(principal, undefined);
   refuseNulCharacters(body);

@@ -14,6 +14,7 @@ import { deniedFailure, evaluationRow, isDenied, recordEvaluation, STATUS, type 
 import { outcomeProof } from "./app-proofs.ts";
 import type { PipelineDeps } from "./deps.ts";
 import { activityServices } from "./services.ts";
+import type { Caller } from "../network/request-network.ts";
 import type { Params } from "./validate.ts";
 
 type Outcome = Pick<ActivityRow, "status" | "result" | "failure">;
@@ -46,6 +47,8 @@ export interface Settlement {
   /** The votes and voters, when the caller holds all of them (the event's view then reads none). */
   known?: KnownVotes;
   now: number;
+  /** A new submission's request (network side); absent for votes. */
+  caller?: Caller;
 }
 
 export interface Settled {
@@ -117,6 +120,7 @@ async function executed(deps: PipelineDeps, tx: Tx, s: Settlement): Promise<Outc
         now: s.now,
         chains: deps.state.chains,
         services: activityServices(deps, tx, s.now),
+        ...(s.caller ? { caller: s.caller } : {}),
       },
       s.params,
     );

@@ -2,6 +2,7 @@
 // validate, which read the request snapshot with the caller): idempotency (fingerprint) →
 // authorize → settle → respond.
 import { createHash } from "node:crypto";
+import { callerOf } from "../network/enforce.ts";
 import { apiErrorFromFailure } from "../errors.ts";
 import type { CompiledActivity } from "../activities/define.ts";
 import type { Decision } from "../policy/engine.ts";
@@ -72,6 +73,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
     listening,
     known,
     now,
+    caller: callerOf(ctx.network, principal),
   };
   const { settled, twin } = await settleOrFindTwin(deps, settlement);
   if (settled) {

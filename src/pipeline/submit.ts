@@ -15,6 +15,7 @@ import { notFound } from "../errors.ts";
 import { ACTIVITIES, activitiesAt, VOTES } from "../activities/registry.ts";
 import type { RouteDefinitions, RouteKind } from "../activities/define.ts";
 import type { CredentialScope } from "../auth/credential-scope.ts";
+import type { RequestNetwork } from "../network/request-network.ts";
 import { authenticate, type Authenticated } from "./authenticate.ts";
 import { requestContext, type RequestContext } from "./context.ts";
 import { requestSnapshot, type RequestSnapshot } from "./snapshot.ts";
@@ -35,8 +36,8 @@ for (const def of [...ACTIVITIES, ...VOTES]) {
   scopeByOp.set(def.op, scope);
 }
 
-export async function submitActivity(deps: PipelineDeps, op: string, raw: Buffer, headers: IncomingHttpHeaders): Promise<Answer> {
-  const ctx = requestContext(deps, op, raw, headers);
+export async function submitActivity(deps: PipelineDeps, op: string, raw: Buffer, headers: IncomingHttpHeaders, network?: RequestNetwork): Promise<Answer> {
+  const ctx = requestContext(deps, op, raw, headers, network);
   const defs = activitiesAt(op);
   const scope = scopeByOp.get(op);
   if (!defs || !scope) throw notFound(`unknown activity operation ${JSON.stringify(op.slice(0, 100))}`);

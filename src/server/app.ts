@@ -20,7 +20,6 @@ import type { ServiceState } from "../service-state.ts";
 import type { LoginSettings } from "../auth/login-settings.ts";
 import { fastifyTrustProxy, type TrustProxy } from "../network/trust-proxy.ts";
 import { RateLimited, type RateLimiter } from "../network/rate-limit.ts";
-import { attachNetwork } from "../network/request-network.ts";
 import { registerCors } from "../network/cors.ts";
 
 export interface AppOptions {
@@ -124,9 +123,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   // Added once CORS is loaded, so a browser's refused request still carries the CORS headers
   // (and it sees the 429, not a CORS failure).
   app.after(() => app.addHook("onRequest", (req, reply, done) => {
-    if (req.url.startsWith("/public/v1/submit/") || req.url.startsWith("/public/v1/query/")) {
-      attachNetwork(req.headers, { address: req.ip, limiter });
-    } else if (UNLIMITED.has(req.url.split("?", 1)[0]!)) return done();
+    if (UNLIMITED.has(req.url.split("?", 1)[0]!)) return done();
     if (!limiter?.addressLimited) return done();
     const refuse = (err: unknown) => {
       if (!(err instanceof RateLimited)) return done(err as Error);
@@ -153,12 +150,12 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     throw err;
   };
   app.post<{ Params: { op: string } }>("/public/v1/submit/:op", async (req, reply) => {
-    const out = await submitActivity(deps, req.params.op, raw(req), req.headers).catch((err: unknown) => retryAfter(reply, err));
+    const out = await submitActivity(deps, req.params.op, raw(req), req.headers, { address: req.ip, limiter }).catch((err: unknown) => retryAfter(reply, err));
     req.log.info({ organizationId: out.activity.organizationId, activityId: out.activity.id, type: out.activity.type }, "activity");
     return out;
   });
   app.post<{ Params: { op: string } }>("/public/v1/query/:op", async (req, reply) =>
-    runQuery(deps, req.params.op, raw(req), req.headers).catch((err: unknown) => retryAfter(reply, err)),
+    runQuery(deps, req.params.op, raw(req), req.headers, { address: req.ip, limiter }).catch((err: unknown) => retryAfter(reply, err)),
   );
 
   const doc = openApiDocument(opts.version);

@@ -11,7 +11,6 @@ import { lockOrganization } from "../../store/locks.ts";
 import { deleteAllowlist, ORGANIZATION_LIST, readAllowlists } from "../../store/ip-allowlists.ts";
 import { parseAddress } from "../../network/address.ts";
 import { admits, compileAllowlists } from "../../network/allowlist.ts";
-import { callerOf } from "../../network/request-network.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { PublicKeyParam, requireApiKey, requireRootOrganization } from "./rules.ts";
 
@@ -24,7 +23,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const publicKey = p.publicKey ? await requireApiKey(tx, organization.id, p.publicKey) : ORGANIZATION_LIST;
   await deleteAllowlist(tx, organization.id, publicKey, now);
   if (publicKey !== ORGANIZATION_LIST) {
-    const caller = callerOf(ctx.actor);
+    const caller = ctx.caller;
     if (caller && ctx.actor.organizationId === organization.id) {
       const lists = compileAllowlists(await readAllowlists(tx, organization.id));
       const address = caller.address !== undefined ? parseAddress(caller.address) : undefined;

@@ -13,7 +13,6 @@ import { lockOrganization } from "../../store/locks.ts";
 import { ORGANIZATION_LIST, readAllowlist, readAllowlists, writeAllowlist, type OnEvaluationError } from "../../store/ip-allowlists.ts";
 import { parseAddress } from "../../network/address.ts";
 import { admits, compileAllowlists } from "../../network/allowlist.ts";
-import { callerOf } from "../../network/request-network.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { normaliseRules, PublicKeyParam, requireApiKey, requireRootOrganization, RulesParam } from "./rules.ts";
 
@@ -62,7 +61,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
 
 /** Would the request making this change still be admitted once it is made? */
 async function refuseSelfLockout(ctx: ExecuteContext): Promise<void> {
-  const caller = callerOf(ctx.actor);
+  const caller = ctx.caller;
   // Executed later, on another user's approval: the submitter's request is not the one at hand.
   if (!caller || ctx.actor.organizationId !== ctx.organization.id) return;
   const lists = compileAllowlists(await readAllowlists(ctx.tx, ctx.organization.id));
