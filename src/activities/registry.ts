@@ -28,6 +28,9 @@ import { createAuthenticatorsV2 } from "./authenticators/create_authenticators.t
 import { deleteAuthenticators } from "./authenticators/delete_authenticators.ts";
 import { recoverUser } from "./authenticators/recover_user.ts";
 // imports: recovery and contacts
+// imports: ip-allowlist
+import { setIpAllowlist } from "./ip-allowlist/set_ip_allowlist.ts";
+import { removeIpAllowlist } from "./ip-allowlist/remove_ip_allowlist.ts";
 // imports: wallets
 import { createWalletActivity } from "./wallets/create_wallet.ts";
 import { createWalletAccounts } from "./wallets/create_wallet_accounts.ts";
@@ -74,6 +77,9 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   deleteAuthenticators,
   recoverUser,
   // activities: recovery and contacts
+  // activities: ip-allowlist
+  setIpAllowlist,
+  removeIpAllowlist,
   // activities: wallets
   createWalletActivity,
   createWalletAccounts,

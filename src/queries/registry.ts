@@ -13,6 +13,8 @@ import { listWebhookDeliveries } from "./webhook_deliveries.ts";
 // imports: passkeys
 import { getAuthenticator, getAuthenticators } from "./authenticators.ts";
 // imports: recovery and contacts
+// imports: ip-allowlist
+import { getIpAllowlist } from "./ip_allowlist.ts";
 // imports: wallets
 import { getWallet, getWalletAccount, listWalletAccounts, listWallets } from "./wallets.ts";
 import { listVerifiedSuborgs } from "./list_verified_suborgs.ts";
@@ -36,6 +38,8 @@ export const QUERIES: readonly CompiledQuery[] = [
   getAuthenticator,
   getAuthenticators,
   // queries: recovery and contacts
+  // queries: ip-allowlist
+  getIpAllowlist,
   // queries: wallets
   getWallet,
   listWallets,
