@@ -1,0 +1,15 @@
+// The wallets an activity names, as the policy keywords `wallet` and `wallets` see them
+// (POLICY-LANGUAGE §4.3): read when the activity is evaluated, from the target organization.
+import type { PolicyWallets } from "../activities/define.ts";
+import type { WalletFacts } from "../policy/facts.ts";
+import type { Executor } from "../store/schema.ts";
+import { findWallets } from "../store/wallets.ts";
+
+export async function walletFacts(db: Executor, organizationId: string, named: PolicyWallets): Promise<WalletFacts[]> {
+  // The wallet being created has no id yet: its label is the name it will carry.
+  if ("creating" in named) return [{ id: "", imported: false, exported: false, label: named.creating }];
+  // Unknown ids (the activity then fails with 404) are left out; a `wallet` reference with
+  // none left is absent, an evaluation error.
+  const rows = await findWallets(db, organizationId, [...new Set(named.existing)]);
+  return rows.map((w) => ({ id: w.id, imported: w.imported === 1, exported: w.exported === 1, label: w.name }));
+}
