@@ -6,6 +6,7 @@ import { page, pageRequest, unknownCursor } from "../store/pagination.ts";
 import { canonicalB64url } from "../auth/webauthn/encoding.ts";
 import type { Database } from "../store/schema.ts";
 import { defineQuery } from "./define.ts";
+import { byWalletAccountAddress } from "../wallets/lookup.ts";
 
 type OrgQuery = SelectQueryBuilder<Database, "organizations", { id: string; created_at: number }>;
 
@@ -30,6 +31,8 @@ const FILTERS = new Map<string, (q: OrgQuery, value: string) => OrgQuery>([
         s.selectFrom("authenticators").select("organization_id").where("credential_id_normalized", "=", canonicalB64url(v) ?? v),
       ),
   ],
+  // An address of a wallet account (Ethereum in any casing; src/wallets/lookup.ts).
+  ["WALLET_ACCOUNT_ADDRESS", byWalletAccountAddress],
   [
     "PUBLIC_KEY",
     (q, v) =>
@@ -39,7 +42,7 @@ const FILTERS = new Map<string, (q: OrgQuery, value: string) => OrgQuery>([
   ],
 ]);
 /** Filter types of the spec whose credentials arrive with later features. */
-const NOT_YET = ["OIDC_TOKEN", "WALLET_ACCOUNT_ADDRESS"];
+const NOT_YET = ["OIDC_TOKEN"];
 
 export const listSuborgs = defineQuery({
   op: "list_suborgs",

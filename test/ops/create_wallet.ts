@@ -150,3 +150,47 @@ perEngine("create_wallet limits", (h) => {
     assert.equal((await h().query("list_wallets", {}, { as: org })).json.wallets.length, 100);
   });
 });
+
+perEngine("sign-up with a wallet (create_sub_organization V8/V7 `wallet`, list_suborgs WALLET_ACCOUNT_ADDRESS)", (h) => {
+  it("creates the wallet in the new sub-organization, returns it, and finds the sub-organization by address", async () => {
+    const rootUser = { userName: "end-user", apiKeys: [], authenticators: [], oauthProviders: [] };
+    for (const type of ["ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7"]) {
+      const res = await h().submit("create_sub_organization", type, {
+        subOrganizationName: `signup-${n++}`,
+        rootQuorumThreshold: 1,
+        rootUsers: [rootUser],
+        wallet: { walletName: "Wallet 1", accounts: [ETH(), SOL()] },
+      });
+      const key = type.endsWith("V8") ? "createSubOrganizationResultV8" : "createSubOrganizationResultV7";
+      const { subOrganizationId, wallet } = completed(res, key);
+      assert.match(wallet.walletId, UUID);
+      assert.equal(wallet.addresses.length, 2);
+      const mnemonic = await openedMnemonic(h(), wallet.walletId);
+      const seed = mnemonicToSeedSync(mnemonic);
+      assert.equal(wallet.addresses[0], addressOf(deriveKey(seed, "CURVE_SECP256K1", "m/44'/60'/0'/0/0"), "ADDRESS_FORMAT_ETHEREUM"));
+      const row = await h().service.store.db.selectFrom("wallets").selectAll().where("id", "=", wallet.walletId).executeTakeFirstOrThrow();
+      assert.equal(row.organization_id, subOrganizationId);
+      for (const address of [...wallet.addresses, wallet.addresses[0].toLowerCase()]) {
+        const found = await h().query("list_suborgs", { filterType: "WALLET_ACCOUNT_ADDRESS", filterValue: address });
+        assert.deepEqual(found.json.organizationIds, [subOrganizationId], address);
+      }
+    }
+    const none = await h().query("list_suborgs", { filterType: "WALLET_ACCOUNT_ADDRESS", filterValue: "0x000000000000000000000000000000000000dEaD" });
+    assert.deepEqual(none.json.organizationIds, []);
+  });
+
+  it("a refused wallet refuses the whole sign-up: no sub-organization is created", async () => {
+    const before = (await h().query("list_suborgs", { paginationOptions: { limit: "100" } })).json.organizationIds.length;
+    invalidRequest(
+      await h().submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", {
+        subOrganizationName: "bad-wallet",
+        rootQuorumThreshold: 1,
+        rootUsers: [{ userName: "u", apiKeys: [], authenticators: [], oauthProviders: [] }],
+        wallet: { walletName: "w", accounts: [SOL("m/44'/501'/0'/0")], mnemonicLength: 15 },
+      }),
+      /hardened/,
+      ["parameters.wallet.accounts[0].path"],
+    );
+    assert.equal((await h().query("list_suborgs", { paginationOptions: { limit: "100" } })).json.organizationIds.length, before);
+  });
+});

@@ -8,12 +8,14 @@ import { addUsers } from "../users/new-users.ts";
 import { MAX_USERS_PER_REQUEST, RootUserParams } from "../users/user-schemas.ts";
 import { bindToken, markVerified, VerificationTokenParam } from "../users/contact-verification.ts";
 import { checkVerifiedSignup, ClientSignatureParams } from "./verified-signup.ts";
+import { createSignupWallet, signupPolicyWallets, SignupWalletParams, SignupWalletResult } from "../../wallets/signup.ts";
 
 const Params = Type.Object({
   subOrganizationName: Name("subOrganizationName"),
   rootUsers: maxItems(RootUserParams, "rootUsers", MAX_USERS_PER_REQUEST, 1),
   rootQuorumThreshold: Type.Integer({ minimum: 1, errorMessage: "must be a positive integer" }),
-  wallet: Type.Optional(Type.Unknown()),
+  /** A wallet created in the new sub-organization (src/wallets/signup.ts). */
+  wallet: Type.Optional(SignupWalletParams),
   disableEmailRecovery: Type.Optional(Type.Boolean()),
   disableEmailAuth: Type.Optional(Type.Boolean()),
   disableSmsAuth: Type.Optional(Type.Boolean()),
@@ -32,9 +34,6 @@ const execute = (usageKey: "signupV2" | "signup") => async (ctx: ExecuteContext,
     throw invalid("rootQuorumThreshold must not exceed the number of root users", [
       { field: "parameters.rootQuorumThreshold", description: `must be between 1 and ${p.rootUsers.length}` },
     ]);
-  }
-  if (p.wallet !== undefined) {
-    throw invalid("parameters.wallet: not supported by this server yet; omit it", [{ field: "parameters.wallet", description: "not supported yet" }]);
   }
   // "" is an absent token (proto3 JSON). Without a token nothing is verified, and a client
   // signature alone has nothing to sign for.
@@ -69,10 +68,15 @@ const execute = (usageKey: "signupV2" | "signup") => async (ctx: ExecuteContext,
     await bindToken(ctx.tx, verified.claims.id, ctx.now, "parameters.verificationToken");
     await markVerified(ctx.tx, rootUserIds[verified.holder]!, verified.kind, ctx.now);
   }
+  if (p.wallet) return { subOrganizationId, rootUserIds, wallet: await createSignupWallet(ctx, subOrganizationId, p.wallet) };
   return { subOrganizationId, rootUserIds };
 };
 
-const Result = Type.Object({ subOrganizationId: Type.String(), rootUserIds: Type.Array(Type.String()) });
+const Result = Type.Object({
+  subOrganizationId: Type.String(),
+  rootUserIds: Type.Array(Type.String()),
+  wallet: Type.Optional(SignupWalletResult),
+});
 
 const common = {
   resource: "ORGANIZATION",
@@ -80,6 +84,8 @@ const common = {
   kind: "CREATE_SUB_ORGANIZATION",
   params: Params,
   returns: Result,
+  // `wallet` in the parent's policies: the wallet the sign-up creates (its name as label).
+  policyWallets: signupPolicyWallets,
 };
 
 export const createSubOrganizationV8 = defineActivity({
