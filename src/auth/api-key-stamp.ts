@@ -12,6 +12,7 @@ import { precompiled } from "../store/precompiled.ts";
 import type { Db } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
 import { resolveHolder, type CredentialScope } from "./credential-scope.ts";
+import { HOLDER_COLUMNS, holderParts } from "./holder.ts";
 import type { Principal, StampFacts } from "./principal.ts";
 import type { Resolution, Rider, StampStrategy, VerifiedStamp } from "./strategy.ts";
 
@@ -71,14 +72,7 @@ function apiKeysByPublicKey(rider: Rider<unknown>) {
         "api_keys.curve as curve",
         "api_keys.expires_at as expires_at",
         "api_keys.credential_type as credential_type",
-        "users.id as user_id",
-        "users.name as user_name",
-        "users.email as user_email",
-        "users.email_normalized as user_email_normalized",
-        "users.phone as user_phone",
-        "users.created_at as user_created_at",
-        "users.updated_at as user_updated_at",
-        "organizations.name as organization_name",
+        ...HOLDER_COLUMNS,
       ])
       .select(rider.columns(db))
       .where("api_keys.public_key_normalized", "=", v.publicKey),
@@ -114,22 +108,7 @@ async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, organi
     );
   }
   const principal: Principal = {
-    actor: {
-      userId: key.user_id,
-      userName: key.user_name,
-      organizationId: key.organization_id,
-      organizationName: key.organization_name,
-    },
-    user: {
-      id: key.user_id,
-      organization_id: key.organization_id,
-      name: key.user_name,
-      email: key.user_email,
-      email_normalized: key.user_email_normalized,
-      phone: key.user_phone,
-      created_at: key.user_created_at,
-      updated_at: key.user_updated_at,
-    },
+    ...holderParts(key),
     // The chain proved it exists (organizations are never re-parented); a holder found
     // below the target acts in its own organization.
     organization: { id: found.organizationId },

@@ -14,6 +14,7 @@ import { advanceSignCount, AUTHENTICATOR_CREDENTIAL_TYPE } from "../store/authen
 import { precompiled } from "../store/precompiled.ts";
 import type { Db } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
+import { HOLDER_COLUMNS, holderParts } from "./holder.ts";
 import { resolveHolder, type CredentialScope } from "./credential-scope.ts";
 import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "./login-settings.ts";
 import type { Principal } from "./principal.ts";
@@ -59,14 +60,7 @@ function authenticatorsByCredentialId(rider: Rider<unknown>) {
         "authenticators.organization_id as organization_id",
         "authenticators.public_key as public_key",
         "authenticators.sign_count as sign_count",
-        "users.id as user_id",
-        "users.name as user_name",
-        "users.email as user_email",
-        "users.email_normalized as user_email_normalized",
-        "users.phone as user_phone",
-        "users.created_at as user_created_at",
-        "users.updated_at as user_updated_at",
-        "organizations.name as organization_name",
+        ...HOLDER_COLUMNS,
       ])
       .select(rider.columns(db))
       .where("authenticators.credential_id_normalized", "=", v.credentialId),
@@ -102,22 +96,7 @@ async function resolve<T>(
     }
   }
   const principal: Principal = {
-    actor: {
-      userId: passkey.user_id,
-      userName: passkey.user_name,
-      organizationId: passkey.organization_id,
-      organizationName: passkey.organization_name,
-    },
-    user: {
-      id: passkey.user_id,
-      organization_id: passkey.organization_id,
-      name: passkey.user_name,
-      email: passkey.user_email,
-      email_normalized: passkey.user_email_normalized,
-      phone: passkey.user_phone,
-      created_at: passkey.user_created_at,
-      updated_at: passkey.user_updated_at,
-    },
+    ...holderParts(passkey),
     organization: { id: found.organizationId },
     credential: { kind: "authenticator", id: passkey.id, type: AUTHENTICATOR_CREDENTIAL_TYPE, expiresAt: null },
     // The vote keeps the passkey's key and the whole stamp: with the message (the body) it is

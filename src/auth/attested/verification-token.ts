@@ -7,6 +7,7 @@
 // core sends loginWithOtp with the parent organization's id. The token must have been issued
 // by that user's organization or one of its ancestors (a parent's token serves its
 // sub-organizations; a sub-organization's only itself).
+import { HOLDER_COLUMNS, holderParts } from "../holder.ts";
 import { unauthenticated } from "../../errors.ts";
 import { organizationChain } from "../../store/organizations.ts";
 import type { Db } from "../../store/schema.ts";
@@ -24,15 +25,8 @@ function usersWithContact(db: Db, claims: VerificationClaims, rider: Rider<unkno
     .selectFrom("users")
     .innerJoin("organizations", "organizations.id", "users.organization_id")
     .select([
-      "users.id as user_id",
       "users.organization_id as organization_id",
-      "users.name as user_name",
-      "users.email as user_email",
-      "users.email_normalized as user_email_normalized",
-      "users.phone as user_phone",
-      "users.created_at as user_created_at",
-      "users.updated_at as user_updated_at",
-      "organizations.name as organization_name",
+      ...HOLDER_COLUMNS,
     ])
     .select(rider.columns(db));
   return claims.verification_type === "OTP_TYPE_SMS"
@@ -77,25 +71,11 @@ export const verificationTokenScheme: AttestationScheme = {
     if (!chain.includes(claims.organization_id)) {
       throw refused(`the verification token was issued by organization ${claims.organization_id}, which is not the user's organization or one of its parents`);
     }
+    const holder = holderParts(user);
     return {
       principal: {
-        actor: {
-          userId: user.user_id,
-          userName: user.user_name,
-          organizationId: user.organization_id,
-          organizationName: user.organization_name,
-          attestedTokenId: claims.id,
-        },
-        user: {
-          id: user.user_id,
-          organization_id: user.organization_id,
-          name: user.user_name,
-          email: user.user_email,
-          email_normalized: user.user_email_normalized,
-          phone: user.user_phone,
-          created_at: user.user_created_at,
-          updated_at: user.user_updated_at,
-        },
+        ...holder,
+        actor: { ...holder.actor, attestedTokenId: claims.id },
         organization: { id: found.organizationId },
         fromAncestor: found.fromAncestor,
       },
