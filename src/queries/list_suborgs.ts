@@ -2,13 +2,13 @@ import { Type } from "@sinclair/typebox";
 import type { SelectQueryBuilder } from "kysely";
 import { invalid } from "../errors.ts";
 import { OrganizationId, Pagination } from "../schemas/common.ts";
-import { page, pageRequest, unknownCursor } from "../store/pagination.ts";
+import { page, pageRequest, unknownCursor, type PageRequest } from "../store/pagination.ts";
 import { canonicalB64url } from "../auth/webauthn/encoding.ts";
-import type { Database } from "../store/schema.ts";
+import type { Database, Executor } from "../store/schema.ts";
 import { defineQuery } from "./define.ts";
 import { byWalletAccountAddress } from "../wallets/lookup.ts";
 
-type OrgQuery = SelectQueryBuilder<Database, "organizations", { id: string; created_at: number }>;
+export type OrgQuery = SelectQueryBuilder<Database, "organizations", { id: string; created_at: number }>;
 
 /**
  * How each filter type narrows the sub-organizations. A Map: the key is request data, and
@@ -74,18 +74,20 @@ export const listSuborgs = defineQuery({
     } else if (req.filterValue) {
       throw invalid("filterType must be set when filterValue is", [{ field: "filterType", description: "must be set" }]);
     }
-    const cursorId = pageReq.before ?? pageReq.after;
-    let cursor;
-    if (cursorId) {
-      cursor = await db
-        .selectFrom("organizations")
-        .select(["created_at", "id"])
-        .where("id", "=", cursorId)
-        .where("parent_id", "=", organization.id)
-        .executeTakeFirst();
-      if (!cursor) unknownCursor(cursorId);
-    }
-    const rows = await page(q, pageReq, cursor, false);
-    return { organizationIds: rows.map((r) => r.id) };
+    return { organizationIds: await pageOfSubOrganizations(db, organization.id, q, pageReq) };
   },
 });
+
+/**
+ * One page of a parent's direct sub-organizations (`q`: those rows, possibly filtered, as
+ * list_suborgs selects them), oldest first; `after`/`before` name a sub-organization of that parent.
+ */
+export async function pageOfSubOrganizations(db: Executor, parentId: string, q: OrgQuery, pageReq: PageRequest): Promise<string[]> {
+  const cursorId = pageReq.before ?? pageReq.after;
+  let cursor;
+  if (cursorId) {
+    cursor = await db.selectFrom("organizations").select(["created_at", "id"]).where("id", "=", cursorId).where("parent_id", "=", parentId).executeTakeFirst();
+    if (!cursor) unknownCursor(cursorId);
+  }
+  return (await page(q, pageReq, cursor, false)).map((r) => r.id);
+}

@@ -1,12 +1,10 @@
 import { Type } from "@sinclair/typebox";
-import type { SelectQueryBuilder } from "kysely";
 import { invalid } from "../errors.ts";
 import { OrganizationId, Pagination } from "../schemas/common.ts";
-import { page, pageRequest, unknownCursor } from "../store/pagination.ts";
-import type { Database } from "../store/schema.ts";
+import { pageRequest } from "../store/pagination.ts";
 import { defineQuery } from "./define.ts";
+import { pageOfSubOrganizations, type OrgQuery } from "./list_suborgs.ts";
 
-type OrgQuery = SelectQueryBuilder<Database, "organizations", { id: string; created_at: number }>;
 
 /**
  * Sub-organizations having a user whose contact equals the value AND was verified with a
@@ -56,18 +54,6 @@ export const listVerifiedSuborgs = defineQuery({
         .where("organizations.parent_id", "=", organization.id),
       req.filterValue,
     );
-    const cursorId = pageReq.before ?? pageReq.after;
-    let cursor;
-    if (cursorId) {
-      cursor = await db
-        .selectFrom("organizations")
-        .select(["created_at", "id"])
-        .where("id", "=", cursorId)
-        .where("parent_id", "=", organization.id)
-        .executeTakeFirst();
-      if (!cursor) unknownCursor(cursorId);
-    }
-    const rows = await page(q, pageReq, cursor, false);
-    return { organizationIds: rows.map((r) => r.id) };
+    return { organizationIds: await pageOfSubOrganizations(db, organization.id, q, pageReq) };
   },
 });
