@@ -9,7 +9,7 @@ import { TurnkeyClient } from "@turnkey/http";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { Turnkey } from "@turnkey/sdk-server";
 import { verifySessionJwtSignature } from "@turnkey/crypto";
-import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer, rejection } from "../helpers/server.ts";
 import { pollUntil } from "../helpers/raw-http.ts";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
 
@@ -27,16 +27,6 @@ interface Claims {
 
 /** As core's parseSession: the payload through atob. */
 const claimsOf = (jwt: string): Claims => JSON.parse(atob(jwt.split(".")[1]!)) as Claims;
-
-/** The error a promise rejects with (the SDKs throw TurnkeyRequestError: message and gRPC code). */
-async function rejection(p: Promise<unknown>): Promise<{ message: string; code?: number }> {
-  try {
-    await p;
-  } catch (err) {
-    return err as { message: string; code?: number };
-  }
-  throw new Error("expected the request to fail");
-}
 
 for (const engine of engines()) {
   describe(`sessions through the official SDKs (${engine.name})`, { skip: engine.skip, timeout: 120_000 }, () => {

@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { Turnkey } from "@turnkey/sdk-server";
 import { DEFAULT_ETHEREUM_ACCOUNTS, DEFAULT_SOLANA_ACCOUNTS } from "@turnkey/sdk-server";
-import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer, rejection } from "../helpers/server.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { MasterKey } from "../../src/crypto/envelope.ts";
 import { openStore } from "../../src/store/db.ts";
@@ -39,15 +39,6 @@ function sdkServerFor(url: string, init: InitResult): typeof import("@turnkey/sd
 
 type Key = { publicKey: string; privateKey: string };
 const ETH0 = { curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" } as const;
-
-async function rejection(p: Promise<unknown>): Promise<{ message: string; code?: number }> {
-  try {
-    await p;
-  } catch (err) {
-    return err as { message: string; code?: number };
-  }
-  throw new Error("expected the request to fail");
-}
 
 for (const engine of engines()) {
   describe(`wallets through the official SDK (${engine.name})`, { skip: engine.skip, timeout: 180_000 }, () => {

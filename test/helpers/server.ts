@@ -137,3 +137,13 @@ export async function startServer(inst: Instance, args: string[] = []): Promise<
   };
   return { url: `http://127.0.0.1:${port}`, port, proc, output: () => out, stop: wait("SIGTERM"), kill: wait("SIGKILL") };
 }
+
+/** The error a promise rejects with (the SDKs throw TurnkeyRequestError: message and gRPC code). */
+export async function rejection(p: Promise<unknown>): Promise<{ message: string; code?: number }> {
+  try {
+    await p;
+  } catch (err) {
+    return err as { message: string; code?: number };
+  }
+  throw new Error("expected the request to fail");
+}
