@@ -44,16 +44,20 @@ const FILTERS = new Map<string, (q: OrgQuery, value: string) => OrgQuery>([
 /** Filter types of the spec whose credentials arrive with later features. */
 const NOT_YET = ["OIDC_TOKEN"];
 
+/** The request and response of list_suborgs and list_verified_suborgs (the same swagger shapes). */
+export const SubOrgsRequest = Type.Object({
+  organizationId: OrganizationId,
+  filterType: Type.Optional(Type.String({ maxLength: 64 })),
+  filterValue: Type.Optional(Type.String({ maxLength: 1024 })),
+  paginationOptions: Type.Optional(Pagination),
+});
+export const SubOrgsResponse = Type.Object({ organizationIds: Type.Array(Type.String()) });
+
 export const listSuborgs = defineQuery({
   op: "list_suborgs",
   summary: "Ids of the organization's direct sub-organizations, oldest first, optionally filtered.",
-  request: Type.Object({
-    organizationId: OrganizationId,
-    filterType: Type.Optional(Type.String({ maxLength: 64 })),
-    filterValue: Type.Optional(Type.String({ maxLength: 1024 })),
-    paginationOptions: Type.Optional(Pagination),
-  }),
-  response: Type.Object({ organizationIds: Type.Array(Type.String()) }),
+  request: SubOrgsRequest,
+  response: SubOrgsResponse,
   async run({ db, organization }, req) {
     const pageReq = pageRequest(req.paginationOptions);
     let q: OrgQuery = db

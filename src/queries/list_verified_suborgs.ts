@@ -1,10 +1,7 @@
-import { Type } from "@sinclair/typebox";
 import { invalid } from "../errors.ts";
-import { OrganizationId, Pagination } from "../schemas/common.ts";
 import { pageRequest } from "../store/pagination.ts";
 import { defineQuery } from "./define.ts";
-import { pageOfSubOrganizations, type OrgQuery } from "./list_suborgs.ts";
-
+import { pageOfSubOrganizations, SubOrgsRequest, SubOrgsResponse, type OrgQuery } from "./list_suborgs.ts";
 
 /**
  * Sub-organizations having a user whose contact equals the value AND was verified with a
@@ -29,13 +26,8 @@ const FILTERS = new Map<string, (q: OrgQuery, value: string) => OrgQuery>([
 export const listVerifiedSuborgs = defineQuery({
   op: "list_verified_suborgs",
   summary: "Ids of the organization's direct sub-organizations with a user whose email or phone number is the value and verified, oldest first.",
-  request: Type.Object({
-    organizationId: OrganizationId,
-    filterType: Type.Optional(Type.String({ maxLength: 64 })),
-    filterValue: Type.Optional(Type.String({ maxLength: 1024 })),
-    paginationOptions: Type.Optional(Pagination),
-  }),
-  response: Type.Object({ organizationIds: Type.Array(Type.String()) }),
+  request: SubOrgsRequest,
+  response: SubOrgsResponse,
   async run({ db, organization }, req) {
     const pageReq = pageRequest(req.paginationOptions);
     // A look-up by contact: both are required (a list of every verified sub-organization
