@@ -45,6 +45,8 @@ async function createServiceKey(db: Executor, master: MasterKey, purpose: Servic
 /** Opened keys, per store (on the service state): a sealed key is opened once, not per signature. */
 export class ServiceKeyCache {
   readonly #active = new Map<ServiceKeyPurpose, ServiceKey>();
+  /** Every purpose has had an active key (keys are never deleted, only demoted): checked once. */
+  ensured = false;
   get(purpose: ServiceKeyPurpose): ServiceKey | undefined {
     return this.#active.get(purpose);
   }
@@ -91,12 +93,15 @@ export async function activeServiceKey(cache: ServiceKeyCache, db: Executor, mas
 
 /** Creates the active key of every purpose that has none (sigil serve does it at start, so discovery is never empty). */
 export async function ensureServiceKeys(cache: ServiceKeyCache, db: Db, master: MasterKey, now = Date.now()): Promise<void> {
+  if (cache.ensured) return;
   const missing: ServiceKeyPurpose[] = [];
   for (const purpose of SERVICE_KEY_PURPOSES) if (!cache.get(purpose) && !(await activeRow(db, purpose))) missing.push(purpose);
-  if (missing.length === 0) return;
-  await db.transaction().execute(async (tx) => {
-    for (const purpose of missing) if (!(await activeRow(tx, purpose))) await createServiceKey(tx, master, purpose, now);
-  });
+  if (missing.length > 0) {
+    await db.transaction().execute(async (tx) => {
+      for (const purpose of missing) if (!(await activeRow(tx, purpose))) await createServiceKey(tx, master, purpose, now);
+    });
+  }
+  cache.ensured = true;
 }
 
 /** Public keys that verify tokens of `purpose` (active and published), uncompressed hex. */

@@ -60,16 +60,3 @@ export function verifyP256(publicKeyHex: string, data: Buffer | Uint8Array, sign
     return false;
   }
 }
-
-/** Compressed ↔ uncompressed forms of a P-256 public key (hex in, lower-case hex out). */
-export function p256Point(publicKeyHex: string): { compressed: string; uncompressed: string } {
-  const key = keyObject("API_KEY_CURVE_P256", publicKeyHex);
-  const jwk = key.export({ format: "jwk" });
-  const { publicCompressed, publicUncompressed } = points(jwk);
-  return { compressed: publicCompressed, uncompressed: publicUncompressed };
-}
-
-/** A public KeyObject from uncompressed/compressed hex (for libraries that take KeyObjects). */
-export function p256PublicKeyObject(publicKeyHex: string): KeyObject {
-  return keyObject("API_KEY_CURVE_P256", publicKeyHex);
-}
