@@ -4,7 +4,7 @@
 // registry.ts. The parameter and result types are bound here, at definition time: the
 // pipeline holds a CompiledActivity and calls its hooks without knowing them.
 import type { Static, TObject } from "@sinclair/typebox";
-import type { Tx } from "../store/schema.ts";
+import type { Executor, Tx } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
 import type { ParamValue } from "../policy/facts.ts";
@@ -49,7 +49,23 @@ export interface TargetOrganization {
   id: string;
 }
 
-export interface ExecuteContext {
+/**
+ * What `prepare` may use: the plain database handle (reads only: no transaction is open),
+ * the services, and who is acting. Runs at submission, once authorization allowed the
+ * activity, before its transaction begins.
+ */
+export interface PrepareContext {
+  db: Executor;
+  organization: TargetOrganization;
+  actor: Actor;
+  now: number;
+  chains: ChainCache;
+  services: ActivityServices;
+}
+
+export interface ExecuteContext<X = undefined> {
+  /** What the definition's `prepare` returned (undefined without one). */
+  prepared: X;
   /**
    * The activity's transaction. Handlers read and write through it only: on SQLite it may
    * be shared with other activities of the same commit group (each in its own savepoint),
@@ -72,7 +88,7 @@ export interface ExecuteContext {
   caller?: Caller;
 }
 
-export interface ActivityDefinition<P extends TObject = TObject, R extends TObject = TObject> {
+export interface ActivityDefinition<P extends TObject = TObject, R extends TObject = TObject, X = undefined> {
   /** ACTIVITY_TYPE_... accepted at that path. Several definitions may share an op. */
   type: string;
   /** Path segment: POST /public/v1/submit/<op>. Default: the type without ACTIVITY_TYPE_ and _V<n>, lower case. */
@@ -123,7 +139,16 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    * authorization so an invalid request is refused instead of waiting for approvals.
    */
   check?(params: Static<P>): void;
-  execute(ctx: ExecuteContext, params: Static<P>): Promise<Static<R>>;
+  /**
+   * I/O that must not happen inside a database transaction (an OAuth provider's token
+   * endpoint, an issuer's JWKS): run at submission once authorization allowed the activity,
+   * before its transaction; what it returns reaches `execute` as `ctx.prepared`. Its errors
+   * are the submission's answer, nothing recorded. An activity with `prepare` that only a
+   * later vote allows is recorded FAILED at that vote (its inputs, e.g. a single-use
+   * authorization code, were meant for the moment of submission).
+   */
+  prepare?(ctx: PrepareContext, params: Static<P>): Promise<X>;
+  execute(ctx: ExecuteContext<X>, params: Static<P>): Promise<Static<R>>;
 }
 
 /**
@@ -160,7 +185,8 @@ export interface CompiledActivity {
   policyWallets?(params: ActivityParams): PolicyWallets | undefined;
   implicitlyAllowed?(params: ActivityParams, actor: Actor): boolean;
   check?(params: ActivityParams): void;
-  execute(ctx: ExecuteContext, params: ActivityParams): Promise<Record<string, unknown>>;
+  prepare?(ctx: PrepareContext, params: ActivityParams): Promise<unknown>;
+  execute(ctx: ExecuteContext<unknown>, params: ActivityParams): Promise<Record<string, unknown>>;
 }
 
 /** ACTIVITY_TYPE_CREATE_USERS_V4 → { op: create_users, intent: createUsersIntentV4, result: createUsersResult } */
@@ -172,7 +198,7 @@ export function namesOf(type: string): { op: string; intent: string; result: str
   return { op, intent: `${camel}Intent${m[2] ?? ""}`, result: `${camel}Result` };
 }
 
-export function defineActivity<P extends TObject, R extends TObject = TObject>(def: ActivityDefinition<P, R>): CompiledActivity {
+export function defineActivity<P extends TObject, R extends TObject = TObject, X = undefined>(def: ActivityDefinition<P, R, X>): CompiledActivity {
   const names = namesOf(def.type);
   const validator = compile(def.params);
   // Parameters reach the hooks validated (at submission, or stored after it); the guard
@@ -181,7 +207,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject>(d
     if (validator.is(params)) return params;
     throw new Error(`${def.type}: parameters do not match the definition's schema`);
   };
-  const { policyParams, policyWallets, implicitlyAllowed, check, execute } = def;
+  const { policyParams, policyWallets, implicitlyAllowed, check, prepare, execute } = def;
   return {
     route: "activity",
     op: def.op ?? names.op,
@@ -202,7 +228,9 @@ export function defineActivity<P extends TObject, R extends TObject = TObject>(d
     ...(policyWallets ? { policyWallets: (params: ActivityParams) => policyWallets(typed(params)) } : {}),
     ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(typed(params), actor) } : {}),
     ...(check ? { check: (params: ActivityParams) => check(typed(params)) } : {}),
-    execute: async (ctx, params) => execute(ctx, typed(params)),
+    ...(prepare ? { prepare: (ctx: PrepareContext, params: ActivityParams) => prepare(ctx, typed(params)) } : {}),
+    // `prepared` is what this definition's own prepare returned (settle.ts passes it through).
+    execute: async (ctx, params) => execute(ctx as ExecuteContext<X>, typed(params)),
   };
 }
 

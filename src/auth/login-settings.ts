@@ -2,6 +2,7 @@
 // from the configuration by `sigil serve` (configure-logins.ts; the test harnesses build their
 // own) and handed to activities through their ExecuteContext. Types only: the transports
 // import them, and this module imports no transport.
+import type { OAuthSettings } from "./oauth/settings.ts";
 
 /** One OTP message, as a transport delivers it. The code is in `text` (and `html`): never log these. */
 export interface OtpMessage {
@@ -31,6 +32,8 @@ export interface LoginSettings {
   /** Absent: OTP over that channel is refused with a clear error. */
   email?: OtpTransport;
   sms?: OtpTransport;
+  /** OAuth providers, trusted issuers and Sigil's issuer URL (auth/oauth/settings.ts). Absent: built-in defaults (auth/oauth/configure.ts). */
+  oauth?: OAuthSettings;
 }
 
 export interface Logger {

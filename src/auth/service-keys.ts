@@ -10,7 +10,7 @@ import type { MasterKey } from "../crypto/envelope.ts";
 import { generateP256, p256FromPkcs8, toPkcs8, type P256Private } from "../crypto/p256.ts";
 import type { Db, Executor, ServiceKeyPurpose } from "../store/schema.ts";
 
-export const SERVICE_KEY_PURPOSES: readonly ServiceKeyPurpose[] = ["SESSION_JWT", "OTP_ENCRYPTION_TARGET", "VERIFICATION_TOKEN"];
+export const SERVICE_KEY_PURPOSES: readonly ServiceKeyPurpose[] = ["SESSION_JWT", "OTP_ENCRYPTION_TARGET", "VERIFICATION_TOKEN", "OAUTH2_CLIENT_SECRET", "OIDC_TOKEN"];
 
 export interface ServiceKey {
   id: string;

@@ -4,10 +4,10 @@
 import type { ActivityServices } from "../activities/define.ts";
 import { activeServiceKey, verifyingKeys } from "../auth/service-keys.ts";
 import { DEFAULT_LOGIN_SETTINGS } from "../auth/login-settings.ts";
-import type { Tx } from "../store/schema.ts";
+import type { Executor } from "../store/schema.ts";
 import type { PipelineDeps } from "./deps.ts";
 
-export function activityServices(deps: PipelineDeps, tx: Tx, now: number): ActivityServices {
+export function activityServices(deps: PipelineDeps, tx: Executor, now: number): ActivityServices {
   const master = () => {
     if (!deps.masterKey) throw new Error("this activity needs the master key in the pipeline");
     return deps.masterKey;

@@ -4,7 +4,7 @@
 //   request's vote and its evaluation record → the webhook event when the status changed.
 // After the commit, afterCommit() marks the policy set as stored and wakes the dispatcher.
 import { sql } from "kysely";
-import { ApiError } from "../errors.ts";
+import { ApiError, precondition } from "../errors.ts";
 import type { Actor, CompiledActivity } from "../activities/define.ts";
 import { insertActivity, insertVote, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import type { Tx } from "../store/schema.ts";
@@ -49,6 +49,8 @@ export interface Settlement {
   now: number;
   /** A new submission's request (network side); absent for votes. */
   caller?: Caller;
+  /** What the definition's prepare returned at submission (submission.ts). */
+  prepared?: unknown;
 }
 
 export interface Settled {
@@ -111,8 +113,14 @@ async function decidedOutcome(deps: PipelineDeps, tx: Tx, s: Settlement): Promis
 
 async function executed(deps: PipelineDeps, tx: Tx, s: Settlement): Promise<Outcome> {
   const run = async (): Promise<Outcome> => {
+    if (s.def.prepare && s.previous) {
+      throw precondition(
+        `${s.def.type} can only run when its submission is allowed: what it prepares outside the database (e.g. a single-use authorization code) is not kept for a later approval`,
+      );
+    }
     const result = await s.def.execute(
       {
+        prepared: s.prepared,
         tx,
         organization: { id: s.activity.organization_id },
         actor: s.initiator,

@@ -14,6 +14,7 @@ import { authorize, isDenied, deniedFailure, stampCredential, STATUS } from "./a
 import type { PipelineDeps } from "./deps.ts";
 import { activityFacts, governance, userFact } from "./governance.ts";
 import { respond, type Answer } from "./respond.ts";
+import { activityServices } from "./services.ts";
 import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
 import type { Validated } from "./validate.ts";
 import { castVote, voteRow } from "./vote.ts";
@@ -44,6 +45,21 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
     if (!deps.masterKey) throw new Error("app proofs need the master key in the pipeline");
     await openProofKey(deps.state, deps.db, deps.masterKey);
   }
+  // The definition's work outside the database (provider calls), only once it is allowed.
+  const prepared =
+    def.prepare && evaluated.decision.outcome === "OUTCOME_ALLOW"
+      ? await def.prepare(
+          {
+            db: deps.db,
+            organization: { id: principal.organization.id },
+            actor: principal.actor,
+            now,
+            chains: deps.state.chains,
+            services: activityServices(deps, deps.db, now),
+          },
+          params,
+        )
+      : undefined;
   // Who listens is decided before the transaction, from the endpoints as the snapshot saw
   // them: an activity that creates the organization's first endpoint does not notify it.
   const listening = await deps.state.listeners.hasListeners(deps.db, principal.organization.id, snapshot.webhookVersion);
@@ -74,6 +90,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
     known,
     now,
     caller: callerOf(ctx.network, principal),
+    ...(prepared !== undefined ? { prepared } : {}),
   };
   const { settled, twin } = await settleOrFindTwin(deps, settlement);
   if (settled) {

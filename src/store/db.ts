@@ -14,6 +14,8 @@ import * as m005 from "./migrations/005_webhook_retries.ts";
 import * as m006 from "./migrations/006_logins.ts";
 import * as m007 from "./migrations/007_wallets.ts";
 import * as m008 from "./migrations/008_ip_allowlists.ts";
+import * as m009 from "./migrations/009_oauth.ts";
+import * as m010 from "./migrations/010_tvc.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
 import { groupCommit, StoreUnavailableError, transactionPerCall, type Transact } from "./transactions.ts";
 import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer.ts";
@@ -76,6 +78,8 @@ const MIGRATIONS: Record<string, Migration> = {
   "006_logins": m006,
   "007_wallets": m007,
   "008_ip_allowlists": m008,
+  "009_oauth": m009,
+  "010_tvc": m010,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -39,7 +39,7 @@ export type CredentialType =
   | "CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR"
   | "CREDENTIAL_TYPE_OTP_AUTH_KEY_P256";
 /** service_keys.purpose: what a service P-256 key signs (published at /public/v1/discovery/keys). */
-export type ServiceKeyPurpose = "SESSION_JWT" | "OTP_ENCRYPTION_TARGET" | "VERIFICATION_TOKEN";
+export type ServiceKeyPurpose = "SESSION_JWT" | "OTP_ENCRYPTION_TARGET" | "VERIFICATION_TOKEN" | "OAUTH2_CLIENT_SECRET" | "OIDC_TOKEN";
 /** otps.otp_type and verification_tokens.verification_type */
 export type OtpType = "OTP_TYPE_EMAIL" | "OTP_TYPE_SMS";
 /** otps.status: live (may be verified) | verified (used once) | burnt (3 wrong codes) | expired is read from expires_at. */
@@ -405,6 +405,106 @@ export interface MetaTable {
   value: string;
 }
 
+/** OAuth 2.0 client credentials (issue 11). The secret is sealed with the master key. */
+export interface Oauth2CredentialsTable {
+  id: string;
+  organization_id: string;
+  /** OAUTH2_PROVIDER_X | OAUTH2_PROVIDER_DISCORD | … (auth/oauth/providers.ts) */
+  provider: string;
+  client_id: string;
+  /** The client secret, sealed with the master key (AAD binds it to the credential id). */
+  client_secret_sealed: string;
+  /** The envelope as the client sent it (encrypted to the OAUTH2_CLIENT_SECRET service key): what the record returns. */
+  encrypted_client_secret: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** OIDC identities attached to users; (issuer, audience, subject) unique service-wide. */
+export interface OauthProvidersTable {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  provider_name: string;
+  issuer: string;
+  audience: string;
+  subject: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** TVC operators (P-256 keys that sign manifests / hold shares), per organization. */
+export interface TvcOperatorsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  /** Lower-case hex, compressed or uncompressed as given (unique per organization). */
+  public_key: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TvcOperatorSetsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  threshold: number;
+  /** sha256 hex over name, threshold and sorted member ids: identical sets are reused. */
+  identity: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TvcOperatorSetMembersTable {
+  set_id: string;
+  operator_id: string;
+  position: number;
+}
+
+export interface TvcAppsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  quorum_public_key: string;
+  manifest_set_id: string;
+  share_set_id: string;
+  enable_egress: number;
+  enable_debug_mode_deployments: number;
+  live_deployment_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TvcDeploymentsTable {
+  id: string;
+  organization_id: string;
+  app_id: string;
+  manifest_id: string;
+  /** base64 of the manifest's exact bytes (what operators sign). */
+  manifest: string;
+  /** sha256 hex of those bytes. */
+  manifest_digest: string;
+  /** JSON: the deployment as requested (tvc/manifest.ts DeploymentSpec). */
+  spec: string;
+  replicas: number;
+  /** Set when the manifest set's threshold of approvals was reached: desired to run from then on. */
+  approved_at: number | null;
+  deleted_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TvcManifestApprovalsTable {
+  id: string;
+  organization_id: string;
+  deployment_id: string;
+  manifest_id: string;
+  operator_id: string;
+  /** DER hex ECDSA P-256/SHA-256 over the manifest bytes. */
+  signature: string;
+  created_at: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   root_quorum_members: RootQuorumMembersTable;
@@ -431,6 +531,14 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
+  oauth2_credentials: Oauth2CredentialsTable;
+  oauth_providers: OauthProvidersTable;
+  tvc_operators: TvcOperatorsTable;
+  tvc_operator_sets: TvcOperatorSetsTable;
+  tvc_operator_set_members: TvcOperatorSetMembersTable;
+  tvc_apps: TvcAppsTable;
+  tvc_deployments: TvcDeploymentsTable;
+  tvc_manifest_approvals: TvcManifestApprovalsTable;
   sigil_meta: MetaTable;
 }
 
