@@ -10,6 +10,7 @@ import { AppProofKeyCache } from "./app-proofs/proofs.ts";
 import { SigningKeyCache } from "./webhooks/signing-keys.ts";
 import { ServiceKeyCache } from "./auth/service-keys.ts";
 import { AllowlistCache } from "./network/allowlist-cache.ts";
+import { TvcObservations } from "./tvc/observed.ts";
 
 export interface ServiceState {
   /** Organization → its chain of ancestors (parents never change). */
@@ -26,6 +27,8 @@ export interface ServiceState {
   readonly serviceKeys: ServiceKeyCache;
   /** Root organization → its compiled IP allowlists, per allowlist version. */
   readonly allowlists: AllowlistCache;
+  /** What the TVC runtime of this process last observed, per deployment. */
+  readonly tvc: TvcObservations;
 }
 
 export function newServiceState(): ServiceState {
@@ -38,5 +41,6 @@ export function newServiceState(): ServiceState {
     signingKey: new SigningKeyCache(),
     serviceKeys: new ServiceKeyCache(),
     allowlists: new AllowlistCache(),
+    tvc: new TvcObservations(),
   };
 }

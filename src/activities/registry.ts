@@ -39,6 +39,9 @@ import { deleteWallets } from "./wallets/delete_wallets.ts";
 import { updateUserEmail } from "./users/update_user_email.ts";
 import { updateUserPhoneNumber } from "./users/update_user_phone_number.ts";
 import { updateUserName } from "./users/update_user_name.ts";
+// imports: oauth2 credentials and oauth2_authenticate
+// imports: oauth providers and oauth_login
+// imports: tvc
 
 export const ACTIVITIES: readonly CompiledActivity[] = [
   createSubOrganizationV8,
@@ -88,6 +91,9 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   updateUserEmail,
   updateUserPhoneNumber,
   updateUserName,
+  // activities: oauth2 credentials and oauth2_authenticate
+  // activities: oauth providers and oauth_login
+  // activities: tvc
 ];
 
 /** Votes on other activities: routed like activities, recorded on their target. */

@@ -18,6 +18,10 @@ import { getIpAllowlist } from "./ip_allowlist.ts";
 // imports: wallets
 import { getWallet, getWalletAccount, listWalletAccounts, listWallets } from "./wallets.ts";
 import { listVerifiedSuborgs } from "./list_verified_suborgs.ts";
+// imports: oauth2 credentials
+// imports: oauth providers
+// imports: tvc
+// imports: tvc status
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
@@ -46,6 +50,10 @@ export const QUERIES: readonly CompiledQuery[] = [
   getWalletAccount,
   listWalletAccounts,
   listVerifiedSuborgs,
+  // queries: oauth2 credentials
+  // queries: oauth providers
+  // queries: tvc
+  // queries: tvc status
 ];
 
 const byOp = new Map<string, CompiledQuery>();
