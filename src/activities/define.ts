@@ -51,12 +51,13 @@ export interface TargetOrganization {
 
 /**
  * What `prepare` may use: the plain database handle (reads only: no transaction is open),
- * the services, and who is acting. Runs at submission, once authorization allowed the
- * activity, before its transaction begins.
+ * the services, and who is acting. Runs before the transaction that may execute the
+ * activity (see ActivityDefinition.prepare).
  */
 export interface PrepareContext {
   db: Executor;
   organization: TargetOrganization;
+  /** The submitter at submission; the voter before an approval (the handler still runs as the submitter). */
   actor: Actor;
   now: number;
   chains: ChainCache;
@@ -141,13 +142,15 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
   check?(params: Static<P>): void;
   /**
    * I/O that must not happen inside a database transaction (an OAuth provider's token
-   * endpoint, an issuer's JWKS): run at submission once authorization allowed the activity,
-   * before its transaction; what it returns reaches `execute` as `ctx.prepared`. Its errors
-   * are the submission's answer, nothing recorded. An activity with `prepare` that only a
-   * later vote allows is recorded FAILED at that vote (its inputs, e.g. a single-use
-   * authorization code, were meant for the moment of submission).
+   * endpoint, an issuer's JWKS): run before the transaction that may execute the activity —
+   * at submission once authorization allowed it (`when` = "submission"), and before each
+   * approving vote while it awaits consensus ("approval": the vote may or may not complete
+   * it, so this must be safe to repeat). What it returns reaches `execute` as
+   * `ctx.prepared`; its errors are the request's answer, nothing recorded. Returning
+   * undefined for an approval (e.g. a single-use authorization code meant for the moment of
+   * submission) makes an execution at that vote fail with a clear error.
    */
-  prepare?(ctx: PrepareContext, params: Static<P>): Promise<X>;
+  prepare?(ctx: PrepareContext, params: Static<P>, when: "submission" | "approval"): Promise<X | undefined>;
   execute(ctx: ExecuteContext<X>, params: Static<P>): Promise<Static<R>>;
 }
 
@@ -185,7 +188,7 @@ export interface CompiledActivity {
   policyWallets?(params: ActivityParams): PolicyWallets | undefined;
   implicitlyAllowed?(params: ActivityParams, actor: Actor): boolean;
   check?(params: ActivityParams): void;
-  prepare?(ctx: PrepareContext, params: ActivityParams): Promise<unknown>;
+  prepare?(ctx: PrepareContext, params: ActivityParams, when: "submission" | "approval"): Promise<unknown>;
   execute(ctx: ExecuteContext<unknown>, params: ActivityParams): Promise<Record<string, unknown>>;
 }
 
@@ -228,7 +231,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     ...(policyWallets ? { policyWallets: (params: ActivityParams) => policyWallets(typed(params)) } : {}),
     ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(typed(params), actor) } : {}),
     ...(check ? { check: (params: ActivityParams) => check(typed(params)) } : {}),
-    ...(prepare ? { prepare: (ctx: PrepareContext, params: ActivityParams) => prepare(ctx, typed(params)) } : {}),
+    ...(prepare ? { prepare: (ctx: PrepareContext, params: ActivityParams, when: "submission" | "approval") => prepare(ctx, typed(params), when) } : {}),
     // `prepared` is what this definition's own prepare returned (settle.ts passes it through).
     execute: async (ctx, params) => execute(ctx as ExecuteContext<X>, typed(params)),
   };

@@ -49,7 +49,7 @@ export interface Settlement {
   now: number;
   /** A new submission's request (network side); absent for votes. */
   caller?: Caller;
-  /** What the definition's prepare returned at submission (submission.ts). */
+  /** What the definition's prepare returned before this transaction (submission.ts, vote.ts). */
   prepared?: unknown;
 }
 
@@ -113,7 +113,7 @@ async function decidedOutcome(deps: PipelineDeps, tx: Tx, s: Settlement): Promis
 
 async function executed(deps: PipelineDeps, tx: Tx, s: Settlement): Promise<Outcome> {
   const run = async (): Promise<Outcome> => {
-    if (s.def.prepare && s.previous) {
+    if (s.def.prepare && s.prepared === undefined) {
       throw precondition(
         `${s.def.type} can only run when its submission is allowed: what it prepares outside the database (e.g. a single-use authorization code) is not kept for a later approval`,
       );

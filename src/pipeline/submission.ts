@@ -58,6 +58,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
             services: activityServices(deps, deps.db, now),
           },
           params,
+          "submission",
         )
       : undefined;
   // Who listens is decided before the transaction, from the endpoints as the snapshot saw

@@ -16,6 +16,8 @@ import { activityView } from "../views/activity.ts";
 import { credentialFacts, decidingOrganization, userFacts, voterStanding } from "./governance.ts";
 import { authorize, STATUS } from "./authorize.ts";
 import { respond, type Answer } from "./respond.ts";
+import { activityByType } from "../activities/registry.ts";
+import { activityServices } from "./services.ts";
 import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
 import type { Validated } from "./validate.ts";
 
@@ -69,6 +71,7 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
   const { ctx, principal } = v;
   const { deps } = ctx;
   const me = principal.actor.userId;
+  const prepared = req.selection === "VOTE_SELECTION_APPROVED" ? await prepareTarget(v, req.fingerprint) : undefined;
   const outcome = await deps.transact(async (tx): Promise<{ unchanged: ActivityRow } | { settled: Settled; settlement: Settlement }> => {
     const target = await lockTarget(tx, req.fingerprint);
     if (!target || target.organization_id !== principal.organization.id) {
@@ -144,6 +147,7 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
       // A submission that asked for app proofs gets one for every decision that settles it.
       appProofs: target.app_proofs !== null,
       now,
+      ...(prepared !== undefined ? { prepared } : {}),
     };
     return { settled: await settle(deps, tx, settlement), settlement };
   });
@@ -158,6 +162,33 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
   // target as it now stands, whatever the outcome.
   if (req.resubmission) return respond(deps.db, row, undefined, principal.user, deps.state.governance);
   return { activity: await activityView(deps.db, row, undefined, principal.user, deps.state.governance) };
+}
+
+/**
+ * An approval may execute its target: a target whose definition prepares I/O outside the
+ * database (activities/define.ts `prepare`) gets it done here, before the vote's transaction
+ * and its lock. Read without the lock: if the target is settled meanwhile, the transaction
+ * finds that and what was prepared goes unused.
+ */
+async function prepareTarget(v: Pick<Validated, "ctx" | "principal">, fingerprint: string): Promise<unknown> {
+  const { deps } = v.ctx;
+  const target = await deps.db.selectFrom("activities").select(["type", "intent", "organization_id", "status", "submitted_by"]).where("fingerprint", "=", fingerprint).executeTakeFirst();
+  if (!target || target.status !== STATUS.CONSENSUS_NEEDED || target.organization_id !== v.principal.organization.id) return undefined;
+  const def = activityByType(target.type);
+  if (!def?.prepare) return undefined;
+  const now = v.ctx.now;
+  return def.prepare(
+    {
+      db: deps.db,
+      organization: { id: target.organization_id },
+      actor: v.principal.actor,
+      now,
+      chains: deps.state.chains,
+      services: activityServices(deps, deps.db, now),
+    },
+    JSON.parse(target.intent),
+    "approval",
+  );
 }
 
 /** The users behind the other approvals (deleted users are simply absent). */
