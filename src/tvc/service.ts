@@ -1,0 +1,55 @@
+// The TVC half of `sigil serve`: the runtime SIGIL_TVC_RUNTIME names, its controller and the
+// ingress, started once the store is open and stopped before it closes.
+import path from "node:path";
+import type client from "prom-client";
+import type { Config } from "../config.ts";
+import type { Db } from "../store/schema.ts";
+import type { ServiceState } from "../service-state.ts";
+import { LocalRuntime, type RuntimeLog } from "./local-runtime.ts";
+import { startController, type TvcController } from "./controller.ts";
+import { startIngress, type TvcIngress } from "./ingress.ts";
+import { TvcMetrics } from "./metrics.ts";
+
+export interface TvcService {
+  controller: TvcController;
+  /** Undefined when its port could not be bound (logged): the API runs on without it. */
+  ingress: TvcIngress | undefined;
+  stop(): Promise<void>;
+}
+
+export async function startTvc(opts: {
+  config: Pick<Config, "tvcRuntime" | "tvcIngressPort" | "tvcReconcileMs" | "host" | "dataDir" | "shutdownGraceMs">;
+  db: Db;
+  state: ServiceState;
+  log: RuntimeLog;
+  registry?: client.Registry;
+}): Promise<TvcService> {
+  const { config, db, state, log } = opts;
+  const metrics = new TvcMetrics(opts.registry);
+  const runtime = new LocalRuntime({
+    log,
+    metrics,
+    pidDir: path.join(config.dataDir, "tvc-replicas"),
+    // Replicas must be gone before the shutdown deadline cuts the service.
+    stopGraceMs: Math.max(100, Math.min(5_000, Math.floor(config.shutdownGraceMs / 2))),
+  });
+  metrics.observeFrom(() => runtime.observe());
+  // Processes a killed predecessor left behind go before the desired ones start.
+  await runtime.reapStale();
+  const controller = startController({ db, runtime, observations: state.tvc, log, metrics, intervalMs: config.tvcReconcileMs });
+  let ingress: TvcIngress | undefined;
+  try {
+    ingress = await startIngress({ db, runtime, log, metrics, host: config.host, port: config.tvcIngressPort });
+    log.info({ port: ingress.port, url: `${ingress.url}/apps/<appId>/` }, "tvc ingress listening");
+  } catch (err) {
+    log.error({ err, port: config.tvcIngressPort }, "tvc ingress could not listen (SIGIL_TVC_INGRESS_PORT); apps are not reachable through it");
+  }
+  return {
+    controller,
+    ingress,
+    async stop() {
+      await ingress?.close();
+      await controller.stop();
+    },
+  };
+}
