@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 
 // TVC apps (issue 14). Desired state lives here; what runs is the runtime's (tvc/runtime.ts),
 // reconciled by the controller. Operators belong to an organization; an operator set is a
@@ -50,10 +50,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("enable_egress", "integer", (c) => c.notNull().defaultTo(0))
     .addColumn("enable_debug_mode_deployments", "integer", (c) => c.notNull().defaultTo(0))
     .addColumn("live_deployment_id", "text")
+    /** Set by delete_tvc_app_and_deployments (its deployments are soft-deleted with it). */
+    .addColumn("deleted_at", "bigint")
     .addColumn("created_at", "bigint", (c) => c.notNull())
     .addColumn("updated_at", "bigint", (c) => c.notNull())
     .execute();
-  await db.schema.createIndex("tvc_apps_org_name").on("tvc_apps").columns(["organization_id", "name"]).unique().execute();
+  // A deleted app's name is free again.
+  await db.schema
+    .createIndex("tvc_apps_org_name")
+    .on("tvc_apps")
+    .columns(["organization_id", "name"])
+    .unique()
+    .where(sql.ref("deleted_at"), "is", null)
+    .execute();
 
   await db.schema
     .createTable("tvc_deployments")

@@ -1,0 +1,66 @@
+// TVC queries (WIRE-NOTES §13.3): list_tvc_apps, get_tvc_app (by `tvcAppId`),
+// list_tvc_app_deployments, get_tvc_deployment. Deleted apps are gone; deleted deployments of
+// a live app stay listed with `delete: true`. get_tvc_deployment also shows the runtime's
+// refusal (e.g. a digest mismatch) from what this process's runtime observed.
+import { Type } from "@sinclair/typebox";
+import { notFound } from "../errors.ts";
+import { Id, OrganizationId } from "../schemas/common.ts";
+import { appById, approvalsOf, findApp, findDeployment, listApps, listDeployments, operatorSets } from "../store/tvc.ts";
+import { appView, deploymentView, TvcAppSchema, TvcDeploymentSchema } from "../views/tvc.ts";
+import { defineQuery } from "./define.ts";
+
+export const listTvcApps = defineQuery({
+  op: "list_tvc_apps",
+  summary: "List the organization's TVC apps, oldest first.",
+  request: Type.Object({ organizationId: OrganizationId }),
+  response: Type.Object({ tvcApps: Type.Array(TvcAppSchema) }),
+  async run({ db, organization }) {
+    const apps = await listApps(db, organization.id);
+    const sets = await operatorSets(db, organization.id, apps.flatMap((a) => [a.manifest_set_id, a.share_set_id]));
+    return { tvcApps: apps.map((a) => appView(a, sets)) };
+  },
+});
+
+export const getTvcApp = defineQuery({
+  op: "get_tvc_app",
+  summary: "Get a TVC app with its operator sets.",
+  request: Type.Object({ organizationId: OrganizationId, tvcAppId: Id("TVC app") }),
+  response: Type.Object({ tvcApp: TvcAppSchema }),
+  async run({ db, organization }, req) {
+    const app = await findApp(db, organization.id, req.tvcAppId.toLowerCase());
+    if (!app) throw notFound(`no TVC app ${req.tvcAppId} in organization ${organization.id}`);
+    const sets = await operatorSets(db, organization.id, [app.manifest_set_id, app.share_set_id]);
+    return { tvcApp: appView(app, sets) };
+  },
+});
+
+export const listTvcAppDeployments = defineQuery({
+  op: "list_tvc_app_deployments",
+  summary: "List a TVC app's deployments, oldest first (deleted ones with delete: true).",
+  request: Type.Object({ organizationId: OrganizationId, appId: Id("TVC app") }),
+  response: Type.Object({ tvcDeployments: Type.Array(TvcDeploymentSchema) }),
+  async run({ db, organization, state }, req) {
+    const app = await findApp(db, organization.id, req.appId.toLowerCase());
+    if (!app) throw notFound(`no TVC app ${req.appId} in organization ${organization.id}`);
+    const deployments = await listDeployments(db, organization.id, app.id);
+    const sets = await operatorSets(db, organization.id, [app.manifest_set_id, app.share_set_id]);
+    const approvals = await approvalsOf(db, deployments.map((d) => d.id));
+    return { tvcDeployments: deployments.map((d) => deploymentView(d, app, sets, approvals, state.tvc.get(d.id))) };
+  },
+});
+
+export const getTvcDeployment = defineQuery({
+  op: "get_tvc_deployment",
+  summary: "Get a TVC deployment: its manifest (the bytes operators sign, base64), approvals, container and status.",
+  request: Type.Object({ organizationId: OrganizationId, deploymentId: Id("TVC deployment") }),
+  response: Type.Object({ tvcDeployment: TvcDeploymentSchema }),
+  async run({ db, organization, state }, req) {
+    const d = await findDeployment(db, organization.id, req.deploymentId.toLowerCase());
+    // The app row stays when deleted (soft), so a deleted deployment remains readable.
+    const app = d && (await appById(db, d.app_id));
+    if (!d || !app) throw notFound(`no TVC deployment ${req.deploymentId} in organization ${organization.id}`);
+    const sets = await operatorSets(db, organization.id, [app.manifest_set_id, app.share_set_id]);
+    const approvals = await approvalsOf(db, [d.id]);
+    return { tvcDeployment: deploymentView(d, app, sets, approvals, state.tvc.get(d.id)) };
+  },
+});
