@@ -45,7 +45,11 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
     if (!deps.masterKey) throw new Error("app proofs need the master key in the pipeline");
     await openProofKey(deps.state, deps.db, deps.masterKey);
   }
-  // The definition's work outside the database (provider calls), only once it is allowed.
+  // The definition's work outside the database (provider calls), only once it is allowed —
+  // and not for a resubmission: a retried body is answered with its first activity (below)
+  // instead of repeating the I/O (a single-use authorization code would be refused the second time).
+  const earlier = def.prepare ? await findActivityByFingerprint(deps.db, fingerprint) : undefined;
+  if (earlier) return answerTwin(v, earlier, fingerprint);
   const prepared =
     def.prepare && evaluated.decision.outcome === "OUTCOME_ALLOW"
       ? await def.prepare(
@@ -103,12 +107,20 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
     if (settled.event) return { activity: settled.event };
     return respond(deps.db, settled.row, known, principal.user, deps.state.governance);
   }
-  // An earlier identical submission exists. While it awaits consensus, the same request
-  // from a user who has not approved it yet is an approval (POLICY-LANGUAGE §6.5).
+  return answerTwin(v, twin, fingerprint);
+}
+
+/**
+ * An earlier identical submission exists. While it awaits consensus, the same request from a
+ * user who has not approved it yet is an approval (POLICY-LANGUAGE §6.5); otherwise the answer
+ * is that activity.
+ */
+function answerTwin(v: Validated<CompiledActivity>, twin: ActivityRow, fingerprint: string): Promise<Answer> {
+  const { deps } = v.ctx;
   if (twin.status === STATUS.CONSENSUS_NEEDED) {
     return castVote(v, { selection: "VOTE_SELECTION_APPROVED", fingerprint, resubmission: true });
   }
-  return respond(deps.db, twin, undefined, principal.user, deps.state.governance);
+  return respond(deps.db, twin, undefined, v.principal.user, deps.state.governance);
 }
 
 /**

@@ -125,6 +125,16 @@ perEngine(
       assert.equal(await recorded(), n);
     });
 
+    it("the identical body sent again is answered with the first activity, without a second code exchange", async () => {
+      const p = await params({ id: "9" });
+      const timestampMs = String(Date.now());
+      const first = completed(await h().submit(OP, TYPE, p, { timestampMs }), "oauth2AuthenticateResult");
+      const n = await recorded();
+      const again = completed(await h().submit(OP, TYPE, p, { timestampMs }), "oauth2AuthenticateResult");
+      assert.equal(again.oidcToken, first.oidcToken);
+      assert.equal(await recorded(), n);
+    });
+
     it("PKCE mismatch and redirect_uri mismatch: 400 invalid_grant, nothing recorded", async () => {
       const n = await recorded();
       precondition(await h().submit(OP, TYPE, await params({ id: "1" }, { codeVerifier: newVerifier() })), /invalid_grant/);
