@@ -43,6 +43,8 @@ export async function newInstance(engine: EngineSpec["name"], extra: NodeJS.Proc
     SIGIL_MASTER_KEY: randomBytes(32).toString("hex"),
     LOG_LEVEL: "info",
     DATABASE_URL: "",
+    // Servers started side by side must not fight over the TVC ingress's default port.
+    SIGIL_TVC_INGRESS_PORT: "0",
     ...extra,
   };
   let dropDb: (() => Promise<void>) | undefined;
@@ -98,8 +100,18 @@ export interface RunningServer {
   kill(): Promise<void>;
 }
 
-export async function startServer(inst: Instance, args: string[] = []): Promise<RunningServer> {
-  const proc = spawn(process.execPath, [BIN, "serve", "--port", "0", "--host", "127.0.0.1", ...args], {
+/** A port free right now on 127.0.0.1, for a server whose own URL must be configured before it starts (SIGIL_PUBLIC_URL). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+export async function startServer(inst: Instance, args: string[] = [], opts: { port?: number } = {}): Promise<RunningServer> {
+  const proc = spawn(process.execPath, [BIN, "serve", "--port", String(opts.port ?? 0), "--host", "127.0.0.1", ...args], {
     env: inst.env,
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
