@@ -69,6 +69,22 @@ export interface Config {
   rateLimitCredential: number;
   rateLimitOrganization: number;
   rateLimitAddress: number;
+  /** What runs TVC deployments: "local" (child processes of this service) is the only one built in. */
+  tvcRuntime: "local";
+  /** The TVC ingress (http://<host>:<port>/apps/<appId>/…); 0 = any free port. */
+  tvcIngressPort: number;
+  /** Between TVC reconcile passes. */
+  tvcReconcileMs: number;
+  /** host[:port] clients reach the TVC ingress at (publicDomain of apps); default: localhost and the ingress's port. */
+  tvcPublicAddress: string | undefined;
+  /** The issuer of Sigil's OIDC tokens and base of its discovery document (never the bind address); unset: http://localhost:<port>. */
+  publicUrl: string | undefined;
+  /** JSON file overriding OAuth provider endpoints and listing trusted OIDC issuers (auth/oauth/configure.ts). */
+  oauthProvidersFile: string | undefined;
+  /** Deadline of one OAuth provider or JWKS call. */
+  oauthTimeoutMs: number;
+  /** Development only: OAuth providers and issuers on loopback addresses (http allowed there). */
+  oauthAllowLoopback: boolean;
 }
 
 interface Knob {
@@ -107,6 +123,14 @@ function bool(name: string) {
     if (v === "false" || v === "0") return false;
     throw new Error(`${name} must be true or false, got ${JSON.stringify(v)}`);
   };
+}
+
+/** An issuer URL: http(s), no credentials, query or fragment; kept without a trailing slash (it is compared as a string). */
+function publicUrl(v: string): string {
+  url("SIGIL_PUBLIC_URL", ["http:", "https:"])(v);
+  const u = new URL(v);
+  if (u.username || u.password || u.search || u.hash) throw new Error("SIGIL_PUBLIC_URL must not contain credentials, a query or a fragment");
+  return v.replace(/\/+$/, "");
 }
 
 const KNOBS: Knob[] = [
@@ -192,7 +216,31 @@ const KNOBS: Knob[] = [
   { env: "SIGIL_RATE_LIMIT_CREDENTIAL", flag: "--rate-limit-credential", key: "rateLimitCredential", parse: int("SIGIL_RATE_LIMIT_CREDENTIAL", 0, 1_000_000) },
   { env: "SIGIL_RATE_LIMIT_ORGANIZATION", flag: "--rate-limit-organization", key: "rateLimitOrganization", parse: int("SIGIL_RATE_LIMIT_ORGANIZATION", 0, 1_000_000) },
   { env: "SIGIL_RATE_LIMIT_ADDRESS", flag: "--rate-limit-address", key: "rateLimitAddress", parse: int("SIGIL_RATE_LIMIT_ADDRESS", 0, 1_000_000) },
+  {
+    env: "SIGIL_TVC_RUNTIME",
+    flag: "--tvc-runtime",
+    key: "tvcRuntime",
+    parse: (v) => {
+      if (v !== "local") throw new Error(`SIGIL_TVC_RUNTIME must be "local" (the only TVC runtime built in), got ${JSON.stringify(v)}`);
+      return v;
+    },
+  },
+  { env: "SIGIL_TVC_INGRESS_PORT", flag: "--tvc-ingress-port", key: "tvcIngressPort", parse: int("SIGIL_TVC_INGRESS_PORT", 0, 65535) },
+  { env: "SIGIL_TVC_RECONCILE_MS", flag: "--tvc-reconcile-ms", key: "tvcReconcileMs", parse: int("SIGIL_TVC_RECONCILE_MS", 100, 60_000) },
+  { env: "SIGIL_TVC_PUBLIC_ADDRESS", flag: "--tvc-public-address", key: "tvcPublicAddress", parse: tvcPublicAddress },
+  { env: "SIGIL_PUBLIC_URL", flag: "--public-url", key: "publicUrl", parse: publicUrl },
+  { env: "SIGIL_OAUTH_PROVIDERS_FILE", flag: "--oauth-providers-file", key: "oauthProvidersFile", parse: str },
+  { env: "SIGIL_OAUTH_TIMEOUT_MS", flag: "--oauth-timeout-ms", key: "oauthTimeoutMs", parse: int("SIGIL_OAUTH_TIMEOUT_MS", 100, 120_000) },
+  { env: "SIGIL_OAUTH_ALLOW_LOOPBACK", flag: "--oauth-allow-loopback", key: "oauthAllowLoopback", parse: bool("SIGIL_OAUTH_ALLOW_LOOPBACK") },
 ];
+
+/** host[:port] with nothing else (no scheme, path or credentials): what an app's publicDomain starts with. */
+function tvcPublicAddress(v: string): string {
+  if (!/^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5})?$/.test(v)) {
+    throw new Error(`SIGIL_TVC_PUBLIC_ADDRESS must be host or host:port (no scheme or path), got ${JSON.stringify(v.slice(0, 100))}`);
+  }
+  return v;
+}
 
 export const DEFAULTS: Config = {
   port: 8080,
@@ -230,6 +278,14 @@ export const DEFAULTS: Config = {
   rateLimitCredential: DEFAULT_RATE_LIMITS.credential,
   rateLimitOrganization: DEFAULT_RATE_LIMITS.organization,
   rateLimitAddress: DEFAULT_RATE_LIMITS.address,
+  tvcRuntime: "local",
+  tvcIngressPort: 8082,
+  tvcReconcileMs: 1000,
+  tvcPublicAddress: undefined,
+  publicUrl: undefined,
+  oauthProvidersFile: undefined,
+  oauthTimeoutMs: 10_000,
+  oauthAllowLoopback: false,
 };
 
 /**

@@ -50,6 +50,7 @@ export type ErrorCategory =
   | "RATE_LIMIT_EXCEEDED"
   | "EMAIL_SENDING_DISABLED"
   | "INVALID_OIDC_TOKEN"
+  | "OAUTH_PROVIDER_ALREADY_EXISTS"
   | "UNSPECIFIED";
 
 export interface FieldViolation {

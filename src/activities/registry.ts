@@ -40,8 +40,21 @@ import { updateUserEmail } from "./users/update_user_email.ts";
 import { updateUserPhoneNumber } from "./users/update_user_phone_number.ts";
 import { updateUserName } from "./users/update_user_name.ts";
 // imports: oauth2 credentials and oauth2_authenticate
+import { createOauth2Credential } from "./oauth2/create_oauth2_credential.ts";
+import { updateOauth2Credential } from "./oauth2/update_oauth2_credential.ts";
+import { deleteOauth2Credential } from "./oauth2/delete_oauth2_credential.ts";
+import { oauth2Authenticate } from "./oauth2/oauth2_authenticate.ts";
 // imports: oauth providers and oauth_login
+import { oauthLogin } from "./oauth/oauth_login.ts";
+import { createOauthProvidersV2 } from "./oauth/create_oauth_providers.ts";
+import { deleteOauthProviders } from "./oauth/delete_oauth_providers.ts";
 // imports: tvc
+import { createTvcApp } from "./tvc/create_tvc_app.ts";
+import { createTvcDeployment } from "./tvc/create_tvc_deployment.ts";
+import { createTvcManifestApprovals } from "./tvc/create_tvc_manifest_approvals.ts";
+import { setTvcAppLiveDeployment } from "./tvc/set_tvc_app_live_deployment.ts";
+import { deleteTvcDeployment } from "./tvc/delete_tvc_deployment.ts";
+import { deleteTvcAppAndDeployments } from "./tvc/delete_tvc_app_and_deployments.ts";
 
 export const ACTIVITIES: readonly CompiledActivity[] = [
   createSubOrganizationV8,
@@ -92,8 +105,21 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   updateUserPhoneNumber,
   updateUserName,
   // activities: oauth2 credentials and oauth2_authenticate
+  createOauth2Credential,
+  updateOauth2Credential,
+  deleteOauth2Credential,
+  oauth2Authenticate,
   // activities: oauth providers and oauth_login
+  oauthLogin,
+  createOauthProvidersV2,
+  deleteOauthProviders,
   // activities: tvc
+  createTvcApp,
+  createTvcDeployment,
+  createTvcManifestApprovals,
+  setTvcAppLiveDeployment,
+  deleteTvcDeployment,
+  deleteTvcAppAndDeployments,
 ];
 
 /** Votes on other activities: routed like activities, recorded on their target. */

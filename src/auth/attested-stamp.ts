@@ -8,7 +8,7 @@
 // body) checked with `publicKey` — no body parse, no store. resolve: the scheme turns the
 // attestation into the user it names (auth/attested/), who becomes the principal, of kind
 // "attested". Such a principal may do exactly one thing: submit stamp_login, which logs it in
-// and consumes the attestation. Every other activity and every query is refused by the
+// and consumes a verification token (an OIDC token stays valid until its exp). Every other activity and every query is refused by the
 // pipeline once the route is known (refuseAttestedOutsideLogin).
 import { unauthenticated, unimplemented } from "../errors.ts";
 import { publicKeyProblem, verifySignature } from "../crypto/public-keys.ts";
@@ -17,6 +17,8 @@ import type { Principal } from "./principal.ts";
 import type { StampStrategy, VerifiedStamp } from "./strategy.ts";
 import type { AttestationScheme, AttestedStamp } from "./attested/scheme.ts";
 import { verificationTokenScheme } from "./attested/verification-token.ts";
+import { oidcScheme } from "./attested/oidc.ts";
+import type { LoginSettings } from "./login-settings.ts";
 
 /** The one activity an attested stamp may sign. */
 export const ATTESTED_STAMP_TYPE = "ACTIVITY_TYPE_STAMP_LOGIN";
@@ -28,13 +30,12 @@ export const ATTESTED_CREDENTIAL_TYPE: CredentialType = "CREDENTIAL_TYPE_OTP_AUT
 
 /**
  * The schemes, keyed by the stamp's `scheme` (request data: a Map, so no name reaches
- * Object.prototype). STAMP_ATTESTED_SCHEME_P256_OIDC is the seam for OAuth logins (an OIDC
- * token whose nonce is sha256hex(publicKey)): registered, so that clients are told it is not
- * supported yet rather than that their stamp is malformed.
+ * Object.prototype). STAMP_ATTESTED_SCHEME_P256_OIDC: OAuth logins (an OIDC token whose nonce
+ * is sha256hex(publicKey), attested/oidc.ts).
  */
 const SCHEMES = new Map<string, AttestationScheme | "not yet supported">([
   ["STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN", verificationTokenScheme],
-  ["STAMP_ATTESTED_SCHEME_P256_OIDC", "not yet supported"],
+  ["STAMP_ATTESTED_SCHEME_P256_OIDC", oidcScheme],
 ]);
 
 const MAX_STAMP_LENGTH = 16384;
@@ -87,7 +88,7 @@ export function refuseAttestedOutsideLogin(principal: Principal, type: string | 
 
 export const attestedStamps: StampStrategy = {
   header: "x-stamp-attested",
-  async verify(value, rawBody): Promise<VerifiedStamp> {
+  async verify(value, rawBody, logins?: LoginSettings): Promise<VerifiedStamp> {
     const { stamp, scheme } = decode(value);
     if (!(await verifySignature("API_KEY_CURVE_P256", stamp.publicKey, rawBody, stamp.signature))) {
       throw unauthenticated("SIGNATURE_INVALID", "could not verify attested stamp signature");
@@ -96,7 +97,7 @@ export const attestedStamps: StampStrategy = {
       async resolve(db, chains, organizationId, _scope, now, rider) {
         // The attested user may sit below the target whatever the op's scope (core sends the
         // parent organization's id): the scheme resolves downward itself.
-        const found = await scheme.resolve(db, chains, stamp, organizationId, now, rider);
+        const found = await scheme.resolve(db, chains, stamp, organizationId, now, rider, logins);
         const principal: Principal = {
           ...found.principal,
           credential: { kind: "attested", id: found.credentialId, type: ATTESTED_CREDENTIAL_TYPE, expiresAt: found.expiresAt },

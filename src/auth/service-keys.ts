@@ -116,6 +116,19 @@ export async function verifyingKeys(db: Executor, purpose: ServiceKeyPurpose): P
   return rows.map((r) => r.public_key);
 }
 
+/** As verifyingKeys, with each key's id (the `kid` of the issuer's JWKS), newest first. */
+export async function verifyingKeyRecords(db: Executor, purpose: ServiceKeyPurpose): Promise<{ id: string; publicKey: string }[]> {
+  const rows = await db
+    .selectFrom("service_keys")
+    .select(["id", "public_key"])
+    .where("purpose", "=", purpose)
+    .where("status", "in", ["active", "published"])
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .execute();
+  return rows.map((r) => ({ id: r.id, publicKey: r.public_key }));
+}
+
 /** A new active key for each purpose given (all when none); the previous ones stay published. */
 export async function rotateServiceKeys(db: Db, master: MasterKey, purposes: readonly ServiceKeyPurpose[] = SERVICE_KEY_PURPOSES, now = Date.now()) {
   return db.transaction().execute(async (tx) => {

@@ -9,6 +9,8 @@ import { startDispatcher } from "../webhooks/dispatcher.ts";
 import { activeSigningKey } from "../webhooks/signing-keys.ts";
 import { configureWebhookUrls } from "../webhooks/url-policy.ts";
 import { rateLimiter } from "../network/rate-limit.ts";
+import client from "prom-client";
+import { startTvc } from "../tvc/service.ts";
 
 const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
@@ -57,7 +59,12 @@ export async function serve(argv: string[]): Promise<void> {
   if (config.redisUrl && !(await limiter.ready())) logger.warn("REDIS_URL: Redis is not reachable yet; rate limits count in this process until it is");
   // Service keys exist before the first login or discovery request needs them.
   await ensureServiceKeys(service.state.serviceKeys, store.db, service.masterKey);
+  // TVC (issue 14): the runtime's metrics join /metrics; replicas of approved deployments start
+  // now, and the ingress listens (its address is logged) before the API does.
+  const metricsRegistry = new client.Registry();
+  const tvc = await startTvc({ config, db: store.db, state: service.state, log: logger.child({ component: "tvc" }), registry: metricsRegistry });
   const app = buildApp({
+    metricsRegistry,
     logins: loginSettingsFrom(config, logger),
     onEvents: dispatcher.wake,
     masterKey: service.masterKey,
@@ -78,7 +85,7 @@ export async function serve(argv: string[]): Promise<void> {
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   // Tests and tooling wait for this line.
-  logger.info({ port, engine: store.engine, location: store.location }, "sigil listening");
+  logger.info({ port, engine: store.engine, location: store.location, tvcIngressPort: tvc.ingress?.port }, "sigil listening");
 
   // Graceful shutdown within a deadline (README: shutdown). In-flight requests complete,
   // idle keep-alive connections are closed at once, webhook deliveries under way finish,
@@ -97,7 +104,8 @@ export async function serve(argv: string[]): Promise<void> {
       process.exit(1);
     }, graceMs);
     try {
-      await Promise.all([app.close(), dispatcher.stop()]);
+      // TVC replicas are stopped (SIGTERM, then SIGKILL) while the store is still open.
+      await Promise.all([app.close(), dispatcher.stop(), tvc.stop()]);
       await store.close();
     } catch (err) {
       logger.error({ err }, "shutdown failed");

@@ -22,5 +22,5 @@ export async function runQuery(deps: PipelineDeps, op: string, raw: Buffer, head
   refuseAttestedOutsideLogin(principal, undefined);
   refuseNulCharacters(body);
   const req = def.validator.parse(body, "");
-  return def.run({ db: deps.db, state: deps.state, organization: principal.organization, actor: principal.actor, viewer: principal.user, now: ctx.now }, req);
+  return def.run({ db: deps.db, state: deps.state, organization: principal.organization, actor: principal.actor, viewer: principal.user, now: ctx.now, ...(deps.logins ? { logins: deps.logins } : {}) }, req);
 }

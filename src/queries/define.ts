@@ -7,6 +7,7 @@ import type { UserRow } from "../store/users.ts";
 import type { Actor, TargetOrganization } from "../activities/define.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
 import type { CredentialScope } from "../auth/credential-scope.ts";
+import type { LoginSettings } from "../auth/login-settings.ts";
 
 export interface QueryContext {
   db: Db;
@@ -18,6 +19,8 @@ export interface QueryContext {
   /** The caller's user row (e.g. for canApprove / canReject). */
   viewer: UserRow;
   now: number;
+  /** The service's login settings (list_suborgs's OIDC_TOKEN filter reads the trusted issuers); absent: defaults. */
+  logins?: LoginSettings;
 }
 
 export interface QueryDefinition<R extends TObject = TObject, S extends TSchema = TSchema> {

@@ -7,6 +7,10 @@ import { canonicalB64url } from "../auth/webauthn/encoding.ts";
 import type { Database, Executor } from "../store/schema.ts";
 import { defineQuery } from "./define.ts";
 import { byWalletAccountAddress } from "../wallets/lookup.ts";
+import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../auth/login-settings.ts";
+import { oauthSettingsOf } from "../auth/oauth/configure.ts";
+import { MAX_OIDC_TOKEN_LENGTH, requireOidcToken } from "../auth/oauth/verify-oidc.ts";
+
 
 export type OrgQuery = SelectQueryBuilder<Database, "organizations", { id: string; created_at: number }>;
 
@@ -41,14 +45,32 @@ const FILTERS = new Map<string, (q: OrgQuery, value: string) => OrgQuery>([
       ),
   ],
 ]);
-/** Filter types of the spec whose credentials arrive with later features. */
-const NOT_YET = ["OIDC_TOKEN"];
+
+/**
+ * OIDC_TOKEN: the value is an OIDC token (Sigil's or a trusted issuer's), verified in full
+ * except the nonce (a look-up logs nobody in); then the sub-organizations with a user holding
+ * its identity (iss, sub, any of its audiences). Verified before the query is built: the
+ * issuer's JWKS may be fetched.
+ */
+async function oidcTokenFilter(db: Executor, token: string, logins: LoginSettings | undefined, now: number): Promise<(q: OrgQuery) => OrgQuery> {
+  const identity = await requireOidcToken(db, token, oauthSettingsOf(logins ?? DEFAULT_LOGIN_SETTINGS), "filterValue", { now });
+  return (q) =>
+    q.where("organizations.id", "in", (s) =>
+      s
+        .selectFrom("oauth_providers")
+        .select("organization_id")
+        .where("issuer", "=", identity.iss)
+        .where("subject", "=", identity.sub)
+        .where("audience", "in", identity.aud),
+    );
+}
 
 /** The request and response of list_suborgs and list_verified_suborgs (the same swagger shapes). */
 export const SubOrgsRequest = Type.Object({
   organizationId: OrganizationId,
   filterType: Type.Optional(Type.String({ maxLength: 64 })),
-  filterValue: Type.Optional(Type.String({ maxLength: 1024 })),
+  // Long enough for an OIDC token (OIDC_TOKEN).
+  filterValue: Type.Optional(Type.String({ maxLength: MAX_OIDC_TOKEN_LENGTH })),
   paginationOptions: Type.Optional(Pagination),
 });
 export const SubOrgsResponse = Type.Object({ organizationIds: Type.Array(Type.String()) });
@@ -58,7 +80,7 @@ export const listSuborgs = defineQuery({
   summary: "Ids of the organization's direct sub-organizations, oldest first, optionally filtered.",
   request: SubOrgsRequest,
   response: SubOrgsResponse,
-  async run({ db, organization }, req) {
+  async run({ db, organization, logins, now }, req) {
     const pageReq = pageRequest(req.paginationOptions);
     let q: OrgQuery = db
       .selectFrom("organizations")
@@ -67,14 +89,13 @@ export const listSuborgs = defineQuery({
     const type = req.filterType || undefined;
     if (type !== undefined) {
       const filter = FILTERS.get(type);
-      if (!filter) {
-        const why = NOT_YET.includes(type) ? "is not supported by this server yet" : "is not a known filter type";
-        throw invalid(`filterType ${JSON.stringify(type)} ${why}`, [
-          { field: "filterType", description: `one of ${[...FILTERS.keys()].join(", ")}` },
+      if (!filter && type !== "OIDC_TOKEN") {
+        throw invalid(`filterType ${JSON.stringify(type)} is not a known filter type`, [
+          { field: "filterType", description: `one of ${[...FILTERS.keys(), "OIDC_TOKEN"].join(", ")}` },
         ]);
       }
       if (!req.filterValue) throw invalid("filterValue must be set when filterType is", [{ field: "filterValue", description: "must be set" }]);
-      q = filter(q, req.filterValue);
+      q = filter ? filter(q, req.filterValue) : (await oidcTokenFilter(db, req.filterValue, logins, now))(q);
     } else if (req.filterValue) {
       throw invalid("filterType must be set when filterValue is", [{ field: "filterType", description: "must be set" }]);
     }

@@ -19,9 +19,13 @@ import { getIpAllowlist } from "./ip_allowlist.ts";
 import { getWallet, getWalletAccount, listWalletAccounts, listWallets } from "./wallets.ts";
 import { listVerifiedSuborgs } from "./list_verified_suborgs.ts";
 // imports: oauth2 credentials
+import { getOauth2Credential, listOauth2Credentials } from "./oauth2_credentials.ts";
 // imports: oauth providers
+import { getOauthProviders } from "./oauth_providers.ts";
 // imports: tvc
+import { getTvcApp, getTvcDeployment, listTvcAppDeployments, listTvcApps } from "./tvc.ts";
 // imports: tvc status
+import { getAppStatus } from "./app_status.ts";
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
@@ -51,9 +55,17 @@ export const QUERIES: readonly CompiledQuery[] = [
   listWalletAccounts,
   listVerifiedSuborgs,
   // queries: oauth2 credentials
+  getOauth2Credential,
+  listOauth2Credentials,
   // queries: oauth providers
+  getOauthProviders,
   // queries: tvc
+  listTvcApps,
+  getTvcApp,
+  listTvcAppDeployments,
+  getTvcDeployment,
   // queries: tvc status
+  getAppStatus,
 ];
 
 const byOp = new Map<string, CompiledQuery>();

@@ -14,10 +14,10 @@ export const listTvcApps = defineQuery({
   summary: "List the organization's TVC apps, oldest first.",
   request: Type.Object({ organizationId: OrganizationId }),
   response: Type.Object({ tvcApps: Type.Array(TvcAppSchema) }),
-  async run({ db, organization }) {
+  async run({ db, organization, state }) {
     const apps = await listApps(db, organization.id);
     const sets = await operatorSets(db, organization.id, apps.flatMap((a) => [a.manifest_set_id, a.share_set_id]));
-    return { tvcApps: apps.map((a) => appView(a, sets)) };
+    return { tvcApps: apps.map((a) => appView(a, sets, state.tvc.ingressAddress)) };
   },
 });
 
@@ -26,11 +26,11 @@ export const getTvcApp = defineQuery({
   summary: "Get a TVC app with its operator sets.",
   request: Type.Object({ organizationId: OrganizationId, tvcAppId: Id("TVC app") }),
   response: Type.Object({ tvcApp: TvcAppSchema }),
-  async run({ db, organization }, req) {
+  async run({ db, organization, state }, req) {
     const app = await findApp(db, organization.id, req.tvcAppId.toLowerCase());
     if (!app) throw notFound(`no TVC app ${req.tvcAppId} in organization ${organization.id}`);
     const sets = await operatorSets(db, organization.id, [app.manifest_set_id, app.share_set_id]);
-    return { tvcApp: appView(app, sets) };
+    return { tvcApp: appView(app, sets, state.tvc.ingressAddress) };
   },
 });
 

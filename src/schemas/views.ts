@@ -2,6 +2,7 @@
 // store/*.ts and views/activity.ts.
 import { Type, type Static } from "@sinclair/typebox";
 import { Timestamp } from "./common.ts";
+import { OauthProviderSchema } from "../store/oauth-providers.ts";
 
 export const Credential = Type.Object({ publicKey: Type.String(), type: Type.String(), sessionProfileId: Type.Optional(Type.String()) });
 
@@ -22,7 +23,7 @@ export const User = Type.Object({
   authenticators: Type.Array(Type.Unknown()),
   apiKeys: Type.Array(ApiKey),
   userTags: Type.Array(Type.String()),
-  oauthProviders: Type.Array(Type.Unknown()),
+  oauthProviders: Type.Array(OauthProviderSchema),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

@@ -8,6 +8,8 @@ import { ApiError, Grpc, notFound } from "../errors.ts";
 import { jwks } from "../webhooks/signing-keys.ts";
 import { appProofKeys } from "../app-proofs/proofs.ts";
 import { discoveryDocument, ensureServiceKeys } from "../auth/service-keys.ts";
+import { DISCOVERY_PATH, JWKS_PATH, oidcJwks, openidConfiguration } from "../auth/oauth/oidc-issuer.ts";
+import { DEFAULT_OAUTH_SETTINGS } from "../auth/oauth/configure.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 
 const JWKS_MAX_AGE_SECONDS = 300;
@@ -39,6 +41,8 @@ export interface AppOptions {
   logins?: LoginSettings;
   /** Client address, CORS and rate limits (network/*). Default: socket peer, no CORS, no limits. */
   network?: NetworkOptions;
+  /** The registry /metrics serves, when other parts of the service (the TVC runtime) add to it; default a new one. */
+  metricsRegistry?: client.Registry;
 }
 
 export interface NetworkOptions {
@@ -48,8 +52,8 @@ export interface NetworkOptions {
   limiter?: RateLimiter;
 }
 
-function metrics() {
-  const registry = new client.Registry();
+function metrics(given?: client.Registry) {
+  const registry = given ?? new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   const duration = new client.Histogram({
     name: "sigil_http_request_duration_seconds",
@@ -83,7 +87,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     masterKey: opts.masterKey,
     ...(opts.logins ? { logins: opts.logins } : {}),
   };
-  const m = metrics();
+  const m = metrics(opts.metricsRegistry);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
@@ -180,6 +184,19 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     await ensureServiceKeys(opts.state.serviceKeys, opts.store.db, opts.masterKey);
     void reply.header("cache-control", `public, max-age=${JWKS_MAX_AGE_SECONDS}`).type("application/json");
     return discoveryDocument(opts.store.db);
+  });
+  // Sigil as an OIDC issuer: the document and key set OIDC libraries verify the tokens of
+  // oauth2_authenticate with. Both name SIGIL_PUBLIC_URL, never the request's host.
+  const oidcDiscovery = openidConfiguration((opts.logins?.oauth ?? DEFAULT_OAUTH_SETTINGS).publicUrl);
+  app.get(DISCOVERY_PATH, async (_req, reply) => {
+    void reply.header("cache-control", `public, max-age=${JWKS_MAX_AGE_SECONDS}`).type("application/json");
+    return oidcDiscovery;
+  });
+  app.get(JWKS_PATH, async (_req, reply) => {
+    if (!opts.masterKey) throw notFound("service keys are not enabled on this server");
+    await ensureServiceKeys(opts.state.serviceKeys, opts.store.db, opts.masterKey);
+    void reply.header("cache-control", `public, max-age=${JWKS_MAX_AGE_SECONDS}`).type("application/json");
+    return oidcJwks(opts.store.db);
   });
   // Bounded by the connect timeout (store.ping): a hung database answers 503, not never.
   app.get("/readyz", async (_req, reply) => {

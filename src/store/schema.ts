@@ -438,7 +438,7 @@ export interface TvcOperatorsTable {
   id: string;
   organization_id: string;
   name: string;
-  /** Lower-case hex, compressed or uncompressed as given (unique per organization). */
+  /** Compressed lower-case hex, whatever encoding was given (tvc/operator-keys.ts): unique per organization. */
   public_key: string;
   created_at: number;
   updated_at: number;
@@ -471,6 +471,8 @@ export interface TvcAppsTable {
   enable_egress: number;
   enable_debug_mode_deployments: number;
   live_deployment_id: string | null;
+  /** Set by delete_tvc_app_and_deployments. */
+  deleted_at: number | null;
   created_at: number;
   updated_at: number;
 }

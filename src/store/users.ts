@@ -1,10 +1,13 @@
 // Users, read back in the SDK's full User shape.
-import type { Executor, UsersTable } from "./schema.ts";
+import { sql } from "kysely";
+import type { ApiKeysTable, AuthenticatorsTable, Executor, OauthProvidersTable, UsersTable } from "./schema.ts";
+import { dialectOf } from "./dialect.ts";
 import { apiKeysOfUsers, apiKeyView, type ApiKeyView } from "./api-keys.ts";
 import { authenticatorsOfUsers, authenticatorView, type AuthenticatorView } from "./authenticators.ts";
 import { timestampObject } from "./util.ts";
 import { precompiled } from "./precompiled.ts";
 import { missingIn } from "./ownership.ts";
+import { oauthProvidersOfUsers, oauthProviderView, type OauthProviderView } from "./oauth-providers.ts";
 
 export type UserRow = UsersTable;
 
@@ -16,7 +19,7 @@ export interface UserView {
   authenticators: AuthenticatorView[];
   apiKeys: ApiKeyView[];
   userTags: string[];
-  oauthProviders: unknown[];
+  oauthProviders: OauthProviderView[];
   createdAt: { seconds: string; nanos: string };
   updatedAt: { seconds: string; nanos: string };
 }
@@ -37,6 +40,25 @@ export async function missingUsers(db: Executor, organizationId: string, userIds
 
 export async function insertUser(db: Executor, row: UserRow): Promise<void> {
   await db.insertInto("users").values(row).execute();
+}
+
+/**
+ * The api keys, passkeys, tag ids and OAuth providers of one user in one statement (json_agg
+ * of whole rows: every column is text or a number, which JSON carries unchanged; bigint
+ * timestamps come back as numbers, as the int8 parser gives them). Same order as the
+ * separate queries.
+ */
+async function extrasOfUser(
+  db: Executor,
+  userId: string,
+): Promise<[ApiKeysTable[], AuthenticatorsTable[], Map<string, string[]>, OauthProvidersTable[]]> {
+  const { rows } = await sql<{ keys: ApiKeysTable[]; passkeys: AuthenticatorsTable[]; tags: string[]; providers: OauthProvidersTable[] }>`select
+    (select coalesce(json_agg(k order by k.created_at, k.id), '[]') from api_keys k where k.user_id = ${userId}) as keys,
+    (select coalesce(json_agg(a order by a.created_at, a.id), '[]') from authenticators a where a.user_id = ${userId}) as passkeys,
+    (select coalesce(json_agg(m.tag_id order by m.tag_id), '[]') from user_tag_members m where m.user_id = ${userId}) as tags,
+    (select coalesce(json_agg(o order by o.created_at, o.id), '[]') from oauth_providers o where o.user_id = ${userId}) as providers`.execute(db);
+  const r = rows[0]!;
+  return [r.keys, r.passkeys, new Map([[userId, r.tags]]), r.providers];
 }
 
 const keysOfUser = precompiled(["userId"], (db, v) =>
@@ -61,16 +83,19 @@ export async function tagIdsByUser(db: Executor, userIds: readonly string[]): Pr
   return tags;
 }
 
-/** Builds full User objects for rows, with three queries however many users there are. */
+/** Builds full User objects for rows, with four queries however many users there are. */
 export async function userViews(db: Executor, rows: readonly UserRow[]): Promise<UserView[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
-  // One user is the common case (every activity's vote, get_user): precompiled queries.
-  const [keys, passkeys, tagsBy] = await Promise.all([
+  // One user is the common case (every activity's vote, get_user): precompiled queries, or
+  // where each statement is a round trip, one statement for all four.
+  const [keys, passkeys, tagsBy, providers] = ids.length === 1 && dialectOf(db).roundTrips ? await extrasOfUser(db, ids[0]!) : await Promise.all([
     ids.length === 1 ? keysOfUser(db, { userId: ids[0] }) : apiKeysOfUsers(db, ids),
     ids.length === 1 ? authenticatorsOfUser(db, { userId: ids[0] }) : authenticatorsOfUsers(db, ids),
     tagIdsByUser(db, ids),
+    oauthProvidersOfUsers(db, ids),
   ]);
+  const providersBy = groupBy(providers, (p) => p.user_id);
   const keysBy = groupBy(keys, (k) => k.user_id);
   const passkeysBy = groupBy(passkeys, (a) => a.user_id);
   return rows.map((u) => ({
@@ -81,7 +106,7 @@ export async function userViews(db: Executor, rows: readonly UserRow[]): Promise
     authenticators: (passkeysBy.get(u.id) ?? []).map(authenticatorView),
     apiKeys: (keysBy.get(u.id) ?? []).map(apiKeyView),
     userTags: tagsBy.get(u.id) ?? [],
-    oauthProviders: [],
+    oauthProviders: (providersBy.get(u.id) ?? []).map(oauthProviderView),
     createdAt: timestampObject(u.created_at),
     updatedAt: timestampObject(u.updated_at),
   }));

@@ -16,6 +16,11 @@ export interface ObservedDeployment {
 
 export class TvcObservations {
   readonly #byDeployment = new Map<string, ObservedDeployment>();
+  /**
+   * host[:port] clients reach this process's TVC ingress at (SIGIL_TVC_PUBLIC_ADDRESS, else
+   * localhost and the port it bound): the start of every app's publicDomain. Set by startTvc.
+   */
+  ingressAddress: string | undefined;
 
   set(o: ObservedDeployment): void {
     this.#byDeployment.set(o.deploymentId, o);

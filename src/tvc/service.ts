@@ -18,7 +18,7 @@ export interface TvcService {
 }
 
 export async function startTvc(opts: {
-  config: Pick<Config, "tvcRuntime" | "tvcIngressPort" | "tvcReconcileMs" | "host" | "dataDir" | "shutdownGraceMs">;
+  config: Pick<Config, "tvcRuntime" | "tvcIngressPort" | "tvcReconcileMs" | "tvcPublicAddress" | "host" | "dataDir" | "shutdownGraceMs">;
   db: Db;
   state: ServiceState;
   log: RuntimeLog;
@@ -40,7 +40,8 @@ export async function startTvc(opts: {
   let ingress: TvcIngress | undefined;
   try {
     ingress = await startIngress({ db, runtime, log, metrics, host: config.host, port: config.tvcIngressPort });
-    log.info({ port: ingress.port, url: `${ingress.url}/apps/<appId>/` }, "tvc ingress listening");
+    state.tvc.ingressAddress = config.tvcPublicAddress ?? `localhost:${ingress.port}`;
+    log.info({ port: ingress.port, url: `${ingress.url}/apps/<appId>/`, publicAddress: state.tvc.ingressAddress }, "tvc ingress listening");
   } catch (err) {
     log.error({ err, port: config.tvcIngressPort }, "tvc ingress could not listen (SIGIL_TVC_INGRESS_PORT); apps are not reachable through it");
   }

@@ -76,12 +76,12 @@ export const TvcDeploymentSchema = Type.Object({
 
 /**
  * Where an app's live deployment answers: the service's TVC ingress routes
- * `http://<address>/apps/<appId>/…` to it. The address is SIGIL_TVC_PUBLIC_ADDRESS (host[:port]
- * as clients reach the ingress), by default localhost and the ingress port.
+ * `http://<address>/apps/<appId>/…` to it. `address` is what the ingress was started with
+ * (ServiceState.tvc.ingressAddress: SIGIL_TVC_PUBLIC_ADDRESS, else localhost and the bound
+ * port); a process without an ingress names the default port.
  */
-export function publicDomain(appId: string): string {
-  const address = process.env.SIGIL_TVC_PUBLIC_ADDRESS || `localhost:${process.env.SIGIL_TVC_INGRESS_PORT || "8082"}`;
-  return `${address.replace(/\/+$/, "")}/apps/${appId}`;
+export function publicDomain(appId: string, address = "localhost:8082"): string {
+  return `${address}/apps/${appId}`;
 }
 
 export function operatorView(o: OperatorRow) {
@@ -109,7 +109,7 @@ export function operatorSetView(s: OperatorSetWithMembers) {
   };
 }
 
-export function appView(a: AppRow, sets: Map<string, OperatorSetWithMembers>) {
+export function appView(a: AppRow, sets: Map<string, OperatorSetWithMembers>, ingressAddress?: string) {
   return {
     id: a.id,
     organizationId: a.organization_id,
@@ -121,7 +121,7 @@ export function appView(a: AppRow, sets: Map<string, OperatorSetWithMembers>) {
     createdAt: timestampObject(a.created_at),
     updatedAt: timestampObject(a.updated_at),
     ...(a.live_deployment_id !== null ? { liveDeploymentId: a.live_deployment_id } : {}),
-    publicDomain: publicDomain(a.id),
+    publicDomain: publicDomain(a.id, ingressAddress),
     enableDebugModeDeployments: a.enable_debug_mode_deployments === 1,
   };
 }

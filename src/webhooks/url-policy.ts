@@ -1,6 +1,8 @@
 // Where webhooks may be sent. Checked when an endpoint is created or updated (the URL's
 // shape, literal addresses, well-known internal names) and again at every dial (what the
 // host name resolves to now), so DNS cannot smuggle a delivery onto an internal network.
+// OAuth provider calls (auth/oauth/provider-client.ts) use the same checks with their own
+// development setting (SIGIL_OAUTH_ALLOW_LOOPBACK), passed as a `UrlUse`.
 import { BlockList, isIP } from "node:net";
 import { lookup } from "node:dns/promises";
 
@@ -10,6 +12,14 @@ let allowLoopback = false;
 export function configureWebhookUrls(opts: { allowLoopback: boolean }): void {
   allowLoopback = opts.allowLoopback;
 }
+
+/** Who calls and whether loopback is allowed for them; the default is the webhooks' setting. */
+export interface UrlUse {
+  allowLoopback: boolean;
+  /** Names the destination in messages ("webhook", "OAuth provider"). */
+  what: string;
+}
+const webhooks = (): UrlUse => ({ allowLoopback, what: "webhook" });
 
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
@@ -102,20 +112,20 @@ export function isInternal(address: string): boolean {
 }
 
 /** Why the address may not receive a delivery, or undefined when it may. */
-export function addressProblem(address: string, protocol: string): string | undefined {
-  if (allowLoopback && isLoopback(address)) return undefined;
+export function addressProblem(address: string, protocol: string, use: UrlUse = webhooks()): string | undefined {
+  if (use.allowLoopback && isLoopback(address)) return undefined;
   const e = embeddedIPv4(address);
   if (e && "refuse" in e) return `${address} is ${e.refuse}, refused`;
   if (isInternal(address)) {
     const carried = e && "ipv4" in e ? ` (${e.form}, carrying ${e.ipv4})` : "";
     return `${address}${carried} is a loopback, private, link-local or reserved address`;
   }
-  if (protocol !== "https:") return "webhook URLs must use https";
+  if (protocol !== "https:") return `${use.what} URLs must use https`;
   return undefined;
 }
 
 /** Checks a URL's shape when an endpoint is written. Returns the problem, or undefined. */
-export function urlProblem(raw: string): string | undefined {
+export function urlProblem(raw: string, use: UrlUse = webhooks()): string | undefined {
   let url: URL;
   try {
     url = new URL(raw);
@@ -126,9 +136,9 @@ export function urlProblem(raw: string): string | undefined {
   if (url.username || url.password) return "must not contain user information";
   if (!url.hostname) return "must name a host";
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  if (isIP(host)) return addressProblem(host, url.protocol);
+  if (isIP(host)) return addressProblem(host, url.protocol, use);
   // Development mode: the name localhost is allowed; the dial still checks it resolves to loopback.
-  if (allowLoopback && host.toLowerCase() === "localhost") return undefined;
+  if (use.allowLoopback && host.toLowerCase() === "localhost") return undefined;
   if (!/^[a-z0-9.-]+$/i.test(host) || host.split(".").some((l) => l === "" || l.length > 63)) return "must name a valid host";
   if (INTERNAL_NAMES.test(host)) return `${host} is an internal host name`;
   if (url.protocol !== "https:") return "must use https";
@@ -140,13 +150,14 @@ export async function dialAddress(
   url: URL,
   /** Name resolution (tests substitute answers a DNS server could give). */
   resolve: (host: string) => Promise<{ address: string; family: number }[]> = (host) => lookup(host, { all: true }),
+  use: UrlUse = webhooks(),
 ): Promise<{ address: string; family: 4 | 6 }> {
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const found = isIP(host) ? [{ address: host, family: isIP(host) as 4 | 6 }] : await resolve(host);
   if (found.length === 0) throw new Error(`${host} did not resolve`);
   for (const f of found) {
-    const problem = addressProblem(f.address, url.protocol);
-    if (problem) throw new Error(`refusing to deliver to ${host}: ${problem}`);
+    const problem = addressProblem(f.address, url.protocol, use);
+    if (problem) throw new Error(`refusing to ${use.what === "webhook" ? "deliver" : "connect"} to ${host}: ${problem}`);
   }
   return { address: found[0]!.address, family: found[0]!.family as 4 | 6 };
 }

@@ -296,6 +296,8 @@ for (const spec of engines()) {
       assert.equal(tvcApp.id, appId);
       assert.equal(tvcApp.name, "fixture app");
       assert.ok(!tvcApp.liveDeploymentId, "no live deployment yet");
+      // publicDomain names the ingress this server really listens on.
+      assert.equal(tvcApp.publicDomain, `localhost:${ingressPort}/apps/${appId}`);
       const byId = new Map<string, string>(tvcApp.manifestSet.operators.map((o: { id: string; publicKey: string }) => [o.id, o.publicKey.toLowerCase()]));
       const uncompressedOf = (hex: string) => ECDH.convertKey(hex, "prime256v1", "hex", "hex", "uncompressed") as string;
       manifestOperatorIds = ops.map((o) => {

@@ -344,3 +344,44 @@ it("verified sign-up compares passkeys, API keys and OAuth providers field by fi
   assert.deepEqual(fields({ email: undefined, phoneNumber: "+14155550100" }), ["email", "phoneNumber"]);
   assert.deepEqual(fields({ apiKeys: "02ab" }), ["apiKeys"]);
 });
+
+// OAuth root users (issue 11): sign-up with an OIDC identity, found by list_suborgs OIDC_TOKEN,
+// logged in with oauth_login.
+import { nonceOf, sigilToken } from "../helpers/oidc-tokens.ts";
+import { failsWith } from "../helpers/inproc.ts";
+
+perEngine("create_sub_organization with OAuth root users", (h) => {
+  it("signs up an OAuth root user; list_suborgs OIDC_TOKEN finds it and oauth_login logs it in there", async () => {
+    const sub = `x:${crypto.randomUUID()}`;
+    const token = await sigilToken(h(), { sub, aud: "signup-app" });
+    const res = await h().submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", {
+      subOrganizationName: `oauth-${sub.slice(2, 10)}`,
+      rootQuorumThreshold: 1,
+      rootUsers: [{ userName: "social", apiKeys: [], authenticators: [], oauthProviders: [{ providerName: "X", oidcToken: token }] }],
+    });
+    const created = completed(res, "createSubOrganizationResultV8");
+    const found = await h().query("list_suborgs", { filterType: "OIDC_TOKEN", filterValue: token });
+    assert.deepEqual(found.json.organizationIds, [created.subOrganizationId]);
+    const key = generateP256KeyPair();
+    const login = await h().submit("oauth_login", "ACTIVITY_TYPE_OAUTH_LOGIN", {
+      oidcToken: await sigilToken(h(), { sub, aud: "signup-app", nonce: nonceOf(key.publicKey) }),
+      publicKey: key.publicKey,
+    }, { organizationId: created.subOrganizationId });
+    const session = completed(login, "oauthLoginResult").session as unknown as string;
+    const claims = JSON.parse(atob(session.split(".")[1]!)) as Json;
+    assert.deepEqual([claims.user_id, claims.organization_id], [created.rootUserIds[0], created.subOrganizationId]);
+  });
+
+  it("an invalid token, or an identity already attached, refuses the whole sign-up and creates no organization", async () => {
+    const before = (await h().service.store.db.selectFrom("organizations").select("id").execute()).length;
+    const user = (oidcToken: string) => ({ userName: "u", apiKeys: [], authenticators: [], oauthProviders: [{ providerName: "X", oidcToken }] });
+    const signup = (oidcToken: string) =>
+      h().submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", { subOrganizationName: "refused", rootQuorumThreshold: 1, rootUsers: [user(oidcToken)] });
+    failsWith(await signup(await sigilToken(h(), { ttl: -600 })), 400, 3, "INVALID_OIDC_TOKEN", /expired/, ["parameters.rootUsers[0].oauthProviders[0].oidcToken"]);
+    const taken = await sigilToken(h(), { sub: `x:${crypto.randomUUID()}` });
+    const first = completed(await signup(taken), "createSubOrganizationResultV8");
+    failsWith(await signup(taken), 409, 6, "OAUTH_PROVIDER_ALREADY_EXISTS", /already attached/);
+    assert.equal((await h().service.store.db.selectFrom("organizations").select("id").execute()).length, before + 1);
+    assert.ok(first.subOrganizationId);
+  });
+});

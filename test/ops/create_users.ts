@@ -4,6 +4,9 @@ import { generateKeyPairSync } from "node:crypto";
 import { assertIdempotent, completed, conflict, exhausted, invalidRequest, onSqlite, perEngine, publicKey, userParams, UUID, type Json } from "../helpers/inproc.ts";
 
 import { SoftPasskey, queryWithPasskey } from "../helpers/webauthn.ts";
+import { failsWith, twoOfTwo } from "../helpers/inproc.ts";
+import { sigilToken } from "../helpers/oidc-tokens.ts";
+import { DEFAULT_OAUTH_SETTINGS } from "../../src/auth/oauth/configure.ts";
 
 const OP = "create_users";
 const V4 = "ACTIVITY_TYPE_CREATE_USERS_V4";
@@ -66,7 +69,7 @@ onSqlite("create_users", (h) => {
     ["an unknown user tag", { users: [userParams({ userTags: ["00000000-0000-4000-8000-000000000000"] })] }, /no user tag/, "parameters.users[0].userTags"],
     ["a passkey authenticator without its fields", { users: [userParams({ authenticators: [{}] })] }, /must be set/, "parameters.users[0].authenticators[0].authenticatorName"],
     ["more than 10 passkeys", { users: [userParams({ authenticators: Array.from({ length: 11 }, () => new SoftPasskey().registration()) })] }, /authenticators must hold at most 10/, "parameters.users[0].authenticators"],
-    ["an OAuth provider", { users: [userParams({ oauthProviders: [{}] })] }, /not supported/, "parameters.users[0].oauthProviders"],
+    ["an OAuth provider without its fields", { users: [userParams({ oauthProviders: [{}] })] }, /must be set/, "parameters.users[0].oauthProviders[0].providerName"],
     ["a missing userName", { users: [{ apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] }, /must be set/, "parameters.users[0].userName"],
   ];
   for (const [what, params, message, field] of refused) {
@@ -120,6 +123,39 @@ perEngine("create_users uniqueness", (h) => {
 });
 
 perEngine("create_users with passkeys", (h) => {
+  it("creates users with OAuth providers: every token verified (no nonce), identities stored and shown; a bad token or a taken identity creates nobody", async () => {
+    const sub = `x:${crypto.randomUUID()}`;
+    const token = await sigilToken(h(), { sub, aud: "users-app" });
+    const res = await h().submit(OP, V4, { users: [userParams({ userName: "oauth-user", oauthProviders: [{ providerName: "X", oidcToken: token }] })] });
+    const [userId] = completed(res, "createUsersResult").userIds as string[];
+    const user = (await h().query("get_user", { userId })).json.user as Json;
+    assert.deepEqual(
+      (user.oauthProviders as Json[]).map((p) => [p.providerName, p.issuer, p.audience, p.subject]),
+      [["X", DEFAULT_OAUTH_SETTINGS.publicUrl, "users-app", sub]],
+    );
+    const before = (await h().service.store.db.selectFrom("users").select("id").execute()).length;
+    failsWith(
+      await h().submit(OP, V4, { users: [userParams({ userName: "a" }), userParams({ userName: "b", oauthProviders: [{ providerName: "X", oidcToken: await sigilToken(h(), { ttl: -600 }) }] })] }),
+      400, 3, "INVALID_OIDC_TOKEN", /expired/, ["parameters.users[1].oauthProviders[0].oidcToken"],
+    );
+    failsWith(
+      await h().submit(OP, V4, { users: [userParams({ userName: "c" }), userParams({ userName: "d", oauthProviders: [{ providerName: "X", oidcToken: token }] })] }),
+      409, 6, "OAUTH_PROVIDER_ALREADY_EXISTS", /already attached/,
+    );
+    assert.equal((await h().service.store.db.selectFrom("users").select("id").execute()).length, before);
+  });
+
+  it("a 2-of-2 organization: the OAuth provider's token is verified again at the approval, which creates the user with it", async () => {
+    const { a, b } = await twoOfTwo(h());
+    const sub = `x:${crypto.randomUUID()}`;
+    const res = await h().submit(OP, V4, { users: [userParams({ userName: "later", oauthProviders: [{ providerName: "X", oidcToken: await sigilToken(h(), { sub }) }] })] }, { as: a });
+    assert.equal(res.json.activity?.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED", JSON.stringify(res.json));
+    const approved = await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: res.json.activity.fingerprint }, { as: b });
+    const [userId] = completed(approved, "createUsersResult").userIds as string[];
+    const rows = await h().service.store.db.selectFrom("oauth_providers").select(["user_id", "subject"]).where("subject", "=", sub).execute();
+    assert.deepEqual(rows, [{ user_id: userId, subject: sub }]);
+  });
+
   it("creates a user whose passkey is stored with it and signs as it", async () => {
     const pk = new SoftPasskey();
     const res = await h().submit(OP, V4, { users: [userParams({ userName: "with passkey", authenticators: [pk.registration({ name: "laptop" })] })] });

@@ -39,7 +39,6 @@ onSqlite("list_suborgs", (h) => {
 
   const refused: [string, Json, RegExp, string][] = [
     ["an unknown filter type", { filterType: "__proto__", filterValue: "x" }, /not a known filter type/, "filterType"],
-    ["a filter type not supported yet", { filterType: "OIDC_TOKEN", filterValue: "x" }, /not supported by this server yet/, "filterType"],
     ["a filter type without value", { filterType: "NAME" }, /filterValue must be set/, "filterValue"],
     ["a filter value without type", { filterValue: "x" }, /filterType must be set/, "filterType"],
     ["a cursor that is not a sub-organization", { paginationOptions: { after: "00000000-0000-4000-8000-000000000000" } }, /no item/, "paginationOptions"],
@@ -71,5 +70,34 @@ perEngine("list_suborgs CREDENTIAL_ID", (h) => {
     assert.deepEqual(await list(pk.credentialId.toString("base64")), [sub.subOrganizationId]);
     assert.deepEqual(await list(new SoftPasskey().id), []);
     assert.deepEqual(await list("not base64!"), []);
+  });
+});
+
+// OIDC_TOKEN: the token is verified (nonce not required), then its identity (iss, sub, aud) matched.
+import { failsWith } from "../helpers/inproc.ts";
+import { sigilToken } from "../helpers/oidc-tokens.ts";
+
+perEngine("list_suborgs OIDC_TOKEN", (h) => {
+  it("finds the sub-organization whose user holds the token's identity; another audience or subject finds none; a bad token is 400", async () => {
+    const sub = `x:${crypto.randomUUID()}`;
+    const created = completed(
+      await h().submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", {
+        subOrganizationName: "oidc token",
+        rootQuorumThreshold: 1,
+        rootUsers: [{ userName: "o", apiKeys: [], authenticators: [], oauthProviders: [{ providerName: "X", oidcToken: await sigilToken(h(), { sub, aud: "lookup" }) }] }],
+      }),
+      "createSubOrganizationResultV8",
+    );
+    const list = async (filterValue: string) => {
+      const res = await h().query("list_suborgs", { filterType: "OIDC_TOKEN", filterValue });
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      return res.json.organizationIds as string[];
+    };
+    // A fresh token of the same identity (any nonce, or none) finds it.
+    assert.deepEqual(await list(await sigilToken(h(), { sub, aud: "lookup", nonce: "whatever" })), [created.subOrganizationId]);
+    assert.deepEqual(await list(await sigilToken(h(), { sub, aud: "other" })), []);
+    assert.deepEqual(await list(await sigilToken(h(), { sub: "x:nobody", aud: "lookup" })), []);
+    failsWith(await h().query("list_suborgs", { filterType: "OIDC_TOKEN", filterValue: await sigilToken(h(), { sub, aud: "lookup", ttl: -600 }) }), 400, 3, "INVALID_OIDC_TOKEN", /expired/, ["filterValue"]);
+    failsWith(await h().query("list_suborgs", { filterType: "OIDC_TOKEN", filterValue: "x" }), 400, 3, "INVALID_OIDC_TOKEN", /malformed/, ["filterValue"]);
   });
 });

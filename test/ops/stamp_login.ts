@@ -375,11 +375,11 @@ perEngine(
       assert.ok(refused.status >= 400 && String(refused.json.message).includes("Invalid OTP code"), JSON.stringify(refused.json));
     });
 
-    it("attested: the OIDC scheme is answered as not supported yet; a malformed header as malformed", async () => {
+    it("attested: an OIDC stamp whose signature does not verify is refused (test/ops/oauth_login.ts covers the scheme); a malformed header as malformed", async () => {
       const body = JSON.stringify({ parameters: { publicKey: generateP256KeyPair().publicKey }, organizationId: h().root.organizationId, timestampMs: String(Date.now()), type: TYPE });
       const stamp = (o: Json) => ({ "X-Stamp-Attested": Buffer.from(JSON.stringify(o)).toString("base64url") });
       const oidc = await h().post("/public/v1/submit/stamp_login", body, stamp({ publicKeyAttestation: "a.b.c", scheme: "STAMP_ATTESTED_SCHEME_P256_OIDC", publicKey: generateP256KeyPair().publicKey, signature: "3044" }));
-      failsWith(oidc, 501, 12, "UNSPECIFIED", /STAMP_ATTESTED_SCHEME_P256_OIDC .*not supported by this server yet/);
+      failsWith(oidc, 401, 16, "SIGNATURE_INVALID", /could not verify attested stamp signature/);
       failsWith(await h().post("/public/v1/submit/stamp_login", body, stamp({ scheme: "__proto__" })), 401, 16, "UNAUTHENTICATED", /malformed attested stamp/);
       failsWith(await h().post("/public/v1/submit/stamp_login", body, stamp({ publicKeyAttestation: "x", scheme: "toString", publicKey: "02", signature: "00" })), 401, 16, "UNAUTHENTICATED", /unsupported attestation scheme/);
       failsWith(await h().post("/public/v1/submit/stamp_login", body, { "X-Stamp-Attested": "%%%" }), 401, 16, "UNAUTHENTICATED", /base64url/);

@@ -3,7 +3,8 @@ import { invalid, precondition } from "../../errors.ts";
 import { Name, maxItems } from "../../schemas/common.ts";
 import { insertOrganization, organizationChain, setRootQuorum, MAX_ORGANIZATION_DEPTH } from "../../store/organizations.ts";
 import { newId } from "../../store/util.ts";
-import { defineActivity, type ExecuteContext } from "../define.ts";
+import { defineActivity, type ExecuteContext, type PrepareContext } from "../define.ts";
+import { prepareUsersProviders, type PreparedIdentity } from "../oauth/provider-identities.ts";
 import { addUsers } from "../users/new-users.ts";
 import { MAX_USERS_PER_REQUEST, RootUserParams } from "../users/user-schemas.ts";
 import { bindToken, markVerified, VerificationTokenParam } from "../users/contact-verification.ts";
@@ -29,7 +30,7 @@ const Params = Type.Object({
 const SETTINGS = ["disableEmailRecovery", "disableEmailAuth", "disableSmsAuth", "disableOtpEmailAuth"] as const;
 
 /** V8 clients sign the sign-up as `signupV2`, V7 (proxy v1 signup) as `signup`. */
-const execute = (usageKey: "signupV2" | "signup") => async (ctx: ExecuteContext, p: Static<typeof Params>) => {
+const execute = (usageKey: "signupV2" | "signup") => async (ctx: ExecuteContext<PreparedIdentity[][]>, p: Static<typeof Params>) => {
   if (p.rootQuorumThreshold > p.rootUsers.length) {
     throw invalid("rootQuorumThreshold must not exceed the number of root users", [
       { field: "parameters.rootQuorumThreshold", description: `must be between 1 and ${p.rootUsers.length}` },
@@ -37,7 +38,9 @@ const execute = (usageKey: "signupV2" | "signup") => async (ctx: ExecuteContext,
   }
   // "" is an absent token (proto3 JSON). Without a token nothing is verified, and a client
   // signature alone has nothing to sign for.
-  const verified = p.verificationToken ? await checkVerifiedSignup(ctx, { ...p, verificationToken: p.verificationToken }, usageKey) : undefined;
+  // The helpers below need nothing of what was prepared (the OAuth identities).
+  const plain: ExecuteContext = { ...ctx, prepared: undefined };
+  const verified = p.verificationToken ? await checkVerifiedSignup(plain, { ...p, verificationToken: p.verificationToken }, usageKey) : undefined;
   if (!verified && p.clientSignature !== undefined) {
     throw invalid("parameters.clientSignature: only meaningful with a verificationToken; omit it", [
       { field: "parameters.clientSignature", description: "requires verificationToken" },
@@ -61,14 +64,14 @@ const execute = (usageKey: "signupV2" | "signup") => async (ctx: ExecuteContext,
     created_at: ctx.now,
     updated_at: ctx.now,
   });
-  const rootUserIds = await addUsers(ctx.tx, subOrganizationId, p.rootUsers, ctx.now, "parameters.rootUsers", ctx.services.logins.webauthn);
+  const rootUserIds = await addUsers(ctx.tx, subOrganizationId, p.rootUsers, ctx.now, "parameters.rootUsers", ctx.services.logins.webauthn, ctx.prepared);
   await setRootQuorum(ctx.tx, subOrganizationId, rootUserIds);
   if (verified) {
     // One transaction: a token already bound (or bound concurrently) undoes the whole sign-up.
     await bindToken(ctx.tx, verified.claims.id, ctx.now, "parameters.verificationToken");
     await markVerified(ctx.tx, rootUserIds[verified.holder]!, verified.kind, ctx.now);
   }
-  if (p.wallet) return { subOrganizationId, rootUserIds, wallet: await createSignupWallet(ctx, subOrganizationId, p.wallet) };
+  if (p.wallet) return { subOrganizationId, rootUserIds, wallet: await createSignupWallet(plain, subOrganizationId, p.wallet) };
   return { subOrganizationId, rootUserIds };
 };
 
@@ -86,6 +89,8 @@ const common = {
   returns: Result,
   // `wallet` in the parent's policies: the wallet the sign-up creates (its name as label).
   policyWallets: signupPolicyWallets,
+  // Every OAuth root user's token verified outside the transaction (a trusted issuer's JWKS).
+  prepare: (ctx: PrepareContext, p: Static<typeof Params>) => prepareUsersProviders(ctx, p.rootUsers, "parameters.rootUsers"),
 };
 
 export const createSubOrganizationV8 = defineActivity({

@@ -6,11 +6,14 @@
 //     organization, the passkey is in the user's sub-organization — hence "then-descendants");
 //   X-Stamp-Attested with a verification token (core's loginWithOtp), whose login use is
 //     consumed here, in the activity's transaction, so a token logs in once.
+//   X-Stamp-Attested with an OIDC token (core's loginWithOauth, auth/attested/oidc.ts): valid
+//     until its exp for any number of logins, nothing consumed.
 import { Type } from "@sinclair/typebox";
 import { HexPublicKey, Id } from "../../schemas/common.ts";
 import { createSession } from "../../auth/sessions.ts";
 import { consumeToken } from "../../auth/verification.ts";
 import { ATTESTED_CREDENTIAL_TYPE } from "../../auth/attested-stamp.ts";
+import { isOidcCredentialId } from "../../auth/attested/oidc.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 const Params = Type.Object({
@@ -36,7 +39,8 @@ async function attestedToken(ctx: ExecuteContext): Promise<string | undefined> {
     .where("activity_id", "=", ctx.activityId)
     .where("credential_type", "=", ATTESTED_CREDENTIAL_TYPE)
     .executeTakeFirst();
-  return vote?.credential_id;
+  // An OIDC token (attested/oidc.ts) is valid until its exp for any number of logins: nothing to consume.
+  return vote && !isOidcCredentialId(vote.credential_id) ? vote.credential_id : undefined;
 }
 
 export const stampLogin = defineActivity({

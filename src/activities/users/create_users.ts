@@ -1,18 +1,19 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { maxItems } from "../../schemas/common.ts";
-import { defineActivity, type ExecuteContext } from "../define.ts";
+import { defineActivity, type ExecuteContext, type PrepareContext } from "../define.ts";
+import { prepareUsersProviders, type PreparedIdentity } from "../oauth/provider-identities.ts";
 import { addUsers } from "./new-users.ts";
 import { lockUserTags } from "../../store/locks.ts";
 import { MAX_USERS_PER_REQUEST, UserParams } from "./user-schemas.ts";
 
 const Params = Type.Object({ users: maxItems(UserParams, "users", MAX_USERS_PER_REQUEST, 1) });
 
-async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
+async function execute(ctx: ExecuteContext<PreparedIdentity[][]>, p: Static<typeof Params>) {
   // Every user's tags are locked (shared) at once, in id order: tagging user by user would
   // take them in request order and could deadlock against a delete_user_tags of several.
   // Each user's tags are then checked (with its own field path) as it is created.
   await lockUserTags(ctx.tx, ctx.organization.id, [...new Set(p.users.flatMap((u) => u.userTags ?? []))], "shared");
-  const userIds = await addUsers(ctx.tx, ctx.organization.id, p.users, ctx.now, "parameters.users", ctx.services.logins.webauthn);
+  const userIds = await addUsers(ctx.tx, ctx.organization.id, p.users, ctx.now, "parameters.users", ctx.services.logins.webauthn, ctx.prepared);
   return { userIds };
 }
 
@@ -24,6 +25,8 @@ const common = {
   kind: "CREATE_USERS",
   params: Params,
   returns: Result,
+  // Every OAuth provider's token verified outside the transaction (a trusted issuer's JWKS).
+  prepare: (ctx: PrepareContext, p: Static<typeof Params>) => prepareUsersProviders(ctx, p.users, "parameters.users"),
   execute,
 };
 

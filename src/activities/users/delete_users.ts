@@ -30,6 +30,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   await tx.deleteFrom("user_tag_members").where("user_id", "in", userIds).execute();
   await tx.deleteFrom("api_keys").where("user_id", "in", userIds).execute();
   await tx.deleteFrom("authenticators").where("user_id", "in", userIds).execute();
+  await tx.deleteFrom("oauth_providers").where("user_id", "in", userIds).execute();
   await tx.deleteFrom("users").where("id", "in", userIds).execute();
   return { userIds };
 }

@@ -7,6 +7,8 @@ import { lockUserTags } from "../../store/locks.ts";
 import { addApiKeys, type NewApiKey } from "../credentials/api-keys.ts";
 import { addAuthenticators, verifyRegistrations } from "../authenticators/add-authenticators.ts";
 import type { AuthenticatorParams, WebauthnSettings } from "../../auth/webauthn/registration.ts";
+import { attachIdentities } from "../../store/oauth-providers.ts";
+import { markEmailVerifiedByGoogle, type PreparedIdentity } from "../oauth/provider-identities.ts";
 
 export interface NewUser {
   userName: string;
@@ -14,17 +16,9 @@ export interface NewUser {
   userPhoneNumber?: string;
   apiKeys: NewApiKey[];
   authenticators: AuthenticatorParams[];
-  oauthProviders: unknown[];
+  /** {providerName, oidcToken} as the request has them; verified beforehand into `oauth`. */
+  oauthProviders: readonly unknown[];
   userTags?: string[];
-}
-
-/** OAuth providers come with their own feature; say so instead of dropping them. */
-export function rejectUnsupportedCredentials(u: NewUser, field: string): void {
-  if (u.oauthProviders.length > 0) {
-    throw invalid(`${field}.oauthProviders: OAuth providers are not supported by this server yet; pass an empty list`, [
-      { field: `${field}.oauthProviders`, description: "must be empty" },
-    ]);
-  }
 }
 
 export async function addUsers(
@@ -35,12 +29,19 @@ export async function addUsers(
   field: string,
   /** How passkeys are checked (the activity's login settings); required when a user brings authenticators. */
   webauthn?: WebauthnSettings,
+  /**
+   * The identities of each user's oauthProviders, verified by the activity's `prepare`
+   * (activities/oauth/provider-identities.ts); required when a user brings providers.
+   */
+  oauth?: readonly (readonly PreparedIdentity[])[],
 ): Promise<string[]> {
   // Every passkey is verified before anything is written (no store involved).
   const passkeys = [];
   for (const [i, u] of users.entries()) {
     const at = `${field}[${i}]`;
-    rejectUnsupportedCredentials(u, at);
+    if (u.oauthProviders.length > 0 && oauth?.[i]?.length !== u.oauthProviders.length) {
+      throw new Error(`addUsers: ${at}.oauthProviders must be verified (prepareUsersProviders) before the users are created`);
+    }
     if (u.authenticators.length > 0 && !webauthn) throw new Error("addUsers: users with authenticators need the webauthn settings");
     passkeys.push(webauthn ? await verifyRegistrations(u.authenticators, webauthn, `${at}.authenticators`) : []);
   }
@@ -66,6 +67,11 @@ export async function addUsers(
     await addApiKeys(tx, organizationId, id, u.apiKeys, now, `${at}.apiKeys`);
     await addAuthenticators(tx, organizationId, id, passkeys[i]!, now, `${at}.authenticators`);
     if (u.userTags?.length) await tagUser(tx, organizationId, id, u.userTags, `${at}.userTags`);
+    const identities = oauth?.[i] ?? [];
+    if (identities.length > 0) {
+      await attachIdentities(tx, organizationId, id, identities, now, `${at}.oauthProviders`);
+      await markEmailVerifiedByGoogle(tx, id, u.userEmail, identities, now);
+    }
     ids.push(id);
   }
   return ids;

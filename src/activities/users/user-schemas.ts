@@ -1,5 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { ApiKeyParamsV2, Email, Id, Name, PhoneNumber, maxItems } from "../../schemas/common.ts";
+import { OauthProviderParams } from "../oauth/oidc-params.ts";
+import { MAX_OAUTH_PROVIDERS_PER_USER } from "../../store/oauth-providers.ts";
 
 export const MAX_USERS_PER_REQUEST = 100;
 export const MAX_KEYS_PER_REQUEST = 10;
@@ -43,9 +45,9 @@ export const AuthenticatorParamsV2 = Type.Object({
   attestation: Attestation,
 });
 
-// OAuth providers: the field is required (the SDK always sends it) but must be empty until
-// that feature lands — see rejectUnsupportedCredentials.
-const Unsupported = (what: string) => maxItems(Type.Unknown(), what, 10);
+// OAuth providers: the field is required (the SDK always sends it); each token is verified by
+// the activity's prepare (activities/oauth/provider-identities.ts).
+const OauthProviders = maxItems(OauthProviderParams, "oauthProviders", MAX_OAUTH_PROVIDERS_PER_USER);
 
 /** RootUserParamsV4 / V5 (create_sub_organization V7 / V8). */
 export const RootUserParams = Type.Object({
@@ -54,7 +56,7 @@ export const RootUserParams = Type.Object({
   userPhoneNumber: Type.Optional(PhoneNumber),
   apiKeys: maxItems(ApiKeyParamsV2, "apiKeys", MAX_KEYS_PER_REQUEST),
   authenticators: maxItems(AuthenticatorParamsV2, "authenticators", MAX_AUTHENTICATORS_PER_REQUEST),
-  oauthProviders: Unsupported("oauthProviders"),
+  oauthProviders: OauthProviders,
 });
 
 /** UserParamsV3 / V4 (create_users V3 / V4): root user params plus tags. */

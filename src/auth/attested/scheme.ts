@@ -4,6 +4,7 @@ import type { Db } from "../../store/schema.ts";
 import type { ChainCache } from "../../store/organizations.ts";
 import type { Principal, StampFacts } from "../principal.ts";
 import type { Rider } from "../strategy.ts";
+import type { LoginSettings } from "../login-settings.ts";
 
 export interface AttestedStamp extends StampFacts {
   /** The verification token or OIDC token (`publicKeyAttestation`). */
@@ -21,5 +22,6 @@ export interface Attested<T> {
 }
 
 export interface AttestationScheme {
-  resolve<T>(db: Db, chains: ChainCache, stamp: AttestedStamp, targetOrganizationId: string, now: number, rider: Rider<T>): Promise<Attested<T>>;
+  /** `logins`: the service's login settings (the OIDC scheme reads its trusted issuers). */
+  resolve<T>(db: Db, chains: ChainCache, stamp: AttestedStamp, targetOrganizationId: string, now: number, rider: Rider<T>, logins?: LoginSettings): Promise<Attested<T>>;
 }
