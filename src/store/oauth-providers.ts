@@ -2,7 +2,7 @@
 // per provider, never the token. One identity is unique across the service — the unique index
 // `oauth_providers_identity` (migration 009) decides, so two requests attaching it at once
 // cannot both succeed: the second is OAUTH_PROVIDER_ALREADY_EXISTS (409).
-import { ApiError, Grpc, invalid, type ErrorCategory } from "../errors.ts";
+import { ApiError, Grpc, invalid } from "../errors.ts";
 import { lockUsers } from "./locks.ts";
 import type { Executor, OauthProvidersTable } from "./schema.ts";
 import { precompiled } from "./precompiled.ts";
