@@ -65,6 +65,18 @@ async function oidcTokenFilter(db: Executor, token: string, logins: LoginSetting
     );
 }
 
+/** A filter value other than an OIDC token (a name, contact, key, credential id or address). */
+export const MAX_FILTER_VALUE_LENGTH = 1024;
+
+/** Values are read with the longest any filter takes (an OIDC token); every other filter is held to MAX_FILTER_VALUE_LENGTH. */
+export function requireShortFilterValue(value: string): void {
+  if (value.length > MAX_FILTER_VALUE_LENGTH) {
+    throw invalid(`filterValue: at most ${MAX_FILTER_VALUE_LENGTH} characters for this filter type`, [
+      { field: "filterValue", description: `at most ${MAX_FILTER_VALUE_LENGTH} characters` },
+    ]);
+  }
+}
+
 /** The request and response of list_suborgs and list_verified_suborgs (the same swagger shapes). */
 export const SubOrgsRequest = Type.Object({
   organizationId: OrganizationId,
@@ -95,6 +107,7 @@ export const listSuborgs = defineQuery({
         ]);
       }
       if (!req.filterValue) throw invalid("filterValue must be set when filterType is", [{ field: "filterValue", description: "must be set" }]);
+      if (filter) requireShortFilterValue(req.filterValue);
       q = filter ? filter(q, req.filterValue) : (await oidcTokenFilter(db, req.filterValue, logins, now))(q);
     } else if (req.filterValue) {
       throw invalid("filterType must be set when filterValue is", [{ field: "filterType", description: "must be set" }]);

@@ -1,7 +1,7 @@
 import { invalid } from "../errors.ts";
 import { pageRequest } from "../store/pagination.ts";
 import { defineQuery } from "./define.ts";
-import { pageOfSubOrganizations, SubOrgsRequest, SubOrgsResponse, type OrgQuery } from "./list_suborgs.ts";
+import { requireShortFilterValue, pageOfSubOrganizations, SubOrgsRequest, SubOrgsResponse, type OrgQuery } from "./list_suborgs.ts";
 
 /**
  * Sub-organizations having a user whose contact equals the value AND was verified with a
@@ -39,6 +39,7 @@ export const listVerifiedSuborgs = defineQuery({
       ]);
     }
     if (!req.filterValue) throw invalid("filterValue must be set", [{ field: "filterValue", description: "must be set" }]);
+    requireShortFilterValue(req.filterValue);
     const q = filter(
       db
         .selectFrom("organizations")

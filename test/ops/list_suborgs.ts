@@ -41,6 +41,7 @@ onSqlite("list_suborgs", (h) => {
     ["an unknown filter type", { filterType: "__proto__", filterValue: "x" }, /not a known filter type/, "filterType"],
     ["a filter type without value", { filterType: "NAME" }, /filterValue must be set/, "filterValue"],
     ["a filter value without type", { filterValue: "x" }, /filterType must be set/, "filterType"],
+    ["a name over 1024 characters (only OIDC tokens may be longer)", { filterType: "NAME", filterValue: "x".repeat(1025) }, /at most 1024 characters/, "filterValue"],
     ["a cursor that is not a sub-organization", { paginationOptions: { after: "00000000-0000-4000-8000-000000000000" } }, /no item/, "paginationOptions"],
   ];
   for (const [what, body, message, field] of refused) {
