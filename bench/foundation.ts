@@ -2,7 +2,7 @@
 // from stamp_login) and stamped activity paths, next to a bare fastify baseline loaded
 // identically (the ceiling of this machine's HTTP stack).
 //
-//   npm run bench [-- --postgres <url>] [--connections N] [--duration S] [--warmup S] [--profile DIR]
+//   npm run bench [-- --postgres <url>] [--before DIR] [--connections N] [--duration S] [--warmup S] [--profile DIR]
 //
 //   --postgres URL / BENCH_DATABASE_URL   also run the Sigil scenarios on PostgreSQL, in a fresh
 //                                         database created next to URL's and dropped afterwards
@@ -14,19 +14,34 @@
 //   --policies N / BENCH_POLICIES         then compare activities in an organization holding N
 //                                         policies with one holding none, same server, rounds
 //                                         alternating between the two (default 100; 0 skips)
-//   --rounds R / BENCH_ROUNDS             rounds of that comparison (default 3)
+//   --rounds R / BENCH_ROUNDS             rounds of that comparison on SQLite (default 3)
+//   --pg-rounds R / BENCH_PG_ROUNDS       rounds of that comparison on PostgreSQL (default 1: each
+//                                         round is two runs, and PostgreSQL's activity runs are
+//                                         the slowest of the benchmark)
+//   --before DIR / BENCH_BEFORE           also measure the Sigil tree in DIR (e.g. a checkout of an
+//                                         earlier commit with node_modules) on every scenario, in
+//                                         its own data dir/database, alternating with this tree's
+//                                         runs; the table then shows "before" next to "now"
 //   BENCH_LOG_LEVEL=info                  the server's log level (default warn: no per-request log lines)
-//   --timeout S / BENCH_TIMEOUT           abort (and clean up) after S seconds in all (default 175)
-//   --profile DIR / BENCH_PROFILE_DIR     run each Sigil scenario in its own server started with
-//                                         `node --cpu-prof`, write the .cpuprofile files to DIR and
+//   --timeout S / BENCH_TIMEOUT           abort (and clean up) after S seconds in all (default: from
+//                                         the runs the options ask for, printed at the start)
+//   --profile DIR / BENCH_PROFILE_DIR     run each Sigil scenario of this tree in its own server
+//                                         started with `node --cpu-prof`, keep the main thread's
+//                                         profile as DIR/sigil-<engine>-<scenario>.cpuprofile and
 //                                         print where the time goes (figures then include the
 //                                         profiler's overhead: not representative)
+//
+// The bare-fastify baseline runs first and last; ratios are to the mean of the two. The memory
+// column is the server process's peak RSS (sampled every 250 ms) during the scenario; CPU ms/req
+// is the server process's CPU time (all threads, from /proc) over the measured run divided by
+// its requests: steadier than req/s on a shared machine. Round trips to PostgreSQL per request
+// are counted by bench/statements.ts.
 //
 // Every server is a child process (autocannon runs in this one); the machine's cores are
 // shared by the server, the load generator and, for PostgreSQL, the database.
 import os from "node:os";
 import path from "node:path";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { randomBytes, randomUUID } from "node:crypto";
 import autocannon from "autocannon";
@@ -57,7 +72,7 @@ const PIPELINING = 1; // SDK clients send one request at a time per connection
 const POSTGRES_URL = option("--postgres", "BENCH_DATABASE_URL");
 const PROFILE_DIR = option("--profile", "BENCH_PROFILE_DIR");
 const SKIP_SQLITE = process.argv.includes("--skip-sqlite");
-const TIMEOUT_S = num("--timeout", "BENCH_TIMEOUT", 175, 10, 3600);
+const BEFORE_DIR = option("--before", "BENCH_BEFORE");
 // Tag the submitting (root) user with every new tag. Off by default: the activity response
 // embeds the voter's User object with ALL its tags, so each request would cost O(tags
 // created so far) and the run would measure that growth rather than the pipeline.
@@ -65,8 +80,35 @@ const TAG_MEMBERS = process.argv.includes("--tag-members") || process.env.BENCH_
 
 const POLICIES = num("--policies", "BENCH_POLICIES", 100, 0, 100);
 const ROUNDS = num("--rounds", "BENCH_ROUNDS", 3, 1, 10);
+const PG_ROUNDS = num("--pg-rounds", "BENCH_PG_ROUNDS", 1, 1, 10);
+const roundsOf = (engine: Engine) => (engine === "postgres" ? PG_ROUNDS : ROUNDS);
 
-const AIM = { query: 5000, activity: 3000 } as const;
+/** Issue 15's goals on the 2-core machine, as shares of the bare-fastify baseline. */
+interface Goal {
+  minPct: number;
+  maxP99?: number;
+}
+const GOALS: Record<Engine, { query: Goal; activity: Goal }> = {
+  sqlite: { query: { minPct: 40 }, activity: { minPct: 20, maxP99: 25 } },
+  postgres: { query: { minPct: 25 }, activity: { minPct: 10, maxP99: 40 } },
+};
+const MEMORY_GOAL_MB = 200;
+
+// The budget follows from the runs asked for: each run is warm-up + measured time plus its
+// setup (pre-stamping, settling counts), each engine and tree a database, an init and a start.
+function plannedBudgetS(): number {
+  const run = WARMUP_S + DURATION_S + 6;
+  const trees = BEFORE_DIR ? 2 : 1;
+  const engines: Engine[] = [...(SKIP_SQLITE ? [] : (["sqlite"] as const)), ...(POSTGRES_URL ? (["postgres"] as const) : [])];
+  let runs = 2; // the baseline, first and last
+  let setups = 0;
+  for (const e of engines) {
+    runs += 3 * trees + (POLICIES > 0 ? 2 * roundsOf(e) : 0);
+    setups += trees + (POLICIES > 0 ? 1 : 0) + (PROFILE_DIR ? 2 * trees : 0);
+  }
+  return Math.ceil(1.3 * runs * run + 25 * setups + 30);
+}
+const TIMEOUT_S = num("--timeout", "BENCH_TIMEOUT", plannedBudgetS(), 10, 7200);
 /** With POLICIES policies the activity rate may drop by at most this fraction. */
 const POLICY_DROP_LIMIT = 0.1;
 
@@ -101,7 +143,13 @@ interface Figures {
   errors: number;
   total: number;
   problems: string[];
-  aim?: number;
+  goal?: Goal;
+  /** Peak RSS of the server process during the scenario, MiB. */
+  rssMb?: number;
+  /** Server CPU time (all its threads) per request of the measured run, ms. */
+  cpuMsPerReq?: number;
+  /** The same scenario served by the --before tree, in the same run. */
+  before?: Figures;
   /** A comparison printed under the table. */
   note?: string;
 }
@@ -176,7 +224,14 @@ function load(spec: LoadSpec): Promise<autocannon.Result> {
   });
 }
 
-function figures(scenario: string, engine: string, r: autocannon.Result, aim?: number): Figures {
+/** The server's CPU time over `run`. */
+async function withCpu(server: Running, run: () => Promise<autocannon.Result>): Promise<{ r: autocannon.Result; cpu: number }> {
+  const t0 = server.rss.cpuMs();
+  const r = await run();
+  return { r, cpu: server.rss.cpuMs() - t0 };
+}
+
+function figures(scenario: string, engine: string, r: autocannon.Result, goal?: Goal, cpuMs?: number): Figures {
   const problems: string[] = [];
   if (r.non2xx > 0) {
     const codes = Object.entries(r.statusCodeStats ?? {})
@@ -197,7 +252,9 @@ function figures(scenario: string, engine: string, r: autocannon.Result, aim?: n
     errors: r.errors,
     total: r.requests.total,
     problems,
-    aim,
+    goal,
+    // Requests answered, plus at most one in flight per connection at the stop.
+    cpuMsPerReq: cpuMs !== undefined && r.requests.total > 0 ? cpuMs / r.requests.total : undefined,
   };
 }
 
@@ -324,17 +381,32 @@ async function runBaseline(): Promise<Figures> {
   }
 }
 
-function profileArgs(engine: Engine, scenario: string): string[] {
+// bin/sigil.mjs loads TypeScript through tsx's module hooks, which run on a thread of their
+// own; node --cpu-prof writes one profile per thread, and under a fixed --cpu-prof-name the
+// hooks thread's profile (module loading, no request at all) overwrote the server's. Each
+// scenario therefore gets a directory of its own with node's default names
+// (CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile), and the main thread's (id 0) is kept.
+// With --before, the before tree's servers are profiled the same way (…-before.cpuprofile).
+const profileName = (engine: Engine, scenario: string, tree: Side["tree"]) => `sigil-${engine}-${scenario}${tree === "before" ? "-before" : ""}`;
+const profileDirOf = (engine: Engine, scenario: string, tree: Side["tree"]) => path.join(PROFILE_DIR!, `.${profileName(engine, scenario, tree)}`);
+
+function profileArgs(engine: Engine, scenario: string, tree: Side["tree"]): string[] {
   if (!PROFILE_DIR) return [];
-  return ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=sigil-${engine}-${scenario}.cpuprofile`];
+  return ["--cpu-prof", `--cpu-prof-dir=${profileDirOf(engine, scenario, tree)}`];
 }
 
-async function stopSigil(server: Running, engine: Engine, scenario: string): Promise<void> {
+async function stopSigil(server: Running, engine: Engine, scenario: string, tree: Side["tree"]): Promise<void> {
   if (!PROFILE_DIR) return server.stop("SIGTERM", 5000);
   // SIGINT: the server shuts down cleanly and node writes the profile on exit.
   await server.stop("SIGINT", 30_000);
-  const file = path.join(PROFILE_DIR, `sigil-${engine}-${scenario}.cpuprofile`);
+  const dir = profileDirOf(engine, scenario, tree);
+  const file = path.join(PROFILE_DIR, `${profileName(engine, scenario, tree)}.cpuprofile`);
   try {
+    const main = readdirSync(dir).find((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+    if (!main) throw new Error(`no main-thread profile in ${dir}: ${readdirSync(dir).join(", ") || "empty"}`);
+    renameSync(path.join(dir, main), file);
+    rmSync(dir, { recursive: true, force: true });
+    log(`  profile of the ${tree} server's main thread (${engine}, ${scenario} scenario${scenario === "activity" && POLICIES > 0 && tree === "now" ? "s, with the policy A/B rounds" : ""}): ${file}`);
     log(formatSummary(summarize(file, { top: 20 })).replace(/^/gm, "    "));
   } catch (e) {
     log(`    (no profile: ${(e as Error).message})`);
@@ -352,8 +424,8 @@ async function runQuery(inst: SigilInstance, creds: InitResult, server: Running)
   }
   log(`  stamped query: POST /public/v1/query/whoami, one @turnkey/api-key-stamper stamp replayed (body ${stamped.body.length} B)`);
   if (WARMUP_S > 0) await load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: WARMUP_S });
-  const r = await load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: DURATION_S });
-  const f = figures("stamped query (whoami)", inst.engine, r, AIM.query);
+  const { r, cpu } = await withCpu(server, () => load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: DURATION_S }));
+  const f = figures("stamped query (whoami)", inst.engine, r, GOALS[inst.engine].query, cpu);
   log(`  → ${fmtInt(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, non-2xx ${f.non2xx}, errors ${f.errors}`);
   return f;
 }
@@ -383,8 +455,8 @@ async function runSessionQuery(inst: SigilInstance, creds: InitResult, server: R
   if (check.status !== 200 || who.userId !== creds.userId) throw new Error(`session whoami check failed (${check.status}): ${JSON.stringify(check.json)}`);
   log(`  session-stamped query: stamp_login (API key) → session key; POST /public/v1/query/whoami stamped by the session key, replayed`);
   if (WARMUP_S > 0) await load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: WARMUP_S });
-  const r = await load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: DURATION_S });
-  const f = figures("session-stamped query (whoami)", inst.engine, r);
+  const { r, cpu } = await withCpu(server, () => load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: DURATION_S }));
+  const f = figures("session-stamped query (whoami)", inst.engine, r, undefined, cpu);
   f.note = `${((100 * f.rps) / apiKey.rps).toFixed(1)}% of the API-key-stamped whoami rate (${fmtInt(f.rps)} vs ${fmtInt(apiKey.rps)} req/s)`;
   log(`  → ${fmtInt(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, non-2xx ${f.non2xx}, errors ${f.errors}; ${f.note}`);
   return f;
@@ -422,9 +494,9 @@ async function runActivity(inst: SigilInstance, creds: InitResult, server: Runni
   const { pool, ms } = stampMany(stamper, creds, count);
   log(`  ${fmtInt(count)} distinct bodies pre-stamped for the measured run in ${fmtInt(ms)} ms (warm-up ran ${fmtInt(warmRps)} req/s)`);
   const before = await settledActivityCount(inst);
-  const r = await load({ url: server.url, path: "/public/v1/submit/create_user_tag", pool, seconds: DURATION_S });
+  const { r, cpu } = await withCpu(server, () => load({ url: server.url, path: "/public/v1/submit/create_user_tag", pool, seconds: DURATION_S }));
   const recorded = (await settledActivityCount(inst)) - before;
-  const f = figures(`stamped activity (create_user_tag)${label}`, inst.engine, r, label ? undefined : AIM.activity);
+  const f = figures(`stamped activity (create_user_tag)${label}`, inst.engine, r, label ? undefined : GOALS[inst.engine].activity, cpu);
   if (pool.dry) f.problems.push(`ran out of pre-stamped bodies after ${fmtInt(pool.used)}: run stopped early`);
   // Each 2xx must be a new activity (no idempotent replays). autocannon stops with up to one
   // request per connection in flight: the server records those, nobody counts their answer.
@@ -436,12 +508,19 @@ async function runActivity(inst: SigilInstance, creds: InitResult, server: Runni
   return f;
 }
 
+async function measuredOn(server: Running, scenario: () => Promise<Figures>): Promise<Figures> {
+  server.rss.windowPeakMb();
+  const f = await scenario();
+  f.rssMb = server.rss.windowPeakMb();
+  return f;
+}
+
 /**
  * Activities in an organization with POLICIES policies against one with none, on the same
  * server and database, alternating ROUNDS times: machine drift and database growth then
  * weigh on both sides alike (a before/after pair would charge them to the policies).
  */
-async function comparePolicies(inst: SigilInstance, plainOrg: InitResult, server: Running, ceilingRps: number): Promise<Figures[]> {
+async function comparePolicies(inst: SigilInstance, plainOrg: InitResult, server: Running, ceilingRps: number, ROUNDS: number): Promise<Figures[]> {
   const policyOrg = await sigilInit(inst, "Bench Policy Org");
   await loadPolicies(server, policyOrg, POLICIES);
   log(`  A/B: a second organization with ${POLICIES} policies (allow/deny; id, tag and count consensus), ${ROUNDS} alternating rounds`);
@@ -450,7 +529,7 @@ async function comparePolicies(inst: SigilInstance, plainOrg: InitResult, server
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? (["plain", "policies"] as const) : (["policies", "plain"] as const);
     for (const side of order) {
-      runs[side].push(await runActivity(inst, side === "plain" ? plainOrg : policyOrg, server, ceilingRps, side === "plain" ? " (A/B: no policies)" : label));
+      runs[side].push(await measuredOn(server, () => runActivity(inst, side === "plain" ? plainOrg : policyOrg, server, ceilingRps, side === "plain" ? " (A/B: no policies)" : label)));
     }
   }
   const merge = (fs: Figures[], scenario: string): Figures => ({
@@ -464,86 +543,192 @@ async function comparePolicies(inst: SigilInstance, plainOrg: InitResult, server
     errors: fs.reduce((a, f) => a + f.errors, 0),
     total: fs.reduce((a, f) => a + f.total, 0),
     problems: fs.flatMap((f) => f.problems),
-    aim: undefined,
+    goal: undefined,
+    rssMb: Math.max(...fs.map((f) => f.rssMb ?? 0)),
+    cpuMsPerReq: fs.reduce((a, f) => a + (f.cpuMsPerReq ?? Number.NaN), 0) / fs.length,
   });
   const plain = merge(runs.plain, `stamped activity, no policies (mean of ${ROUNDS} A/B rounds)`);
   const withPolicies = merge(runs.policies, `stamped activity${label} (mean of ${ROUNDS} A/B rounds)`);
   const drop = 1 - withPolicies.rps / plain.rps;
   const perRound = runs.policies.map((f, i) => `${(100 * (1 - f.rps / runs.plain[i]!.rps)).toFixed(1)}%`).join(", ");
-  withPolicies.note = `${(100 * drop).toFixed(1)}% below the organization without policies (rounds: ${perRound}; limit ${100 * POLICY_DROP_LIMIT}%): ${drop <= POLICY_DROP_LIMIT ? "met" : "MISSED"}`;
+  withPolicies.note = `${drop >= 0 ? `${(100 * drop).toFixed(1)}% below` : `${(-100 * drop).toFixed(1)}% above (faster than)`} the organization without policies (rounds: ${perRound}; limit ${100 * POLICY_DROP_LIMIT}%): ${drop <= POLICY_DROP_LIMIT ? "met" : "MISSED"}`;
   return [plain, withPolicies];
 }
 
+/** One tree's instance (data dir or database, organization, running server) on one engine. */
+interface Side {
+  tree: "now" | "before";
+  inst: SigilInstance;
+  creds: InitResult;
+  server: Running;
+}
+
+async function openSide(engine: Engine, tree: Side["tree"]): Promise<Side> {
+  const inst = await newSigilInstance(engine, POSTGRES_URL, tree === "before" ? BEFORE_DIR : undefined);
+  const creds = await sigilInit(inst, "Bench Org");
+  const server = await startSigil(inst, profileArgs(engine, "query", tree));
+  const where = engine === "postgres" ? `PostgreSQL database ${new URL(inst.databaseUrl!).pathname.slice(1)} (dropped afterwards)` : `embedded SQLite in ${inst.dataDir}`;
+  log(`\nsigil (${engine}, ${tree === "now" ? "this tree" : `before: ${inst.root}`}): node bin/sigil.mjs serve, LOG_LEVEL=${process.env.BENCH_LOG_LEVEL || "warn"}, ${where}, pid ${server.proc.pid}`);
+  return { tree, inst, creds, server };
+}
+
+/** Runs `scenario` on a side, with the server's peak RSS over it. */
+function measured(side: Side, scenario: () => Promise<Figures>): Promise<Figures> {
+  return measuredOn(side.server, scenario);
+}
+
+/**
+ * Each scenario on this tree and, with --before, on the before tree, alternating which goes
+ * first: drift of the machine weighs on both alike.
+ */
 async function runEngine(engine: Engine, ceilingRps: number): Promise<Figures[]> {
-  const inst = await newSigilInstance(engine, POSTGRES_URL);
+  const sides: Side[] = [];
   try {
-    const creds = await sigilInit(inst, "Bench Org");
-    const where = engine === "postgres" ? `PostgreSQL database ${new URL(inst.databaseUrl!).pathname.slice(1)} (dropped afterwards)` : `embedded SQLite in ${inst.dataDir}`;
-    log(`\nsigil (${engine}): node bin/sigil.mjs serve, LOG_LEVEL=${process.env.BENCH_LOG_LEVEL || "warn"}, ${where}`);
-    const out: Figures[] = [];
-    let server = await startSigil(inst, profileArgs(engine, "query"));
-    try {
-      const apiKeyQuery = await runQuery(inst, creds, server);
-      out.push(apiKeyQuery, await runSessionQuery(inst, creds, server, apiKeyQuery));
-      if (PROFILE_DIR) {
-        await stopSigil(server, engine, "query");
-        server = await startSigil(inst, profileArgs(engine, "activity"));
+    sides.push(await openSide(engine, "now"));
+    if (BEFORE_DIR) sides.push(await openSide(engine, "before"));
+    const [now] = sides as [Side];
+    let turn = 0;
+    const both = async (scenario: (side: Side) => Promise<Figures>): Promise<Figures> => {
+      const order = turn++ % 2 === 0 ? sides : [...sides].reverse();
+      const got = new Map<Side, Figures>();
+      for (const side of order) {
+        log(`  [${side.tree}]`);
+        got.set(side, await measured(side, () => scenario(side)));
       }
-      out.push(await runActivity(inst, creds, server, ceilingRps));
-      if (POLICIES > 0) out.push(...(await comparePolicies(inst, creds, server, ceilingRps)));
-    } finally {
-      await stopSigil(server, engine, PROFILE_DIR ? "activity" : "");
+      const f = got.get(now)!;
+      if (sides[1]) f.before = got.get(sides[1]);
+      return f;
+    };
+    const queries = new Map<Side, Figures>();
+    const out: Figures[] = [];
+    out.push(await both(async (s) => {
+      const f = await runQuery(s.inst, s.creds, s.server);
+      queries.set(s, f);
+      return f;
+    }));
+    out.push(await both((s) => runSessionQuery(s.inst, s.creds, s.server, queries.get(s)!)));
+    if (PROFILE_DIR) {
+      for (const side of sides) {
+        await stopSigil(side.server, engine, "query", side.tree);
+        side.server = await startSigil(side.inst, profileArgs(engine, "activity", side.tree));
+      }
     }
+    out.push(await both((s) => runActivity(s.inst, s.creds, s.server, ceilingRps)));
+    if (POLICIES > 0) out.push(...(await comparePolicies(now.inst, now.creds, now.server, ceilingRps, roundsOf(engine))));
+    for (const side of sides) log(`  peak RSS of the ${side.tree} server (${engine}, pid ${side.server.proc.pid}) over the whole run: ${fmtMb(side.server.rss.peakMb())} MiB`);
     return out;
   } finally {
-    await inst.cleanup();
+    for (const side of sides) {
+      await stopSigil(side.server, engine, "activity", side.tree);
+      await side.inst.cleanup();
+    }
   }
 }
 
+const fmtCpu = (ms: number | undefined) => (ms === undefined || Number.isNaN(ms) ? "" : ms.toFixed(3));
+const fmtMb = (mb: number | undefined) => (mb === undefined || Number.isNaN(mb) ? "?" : mb.toFixed(0));
+
 // ---------------------------------------------------------------- report
 
+const pct = (rps: number, baseline: number) => `${((100 * rps) / baseline).toFixed(1)}%`;
+
+function goalVerdict(f: Figures, baseline: number): string {
+  const g = f.goal;
+  if (!g) return "";
+  const share = (100 * f.rps) / baseline;
+  const want = `≥ ${g.minPct}%${g.maxP99 !== undefined ? `, p99 ≤ ${g.maxP99} ms` : ""}`;
+  const ok = share >= g.minPct && (g.maxP99 === undefined || f.p99 <= g.maxP99);
+  return `${want}: ${ok ? "met" : "MISSED"}`;
+}
+
 function table(rows: Figures[], baseline: number): string {
-  const head = ["scenario", "engine", "req/s", "± sd", "p50 ms", "p99 ms", "non-2xx", "errors", "vs baseline", "aim"];
-  const body = rows.map((f) => [
-    f.scenario,
-    f.engine,
-    fmtInt(f.rps),
-    fmtInt(f.sd),
-    String(f.p50),
-    String(f.p99),
-    String(f.non2xx),
-    String(f.errors),
-    `${((100 * f.rps) / baseline).toFixed(1)}%`,
-    f.aim === undefined ? "" : `≥ ${fmtInt(f.aim)}/s: ${f.rps >= f.aim ? "met" : `MISSED (${((100 * f.rps) / f.aim).toFixed(0)}%)`}`,
-  ]);
+  const withBefore = rows.some((f) => f.before);
+  const head = ["scenario", "engine", "req/s", "± sd", "p50 ms", "p99 ms", "non-2xx", "errors", "vs baseline", "RSS MiB", "CPU ms/req", "goal (issue 15)"];
+  if (withBefore) head.push("before req/s", "before p99", "before vs baseline", "before RSS", "before CPU ms/req");
+  const body = rows.map((f) => {
+    const cells = [
+      f.scenario,
+      f.engine,
+      fmtInt(f.rps),
+      fmtInt(f.sd),
+      String(f.p50),
+      String(f.p99),
+      String(f.non2xx),
+      String(f.errors),
+      pct(f.rps, baseline),
+      fmtMb(f.rssMb),
+      fmtCpu(f.cpuMsPerReq),
+      goalVerdict(f, baseline),
+    ];
+    if (withBefore) {
+      const b = f.before;
+      cells.push(b ? fmtInt(b.rps) : "", b ? String(b.p99) : "", b ? pct(b.rps, baseline) : "", b ? fmtMb(b.rssMb) : "", b ? fmtCpu(b.cpuMsPerReq) : "");
+    }
+    return cells;
+  });
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
-  const right = new Set([2, 3, 4, 5, 6, 7, 8]);
-  const line = (cells: string[]) => cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
+  const left = new Set([0, 1, 11]);
+  const line = (cells: string[]) => cells.map((c, i) => (left.has(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();
   return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");
+}
+
+/** The issue's table: before → now as shares of this run's baseline, and the goal. */
+function issueTable(rows: Figures[], baseline: number): string {
+  const out = [
+    "| scenario | before (share of baseline), p99, server CPU/request | now (share of baseline), p99, server CPU/request | peak RSS now | goal |",
+    "|---|---|---|---|---|",
+  ];
+  for (const f of rows) {
+    if (!f.goal) continue;
+    const b = f.before;
+    const name = `${f.scenario.startsWith("stamped query") ? "stamped query `whoami`" : "stamped activity"}, ${f.engine === "sqlite" ? "SQLite" : "PostgreSQL"}`;
+    out.push(
+      `| ${name} | ${b ? `${fmtInt(b.rps)} (${pct(b.rps, baseline)}), p99 ${b.p99} ms, ${fmtCpu(b.cpuMsPerReq)} ms` : "(no --before)"} | ${fmtInt(f.rps)} (${pct(f.rps, baseline)}), p99 ${f.p99} ms, ${fmtCpu(f.cpuMsPerReq)} ms | ${fmtMb(f.rssMb)} MiB | ${goalVerdict(f, baseline)} |`,
+    );
+  }
+  return out.join("\n");
 }
 
 async function main(): Promise<void> {
   const started = performance.now();
   if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
   const cpu = os.cpus()[0]?.model ?? "unknown CPU";
-  log(`Sigil foundation benchmark — node ${process.version}, ${os.cpus().length} cores (${cpu})`);
+  log(`Sigil foundation benchmark — node ${process.version}, ${os.cpus().length} cores (${cpu}), load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   log(
     `autocannon: ${CONNECTIONS} connections, pipelining ${PIPELINING}, ${WARMUP_S} s warm-up + ${DURATION_S} s measured per run; ` +
-      `servers are child processes, Sigil at LOG_LEVEL=${process.env.BENCH_LOG_LEVEL || "warn"}; load generator, server${POSTGRES_URL ? " and PostgreSQL" : ""} share the cores`,
+      `servers are child processes, Sigil at LOG_LEVEL=${process.env.BENCH_LOG_LEVEL || "warn"}; load generator, server${POSTGRES_URL ? " and PostgreSQL" : ""} share the cores; budget ${TIMEOUT_S} s`,
   );
+  if (BEFORE_DIR) log(`before: the tree in ${path.resolve(BEFORE_DIR)}, measured on every scenario in the same run, alternating with this tree`);
   if (PROFILE_DIR) log(`PROFILING into ${PROFILE_DIR}: one server per scenario under --cpu-prof; figures include profiler overhead`);
   const rows: Figures[] = [];
-  const baseline = await runBaseline();
-  rows.push(baseline);
-  if (!SKIP_SQLITE) rows.push(...(await runEngine("sqlite", baseline.rps)));
-  if (POSTGRES_URL) rows.push(...(await runEngine("postgres", baseline.rps)));
+  const first = await runBaseline();
+  if (!SKIP_SQLITE) rows.push(...(await runEngine("sqlite", first.rps)));
+  if (POSTGRES_URL) rows.push(...(await runEngine("postgres", first.rps)));
   else log("\n(PostgreSQL skipped: pass --postgres <url> or set BENCH_DATABASE_URL)");
+  log("\nbaseline again, at the end:");
+  const last = await runBaseline();
+  const baseline: Figures = {
+    ...first,
+    scenario: "baseline: bare fastify POST (no auth), mean of first and last",
+    rps: (first.rps + last.rps) / 2,
+    sd: Math.max(first.sd, last.sd),
+    p50: Math.max(first.p50, last.p50),
+    p99: Math.max(first.p99, last.p99),
+    non2xx: first.non2xx + last.non2xx,
+    errors: first.errors + last.errors,
+    problems: [...first.problems, ...last.problems],
+    note: `first ${fmtInt(first.rps)} req/s, last ${fmtInt(last.rps)} req/s`,
+  };
+  rows.unshift(baseline);
 
   log(`\n${table(rows, baseline.rps)}`);
   for (const r of rows) if (r.note) log(`${r.scenario} [${r.engine}]: ${r.note}`);
-  const bad = rows.filter((r) => r.problems.length);
-  for (const r of bad) log(`INVALID: ${r.scenario} [${r.engine}]: ${r.problems.join("; ")}`);
-  log(`\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s${bad.length ? `; ${bad.length} invalid run(s)` : ""}`);
+  log(`\nissue 15 (shares of this run's baseline, ${fmtInt(baseline.rps)} req/s; memory goal < ${MEMORY_GOAL_MB} MiB per API process):\n${issueTable(rows, baseline.rps)}`);
+  const peakRss = Math.max(...rows.map((r) => r.rssMb ?? 0));
+  log(`peak RSS of any Sigil server during a scenario: ${fmtMb(peakRss)} MiB (goal < ${MEMORY_GOAL_MB}): ${peakRss < MEMORY_GOAL_MB ? "met" : "MISSED"}`);
+  const bad = rows.filter((r) => r.problems.length || r.before?.problems.length);
+  for (const r of bad) log(`INVALID: ${r.scenario} [${r.engine}]: ${[...r.problems, ...(r.before?.problems ?? []).map((p) => `before: ${p}`)].join("; ")}`);
+  log(`\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s (budget ${TIMEOUT_S} s)${bad.length ? `; ${bad.length} invalid run(s)` : ""}`);
   await cleanupAll();
   clearTimeout(watchdog);
   process.exitCode = bad.length ? 1 : 0;

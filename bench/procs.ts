@@ -1,14 +1,16 @@
 // Child processes, temp dirs and throw-away databases for the benchmark, all registered so
 // that they are cleaned up whatever happens: normal end, exception, Ctrl-C, watchdog.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import SQLite from "better-sqlite3";
-import { sigilInit as initLikeTests, type InitResult } from "../test/helpers/server.ts";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import type { InitResult } from "../test/helpers/server.ts";
 
 export const ROOT = path.resolve(import.meta.dirname, "..");
 export const SIGIL_BIN = path.join(ROOT, "bin/sigil.mjs");
@@ -72,9 +74,64 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Resident memory of a child, sampled every 250 ms from /proc (Linux; NaN elsewhere): the
+ * peak over its life and over a window the caller resets per scenario.
+ */
+export interface RssSampler {
+  /** Peak RSS in MiB since the process started. */
+  peakMb(): number;
+  /** Peak RSS in MiB since the last call (then starts a new window). */
+  windowPeakMb(): number;
+  /** CPU time (user + system, all threads) the process has used so far, ms (NaN when unknown). */
+  cpuMs(): number;
+}
+
+// /proc/<pid>/stat counts CPU time in clock ticks: 100 per second on Linux.
+const TICK_MS = 10;
+
+function sampleRss(proc: ChildProcess): RssSampler {
+  let peak = Number.NaN;
+  let windowPeak = Number.NaN;
+  const read = () => {
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${proc.pid}/status`, "utf8"));
+      if (!m) return;
+      const mb = Number(m[1]) / 1024;
+      if (!(mb <= peak)) peak = mb;
+      if (!(mb <= windowPeak)) windowPeak = mb;
+    } catch {
+      /* not Linux, or the process is gone */
+    }
+  };
+  const timer = setInterval(read, 250);
+  timer.unref();
+  proc.once("exit", () => clearInterval(timer));
+  return {
+    cpuMs: () => {
+      try {
+        // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
+        const stat = readFileSync(`/proc/${proc.pid}/stat`, "utf8");
+        const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return (Number(f[11]) + Number(f[12])) * TICK_MS;
+      } catch {
+        return Number.NaN;
+      }
+    },
+    peakMb: () => (read(), peak),
+    windowPeakMb: () => {
+      read();
+      const w = windowPeak;
+      windowPeak = Number.NaN;
+      return w;
+    },
+  };
+}
+
 export interface Running {
   url: string;
   proc: ChildProcess;
+  rss: RssSampler;
   output(): string;
   /** Graceful stop (SIGTERM by default, SIGINT for profiles); SIGKILL after `graceMs`. */
   stop(signal?: NodeJS.Signals, graceMs?: number): Promise<void>;
@@ -90,11 +147,12 @@ export async function startListening(opts: {
   args: string[];
   env: NodeJS.ProcessEnv;
   port: number;
+  cwd?: string;
   timeoutMs?: number;
 }): Promise<Running> {
   const proc = spawn(process.execPath, [...opts.nodeArgs, opts.script, ...opts.args], {
     env: opts.env,
-    cwd: ROOT,
+    cwd: opts.cwd ?? ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.add(proc);
@@ -125,13 +183,15 @@ export async function startListening(opts: {
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url, proc, output: () => out, stop: (signal = "SIGTERM", graceMs = 5000) => stopChild(proc, signal, graceMs) };
+  return { url, proc, rss: sampleRss(proc), output: () => out, stop: (signal = "SIGTERM", graceMs = 5000) => stopChild(proc, signal, graceMs) };
 }
 
 export type Engine = "sqlite" | "postgres";
 
 export interface SigilInstance {
   engine: Engine;
+  /** The Sigil tree whose bin/sigil.mjs runs (this one, or a "before" tree given by --before). */
+  root: string;
   env: NodeJS.ProcessEnv;
   dataDir: string;
   /** The DATABASE_URL of the throw-away database (postgres only). */
@@ -139,8 +199,8 @@ export interface SigilInstance {
   cleanup(): Promise<void>;
 }
 
-/** A fresh data dir (and, for postgres, a fresh database next to `adminUrl`'s). */
-export async function newSigilInstance(engine: Engine, adminUrl?: string): Promise<SigilInstance> {
+/** A fresh data dir (and, for postgres, a fresh database next to `adminUrl`'s), served by `root`'s bin. */
+export async function newSigilInstance(engine: Engine, adminUrl?: string, root: string = ROOT): Promise<SigilInstance> {
   const dataDir = tempDir("sigil-bench-");
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -183,6 +243,7 @@ export async function newSigilInstance(engine: Engine, adminUrl?: string): Promi
   }
   return {
     engine,
+    root: path.resolve(root),
     env,
     dataDir,
     databaseUrl,
@@ -198,16 +259,20 @@ export async function newSigilInstance(engine: Engine, adminUrl?: string): Promi
 
 export type { InitResult };
 
-/** `sigil init --json`, exactly as the tests run it. */
-export function sigilInit(inst: SigilInstance, name: string): Promise<InitResult> {
-  return initLikeTests(inst, ["--name", name]);
+const run = promisify(execFile);
+
+/** `sigil init --json` of the instance's own tree (its migrations), exactly as the tests run it. */
+export async function sigilInit(inst: SigilInstance, name: string): Promise<InitResult> {
+  const { stdout } = await run(process.execPath, [path.join(inst.root, "bin/sigil.mjs"), "init", "--json", "--name", name], { env: inst.env, cwd: inst.root });
+  return JSON.parse(stdout) as InitResult;
 }
 
 export async function startSigil(inst: SigilInstance, nodeArgs: string[] = []): Promise<Running> {
   const port = await freePort();
   return startListening({
     nodeArgs,
-    script: SIGIL_BIN,
+    cwd: inst.root,
+    script: path.join(inst.root, "bin/sigil.mjs"),
     args: ["serve", "--port", String(port), "--host", "127.0.0.1"],
     env: inst.env,
     port,

@@ -44,8 +44,21 @@ export interface Summary {
   inclusiveSigil: Row[];
 }
 
-const ROOT = path.resolve(import.meta.dirname, "..");
+const THIS_ROOT = path.resolve(import.meta.dirname, "..");
 const SPECIAL = new Set(["(garbage collector)", "(program)", "(idle)", "(root)"]);
+
+// The Sigil tree a profile was taken of: this one, or another (bench --before) whose sources
+// sit at <root>/src/. Set per profile by summarize().
+let ROOT = THIS_ROOT;
+
+/** The tree whose src/pipeline/ the profile ran (defaults to this one). */
+function sigilRootOf(prof: CpuProfile): string {
+  for (const n of prof.nodes) {
+    const m = /^file:\/\/(.*)\/src\/pipeline\//.exec(n.callFrame.url);
+    if (m && !m[1]!.includes("/node_modules/")) return decodeURIComponent(m[1]!);
+  }
+  return THIS_ROOT;
+}
 
 function shortUrl(url: string): string {
   let u = url.startsWith("file://") ? decodeURIComponent(url.slice("file://".length)) : url;
@@ -78,6 +91,7 @@ export function summarize(file: string, opts: { top?: number; after?: string } =
   const top = opts.top ?? 25;
   const after = opts.after ?? "authenticate";
   const prof = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
+  ROOT = sigilRootOf(prof);
   const byId = new Map<number, ProfileNode>();
   const parent = new Map<number, number>();
   for (const n of prof.nodes) {

@@ -35,6 +35,8 @@ export interface Config {
   dbConnectTimeoutMs: number;
   /** PostgreSQL statement_timeout (the client itself gives up 1 s later). */
   dbStatementTimeoutMs: number;
+  /** PostgreSQL: connections this process keeps (undefined: sized for the machine, store/db.ts). */
+  dbPoolSize: number | undefined;
   /** PostgreSQL idle_in_transaction_session_timeout. */
   dbIdleInTransactionTimeoutMs: number;
   /** SQLite: how long a write waits (asynchronously) for a lock held by another process. */
@@ -183,6 +185,7 @@ const KNOBS: Knob[] = [
   },
   { env: "SIGIL_DB_CONNECT_TIMEOUT_MS", flag: "--db-connect-timeout-ms", key: "dbConnectTimeoutMs", parse: int("SIGIL_DB_CONNECT_TIMEOUT_MS", 100, 600_000) },
   { env: "SIGIL_DB_STATEMENT_TIMEOUT_MS", flag: "--db-statement-timeout-ms", key: "dbStatementTimeoutMs", parse: int("SIGIL_DB_STATEMENT_TIMEOUT_MS", 100, 3_600_000) },
+  { env: "SIGIL_DB_POOL_SIZE", flag: "--db-pool-size", key: "dbPoolSize", parse: int("SIGIL_DB_POOL_SIZE", 1, 1000) },
   {
     env: "SIGIL_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS",
     flag: "--db-idle-in-transaction-timeout-ms",
@@ -259,6 +262,7 @@ export const DEFAULTS: Config = {
   webhooksDisableAfterMs: DEFAULT_DISABLE_AFTER_MS,
   dbConnectTimeoutMs: 5_000,
   dbStatementTimeoutMs: 30_000,
+  dbPoolSize: undefined,
   dbIdleInTransactionTimeoutMs: 60_000,
   sqliteLockTimeoutMs: 5_000,
   shutdownGraceMs: 10_000,

@@ -26,6 +26,7 @@ export async function openService(argv: string[] = [], env: NodeJS.ProcessEnv = 
   const store = openStore({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
+    poolSize: config.dbPoolSize,
     timeouts: {
       connectTimeoutMs: config.dbConnectTimeoutMs,
       statementTimeoutMs: config.dbStatementTimeoutMs,

@@ -92,8 +92,13 @@ const EMPTY_SET_ID = "empty";
 
 /** Writes the record, and its policy set the first time this process records over it. */
 export async function recordEvaluation(tx: Executor, row: PolicyEvaluationRow, gov: OrgGovernance): Promise<void> {
-  if (row.policy_set_id !== EMPTY_SET_ID && !gov.persisted) await insertPolicySet(tx, gov.setId, gov.policyIds);
+  await recordPolicySet(tx, row, gov);
   await insertEvaluation(tx, row);
+}
+
+/** The policy set an evaluation record refers to, unless it is known to be stored already. */
+export async function recordPolicySet(tx: Executor, row: PolicyEvaluationRow, gov: OrgGovernance): Promise<void> {
+  if (row.policy_set_id !== EMPTY_SET_ID && !gov.persisted) await insertPolicySet(tx, gov.setId, gov.policyIds);
 }
 
 /** HTTP 403, code 7, with the PolicyEnginePermissionError detail naming the activity. */

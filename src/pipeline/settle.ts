@@ -6,11 +6,11 @@
 import { sql } from "kysely";
 import { ApiError, precondition } from "../errors.ts";
 import type { Actor, CompiledActivity } from "../activities/define.ts";
-import { insertActivity, insertVote, type ActivityRow, type VoteRow } from "../store/activities.ts";
+import { insertSubmission, insertVote, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import type { Tx } from "../store/schema.ts";
 import { recordActivityEvent } from "../webhooks/outbox.ts";
 import { activityView, type ActivityView, type KnownVotes } from "../views/activity.ts";
-import { deniedFailure, evaluationRow, isDenied, recordEvaluation, STATUS, type Evaluated } from "./authorize.ts";
+import { deniedFailure, evaluationRow, isDenied, recordEvaluation, recordPolicySet, STATUS, type Evaluated } from "./authorize.ts";
 import { outcomeProof } from "./app-proofs.ts";
 import type { PipelineDeps } from "./deps.ts";
 import { activityServices } from "./services.ts";
@@ -76,18 +76,21 @@ export async function settle(deps: PipelineDeps, tx: Tx, s: Settlement): Promise
     const earlier = previous?.app_proofs ? (JSON.parse(previous.app_proofs) as unknown[]) : [];
     row.app_proofs = JSON.stringify([...earlier, proof]);
   }
+  const evaluation = evaluationRow(row.id, row.organization_id, s.vote.id, evaluated, now);
   if (previous) {
     await tx
       .updateTable("activities")
       .set({ status: row.status, result: row.result, failure: row.failure, app_proofs: row.app_proofs, updated_at: now })
       .where("id", "=", row.id)
       .execute();
+    // Votes refer to their activity: written once the row exists.
+    await insertVote(tx, s.vote);
+    await recordEvaluation(tx, evaluation, evaluated.gov);
   } else {
-    await insertActivity(tx, row);
+    await recordPolicySet(tx, evaluation, evaluated.gov);
+    // The row, its first vote and the evaluation: one statement where that saves round trips.
+    await insertSubmission(tx, row, s.vote, evaluation);
   }
-  // Votes refer to their activity: written once the row exists.
-  await insertVote(tx, s.vote);
-  await recordEvaluation(tx, evaluationRow(row.id, row.organization_id, s.vote.id, evaluated, now), evaluated.gov);
   if (!changed || !(s.listening ?? (await deps.state.listeners.hasListeners(tx, row.organization_id)))) return { row };
   const event = await activityView(tx, row, s.known);
   await recordActivityEvent(tx, event, now);

@@ -1,5 +1,7 @@
 // Activities and the votes cast on them.
-import type { ActivitiesTable, ActivityStatus, Executor, VotesTable } from "./schema.ts";
+import { sql } from "kysely";
+import type { ActivitiesTable, ActivityStatus, Executor, PolicyEvaluationsTable, VotesTable } from "./schema.ts";
+import { dialectOf } from "./dialect.ts";
 import { page, unknownCursor, type PageRequest } from "./pagination.ts";
 import { precompiled } from "./precompiled.ts";
 
@@ -26,6 +28,34 @@ export async function insertActivity(db: Executor, row: ActivityRow): Promise<vo
 export async function insertVote(db: Executor, row: VoteRow): Promise<void> {
   await insertVoteQuery(db, row);
 }
+
+const EVALUATION_COLUMNS = [
+  "id", "activity_id", "organization_id", "vote_id", "policy_set_id", "outcomes", "outcome", "created_at",
+] as const satisfies readonly (keyof PolicyEvaluationsTable)[];
+
+/**
+ * A new activity, its first vote and that vote's evaluation record. Where every statement is
+ * a round trip (PostgreSQL), one statement: the first two inserts are data-modifying WITH
+ * clauses of the third. Foreign keys are checked at the end of the statement, when all three
+ * rows exist. Elsewhere, three precompiled inserts in that order.
+ */
+export async function insertSubmission(db: Executor, activity: ActivityRow, vote: VoteRow, evaluation: PolicyEvaluationsTable): Promise<void> {
+  if (!dialectOf(db).roundTrips) {
+    await insertActivityQuery(db, activity);
+    await insertVoteQuery(db, vote);
+    await insertEvaluationQuery(db, evaluation);
+    return;
+  }
+  const insert = <K extends string>(table: string, columns: readonly K[], row: Record<K, unknown>) =>
+    sql`insert into ${sql.table(table)} (${sql.join(columns.map((c) => sql.ref(c)))}) values (${sql.join(columns.map((c) => row[c]))})`;
+  await sql`with a as (${insert("activities", ACTIVITY_COLUMNS, activity)}), v as (${insert("votes", VOTE_COLUMNS, vote)}) ${insert(
+    "policy_evaluations",
+    EVALUATION_COLUMNS,
+    evaluation,
+  )}`.execute(db);
+}
+
+const insertEvaluationQuery = precompiled(EVALUATION_COLUMNS, (db, v) => db.insertInto("policy_evaluations").values(v as never));
 
 export async function findActivity(db: Executor, id: string): Promise<ActivityRow | undefined> {
   return db.selectFrom("activities").selectAll().where("id", "=", id).executeTakeFirst();

@@ -1,6 +1,8 @@
 // Opens the store: the embedded SQLite file by default, PostgreSQL when a URL is given.
 // Both run the same migrations and the same Kysely queries.
 import fs from "node:fs";
+import os from "node:os";
+import { createHash } from "node:crypto";
 import path from "node:path";
 import SQLite from "better-sqlite3";
 import pg from "pg";
@@ -88,12 +90,22 @@ class StaticProvider implements MigrationProvider {
   }
 }
 
-export function openStore(opts: { databaseUrl?: string; dataDir: string; timeouts?: Partial<StoreTimeouts> }): Store {
+/**
+ * PostgreSQL connections per process when SIGIL_DB_POOL_SIZE is not set. Node runs the
+ * requests on one thread; a connection is busy for a round trip at a time, so a few per core
+ * keep it fed while requests wait on the network and on commits (the number of connections
+ * the database serves at once is what costs it: N nodes × this ≤ max_connections).
+ */
+export function defaultPoolSize(cores = os.availableParallelism()): number {
+  return Math.min(20, Math.max(8, 4 * cores));
+}
+
+export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSize?: number; timeouts?: Partial<StoreTimeouts> }): Store {
   const t: StoreTimeouts = { ...DEFAULT_STORE_TIMEOUTS, ...opts.timeouts };
   if (opts.databaseUrl) {
     const pool = new pg.Pool({
       connectionString: opts.databaseUrl,
-      max: 10,
+      max: opts.poolSize ?? defaultPoolSize(),
       connectionTimeoutMillis: t.connectTimeoutMs,
       statement_timeout: t.statementTimeoutMs,
       idle_in_transaction_session_timeout: t.idleInTransactionTimeoutMs,
@@ -158,11 +170,40 @@ function guardedPool(pool: pg.Pool, queryDeadlineMs: number): PostgresPool {
   };
 }
 
+// Named prepared statements: PostgreSQL parses and plans a statement once per connection
+// instead of on every execution (the unnamed statement of the extended protocol is parsed
+// and planned each time, which is most of the server's work for a primary-key lookup).
+// Kysely's SQL text for one query shape is always the same, so the text names the statement.
+// Texts that vary with their input (`in ($1, $2, ...)` lists, multi-row inserts) would each
+// stay prepared on every connection: after MAX_NAMED distinct texts, further ones run unnamed.
+const MAX_NAMED = 2_000;
+const statementNames = new Map<string, string>();
+// Bumped when the server refuses a cached plan because a table changed under it (another
+// node migrated): every statement is then prepared afresh under a new name.
+let namesGeneration = 0;
+
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text);
+  if (name === undefined && statementNames.size < MAX_NAMED) {
+    name = `sigil_${namesGeneration}_${createHash("sha1").update(text).digest("base64url")}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/** 0A000 "cached plan must not change result type": a prepared `select *` outlived a migration. */
+function isStalePlan(e: unknown): boolean {
+  return (e as { code?: unknown }).code === "0A000" && /cached plan must not change result type/.test(String((e as Error).message));
+}
+
 function guardedClient(client: pg.PoolClient, deadlineMs: number): PostgresPoolClient {
   // Set when a query timed out during the current checkout.
   let broken: Error | undefined;
   const query = (text: unknown, params?: unknown) => {
     if (typeof text !== "string") return client.query(text as never);
+    const values = params as unknown[] | undefined;
+    // Statements without parameters (BEGIN, COMMIT, SAVEPOINT) go as simple queries: one message.
+    const name = values && values.length > 0 ? statementName(text) : undefined;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         broken = new StoreUnavailableError(`the database did not answer within ${deadlineMs} ms`);
@@ -171,13 +212,19 @@ function guardedClient(client: pg.PoolClient, deadlineMs: number): PostgresPoolC
         // is closed rather than reused (its late answer would go to the next query).
         (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
       }, deadlineMs);
-      client.query(text, params as unknown[]).then(
+      const sent = name === undefined ? client.query(text, values) : client.query({ text, values, name });
+      sent.then(
         (r) => {
           clearTimeout(timer);
           resolve(r);
         },
         (e: unknown) => {
           clearTimeout(timer);
+          if (name !== undefined && isStalePlan(e)) {
+            // This statement fails (its transaction is aborted anyway); the next ones re-prepare.
+            namesGeneration++;
+            statementNames.clear();
+          }
           reject(e);
         },
       );

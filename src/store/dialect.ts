@@ -20,6 +20,11 @@ export interface StoreDialect {
   singleProcess: boolean;
   /** Changes can be announced to other processes (notify) and listened for. */
   notifies: boolean;
+  /**
+   * Every statement is a network round trip (PostgreSQL): small reads that belong together are
+   * worth combining into one statement. SQLite reads are function calls: simple queries win.
+   */
+  roundTrips: boolean;
   /** `q` FOR UPDATE where rows are locked; unchanged otherwise. */
   forUpdate<DB, TB extends keyof DB, O>(q: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O>;
   /** `q` FOR UPDATE SKIP LOCKED (several workers claiming) where rows are locked; unchanged otherwise. */
@@ -39,6 +44,7 @@ const POSTGRES: StoreDialect = {
   locksRows: true,
   singleProcess: false,
   notifies: true,
+  roundTrips: true,
   forUpdate: (q) => q.forUpdate(),
   forUpdateSkipLocked: (q) => q.forUpdate().skipLocked(),
   lock: (q, strength) => (strength === "exclusive" ? q.forNoKeyUpdate() : q.forShare()),
@@ -53,6 +59,7 @@ const SQLITE: StoreDialect = {
   locksRows: false,
   singleProcess: true,
   notifies: false,
+  roundTrips: false,
   forUpdate: same,
   forUpdateSkipLocked: same,
   lock: same,
