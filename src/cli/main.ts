@@ -3,11 +3,13 @@ import { serve } from "./serve.ts";
 import { init } from "./init.ts";
 import { webhookKeys } from "./webhook-keys.ts";
 import { serviceKeys } from "./service-keys.ts";
+import { seed } from "./seed.ts";
 
 const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; help: string }> = {
   serve: { run: serve, help: "run the public API (default port 8080)" },
   init: { run: init, help: 'bootstrap a root organization: init --name "<org>" [--json] [--api-public-key <hex>]' },
   "webhook-keys": { run: webhookKeys, help: "webhook signing keys: webhook-keys list | rotate | retire <kid>" },
+  seed: { run: seed, help: "bulk test data: seed [--scale F | --suborgs N --activities N --users N] [--json] (sigil seed --help)" },
   "service-keys": { run: serviceKeys, help: "service P-256 keys: service-keys list | rotate [purpose] | retire <keyId>" },
 };
 

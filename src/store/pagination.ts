@@ -58,7 +58,10 @@ export async function page<DB, TB extends keyof DB, O extends Cursor>(
   let q = query as unknown as SelectQueryBuilder<any, any, O>;
   if (cursor) {
     const op = ascending ? ">" : "<";
-    q = q.where(sql<boolean>`(created_at ${sql.raw(op)} ${cursor.created_at} OR (created_at = ${cursor.created_at} AND id ${sql.raw(op)} ${cursor.id}))`);
+    // A row-value comparison, not `created_at > x OR (created_at = x AND id > y)`: both engines
+    // turn it into a range of the (…, created_at, id) index, so a page deep into a list of a
+    // million costs what the first page does (the OR form walked the index from its start).
+    q = q.where(sql<boolean>`(created_at, id) ${sql.raw(op)} (${cursor.created_at}, ${cursor.id})`);
   }
   const dir = ascending ? "asc" : "desc";
   const rows = await q.orderBy("created_at", dir).orderBy("id", dir).limit(req.limit).execute();
