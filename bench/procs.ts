@@ -1,7 +1,7 @@
 // Child processes, temp dirs and throw-away databases for the benchmark, all registered so
 // that they are cleaned up whatever happens: normal end, exception, Ctrl-C, watchdog.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -200,7 +200,18 @@ export interface SigilInstance {
 }
 
 /** A fresh data dir (and, for postgres, a fresh database next to `adminUrl`'s), served by `root`'s bin. */
+/** Trees whose bundle was built in this run (scripts/build.mjs: what `npm start` runs; trees without it run through tsx). */
+const built = new Set<string>();
+async function buildBundle(root: string): Promise<void> {
+  if (built.has(root)) return;
+  built.add(root);
+  const script = path.join(root, "scripts/build.mjs");
+  if (existsSync(script)) await run(process.execPath, [script], { cwd: root });
+}
+
 export async function newSigilInstance(engine: Engine, adminUrl?: string, root: string = ROOT): Promise<SigilInstance> {
+  // The server runs as `npm start` runs it (the bundle), not through tsx.
+  await buildBundle(root);
   const dataDir = tempDir("sigil-bench-");
   const env: NodeJS.ProcessEnv = {
     ...process.env,

@@ -1,7 +1,31 @@
 #!/usr/bin/env node
-// Launcher: loads the TypeScript sources through tsx so `npx sigil` and `npm start`
-// run the same code the tests run, with no separate build step to forget.
-import { register } from "tsx/esm/api";
-register();
-const { main } = await import("../src/cli/main.ts");
+// Launcher. `npm start` builds dist/cli/main.mjs first (scripts/build.mjs) and it runs while it
+// is newer than every file under src/; otherwise (tests, development, `npx sigil` without a
+// build) the TypeScript sources run through tsx — the same code either way, never a stale bundle.
+// SIGIL_NO_BUNDLE=1 forces the sources.
+import { existsSync, readdirSync, statSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const bundle = path.join(root, "dist", "cli", "main.mjs");
+
+function newestSource(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+const useBundle = process.env.SIGIL_NO_BUNDLE !== "1" && existsSync(bundle) && statSync(bundle).mtimeMs >= newestSource(path.join(root, "src"));
+let main;
+if (useBundle) {
+  ({ main } = await import(pathToFileURL(bundle).href));
+} else {
+  const { register } = await import("tsx/esm/api");
+  register();
+  ({ main } = await import("../src/cli/main.ts"));
+}
 await main(process.argv.slice(2));
