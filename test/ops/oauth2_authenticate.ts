@@ -135,6 +135,23 @@ perEngine(
       assert.equal(await recorded(), n);
     });
 
+    it("needing approvals, it never exchanges the code at a later vote: that vote records it FAILED with the reason", async () => {
+      const first = await h().newOrg("oauth2 quorum");
+      const [second] = await addUsersWithKeys(h(), 1, first);
+      const p = fixture();
+      const { oauth2CredentialId } = await newCredential(h(), { provider: "OAUTH2_PROVIDER_X", clientId: p.clientId, clientSecret: p.clientSecret, as: first });
+      completed(await h().submit("update_root_quorum", "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", { threshold: 2, userIds: [first.userId, second!.userId] }, { as: first }), "updateRootQuorumResult");
+      const hits = p.hits.token;
+      const pending = await h().submit(OP, TYPE, await params({ id: "3" }, { oauth2CredentialId }), { as: first });
+      assert.equal(pending.status, 200, JSON.stringify(pending.json));
+      assert.equal(pending.json.activity.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED");
+      const voted = await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: pending.json.activity.fingerprint }, { as: second! });
+      assert.equal(voted.status, 200, JSON.stringify(voted.json));
+      assert.equal(voted.json.activity.status, "ACTIVITY_STATUS_FAILED");
+      assert.match(JSON.stringify(voted.json.activity.failure), /can only run when its submission is allowed/);
+      assert.equal(p.hits.token, hits, "no code exchange at submission (consensus needed) nor at the vote");
+    });
+
     it("PKCE mismatch and redirect_uri mismatch: 400 invalid_grant, nothing recorded", async () => {
       const n = await recorded();
       precondition(await h().submit(OP, TYPE, await params({ id: "1" }, { codeVerifier: newVerifier() })), /invalid_grant/);

@@ -46,7 +46,11 @@ function check(p: P): void {
   }
 }
 
-async function prepare(ctx: PrepareContext, p: P): Promise<Prepared> {
+async function prepare(ctx: PrepareContext, p: P, when: "submission" | "approval"): Promise<Prepared | undefined> {
+  // An authorization code is single-use and short-lived: it is exchanged when the submission is
+  // allowed, never speculatively before an approval (which may not complete consensus). An
+  // activity that needed approvals is recorded FAILED at the vote that would run it.
+  if (when === "approval") return undefined;
   const settings = oauthSettingsOf(ctx.services.logins);
   const row = await findOauth2Credential(ctx.db, ctx.organization.id, p.oauth2CredentialId);
   if (!row) throw notFound(`OAUTH2_CREDENTIAL_NOT_FOUND: no OAuth 2.0 credential ${p.oauth2CredentialId} in organization ${ctx.organization.id}`);
