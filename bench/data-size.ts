@@ -31,7 +31,7 @@ import { request } from "node:http";
 import SQLite from "better-sqlite3";
 import pg from "pg";
 import pino from "pino";
-import { cleanupAll, cleanupSync, newSigilInstance, ROOT, SIGIL_BIN, startSigil, type Engine, type Running, type SigilInstance } from "./procs.ts";
+import { guardRun, newSigilInstance, ROOT, SIGIL_BIN, startSigil, type Engine, type Running, type SigilInstance } from "./procs.ts";
 import { FastStamper, type Stamped } from "./stamp.ts";
 import { num, option } from "./options.ts";
 import type { SeedResult } from "../src/cli/seed.ts";
@@ -51,19 +51,7 @@ const GOAL_RATIO = 2;
 
 // ---------------------------------------------------------------- cleanup and watchdog
 
-let exiting = false;
-async function bail(code: number, why?: string): Promise<never> {
-  if (!exiting) {
-    exiting = true;
-    if (why) console.error(why);
-    await cleanupAll().catch((e: unknown) => console.error(`cleanup failed: ${(e as Error).message}`));
-  }
-  process.exit(code);
-}
-process.on("exit", cleanupSync);
-process.once("SIGINT", () => void bail(130, "interrupted: cleaning up"));
-process.once("SIGTERM", () => void bail(143, "terminated: cleaning up"));
-setTimeout(() => void bail(1, `benchmark exceeded its ${TIMEOUT_S} s budget: aborted`), TIMEOUT_S * 1000).unref();
+const { bail, watchdog } = guardRun(TIMEOUT_S);
 
 const log = (m: string) => process.stdout.write(`${m}\n`);
 

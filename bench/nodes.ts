@@ -31,7 +31,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import autocannon from "autocannon";
 import {
   cleanupAll,
-  cleanupSync,
+  guardRun,
   newSigilInstance,
   sigilInit,
   startBaseline,
@@ -57,20 +57,7 @@ const TICK_S = 1 / 100; // USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s 
 
 // ---------------------------------------------------------------- cleanup and watchdog
 
-let exiting = false;
-async function bail(code: number, why?: string): Promise<never> {
-  if (!exiting) {
-    exiting = true;
-    if (why) console.error(why);
-    await cleanupAll().catch((e: unknown) => console.error(`cleanup failed: ${(e as Error).message}`));
-  }
-  process.exit(code);
-}
-process.on("exit", cleanupSync);
-process.once("SIGINT", () => void bail(130, "interrupted: cleaning up"));
-process.once("SIGTERM", () => void bail(143, "terminated: cleaning up"));
-const watchdog = setTimeout(() => void bail(1, `benchmark exceeded its ${TIMEOUT_S} s budget: aborted`), TIMEOUT_S * 1000);
-watchdog.unref();
+const { bail, watchdog } = guardRun(TIMEOUT_S);
 
 const log = (msg: string) => process.stdout.write(`${msg}\n`);
 const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");

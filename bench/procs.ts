@@ -321,3 +321,25 @@ export async function countActivities(inst: SigilInstance): Promise<number> {
     db.close();
   }
 }
+
+/**
+ * What every benchmark script does around its run: servers and databases are cleaned up on
+ * exit, on SIGINT/SIGTERM and on failure (`bail`), and the run is aborted at its budget.
+ */
+export function guardRun(timeoutS: number): { bail(code: number, why?: string): Promise<never>; watchdog: NodeJS.Timeout } {
+  let exiting = false;
+  const bail = async (code: number, why?: string): Promise<never> => {
+    if (!exiting) {
+      exiting = true;
+      if (why) console.error(why);
+      await cleanupAll().catch((e: unknown) => console.error(`cleanup failed: ${(e as Error).message}`));
+    }
+    process.exit(code);
+  };
+  process.on("exit", cleanupSync);
+  process.once("SIGINT", () => void bail(130, "interrupted: cleaning up"));
+  process.once("SIGTERM", () => void bail(143, "terminated: cleaning up"));
+  const watchdog = setTimeout(() => void bail(1, `benchmark exceeded its ${timeoutS} s budget: aborted`), timeoutS * 1000);
+  watchdog.unref();
+  return { bail, watchdog };
+}
