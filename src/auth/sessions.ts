@@ -42,7 +42,7 @@ export interface NewSession {
   field?: string;
 }
 
-export async function createSession(ctx: ExecuteContext, s: NewSession): Promise<{ session: string; apiKeyId: string; expiresAt: number }> {
+export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession): Promise<{ session: string; apiKeyId: string; expiresAt: number }> {
   const field = s.field ?? "parameters";
   const problem = publicKeyProblem("API_KEY_CURVE_P256", s.publicKey);
   if (problem) throw invalid(`${field}.publicKey: ${problem}`, [{ field: `${field}.publicKey`, description: problem }]);
@@ -115,4 +115,24 @@ export async function createSession(ctx: ExecuteContext, s: NewSession): Promise
     ...(s.sessionProfileId ? { session_profile_id: s.sessionProfileId } : {}),
   });
   return { session, apiKeyId, expiresAt };
+}
+
+/** The session parameters every login intent carries (stamp_login, otp_login, oauth_login). */
+export interface LoginParams {
+  publicKey: string;
+  expirationSeconds?: string;
+  invalidateExisting?: boolean;
+  sessionProfileId?: string;
+}
+
+/** The session a login creates for `user`, from its intent's parameters. */
+export async function loginSession(ctx: ExecuteContext<unknown>, user: { userId: string; organizationId: string }, p: LoginParams): Promise<string> {
+  const { session } = await createSession(ctx, {
+    ...user,
+    publicKey: p.publicKey,
+    ...(p.expirationSeconds !== undefined ? { expirationSeconds: p.expirationSeconds } : {}),
+    ...(p.invalidateExisting !== undefined ? { invalidateExisting: p.invalidateExisting } : {}),
+    ...(p.sessionProfileId !== undefined ? { sessionProfileId: p.sessionProfileId } : {}),
+  });
+  return session;
 }

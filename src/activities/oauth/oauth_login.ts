@@ -8,7 +8,7 @@
 import { Type } from "@sinclair/typebox";
 import { ApiError, Grpc, notFound } from "../../errors.ts";
 import { HexPublicKey, Id } from "../../schemas/common.ts";
-import { createSession } from "../../auth/sessions.ts";
+import { loginSession } from "../../auth/sessions.ts";
 import { oauthSettingsOf } from "../../auth/oauth/configure.ts";
 import { invalidOidcToken, requireOidcToken } from "../../auth/oauth/verify-oidc.ts";
 import { nonceProblem } from "../../auth/oauth/nonce.ts";
@@ -59,15 +59,6 @@ export const oauthLogin = defineActivity({
       throw new ApiError(Grpc.INVALID_ARGUMENT, "CREDENTIAL_CONFLICT", `more than one user associated with this OAuth identity below organization ${target}`);
     }
     const user = holders[0]!;
-    // createSession needs nothing of what was prepared.
-    const { session } = await createSession({ ...ctx, prepared: undefined }, {
-      userId: user.user_id,
-      organizationId: user.organization_id,
-      publicKey: p.publicKey,
-      ...(p.expirationSeconds !== undefined ? { expirationSeconds: p.expirationSeconds } : {}),
-      ...(p.invalidateExisting !== undefined ? { invalidateExisting: p.invalidateExisting } : {}),
-      ...(p.sessionProfileId !== undefined ? { sessionProfileId: p.sessionProfileId } : {}),
-    });
-    return { session };
+    return { session: await loginSession(ctx, { userId: user.user_id, organizationId: user.organization_id }, p) };
   },
 });

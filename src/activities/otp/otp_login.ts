@@ -6,7 +6,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { invalid, notFound } from "../../errors.ts";
 import { readClientSignature, type ClientSignature as Sig, type VerificationClaims } from "../../auth/tokens.ts";
 import { consumeToken, requireToken } from "../../auth/verification.ts";
-import { createSession } from "../../auth/sessions.ts";
+import { loginSession } from "../../auth/sessions.ts";
 import { HexPublicKey, Id } from "../../schemas/common.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
@@ -60,15 +60,7 @@ async function otpLogin(ctx: ExecuteContext, p: Params) {
   // OTP_LOGIN requests)" — the contact is now proven.
   const verified = claims.verification_type === "OTP_TYPE_EMAIL" ? "email_verified_at" : "phone_verified_at";
   await ctx.tx.updateTable("users").set({ [verified]: ctx.now }).where("id", "=", user.id).where(verified, "is", null).execute();
-  const { session } = await createSession(ctx, {
-    userId: user.id,
-    organizationId: user.organization_id,
-    publicKey: p.publicKey,
-    ...(p.expirationSeconds !== undefined ? { expirationSeconds: p.expirationSeconds } : {}),
-    ...(p.invalidateExisting !== undefined ? { invalidateExisting: p.invalidateExisting } : {}),
-    ...(p.sessionProfileId !== undefined ? { sessionProfileId: p.sessionProfileId } : {}),
-  });
-  return { session };
+  return { session: await loginSession(ctx, { userId: user.id, organizationId: user.organization_id }, p) };
 }
 
 const common = {

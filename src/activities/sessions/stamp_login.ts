@@ -10,7 +10,7 @@
 //     until its exp for any number of logins, nothing consumed.
 import { Type } from "@sinclair/typebox";
 import { HexPublicKey, Id } from "../../schemas/common.ts";
-import { createSession } from "../../auth/sessions.ts";
+import { loginSession } from "../../auth/sessions.ts";
 import { consumeToken } from "../../auth/verification.ts";
 import { ATTESTED_CREDENTIAL_TYPE } from "../../auth/attested-stamp.ts";
 import { isOidcCredentialId } from "../../auth/attested/oidc.ts";
@@ -63,14 +63,6 @@ export const stampLogin = defineActivity({
   async execute(ctx, p) {
     const tokenId = await attestedToken(ctx);
     if (tokenId) await consumeToken(ctx.tx, tokenId, "login", ctx.now, "X-Stamp-Attested.publicKeyAttestation");
-    const { session } = await createSession(ctx, {
-      userId: ctx.actor.userId,
-      organizationId: ctx.actor.organizationId,
-      publicKey: p.publicKey,
-      ...(p.expirationSeconds !== undefined ? { expirationSeconds: p.expirationSeconds } : {}),
-      ...(p.invalidateExisting !== undefined ? { invalidateExisting: p.invalidateExisting } : {}),
-      ...(p.sessionProfileId !== undefined ? { sessionProfileId: p.sessionProfileId } : {}),
-    });
-    return { session };
+    return { session: await loginSession(ctx, { userId: ctx.actor.userId, organizationId: ctx.actor.organizationId }, p) };
   },
 });
