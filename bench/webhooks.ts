@@ -20,10 +20,26 @@
 //    their ratio, deliveries/s, the dispatcher's rate per quarter of the backlog, delivery lag
 //    (receipt − activity createdAt; receipt − X-Service-Timestamp), and a paced run (a few
 //    activities per second: the lag when nothing is queued).
+// 3. Backlog over many endpoints: E endpoints (20 per organization, the maximum, so E/20
+//    organizations) point at paths of a second receiver in this process. The receiver holds
+//    every request while the backlog is built (the dispatcher's lanes wait on it; the attempt
+//    timeout is raised to 60 s for the run so none is cut), activities are submitted to those
+//    organizations until N deliveries are queued, and once the store shows them all fanned out the
+//    receiver opens: reported is N / (last delivery − opening), per-endpoint order and
+//    duplicates. Deliveries/s of both scenarios are also given as a share of the raw-sign
+//    baseline of the same run (the signatures/s of part 1): the dispatcher's whole cost per
+//    delivery next to the one thing it cannot skip.
+//
+// With --before DIR the end-to-end runs are made for the tree in DIR too (e.g. a checkout of an
+// earlier commit with node_modules linked), its server started the same way; the runs alternate
+// (now, before on SQLite; before, now on PostgreSQL) and the table shows both side by side.
 //
 //   --postgres URL / BENCH_DATABASE_URL   also run end to end on PostgreSQL (a fresh database
 //                                         next to URL's, dropped afterwards)
 //   --skip-sqlite                         only the PostgreSQL end-to-end run
+//   --before DIR / BENCH_BEFORE           also run end to end with DIR's server ("before" figures)
+//   --endpoints E / BENCH_ENDPOINTS       endpoints of the backlog scenario (default 100; 0 skips it)
+//   --backlog N / BENCH_BACKLOG           deliveries in that backlog (default 10000)
 //   --duration S / BENCH_DURATION         measured seconds per signing variant (default 3)
 //   --activities K / BENCH_ACTIVITIES     activities per burst (default 1500)
 //   --rounds R / BENCH_ROUNDS             alternating burst rounds per engine (default 4)
@@ -32,8 +48,8 @@
 //   --connections N / BENCH_CONNECTIONS   concurrent submitters (default 16)
 //   --paced N / BENCH_PACED               activities in the paced run (default 40, at 20/s)
 //   --drain-timeout S / BENCH_DRAIN_TIMEOUT  give up waiting for a burst's deliveries (default 60)
-//   --timeout S / BENCH_TIMEOUT           abort (and clean up) after S seconds in all (default 170;
-//                                         300 when both engines run)
+//   --timeout S / BENCH_TIMEOUT           abort (and clean up) after S seconds in all (default 170
+//                                         per end-to-end run, e.g. 680 for both engines with --before)
 //   BENCH_LOG_LEVEL=info                  the server's log level (default warn)
 //
 // The machine's cores are shared by the server, this process (submitters and receiver) and,
@@ -81,7 +97,13 @@ const PACED_PER_S = 20;
 const DRAIN_TIMEOUT_S = num("--drain-timeout", "BENCH_DRAIN_TIMEOUT", 60, 1, 3600);
 const POSTGRES_URL = option("--postgres", "BENCH_DATABASE_URL");
 const SKIP_SQLITE = process.argv.includes("--skip-sqlite");
-const TIMEOUT_S = num("--timeout", "BENCH_TIMEOUT", POSTGRES_URL && !SKIP_SQLITE ? 300 : 170, 10, 7200);
+const BEFORE_ROOT = option("--before", "BENCH_BEFORE");
+const ENDPOINTS = Math.round(num("--endpoints", "BENCH_ENDPOINTS", 100, 0, 2000));
+const BACKLOG = Math.round(num("--backlog", "BENCH_BACKLOG", 10_000, 100, 1_000_000));
+/** create_webhook_endpoint's limit per organization. */
+const ENDPOINTS_PER_ORG = 20;
+const E2E_RUNS = ((SKIP_SQLITE ? 0 : 1) + (POSTGRES_URL ? 1 : 0)) * (BEFORE_ROOT ? 2 : 1);
+const TIMEOUT_S = num("--timeout", "BENCH_TIMEOUT", Math.max(1, E2E_RUNS) * 170, 10, 7200);
 const SIGN_ROUNDS = 6;
 /** Signatures verified by the receiver: the first few of each phase, then one in VERIFY_EVERY. */
 const VERIFY_FIRST = 20;
@@ -372,6 +394,7 @@ async function measureVariants(variants: Variant[]): Promise<SignRow[]> {
 
 interface Receipt {
   at: number;
+  path: string;
   eventId: string;
   activityId: string;
   organizationId: string;
@@ -394,6 +417,24 @@ class Receiver {
   verified = 0;
   verifyFailures = new Map<string, number>();
   private sinceMark = 0;
+  /** While set, requests wait for it before they are answered (and recorded). */
+  private held: Promise<void> | undefined;
+  private open: (() => void) | undefined;
+  /** Requests waiting on the hold. */
+  waiting = 0;
+  constructor(private readonly verifyEvery = VERIFY_EVERY) {}
+
+  /** Answer nothing until release(). */
+  hold(): void {
+    this.held = new Promise<void>((r) => (this.open = r));
+  }
+  /** Answers what waits, and everything after at once; returns when it opened. */
+  release(): number {
+    const at = Date.now();
+    this.held = undefined;
+    this.open?.();
+    return at;
+  }
 
   async start(): Promise<void> {
     const port = await freePort();
@@ -401,9 +442,18 @@ class Receiver {
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
-        const at = Date.now();
-        res.writeHead(200, { "content-type": "text/plain" }).end("ok");
-        this.record(req.headers, Buffer.concat(chunks), at);
+        const answer = () => {
+          const at = Date.now();
+          res.writeHead(200, { "content-type": "text/plain" }).end("ok");
+          this.record(req.headers, Buffer.concat(chunks), at, req.url ?? "");
+        };
+        const held = this.held;
+        if (!held) return answer();
+        this.waiting++;
+        void held.then(() => {
+          this.waiting--;
+          answer();
+        });
       });
     });
     this.server.keepAliveTimeout = 5000;
@@ -419,7 +469,7 @@ class Receiver {
     this.sinceMark = 0;
   }
 
-  private record(headers: http.IncomingHttpHeaders, body: Buffer, at: number): void {
+  private record(headers: http.IncomingHttpHeaders, body: Buffer, at: number, path: string): void {
     let p: { id?: string; organizationId?: string; createdAt?: string };
     try {
       p = JSON.parse(body.toString("utf8")) as typeof p;
@@ -430,6 +480,7 @@ class Receiver {
     const eventId = String(headers["x-service-event-id"] ?? "");
     const r: Receipt = {
       at,
+      path,
       eventId,
       activityId: String(p.id ?? ""),
       organizationId: String(p.organizationId ?? ""),
@@ -442,7 +493,7 @@ class Receiver {
     else this.eventIds.add(eventId);
     if (!this.byActivity.has(r.activityId)) this.byActivity.set(r.activityId, r);
     const n = this.sinceMark++;
-    if (n < VERIFY_FIRST || n % VERIFY_EVERY === 0) {
+    if (n < VERIFY_FIRST || n % this.verifyEvery === 0) {
       const v: VerifyResult = verifyWebhookSignature({ headers, rawBody: body, publicKeys: this.publicKeys, nowMs: at });
       this.verified++;
       if (!v.ok) this.verifyFailures.set(v.reason, (this.verifyFailures.get(v.reason) ?? 0) + 1);
@@ -617,8 +668,30 @@ interface HookRound {
   outOfOrder: number;
 }
 
+interface BacklogResult {
+  endpoints: number;
+  /** Deliveries queued when the receiver opened. */
+  queued: number;
+  delivered: number;
+  /** Receiver opening → last delivery. */
+  ms: number;
+  rate: number;
+  /** Rate per quarter of the drain. */
+  quarters: number[];
+  /** Receipts whose event id sorts before one its endpoint received earlier. */
+  outOfOrder: number;
+  /** Receipts repeating an (endpoint, event) already received. */
+  duplicates: number;
+  /** Building the backlog: submissions and fan-out, ms. */
+  buildMs: number;
+  verified: number;
+  verifyFailures: number;
+}
+
 interface EngineResult {
   engine: Engine;
+  /** "now" (this tree) or "before" (--before). */
+  tree: string;
   plain: Burst[];
   hooked: HookRound[];
   paced?: { n: number; delivered: number; figs: DeliveryFigures };
@@ -630,6 +703,7 @@ interface EngineResult {
   verifyFailures: Map<string, number>;
   duplicates: number;
   plainDelivered: number;
+  backlog?: BacklogResult;
 }
 
 function stampMany(stamper: FastStamper, creds: InitResult, n: number): Stamped[] {
@@ -643,13 +717,163 @@ function checkBurst(b: Burst, what: string, problems: string[]): void {
   if (b.errors > 0) problems.push(`${what}: ${b.errors} request errors`);
 }
 
-async function runEngine(engine: Engine): Promise<EngineResult> {
-  const inst = await newSigilInstance(engine, POSTGRES_URL);
+/** A single count from the store, read beside the server (read-only on SQLite). */
+async function countOf(inst: SigilInstance, q: string): Promise<number> {
+  if (inst.engine === "postgres") {
+    const c = new pg.Client({ connectionString: inst.databaseUrl });
+    await c.connect();
+    try {
+      return Number((await c.query<{ n: string }>(q)).rows[0]?.n ?? 0);
+    } finally {
+      await c.end();
+    }
+  }
+  const db = new SQLite(path.join(inst.dataDir, "sigil.db"), { fileMustExist: true, readonly: true });
+  try {
+    db.pragma("busy_timeout = 5000");
+    return (db.prepare(q).get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Scenario 3: a backlog of BACKLOG deliveries over ENDPOINTS endpoints, built while the
+ * receiver holds its answers, then drained.
+ */
+async function backlogScenario(inst: SigilInstance, serverUrl: string, orgs: InitResult[], res: EngineResult): Promise<BacklogResult> {
+  const rx = new Receiver(100);
+  await rx.start();
+  try {
+    const base = rx.url.replace(/\/hooks\/sigil$/, "");
+    const jr = await fetch(`${serverUrl}/public/v1/discovery/webhooks/jwks`);
+    rx.publicKeys = new Map(((await jr.json()) as { keys: { kid: string; x: string }[] }).keys.map((k) => [k.kid, k.x]));
+    // Endpoints through the API, ENDPOINTS_PER_ORG per organization.
+    const perOrg = orgs.map(() => 0);
+    for (let i = 0; i < ENDPOINTS; i++) {
+      const k = Math.floor(i / ENDPOINTS_PER_ORG);
+      const org = orgs[k]!;
+      const r = await post(
+        `${serverUrl}/public/v1/submit/create_webhook_endpoint`,
+        await sdkStamp(
+          JSON.stringify({
+            type: "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT",
+            timestampMs: String(Date.now()),
+            organizationId: org.organizationId,
+            parameters: { url: `${base}/e/${i}`, name: `backlog ${i}` },
+          }),
+          org.apiPublicKey,
+          org.apiPrivateKey,
+        ),
+      );
+      if (r.status !== 200 || (r.json as ActivityAnswer).activity?.status !== "ACTIVITY_STATUS_COMPLETED") {
+        throw new Error(`create_webhook_endpoint ${i} failed (${r.status}): ${JSON.stringify(r.json).slice(0, 300)}`);
+      }
+      perOrg[k]!++;
+    }
+    // Creating an endpoint is an activity its organization's earlier endpoints hear of: let
+    // those deliveries go before the backlog is built.
+    const settle = Date.now() + 60_000;
+    while ((await countOf(inst, "select count(*) as n from webhook_deliveries where status = 'pending'")) > 0 || (await pendingEvents(inst)) > 0) {
+      if (Date.now() > settle) {
+        res.problems.push("backlog: the endpoint creations' own deliveries did not settle within 60 s");
+        break;
+      }
+      await sleep(50);
+    }
+    const setup = rx.receipts.length;
+    // Activities round-robin over the organizations until BACKLOG deliveries are queued.
+    const items: Stamped[] = [];
+    const stampers = orgs.map((o) => new FastStamper(o.apiPublicKey, o.apiPrivateKey));
+    let queued = 0;
+    for (let n = 0; queued < BACKLOG; n++) {
+      const k = n % orgs.length;
+      items.push(stampers[k]!.stamp(tagBody(orgs[k]!)));
+      queued += perOrg[k]!;
+    }
+    const pendingBefore = await countOf(inst, "select count(*) as n from webhook_deliveries where status = 'pending'");
+    rx.mark();
+    rx.hold();
+    const t0 = Date.now();
+    const b = await submitAll(`${serverUrl}/public/v1/submit/create_user_tag`, items);
+    checkBurst(b, "backlog", res.problems);
+    // Every event fanned out, every delivery queued (the lanes' first attempts wait at the receiver).
+    const deadline = Date.now() + Math.min(120_000, remainingMs() - 20_000);
+    let pending = 0;
+    for (;;) {
+      pending = (await countOf(inst, "select count(*) as n from webhook_deliveries where status = 'pending'")) - pendingBefore;
+      const unfanned = await pendingEvents(inst);
+      if ((unfanned === 0 && pending >= queued) || Date.now() > deadline) break;
+      await sleep(50);
+    }
+    const buildMs = Date.now() - t0;
+    if (pending < queued) res.problems.push(`backlog: only ${pending} of ${queued} deliveries queued after ${buildMs} ms`);
+    const opened = rx.release();
+    const want = queued;
+    const drainDeadline = Date.now() + Math.min(DRAIN_TIMEOUT_S * 1000 * 3, Math.max(1000, remainingMs() - 15_000));
+    const mine = new Set(b.ids);
+    const ours = () => rx.receipts.slice(setup).filter((r) => mine.has(r.activityId));
+    while (rx.receipts.length - setup < want && Date.now() < drainDeadline) await sleep(10);
+    const receipts = ours();
+    const got = receipts.filter((r) => r.at >= opened);
+    const lastAt = got.length ? got[got.length - 1]!.at : NaN;
+    const ms = lastAt - opened;
+    const quarters: number[] = [];
+    if (got.length >= 8) {
+      const cut = [0, 1, 2, 3, 4].map((q) => Math.min(got.length - 1, Math.floor((q * got.length) / 4)));
+      for (let q = 0; q < 4; q++) quarters.push(((cut[q + 1]! - cut[q]!) * 1000) / Math.max(1, got[cut[q + 1]!]!.at - got[cut[q]!]!.at));
+    }
+    // Per endpoint: in event order, each event once.
+    const last = new Map<string, string>();
+    const seen = new Set<string>();
+    let outOfOrder = 0;
+    let duplicates = 0;
+    for (const r of receipts) {
+      const key = `${r.path} ${r.eventId}`;
+      if (seen.has(key)) duplicates++;
+      seen.add(key);
+      const prev = last.get(r.path);
+      if (prev !== undefined && r.eventId < prev) outOfOrder++;
+      else last.set(r.path, r.eventId);
+    }
+    if (receipts.length < want) res.problems.push(`backlog: only ${receipts.length} of ${want} delivered within the drain timeout`);
+    const failures = [...rx.verifyFailures.values()].reduce((a, x) => a + x, 0);
+    if (failures > 0) res.problems.push(`backlog: signature verification failures: ${[...rx.verifyFailures].map(([r, n]) => `${r}×${n}`).join(", ")}`);
+    const out: BacklogResult = {
+      endpoints: ENDPOINTS,
+      queued,
+      delivered: receipts.length,
+      ms,
+      rate: (got.length * 1000) / ms,
+      quarters,
+      outOfOrder,
+      duplicates,
+      buildMs,
+      verified: rx.verified,
+      verifyFailures: failures,
+    };
+    log(
+      `  backlog: ${fmtInt(b.ok)} activities → ${fmtInt(queued)} deliveries over ${ENDPOINTS} endpoints queued in ${fmtInt(buildMs)} ms; ` +
+        `receiver opened: ${fmtInt(got.length)} delivered in ${fmtInt(ms)} ms → ${fmtInt(out.rate)}/s (quarters ${quarters.map((q) => fmtInt(q)).join(" / ")}); ` +
+        `out of order ${outOfOrder}, duplicates ${duplicates}`,
+    );
+    return out;
+  } finally {
+    await rx.stop();
+  }
+}
+
+async function runEngine(engine: Engine, tree: { label: string; root?: string }): Promise<EngineResult> {
+  const inst = await newSigilInstance(engine, POSTGRES_URL, tree.root);
   // procs.ts hands inst.env to the server as it is: the loopback receiver needs this.
   inst.env.SIGIL_WEBHOOKS_ALLOW_LOOPBACK = "true";
+  // The backlog scenario holds requests at the receiver while the backlog builds: no attempt
+  // may be cut meanwhile (every delivery here is answered at once otherwise).
+  if (ENDPOINTS > 0) inst.env.SIGIL_WEBHOOKS_TIMEOUT_MS = "60000";
   const rx = new Receiver();
   const res: EngineResult = {
     engine,
+    tree: tree.label,
     plain: [],
     hooked: [],
     problems: [],
@@ -665,10 +889,13 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
   try {
     const hookOrg = await sigilInit(inst, "Bench Webhook Org");
     const plainOrg = await sigilInit(inst, "Bench Plain Org");
+    // The backlog scenario's organizations, made before the server owns the store.
+    const backlogOrgs: InitResult[] = [];
+    for (let k = 0; k < Math.ceil(ENDPOINTS / ENDPOINTS_PER_ORG); k++) backlogOrgs.push(await sigilInit(inst, `Bench Backlog Org ${k + 1}`));
     await rx.start();
     server = await startSigil(inst);
     const where = engine === "postgres" ? `PostgreSQL database ${new URL(inst.databaseUrl!).pathname.slice(1)} (dropped afterwards)` : `embedded SQLite in ${inst.dataDir}`;
-    log(`\nsigil (${engine}): node bin/sigil.mjs serve, SIGIL_WEBHOOKS_ALLOW_LOOPBACK=true, LOG_LEVEL=${inst.env.LOG_LEVEL}, ${where}`);
+    log(`\nsigil (${engine}, ${tree.label}): node ${path.join(inst.root, "bin/sigil.mjs")} serve, SIGIL_WEBHOOKS_ALLOW_LOOPBACK=true, LOG_LEVEL=${inst.env.LOG_LEVEL}, ${where}`);
 
     // The published key set, as a receiver would fetch it.
     const jr = await fetch(`${server.url}/public/v1/discovery/webhooks/jwks`);
@@ -823,6 +1050,11 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
       }
     }
 
+    if (ENDPOINTS > 0) {
+      if (remainingMs() < 40_000) res.problems.push(`backlog scenario skipped: the ${TIMEOUT_S} s budget is nearly spent`);
+      else res.backlog = await backlogScenario(inst, server.url, backlogOrgs, res);
+    }
+
     // Let stragglers (duplicates, late retries) land, then read the store's view.
     await sleep(500);
     res.statuses = await deliveryStatuses(inst);
@@ -864,9 +1096,9 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
 
 // ---------------------------------------------------------------- report
 
-function engineTable(results: EngineResult[]): string {
+function engineTable(results: EngineResult[], rawSignRate: number): string {
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
-  const head = ["figure", ...results.map((r) => r.engine)];
+  const head = ["figure", ...results.map((r) => `${r.engine} ${r.tree}`)];
   const rows: string[][] = [];
   const add = (label: string, f: (r: EngineResult) => string) => rows.push([label, ...results.map(f)]);
   const plainRate = (r: EngineResult) => mean(r.plain.map((b) => (b.ok * 1000) / b.ms));
@@ -877,14 +1109,21 @@ function engineTable(results: EngineResult[]): string {
     const per = r.hooked.map((h, i) => (r.plain[i] ? ((h.burst.ok / h.burst.ms) * r.plain[i]!.ms) / r.plain[i]!.ok : NaN));
     return `${pct(hookRate(r) / plainRate(r))} (rounds ${per.map(pct).join(", ")})`;
   });
-  add(`deliveries/s: K=${fmtInt(ACTIVITIES)}, first submission → last delivery`, (r) =>
-    fmtInt(mean(r.hooked.map((h) => (h.delivered * 1000) / h.e2eMs))),
-  );
+  const e2e = (r: EngineResult) => mean(r.hooked.map((h) => (h.delivered * 1000) / h.e2eMs));
+  add(`deliveries/s, one endpoint: K=${fmtInt(ACTIVITIES)}, first submission → last delivery`, (r) => fmtInt(e2e(r)));
+  add(`  share of the raw-sign baseline (${fmtInt(rawSignRate)} signatures/s this run)`, (r) => pct(e2e(r) / rawSignRate));
   add("  while the submissions ran", (r) => fmtInt(mean(r.hooked.map((h) => h.duringRate))));
   add("  after the last answer (backlog drain)", (r) => fmtInt(mean(r.hooked.map((h) => h.afterRate))));
   add("  drain per quarter of that backlog (1st / 2nd / 3rd / 4th)", (r) =>
     [0, 1, 2, 3].map((q) => fmtInt(mean(r.hooked.map((h) => h.afterQuarters[q] ?? NaN)))).join(" / "),
   );
+  add(`deliveries/s, backlog over ${ENDPOINTS} endpoints (${fmtInt(BACKLOG)} queued): opening → last delivery`, (r) => (r.backlog ? fmtInt(r.backlog.rate) : "-"));
+  add("  share of the raw-sign baseline", (r) => (r.backlog ? pct(r.backlog.rate / rawSignRate) : "-"));
+  add("  drain per quarter (1st / 2nd / 3rd / 4th)", (r) => (r.backlog ? r.backlog.quarters.map(fmtInt).join(" / ") : "-"));
+  add("  out of endpoint order / duplicates / signatures ok of sampled", (r) =>
+    r.backlog ? `${r.backlog.outOfOrder} / ${r.backlog.duplicates} / ${r.backlog.verified - r.backlog.verifyFailures} of ${r.backlog.verified}` : "-",
+  );
+  add("  backlog built in (submissions + fan-out, ms)", (r) => (r.backlog ? fmtInt(r.backlog.buildMs) : "-"));
   add("delivered by the last answer (mean of rounds)", (r) => pct(mean(r.hooked.map((h) => h.atSubmitEnd / Math.max(1, h.burst.ok)))));
   const allLag = (r: EngineResult) => r.hooked.flatMap((h) => h.figs.lag).sort((a, b) => a - b);
   const allWire = (r: EngineResult) => r.hooked.flatMap((h) => h.figs.wire).sort((a, b) => a - b);
@@ -935,14 +1174,34 @@ async function main(): Promise<void> {
       `verifies the first ${VERIFY_FIRST} of each phase and 1 in ${VERIFY_EVERY}`,
   );
   const results: EngineResult[] = [];
-  if (!SKIP_SQLITE) results.push(await runEngine("sqlite"));
-  if (POSTGRES_URL) results.push(await runEngine("postgres"));
+  const now = { label: "now" };
+  const before = BEFORE_ROOT ? { label: "before", root: path.resolve(BEFORE_ROOT) } : undefined;
+  // Alternating which tree goes first, so drift on the machine weighs on both.
+  if (!SKIP_SQLITE) for (const t of before ? [now, before] : [now]) results.push(await runEngine("sqlite", t));
+  if (POSTGRES_URL) for (const t of before ? [before, now] : [now]) results.push(await runEngine("postgres", t));
   else log("\n(PostgreSQL skipped: pass --postgres <url> or set BENCH_DATABASE_URL)");
 
-  if (results.length) log(`\n${engineTable(results)}`);
-  for (const r of results) for (const n of r.notes) log(`note [${r.engine}]: ${n}`);
+  const rawSign = s.rows[0]!.rate;
+  if (results.length) log(`\n${engineTable(results, rawSign)}`);
+  if (before) {
+    // Now against before, per engine: the goals of issue 15 next to each.
+    const rows: string[][] = [];
+    for (const engine of ["sqlite", "postgres"] as const) {
+      const n = results.find((r) => r.engine === engine && r.tree === "now");
+      const b = results.find((r) => r.engine === engine && r.tree === "before");
+      if (!n || !b) continue;
+      const e2e = (r: EngineResult) => r.hooked.reduce((a, h) => a + (h.delivered * 1000) / h.e2eMs, 0) / Math.max(1, r.hooked.length);
+      rows.push([`${engine}: one endpoint, first submission → last delivery (goal ≥ 1,500/s, order kept)`, fmtInt(e2e(b)), fmtInt(e2e(n)), `${fmt1(e2e(n) / e2e(b))}×`, `${pct(e2e(b) / rawSign)} → ${pct(e2e(n) / rawSign)}`]);
+      if (n.backlog && b.backlog) {
+        rows.push([`${engine}: backlog over ${ENDPOINTS} endpoints (goal ≥ 5,000/s)`, fmtInt(b.backlog.rate), fmtInt(n.backlog.rate), `${fmt1(n.backlog.rate / b.backlog.rate)}×`, `${pct(b.backlog.rate / rawSign)} → ${pct(n.backlog.rate / rawSign)}`]);
+      }
+    }
+    log(`\nwebhook deliveries/s, before (${BEFORE_ROOT}) and now, same run; raw-sign baseline ${fmtInt(rawSign)}/s`);
+    log(table(["scenario", "before", "now", "now / before", "share of raw sign"], rows, new Set([1, 2, 3])));
+  }
+  for (const r of results) for (const n of r.notes) log(`note [${r.engine} ${r.tree}]: ${n}`);
   const bad = results.filter((r) => r.problems.length);
-  for (const r of bad) for (const p of r.problems) log(`PROBLEM [${r.engine}]: ${p}`);
+  for (const r of bad) for (const p of r.problems) log(`PROBLEM [${r.engine} ${r.tree}]: ${p}`);
   log(`\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s${bad.length ? `; problems in ${bad.length} engine run(s)` : ""}`);
   await cleanupAll();
   clearTimeout(watchdog);

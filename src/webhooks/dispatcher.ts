@@ -5,16 +5,27 @@
 // 2. Claim: per endpoint only its oldest pending delivery is eligible (deliveries to one
 //    endpoint go out in event order), when due and not leased. The due heads of all
 //    endpoints are read in one query, oldest due first, so every endpoint gets its turn
-//    however many there are. A claim is a lease: a worker that dies mid-delivery simply
-//    lets it lapse and the delivery is attempted again. On PostgreSQL a claim locks the
-//    endpoint's row FOR UPDATE SKIP LOCKED, so several workers share the outbox without two
-//    of them taking the same attempt (or one taking an endpoint's second delivery while
-//    another holds its first).
-// 3. Deliver: sign (fresh timestamp and signature per attempt, same event id), POST with a
-//    total deadline that ends before the lease does, then record the attempt and the
-//    outcome: delivered / retried on the schedule (retry-schedule.ts) / failed, after which
-//    the endpoint's next delivery goes. An endpoint that has failed continuously for
-//    `disableAfterMs` is disabled, with its reason.
+//    however many there are. A claim takes, for each of up to `concurrency` endpoints (a
+//    lane each), its head and the deliveries queued right behind it that are due too (up
+//    to LANE_BATCH), in one transaction for all endpoints. A claim is a lease: a worker that
+//    dies mid-delivery simply lets it lapse and the deliveries are attempted again. On
+//    PostgreSQL a claim locks the endpoints' rows FOR UPDATE SKIP LOCKED, so several workers
+//    share the outbox without two of them taking the same attempt (or one taking an
+//    endpoint's next deliveries while another holds its head).
+// 3. Deliver: a lane sends its batch one delivery after another, in event order (one in
+//    flight per endpoint), over a kept-alive connection; each attempt is signed (fresh
+//    timestamp and signature per attempt, same event id). All attempts of a batch end by the
+//    claim's deadline (claim + timeout), which ends before the lease does; an attempt after
+//    the head that this shared deadline cuts short is given back uncounted (it did not have
+//    its full time), as is the rest of the batch. A delivery that is not delivered ends the
+//    batch when it will be retried (the endpoint's queue waits for it) and not when it failed
+//    for good (the endpoint's next delivery goes). Then the whole batch is recorded in one
+//    transaction (delivery-records.ts applyLane): the attempts, the outcomes (delivered /
+//    retried on the schedule, retry-schedule.ts / failed), the release of what was not
+//    attempted. An endpoint that has failed continuously for `disableAfterMs` is disabled,
+//    with its reason. The head's attempt is counted when it is claimed, the others' with
+//    their outcome: a worker that dies mid-batch leaves the head counted and the rest as they
+//    were (sent perhaps, which at-least-once allows: same event ids).
 //
 // Idle polls only read: the outbox and the due heads are read before any transaction is
 // opened. While no endpoint is active a poll reads nothing at all when the dispatcher will
@@ -30,10 +41,11 @@ import { organizationChain } from "../store/organizations.ts";
 import { newOrderedId } from "../store/util.ts";
 import { subscribes, webhookVersion } from "../store/webhooks.ts";
 import { activeSigningKey, type SigningKey } from "./signing-keys.ts";
-import { attemptDelivery, classify, type Attempt } from "./deliver.ts";
+import { attemptDelivery, classify, DeliveryAgents, type Attempt } from "./deliver.ts";
 import { DEFAULT_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, retryDelayMs } from "./retry-schedule.ts";
-import { disableFailingEndpoint, recordOutcome } from "./delivery-records.ts";
+import { applyLane, type LaneDelivery, type Outcome } from "./delivery-records.ts";
 import { listenForChanges, type ChangeListener } from "./change-listener.ts";
+import { dialAddress } from "./url-policy.ts";
 
 export interface DispatcherOptions {
   db: Db;
@@ -43,7 +55,10 @@ export interface DispatcherOptions {
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** Idle poll period; commits that write events wake the dispatcher at once. */
   pollMs?: number;
-  /** Deliveries in flight at once (one per endpoint at most). */
+  /**
+   * Lanes: endpoints delivered to at once (one delivery in flight per endpoint). Receivers'
+   * latency, not this process's CPU, bounds a backlog over many endpoints: lanes ÷ latency.
+   */
   concurrency?: number;
   /** Total deadline of one attempt (resolution, connect, headers, whole answer). */
   timeoutMs?: number;
@@ -59,7 +74,7 @@ export interface DispatcherOptions {
 
 export const DISPATCH_DEFAULTS = {
   pollMs: 500,
-  concurrency: 16,
+  concurrency: 64,
   timeoutMs: 10_000,
   retrySchedule: DEFAULT_RETRY_SCHEDULE_MS,
   disableAfterMs: DEFAULT_DISABLE_AFTER_MS,
@@ -71,6 +86,13 @@ export const DISPATCH_DEFAULTS = {
  * worker has stopped sending it.
  */
 export const LEASE_GRACE_MS = 5_000;
+
+/**
+ * Deliveries of one endpoint a lane claims at once and sends one after another: the claim's
+ * and the outcomes' writes are shared by the batch instead of paid per delivery. An attempt
+ * after the head starts only while half the claim's deadline is left.
+ */
+export const LANE_BATCH = 64;
 
 export interface Dispatcher {
   /** Something was written: look now instead of at the next poll. */
@@ -85,14 +107,18 @@ export function effectiveSchedule(schedule: readonly number[], maxAttempts?: num
   return Array.from({ length: maxAttempts }, (_, i) => schedule[i] ?? last);
 }
 
-export interface Claimed {
-  id: string;
+export interface Claimed extends LaneDelivery {
   event_id: string;
-  endpoint_id: string;
-  /** Including this attempt. */
-  attempts: number;
   schedule_offset: number;
+}
+
+/** One endpoint's batch: its head and what was due right behind it, in event order. */
+export interface Lane {
+  endpointId: string;
   claimedAt: number;
+  /** The lease_until the claim wrote: it identifies this claim in the outcomes' writes. */
+  lease: number;
+  deliveries: Claimed[];
 }
 
 interface Head {
@@ -122,12 +148,25 @@ async function dueHeads(db: Executor, now: number, limit: number): Promise<Head[
   return rows;
 }
 
+/** The first `n` pending deliveries of each endpoint's queue, in one statement (an index range each). */
+async function queueFronts(db: Executor, endpointIds: readonly string[], n: number): Promise<Head[]> {
+  const parts = endpointIds.map(
+    (id, i) => sql`SELECT * FROM (
+      SELECT id, event_id, endpoint_id, attempts, schedule_offset, next_attempt_at, lease_until FROM webhook_deliveries
+      WHERE endpoint_id = ${id} AND status = 'pending' ORDER BY id LIMIT ${n}) ${sql.ref(`q${i}`)}`,
+  );
+  const { rows } = await sql<Head>`${sql.join(parts, sql` UNION ALL `)}`.execute(db);
+  return rows;
+}
+
 export function startDispatcher(opts: DispatcherOptions): Dispatcher {
   const o = { ...DISPATCH_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) } as Required<DispatcherOptions>;
   const { db } = o;
   const dialect = dialectOf(db);
   const schedule = effectiveSchedule(o.retrySchedule, opts.maxAttempts);
   const leaseMs = o.timeoutMs + LEASE_GRACE_MS;
+  // Kept-alive connections to the receivers, this dispatcher's own (closed when it stops).
+  const agents = new DeliveryAgents(Math.max(o.concurrency, 1));
   const inFlight = new Set<string>(); // endpoint ids
   const running = new Set<Promise<void>>();
   let stopped = false;
@@ -219,114 +258,192 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
     });
   }
 
-  /** Leases the due heads of up to `limit` idle endpoints' queues, longest-waiting first. */
-  async function claim(limit: number): Promise<Claimed[]> {
+  /**
+   * Leases the due heads of up to `limit` idle endpoints' queues, longest-waiting first, each
+   * with the due deliveries queued right behind it (up to LANE_BATCH): one lane per endpoint.
+   */
+  async function claim(limit: number): Promise<Lane[]> {
     const now = Date.now();
     // Read first: a poll with nothing due opens no transaction.
     const candidates = (await dueHeads(db, now, limit + inFlight.size)).filter((h) => !inFlight.has(h.endpoint_id)).slice(0, limit);
     if (candidates.length === 0) return [];
+    const lease = now + leaseMs;
     return db.transaction().execute(async (tx) => {
-      const claimed: Claimed[] = [];
-      for (const c of candidates) {
-        // Another worker claiming for this endpoint holds its row: skip the endpoint rather
-        // than the head delivery (SKIP LOCKED on the delivery would hand us the next one,
-        // out of order).
-        if (dialect.locksRows) {
-          const mine = await dialect.forUpdateSkipLocked(tx.selectFrom("webhook_endpoints").select("id").where("id", "=", c.endpoint_id).where("is_active", "=", 1)).executeTakeFirst();
-          if (!mine) continue;
-        }
-        // The head again, under the lock: another worker may have moved the queue on.
-        const head = await tx
-          .selectFrom("webhook_deliveries")
-          .select(["id", "event_id", "endpoint_id", "attempts", "schedule_offset", "next_attempt_at", "lease_until"])
-          .where("endpoint_id", "=", c.endpoint_id)
-          .where("status", "=", "pending")
-          .orderBy("id")
-          .limit(1)
-          .executeTakeFirst();
-        if (!head || head.next_attempt_at > now || head.lease_until > now) continue;
-        await tx
-          .updateTable("webhook_deliveries")
-          .set({ lease_until: now + leaseMs, attempts: head.attempts + 1, updated_at: now })
-          .where("id", "=", head.id)
-          .execute();
-        claimed.push({ ...head, schedule_offset: head.schedule_offset ?? 0, attempts: head.attempts + 1, claimedAt: now });
+      let endpointIds = candidates.map((c) => c.endpoint_id);
+      // Another worker claiming for an endpoint holds its row: skip the endpoint rather than
+      // its head delivery (SKIP LOCKED on deliveries would hand us its next one, out of order).
+      if (dialect.locksRows) {
+        const mine = new Set(
+          (await dialect.forUpdateSkipLocked(tx.selectFrom("webhook_endpoints").select("id").where("id", "in", endpointIds).where("is_active", "=", 1)).execute()).map((r) => r.id),
+        );
+        endpointIds = endpointIds.filter((id) => mine.has(id));
+        if (endpointIds.length === 0) return [];
       }
-      return claimed;
+      // The queues again, under the locks (a statement that starts after they are taken):
+      // another worker may have moved them on. Per endpoint, the head and what follows it,
+      // as long as each is due and not leased.
+      const byEndpoint = new Map<string, Head[]>(endpointIds.map((id) => [id, []]));
+      for (const r of await queueFronts(tx, endpointIds, LANE_BATCH)) byEndpoint.get(r.endpoint_id)?.push(r);
+      const wanted: Head[][] = [];
+      for (const rows of byEndpoint.values()) {
+        rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        const end = rows.findIndex((r) => r.next_attempt_at > now || r.lease_until > now);
+        const run = end < 0 ? rows : rows.slice(0, end);
+        if (run.length) wanted.push(run);
+      }
+      if (wanted.length === 0) return [];
+      const heads = wanted.map((run) => run[0]!.id);
+      const updated = await tx
+        .updateTable("webhook_deliveries")
+        .set((eb) => ({
+          lease_until: lease,
+          updated_at: now,
+          // Only the head's attempt is counted now; the others' with their outcome.
+          attempts: eb("attempts", "+", eb.case().when("id", "in", heads).then(eb.lit(1)).else(eb.lit(0)).end()),
+        }))
+        .where("id", "in", wanted.flat().map((r) => r.id))
+        .where("status", "=", "pending")
+        .where("lease_until", "<=", now)
+        .where("next_attempt_at", "<=", now)
+        .returning("id")
+        .execute();
+      const got = new Set(updated.map((r) => r.id));
+      const lanes: Lane[] = [];
+      const release: string[] = [];
+      for (const run of wanted) {
+        // The unbroken run from the head: a delivery after a gap would overtake the gap.
+        let k = 0;
+        while (k < run.length && got.has(run[k]!.id)) k++;
+        for (const r of run.slice(k)) if (got.has(r.id)) release.push(r.id);
+        if (k === 0) continue;
+        lanes.push({
+          endpointId: run[0]!.endpoint_id,
+          claimedAt: now,
+          lease,
+          deliveries: run.slice(0, k).map((r, i) => ({
+            id: r.id,
+            event_id: r.event_id,
+            endpoint_id: r.endpoint_id,
+            attempts: r.attempts + 1,
+            schedule_offset: r.schedule_offset ?? 0,
+            counted: i === 0,
+          })),
+        });
+      }
+      if (release.length) {
+        // Only leased by this claim (never counted: a head not claimed releases its whole run).
+        await tx.updateTable("webhook_deliveries").set({ lease_until: 0 }).where("id", "in", release).where("lease_until", "=", lease).execute();
+      }
+      return lanes;
     });
   }
 
-  async function deliver(d: Claimed, key: SigningKey): Promise<void> {
-    const endpoint = await db
-      .selectFrom("webhook_endpoints")
-      .select(["url", "is_active", "failing_since"])
-      .where("id", "=", d.endpoint_id)
-      .executeTakeFirst();
+  interface LaneInput {
+    endpoint: { url: string; is_active: number; failing_since?: number | null } | undefined;
+    events: Map<string, { id: string; event_type: string; organization_id: string; payload: string }>;
+  }
+
+  /** What the lanes of a claim need: their endpoints and events, read once for all of them. */
+  async function laneInputs(lanes: Lane[]): Promise<Map<string, LaneInput>> {
+    const eventIds = lanes.flatMap((l) => l.deliveries.map((d) => d.event_id));
+    const [endpoints, events] = await Promise.all([
+      db.selectFrom("webhook_endpoints").select(["id", "url", "is_active", "failing_since"]).where("id", "in", lanes.map((l) => l.endpointId)).execute(),
+      db.selectFrom("webhook_events").select(["id", "event_type", "organization_id", "payload"]).where("id", "in", eventIds).execute(),
+    ]);
+    const ep = new Map(endpoints.map((e) => [e.id, e]));
+    const ev = new Map(events.map((e) => [e.id, e]));
+    return new Map(lanes.map((l) => [l.endpointId, { endpoint: ep.get(l.endpointId), events: ev }]));
+  }
+
+  /** Sends a lane's batch in order, then records it all at once. */
+  async function runLane(lane: Lane, input: LaneInput, key: SigningKey): Promise<void> {
+    const { endpoint, events } = input;
+    const ids = lane.deliveries.map((d) => d.id);
     if (!endpoint || endpoint.is_active !== 1) {
-      await db.updateTable("webhook_deliveries").set({ status: "cancelled", updated_at: Date.now() }).where("id", "=", d.id).where("status", "=", "pending").execute();
+      await db.updateTable("webhook_deliveries").set({ status: "cancelled", updated_at: Date.now() }).where("id", "in", ids).where("status", "=", "pending").execute();
       return;
     }
-    const event = await db.selectFrom("webhook_events").selectAll().where("id", "=", d.event_id).executeTakeFirstOrThrow();
-    const startedAt = Date.now();
-    let attempt: Attempt;
-    try {
-      attempt = await attemptDelivery({
-        url: endpoint.url,
-        eventId: event.id,
-        eventType: event.event_type,
-        organizationId: event.organization_id,
-        body: Buffer.from(event.payload, "utf8"),
-        key,
-        // From the claim, not from now: the lease was taken then.
-        deadlineAt: d.claimedAt + o.timeoutMs,
-        now: startedAt,
-        signal: stopping.signal,
-      });
-    } catch (err) {
-      attempt = { error: (err as Error).message };
+    const outcomes: (Outcome & { delay?: number })[] = [];
+    let givenBack: Claimed[] = [];
+    let failingSince = endpoint.failing_since ?? null;
+    let disable: { index: number; since: number } | undefined;
+    const deadlineAt = lane.claimedAt + o.timeoutMs;
+    // The endpoint's address is resolved and checked once per batch, not per attempt.
+    let target: Promise<{ address: string; family: 4 | 6 }> | undefined;
+    for (let i = 0; i < lane.deliveries.length; i++) {
+      const d = lane.deliveries[i]!;
+      // Stopping, or too little of the claim's deadline left for a fair attempt: the rest go
+      // again, uncounted (at once, from this or another worker).
+      if (stopping.signal.aborted || (i > 0 && deadlineAt - Date.now() < o.timeoutMs / 2)) {
+        givenBack = lane.deliveries.slice(i);
+        break;
+      }
+      const event = events.get(d.event_id);
+      const startedAt = Date.now();
+      let attempt: Attempt;
+      try {
+        if (!event) throw new Error(`event ${d.event_id} not found`);
+        if (!target) {
+          target = dialAddress(new URL(endpoint.url));
+          target.catch(() => {}); // each attempt that awaits it sees the failure
+        }
+        attempt = await attemptDelivery({
+          url: endpoint.url,
+          eventId: event.id,
+          eventType: event.event_type,
+          organizationId: event.organization_id,
+          body: Buffer.from(event.payload, "utf8"),
+          key,
+          // From the claim, not from now: the lease was taken then.
+          deadlineAt,
+          now: startedAt,
+          signal: stopping.signal,
+          agents,
+          target,
+        });
+      } catch (err) {
+        attempt = { error: (err as Error).message };
+      }
+      const verdict = classify(attempt);
+      // Cut by stop() (not the receiver's fault), or — after the head — by the deadline the
+      // batch shares, before the attempt had its full time: given back, costing no attempt of
+      // the schedule; the same event id goes out again.
+      if (verdict !== "delivered" && (stopping.signal.aborted || (i > 0 && attempt.deadline))) {
+        givenBack = lane.deliveries.slice(i);
+        break;
+      }
+      const done = Date.now();
+      const delay = verdict === "retry" ? retryDelayMs(schedule, d.attempts - d.schedule_offset) : undefined;
+      const status = verdict === "delivered" ? "delivered" : delay !== undefined ? "pending" : "failed";
+      outcomes.push({ delivery: d, attempt, startedAt, done, status, nextAttemptAt: done + (delay ?? 0), delay });
+      failingSince = verdict === "delivered" ? null : (failingSince ?? startedAt);
+      if (failingSince !== null && done - failingSince >= o.disableAfterMs) {
+        disable = { index: outcomes.length - 1, since: failingSince };
+        givenBack = lane.deliveries.slice(i + 1);
+        break;
+      }
+      // A retry holds the endpoint's queue: what follows waits for it.
+      if (status === "pending") {
+        givenBack = lane.deliveries.slice(i + 1);
+        break;
+      }
     }
-    if (stopping.signal.aborted && classify(attempt) !== "delivered") {
-      // Cut by stop(): not the receiver's fault, so it costs no attempt of the schedule. The
-      // claim is given back (lease released, count restored) and the same event id goes out
-      // again — from another server at once, or from this one after its restart.
-      await db
-        .updateTable("webhook_deliveries")
-        .set({ lease_until: 0, attempts: d.attempts - 1 })
-        .where("id", "=", d.id)
-        .where("attempts", "=", d.attempts)
-        .where("status", "=", "pending")
-        .execute()
-        .catch((err: unknown) => o.log.warn({ err, deliveryId: d.id }, "could not release an interrupted webhook delivery; its lease will lapse"));
-      return;
+    const applied = await db.transaction().execute((tx) =>
+      applyLane(tx, { endpointId: lane.endpointId, lease: lane.lease, outcomes, givenBack, failingSince: endpoint.failing_since ?? null, disable }, Date.now()),
+    );
+    for (const x of outcomes) {
+      const d = x.delivery as Claimed;
+      const fields = { deliveryId: d.id, eventId: d.event_id, endpointId: d.endpoint_id, attempt: d.attempts, status: x.attempt.status, error: x.attempt.error };
+      const recorded = applied.has(d.id);
+      if (!recorded) o.log.warn(fields, "webhook delivery changed while it was attempted (cancelled, or its lease lapsed); outcome not applied");
+      else if (x.status === "failed") o.log.warn(fields, "webhook delivery failed for good; the endpoint's next delivery goes");
+      else if (x.status === "pending") o.log.info({ ...fields, retryInMs: x.delay }, "webhook delivery will be retried");
+      // A retry due before the next poll is looked at when it is due, not at the poll.
+      if (recorded && x.status === "pending" && x.delay !== undefined && x.delay < o.pollMs) wakeIn(x.delay);
     }
-    const verdict = classify(attempt);
-    const done = Date.now();
-    const delay = verdict === "retry" ? retryDelayMs(schedule, d.attempts - d.schedule_offset) : undefined;
-    const status = verdict === "delivered" ? "delivered" : delay !== undefined ? "pending" : "failed";
-    const failingSince = verdict === "delivered" ? null : (endpoint.failing_since ?? startedAt);
-    const disable = failingSince !== null && done - failingSince >= o.disableAfterMs;
-    const recorded = await db.transaction().execute(async (tx) => {
-      const mine = await recordOutcome(tx, {
-        delivery: d,
-        attempt,
-        startedAt,
-        done,
-        status,
-        nextAttemptAt: done + (delay ?? 0),
-        failingSince,
-        endpointWasFailing: endpoint.failing_since != null,
-      });
-      // Only on an outcome that counted (not one whose lease another worker took over).
-      if (mine && disable) await disableFailingEndpoint(tx, d.endpoint_id, failingSince, attempt, done);
-      return mine;
-    });
-    const fields = { deliveryId: d.id, eventId: event.id, endpointId: d.endpoint_id, attempt: d.attempts, status: attempt.status, error: attempt.error };
-    if (!recorded) o.log.warn(fields, "webhook delivery changed while it was attempted (cancelled, or its lease lapsed); outcome not applied");
-    else if (status === "failed") o.log.warn(fields, "webhook delivery failed for good; the endpoint's next delivery goes");
-    else if (status === "pending") o.log.info({ ...fields, retryInMs: delay }, "webhook delivery will be retried");
-    if (recorded && disable) o.log.warn({ endpointId: d.endpoint_id, failingSince }, "webhook endpoint disabled: failing for too long");
-    // A retry due before the next poll is looked at when it is due, not at the poll.
-    if (recorded && status === "pending" && delay !== undefined && delay < o.pollMs) wakeIn(delay);
+    if (disable && applied.has(outcomes[disable.index]!.delivery.id)) {
+      o.log.warn({ endpointId: lane.endpointId, failingSince: disable.since }, "webhook endpoint disabled: failing for too long");
+    }
   }
 
   /** One timer for the earliest retry due before the next poll. */
@@ -355,16 +472,18 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
       while ((await fanOut()) === 500 && !stopped);
       const free = o.concurrency - running.size;
       if (free <= 0) continue;
-      const claimed = await claim(free);
+      const lanes = await claim(free);
+      if (lanes.length === 0) continue;
+      for (const lane of lanes) inFlight.add(lane.endpointId);
       // One key per cycle: opened from its sealed form once, not per delivery; a rotation
       // (possibly by another process) is picked up by the next cycle.
-      const key = claimed.length ? await activeSigningKey(o.state.signingKey, db, o.masterKey) : undefined;
-      for (const d of claimed) {
-        inFlight.add(d.endpoint_id);
-        const p = deliver(d, key!)
-          .catch((err: unknown) => o.log.warn({ err, deliveryId: d.id }, "webhook delivery bookkeeping failed; its lease will lapse"))
+      const started = Promise.all([laneInputs(lanes), activeSigningKey(o.state.signingKey, db, o.masterKey)]);
+      for (const lane of lanes) {
+        const p = started
+          .then(([inputs, key]) => runLane(lane, inputs.get(lane.endpointId)!, key))
+          .catch((err: unknown) => o.log.warn({ err, endpointId: lane.endpointId, deliveries: lane.deliveries.length }, "webhook delivery bookkeeping failed; its lease will lapse"))
           .finally(() => {
-            inFlight.delete(d.endpoint_id);
+            inFlight.delete(lane.endpointId);
             running.delete(p);
             wake(); // the endpoint's next delivery may be due
           });
@@ -427,6 +546,7 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
       await listener?.close();
       await cycle;
       await Promise.allSettled([...running]);
+      agents.destroy();
     },
   };
 }
