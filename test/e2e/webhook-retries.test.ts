@@ -276,7 +276,9 @@ for (const engine of engines()) {
   });
 
   describe(`webhook retries, short schedule: failures, redelivery, auto-disable, idle (${engine.name})`, { skip: engine.skip, timeout: 180_000 }, () => {
-    const h = new Harness(engine.name, { SIGIL_WEBHOOKS_RETRY_SCHEDULE: "0,100ms,100ms", SIGIL_WEBHOOKS_DISABLE_AFTER: "3s" });
+    // The TVC controller reads the desired deployments once per reconcile pass (1 s by default):
+    // slowed to a minute here, so that "an idle dispatcher sends no statement" is measurable.
+    const h = new Harness(engine.name, { SIGIL_WEBHOOKS_RETRY_SCHEDULE: "0,100ms,100ms", SIGIL_WEBHOOKS_DISABLE_AFTER: "3s", SIGIL_TVC_RECONCILE_MS: "60000" });
     before(() => h.start());
     after(() => h.stop());
 
