@@ -68,7 +68,7 @@ import { newOrderedId } from "../src/store/util.ts";
 import { migrate, openStore } from "../src/store/db.ts";
 import {
   cleanupAll,
-  cleanupSync,
+  guardRun,
   freePort,
   newSigilInstance,
   removeDir,
@@ -111,21 +111,8 @@ const VERIFY_EVERY = 20;
 
 // ---------------------------------------------------------------- cleanup and watchdog
 
-let exiting = false;
-async function bail(code: number, why?: string): Promise<never> {
-  if (!exiting) {
-    exiting = true;
-    if (why) console.error(why);
-    await cleanupAll().catch((e: unknown) => console.error(`cleanup failed: ${(e as Error).message}`));
-  }
-  process.exit(code);
-}
-process.on("exit", cleanupSync);
-process.once("SIGINT", () => void bail(130, "interrupted: cleaning up"));
-process.once("SIGTERM", () => void bail(143, "terminated: cleaning up"));
 const started = performance.now();
-const watchdog = setTimeout(() => void bail(1, `benchmark exceeded its ${TIMEOUT_S} s budget: aborted`), TIMEOUT_S * 1000);
-watchdog.unref();
+const { bail, watchdog } = guardRun(TIMEOUT_S);
 const remainingMs = () => TIMEOUT_S * 1000 - (performance.now() - started);
 
 // ---------------------------------------------------------------- formatting
@@ -615,23 +602,7 @@ async function deliveryStatuses(inst: SigilInstance): Promise<{ status: string; 
 }
 
 async function pendingEvents(inst: SigilInstance): Promise<number> {
-  const q = "select count(*) as n from webhook_events where fanned_out = 0";
-  if (inst.engine === "postgres") {
-    const c = new pg.Client({ connectionString: inst.databaseUrl });
-    await c.connect();
-    try {
-      return Number((await c.query<{ n: string }>(q)).rows[0]?.n ?? 0);
-    } finally {
-      await c.end();
-    }
-  }
-  const db = new SQLite(path.join(inst.dataDir, "sigil.db"), { fileMustExist: true, readonly: true });
-  try {
-    db.pragma("busy_timeout = 5000");
-    return (db.prepare(q).get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
+  return countOf(inst, "select count(*) as n from webhook_events where fanned_out = 0");
 }
 
 // ---------------------------------------------------------------- 3. end to end
