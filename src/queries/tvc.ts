@@ -7,6 +7,7 @@ import { notFound } from "../errors.ts";
 import { Id, OrganizationId } from "../schemas/common.ts";
 import { appById, approvalsOf, findApp, findDeployment, listApps, listDeployments, operatorSets } from "../store/tvc.ts";
 import { appView, deploymentView, TvcAppSchema, TvcDeploymentSchema } from "../views/tvc.ts";
+import type { Executor } from "../store/schema.ts";
 import { defineQuery } from "./define.ts";
 
 export const listTvcApps = defineQuery({
@@ -21,15 +22,25 @@ export const listTvcApps = defineQuery({
   },
 });
 
+/** The organization's app by id (any casing), or 404. */
+async function requireApp(db: Executor, organizationId: string, appId: string) {
+  const app = await findApp(db, organizationId, appId.toLowerCase());
+  if (!app) throw notFound(`no TVC app ${appId} in organization ${organizationId}`);
+  return app;
+}
+
+/** The app's manifest and share sets, with their operators. */
+const setsOf = (db: Executor, app: { organization_id: string; manifest_set_id: string; share_set_id: string }) =>
+  operatorSets(db, app.organization_id, [app.manifest_set_id, app.share_set_id]);
+
 export const getTvcApp = defineQuery({
   op: "get_tvc_app",
   summary: "Get a TVC app with its operator sets.",
   request: Type.Object({ organizationId: OrganizationId, tvcAppId: Id("TVC app") }),
   response: Type.Object({ tvcApp: TvcAppSchema }),
   async run({ db, organization, state }, req) {
-    const app = await findApp(db, organization.id, req.tvcAppId.toLowerCase());
-    if (!app) throw notFound(`no TVC app ${req.tvcAppId} in organization ${organization.id}`);
-    const sets = await operatorSets(db, organization.id, [app.manifest_set_id, app.share_set_id]);
+    const app = await requireApp(db, organization.id, req.tvcAppId);
+    const sets = await setsOf(db, app);
     return { tvcApp: appView(app, sets, state.tvc.ingressAddress) };
   },
 });
@@ -40,10 +51,9 @@ export const listTvcAppDeployments = defineQuery({
   request: Type.Object({ organizationId: OrganizationId, appId: Id("TVC app") }),
   response: Type.Object({ tvcDeployments: Type.Array(TvcDeploymentSchema) }),
   async run({ db, organization, state }, req) {
-    const app = await findApp(db, organization.id, req.appId.toLowerCase());
-    if (!app) throw notFound(`no TVC app ${req.appId} in organization ${organization.id}`);
+    const app = await requireApp(db, organization.id, req.appId);
     const deployments = await listDeployments(db, organization.id, app.id);
-    const sets = await operatorSets(db, organization.id, [app.manifest_set_id, app.share_set_id]);
+    const sets = await setsOf(db, app);
     const approvals = await approvalsOf(db, deployments.map((d) => d.id));
     return { tvcDeployments: deployments.map((d) => deploymentView(d, app, sets, approvals, state.tvc.get(d.id))) };
   },
@@ -59,7 +69,7 @@ export const getTvcDeployment = defineQuery({
     // The app row stays when deleted (soft), so a deleted deployment remains readable.
     const app = d && (await appById(db, d.app_id));
     if (!d || !app) throw notFound(`no TVC deployment ${req.deploymentId} in organization ${organization.id}`);
-    const sets = await operatorSets(db, organization.id, [app.manifest_set_id, app.share_set_id]);
+    const sets = await setsOf(db, app);
     const approvals = await approvalsOf(db, [d.id]);
     return { tvcDeployment: deploymentView(d, app, sets, approvals, state.tvc.get(d.id)) };
   },
