@@ -6,12 +6,11 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import path from "node:path";
-import pino from "pino";
 import type { FastifyInstance } from "fastify";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { engines, newInstance, type Instance } from "../helpers/server.ts";
 import { openService, type Service } from "../../src/service.ts";
-import { buildApp } from "../../src/server/app.ts";
+import { testApp } from "../helpers/inproc.ts";
 import type { SeedResult } from "../../src/cli/seed.ts";
 
 const run = promisify(execFile);
@@ -32,16 +31,7 @@ for (const engine of engines()) {
       const { stdout } = await run(process.execPath, [BIN, ...args, "--batch", "7", "--wallet-every", "20"], { env: inst.env });
       seed = JSON.parse(stdout) as SeedResult;
       service = await openService([], inst.env);
-      app = buildApp({
-        store: service.store,
-        state: service.state,
-        masterKey: service.masterKey,
-        logger: pino({ level: "silent" }),
-        bodyLimitBytes: service.config.bodyLimitBytes,
-        timestampMaxAgeMs: service.config.timestampMaxAgeMs,
-        timestampMaxFutureMs: service.config.timestampMaxFutureMs,
-        version: "test",
-      });
+      app = testApp(service);
       await app.ready();
     });
     after(async () => {

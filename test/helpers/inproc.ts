@@ -123,13 +123,9 @@ export interface InprocOptions {
   logins?: LoginSettings;
 }
 
-export async function inproc(engine: EngineSpec["name"] = "sqlite", options: InprocOptions = {}): Promise<Harness> {
-  const inst: Instance = await newInstance(engine);
-  const service = await openService([], inst.env);
-  let eventsWritten: (() => void) | undefined;
-  const app = buildApp({
-    ...(options.logins ? { logins: options.logins } : {}),
-    onEvents: () => eventsWritten?.(),
+/** The real app over an opened service, as `sigil serve` builds it, silent. */
+export function testApp(service: Service, extra: Partial<Parameters<typeof buildApp>[0]> = {}) {
+  return buildApp({
     store: service.store,
     state: service.state,
     masterKey: service.masterKey,
@@ -138,6 +134,17 @@ export async function inproc(engine: EngineSpec["name"] = "sqlite", options: Inp
     timestampMaxAgeMs: service.config.timestampMaxAgeMs,
     timestampMaxFutureMs: service.config.timestampMaxFutureMs,
     version: "test",
+    ...extra,
+  });
+}
+
+export async function inproc(engine: EngineSpec["name"] = "sqlite", options: InprocOptions = {}): Promise<Harness> {
+  const inst: Instance = await newInstance(engine);
+  const service = await openService([], inst.env);
+  let eventsWritten: (() => void) | undefined;
+  const app = testApp(service, {
+    ...(options.logins ? { logins: options.logins } : {}),
+    onEvents: () => eventsWritten?.(),
   });
   await app.ready();
   const root = await bootstrapOrganization(service, "Test Org");
