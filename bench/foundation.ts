@@ -100,7 +100,7 @@ function plannedBudgetS(): number {
   const run = WARMUP_S + DURATION_S + 6;
   const trees = BEFORE_DIR ? 2 : 1;
   const engines: Engine[] = [...(SKIP_SQLITE ? [] : (["sqlite"] as const)), ...(POSTGRES_URL ? (["postgres"] as const) : [])];
-  let runs = 2; // the baseline, first and last
+  let runs = 4; // the two baselines, first and last
   let setups = 0;
   for (const e of engines) {
     runs += 3 * trees + (POLICIES > 0 ? 2 * roundsOf(e) : 0);
@@ -347,22 +347,36 @@ async function loadPolicies(server: Running, creds: InitResult, n: number): Prom
 
 // ---------------------------------------------------------------- scenarios
 
-async function runBaseline(): Promise<Figures> {
+/** The two baselines of one run: bare fastify, and fastify plus the stamp's signature check. */
+interface Baselines {
+  echo: Figures;
+  verify: Figures;
+}
+
+async function runBaseline(): Promise<Baselines> {
   // The same bytes on the wire as an activity: a body of that shape and size and an X-Stamp
-  // header of the same length (signed by a throw-away key; the baseline ignores it).
+  // header of the same length, signed by a throw-away key (/echo ignores it, /verify checks it).
   const kp = newP256KeyPair();
   const fake: InitResult = { organizationId: randomUUID(), userId: randomUUID(), apiKeyId: "", apiPublicKey: kp.publicKey, apiPrivateKey: kp.privateKey };
   const sample = new FastStamper(kp.publicKey, kp.privateKey).stamp(activityBody(fake));
   const server = await startBaseline();
   try {
-    const check = await post(`${server.url}/echo`, sample);
-    if (check.status !== 200) throw new Error(`baseline answered ${check.status}: ${JSON.stringify(check.json)}`);
-    log(`baseline: fastify ${createRequire(import.meta.url)("fastify/package.json").version as string}, POST /echo, body ${sample.body.length} B + X-Stamp ${sample.stamp.length} B`);
-    if (WARMUP_S > 0) await load({ url: server.url, path: "/echo", fixed: sample, seconds: WARMUP_S });
-    const r = await load({ url: server.url, path: "/echo", fixed: sample, seconds: DURATION_S });
-    const f = figures("baseline: bare fastify POST (no auth)", "-", r);
-    log(`  → ${fmtInt(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms`);
-    return f;
+    const one = async (route: "/echo" | "/verify", scenario: string): Promise<Figures> => {
+      const check = await post(`${server.url}${route}`, sample);
+      if (check.status !== 200) throw new Error(`baseline ${route} answered ${check.status}: ${JSON.stringify(check.json)}`);
+      if (WARMUP_S > 0) await load({ url: server.url, path: route, fixed: sample, seconds: WARMUP_S });
+      const r = await load({ url: server.url, path: route, fixed: sample, seconds: DURATION_S });
+      const f = figures(scenario, "-", r);
+      log(`  ${route} → ${fmtInt(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms`);
+      return f;
+    };
+    log(
+      `baseline: fastify ${createRequire(import.meta.url)("fastify/package.json").version as string}, body ${sample.body.length} B + X-Stamp ${sample.stamp.length} B; ` +
+        `POST /echo parses and answers, POST /verify also checks the stamp's P-256 signature (node:crypto on the thread pool, key cached)`,
+    );
+    const echo = await one("/echo", "baseline: bare fastify POST (no auth)");
+    const verify = await one("/verify", "signature floor: fastify POST + X-Stamp P-256 verify");
+    return { echo, verify };
   } finally {
     await server.stop();
   }
@@ -659,18 +673,21 @@ function table(rows: Figures[], baseline: number): string {
   return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");
 }
 
+/** The signature floor's rate in this run (set once both baselines ran). */
+let floorRps = 0;
+
 /** The issue's table: before → now as shares of this run's baseline, and the goal. */
 function issueTable(rows: Figures[], baseline: number): string {
   const out = [
-    "| scenario | before (share of baseline), p99, server CPU/request | now (share of baseline), p99, server CPU/request | peak RSS now | goal |",
-    "|---|---|---|---|---|",
+    "| scenario | before (share of baseline), p99, server CPU/request | now (share of baseline), p99, server CPU/request | now as share of the signature floor | peak RSS now | goal |",
+    "|---|---|---|---|---|---|",
   ];
   for (const f of rows) {
     if (!f.goal) continue;
     const b = f.before;
     const name = `${f.scenario.startsWith("stamped query") ? "stamped query `whoami`" : "stamped activity"}, ${f.engine === "sqlite" ? "SQLite" : "PostgreSQL"}`;
     out.push(
-      `| ${name} | ${b ? `${fmtInt(b.rps)} (${pct(b.rps, baseline)}), p99 ${b.p99} ms, ${fmtCpu(b.cpuMsPerReq)} ms` : "(no --before)"} | ${fmtInt(f.rps)} (${pct(f.rps, baseline)}), p99 ${f.p99} ms, ${fmtCpu(f.cpuMsPerReq)} ms | ${fmtMb(f.rssMb)} MiB | ${goalVerdict(f, baseline)} |`,
+      `| ${name} | ${b ? `${fmtInt(b.rps)} (${pct(b.rps, baseline)}), p99 ${b.p99} ms, ${fmtCpu(b.cpuMsPerReq)} ms` : "(no --before)"} | ${fmtInt(f.rps)} (${pct(f.rps, baseline)}), p99 ${f.p99} ms, ${fmtCpu(f.cpuMsPerReq)} ms | ${floorRps ? pct(f.rps, floorRps) : "?"} | ${fmtMb(f.rssMb)} MiB | ${goalVerdict(f, baseline)} |`,
     );
   }
   return out.join("\n");
@@ -688,29 +705,33 @@ async function main(): Promise<void> {
   if (BEFORE_DIR) log(`before: the tree in ${path.resolve(BEFORE_DIR)}, measured on every scenario in the same run, alternating with this tree`);
   if (PROFILE_DIR) log(`PROFILING into ${PROFILE_DIR}: one server per scenario under --cpu-prof; figures include profiler overhead`);
   const rows: Figures[] = [];
-  const first = await runBaseline();
+  const firsts = await runBaseline();
+  const first = firsts.echo;
   if (!SKIP_SQLITE) rows.push(...(await runEngine("sqlite", first.rps)));
   if (POSTGRES_URL) rows.push(...(await runEngine("postgres", first.rps)));
   else log("\n(PostgreSQL skipped: pass --postgres <url> or set BENCH_DATABASE_URL)");
   log("\nbaseline again, at the end:");
-  const last = await runBaseline();
-  const baseline: Figures = {
-    ...first,
-    scenario: "baseline: bare fastify POST (no auth), mean of first and last",
-    rps: (first.rps + last.rps) / 2,
-    sd: Math.max(first.sd, last.sd),
-    p50: Math.max(first.p50, last.p50),
-    p99: Math.max(first.p99, last.p99),
-    non2xx: first.non2xx + last.non2xx,
-    errors: first.errors + last.errors,
-    problems: [...first.problems, ...last.problems],
-    note: `first ${fmtInt(first.rps)} req/s, last ${fmtInt(last.rps)} req/s`,
-  };
-  rows.unshift(baseline);
+  const lasts = await runBaseline();
+  const meanOf = (a: Figures, b: Figures, scenario: string): Figures => ({
+    ...a,
+    scenario: `${scenario}, mean of first and last`,
+    rps: (a.rps + b.rps) / 2,
+    sd: Math.max(a.sd, b.sd),
+    p50: Math.max(a.p50, b.p50),
+    p99: Math.max(a.p99, b.p99),
+    non2xx: a.non2xx + b.non2xx,
+    errors: a.errors + b.errors,
+    problems: [...a.problems, ...b.problems],
+    note: `first ${fmtInt(a.rps)} req/s, last ${fmtInt(b.rps)} req/s`,
+  });
+  const baseline = meanOf(first, lasts.echo, "baseline: bare fastify POST (no auth)");
+  const floor = meanOf(firsts.verify, lasts.verify, "signature floor: fastify + X-Stamp verify");
+  floorRps = floor.rps;
+  rows.unshift(baseline, floor);
 
   log(`\n${table(rows, baseline.rps)}`);
   for (const r of rows) if (r.note) log(`${r.scenario} [${r.engine}]: ${r.note}`);
-  log(`\nissue 15 (shares of this run's baseline, ${fmtInt(baseline.rps)} req/s; memory goal < ${MEMORY_GOAL_MB} MiB per API process):\n${issueTable(rows, baseline.rps)}`);
+  log(`\nissue 15 (shares of this run's baseline, ${fmtInt(baseline.rps)} req/s, and of its signature floor, ${fmtInt(floor.rps)} req/s; memory goal < ${MEMORY_GOAL_MB} MiB per API process):\n${issueTable(rows, baseline.rps)}`);
   const peakRss = Math.max(...rows.map((r) => r.rssMb ?? 0));
   log(`peak RSS of any Sigil server during a scenario: ${fmtMb(peakRss)} MiB (goal < ${MEMORY_GOAL_MB}): ${peakRss < MEMORY_GOAL_MB ? "met" : "MISSED"}`);
   const bad = rows.filter((r) => r.problems.length || r.before?.problems.length);

@@ -278,10 +278,20 @@ export async function sigilInit(inst: SigilInstance, name: string): Promise<Init
   return JSON.parse(stdout) as InitResult;
 }
 
+/**
+ * The node options `npm start` gives the server in `root`'s package.json (e.g. the heap limit),
+ * so a benchmarked server runs as users run it — and an older tree as it ran then.
+ */
+export function serveNodeArgs(root: string): string[] {
+  const start = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { scripts?: Record<string, string> }).scripts?.start ?? "";
+  const m = /\bnode((?:\s+--\S+)*)\s+bin\/sigil\.mjs\s+serve\b/.exec(start);
+  return m ? m[1]!.trim().split(/\s+/).filter(Boolean) : [];
+}
+
 export async function startSigil(inst: SigilInstance, nodeArgs: string[] = []): Promise<Running> {
   const port = await freePort();
   return startListening({
-    nodeArgs,
+    nodeArgs: [...serveNodeArgs(inst.root), ...nodeArgs],
     cwd: inst.root,
     script: path.join(inst.root, "bin/sigil.mjs"),
     args: ["serve", "--port", String(port), "--host", "127.0.0.1"],

@@ -54,7 +54,8 @@ let ROOT = THIS_ROOT;
 /** The tree whose src/pipeline/ the profile ran (defaults to this one). */
 function sigilRootOf(prof: CpuProfile): string {
   for (const n of prof.nodes) {
-    const m = /^file:\/\/(.*)\/src\/pipeline\//.exec(n.callFrame.url);
+    // Sources run by tsx sit at <root>/src/; `npm start` runs the esbuild bundle <root>/dist/cli/.
+    const m = /^file:\/\/(.*)\/(?:src\/pipeline\/|dist\/cli\/)/.exec(n.callFrame.url);
     if (m && !m[1]!.includes("/node_modules/")) return decodeURIComponent(m[1]!);
   }
   return THIS_ROOT;
@@ -161,7 +162,8 @@ export function summarize(file: string, opts: { top?: number; after?: string } =
     add(pkg, pkgOfNode(id), d);
     const seen = new Set<string>();
     for (const f of stackOf(id)) {
-      if (!f.callFrame.url.includes(`${ROOT}/src/`)) continue;
+      const u = f.callFrame.url;
+      if (!u.includes(`${ROOT}/src/`) && !u.includes(`${ROOT}/dist/`)) continue;
       const k = fnName(f);
       if (seen.has(k)) continue;
       seen.add(k);
