@@ -19,7 +19,7 @@ import * as m008 from "./migrations/008_ip_allowlists.ts";
 import * as m009 from "./migrations/009_oauth.ts";
 import * as m010 from "./migrations/010_tvc.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
-import { groupCommit, StoreUnavailableError, transactionPerCall, type Transact } from "./transactions.ts";
+import { groupCommit, StoreUnavailableError, transactionPerCall, type LockDeadline, type Transact } from "./transactions.ts";
 import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer.ts";
 import { AsyncLockSqliteDialect, isSqliteBusy } from "./sqlite-driver.ts";
 import { DIALECTS, type Engine, type StoreDialect } from "./dialect.ts";
@@ -135,14 +135,15 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const file = path.join(opts.dataDir, "sigil.db");
   const sqlite = openSqlite(file);
-  const db = new Kysely<Database>({ dialect: new AsyncLockSqliteDialect(sqlite, withStatementCache(sqlite), t.lockTimeoutMs) });
+  const lockDeadline: LockDeadline = { until: undefined };
+  const db = new Kysely<Database>({ dialect: new AsyncLockSqliteDialect(sqlite, withStatementCache(sqlite), t.lockTimeoutMs, lockDeadline) });
   let checkpointer: Checkpointer | undefined;
   return {
     db,
     engine: "sqlite",
     dialect: DIALECTS.sqlite,
     location: file,
-    transact: groupCommit(db, { deadlineMs: t.lockTimeoutMs, isTransient: isStoreUnavailable }),
+    transact: groupCommit(db, { deadlineMs: t.lockTimeoutMs, isTransient: isStoreUnavailable, lockDeadline }),
     checkpointInBackground(onError) {
       checkpointer ??= startCheckpointer(sqlite, file, onError);
     },

@@ -17,7 +17,7 @@ import {
   type QueryResult,
   type SqliteDatabase,
 } from "kysely";
-import { lockDeadline, StoreUnavailableError } from "./transactions.ts";
+import { StoreUnavailableError, type LockDeadline } from "./transactions.ts";
 
 /** SQLite's "someone else holds the lock" codes: the statement did nothing and may be retried. */
 const RETRYABLE = new Set(["SQLITE_BUSY", "SQLITE_BUSY_RECOVERY", "SQLITE_BUSY_TIMEOUT"]);
@@ -33,17 +33,23 @@ export class AsyncLockSqliteDialect extends SqliteDialect {
   readonly #raw: BetterSqlite3.Database;
   readonly #db: SqliteDatabase;
   readonly #lockTimeoutMs: number;
+  readonly #deadline: LockDeadline;
 
-  /** `raw` is the connection itself (for its transaction state); `db` what statements are prepared on. */
-  constructor(raw: BetterSqlite3.Database, db: SqliteDatabase, lockTimeoutMs: number) {
+  /**
+   * `raw` is the connection itself (for its transaction state); `db` what statements are
+   * prepared on; `deadline` a tighter deadline its holder (groupCommit) may set for the lock
+   * waits of the transaction it runs.
+   */
+  constructor(raw: BetterSqlite3.Database, db: SqliteDatabase, lockTimeoutMs: number, deadline: LockDeadline = { until: undefined }) {
     super({ database: db });
     this.#raw = raw;
     this.#db = db;
     this.#lockTimeoutMs = lockTimeoutMs;
+    this.#deadline = deadline;
   }
 
   override createDriver(): Driver {
-    return new AsyncLockDriver(this.#raw, this.#db, this.#lockTimeoutMs);
+    return new AsyncLockDriver(this.#raw, this.#db, this.#lockTimeoutMs, this.#deadline);
   }
 }
 
@@ -67,9 +73,9 @@ class AsyncLockDriver implements Driver {
   readonly #connection: AsyncLockConnection;
   readonly #db: SqliteDatabase;
 
-  constructor(raw: BetterSqlite3.Database, db: SqliteDatabase, lockTimeoutMs: number) {
+  constructor(raw: BetterSqlite3.Database, db: SqliteDatabase, lockTimeoutMs: number, deadline: LockDeadline) {
     this.#db = db;
-    this.#connection = new AsyncLockConnection(raw, db, this.#mutex, lockTimeoutMs);
+    this.#connection = new AsyncLockConnection(raw, db, this.#mutex, lockTimeoutMs, deadline);
   }
   async init(): Promise<void> {}
   async acquireConnection(): Promise<DatabaseConnection> {
@@ -113,11 +119,12 @@ class AsyncLockConnection implements DatabaseConnection {
     private readonly db: SqliteDatabase,
     private readonly mutex: Mutex,
     private readonly lockTimeoutMs: number,
+    private readonly deadline: LockDeadline,
   ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const started = Date.now();
-    const deadline = Math.min(started + this.lockTimeoutMs, lockDeadline.getStore() ?? Infinity);
+    const deadline = Math.min(started + this.lockTimeoutMs, this.deadline.until ?? Infinity);
     for (let attempt = 0; ; attempt++) {
       try {
         return this.run<R>(query);
@@ -133,12 +140,20 @@ class AsyncLockConnection implements DatabaseConnection {
         const delay = Math.min(FIRST_DELAY_MS * 2 ** attempt, MAX_DELAY_MS, deadline - now);
         // Outside a transaction nothing of ours is pending on the connection: let other
         // callers (reads) use it while we wait. Inside one, it must stay ours.
+        // The holder's deadline is not lent out with the connection.
         const handBack = !this.raw.inTransaction;
-        if (handBack) this.mutex.unlock();
+        const mine = this.deadline.until;
+        if (handBack) {
+          this.deadline.until = undefined;
+          this.mutex.unlock();
+        }
         try {
           await new Promise((resolve) => setTimeout(resolve, delay));
         } finally {
-          if (handBack) await this.mutex.lock();
+          if (handBack) {
+            await this.mutex.lock();
+            this.deadline.until = mine;
+          }
         }
       }
     }

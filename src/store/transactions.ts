@@ -14,7 +14,6 @@
 // or the store is away) never ran anything: its activities are retried after a growing
 // delay until each one's deadline, then answered with the failure (503) — never left
 // unanswered, and never retried in a tight loop.
-import { AsyncLocalStorage } from "node:async_hooks";
 import { sql } from "kysely";
 import type { Db, Tx } from "./schema.ts";
 
@@ -34,11 +33,17 @@ export class StoreUnavailableError extends Error {
 }
 
 /**
- * A caller's deadline (epoch ms) for lock waits in its async context, tighter than the SQLite
- * driver's own (sqlite-driver.ts): a group's BEGIN never waits past its earliest activity's
- * deadline.
+ * A deadline (epoch ms) for the lock waits of the transaction under way, tighter than the
+ * SQLite driver's own (sqlite-driver.ts): a group never waits for the write lock past its
+ * earliest activity's deadline. Shared by the driver and groupCommit, and set only inside the
+ * group's transaction, while the connection is the group's alone (the driver hands it to
+ * nobody else mid-transaction). A plain field rather than an AsyncLocalStorage: on Node 20 any
+ * AsyncLocalStorage in use turns on promise hooks for every promise of the process (~5% of an
+ * activity's CPU time).
  */
-export const lockDeadline = new AsyncLocalStorage<number>();
+export interface LockDeadline {
+  until: number | undefined;
+}
 
 /** How long an activity may wait for BEGIN to succeed, and the first retry delay. */
 export interface GroupCommitOptions {
@@ -47,6 +52,8 @@ export interface GroupCommitOptions {
   retryBaseMs?: number;
   /** Which BEGIN failures are worth another attempt (transient ones). */
   isTransient?: (err: unknown) => boolean;
+  /** The driver's deadline slot (SQLite), set to the group's earliest deadline while it runs. */
+  lockDeadline?: LockDeadline;
 }
 
 export function transactionPerCall(db: Db): Transact {
@@ -73,6 +80,24 @@ export function groupCommit(db: Db, opts: GroupCommitOptions = { deadlineMs: 5_0
   // Consecutive failed BEGINs; reset by any group that started.
   let failedBegins = 0;
 
+  /**
+   * The group's transaction. With a deadline slot (SQLite), the connection is taken first and
+   * the slot set while it is ours, so BEGIN, every statement and COMMIT wait for the lock no
+   * longer than `deadline`; the driver clears it whenever it lends the connection out.
+   */
+  function inTransaction(deadline: number, run: (tx: Tx) => Promise<void>): Promise<void> {
+    const slot = opts.lockDeadline;
+    if (!slot) return db.transaction().execute(run);
+    return db.connection().execute(async (conn) => {
+      slot.until = deadline;
+      try {
+        await conn.transaction().execute(run);
+      } finally {
+        slot.until = undefined;
+      }
+    });
+  }
+
   async function drain(): Promise<void> {
     draining = true;
     try {
@@ -86,7 +111,7 @@ export function groupCommit(db: Db, opts: GroupCommitOptions = { deadlineMs: 5_0
         let began = false;
         try {
           const earliest = Math.min(...queue.map((j) => j.deadline));
-          await lockDeadline.run(earliest, () => db.transaction().execute(async (tx) => {
+          await inTransaction(earliest, async (tx) => {
             began = true;
             while (queue.length > 0 && outcomes.length < MAX_GROUP) {
               const job = (current = queue.shift()!);
@@ -102,7 +127,7 @@ export function groupCommit(db: Db, opts: GroupCommitOptions = { deadlineMs: 5_0
               }
               current = undefined;
             }
-          }));
+          });
         } catch (err) {
           if (!began) {
             // BEGIN failed: no job was taken, all are still queued.

@@ -106,6 +106,28 @@ describe("SQLite lock waits (another connection holds the write lock)", () => {
     // And the store works as soon as the lock is free.
     await store.transact((tx) => tx.insertInto("user_tags").values(tag("after")).execute());
   });
+
+  it("a queued activity is answered at its own deadline, not a full lock wait after its group started", async () => {
+    // A waits for the lock from t=0; B arrives at t≈700 and its group starts when A's ends
+    // (t≈1,500). B's deadline is its arrival + 1,500 (t≈2,200): the driver must stop there, not
+    // 1,500 ms after the group's first statement (t≈3,000).
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      const a = Promise.allSettled([store.transact((tx) => tx.insertInto("user_tags").values(tag("queued-a")).execute())]);
+      await new Promise((r) => setTimeout(r, 700));
+      const bStarted = Date.now();
+      const [b] = await Promise.allSettled([store.transact((tx) => tx.insertInto("user_tags").values(tag("queued-b")).execute())]);
+      const bElapsed = Date.now() - bStarted;
+      const [aResult] = await a;
+      assert.equal(aResult!.status, "rejected");
+      assert.equal(b!.status, "rejected");
+      assert.ok(isStoreUnavailable((b as PromiseRejectedResult).reason));
+      assert.ok(bElapsed >= LOCK_TIMEOUT_MS - 100 && bElapsed < LOCK_TIMEOUT_MS + 500, `B answered ${bElapsed} ms after it arrived`);
+    } finally {
+      other.exec("ROLLBACK");
+    }
+    await store.transact((tx) => tx.insertInto("user_tags").values(tag("after-queued")).execute());
+  });
 });
 
 describe("group commit when BEGIN fails", () => {
