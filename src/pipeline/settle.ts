@@ -7,6 +7,7 @@ import { sql } from "kysely";
 import { ApiError, precondition } from "../errors.ts";
 import type { Actor, CompiledActivity } from "../activities/define.ts";
 import { insertSubmission, insertVote, type ActivityRow, type VoteRow } from "../store/activities.ts";
+import { viewsOf } from "../store/users.ts";
 import type { Tx } from "../store/schema.ts";
 import { recordActivityEvent } from "../webhooks/outbox.ts";
 import { activityView, type ActivityView, type KnownVotes } from "../views/activity.ts";
@@ -88,8 +89,11 @@ export async function settle(deps: PipelineDeps, tx: Tx, s: Settlement): Promise
     await recordEvaluation(tx, evaluation, evaluated.gov);
   } else {
     await recordPolicySet(tx, evaluation, evaluated.gov);
-    // The row, its first vote and the evaluation: one statement where that saves round trips.
-    await insertSubmission(tx, row, s.vote, evaluation);
+    // The row, its first vote and the evaluation: one statement where that saves round trips,
+    // which also reads the voter's extras for the answer.
+    const extras = await insertSubmission(tx, row, s.vote, evaluation);
+    // (Assigned either way: a retried transaction must not answer with an earlier attempt's.)
+    if (s.known) s.known.voterViews = extras ? viewsOf(s.known.voters, extras) : undefined;
   }
   if (!changed || !(s.listening ?? (await deps.state.listeners.hasListeners(tx, row.organization_id)))) return { row };
   const event = await activityView(tx, row, s.known);

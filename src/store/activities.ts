@@ -4,6 +4,7 @@ import type { ActivitiesTable, ActivityStatus, Executor, PolicyEvaluationsTable,
 import { dialectOf } from "./dialect.ts";
 import { page, unknownCursor, type PageRequest } from "./pagination.ts";
 import { precompiled } from "./precompiled.ts";
+import { extrasOf, extrasSelect, type ExtrasColumns, type UserExtras } from "./users.ts";
 
 export type ActivityRow = ActivitiesTable;
 export type VoteRow = VotesTable;
@@ -35,24 +36,32 @@ const EVALUATION_COLUMNS = [
 
 /**
  * A new activity, its first vote and that vote's evaluation record. Where every statement is
- * a round trip (PostgreSQL), one statement: the first two inserts are data-modifying WITH
- * clauses of the third. Foreign keys are checked at the end of the statement, when all three
- * rows exist. Elsewhere, three precompiled inserts in that order.
+ * a round trip (PostgreSQL), one statement: the inserts are data-modifying WITH clauses, and
+ * the statement's own result is the voter's extras for the answer's User view (read after the
+ * activity's writes, as a read after COMMIT would; what other transactions commit meanwhile is
+ * as unordered as ever). Foreign keys are checked at the end of the statement, when all three
+ * rows exist. Elsewhere, three precompiled inserts in that order and no extras.
  */
-export async function insertSubmission(db: Executor, activity: ActivityRow, vote: VoteRow, evaluation: PolicyEvaluationsTable): Promise<void> {
+export async function insertSubmission(
+  db: Executor,
+  activity: ActivityRow,
+  vote: VoteRow,
+  evaluation: PolicyEvaluationsTable,
+): Promise<UserExtras | undefined> {
   if (!dialectOf(db).roundTrips) {
     await insertActivityQuery(db, activity);
     await insertVoteQuery(db, vote);
     await insertEvaluationQuery(db, evaluation);
-    return;
+    return undefined;
   }
   const insert = <K extends string>(table: string, columns: readonly K[], row: Record<K, unknown>) =>
     sql`insert into ${sql.table(table)} (${sql.join(columns.map((c) => sql.ref(c)))}) values (${sql.join(columns.map((c) => row[c]))})`;
-  await sql`with a as (${insert("activities", ACTIVITY_COLUMNS, activity)}), v as (${insert("votes", VOTE_COLUMNS, vote)}) ${insert(
+  const { rows } = await sql<ExtrasColumns>`with a as (${insert("activities", ACTIVITY_COLUMNS, activity)}), v as (${insert("votes", VOTE_COLUMNS, vote)}), e as (${insert(
     "policy_evaluations",
     EVALUATION_COLUMNS,
     evaluation,
-  )}`.execute(db);
+  )}) select ${extrasSelect(vote.user_id)}`.execute(db);
+  return extrasOf(vote.user_id, rows[0]!);
 }
 
 const insertEvaluationQuery = precompiled(EVALUATION_COLUMNS, (db, v) => db.insertInto("policy_evaluations").values(v as never));

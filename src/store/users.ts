@@ -42,23 +42,38 @@ export async function insertUser(db: Executor, row: UserRow): Promise<void> {
   await db.insertInto("users").values(row).execute();
 }
 
+/** A user's api keys, passkeys, tag ids and OAuth providers, as a User view needs them. */
+export type UserExtras = [ApiKeysTable[], AuthenticatorsTable[], Map<string, string[]>, OauthProvidersTable[]];
+
+/** The columns of `extrasSelect`, as PostgreSQL returns them. */
+export interface ExtrasColumns {
+  keys: ApiKeysTable[];
+  passkeys: AuthenticatorsTable[];
+  tags: string[];
+  providers: OauthProvidersTable[];
+}
+
 /**
- * The api keys, passkeys, tag ids and OAuth providers of one user in one statement (json_agg
+ * The select list reading one user's api keys, passkeys, tag ids and OAuth providers (json_agg
  * of whole rows: every column is text or a number, which JSON carries unchanged; bigint
- * timestamps come back as numbers, as the int8 parser gives them). Same order as the
- * separate queries.
+ * timestamps come back as numbers, as the int8 parser gives them), in the order of the
+ * separate queries. PostgreSQL only; a statement of its own, or the tail of another one.
  */
-async function extrasOfUser(
-  db: Executor,
-  userId: string,
-): Promise<[ApiKeysTable[], AuthenticatorsTable[], Map<string, string[]>, OauthProvidersTable[]]> {
-  const { rows } = await sql<{ keys: ApiKeysTable[]; passkeys: AuthenticatorsTable[]; tags: string[]; providers: OauthProvidersTable[] }>`select
-    (select coalesce(json_agg(k order by k.created_at, k.id), '[]') from api_keys k where k.user_id = ${userId}) as keys,
+export function extrasSelect(userId: string) {
+  return sql`(select coalesce(json_agg(k order by k.created_at, k.id), '[]') from api_keys k where k.user_id = ${userId}) as keys,
     (select coalesce(json_agg(a order by a.created_at, a.id), '[]') from authenticators a where a.user_id = ${userId}) as passkeys,
     (select coalesce(json_agg(m.tag_id order by m.tag_id), '[]') from user_tag_members m where m.user_id = ${userId}) as tags,
-    (select coalesce(json_agg(o order by o.created_at, o.id), '[]') from oauth_providers o where o.user_id = ${userId}) as providers`.execute(db);
-  const r = rows[0]!;
+    (select coalesce(json_agg(o order by o.created_at, o.id), '[]') from oauth_providers o where o.user_id = ${userId}) as providers`;
+}
+
+export function extrasOf(userId: string, r: ExtrasColumns): UserExtras {
   return [r.keys, r.passkeys, new Map([[userId, r.tags]]), r.providers];
+}
+
+/** One user's extras in one statement. */
+async function extrasOfUser(db: Executor, userId: string): Promise<UserExtras> {
+  const { rows } = await sql<ExtrasColumns>`select ${extrasSelect(userId)}`.execute(db);
+  return extrasOf(userId, rows[0]!);
 }
 
 const keysOfUser = precompiled(["userId"], (db, v) =>
@@ -89,12 +104,17 @@ export async function userViews(db: Executor, rows: readonly UserRow[]): Promise
   const ids = rows.map((r) => r.id);
   // One user is the common case (every activity's vote, get_user): precompiled queries, or
   // where each statement is a round trip, one statement for all four.
-  const [keys, passkeys, tagsBy, providers] = ids.length === 1 && dialectOf(db).roundTrips ? await extrasOfUser(db, ids[0]!) : await Promise.all([
+  const extras: UserExtras = ids.length === 1 && dialectOf(db).roundTrips ? await extrasOfUser(db, ids[0]!) : await Promise.all([
     ids.length === 1 ? keysOfUser(db, { userId: ids[0] }) : apiKeysOfUsers(db, ids),
     ids.length === 1 ? authenticatorsOfUser(db, { userId: ids[0] }) : authenticatorsOfUsers(db, ids),
     tagIdsByUser(db, ids),
     oauthProvidersOfUsers(db, ids),
   ]);
+  return viewsOf(rows, extras);
+}
+
+/** User views of `rows` from their extras (read by userViews, or with another statement). */
+export function viewsOf(rows: readonly UserRow[], [keys, passkeys, tagsBy, providers]: UserExtras): UserView[] {
   const providersBy = groupBy(providers, (p) => p.user_id);
   const keysBy = groupBy(keys, (k) => k.user_id);
   const passkeysBy = groupBy(passkeys, (a) => a.user_id);
