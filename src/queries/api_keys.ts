@@ -4,6 +4,7 @@ import { Id, OrganizationId } from "../schemas/common.ts";
 import { ApiKey } from "../schemas/views.ts";
 import { apiKeyView } from "../store/api-keys.ts";
 import { findUser } from "../store/users.ts";
+import { ownedBy } from "../store/util.ts";
 import { defineQuery } from "./define.ts";
 
 export const getApiKey = defineQuery({
@@ -12,12 +13,7 @@ export const getApiKey = defineQuery({
   request: Type.Object({ organizationId: OrganizationId, apiKeyId: Id("api key") }),
   response: Type.Object({ apiKey: ApiKey }),
   async run({ db, organization }, req) {
-    const row = await db
-      .selectFrom("api_keys")
-      .selectAll()
-      .where("id", "=", req.apiKeyId)
-      .where("organization_id", "=", organization.id)
-      .executeTakeFirst();
+    const row = ownedBy(await db.selectFrom("api_keys").selectAll().where("id", "=", req.apiKeyId).executeTakeFirst(), organization.id);
     if (!row) throw notFound(`no api key ${req.apiKeyId} in organization ${organization.id}`);
     return { apiKey: apiKeyView(row) };
   },

@@ -3,6 +3,7 @@ import { notFound } from "../errors.ts";
 import { Id, OrganizationId } from "../schemas/common.ts";
 import { authenticatorView, AuthenticatorSchema } from "../store/authenticators.ts";
 import { findUser } from "../store/users.ts";
+import { ownedBy } from "../store/util.ts";
 import { defineQuery } from "./define.ts";
 
 export const getAuthenticator = defineQuery({
@@ -11,12 +12,7 @@ export const getAuthenticator = defineQuery({
   request: Type.Object({ organizationId: OrganizationId, authenticatorId: Id("authenticator") }),
   response: Type.Object({ authenticator: AuthenticatorSchema }),
   async run({ db, organization }, req) {
-    const row = await db
-      .selectFrom("authenticators")
-      .selectAll()
-      .where("id", "=", req.authenticatorId)
-      .where("organization_id", "=", organization.id)
-      .executeTakeFirst();
+    const row = ownedBy(await db.selectFrom("authenticators").selectAll().where("id", "=", req.authenticatorId).executeTakeFirst(), organization.id);
     if (!row) throw notFound(`no authenticator ${req.authenticatorId} in organization ${organization.id}`);
     return { authenticator: authenticatorView(row) };
   },

@@ -3,6 +3,7 @@ import { sql } from "kysely";
 import type { ActivitiesTable, ActivityStatus, Executor, PolicyEvaluationsTable, VotesTable } from "./schema.ts";
 import { dialectOf } from "./dialect.ts";
 import { page, unknownCursor, type PageRequest } from "./pagination.ts";
+import { ownedBy } from "./util.ts";
 import { precompiled } from "./precompiled.ts";
 import { extrasOf, extrasSelect, type ExtrasColumns, type UserExtras } from "./users.ts";
 
@@ -93,12 +94,7 @@ export async function listActivities(db: Executor, f: ActivityFilter, req: PageR
   const cursorId = req.before ?? req.after;
   let cursor;
   if (cursorId) {
-    cursor = await db
-      .selectFrom("activities")
-      .select(["created_at", "id"])
-      .where("id", "=", cursorId)
-      .where("organization_id", "=", f.organizationId)
-      .executeTakeFirst();
+    cursor = ownedBy(await db.selectFrom("activities").select(["created_at", "id", "organization_id"]).where("id", "=", cursorId).executeTakeFirst(), f.organizationId);
     if (!cursor) unknownCursor(cursorId);
   }
   return page(q, req, cursor, true);

@@ -4,7 +4,7 @@ import type { ApiKeysTable, AuthenticatorsTable, Executor, OauthProvidersTable, 
 import { dialectOf } from "./dialect.ts";
 import { apiKeysOfUsers, apiKeyView, type ApiKeyView } from "./api-keys.ts";
 import { authenticatorsOfUsers, authenticatorView, type AuthenticatorView } from "./authenticators.ts";
-import { timestampObject } from "./util.ts";
+import { ownedBy, timestampObject } from "./util.ts";
 import { precompiled } from "./precompiled.ts";
 import { missingIn } from "./ownership.ts";
 import { oauthProvidersOfUsers, oauthProviderView, type OauthProviderView } from "./oauth-providers.ts";
@@ -25,12 +25,7 @@ export interface UserView {
 }
 
 export async function findUser(db: Executor, organizationId: string, userId: string): Promise<UserRow | undefined> {
-  return db
-    .selectFrom("users")
-    .selectAll()
-    .where("id", "=", userId)
-    .where("organization_id", "=", organizationId)
-    .executeTakeFirst();
+  return ownedBy(await db.selectFrom("users").selectAll().where("id", "=", userId).executeTakeFirst(), organizationId);
 }
 
 /** The ids among `userIds` that are not users of the organization. */

@@ -46,6 +46,18 @@ export function isUniqueViolation(err: unknown, table: string): boolean {
 }
 
 /** Parses a JSON text column written by us. */
+/**
+ * `row` when it belongs to `organizationId`. Rows named by id and organization are looked up
+ * by id alone and checked here: on PostgreSQL a prepared `id = $1 and organization_id = $2`
+ * runs a generic plan after five executions, and where organizations are nearly unique per
+ * row (a million sub-organizations with one user each) that plan may read the organization's
+ * index instead of the primary key — every row of a large organization for one look-up
+ * (measured: 10,000 rows, 0.03 → 0.9 ms, on the seeded database of `npm run bench:data`).
+ */
+export function ownedBy<T extends { organization_id: string }>(row: T | undefined, organizationId: string): T | undefined {
+  return row !== undefined && row.organization_id === organizationId ? row : undefined;
+}
+
 export function json<T>(text: string | null): T | null {
   return text === null ? null : (JSON.parse(text) as T);
 }

@@ -3,7 +3,7 @@
 import { Type } from "@sinclair/typebox";
 import { Timestamp } from "../schemas/common.ts";
 import type { Executor, WalletAccountsTable, WalletsTable } from "./schema.ts";
-import { timestampObject } from "./util.ts";
+import { ownedBy, timestampObject } from "./util.ts";
 
 export type WalletRow = WalletsTable;
 export type WalletAccountRow = WalletAccountsTable;
@@ -66,7 +66,7 @@ export function walletAccountView(a: WalletAccountRow, wallet?: WalletRow) {
 }
 
 export async function findWallet(db: Executor, organizationId: string, walletId: string): Promise<WalletRow | undefined> {
-  return db.selectFrom("wallets").selectAll().where("organization_id", "=", organizationId).where("id", "=", walletId).executeTakeFirst();
+  return ownedBy(await db.selectFrom("wallets").selectAll().where("id", "=", walletId).executeTakeFirst(), organizationId);
 }
 
 /** The wallets named, in the order given (unknown ids are left out). */
