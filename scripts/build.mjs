@@ -11,17 +11,11 @@ import path from "node:path";
 const root = path.resolve(import.meta.dirname, "..");
 const out = path.join(root, "dist", "cli");
 mkdirSync(out, { recursive: true });
-await build({
-  entryPoints: [path.join(root, "src/cli/main.ts")],
-  outfile: path.join(out, "main.mjs"),
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  packages: "external",
-  sourcemap: "linked",
-  logLevel: "warning",
-});
+const common = { bundle: true, platform: "node", format: "esm", target: "node20", packages: "external", sourcemap: "linked", logLevel: "warning" };
+await build({ ...common, entryPoints: [path.join(root, "src/cli/main.ts")], outfile: path.join(out, "main.mjs") });
+// The webhook delivery worker's thread: the dispatcher opens ./delivery-worker.mjs next to
+// itself (src/webhooks: a bootstrap that registers tsx; here: this bundle).
+await build({ ...common, entryPoints: [path.join(root, "src/webhooks/delivery-worker-entry.ts")], outfile: path.join(out, "delivery-worker.mjs") });
 // Files the sources open relative to themselves (import.meta.url): the bundle sits at the same
 // depth (dist/cli ~ src/cli), so ../../package.json resolves; the checkpointer's worker is copied.
 copyFileSync(path.join(root, "src/store/sqlite-checkpointer.worker.mjs"), path.join(out, "sqlite-checkpointer.worker.mjs"));

@@ -25,6 +25,8 @@ export interface Config {
   webhooksAllowLoopback: boolean;
   /** Total deadline of one delivery attempt (connect, headers and whole answer). */
   webhooksTimeoutMs: number;
+  /** Webhook deliveries are sent on a worker thread (false: on the main thread). */
+  webhookWorker: boolean;
   /** Delay before each attempt of a delivery (jittered 80–120 %); its length is the attempt count. */
   webhooksRetrySchedule: number[];
   /** Attempts per delivery when set: cuts the schedule short or repeats its last delay. */
@@ -165,6 +167,7 @@ const KNOBS: Knob[] = [
     key: "webhooksAllowLoopback",
     parse: bool("SIGIL_WEBHOOKS_ALLOW_LOOPBACK"),
   },
+  { env: "SIGIL_WEBHOOK_WORKER", flag: "--webhook-worker", key: "webhookWorker", parse: bool("SIGIL_WEBHOOK_WORKER") },
   { env: "SIGIL_WEBHOOKS_TIMEOUT_MS", flag: "--webhooks-timeout-ms", key: "webhooksTimeoutMs", parse: int("SIGIL_WEBHOOKS_TIMEOUT_MS", 100, 120_000) },
   {
     env: "SIGIL_WEBHOOKS_RETRY_SCHEDULE",
@@ -257,6 +260,7 @@ export const DEFAULTS: Config = {
   bodyLimitBytes: 1024 * 1024,
   webhooksAllowLoopback: false,
   webhooksTimeoutMs: 10_000,
+  webhookWorker: true,
   webhooksRetrySchedule: [...DEFAULT_RETRY_SCHEDULE_MS],
   webhooksMaxAttempts: undefined,
   webhooksDisableAfterMs: DEFAULT_DISABLE_AFTER_MS,

@@ -49,6 +49,7 @@ export async function serve(argv: string[]): Promise<void> {
     maxAttempts: config.webhooksMaxAttempts,
     disableAfterMs: config.webhooksDisableAfterMs,
     databaseUrl: config.databaseUrl,
+    worker: config.webhookWorker,
   });
   // Rate limits: with REDIS_URL, the shared buckets are connected before the first request.
   const limiter = rateLimiter(

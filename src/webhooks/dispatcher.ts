@@ -25,7 +25,10 @@
 //    attempted. An endpoint that has failed continuously for `disableAfterMs` is disabled,
 //    with its reason. The head's attempt is counted when it is claimed, the others' with
 //    their outcome: a worker that dies mid-batch leaves the head counted and the rest as they
-//    were (sent perhaps, which at-least-once allows: same event ids).
+//    were (sent perhaps, which at-least-once allows: same event ids). The sending itself
+//    (send-batch.ts: signing, address checks, HTTP) runs on the delivery worker's thread by
+//    default (delivery-worker.ts, SIGIL_WEBHOOK_WORKER), so lanes advance while the API keeps
+//    this thread busy; the database work stays here.
 //
 // Idle polls only read: the outbox and the due heads are read before any transaction is
 // opened. While no endpoint is active a poll reads nothing at all when the dispatcher will
@@ -41,11 +44,11 @@ import { organizationChain } from "../store/organizations.ts";
 import { newOrderedId } from "../store/util.ts";
 import { subscribes, webhookVersion } from "../store/webhooks.ts";
 import { activeSigningKey, type SigningKey } from "./signing-keys.ts";
-import { attemptDelivery, classify, DeliveryAgents, type Attempt } from "./deliver.ts";
-import { DEFAULT_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, retryDelayMs } from "./retry-schedule.ts";
+import { DEFAULT_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS } from "./retry-schedule.ts";
 import { applyLane, type LaneDelivery, type Outcome } from "./delivery-records.ts";
 import { listenForChanges, type ChangeListener } from "./change-listener.ts";
-import { dialAddress } from "./url-policy.ts";
+import type { Batch } from "./send-batch.ts";
+import { laneSender } from "./delivery-worker.ts";
 
 export interface DispatcherOptions {
   db: Db;
@@ -70,6 +73,11 @@ export interface DispatcherOptions {
   disableAfterMs?: number;
   /** PostgreSQL: where to LISTEN for endpoint changes (absent: poll the webhook version). */
   databaseUrl?: string;
+  /**
+   * Send on a worker thread (SIGIL_WEBHOOK_WORKER, default true): lanes advance on its own
+   * event loop while the API keeps the main one busy. False: sent on the main thread.
+   */
+  worker?: boolean;
 }
 
 export const DISPATCH_DEFAULTS = {
@@ -78,6 +86,7 @@ export const DISPATCH_DEFAULTS = {
   timeoutMs: 10_000,
   retrySchedule: DEFAULT_RETRY_SCHEDULE_MS,
   disableAfterMs: DEFAULT_DISABLE_AFTER_MS,
+  worker: true,
 };
 
 /**
@@ -98,6 +107,8 @@ export interface Dispatcher {
   /** Something was written: look now instead of at the next poll. */
   wake(): void;
   stop(): Promise<void>;
+  /** Tests: ends the delivery worker as a crash would (false: none runs). */
+  killWorker(): Promise<boolean>;
 }
 
 /** The schedule with exactly `maxAttempts` entries, when given. */
@@ -165,13 +176,11 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
   const dialect = dialectOf(db);
   const schedule = effectiveSchedule(o.retrySchedule, opts.maxAttempts);
   const leaseMs = o.timeoutMs + LEASE_GRACE_MS;
-  // Kept-alive connections to the receivers, this dispatcher's own (closed when it stops).
-  const agents = new DeliveryAgents(Math.max(o.concurrency, 1));
+  // Sends the lanes (on the delivery worker, or here), over kept-alive connections of its own.
+  const sender = laneSender({ worker: o.worker, maxSocketsPerOrigin: Math.max(o.concurrency, 1), log: o.log });
   const inFlight = new Set<string>(); // endpoint ids
   const running = new Set<Promise<void>>();
   let stopped = false;
-  // Stopping cuts attempts in flight: a shutdown must not wait out a slow receiver.
-  const stopping = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   let cycle: Promise<void> | undefined;
   let again = false;
@@ -355,7 +364,7 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
     return new Map(lanes.map((l) => [l.endpointId, { endpoint: ep.get(l.endpointId), events: ev }]));
   }
 
-  /** Sends a lane's batch in order, then records it all at once. */
+  /** Sends a lane's batch in order (send-batch.ts), then records it all at once. */
   async function runLane(lane: Lane, input: LaneInput, key: SigningKey): Promise<void> {
     const { endpoint, events } = input;
     const ids = lane.deliveries.map((d) => d.id);
@@ -363,71 +372,29 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
       await db.updateTable("webhook_deliveries").set({ status: "cancelled", updated_at: Date.now() }).where("id", "in", ids).where("status", "=", "pending").execute();
       return;
     }
-    const outcomes: (Outcome & { delay?: number })[] = [];
-    let givenBack: Claimed[] = [];
-    let failingSince = endpoint.failing_since ?? null;
-    let disable: { index: number; since: number } | undefined;
-    const deadlineAt = lane.claimedAt + o.timeoutMs;
-    // The endpoint's address is resolved and checked once per batch, not per attempt.
-    let target: Promise<{ address: string; family: 4 | 6 }> | undefined;
-    for (let i = 0; i < lane.deliveries.length; i++) {
-      const d = lane.deliveries[i]!;
-      // Stopping, or too little of the claim's deadline left for a fair attempt: the rest go
-      // again, uncounted (at once, from this or another worker).
-      if (stopping.signal.aborted || (i > 0 && deadlineAt - Date.now() < o.timeoutMs / 2)) {
-        givenBack = lane.deliveries.slice(i);
-        break;
-      }
-      const event = events.get(d.event_id);
-      const startedAt = Date.now();
-      let attempt: Attempt;
-      try {
-        if (!event) throw new Error(`event ${d.event_id} not found`);
-        if (!target) {
-          target = dialAddress(new URL(endpoint.url));
-          target.catch(() => {}); // each attempt that awaits it sees the failure
-        }
-        attempt = await attemptDelivery({
-          url: endpoint.url,
-          eventId: event.id,
-          eventType: event.event_type,
-          organizationId: event.organization_id,
-          body: Buffer.from(event.payload, "utf8"),
-          key,
-          // From the claim, not from now: the lease was taken then.
-          deadlineAt,
-          now: startedAt,
-          signal: stopping.signal,
-          agents,
-          target,
-        });
-      } catch (err) {
-        attempt = { error: (err as Error).message };
-      }
-      const verdict = classify(attempt);
-      // Cut by stop() (not the receiver's fault), or — after the head — by the deadline the
-      // batch shares, before the attempt had its full time: given back, costing no attempt of
-      // the schedule; the same event id goes out again.
-      if (verdict !== "delivered" && (stopping.signal.aborted || (i > 0 && attempt.deadline))) {
-        givenBack = lane.deliveries.slice(i);
-        break;
-      }
-      const done = Date.now();
-      const delay = verdict === "retry" ? retryDelayMs(schedule, d.attempts - d.schedule_offset) : undefined;
-      const status = verdict === "delivered" ? "delivered" : delay !== undefined ? "pending" : "failed";
-      outcomes.push({ delivery: d, attempt, startedAt, done, status, nextAttemptAt: done + (delay ?? 0), delay });
-      failingSince = verdict === "delivered" ? null : (failingSince ?? startedAt);
-      if (failingSince !== null && done - failingSince >= o.disableAfterMs) {
-        disable = { index: outcomes.length - 1, since: failingSince };
-        givenBack = lane.deliveries.slice(i + 1);
-        break;
-      }
-      // A retry holds the endpoint's queue: what follows waits for it.
-      if (status === "pending") {
-        givenBack = lane.deliveries.slice(i + 1);
-        break;
-      }
-    }
+    const batch: Batch = {
+      url: endpoint.url,
+      deliveries: lane.deliveries.map((d) => {
+        const e = events.get(d.event_id);
+        return {
+          id: d.id,
+          eventId: d.event_id,
+          attempts: d.attempts,
+          scheduleOffset: d.schedule_offset,
+          ...(e ? { event: { eventType: e.event_type, organizationId: e.organization_id, payload: e.payload } } : {}),
+        };
+      }),
+      deadlineAt: lane.claimedAt + o.timeoutMs,
+      timeoutMs: o.timeoutMs,
+      schedule,
+      disableAfterMs: o.disableAfterMs,
+      failingSince: endpoint.failing_since ?? null,
+    };
+    const sent = await sender.send(batch, key);
+    const byId = new Map(lane.deliveries.map((d) => [d.id, d]));
+    const outcomes: (Outcome & { delay?: number })[] = sent.outcomes.map(({ deliveryId, ...x }) => ({ ...x, delivery: byId.get(deliveryId)! }));
+    const givenBack = sent.givenBack.map((id) => byId.get(id)!);
+    const disable = sent.disable;
     const applied = await db.transaction().execute((tx) =>
       applyLane(tx, { endpointId: lane.endpointId, lease: lane.lease, outcomes, givenBack, failingSince: endpoint.failing_since ?? null, disable }, Date.now()),
     );
@@ -540,14 +507,16 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
     wake,
     async stop() {
       stopped = true;
-      stopping.abort();
+      // Stopping cuts attempts in flight: a shutdown must not wait out a slow receiver.
+      const closing = sender.stop();
       if (timer) clearTimeout(timer);
       if (retryTimer) clearTimeout(retryTimer.timer);
       await listener?.close();
       await cycle;
       await Promise.allSettled([...running]);
-      agents.destroy();
+      await closing;
     },
+    killWorker: () => sender.killWorker(),
   };
 }
 

@@ -13,6 +13,11 @@ export function configureWebhookUrls(opts: { allowLoopback: boolean }): void {
   allowLoopback = opts.allowLoopback;
 }
 
+/** The webhooks' setting as configured here (the delivery worker is given the same). */
+export function webhookUrlSettings(): { allowLoopback: boolean } {
+  return { allowLoopback };
+}
+
 /** Who calls and whether loopback is allowed for them; the default is the webhooks' setting. */
 export interface UrlUse {
   allowLoopback: boolean;
