@@ -81,6 +81,25 @@ function remoteSet(store: object, jwksUrl: string, timeoutMs: number): JWTVerify
   return set;
 }
 
+// Imported verifying keys by id and point: a key id never changes its point, so an entry is
+// never stale; which keys still verify is read from the database on every verification (a
+// retired key stops at once). Service keys are few; the bound only guards against growth.
+type ImportedKey = ReturnType<typeof importJWK>;
+const imported = new Map<string, ImportedKey>();
+const MAX_IMPORTED = 64;
+
+function importedKey(id: string, publicKey: string): ImportedKey {
+  const k = `${id}:${publicKey}`;
+  let key = imported.get(k);
+  if (!key) {
+    key = importJWK(p256Jwk(id, publicKey), "ES256");
+    key.catch(() => imported.delete(k)); // a failed import is not remembered
+    if (imported.size >= MAX_IMPORTED) imported.delete(imported.keys().next().value as string);
+    imported.set(k, key);
+  }
+  return key;
+}
+
 /** Sigil's verifying keys (active and published OIDC_TOKEN keys), chosen by the header's kid. */
 async function ownKeys(db: Executor): Promise<JWTVerifyGetKey> {
   const records = await verifyingKeyRecords(db, "OIDC_TOKEN");
@@ -89,7 +108,7 @@ async function ownKeys(db: Executor): Promise<JWTVerifyGetKey> {
     if (!record) {
       throw new OidcTokenProblem(header.kid ? `signed by an unknown key (kid ${JSON.stringify(String(header.kid).slice(0, 64))})` : "the token names no key (kid)");
     }
-    return importJWK(p256Jwk(record.id, record.publicKey), "ES256");
+    return importedKey(record.id, record.publicKey);
   };
 }
 
