@@ -400,6 +400,12 @@ async function printPlans(engine: Engine, side: Side): Promise<void> {
 
   const statements = [...captured.values()].filter((c) => /^\s*(select|insert|update|delete|with)\b/i.test(c.sql));
   let flagged = 0;
+  // A plan, the tables it scans in full and their sizes: printed, and counted when a large one is scanned.
+  const judge = (c: Captured, plan: string[], sizes: readonly (readonly [string, number])[]) => {
+    const bad = sizes.filter(([, n]) => n > SMALL_TABLE);
+    if (bad.length) flagged++;
+    printPlan(c, plan, bad, sizes);
+  };
   if (engine === "postgres") {
     const client = new pg.Client({ connectionString: side.inst.databaseUrl });
     await client.connect();
@@ -410,10 +416,7 @@ async function printPlans(engine: Engine, side: Side): Promise<void> {
           const r = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, BUFFERS) ${c.sql}`, c.params as unknown[]);
           const plan = r.rows.map((x) => x["QUERY PLAN"]);
           const scanned = [...new Set(plan.flatMap((l) => [.../Seq Scan on (\w+)/.exec(l)?.slice(1) ?? []]))];
-          const sizes = await Promise.all(scanned.map(async (t) => [t, Number((await client.query<{ n: string }>("select count(*) as n from " + quoteIdent(t))).rows[0]?.n)] as const));
-          const bad = sizes.filter(([, n]) => n > SMALL_TABLE);
-          if (bad.length) flagged++;
-          printPlan(c, plan, bad, sizes);
+          judge(c, plan, await Promise.all(scanned.map(async (t) => [t, Number((await client.query<{ n: string }>("select count(*) as n from " + quoteIdent(t))).rows[0]?.n)] as const)));
         } catch (e) {
           log(`    [${c.scenario}] ${c.sql}\n      (no plan: ${(e as Error).message})`);
         } finally {
@@ -432,10 +435,7 @@ async function printPlans(engine: Engine, side: Side): Promise<void> {
           // SCAN of a table without an index is a full scan; SEARCH (and SCAN of an index
           // walked in order under a LIMIT) is not, nor a scan of a subquery's result.
           const scanned = [...new Set(plan.flatMap((l) => [.../^SCAN (\w+)(?! USING)(?:\s|$)/.exec(l.trim())?.slice(1) ?? []]))].filter((t) => t !== "CONSTANT");
-          const sizes = scanned.map((t) => [t, (db.prepare(`select count(*) as n from ${quoteIdent(t)}`).get() as { n: number }).n] as const);
-          const bad = sizes.filter(([, n]) => n > SMALL_TABLE);
-          if (bad.length) flagged++;
-          printPlan(c, plan, bad, sizes);
+          judge(c, plan, scanned.map((t) => [t, (db.prepare(`select count(*) as n from ${quoteIdent(t)}`).get() as { n: number }).n] as const));
         } catch (e) {
           log(`    [${c.scenario}] ${c.sql}\n      (no plan: ${(e as Error).message})`);
         }

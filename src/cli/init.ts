@@ -8,14 +8,7 @@ import { publicKeyProblem } from "../crypto/public-keys.ts";
 import { insertOrganization, setRootQuorum } from "../store/organizations.ts";
 import { newId } from "../store/util.ts";
 import { addUsers } from "../activities/users/new-users.ts";
-
-function flag(argv: string[], name: string): string | undefined {
-  const i = argv.indexOf(name);
-  if (i < 0) return undefined;
-  const v = argv[i + 1];
-  if (v === undefined || v.startsWith("--")) throw new Error(`${name} needs a value`);
-  return v;
-}
+import { flag } from "./args.ts";
 
 export async function init(argv: string[]): Promise<void> {
   const name = flag(argv, "--name");

@@ -35,14 +35,7 @@ import { addUsers } from "../activities/users/new-users.ts";
 import { deriveAccounts } from "../wallets/accounts.ts";
 import { generateMnemonic, seedOfAsync } from "../wallets/derivation.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
-
-function flag(argv: string[], name: string): string | undefined {
-  const i = argv.indexOf(name);
-  if (i < 0) return undefined;
-  const v = argv[i + 1];
-  if (v === undefined || v.startsWith("--")) throw new Error(`${name} needs a value`);
-  return v;
-}
+import { flag } from "./args.ts";
 
 function count(argv: string[], name: string, dflt: number, max = 100_000_000): number {
   const v = flag(argv, name);
