@@ -14,7 +14,7 @@
 // nothing is recorded.
 import { Type, type Static } from "@sinclair/typebox";
 import { ApiError, Grpc, exhausted } from "../../errors.ts";
-import { limitKey, takeInitiation, takeSend } from "../../auth/otp/limits.ts";
+import { contactKey, mailboxKey, takeInitiation, takeSend } from "../../auth/otp/limits.ts";
 import { generateCode, codeDigest, DEFAULT_OTP_LENGTH } from "../../auth/otp/code.ts";
 import { targetBundle } from "../../auth/otp/bundle.ts";
 import { emailMessage, smsMessage } from "../../auth/otp/message.ts";
@@ -63,9 +63,8 @@ async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ otpId: 
     const ms = retryMs(await nextFreeAt(tx, scope, now), now);
     throw exhausted(`Max number of OTPs have been initiated for this contact (${MAX_LIVE_CODES_PER_CONTACT} live codes); use one of them or wait until one expires${retryIn(ms)}`, ms);
   }
-  const key = limitKey(p.otpType, p.contact);
-  await takeInitiation(tx, services.logins, key, otpId, now);
-  await takeSend(tx, services.logins, key, content.topOrganizationId, otpId, now);
+  await takeInitiation(tx, services.logins, contactKey(p.otpType, p.contact), otpId, now);
+  await takeSend(tx, services.logins, mailboxKey(p.otpType, p.contact), content.topOrganizationId, otpId, now);
 
   const code = generateCode(p.otpLength ?? DEFAULT_OTP_LENGTH, p.alphanumeric ?? true);
   const target = generateP256();

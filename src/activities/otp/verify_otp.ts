@@ -24,7 +24,7 @@ import { lockingRead } from "../../store/locks.ts";
 import { releaseSlots } from "../../store/slots.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { contactScope } from "./init_otp.ts";
-import { guessScope, limitKey, takeGuess } from "../../auth/otp/limits.ts";
+import { contactKey, guessScope, takeGuess } from "../../auth/otp/limits.ts";
 
 export const MAX_ATTEMPTS = 3;
 
@@ -70,7 +70,7 @@ async function verify(ctx: ExecuteContext, otpId: string, expirationSeconds: str
   if (keyProblem) throw bad(given.field, `public_key: ${keyProblem}`);
 
   const scope = contactScope(otp.organization_id, otp.contact_normalized);
-  const key = limitKey(otp.otp_type, otp.contact);
+  const key = contactKey(otp.otp_type, otp.contact);
   await takeGuess(tx, services.logins, key, ctx.activityId, now);
   if (!codeMatches(services.masterKey, otp.id, given.code, otp.code_digest)) {
     const attempts = otp.attempts + 1;

@@ -16,12 +16,21 @@ export function otpLimitsOf(logins: LoginSettings): OtpLimits {
 }
 
 /**
- * The mailbox or phone an address reaches, for limits only (docs/otp-limits-and-mail.md §4.1):
- * lower case, without a `+tag`, and for Gmail without dots (googlemail.com is gmail.com), so
- * that victim+1@, victim+2@… share one count. Phone numbers are E.164 already (checked).
- * Look-ups (users, verification tokens) keep comparing the address as given.
+ * The contact a code is for, as guess and initiation limits count it: the email address in
+ * lower case, the E.164 number as given (checked) — in every organization
+ * (docs/otp-limits-and-mail.md §4.1).
  */
-export function limitKey(type: OtpType, contact: string): string {
+export function contactKey(type: OtpType, contact: string): string {
+  return type === "OTP_TYPE_SMS" ? `sms:${contact}` : `email:${contact.toLowerCase()}`;
+}
+
+/**
+ * The mailbox or phone a message reaches, as send limits count it (docs/otp-limits-and-mail.md
+ * §4.1): also without a `+tag`, and for Gmail without dots (googlemail.com is gmail.com), so
+ * that victim+1@, victim+2@… share one count. Look-ups (users, verification tokens) keep
+ * comparing the address as given.
+ */
+export function mailboxKey(type: OtpType, contact: string): string {
   if (type === "OTP_TYPE_SMS") return `sms:${contact}`;
   const at = contact.lastIndexOf("@");
   let local = contact.slice(0, at).toLowerCase();
@@ -74,9 +83,9 @@ export async function takeInitiation(db: Executor, logins: LoginSettings, key: s
  * recipient and one on the organization tree's top-level organization, so creating
  * sub-organizations does not multiply the quota (docs/otp-limits-and-mail.md §4.3).
  */
-export async function takeSend(db: Executor, logins: LoginSettings, key: string, topOrganizationId: string, holder: string, now: number): Promise<void> {
+export async function takeSend(db: Executor, logins: LoginSettings, mailbox: string, topOrganizationId: string, holder: string, now: number): Promise<void> {
   const l = otpLimitsOf(logins);
-  await takeOrRefuse(db, `send-recipient:${key}`, l.sendsPerRecipientPerHour, holder, HOUR_MS, now, (s) =>
+  await takeOrRefuse(db, `send-recipient:${mailbox}`, l.sendsPerRecipientPerHour, holder, HOUR_MS, now, (s) =>
     `Too many messages to this recipient (${l.sendsPerRecipientPerHour} per hour); try again in ${s} seconds`,
   );
   await takeOrRefuse(db, `send-organization:${topOrganizationId}`, l.sendsPerOrganizationPerHour, holder, HOUR_MS, now, (s) =>
