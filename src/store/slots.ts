@@ -8,17 +8,20 @@
 // activity is given back by the rollback.
 //
 // Small limits try the numbers in order. Large ones (a thousand messages per organization
-// per hour) would cost up to N statements that way, so they first ask which slot looks free
-// (an expired row, skipping rows another transaction is taking, else a number not used yet)
-// and claim that one with the same conditional upsert: the question is only a hint, the
-// upsert alone decides, so a stale answer costs a retry, never an extra slot.
+// per hour) would cost up to N statements that way, so they first look for a slot that is
+// free — an expired row, locked as it is read and skipping rows other transactions hold
+// (PostgreSQL), else a number that has no row yet — and take that one: the expired row by an
+// update still conditional on its `until`, a new number by an insert that does nothing when
+// the number was taken meanwhile. Neither locks a row it does not get (an upsert whose
+// condition fails still locks the row, and takers locking rows in different orders would
+// deadlock), so a stale look costs a retry, never an extra slot or a deadlock.
 import { sql } from "kysely";
 import { dialectOf } from "./dialect.ts";
 import type { Executor } from "./schema.ts";
 
 /** Up to this many slots, numbers are simply tried in order. */
 const LINEAR_UP_TO = 16;
-/** Hinted claims before falling back to trying every number. */
+/** Looks before falling back to trying every number in order. */
 const HINTED_TRIES = 6;
 
 async function claim(db: Executor, scope: string, slot: number, holder: string, until: number, now: number): Promise<boolean> {
@@ -36,14 +39,17 @@ async function claim(db: Executor, scope: string, slot: number, holder: string, 
   return row !== undefined;
 }
 
-/** A slot number that looks free: an expired row, else a number below `limit` with no row; undefined when every number has a live row. */
-async function freeSlotHint(db: Executor, scope: string, limit: number, now: number): Promise<number | undefined> {
+/** One look-and-take for a large limit: true (taken), false (every number has a live row) or undefined (lost a race: look again). */
+async function claimFree(db: Executor, scope: string, limit: number, holder: string, until: number, now: number): Promise<boolean | undefined> {
   const expired = await dialectOf(db)
     .forUpdateSkipLocked(db.selectFrom("limit_slots").select("slot").where("scope", "=", scope).where("until", "<=", now).where("slot", "<", limit).limit(1))
     .executeTakeFirst();
-  if (expired) return expired.slot;
-  // Numbers without a row (never used, or swept): 0 when free, else a number after a used one.
-  // Picked at random so concurrent takers rarely aim at the same new row.
+  if (expired) {
+    const r = await db.updateTable("limit_slots").set({ until, holder }).where("scope", "=", scope).where("slot", "=", expired.slot).where("until", "<=", now).executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1 ? true : undefined;
+  }
+  // Numbers without a row (never used, or swept): 0, or one after a used number; picked at
+  // random so concurrent takers rarely aim at the same one.
   const missing = await sql<{ slot: number }>`
     select n.slot from (
       select 0 as slot where not exists (select 1 from limit_slots where scope = ${scope} and slot = 0)
@@ -53,19 +59,26 @@ async function freeSlotHint(db: Executor, scope: string, limit: number, now: num
          and not exists (select 1 from limit_slots t where t.scope = s.scope and t.slot = s.slot + 1)
     ) n order by random() limit 1`.execute(db);
   const n = missing.rows[0]?.slot;
-  return n === undefined ? undefined : Number(n);
+  // Every number has a row and none is free (rows other transactions are taking count as held).
+  if (n === undefined) return false;
+  const row = await db
+    .insertInto("limit_slots")
+    .values({ scope, slot: Number(n), until, holder })
+    .onConflict((oc) => oc.columns(["scope", "slot"]).doNothing())
+    .returning("slot")
+    .executeTakeFirst();
+  return row !== undefined ? true : undefined;
 }
 
 /** Takes a free slot of `scope` until `until` (epoch ms) for `holder`; false when all `limit` are held. */
 export async function takeSlot(db: Executor, scope: string, limit: number, holder: string, until: number, now: number): Promise<boolean> {
   if (limit > LINEAR_UP_TO) {
     for (let i = 0; i < HINTED_TRIES; i++) {
-      const slot = await freeSlotHint(db, scope, limit, now);
-      // Every number has a live row (rows other transactions are taking count as live).
-      if (slot === undefined) return false;
-      if (await claim(db, scope, slot, holder, until, now)) return true;
+      const taken = await claimFree(db, scope, limit, holder, until, now);
+      if (taken !== undefined) return taken;
     }
   }
+  // Numbers in order: two takers lock the rows they pass in the same order.
   for (let slot = 0; slot < limit; slot++) {
     if (await claim(db, scope, slot, holder, until, now)) return true;
   }
