@@ -1,9 +1,10 @@
 import { after, it } from "node:test";
 import assert from "node:assert/strict";
 import { verifyOtpVerificationToken } from "@turnkey/crypto";
-import { completed, invalidRequest, notFound, perEngine, type Harness, type Res } from "../helpers/inproc.ts";
+import { completed, exhausted, invalidRequest, notFound, perEngine, type Harness, type Res } from "../helpers/inproc.ts";
 import { encryptedCode, publishedKey, sinkPerHarness, startOtp } from "../helpers/smtp-sink.ts";
 import { generateP256 } from "../../src/crypto/p256.ts";
+import { DEFAULT_OTP_LIMITS } from "../../src/auth/login-settings.ts";
 
 const OP = "verify_otp";
 const V2 = "ACTIVITY_TYPE_VERIFY_OTP_V2";
@@ -133,4 +134,29 @@ perEngine(
   },
   undefined,
   s.options,
+);
+
+// The contact's guess window (docs/otp-limits-and-mail.md §2.1) with small limits: 2 wrong codes per second.
+const small = sinkPerHarness({ otpLimits: { ...DEFAULT_OTP_LIMITS, guessesPerContact: 2, guessWindowSeconds: 1 } });
+perEngine(
+  "verify_otp guess window",
+  (h) => {
+    after(small.stop);
+    it("with the contact's guesses used up the right code is 429 and counts nothing; once the window passes it verifies", async () => {
+      const otp = await startOtp(h(), small.sink(), fresh());
+      const submit = async (code: string) => h().submit(OP, V2, { otpId: otp.otpId, encryptedOtpBundle: (await encryptedCode(h(), code, otp.bundle)).encryptedOtpBundle });
+      for (let i = 0; i < 2; i++) invalidCode(await submit(wrong(otp.code, i)));
+      exhausted(await submit(otp.code), /Too many invalid OTP codes for this contact \(2 per 1 second\)/);
+      assert.deepEqual(await otpRow(h(), otp.otpId), { attempts: 2, status: "live" });
+      // Poll (bounded) until the first wrong guess leaves the 1-second window.
+      const deadline = Date.now() + 5000;
+      let res: Res;
+      do res = await submit(otp.code);
+      while (res.status === 429 && Date.now() < deadline);
+      completed(res, "verifyOtpResult");
+      assert.deepEqual(await otpRow(h(), otp.otpId), { attempts: 2, status: "verified" });
+    });
+  },
+  undefined,
+  small.options,
 );

@@ -53,7 +53,7 @@ async function takeOrRefuse(db: Executor, scope: string, limit: number, holder: 
   throw exhausted(`${what(seconds)}`, seconds * 1000);
 }
 
-const minutes = (s: number) => (s % 60 === 0 ? `${s / 60} minute${s === 60 ? "" : "s"}` : `${s} seconds`);
+const minutes = (s: number) => (s % 60 === 0 ? `${s / 60} minute${s === 60 ? "" : "s"}` : `${s} second${s === 1 ? "" : "s"}`);
 
 /** Scope of wrong guesses against codes for one contact, in every organization. */
 export const guessScope = (key: string) => `otp-guess:${key}`;
