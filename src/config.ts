@@ -5,6 +5,7 @@ import { DEFAULT_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, parseDuration, par
 import { parseTrustProxy, type TrustProxy } from "./network/trust-proxy.ts";
 import { DEFAULT_RATE_LIMITS } from "./network/rate-limit.ts";
 import { parseCorsOrigins } from "./network/cors.ts";
+import { DEFAULT_OTP_LIMITS } from "./auth/login-settings.ts";
 
 export interface Config {
   port: number;
@@ -57,6 +58,16 @@ export interface Config {
   smsPassword: string | undefined;
   /** Development only: "log" writes OTP messages to the service log instead of sending them. */
   otpDevTransport: "log" | undefined;
+  /** Domains a top-level organization may send OTP mail From / Reply-To (undefined: the domain of smtpFrom). */
+  mailSenderDomains: string[] | undefined;
+  /** Wrong OTP codes per contact per guess window, across codes and organizations. */
+  otpGuessesPerContact: number;
+  otpGuessWindowSeconds: number;
+  /** init_otp per contact per hour, across organizations. */
+  otpInitiationsPerContactPerHour: number;
+  /** OTP messages per recipient per hour, and per organization tree per hour. */
+  otpSendsPerRecipientPerHour: number;
+  otpSendsPerOrganizationPerHour: number;
   /** WebAuthn relying party id expected in passkey assertions (e.g. "example.com"); unset = any. */
   webauthnRpId: string | undefined;
   /** Exact origins accepted in passkey clientDataJSON; empty = any. */
@@ -212,6 +223,27 @@ const KNOBS: Knob[] = [
       return v;
     },
   },
+  { env: "SIGIL_MAIL_SENDER_DOMAINS", flag: "--mail-sender-domains", key: "mailSenderDomains", parse: senderDomains },
+  { env: "SIGIL_OTP_GUESSES_PER_CONTACT", flag: "--otp-guesses-per-contact", key: "otpGuessesPerContact", parse: int("SIGIL_OTP_GUESSES_PER_CONTACT", 1, 1000) },
+  { env: "SIGIL_OTP_GUESS_WINDOW_SECONDS", flag: "--otp-guess-window-seconds", key: "otpGuessWindowSeconds", parse: int("SIGIL_OTP_GUESS_WINDOW_SECONDS", 1, 86400) },
+  {
+    env: "SIGIL_OTP_INITIATIONS_PER_CONTACT_PER_HOUR",
+    flag: "--otp-initiations-per-contact-per-hour",
+    key: "otpInitiationsPerContactPerHour",
+    parse: int("SIGIL_OTP_INITIATIONS_PER_CONTACT_PER_HOUR", 1, 1000),
+  },
+  {
+    env: "SIGIL_OTP_SENDS_PER_RECIPIENT_PER_HOUR",
+    flag: "--otp-sends-per-recipient-per-hour",
+    key: "otpSendsPerRecipientPerHour",
+    parse: int("SIGIL_OTP_SENDS_PER_RECIPIENT_PER_HOUR", 1, 1000),
+  },
+  {
+    env: "SIGIL_OTP_SENDS_PER_ORGANIZATION_PER_HOUR",
+    flag: "--otp-sends-per-organization-per-hour",
+    key: "otpSendsPerOrganizationPerHour",
+    parse: int("SIGIL_OTP_SENDS_PER_ORGANIZATION_PER_HOUR", 1, 100_000),
+  },
   { env: "SIGIL_WEBAUTHN_RP_ID", flag: "--webauthn-rp-id", key: "webauthnRpId", parse: str },
   { env: "SIGIL_WEBAUTHN_ORIGINS", flag: "--webauthn-origins", key: "webauthnOrigins", parse: list },
   { env: "SIGIL_SESSION_MAX_SECONDS", flag: "--session-max-seconds", key: "sessionMaxSeconds", parse: int("SIGIL_SESSION_MAX_SECONDS", 60, 365 * 86400) },
@@ -239,6 +271,17 @@ const KNOBS: Knob[] = [
   { env: "SIGIL_OAUTH_TIMEOUT_MS", flag: "--oauth-timeout-ms", key: "oauthTimeoutMs", parse: int("SIGIL_OAUTH_TIMEOUT_MS", 100, 120_000) },
   { env: "SIGIL_OAUTH_ALLOW_LOOPBACK", flag: "--oauth-allow-loopback", key: "oauthAllowLoopback", parse: bool("SIGIL_OAUTH_ALLOW_LOOPBACK") },
 ];
+
+/** Comma-separated mail domains (lower-cased; no addresses, no wildcards). */
+function senderDomains(v: string): string[] {
+  const domains = list(v).map((d) => d.toLowerCase());
+  for (const d of domains) {
+    if (!/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(d)) {
+      throw new Error(`SIGIL_MAIL_SENDER_DOMAINS must be comma-separated domain names such as example.com, got ${JSON.stringify(d.slice(0, 100))}`);
+    }
+  }
+  return domains;
+}
 
 /** host[:port] with nothing else (no scheme, path or credentials): what an app's publicDomain starts with. */
 function tvcPublicAddress(v: string): string {
@@ -277,6 +320,12 @@ export const DEFAULTS: Config = {
   smsUsername: undefined,
   smsPassword: undefined,
   otpDevTransport: undefined,
+  mailSenderDomains: undefined,
+  otpGuessesPerContact: DEFAULT_OTP_LIMITS.guessesPerContact,
+  otpGuessWindowSeconds: DEFAULT_OTP_LIMITS.guessWindowSeconds,
+  otpInitiationsPerContactPerHour: DEFAULT_OTP_LIMITS.initiationsPerContactPerHour,
+  otpSendsPerRecipientPerHour: DEFAULT_OTP_LIMITS.sendsPerRecipientPerHour,
+  otpSendsPerOrganizationPerHour: DEFAULT_OTP_LIMITS.sendsPerOrganizationPerHour,
   webauthnRpId: undefined,
   webauthnOrigins: [],
   sessionMaxSeconds: 30 * 86400,

@@ -72,6 +72,11 @@ export class ApiError extends Error {
    * and the request answered with the error (pipeline/settle.ts).
    */
   keepsWrites = false;
+  /**
+   * For 429s: seconds until the limit lets the caller in again, sent as the Retry-After
+   * header (server/error-handler.ts, server/app.ts; docs/otp-limits-and-mail.md §5).
+   */
+  retryAfterSeconds: number | undefined;
 
   constructor(
     code: GrpcCode,
@@ -144,8 +149,11 @@ export function unauthenticated(category: ErrorCategory, message: string): ApiEr
   return new ApiError(Grpc.UNAUTHENTICATED, category, message);
 }
 
-export function exhausted(message: string): ApiError {
-  return new ApiError(Grpc.RESOURCE_EXHAUSTED, "RATE_LIMIT_EXCEEDED", message);
+/** 429 RESOURCE_EXHAUSTED; with `retryAfterMs` the answer carries Retry-After (whole seconds, at least 1). */
+export function exhausted(message: string, retryAfterMs?: number): ApiError {
+  const err = new ApiError(Grpc.RESOURCE_EXHAUSTED, "RATE_LIMIT_EXCEEDED", message);
+  if (retryAfterMs !== undefined) err.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return err;
 }
 
 export function unimplemented(message: string): ApiError {

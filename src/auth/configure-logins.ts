@@ -11,5 +11,13 @@ export function loginSettingsFrom(config: Config, log: Logger): LoginSettings {
     webauthn: { ...(config.webauthnRpId ? { rpId: config.webauthnRpId } : {}), origins: config.webauthnOrigins },
     ...otpTransportsFrom(config, log),
     oauth: oauthSettingsFrom(config),
+    otpLimits: {
+      guessesPerContact: config.otpGuessesPerContact,
+      guessWindowSeconds: config.otpGuessWindowSeconds,
+      initiationsPerContactPerHour: config.otpInitiationsPerContactPerHour,
+      sendsPerRecipientPerHour: config.otpSendsPerRecipientPerHour,
+      sendsPerOrganizationPerHour: config.otpSendsPerOrganizationPerHour,
+    },
+    ...(config.mailSenderDomains !== undefined ? { mailSenderDomains: config.mailSenderDomains } : {}),
   };
 }

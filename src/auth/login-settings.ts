@@ -21,6 +21,8 @@ export interface OtpMessage {
 export interface OtpTransport {
   /** For errors and logs ("smtp", "sms-http", "log"). */
   readonly kind: string;
+  /** Email: the From of mail whose request names none ("Name <address>" or an address). */
+  readonly defaultFrom?: string;
   /** Delivers or throws; must give up within its own timeout. */
   send(message: OtpMessage): Promise<void>;
 }
@@ -34,7 +36,35 @@ export interface LoginSettings {
   sms?: OtpTransport;
   /** OAuth providers, trusted issuers and Sigil's issuer URL (auth/oauth/settings.ts). Absent: built-in defaults (auth/oauth/configure.ts). */
   oauth?: OAuthSettings;
+  /** OTP guess, initiation and send limits (docs/otp-limits-and-mail.md §2, §4). Absent: DEFAULT_OTP_LIMITS. */
+  otpLimits?: OtpLimits;
+  /**
+   * Domains a top-level organization's init_otp may name as From / Reply-To
+   * (docs/otp-limits-and-mail.md §3). Absent: the domain of the email transport's defaultFrom.
+   */
+  mailSenderDomains?: readonly string[];
 }
+
+/** Per-window limits on OTP codes and the messages carrying them (docs/otp-limits-and-mail.md §2, §4). */
+export interface OtpLimits {
+  /** Wrong codes per contact (all organizations, all codes) per guess window. */
+  guessesPerContact: number;
+  guessWindowSeconds: number;
+  /** init_otp per contact (all organizations) per hour. */
+  initiationsPerContactPerHour: number;
+  /** Messages to one email address or phone number per hour. */
+  sendsPerRecipientPerHour: number;
+  /** Messages per organization tree (counted on its top-level organization) per hour. */
+  sendsPerOrganizationPerHour: number;
+}
+
+export const DEFAULT_OTP_LIMITS: OtpLimits = {
+  guessesPerContact: 5,
+  guessWindowSeconds: 15 * 60,
+  initiationsPerContactPerHour: 10,
+  sendsPerRecipientPerHour: 10,
+  sendsPerOrganizationPerHour: 1000,
+};
 
 export interface Logger {
   info(obj: object, msg: string): void;

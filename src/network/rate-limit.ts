@@ -30,7 +30,7 @@ export interface Buckets {
 
 /** 429 RESOURCE_EXHAUSTED, as the SDK knows it; app.ts adds Retry-After from retryAfterSeconds. */
 export class RateLimited extends ApiError {
-  readonly retryAfterSeconds: number;
+  declare retryAfterSeconds: number;
   constructor(what: string, retryAfterMs: number) {
     const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
     super(Grpc.RESOURCE_EXHAUSTED, "RATE_LIMIT_EXCEEDED", `rate limit exceeded for ${what}; retry after ${seconds} s`);

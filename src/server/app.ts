@@ -150,7 +150,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
 
   // A caller over its rate limit is told when to come back.
   const retryAfter = (reply: FastifyReply, err: unknown): never => {
-    if (err instanceof RateLimited) void reply.header("retry-after", String(err.retryAfterSeconds));
+    if (err instanceof ApiError && err.retryAfterSeconds !== undefined) void reply.header("retry-after", String(err.retryAfterSeconds));
     throw err;
   };
   app.post<{ Params: { op: string } }>("/public/v1/submit/:op", async (req, reply) => {

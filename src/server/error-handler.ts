@@ -37,6 +37,7 @@ export function errorHandler(err: unknown, request: FastifyRequest, reply: Fasti
     if (api.code === Grpc.UNAVAILABLE && !(err instanceof ApiError)) {
       request.log.warn({ reason: (err as Error)?.message }, "database unavailable");
     }
+    if (api.retryAfterSeconds !== undefined) void reply.header("retry-after", String(api.retryAfterSeconds));
     void reply.status(api.httpStatus).send(api.toBody());
     return;
   }

@@ -188,7 +188,12 @@ export interface OtpsTable {
  * count-then-insert: a limit of N is N rows per scope, and taking one is a single
  * conditional upsert (free when `until` has passed). See store/slots.ts.
  */
+/**
+ * "At most N per window" counters (store/slots.ts): N numbered rows per scope; indexed by
+ * (scope, slot) and (scope, until) (migration 013_otp_limits).
+ */
 export interface LimitSlotsTable {
+  /** What is counted, e.g. `otp-guess:email:<address>` (docs/otp-limits-and-mail.md §4). */
   scope: string;
   slot: number;
   /** Epoch ms when the slot frees itself; 0 = free. */

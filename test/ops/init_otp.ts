@@ -33,10 +33,11 @@ perEngine(
 
     it("V3 mails a code and returns a target bundle signed by the published OTP key, which the SDK encrypts to", async () => {
       const contact = fresh();
+      // From and Reply-To in the operator's sender domain (by default SIGIL_SMTP_FROM's: sigil.test).
       const otp = await startOtp(h(), s.sink(), contact, {
-        sendFromEmailAddress: "login@shop.example",
+        sendFromEmailAddress: "login@sigil.test",
         sendFromEmailSenderName: "Shop Login",
-        replyToEmailAddress: "help@shop.example",
+        replyToEmailAddress: "help@sigil.test",
         otpLength: 6,
         alphanumeric: false,
         emailCustomization: { magicLinkTemplate: "https://shop.example/otp?c=%s", logoUrl: "https://shop.example/logo.png" },
@@ -45,8 +46,8 @@ perEngine(
       assert.match(otp.code, /^[0-9]{6}$/);
       assert.equal(otp.mail.text.split(/\r?\n/)[0], otp.code, "the text part starts with the code");
       assert.match(otp.mail.subject, /Sigil Test/);
-      assert.match(otp.mail.headers.get("from")!, /Shop Login.*login@shop\.example/);
-      assert.match(otp.mail.headers.get("reply-to")!, /help@shop\.example/);
+      assert.match(otp.mail.headers.get("from")!, /Shop Login.*login@sigil\.test/);
+      assert.match(otp.mail.headers.get("reply-to")!, /help@sigil\.test/);
       assert.ok(otp.mail.text.includes(`https://shop.example/otp?c=${otp.code}`));
       assert.ok(otp.mail.html.includes("https://shop.example/logo.png"));
       const signer = await otpSignerKey(h());

@@ -1,9 +1,10 @@
 import { after, it } from "node:test";
 import assert from "node:assert/strict";
 import { verifyOtpVerificationToken } from "@turnkey/crypto";
-import { completed, invalidRequest, notFound, perEngine, type Harness, type Res } from "../helpers/inproc.ts";
+import { completed, exhausted, invalidRequest, notFound, perEngine, type Harness, type Res } from "../helpers/inproc.ts";
 import { encryptedCode, publishedKey, sinkPerHarness, startOtp } from "../helpers/smtp-sink.ts";
 import { generateP256 } from "../../src/crypto/p256.ts";
+import { DEFAULT_OTP_LIMITS } from "../../src/auth/login-settings.ts";
 
 const OP = "verify_otp";
 const V2 = "ACTIVITY_TYPE_VERIFY_OTP_V2";
@@ -99,7 +100,7 @@ perEngine(
       invalidRequest(await submitCode(otp.otpId, otp.code, otp.bundle), /expired/);
     });
 
-    it("verifying or burning a code frees its place among the contact's 3 live codes", async () => {
+    it("verifying a code frees its place among the contact's 3 live codes; burning one does not (it counts until it expires)", async () => {
       const contact = fresh();
       const otps = [await startOtp(h(), s.sink(), contact), await startOtp(h(), s.sink(), contact), await startOtp(h(), s.sink(), contact)];
       const full = await h().submit("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact, appName: "A" });
@@ -107,8 +108,10 @@ perEngine(
       completed(await submitCode(otps[0]!.otpId, otps[0]!.code, otps[0]!.bundle), "verifyOtpResult");
       await startOtp(h(), s.sink(), contact);
       for (let i = 0; i < 3; i++) invalidCode(await submitCode(otps[1]!.otpId, wrong(otps[1]!.code, i), otps[1]!.bundle));
-      await startOtp(h(), s.sink(), contact);
-      assert.equal((await h().submit("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact, appName: "A" })).status, 429);
+      assert.equal((await otpRow(h(), otps[1]!.otpId)).status, "burnt");
+      const again = await h().submit("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact, appName: "A" });
+      assert.equal(again.status, 429, JSON.stringify(again.json));
+      assert.match(again.json.message, /3 live codes/);
     });
 
     it("an OTP belongs to its organization: verifying it from another one is 404", async () => {
@@ -131,4 +134,29 @@ perEngine(
   },
   undefined,
   s.options,
+);
+
+// The contact's guess window (docs/otp-limits-and-mail.md §2.1) with small limits: 2 wrong codes per second.
+const small = sinkPerHarness({ otpLimits: { ...DEFAULT_OTP_LIMITS, guessesPerContact: 2, guessWindowSeconds: 1 } });
+perEngine(
+  "verify_otp guess window",
+  (h) => {
+    after(small.stop);
+    it("with the contact's guesses used up the right code is 429 and counts nothing; once the window passes it verifies", async () => {
+      const otp = await startOtp(h(), small.sink(), fresh());
+      const submit = async (code: string) => h().submit(OP, V2, { otpId: otp.otpId, encryptedOtpBundle: (await encryptedCode(h(), code, otp.bundle)).encryptedOtpBundle });
+      for (let i = 0; i < 2; i++) invalidCode(await submit(wrong(otp.code, i)));
+      exhausted(await submit(otp.code), /Too many invalid OTP codes for this contact \(2 per 1 second\)/);
+      assert.deepEqual(await otpRow(h(), otp.otpId), { attempts: 2, status: "live" });
+      // Poll (bounded) until the first wrong guess leaves the 1-second window.
+      const deadline = Date.now() + 5000;
+      let res: Res;
+      do res = await submit(otp.code);
+      while (res.status === 429 && Date.now() < deadline);
+      completed(res, "verifyOtpResult");
+      assert.deepEqual(await otpRow(h(), otp.otpId), { attempts: 2, status: "verified" });
+    });
+  },
+  undefined,
+  small.options,
 );

@@ -116,6 +116,28 @@ for (const spec of engines()) {
       assert.equal(await s.store.transact((tx) => takeSlot(tx, scope2, 1, "y", now + 60_000, now)), true);
     });
 
+    it("a large limit (40, claimed by hint) admits exactly 40 of 70 concurrent takers; expired and swept slots are taken again, never more than 40", async () => {
+      const scope = `big:${newId()}`;
+      const now = Date.now();
+      const take = (holder: string, until: number, at: number) => s.store.transact((tx) => takeSlot(tx, scope, 40, holder, until, at));
+      const results = await Promise.all(Array.from({ length: 70 }, (_, i) => take(`h${i}`, now + 60_000, now)));
+      assert.equal(results.filter(Boolean).length, 40);
+      const rows = () => s.store.db.selectFrom("limit_slots").select(["slot", "until", "holder"]).where("scope", "=", scope).execute();
+      assert.deepEqual((await rows()).map((r) => r.slot).sort((a, b) => a - b), Array.from({ length: 40 }, (_, i) => i));
+      assert.equal(await take("late", now + 60_000, now), false);
+      // Swept rows (the sweeper deletes long-expired ones) leave gaps that are numbers like any other.
+      await s.store.db.deleteFrom("limit_slots").where("scope", "=", scope).where("slot", "in", [0, 17, 39]).execute();
+      const refill = await Promise.all(Array.from({ length: 6 }, (_, i) => take(`r${i}`, now + 60_000, now)));
+      assert.equal(refill.filter(Boolean).length, 3);
+      assert.equal((await rows()).length, 40);
+      // Past every `until`, 40 more (and no 41st) in the same rows.
+      const later = await Promise.all(Array.from({ length: 45 }, (_, i) => take(`l${i}`, now + 120_000, now + 61_000)));
+      assert.equal(later.filter(Boolean).length, 40);
+      const after = await rows();
+      assert.equal(after.length, 40);
+      assert.ok(after.every((r) => r.holder.startsWith("l") && Number(r.until) === now + 120_000));
+    });
+
     it("resolves a credential downward to the one sub-organization holding it, and refuses two", async () => {
       const db = s.store.db;
       const org = (id: string, parent: string | null) =>

@@ -1,13 +1,20 @@
 // init_otp (WIRE-NOTES §7.2, §7.3): a code sent by email or SMS, and — from V3 — a signed
 // bundle naming a fresh per-OTP P-256 key the client encrypts the code to (verify_otp V2).
 //
-// Limits (issue 10): at most 3 live codes per contact per organization; with userIdentifier,
-// at most 3 initiations per identifier per 3 minutes. Both are limit slots (store/slots.ts),
-// so they hold under concurrent requests on PostgreSQL. The message is sent inside the
-// activity's transaction (bounded by the transport's timeout): a failed delivery rolls back
-// the OTP row and the slots, and nothing is recorded.
+// Whose content the message carries is otp-content.ts's (docs/otp-limits-and-mail.md §3):
+// customization only from the app's backend (a top-level organization's credential).
+//
+// Limits (docs/otp-limits-and-mail.md §2, §4): at most 3 live codes per contact per
+// organization (a burnt code keeps its place until it expires); initiations per contact per
+// hour in every organization; messages per recipient and per organization tree per hour;
+// with userIdentifier, at most 3 initiations per identifier per 3 minutes. All are limit
+// slots (store/slots.ts), so they hold under concurrent requests on PostgreSQL; a refusal is
+// 429 with Retry-After. The message is sent inside the activity's transaction (bounded by
+// the transport's timeout): a failed delivery rolls back the OTP row and the slots, and
+// nothing is recorded.
 import { Type, type Static } from "@sinclair/typebox";
 import { ApiError, Grpc, exhausted } from "../../errors.ts";
+import { contactKey, mailboxKey, takeInitiation, takeSend } from "../../auth/otp/limits.ts";
 import { generateCode, codeDigest, DEFAULT_OTP_LENGTH } from "../../auth/otp/code.ts";
 import { targetBundle } from "../../auth/otp/bundle.ts";
 import { emailMessage, smsMessage } from "../../auth/otp/message.ts";
@@ -15,6 +22,7 @@ import { generateP256, toPkcs8 } from "../../crypto/p256.ts";
 import { nextFreeAt, takeSlot } from "../../store/slots.ts";
 import { newId } from "../../store/util.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
+import { messageContent } from "./otp-content.ts";
 import { checkInitOtp, InitOtpParamsV1, InitOtpParamsV2, normalizeContact, otpSeconds, type InitOtpParams } from "./otp-fields.ts";
 
 export const MAX_LIVE_CODES_PER_CONTACT = 3;
@@ -23,9 +31,8 @@ export const IDENTIFIER_WINDOW_SECONDS = 180;
 
 export const contactScope = (organizationId: string, contactNormalized: string) => `otp-contact:${organizationId}:${contactNormalized}`;
 
-function retryIn(at: number | undefined, now: number): string {
-  return at === undefined ? "" : `; try again in ${Math.max(1, Math.ceil((at - now) / 1000))} seconds`;
-}
+const retryMs = (at: number | undefined, now: number) => Math.max(1000, (at ?? now + 1000) - now);
+const retryIn = (ms: number) => `; try again in ${Math.ceil(ms / 1000)} seconds`;
 
 async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ otpId: string; otpEncryptionTargetBundle: string }> {
   const { tx, now, services } = ctx;
@@ -41,21 +48,23 @@ async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ otpId: 
   const expiresAt = now + secs * 1000;
   const contactNormalized = normalizeContact(p.otpType, p.contact);
   const otpId = newId();
+  // Refusals of the request itself (400) before anything is counted.
+  const content = await messageContent(ctx, p);
 
   if (p.userIdentifier !== undefined) {
     const scope = `otp-identifier:${org}:${p.userIdentifier}`;
     if (!(await takeSlot(tx, scope, MAX_INITIATIONS_PER_IDENTIFIER, otpId, now + IDENTIFIER_WINDOW_SECONDS * 1000, now))) {
-      throw exhausted(
-        `Max number of OTPs have been initiated for this userIdentifier (${MAX_INITIATIONS_PER_IDENTIFIER} per ${IDENTIFIER_WINDOW_SECONDS / 60} minutes)${retryIn(await nextFreeAt(tx, scope), now)}`,
-      );
+      const ms = retryMs(await nextFreeAt(tx, scope, now), now);
+      throw exhausted(`Max number of OTPs have been initiated for this userIdentifier (${MAX_INITIATIONS_PER_IDENTIFIER} per ${IDENTIFIER_WINDOW_SECONDS / 60} minutes)${retryIn(ms)}`, ms);
     }
   }
   const scope = contactScope(org, contactNormalized);
   if (!(await takeSlot(tx, scope, MAX_LIVE_CODES_PER_CONTACT, otpId, expiresAt, now))) {
-    throw exhausted(
-      `Max number of OTPs have been initiated for this contact (${MAX_LIVE_CODES_PER_CONTACT} live codes); use one of them or wait until one expires${retryIn(await nextFreeAt(tx, scope), now)}`,
-    );
+    const ms = retryMs(await nextFreeAt(tx, scope, now), now);
+    throw exhausted(`Max number of OTPs have been initiated for this contact (${MAX_LIVE_CODES_PER_CONTACT} live codes); use one of them or wait until one expires${retryIn(ms)}`, ms);
   }
+  await takeInitiation(tx, services.logins, contactKey(p.otpType, p.contact), otpId, now);
+  await takeSend(tx, services.logins, mailboxKey(p.otpType, p.contact), content.topOrganizationId, otpId, now);
 
   const code = generateCode(p.otpLength ?? DEFAULT_OTP_LENGTH, p.alphanumeric ?? true);
   const target = generateP256();
@@ -79,9 +88,11 @@ async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ otpId: 
     .execute();
   const bundle = targetBundle(await services.serviceKey("OTP_ENCRYPTION_TARGET"), target.publicUncompressed);
 
-  const appName = "appName" in p && p.appName ? p.appName : (p.emailCustomization as { appName?: string } | undefined)?.appName;
-  if (email && p.emailCustomization?.templateId !== undefined) {
-    services.log?.warn({ otpId, templateId: p.emailCustomization.templateId }, "init_otp: emailCustomization.templateId names an upstream-hosted template; this server sends its built-in template");
+  const appName = content.appName;
+  // Only the backend's customization is used (otp-content.ts); an end user's request has none left by now.
+  const c: Partial<InitOtpParams> = content.custom ? p : {};
+  if (email && c.emailCustomization?.templateId !== undefined) {
+    services.log?.warn({ otpId, templateId: c.emailCustomization.templateId }, "init_otp: emailCustomization.templateId names an upstream-hosted template; this server sends its built-in template");
   }
   const message = email
     ? emailMessage({
@@ -89,12 +100,12 @@ async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ otpId: 
         ...(appName ? { appName } : {}),
         code,
         expiresInSeconds: secs,
-        ...(p.sendFromEmailAddress ? { sendFromEmailAddress: p.sendFromEmailAddress } : {}),
-        ...(p.sendFromEmailSenderName ? { sendFromEmailSenderName: p.sendFromEmailSenderName } : {}),
-        ...(p.replyToEmailAddress ? { replyToEmailAddress: p.replyToEmailAddress } : {}),
-        ...(p.emailCustomization ? { emailCustomization: p.emailCustomization } : {}),
+        ...(c.sendFromEmailAddress ? { sendFromEmailAddress: c.sendFromEmailAddress } : {}),
+        ...(c.sendFromEmailSenderName ? { sendFromEmailSenderName: c.sendFromEmailSenderName } : {}),
+        ...(c.replyToEmailAddress ? { replyToEmailAddress: c.replyToEmailAddress } : {}),
+        ...(c.emailCustomization ? { emailCustomization: c.emailCustomization } : {}),
       })
-    : smsMessage({ contact: p.contact, ...(appName ? { appName } : {}), code, ...(p.smsCustomization?.template ? { template: p.smsCustomization.template } : {}) });
+    : smsMessage({ contact: p.contact, ...(appName ? { appName } : {}), code, ...(c.smsCustomization?.template ? { template: c.smsCustomization.template } : {}) });
   try {
     await transport.send(message);
   } catch (err) {

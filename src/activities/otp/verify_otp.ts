@@ -6,6 +6,12 @@
 // the FAILED activity); the third wrong one burns the OTP. The OTP row is locked first, so
 // concurrent attempts on one OTP are counted one after the other, and each status change is a
 // conditional update as well: a code verifies once.
+//
+// Guesses are also limited per contact, across codes and organizations
+// (docs/otp-limits-and-mail.md §2.1): every code checked takes a guess slot for the window
+// first; a wrong one keeps it, a right one gives it back. With the contact's slots all held
+// no code is checked at all — the right one is refused too (429) until the window frees one —
+// so burning codes and asking for new ones gains an attacker nothing.
 import { Type, type Static } from "@sinclair/typebox";
 import { invalid, keepWrites, notFound } from "../../errors.ts";
 import { codeMatches } from "../../auth/otp/code.ts";
@@ -18,6 +24,7 @@ import { lockingRead } from "../../store/locks.ts";
 import { releaseSlots } from "../../store/slots.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { contactScope } from "./init_otp.ts";
+import { contactKey, guessScope, takeGuess } from "../../auth/otp/limits.ts";
 
 export const MAX_ATTEMPTS = 3;
 
@@ -63,6 +70,8 @@ async function verify(ctx: ExecuteContext, otpId: string, expirationSeconds: str
   if (keyProblem) throw bad(given.field, `public_key: ${keyProblem}`);
 
   const scope = contactScope(otp.organization_id, otp.contact_normalized);
+  const key = contactKey(otp.otp_type, otp.contact);
+  await takeGuess(tx, services.logins, key, ctx.activityId, now);
   if (!codeMatches(services.masterKey, otp.id, given.code, otp.code_digest)) {
     const attempts = otp.attempts + 1;
     const burnt = attempts >= MAX_ATTEMPTS;
@@ -73,8 +82,8 @@ async function verify(ctx: ExecuteContext, otpId: string, expirationSeconds: str
       .where("status", "=", "live")
       .where("attempts", "=", otp.attempts)
       .execute();
-    // A burnt code no longer counts against the contact's live codes.
-    if (burnt) await releaseSlots(tx, scope, otp.id);
+    // A burnt code keeps its place among the contact's live codes until it expires
+    // (docs/otp-limits-and-mail.md §2.2): burning codes does not make room for fresh ones.
     const left = MAX_ATTEMPTS - attempts;
     throw keepWrites(
       invalid(
@@ -86,6 +95,8 @@ async function verify(ctx: ExecuteContext, otpId: string, expirationSeconds: str
   const res = await tx.updateTable("otps").set({ status: "verified", updated_at: now }).where("id", "=", otp.id).where("status", "=", "live").executeTakeFirst();
   if (Number(res.numUpdatedRows) !== 1) throw bad("parameters.otpId", "this OTP has already been verified; request a new code");
   await releaseSlots(tx, scope, otp.id);
+  // A right code is not a wrong guess.
+  await releaseSlots(tx, guessScope(key), ctx.activityId);
   const verificationToken = await issueVerificationToken(ctx, {
     otpId: otp.id,
     verificationType: otp.otp_type,

@@ -44,6 +44,7 @@ export function smtpTransport(opts: SmtpOptions): OtpTransport {
   const phase = Math.max(1000, Math.floor(timeoutMs / 2));
   return {
     kind: "smtp",
+    defaultFrom: opts.from,
     async send(m: OtpMessage): Promise<void> {
       const transport = nodemailer.createTransport({
         ...connection,
