@@ -19,6 +19,8 @@ import * as m008 from "./migrations/008_ip_allowlists.ts";
 import * as m009 from "./migrations/009_oauth.ts";
 import * as m010 from "./migrations/010_tvc.ts";
 import * as m011 from "./migrations/011_votes_index.ts";
+import * as m014 from "./migrations/014_oauth_identity_audience.ts";
+import * as m015 from "./migrations/015_session_allowlist.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
 import { groupCommit, StoreUnavailableError, transactionPerCall, type LockDeadline, type Transact } from "./transactions.ts";
 import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer.ts";
@@ -84,6 +86,8 @@ const MIGRATIONS: Record<string, Migration> = {
   "009_oauth": m009,
   "010_tvc": m010,
   "011_votes_index": m011,
+  "014_oauth_identity_audience": m014,
+  "015_session_allowlist": m015,
 };
 
 class StaticProvider implements MigrationProvider {
