@@ -43,11 +43,13 @@ describe("memory buckets under a key spray", () => {
     for (let i = 0; i < 4; i++) b.takeNow("limited", 2);
     assert.equal(b.takeNow("limited", 2).ok, false);
     now += 10;
+    let largest = 0;
     for (let i = 0; i < MAX / 2; i++) {
       b.takeNow(`again-${i}`, 1000);
-      assert.ok(size() <= MAX, `at most ${MAX} buckets, have ${size()}`);
+      largest = Math.max(largest, size());
     }
     assert.equal(b.takeNow("limited", 2).ok, false, "the limited caller kept its bucket");
+    assert.ok(largest > 0 && largest <= MAX, `at most ${MAX} buckets, had ${largest}`);
   });
 });
 

@@ -62,7 +62,8 @@ export const createOauthProvidersV2 = defineActivity({
       const at = `${FIELD}[${claimed}].oidcClaims`;
       throw new ApiError(
         Grpc.PERMISSION_DENIED,
-        "FORBIDDEN",
+        // As the pipeline's refusal of a parent's write (pipeline/parent-writes.ts): who signs may not ask this.
+        "REQUEST_NOT_AUTHORIZED",
         `${at}: OIDC claims are accepted only from a top-level organization's credential; a sub-organization's user must present an oidcToken issued for each audience`,
         [{ "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [{ field: at, description: "claims only from a top-level organization; send an oidcToken of this audience" }] }],
       );
