@@ -24,8 +24,9 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   const { ctx, principal, snapshot, def, params } = v;
   const { deps, now } = ctx;
   // 5. idempotency. No look-up here: the unique fingerprint makes the second writer of a
-  // body fail, and settling then answers with the first one's activity. A resubmission
-  // costs a rolled-back transaction; every first submission saves a query.
+  // body fail, and settling then answers with the first one's activity — if it may answer
+  // this caller (mayAnswerWith; else a fresh activity under the caller's own fingerprint).
+  // A resubmission costs a rolled-back transaction; every first submission saves a query.
   const bodyFingerprint = createHash("sha256").update(ctx.raw).digest("hex");
   let fingerprint = bodyFingerprint;
   // 6. authorize: the submitter's stamp is the first approval.
@@ -130,7 +131,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
  * Whether an earlier activity with the same body may answer this request
  * (docs/sessions-and-network.md, "Idempotency is per principal"): only for its submitter, a
  * user who voted on it, or — while it awaits consensus — a user of its organization, whose
- * identical request is an approval (POLICY-LANGUAGE §6.5; castVote checks the voter). Any
+ * identical request is an approval (castVote checks the voter may vote). Any
  * other caller sending the same bytes — a body naming a parent's organization id, as
  * stamp_login from core does, is the same for users of every sub-organization below it —
  * gets an activity of its own: never another user's result (a session JWT, ids).
