@@ -128,8 +128,8 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
  * making a session) when it belongs to the session's organization — the lists are per
  * organization, and only a root organization's are evaluated. A parent's backend logging in a
  * sub-organization's user (oauth_login, otp_login) binds nothing: the session belongs to the
- * user, whose organization has no list of the parent's (only root organizations' lists are evaluated). No caller (an
- * activity executed by a later approval) binds nothing either.
+ * user, in an organization whose lists are never evaluated. No caller (an activity executed
+ * by a later approval) binds nothing either.
  */
 function inheritedAllowlistKey(ctx: ExecuteContext<unknown>, sessionOrganizationId: string): string | null {
   const key = ctx.caller?.publicKey;

@@ -131,10 +131,10 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
  * Whether an earlier activity with the same body may answer this request
  * (docs/sessions-and-network.md, "Idempotency is per principal"): only for its submitter, a
  * user who voted on it, or — while it awaits consensus — a user of its organization, whose
- * identical request is an approval (castVote checks the voter may vote). Any
- * other caller sending the same bytes — a body naming a parent's organization id, as
- * stamp_login from core does, is the same for users of every sub-organization below it —
- * gets an activity of its own: never another user's result (a session JWT, ids).
+ * identical request is an approval (castVote checks the voter may vote). Any other caller
+ * sending the same bytes — a body naming a parent's organization id, as stamp_login from core
+ * does, is the same for users of every sub-organization below it — gets an activity of its
+ * own: never another user's result (a session JWT, ids).
  */
 async function mayAnswerWith(deps: PipelineDeps, twin: ActivityRow, principal: Principal): Promise<boolean> {
   const me = principal.actor.userId;

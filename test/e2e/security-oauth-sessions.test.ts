@@ -180,9 +180,15 @@ for (const spec of engines()) {
       // Each one's replay is still idempotent, and answers that one's own activity.
       assert.equal((await http(a.key).stampLogin(body)).activity.id, first.activity.id);
       assert.equal((await http(b.key).stampLogin(body)).activity.id, second.activity.id);
+      // Sent at the same moment: still one activity each, each answered with its own.
+      const raceBody = { ...body, timestampMs: String(Date.now() + 1), parameters: { ...body.parameters, publicKey: generateP256KeyPair().publicKey } };
+      const [ra, rb] = await Promise.all([http(a.key).stampLogin(raceBody), http(b.key).stampLogin(raceBody)]);
+      assert.notEqual(ra.activity.id, rb.activity.id);
+      assert.equal(decodeJwt(ra.activity.result.stampLoginResult!.session).user_id, a.userId);
+      assert.equal(decodeJwt(rb.activity.result.stampLoginResult!.session).user_id, b.userId);
       // A's activity never lists B as anything.
       const listedA = (await a.client.getActivities({ organizationId: a.subId })).activities.filter((x) => x.type === "ACTIVITY_TYPE_STAMP_LOGIN");
-      assert.deepEqual(listedA.map((x) => x.id), [first.activity.id]);
+      assert.deepEqual(listedA.map((x) => x.id).sort(), [first.activity.id, ra.activity.id].sort());
     });
 
     it("a sub-organization user cannot register the parent backend's public key (API key, user, sub-organization, session key): the parent's stamps stay the parent's", async () => {
