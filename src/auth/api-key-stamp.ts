@@ -72,6 +72,7 @@ function apiKeysByPublicKey(rider: Rider<unknown>) {
         "api_keys.curve as curve",
         "api_keys.expires_at as expires_at",
         "api_keys.credential_type as credential_type",
+        "api_keys.allowlist_public_key as allowlist_public_key",
         ...HOLDER_COLUMNS,
       ])
       .select(rider.columns(db))
@@ -112,7 +113,13 @@ async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, organi
     // The chain proved it exists (organizations are never re-parented); a holder found
     // below the target acts in its own organization.
     organization: { id: found.organizationId },
-    credential: { kind: "api_key", id: key.id, type: key.credential_type, expiresAt: key.expires_at },
+    credential: {
+      kind: "api_key",
+      id: key.id,
+      type: key.credential_type,
+      expiresAt: key.expires_at,
+      ...(key.allowlist_public_key ? { allowlistKey: key.allowlist_public_key } : {}),
+    },
     stamp: { publicKey: stamp.publicKey, scheme: stamp.scheme, signature: stamp.signature },
     fromAncestor: found.fromAncestor,
   };

@@ -34,6 +34,12 @@ export interface Principal {
     type: CredentialType;
     /** Epoch ms, or null when it never expires. */
     expiresAt: number | null;
+    /**
+     * A session key made by a login stamped with an API key of its organization: that key's
+     * lower-case public key, whose IP allowlist the session is bound to
+     * (docs/sessions-and-network.md, "Sessions inherit the allowlist").
+     */
+    allowlistKey?: string;
   };
   stamp: StampFacts;
   /**

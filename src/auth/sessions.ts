@@ -9,6 +9,7 @@ import type { ExecuteContext } from "../activities/define.ts";
 import { lockUsers } from "../store/locks.ts";
 import { isUniqueViolation, newId } from "../store/util.ts";
 import { signSessionJwt } from "./tokens.ts";
+import { organizationsAbove, refuseAncestorKeys } from "../activities/credentials/ancestor-keys.ts";
 
 /** 15 minutes when the login names no expirationSeconds (spec). */
 export const DEFAULT_SESSION_SECONDS = 900;
@@ -55,6 +56,9 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
   const [locked] = await lockUsers(tx, s.organizationId, [s.userId]);
   if (!locked) throw notFound(`no user ${s.userId} in organization ${s.organizationId}`);
   const normalized = s.publicKey.toLowerCase();
+  // A session key is a credential like any API key: not one of an organization above the
+  // user's unless that organization is the one logging the user in (ancestor-keys.ts).
+  await refuseAncestorKeys(tx, await organizationsAbove(tx, s.organizationId, ctx.chains), ctx.actor.organizationId, [{ publicKey: s.publicKey, field: `${field}.publicKey` }]);
   let logins = tx.deleteFrom("api_keys").where("user_id", "=", s.userId).where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN");
   // invalidateExisting revokes every other session; otherwise only expired keys and an
   // earlier session of this very key (a refresh with the same key) go.
@@ -95,6 +99,7 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
         expiration_seconds: String(secs),
         expires_at: expiresAt,
         session_profile_id: s.sessionProfileId ?? null,
+        allowlist_public_key: inheritedAllowlistKey(ctx, s.organizationId),
         created_at: now,
         updated_at: now,
       })
@@ -115,6 +120,21 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
     ...(s.sessionProfileId ? { session_profile_id: s.sessionProfileId } : {}),
   });
   return { session, apiKeyId, expiresAt };
+}
+
+/**
+ * The key list the new session is bound to (docs/sessions-and-network.md, "Sessions inherit
+ * the allowlist"): that of the API key stamping the login (already resolved, for a session
+ * making a session) when it belongs to the session's organization — the lists are per
+ * organization, and only a root organization's are evaluated. A parent's backend logging in a
+ * sub-organization's user (oauth_login, otp_login) binds nothing: the session belongs to the
+ * user, in an organization whose lists are never evaluated. No caller (an activity executed
+ * by a later approval) binds nothing either.
+ */
+function inheritedAllowlistKey(ctx: ExecuteContext<unknown>, sessionOrganizationId: string): string | null {
+  const key = ctx.caller?.publicKey;
+  if (key === undefined || ctx.actor.organizationId !== sessionOrganizationId) return null;
+  return key;
 }
 
 /** The session parameters every login intent carries (stamp_login, otp_login, oauth_login). */

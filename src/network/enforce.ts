@@ -57,9 +57,16 @@ export function permissionDenied(message: string): ApiError {
   return new ApiError(Grpc.PERMISSION_DENIED, "FORBIDDEN", message);
 }
 
-/** The API key's public key as lists are keyed, when an API key (or session key) signed. */
+/**
+ * The key list that applies, when an API key (or session key) signed: the key's own, or for a
+ * session made by an API key of its organization, that key's — a session is bound to the
+ * allowlist of the credential that created it (docs/sessions-and-network.md, "Sessions
+ * inherit the allowlist"), so it cannot carry the key's power to an address the key may not
+ * use. Sessions of sessions inherit the original key's (the creator's resolved key is stored).
+ */
 export function listKeyOf(principal: Principal): string | undefined {
-  return principal.credential.kind === "api_key" ? principal.stamp.publicKey.toLowerCase() : undefined;
+  if (principal.credential.kind !== "api_key") return undefined;
+  return principal.credential.allowlistKey ?? principal.stamp.publicKey.toLowerCase();
 }
 
 /** Where a request came from, as a new activity's handler sees it (ExecuteContext.caller). */

@@ -10,6 +10,7 @@
 // (logged) rather than refusing or admitting everything: the limit then holds per process.
 import { Redis } from "ioredis";
 import { ApiError, Grpc } from "../errors.ts";
+import { formatAddress, parseAddress } from "./address.ts";
 
 export const DEFAULT_RATE_LIMITS = { credential: 1000, organization: 5000, address: 2000 } as const;
 
@@ -38,11 +39,35 @@ export class RateLimited extends ApiError {
   }
 }
 
-const MAX_BUCKETS = 100_000;
+/** Default bound on in-memory buckets (docs/sessions-and-network.md, "Rate-limit memory"). */
+export const MAX_BUCKETS = 100_000;
 
+interface Bucket {
+  tokens: number;
+  /** Last refill (ms). */
+  at: number;
+  /** When the bucket is full again (ms): from then on it is the same as no bucket at all. */
+  fullAt: number;
+}
+
+/**
+ * In-memory buckets, bounded. When the bound is reached, buckets that have refilled are
+ * dropped first — a full bucket and a missing one admit exactly the same — and only when too
+ * few of those exist the least recently used ones go (the Map is kept in use order). Never
+ * everything at once: a sprayer of fresh keys (docs/sessions-and-network.md, "Rate-limit
+ * memory") can only evict buckets idle longer than every one it made, never reset the bucket
+ * of a caller that is being limited right now.
+ */
 export class MemoryBuckets implements Buckets {
-  readonly #buckets = new Map<string, { tokens: number; at: number }>();
-  constructor(private readonly now: () => number = Date.now) {}
+  readonly #buckets = new Map<string, Bucket>();
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly max: number = MAX_BUCKETS,
+  ) {}
+
+  get size(): number {
+    return this.#buckets.size;
+  }
 
   async take(key: string, rate: number): Promise<Take> {
     return this.takeNow(key, rate);
@@ -52,19 +77,40 @@ export class MemoryBuckets implements Buckets {
     const burst = rate * 2;
     const now = this.now();
     let b = this.#buckets.get(key);
-    if (!b) {
-      // Bounded: when full, forget every bucket (each restarts full, i.e. generous, never stuck).
-      if (this.#buckets.size >= MAX_BUCKETS) this.#buckets.clear();
-      b = { tokens: burst, at: now };
-      this.#buckets.set(key, b);
+    if (b) {
+      // Most recently used last: eviction takes from the front.
+      this.#buckets.delete(key);
+    } else {
+      if (this.#buckets.size >= this.max) this.#evict(now);
+      b = { tokens: burst, at: now, fullAt: now };
     }
+    this.#buckets.set(key, b);
     b.tokens = Math.min(burst, b.tokens + ((now - b.at) * rate) / 1000);
     b.at = now;
+    let out: Take;
     if (b.tokens >= 1) {
       b.tokens -= 1;
-      return { ok: true };
+      out = { ok: true };
+    } else {
+      out = { ok: false, retryAfterMs: Math.ceil(((1 - b.tokens) * 1000) / rate) };
     }
-    return { ok: false, retryAfterMs: Math.ceil(((1 - b.tokens) * 1000) / rate) };
+    b.fullAt = now + ((burst - b.tokens) * 1000) / rate;
+    return out;
+  }
+
+  /**
+   * Makes room for at least 1/16 of the bound (amortised: one sweep per that many new keys):
+   * every refilled bucket, then the least recently used.
+   */
+  #evict(now: number): void {
+    const room = Math.max(1, this.max >> 4);
+    for (const [k, b] of this.#buckets) if (b.fullAt <= now) this.#buckets.delete(k);
+    const target = this.max - room;
+    if (this.#buckets.size <= target) return;
+    for (const k of this.#buckets.keys()) {
+      if (this.#buckets.size <= target) break;
+      this.#buckets.delete(k);
+    }
   }
 
   async ready(): Promise<boolean> {
@@ -174,8 +220,10 @@ export class RateLimiter {
     return this.limits.address > 0;
   }
 
+  /** Per client address: IPv4 per address, IPv6 per /64 (addressBucket). */
   address(address: string): void | Promise<void> {
-    return this.#take(`a:${address}`, this.limits.address, `client address ${address}`);
+    const bucket = addressBucket(address);
+    return this.#take(`a:${bucket}`, this.limits.address, `client address ${bucket}`);
   }
 
   /** Per credential, then per organization (the credential's). */
@@ -209,4 +257,20 @@ export class RateLimiter {
 
 export function rateLimiter(limits: RateLimits, redisUrl: string | undefined, log?: { warn(obj: object, msg: string): void }): RateLimiter {
   return new RateLimiter(limits, redisUrl ? new RedisBuckets(redisUrl, log) : new MemoryBuckets());
+}
+
+/**
+ * The bucket a client address counts in: an IPv4 address (IPv4-mapped IPv6 included) by
+ * itself, an IPv6 address by its /64 — the smallest block a site is assigned (RFC 6177) and
+ * the one SLAAC hosts pick addresses in, so one client holds 2^64 of them
+ * (docs/sessions-and-network.md, "Per-address limits"). Anything unreadable counts as written.
+ */
+export function addressBucket(address: string): string {
+  if (!address.includes(":")) return address;
+  const a = parseAddress(address);
+  if (!a) return address;
+  if (a.family === 4) return formatAddress(a);
+  const net = a.bytes.slice();
+  net.fill(0, 8);
+  return `${formatAddress({ family: 6, bytes: net })}/64`;
 }

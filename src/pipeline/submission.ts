@@ -6,7 +6,8 @@ import { callerOf } from "../network/enforce.ts";
 import { apiErrorFromFailure } from "../errors.ts";
 import type { CompiledActivity } from "../activities/define.ts";
 import type { Decision } from "../policy/engine.ts";
-import { findActivityByFingerprint, type ActivityRow } from "../store/activities.ts";
+import { findActivityByFingerprint, votesOf, type ActivityRow } from "../store/activities.ts";
+import type { Principal } from "../auth/principal.ts";
 import { newId } from "../store/util.ts";
 import type { KnownVotes } from "../views/activity.ts";
 import { openProofKey } from "./app-proofs.ts";
@@ -23,9 +24,11 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   const { ctx, principal, snapshot, def, params } = v;
   const { deps, now } = ctx;
   // 5. idempotency. No look-up here: the unique fingerprint makes the second writer of a
-  // body fail, and settling then answers with the first one's activity. A resubmission
-  // costs a rolled-back transaction; every first submission saves a query.
-  const fingerprint = createHash("sha256").update(ctx.raw).digest("hex");
+  // body fail, and settling then answers with the first one's activity — if it may answer
+  // this caller (mayAnswerWith; else a fresh activity under the caller's own fingerprint).
+  // A resubmission costs a rolled-back transaction; every first submission saves a query.
+  const bodyFingerprint = createHash("sha256").update(ctx.raw).digest("hex");
+  let fingerprint = bodyFingerprint;
   // 6. authorize: the submitter's stamp is the first approval.
   const gov = await governance(deps.state.governance, deps.db, principal.actor.organizationId, snapshot.policyVersion);
   const evaluated = authorize({
@@ -48,8 +51,15 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   // The definition's work outside the database (provider calls), only once it is allowed —
   // and not for a resubmission: a retried body is answered with its first activity (below)
   // instead of repeating the I/O (a single-use authorization code would be refused the second time).
-  const earlier = def.prepare ? await findActivityByFingerprint(deps.db, fingerprint) : undefined;
-  if (earlier) return answerTwin(v, earlier, fingerprint);
+  if (def.prepare) {
+    const earlier = await findActivityByFingerprint(deps.db, fingerprint);
+    if (earlier && (await mayAnswerWith(deps, earlier, principal))) return answerTwin(v, earlier, fingerprint);
+    if (earlier) {
+      fingerprint = ownFingerprint(ctx.raw, principal);
+      const mine = await findActivityByFingerprint(deps.db, fingerprint);
+      if (mine) return answerTwin(v, mine, fingerprint);
+    }
+  }
   const prepared =
     def.prepare && evaluated.decision.outcome === "OUTCOME_ALLOW"
       ? await def.prepare(
@@ -97,7 +107,14 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
     caller: callerOf(ctx.network, principal),
     ...(prepared !== undefined ? { prepared } : {}),
   };
-  const { settled, twin } = await settleOrFindTwin(deps, settlement);
+  let { settled, twin } = await settleOrFindTwin(deps, settlement);
+  if (twin && fingerprint === bodyFingerprint && !(await mayAnswerWith(deps, twin, principal))) {
+    // Someone else's activity has this body: this one is made afresh, under the caller's own
+    // fingerprint (which a replay of it by this caller then finds).
+    fingerprint = ownFingerprint(ctx.raw, principal);
+    settlement.activity.fingerprint = fingerprint;
+    ({ settled, twin } = await settleOrFindTwin(deps, settlement));
+  }
   if (settled) {
     if (isDenied(evaluated.decision)) throw deniedFailure(evaluated.decision, activityId);
     // A handler failure that kept its writes (keepWrites): recorded FAILED, answered as the error.
@@ -107,7 +124,32 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
     if (settled.event) return { activity: settled.event };
     return respond(deps.db, settled.row, known, principal.user, deps.state.governance);
   }
-  return answerTwin(v, twin, fingerprint);
+  return answerTwin(v, twin!, fingerprint);
+}
+
+/**
+ * Whether an earlier activity with the same body may answer this request
+ * (docs/sessions-and-network.md, "Idempotency is per principal"): only for its submitter, a
+ * user who voted on it, or — while it awaits consensus — a user of its organization, whose
+ * identical request is an approval (castVote checks the voter may vote). Any other caller
+ * sending the same bytes — a body naming a parent's organization id, as stamp_login from core
+ * does, is the same for users of every sub-organization below it — gets an activity of its
+ * own: never another user's result (a session JWT, ids).
+ */
+async function mayAnswerWith(deps: PipelineDeps, twin: ActivityRow, principal: Principal): Promise<boolean> {
+  const me = principal.actor.userId;
+  if (twin.submitted_by === me) return true;
+  if (twin.status === STATUS.CONSENSUS_NEEDED && twin.organization_id === principal.organization.id) return true;
+  return (await votesOf(deps.db, [twin.id])).some((vote) => vote.user_id === me);
+}
+
+/**
+ * The fingerprint of an activity whose body another principal's activity already has: the
+ * body's hash with the submitting user's id, so the same caller's replay finds it again and
+ * the body's own hash keeps naming the first one.
+ */
+function ownFingerprint(raw: Buffer, principal: Principal): string {
+  return createHash("sha256").update(raw).update("\0sigil-submitter\0").update(principal.actor.userId).digest("hex");
 }
 
 /**

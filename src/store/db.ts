@@ -20,6 +20,8 @@ import * as m009 from "./migrations/009_oauth.ts";
 import * as m010 from "./migrations/010_tvc.ts";
 import * as m011 from "./migrations/011_votes_index.ts";
 import * as m013 from "./migrations/013_otp_limits.ts";
+import * as m014 from "./migrations/014_oauth_identity_audience.ts";
+import * as m015 from "./migrations/015_session_allowlist.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
 import { groupCommit, StoreUnavailableError, transactionPerCall, type LockDeadline, type Transact } from "./transactions.ts";
 import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer.ts";
@@ -86,6 +88,8 @@ const MIGRATIONS: Record<string, Migration> = {
   "010_tvc": m010,
   "011_votes_index": m011,
   "013_otp_limits": m013,
+  "014_oauth_identity_audience": m014,
+  "015_session_allowlist": m015,
 };
 
 class StaticProvider implements MigrationProvider {

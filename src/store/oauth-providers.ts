@@ -29,6 +29,8 @@ export interface NewIdentity {
   subject: string;
   /** Where it came from in the request, for errors. */
   field: string;
+  /** What vouched for it (docs/oauth-identities.md): a token of it (default) or claims. */
+  vouchedBy?: "OIDC_TOKEN" | "OIDC_CLAIMS";
 }
 
 /** The SDK's OauthProvider record (v1OauthProvider). */
@@ -92,6 +94,7 @@ export async function attachIdentities(
           issuer: idn.issuer,
           audience: idn.audience,
           subject: idn.subject,
+          vouched_by: idn.vouchedBy ?? "OIDC_TOKEN",
           created_at: now,
           updated_at: now,
         })

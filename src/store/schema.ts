@@ -124,6 +124,11 @@ export interface ApiKeysTable {
   updated_at: number;
   /** Session keys: the login's sessionProfileId (surfaces as credential.sessionProfileId). */
   session_profile_id?: string | null;
+  /**
+   * Session keys: the lower-case public key of the API key whose login made the session; its
+   * IP allowlist is the session's (migration 015, docs/sessions-and-network.md).
+   */
+  allowlist_public_key?: string | null;
 }
 
 /** Passkeys (WebAuthn credentials) of users. */
@@ -436,6 +441,8 @@ export interface OauthProvidersTable {
   subject: string;
   created_at: number;
   updated_at: number;
+  /** 'OIDC_TOKEN' or 'OIDC_CLAIMS'; NULL before migration 014 (docs/oauth-identities.md). */
+  vouched_by?: string | null;
 }
 
 /** TVC operators (P-256 keys that sign manifests / hold shares), per organization. */

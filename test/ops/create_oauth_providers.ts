@@ -7,6 +7,7 @@ import { addUsersWithKeys, completed, failsWith, forbidden, invalidRequest, notF
 import { loginsTrusting, sigilToken, startIssuer, type FakeIssuer } from "../helpers/oidc-tokens.ts";
 import { DEFAULT_OAUTH_SETTINGS } from "../../src/auth/oauth/configure.ts";
 import { newId } from "../../src/store/util.ts";
+import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 
 const TYPE = "ACTIVITY_TYPE_CREATE_OAUTH_PROVIDERS_V2";
 const RESULT = "createOauthProvidersResultV2";
@@ -59,6 +60,38 @@ perEngine(
       assert.equal((r.providerIds as string[]).length, 2);
       const list = await h().query("get_oauth_providers", { userId: user!.userId });
       assert.deepEqual((list.json.oauthProviders as Json[]).map((p) => p.audience).sort(), ["ios", "web"]);
+    });
+
+    it("claims only from a top-level organization's credential: a sub-organization's user gets 403 and nothing is attached; what vouched is recorded", async () => {
+      const key = generateP256KeyPair();
+      const res = await h().submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", {
+        subOrganizationName: `claims-${newId().slice(0, 6)}`,
+        rootQuorumThreshold: 1,
+        rootUsers: [{ userName: "u", apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+      });
+      const sub = completed(res, "createSubOrganizationResultV8");
+      const subUser: Creds = { organizationId: sub.subOrganizationId, userId: sub.rootUserIds[0], key };
+      const victim = `g-${newId()}`;
+      // A genuine token with the victim's subject, for the attacker's own client id.
+      const evil = await google.sign({ sub: victim, aud: "evil-app" });
+      failsWith(
+        await create(h(), subUser.userId, [{ providerName: "evil", oidcToken: evil }, { providerName: "victim", oidcClaims: { iss: google.issuer, sub: victim, aud: "victim-app" } }], subUser, sub.subOrganizationId),
+        403,
+        7,
+        "REQUEST_NOT_AUTHORIZED",
+        /top-level organization/,
+        ["parameters.oauthProviders[1].oidcClaims"],
+      );
+      const none = await h().service.store.db.selectFrom("oauth_providers").select("id").where("subject", "=", victim).execute();
+      assert.equal(none.length, 0, "nothing attached, not even the token entry");
+      // The same request from the top-level organization's credential is the backend vouching.
+      const [user] = await addUsersWithKeys(h(), 1);
+      completed(await create(h(), user!.userId, [{ providerName: "web", oidcToken: await google.sign({ sub: victim, aud: "web" }) }, { providerName: "ios", oidcClaims: { iss: google.issuer, sub: victim, aud: "ios" } }]), RESULT);
+      const rows = await h().service.store.db.selectFrom("oauth_providers").select(["audience", "vouched_by"]).where("subject", "=", victim).orderBy("audience").execute();
+      assert.deepEqual(rows, [
+        { audience: "ios", vouched_by: "OIDC_CLAIMS" },
+        { audience: "web", vouched_by: "OIDC_TOKEN" },
+      ]);
     });
 
     it("refused: claims without a backing token, an entry with both or neither, too many entries", async () => {

@@ -9,8 +9,18 @@
 // the pipeline refuses parent writes before any policy). Upstream allows it for Google tokens
 // whose verified email is the user's; Sigil refuses it outright: sub-organizations belong to
 // their users (§6.7).
+//
+// Who may vouch with claims (docs/oauth-identities.md, "Claims are the backend's word"): a
+// claims entry is not proof that the person holds a token of that audience, only that they
+// hold one of *some* audience of that issuer. An end user can get a token for their own app
+// ("evil-app") from anyone who signs in there, with that person's subject; claims naming the
+// victim's app would then plant the victim's identity on the attacker's user, and the
+// victim's next oauth_login would land in the attacker's account. So claims are accepted only
+// from a credential of a top-level organization (no parent: the app's backend vouching, as
+// a proxy sign-up does); a sub-organization's user must present a token of each audience.
 import { Type } from "@sinclair/typebox";
-import { invalid, notFound } from "../../errors.ts";
+import { ApiError, Grpc, invalid, notFound } from "../../errors.ts";
+import { organizationChain } from "../../store/organizations.ts";
 import { Id, maxItems } from "../../schemas/common.ts";
 import { findUser } from "../../store/users.ts";
 import { attachIdentities, MAX_OAUTH_PROVIDERS_PER_USER } from "../../store/oauth-providers.ts";
@@ -45,6 +55,19 @@ export const createOauthProvidersV2 = defineActivity({
     });
   },
   async prepare(ctx, p) {
+    const claimed = p.oauthProviders.findIndex((e) => e.oidcClaims !== undefined);
+    // The acting credential's organization (never a parent's here: no parentMayStamp); a
+    // chain of one is a top-level organization. Organizations are never re-parented.
+    if (claimed >= 0 && (await organizationChain(ctx.db, ctx.actor.organizationId, ctx.chains)).length !== 1) {
+      const at = `${FIELD}[${claimed}].oidcClaims`;
+      throw new ApiError(
+        Grpc.PERMISSION_DENIED,
+        // As the pipeline's refusal of a parent's write (pipeline/parent-writes.ts): who signs may not ask this.
+        "REQUEST_NOT_AUTHORIZED",
+        `${at}: OIDC claims are accepted only from a top-level organization's credential; a sub-organization's user must present an oidcToken issued for each audience`,
+        [{ "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [{ field: at, description: "claims only from a top-level organization; send an oidcToken of this audience" }] }],
+      );
+    }
     const identities: PreparedIdentity[] = [];
     const tokens: PreparedIdentity[] = [];
     for (const [i, e] of p.oauthProviders.entries()) {
@@ -65,7 +88,7 @@ export const createOauthProvidersV2 = defineActivity({
           { field: at, description: "needs an oidcToken of the same iss and sub in this request" },
         ]);
       }
-      identities.push({ providerName: e.providerName, issuer: c.iss, audience: c.aud, subject: c.sub, field: at });
+      identities.push({ providerName: e.providerName, issuer: c.iss, audience: c.aud, subject: c.sub, field: at, vouchedBy: "OIDC_CLAIMS" });
     }
     return identities;
   },

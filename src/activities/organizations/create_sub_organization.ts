@@ -5,7 +5,8 @@ import { insertOrganization, organizationChain, setRootQuorum, MAX_ORGANIZATION_
 import { newId } from "../../store/util.ts";
 import { defineActivity, type ExecuteContext, type PrepareContext } from "../define.ts";
 import { prepareUsersProviders, type PreparedIdentity } from "../oauth/provider-identities.ts";
-import { addUsers } from "../users/new-users.ts";
+import { addUsers, keysOfUsers } from "../users/new-users.ts";
+import { refuseAncestorKeys } from "../credentials/ancestor-keys.ts";
 import { MAX_USERS_PER_REQUEST, RootUserParams } from "../users/user-schemas.ts";
 import { bindToken, markVerified, VerificationTokenParam } from "../users/contact-verification.ts";
 import { checkVerifiedSignup, ClientSignatureParams } from "./verified-signup.ts";
@@ -46,7 +47,8 @@ const execute = (usageKey: "signupV2" | "signup") => async (ctx: ExecuteContext<
       { field: "parameters.clientSignature", description: "requires verificationToken" },
     ]);
   }
-  const depth = (await organizationChain(ctx.tx, ctx.organization.id, ctx.chains)).length;
+  const chain = await organizationChain(ctx.tx, ctx.organization.id, ctx.chains);
+  const depth = chain.length;
   if (depth >= MAX_ORGANIZATION_DEPTH) {
     throw precondition(`organizations nest at most ${MAX_ORGANIZATION_DEPTH} levels deep`);
   }
@@ -64,6 +66,9 @@ const execute = (usageKey: "signupV2" | "signup") => async (ctx: ExecuteContext<
     created_at: ctx.now,
     updated_at: ctx.now,
   });
+  // The new organization's ancestors are the target's chain: a sub-organization's user
+  // creating one below itself may not give it a key of an organization above them.
+  await refuseAncestorKeys(ctx.tx, chain, ctx.actor.organizationId, keysOfUsers(p.rootUsers, "parameters.rootUsers"));
   const rootUserIds = await addUsers(ctx.tx, subOrganizationId, p.rootUsers, ctx.now, "parameters.rootUsers", ctx.services.logins.webauthn, ctx.prepared);
   await setRootQuorum(ctx.tx, subOrganizationId, rootUserIds);
   if (verified) {

@@ -2,7 +2,8 @@ import { Type, type Static } from "@sinclair/typebox";
 import { maxItems } from "../../schemas/common.ts";
 import { defineActivity, type ExecuteContext, type PrepareContext } from "../define.ts";
 import { prepareUsersProviders, type PreparedIdentity } from "../oauth/provider-identities.ts";
-import { addUsers } from "./new-users.ts";
+import { addUsers, keysOfUsers } from "./new-users.ts";
+import { organizationsAbove, refuseAncestorKeys } from "../credentials/ancestor-keys.ts";
 import { lockUserTags } from "../../store/locks.ts";
 import { MAX_USERS_PER_REQUEST, UserParams } from "./user-schemas.ts";
 
@@ -13,6 +14,7 @@ async function execute(ctx: ExecuteContext<PreparedIdentity[][]>, p: Static<type
   // take them in request order and could deadlock against a delete_user_tags of several.
   // Each user's tags are then checked (with its own field path) as it is created.
   await lockUserTags(ctx.tx, ctx.organization.id, [...new Set(p.users.flatMap((u) => u.userTags ?? []))], "shared");
+  await refuseAncestorKeys(ctx.tx, await organizationsAbove(ctx.tx, ctx.organization.id, ctx.chains), ctx.actor.organizationId, keysOfUsers(p.users, "parameters.users"));
   const userIds = await addUsers(ctx.tx, ctx.organization.id, p.users, ctx.now, "parameters.users", ctx.services.logins.webauthn, ctx.prepared);
   return { userIds };
 }

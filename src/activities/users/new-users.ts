@@ -21,6 +21,11 @@ export interface NewUser {
   userTags?: string[];
 }
 
+/** Every API key the users bring, with its field (for refuseAncestorKeys). */
+export function keysOfUsers(users: readonly { apiKeys: readonly { publicKey: string }[] }[], field: string): { publicKey: string; field: string }[] {
+  return users.flatMap((u, i) => u.apiKeys.map((k, j) => ({ publicKey: k.publicKey, field: `${field}[${i}].apiKeys[${j}].publicKey` })));
+}
+
 export async function addUsers(
   tx: Executor,
   organizationId: string,
