@@ -19,6 +19,7 @@ import * as m008 from "./migrations/008_ip_allowlists.ts";
 import * as m009 from "./migrations/009_oauth.ts";
 import * as m010 from "./migrations/010_tvc.ts";
 import * as m011 from "./migrations/011_votes_index.ts";
+import * as m012 from "./migrations/012_contact_verification.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
 import { groupCommit, StoreUnavailableError, transactionPerCall, type LockDeadline, type Transact } from "./transactions.ts";
 import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer.ts";
@@ -84,6 +85,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "009_oauth": m009,
   "010_tvc": m010,
   "011_votes_index": m011,
+  "012_contact_verification": m012,
 };
 
 class StaticProvider implements MigrationProvider {
