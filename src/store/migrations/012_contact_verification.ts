@@ -22,30 +22,27 @@ import { sql, type Kysely } from "kysely";
 // unverified contact still logs its user in when the login names the user's own
 // organization, which then marks it verified.
 //
-// No schema change: the columns are migration 006's. One set-based UPDATE per contact kind
-// (no table rewrite, no lock beyond the rows it changes, idempotent); the EXISTS looks
-// organizations up by primary key.
+// No schema change: the columns are migration 006's. One set-based UPDATE (no table rewrite,
+// no lock beyond the rows it changes; the EXISTS looks organizations up by primary key). One
+// statement for both contacts, so the test for a sign-up with proof sees the rows as they
+// were before it; a second run changes nothing.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  for (const [contact, verified] of [
-    ["email", "email_verified_at"],
-    ["phone", "phone_verified_at"],
-  ] as const) {
-    await sql`
-      UPDATE users SET ${sql.ref(verified)} = users.created_at
-      WHERE ${sql.ref(`users.${contact}`)} IS NOT NULL
-        AND ${sql.ref(`users.${verified}`)} IS NULL
-        AND users.updated_at = users.created_at
-        AND EXISTS (
-          SELECT 1 FROM organizations o JOIN organizations p ON p.id = o.parent_id
-          WHERE o.id = users.organization_id AND p.parent_id IS NULL AND o.created_at = users.created_at
-        )
-        AND NOT EXISTS (
-          SELECT 1 FROM users peer
-          WHERE peer.organization_id = users.organization_id
-            AND (peer.email_verified_at = peer.created_at OR peer.phone_verified_at = peer.created_at)
-        )
-    `.execute(db);
-  }
+  await sql`
+    UPDATE users SET
+      email_verified_at = CASE WHEN email IS NOT NULL AND email_verified_at IS NULL THEN created_at ELSE email_verified_at END,
+      phone_verified_at = CASE WHEN phone IS NOT NULL AND phone_verified_at IS NULL THEN created_at ELSE phone_verified_at END
+    WHERE ((users.email IS NOT NULL AND users.email_verified_at IS NULL) OR (users.phone IS NOT NULL AND users.phone_verified_at IS NULL))
+      AND users.updated_at = users.created_at
+      AND EXISTS (
+        SELECT 1 FROM organizations o JOIN organizations p ON p.id = o.parent_id
+        WHERE o.id = users.organization_id AND p.parent_id IS NULL AND o.created_at = users.created_at
+      )
+      AND NOT EXISTS (
+        SELECT 1 FROM users peer
+        WHERE peer.organization_id = users.organization_id
+          AND (peer.email_verified_at = peer.created_at OR peer.phone_verified_at = peer.created_at)
+      )
+  `.execute(db);
 }
 
 // Which marks the migration gave cannot be told apart from later ones: nothing to undo.
