@@ -42,6 +42,12 @@ export interface Actor {
    * the id of the verification token it presented, whose login use stamp_login consumes.
    */
   attestedTokenId?: string;
+  /**
+   * The public key of the submitter's stamp (an API or session key; a passkey's COSE key),
+   * when the activity runs at submission. An activity executed later on an approval has it in
+   * the submitter's vote instead (stampKeyOf, auth/verification.ts).
+   */
+  stampPublicKey?: string;
 }
 
 /** The organization a request targets. Its existence is established by authentication. */

@@ -73,6 +73,7 @@ function apiKeysByPublicKey(rider: Rider<unknown>) {
         "api_keys.expires_at as expires_at",
         "api_keys.credential_type as credential_type",
         "api_keys.allowlist_public_key as allowlist_public_key",
+        "api_keys.created_at as registered_at",
         ...HOLDER_COLUMNS,
       ])
       .select(rider.columns(db))
@@ -92,9 +93,18 @@ const unknownKey = () =>
   unauthenticated("PUBLIC_KEY_NOT_FOUND", "could not find public key in organization or its parent organization");
 
 async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, organizationId: string, scope: CredentialScope, now: number, rider: Rider<T>): Promise<Resolution<T>> {
-  const found = await resolveHolder(db, organizationId, scope, () =>
-    lookUpWith(rider)(db, { publicKey: stamp.publicKey.toLowerCase() }),
+  const found = await resolveHolder(
+    db,
+    organizationId,
+    scope,
+    () => lookUpWith(rider)(db, { publicKey: stamp.publicKey.toLowerCase() }),
     chains,
+    "a public key",
+    // create_api_keys takes any public key without proof of possession: a tenant may copy
+    // another's. Below the target the oldest registration of the key is the one (its owner
+    // made the key before anyone could copy it), never a conflict another tenant can cause
+    // (docs/login-lookups.md §3).
+    (below) => [below.reduce((a, b) => (Number(b.registered_at) < Number(a.registered_at) || (Number(b.registered_at) === Number(a.registered_at) && b.id < a.id) ? b : a))],
   );
   if (!found) throw unknownKey();
   const key = found.holder;

@@ -13,9 +13,11 @@ import type { Executor } from "../store/schema.ts";
  * "then-descendants": as above, and when no organization of that chain holds the
  * credential, the unique organization *below* the target that holds it (login types and
  * whoami: core's loginWithPasskey stamps stamp_login with the parent organization's id and a
- * passkey registered in the user's sub-organization). Two or more such holders in different
- * organizations is CREDENTIAL_CONFLICT. A holder found below acts in its own organization:
- * the request is re-targeted there (Resolved.organizationId).
+ * passkey registered in the user's sub-organization). Only the holders the caller deems
+ * eligible count below (verified contacts, a passkey whose key verifies the assertion:
+ * docs/login-lookups.md §2); two or more eligible holders in different organizations is
+ * CREDENTIAL_CONFLICT. A holder found below acts in its own organization: the request is
+ * re-targeted there (Resolved.organizationId).
  */
 export type CredentialScope = "target-then-ancestors" | "then-descendants";
 
@@ -44,6 +46,13 @@ export async function resolveHolder<H extends Holder>(
   lookUp: () => Promise<readonly H[]>,
   chains: ChainCache,
   what = "a public key",
+  /**
+   * Which of the holders found *below* the target may be the one (docs/login-lookups.md §2):
+   * a sub-organization is another tenant, so what it wrote on its own (an unverified contact,
+   * a passkey credential id it registered) must neither name the user a login resolves to
+   * nor cause a CREDENTIAL_CONFLICT. Only the holders kept here count; absent, all do.
+   */
+  eligibleBelow?: (below: H[]) => Promise<H[]> | H[],
 ): Promise<Resolved<H> | undefined> {
   // Both reads at once: the chain is usually cached, the look-up never is.
   const [chain, holders] = await Promise.all([organizationChain(db, targetOrganizationId, chains), lookUp()]);
@@ -52,11 +61,12 @@ export async function resolveHolder<H extends Holder>(
     if (holder) return { holder, fromAncestor: orgId !== targetOrganizationId, organizationId: targetOrganizationId };
   }
   if (scope !== "then-descendants" || chain.length === 0) return undefined;
-  const below: H[] = [];
+  let below: H[] = [];
   for (const h of holders) {
     const hChain = await organizationChain(db, h.organization_id, chains);
     if (hChain.includes(targetOrganizationId)) below.push(h);
   }
+  if (eligibleBelow && below.length > 0) below = await eligibleBelow(below);
   if (below.length === 0) return undefined;
   if (new Set(below.map((h) => h.organization_id)).size > 1) {
     throw unauthenticated("CREDENTIAL_CONFLICT", `more than one suborg associated with ${what}`);

@@ -84,14 +84,52 @@ export async function requireToken(ctx: ExecuteContext, token: string, field: st
 }
 
 /**
- * Records one use of the token; refuses a second use of the same kind. One conditional
- * update: of two concurrent uses exactly one changes the row.
+ * Records one use of the token; refuses a second use of the same kind, and a sign-up (or
+ * contact binding) once the token has logged in: @turnkey/core uses a token to sign up and
+ * then to log in, never the other way round, so a token its owner has logged in with is
+ * spent for binding too (docs/login-lookups.md §4). One conditional update: of two
+ * concurrent uses exactly one changes the row.
  */
 export async function consumeToken(db: Executor, tokenId: string, use: "login" | "signup", now: number, field: string): Promise<void> {
   const column = use === "login" ? "login_used_at" : "signup_used_at";
-  const res = await db.updateTable("verification_tokens").set({ [column]: now }).where("id", "=", tokenId).where(column, "is", null).executeTakeFirst();
+  let q = db.updateTable("verification_tokens").set({ [column]: now }).where("id", "=", tokenId).where(column, "is", null);
+  if (use === "signup") q = q.where("login_used_at", "is", null);
+  const res = await q.executeTakeFirst();
   if (Number(res.numUpdatedRows) !== 1) {
-    const what = use === "login" ? "log in" : "sign up";
+    const loggedIn = use === "signup" && (await db.selectFrom("verification_tokens").select("login_used_at").where("id", "=", tokenId).executeTakeFirst())?.login_used_at != null;
+    const what = use === "login" || loggedIn ? "log in" : "sign up";
     throw invalid(`${field}: this verification token has already been used to ${what}`, [{ field, description: `already used to ${what}` }]);
+  }
+}
+
+/**
+ * The public key of the stamp that submitted the activity: the actor carries it at
+ * submission; an activity executed later on an approval reads it from the submitter's vote
+ * (the first one, which the submission wrote).
+ */
+export async function stampKeyOf(ctx: ExecuteContext): Promise<string | undefined> {
+  if (ctx.actor.stampPublicKey) return ctx.actor.stampPublicKey;
+  const vote = await ctx.tx
+    .selectFrom("votes")
+    .select("public_key")
+    .where("activity_id", "=", ctx.activityId)
+    .where("user_id", "=", ctx.actor.userId)
+    .orderBy("created_at")
+    .orderBy("id")
+    .executeTakeFirst();
+  return vote?.public_key;
+}
+
+/**
+ * A token presented without a client signature (update_user_email / _phone_number have no
+ * such field: SDK type v1UpdateUserEmailIntent) is accepted only when the request is
+ * stamped by the key the token is bound to — the token alone is not a bearer credential
+ * (docs/login-lookups.md §4).
+ */
+export async function requireStampedByTokenKey(ctx: ExecuteContext, claims: VerificationClaims, field: string): Promise<void> {
+  const key = await stampKeyOf(ctx);
+  if (!key || key.toLowerCase() !== claims.public_key.toLowerCase()) {
+    const why = "the request must be stamped by the key the verification token is bound to (the public key given to verify_otp)";
+    throw invalid(`${field}: ${why}`, [{ field, description: why }]);
   }
 }

@@ -60,12 +60,15 @@ function authenticatorsByCredentialId(rider: Rider<unknown>) {
         "authenticators.organization_id as organization_id",
         "authenticators.public_key as public_key",
         "authenticators.sign_count as sign_count",
+        "authenticators.created_at as registered_at",
         ...HOLDER_COLUMNS,
       ])
       .select(rider.columns(db))
       .where("authenticators.credential_id_normalized", "=", v.credentialId),
   );
 }
+
+type Passkey = Awaited<ReturnType<ReturnType<typeof authenticatorsByCredentialId>>>[number];
 
 const lookUps = new Map<Rider<unknown>, ReturnType<typeof authenticatorsByCredentialId>>();
 function lookUpWith(rider: Rider<unknown>): ReturnType<typeof authenticatorsByCredentialId> {
@@ -83,10 +86,23 @@ async function resolve<T>(
   scope: CredentialScope,
   rider: Rider<T>,
 ): Promise<Resolution<T>> {
-  const found = await resolveHolder(db, organizationId, scope, () => lookUpWith(rider)(db, { credentialId: stamp.credentialId }), chains, "a credential ID");
+  // Below the target, a credential id is only what a tenant chose to register (registration
+  // takes a client-chosen challenge, so anyone can register any id with a key of their own):
+  // the passkey whose stored key verifies this assertion is the one, and another tenant's
+  // copy of the id is ignored rather than a CREDENTIAL_CONFLICT (docs/login-lookups.md §3).
+  // Oldest registration first: the real one was registered before anyone could learn its id,
+  // so a normal login checks one signature; if several hold the same key, the oldest wins.
+  let checked: Passkey | undefined;
+  const verifying = async (below: Passkey[]): Promise<Passkey[]> => {
+    const ordered = [...below].sort((a, b) => Number(a.registered_at) - Number(b.registered_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    for (const p of ordered) if (await assertionSignatureValid(stamp, p.public_key)) return [(checked = p)];
+    // Registered below, but no key verifies: a forged stamp, refused as one.
+    throw badSignature("the signature does not verify with the registered passkey");
+  };
+  const found = await resolveHolder(db, organizationId, scope, () => lookUpWith(rider)(db, { credentialId: stamp.credentialId }), chains, "a credential ID", verifying);
   if (!found) throw unauthenticated("CREDENTIAL_NOT_FOUND", "credential ID could not be found in organization or its parent organization");
   const passkey = found.holder;
-  if (!(await assertionSignatureValid(stamp, passkey.public_key))) throw badSignature("the signature does not verify with the registered passkey");
+  if (passkey !== checked && !(await assertionSignatureValid(stamp, passkey.public_key))) throw badSignature("the signature does not verify with the registered passkey");
   // A counter that does not move forward means a replayed assertion or a cloned
   // authenticator. Authenticators that keep no counter always report 0 (and stay at 0).
   const stored = Number(passkey.sign_count);

@@ -95,7 +95,9 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
     },
     def,
     params,
-    initiator: principal.actor,
+    // The handler sees which key signed (a verification token is accepted only from its own
+    // key: docs/login-lookups.md §4).
+    initiator: { ...principal.actor, stampPublicKey: principal.stamp.publicKey },
     vote,
     evaluated,
     decidingOrganizationId: principal.actor.organizationId,

@@ -19,6 +19,7 @@ import * as m008 from "./migrations/008_ip_allowlists.ts";
 import * as m009 from "./migrations/009_oauth.ts";
 import * as m010 from "./migrations/010_tvc.ts";
 import * as m011 from "./migrations/011_votes_index.ts";
+import * as m012 from "./migrations/012_contact_verification.ts";
 import * as m013 from "./migrations/013_otp_limits.ts";
 import * as m014 from "./migrations/014_oauth_identity_audience.ts";
 import * as m015 from "./migrations/015_session_allowlist.ts";
@@ -87,6 +88,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "009_oauth": m009,
   "010_tvc": m010,
   "011_votes_index": m011,
+  "012_contact_verification": m012,
   "013_otp_limits": m013,
   "014_oauth_identity_audience": m014,
   "015_session_allowlist": m015,

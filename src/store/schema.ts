@@ -103,7 +103,13 @@ export interface UsersTable {
   created_at: number;
   updated_at: number;
   // Optional: rows written before migration 006 have them null.
-  /** When the email was proven with a verification token (sign-up or update_user_email); null if never. */
+  /**
+   * When the email became verified, null if it is not (docs/login-lookups.md §1): proven by a
+   * verification token presented by its key (sign-up, update_user_email), by a login naming
+   * the user's own organization, by Google, or vouched for by the app's backend
+   * (create_sub_organization in a top-level organization; migration 012 for older rows).
+   * Only verified contacts resolve logins that search downward from an ancestor.
+   */
   email_verified_at?: number | null;
   phone_verified_at?: number | null;
 }

@@ -18,7 +18,8 @@ export interface MintedToken {
 
 export async function mintVerificationToken(
   h: Harness,
-  opts: { organizationId?: string; contact: string; type?: OtpType; lifetimeSeconds?: number; key?: P256Private },
+  /** boundTo: bind the token to this compressed public key instead of `key`'s (e.g. a caller's API key, which then stamps the request that presents it). */
+  opts: { organizationId?: string; contact: string; type?: OtpType; lifetimeSeconds?: number; key?: P256Private; boundTo?: string },
 ): Promise<MintedToken> {
   const db = h.service.store.db;
   const organizationId = opts.organizationId ?? h.root.organizationId;
@@ -31,7 +32,7 @@ export async function mintVerificationToken(
     organization_id: organizationId,
     verification_type: opts.type ?? "OTP_TYPE_EMAIL",
     contact: opts.contact,
-    public_key: key.publicCompressed,
+    public_key: opts.boundTo ?? key.publicCompressed,
   });
   await db
     .insertInto("verification_tokens")

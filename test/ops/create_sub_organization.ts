@@ -123,7 +123,14 @@ perEngine("create_sub_organization with a verification token", (h) => {
 
   it("marks the root user's email verified; list_verified_suborgs finds it, not an unverified sub-organization with the same email", async () => {
     const address = email();
-    const plain = completed(await h().submit(OP, V8, params({ rootUsers: [rootUser({ userEmail: address })] })), "createSubOrganizationResultV8");
+    // Unverified: a sub-organization whose own user wrote the address (no token).
+    const selfKey = generateP256KeyPair();
+    const plain = completed(
+      await h().submit(OP, V8, params({ rootUsers: [rootUser({ apiKeys: [{ apiKeyName: "k", publicKey: selfKey.publicKey, curveType: "API_KEY_CURVE_P256" }] })] })),
+      "createSubOrganizationResultV8",
+    );
+    const self: Creds = { organizationId: plain.subOrganizationId, userId: plain.rootUserIds[0], key: selfKey };
+    completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: self.userId, userEmail: address }, { as: self }), "updateUserEmailResult");
     const t = await mintVerificationToken(h(), { contact: address.toUpperCase() });
     const user = rootUser({ userName: "alice", userEmail: address, apiKeys: [apiKey()] });
     const res = await h().submit(OP, V8, signup(t, user));
@@ -135,6 +142,26 @@ perEngine("create_sub_organization with a verification token", (h) => {
     assert.deepEqual(await suborgs("EMAIL", address), [plain.subOrganizationId, subOrganizationId]);
     // The root user's API key acts in the new organization.
     assert.equal((await h().query("get_user", { userId: rootUserIds[0] }, { organizationId: subOrganizationId })).json.user.userEmail, address);
+  });
+
+  it("without a token, a top-level organization vouches for its root users' contacts; a sub-organization's own sub-organizations get none", async () => {
+    const address = email();
+    const number = `+4420719${String(Date.now()).slice(-5)}`;
+    const key = generateP256KeyPair();
+    const top = completed(
+      await h().submit(OP, V8, params({ rootUsers: [rootUser({ userEmail: address, userPhoneNumber: number, apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] })] })),
+      "createSubOrganizationResultV8",
+    );
+    const vouched = await verifiedAt(top.rootUserIds[0]);
+    assert.ok(Number(vouched.email_verified_at) > 0 && Number(vouched.phone_verified_at) > 0, JSON.stringify(vouched));
+    assert.deepEqual(await verifiedSuborgs("EMAIL", address), [top.subOrganizationId]);
+    // The sub-organization (a tenant) creates one of its own with an address: not vouched.
+    const tenant: Creds = { organizationId: top.subOrganizationId, userId: top.rootUserIds[0], key };
+    const nested = completed(
+      await h().submit(OP, V8, params({ rootUsers: [rootUser({ userEmail: email(), userPhoneNumber: number })] }), { as: tenant }),
+      "createSubOrganizationResultV8",
+    );
+    assert.deepEqual(await verifiedAt(nested.rootUserIds[0]), { email_verified_at: null, phone_verified_at: null });
   });
 
   it("an SMS token verifies the phone number; the other root users stay unverified", async () => {

@@ -27,6 +27,23 @@ async function subOrg(h: Harness, parent: Creds, user: Json, verify?: { contact:
   return completed(res, "createSubOrganizationResultV8").subOrganizationId as string;
 }
 
+/**
+ * A sub-organization of `parent` whose own root user (not the parent) wrote the contacts,
+ * without a token: unverified (a top-level parent vouches only for what it writes itself,
+ * docs/login-lookups.md §1).
+ */
+async function selfWritten(h: Harness, parent: Creds, contacts: { userEmail?: string; userPhoneNumber?: string }): Promise<string> {
+  const key = generateP256KeyPair();
+  const sub = await subOrg(h, parent, rootUser({ apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] }));
+  const users = (await h.query("list_users", {}, { organizationId: sub, as: parent })).json.users as Json[];
+  const me: Creds = { organizationId: sub, userId: users[0]!.userId, key };
+  if (contacts.userEmail) completed(await h.submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: contacts.userEmail }, { as: me }), "updateUserEmailResult");
+  if (contacts.userPhoneNumber) {
+    completed(await h.submit("update_user_phone_number", "ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER", { userId: me.userId, userPhoneNumber: contacts.userPhoneNumber }, { as: me }), "updateUserPhoneNumberResult");
+  }
+  return sub;
+}
+
 perEngine("list_verified_suborgs", (h) => {
   let parent: Creds;
   const verified: string[] = [];
@@ -41,7 +58,7 @@ perEngine("list_verified_suborgs", (h) => {
     parent = await h().newOrg("Verified Parent");
     const address = "Shared@Example.com";
     const number = "+14155550123";
-    unverified = await subOrg(h(), parent, rootUser({ userEmail: address, userPhoneNumber: number }));
+    unverified = await selfWritten(h(), parent, { userEmail: address, userPhoneNumber: number });
     for (let i = 0; i < 3; i++) verified.push(await subOrg(h(), parent, rootUser({ userEmail: address }), { contact: address.toLowerCase(), type: "OTP_TYPE_EMAIL" }));
     const byPhone = await subOrg(h(), parent, rootUser({ userEmail: "p@example.com", userPhoneNumber: number }), { contact: number, type: "OTP_TYPE_SMS" });
 
@@ -65,7 +82,8 @@ perEngine("list_verified_suborgs", (h) => {
     const users = (await h().query("list_users", {}, { organizationId: sub, as: parent })).json.users as Json[];
     const me: Creds = { organizationId: sub, userId: users[0]!.userId, key };
     const address = "late@example.com";
-    const t = await mintVerificationToken(h(), { organizationId: parent.organizationId, contact: address });
+    // Bound to the key that stamps the update (docs/login-lookups.md §4).
+    const t = await mintVerificationToken(h(), { organizationId: parent.organizationId, contact: address, boundTo: key.publicKey });
     completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: address, verificationToken: t.token }, { as: me }), "updateUserEmailResult");
     assert.deepEqual(await list({ filterType: "EMAIL", filterValue: address }), [sub]);
     completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: address }, { as: me }), "updateUserEmailResult");
@@ -103,7 +121,7 @@ perEngine("list_verified_suborgs", (h) => {
     // The contact updates through sdk-server, as the parent's root user would run them in its own organization.
     const userId = parent.userId;
     const number = "+14155550166";
-    const sms = await mintVerificationToken(h(), { organizationId: parent.organizationId, contact: number, type: "OTP_TYPE_SMS" });
+    const sms = await mintVerificationToken(h(), { organizationId: parent.organizationId, contact: number, type: "OTP_TYPE_SMS", boundTo: parent.key.publicKey });
     assert.equal((await sdk.updateUserPhoneNumber({ userId, userPhoneNumber: number, verificationToken: sms.token })).userId, userId);
     assert.equal((await sdk.updateUserName({ userId, userName: "renamed" })).userId, userId);
     assert.equal((await sdk.updateUserEmail({ userId, userEmail: "" })).userId, userId);

@@ -326,6 +326,38 @@ perEngine(
       assert.equal(await sessionKeysOf(h(), b.userId), 0);
     });
 
+    it("attested: a contact the sub-organization wrote itself resolves no login by the parent's id; one naming its own organization works and verifies it", async () => {
+      const org = h().root.organizationId;
+      const address = `self-${newId().slice(0, 8)}@example.com`;
+      const key = generateP256KeyPair();
+      const self = await subOrgWith(h(), "self", { apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] });
+      const me: Creds = { organizationId: self.orgId, userId: self.userId, key };
+      completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: address }, { as: me }), "updateUserEmailResult");
+      const verifiedAt = async () => (await h().service.store.db.selectFrom("users").select("email_verified_at").where("id", "=", self.userId).executeTakeFirstOrThrow()).email_verified_at;
+      failsWith(await attestedLogin(h(), await aliceToken({ contact: address }), { organizationId: org }), 401, 16, "CREDENTIAL_NOT_FOUND", /no user with the verified email/);
+      assert.equal(await sessionKeysOf(h(), self.userId), 0);
+      assert.equal(await verifiedAt(), null);
+      // Named precisely: logged in, and the contact is now proven.
+      const own = await attestedLogin(h(), await aliceToken({ contact: address.toUpperCase() }), { organizationId: self.orgId });
+      assert.equal(parseSession(completed(own, "stampLoginResult").session as unknown as string).user_id, self.userId);
+      assert.ok(Number(await verifiedAt()) > 0);
+      const later = await attestedLogin(h(), await aliceToken({ contact: address }), { organizationId: org });
+      assert.equal(parseSession(completed(later, "stampLoginResult").session as unknown as string).user_id, self.userId);
+    });
+
+    it("an API key copied into another sub-organization causes no conflict below the parent: the oldest registration is the one", async () => {
+      const key = generateP256KeyPair();
+      const apiKey = { apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" };
+      const owner = await subOrgWith(h(), "key-owner", { apiKeys: [apiKey] });
+      const otherKey = generateP256KeyPair();
+      const copier = await subOrgWith(h(), "key-copier", { apiKeys: [{ ...apiKey, publicKey: otherKey.publicKey }] });
+      const copierCreds: Creds = { organizationId: copier.orgId, userId: copier.userId, key: otherKey };
+      // create_api_keys asks for no proof of possession: the copier registers the owner's public key.
+      completed(await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: copier.userId, apiKeys: [{ ...apiKey, apiKeyName: "copy" }] }, { as: copierCreds }), "createApiKeysResult");
+      const { session } = await login(h(), { organizationId: owner.orgId, userId: owner.userId, key }, {}, h().root.organizationId);
+      assert.deepEqual([parseSession(session).user_id, parseSession(session).organization_id], [owner.userId, owner.orgId]);
+    });
+
     it("attested: a token issued by a sub-organization does not serve its sibling or parent's users", async () => {
       const sibling = await subOrgWith(h(), "sibling", { userEmail: `sib-${newId().slice(0, 6)}@example.com` });
       const rows = await h().service.store.db.selectFrom("users").select("email").where("id", "=", sibling.userId).executeTakeFirstOrThrow();

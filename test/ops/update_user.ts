@@ -71,7 +71,8 @@ perEngine("update_user and verified contacts", (h) => {
     const { mintVerificationToken } = await import("../helpers/tokens.ts");
     const address = `v-${Date.now()}@example.com`;
     const userId = await newUser(h);
-    const { token } = await mintVerificationToken(h(), { contact: address });
+    // Bound to the root key, which stamps the update (docs/login-lookups.md §4).
+    const { token } = await mintVerificationToken(h(), { contact: address, boundTo: h().root.key.publicKey });
     completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId, userEmail: address, verificationToken: token }), "updateUserEmailResult");
     const verified = () =>
       h().service.store.db.selectFrom("users").select(["email_verified_at", "phone_verified_at"]).where("id", "=", userId).executeTakeFirstOrThrow();

@@ -14,12 +14,16 @@ const row = (h: Harness, userId: string) =>
 const newestActivity = async (h: Harness) => (await h.query("list_activities", { paginationOptions: { limit: "1" } })).json.activities[0]?.id as string;
 let n = 0;
 const email = () => `e${++n}-${Date.now()}@example.com`;
+// A token is accepted only from the key it is bound to (docs/login-lookups.md §4): the
+// tests' tokens are bound to the key that stamps the update (root's, unless told).
+const rootToken = (h: Harness, opts: Parameters<typeof mintVerificationToken>[1], as = h.root) =>
+  mintVerificationToken(h, { boundTo: as.key.publicKey, ...opts });
 
 perEngine("update_user_email", (h) => {
   it("with a token proving the new address, the email is set and verified", async () => {
     const userId = await newUser(h());
     const address = email();
-    const { token } = await mintVerificationToken(h(), { contact: address.toUpperCase() });
+    const { token } = await rootToken(h(), { contact: address.toUpperCase() });
     const res = await h().submit(OP, TYPE, { userId, userEmail: address, verificationToken: token });
     assert.deepEqual(completed(res, "updateUserEmailResult"), { userId });
     assert.equal(res.json.activity.intent.updateUserEmailIntent.userEmail, address);
@@ -32,7 +36,7 @@ perEngine("update_user_email", (h) => {
   it("without a token the email is set unverified, also one that was verified", async () => {
     const address = email();
     const userId = await newUser(h());
-    const { token } = await mintVerificationToken(h(), { contact: address });
+    const { token } = await rootToken(h(), { contact: address });
     completed(await h().submit(OP, TYPE, { userId, userEmail: address, verificationToken: token }), "updateUserEmailResult");
     assert.ok((await row(h(), userId)).email_verified_at);
     completed(await h().submit(OP, TYPE, { userId, userEmail: address }), "updateUserEmailResult");
@@ -60,13 +64,13 @@ perEngine("update_user_email", (h) => {
     );
     const me = { organizationId: sub.subOrganizationId as string, userId: sub.rootUserIds[0] as string, key: u!.key };
     const address = email();
-    const { token } = await mintVerificationToken(h(), { contact: address });
+    const { token } = await rootToken(h(), { contact: address }, me);
     completed(await h().submit(OP, TYPE, { userId: me.userId, userEmail: address, verificationToken: token }, { as: me }), "updateUserEmailResult");
     const found = await h().query("list_verified_suborgs", { filterType: "EMAIL", filterValue: address });
     assert.deepEqual(found.json.organizationIds, [sub.subOrganizationId]);
     // A sub-organization's token serves only itself: not its parent.
     const other = email();
-    const subToken = await mintVerificationToken(h(), { organizationId: me.organizationId, contact: other });
+    const subToken = await rootToken(h(), { organizationId: me.organizationId, contact: other });
     const target = await newUser(h());
     invalidRequest(await h().submit(OP, TYPE, { userId: target, userEmail: other, verificationToken: subToken.token }), /not .* or one of its parents/, [
       "parameters.verificationToken",
@@ -84,9 +88,19 @@ perEngine("update_user_email", (h) => {
     ["an expired token", async (userId) => { const e = email(); return { userId, userEmail: e, verificationToken: (await mintVerificationToken(h(), { contact: e, lifetimeSeconds: -1 })).token }; }, /expired/, ["parameters.verificationToken"]],
     ["a token issued by an unrelated organization", async (userId) => { const e = email(); const other = await h().newOrg(); return { userId, userEmail: e, verificationToken: (await mintVerificationToken(h(), { organizationId: other.organizationId, contact: e })).token }; }, /not .* or one of its parents/, ["parameters.verificationToken"]],
     ["a forged token", async (userId) => { const e = email(); const { token } = await mintVerificationToken(h(), { contact: e }); return { userId, userEmail: e, verificationToken: token.slice(0, -4) + (token.endsWith("AAAA") ? "BBBB" : "AAAA") }; }, /signature/, ["parameters.verificationToken"]],
+    ["a token bound to another key (someone else's token, without its key)", async (userId) => {
+      const e = email();
+      return { userId, userEmail: e, verificationToken: (await mintVerificationToken(h(), { contact: e })).token };
+    }, /must be stamped by the key the verification token is bound to/, ["parameters.verificationToken"]],
+    ["a token its owner has logged in with", async (userId) => {
+      const e = email();
+      const t = await rootToken(h(), { contact: e });
+      await h().service.store.db.updateTable("verification_tokens").set({ login_used_at: Date.now() }).where("id", "=", t.claims.id).execute();
+      return { userId, userEmail: e, verificationToken: t.token };
+    }, /already been used to log in/, ["parameters.verificationToken"]],
     ["a token that was already bound", async (userId) => {
       const e = email();
-      const { token } = await mintVerificationToken(h(), { contact: e });
+      const { token } = await rootToken(h(), { contact: e });
       completed(await h().submit(OP, TYPE, { userId: await newUser(h()), userEmail: e, verificationToken: token }), "updateUserEmailResult");
       return { userId, userEmail: e.toUpperCase(), verificationToken: token };
     }, /already been used/, ["parameters.verificationToken"]],
@@ -116,7 +130,7 @@ perEngine("update_user_email", (h) => {
     await newUser(h(), { userEmail: taken });
     const userId = await newUser(h());
     conflict(await h().submit(OP, TYPE, { userId, userEmail: taken.toUpperCase() }), /email already exists/);
-    const { token, claims } = await mintVerificationToken(h(), { contact: taken });
+    const { token, claims } = await rootToken(h(), { contact: taken });
     conflict(await h().submit(OP, TYPE, { userId, userEmail: taken, verificationToken: token }), /email already exists/);
     // The conflict undid the token's binding with everything else.
     const t = await h().service.store.db.selectFrom("verification_tokens").select("signup_used_at").where("id", "=", claims.id).executeTakeFirstOrThrow();

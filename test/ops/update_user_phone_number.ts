@@ -14,7 +14,9 @@ const row = (h: Harness, userId: string) =>
 const newestActivity = async (h: Harness) => (await h.query("list_activities", { paginationOptions: { limit: "1" } })).json.activities[0]?.id as string;
 let n = 0;
 const phone = () => `+1415555${String(1000 + (++n % 9000)).padStart(4, "0")}`;
-const sms = (h: Harness, contact: string, over: Json = {}) => mintVerificationToken(h, { contact, type: "OTP_TYPE_SMS", ...over });
+// Bound to the root key, which stamps the updates: a token is accepted only from its own key
+// (docs/login-lookups.md §4).
+const sms = (h: Harness, contact: string, over: Json = {}) => mintVerificationToken(h, { contact, type: "OTP_TYPE_SMS", boundTo: h.root.key.publicKey, ...over });
 
 perEngine("update_user_phone_number", (h) => {
   it("with an SMS token proving the new number, the number is set and verified", async () => {
@@ -56,6 +58,7 @@ perEngine("update_user_phone_number", (h) => {
     ["an email token", async (userId) => ({ userId, userPhoneNumber: phone(), verificationToken: (await mintVerificationToken(h(), { contact: "p@example.com" })).token }), /does not verify a phone number/, ["parameters.verificationToken"]],
     ["an expired token", async (userId) => { const p = phone(); return { userId, userPhoneNumber: p, verificationToken: (await sms(h(), p, { lifetimeSeconds: -1 })).token }; }, /expired/, ["parameters.verificationToken"]],
     ["a token of an unrelated organization", async (userId) => { const p = phone(); const o = await h().newOrg(); return { userId, userPhoneNumber: p, verificationToken: (await sms(h(), p, { organizationId: o.organizationId })).token }; }, /not .* or one of its parents/, ["parameters.verificationToken"]],
+    ["a token bound to another key (someone else's token, without its key)", async (userId) => { const p = phone(); return { userId, userPhoneNumber: p, verificationToken: (await mintVerificationToken(h(), { contact: p, type: "OTP_TYPE_SMS" })).token }; }, /must be stamped by the key the verification token is bound to/, ["parameters.verificationToken"]],
     ["a number that is not E.164", async (userId) => ({ userId, userPhoneNumber: "4155550100" }), /E.164/, ["parameters.userPhoneNumber"]],
     ["a token with an empty number", async (userId) => ({ userId, userPhoneNumber: "", verificationToken: (await sms(h(), phone())).token }), /omit it when removing/, ["parameters.verificationToken"]],
   ];

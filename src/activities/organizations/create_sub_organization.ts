@@ -8,7 +8,7 @@ import { prepareUsersProviders, type PreparedIdentity } from "../oauth/provider-
 import { addUsers, keysOfUsers } from "../users/new-users.ts";
 import { refuseAncestorKeys } from "../credentials/ancestor-keys.ts";
 import { MAX_USERS_PER_REQUEST, RootUserParams } from "../users/user-schemas.ts";
-import { bindToken, markVerified, VerificationTokenParam } from "../users/contact-verification.ts";
+import { bindToken, markVerified, VerificationTokenParam, vouchContacts } from "../users/contact-verification.ts";
 import { checkVerifiedSignup, ClientSignatureParams } from "./verified-signup.ts";
 import { createSignupWallet, signupPolicyWallets, SignupWalletParams, SignupWalletResult } from "../../wallets/signup.ts";
 
@@ -75,6 +75,12 @@ const execute = (usageKey: "signupV2" | "signup") => async (ctx: ExecuteContext<
     // One transaction: a token already bound (or bound concurrently) undoes the whole sign-up.
     await bindToken(ctx.tx, verified.claims.id, ctx.now, "parameters.verificationToken");
     await markVerified(ctx.tx, rootUserIds[verified.holder]!, verified.kind, ctx.now);
+  } else if (depth === 1) {
+    // The app's backend (a top-level organization: `depth` counts it alone) wrote these
+    // contacts itself: vouched for, so the user can then log in by OTP naming the parent
+    // (docs/login-lookups.md §1). A sign-up carrying a token is the end user's own: only the
+    // contact the token proves is verified.
+    await vouchContacts(ctx.tx, rootUserIds, ctx.now);
   }
   if (p.wallet) return { subOrganizationId, rootUserIds, wallet: await createSignupWallet(plain, subOrganizationId, p.wallet) };
   return { subOrganizationId, rootUserIds };

@@ -43,6 +43,24 @@ async function attestedToken(ctx: ExecuteContext): Promise<string | undefined> {
   return vote && !isOidcCredentialId(vote.credential_id) ? vote.credential_id : undefined;
 }
 
+/**
+ * A verification-token login that named the user's own organization proves the contact, as
+ * otp_login does (docs/login-lookups.md §1): it is marked verified, if it is still the
+ * token's. Found below an ancestor it was verified already; found in an ancestor of the
+ * target (the request names another organization) nothing is marked.
+ */
+async function markProven(ctx: ExecuteContext, tokenId: string): Promise<void> {
+  if (ctx.actor.organizationId !== ctx.organization.id) return;
+  const token = await ctx.tx.selectFrom("verification_tokens").select(["verification_type", "contact"]).where("id", "=", tokenId).executeTakeFirst();
+  if (!token) return;
+  const q = ctx.tx.updateTable("users").where("id", "=", ctx.actor.userId);
+  if (token.verification_type === "OTP_TYPE_SMS") {
+    await q.set({ phone_verified_at: ctx.now }).where("phone", "=", token.contact).where("phone_verified_at", "is", null).execute();
+  } else {
+    await q.set({ email_verified_at: ctx.now }).where("email_normalized", "=", token.contact.toLowerCase()).where("email_verified_at", "is", null).execute();
+  }
+}
+
 export const stampLogin = defineActivity({
   type: "ACTIVITY_TYPE_STAMP_LOGIN",
   resource: "AUTH",
@@ -62,7 +80,10 @@ export const stampLogin = defineActivity({
   implicitlyAllowed: () => true,
   async execute(ctx, p) {
     const tokenId = await attestedToken(ctx);
-    if (tokenId) await consumeToken(ctx.tx, tokenId, "login", ctx.now, "X-Stamp-Attested.publicKeyAttestation");
+    if (tokenId) {
+      await consumeToken(ctx.tx, tokenId, "login", ctx.now, "X-Stamp-Attested.publicKeyAttestation");
+      await markProven(ctx, tokenId);
+    }
     return { session: await loginSession(ctx, { userId: ctx.actor.userId, organizationId: ctx.actor.organizationId }, p) };
   },
 });

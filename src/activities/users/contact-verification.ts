@@ -1,7 +1,11 @@
-// Verified contacts (WIRE-NOTES §7.5, §10.1, §10.3): a user's email or phone number is
-// verified when it was set with a verification token that proves it — at sign-up
-// (create_sub_organization) or by update_user_email / update_user_phone_number. Setting a
-// contact without a token leaves it unverified. list_verified_suborgs finds only verified ones.
+// Verified contacts (WIRE-NOTES §7.5, §10.1, §10.3; docs/login-lookups.md §1): a user's
+// email or phone number is verified when it was set with a verification token that proves it
+// and is presented by the token's key — at sign-up (create_sub_organization, with the key's
+// client signature) or by update_user_email / update_user_phone_number (stamped by the key)
+// — when a login naming the user's own organization proves it, or when the app's backend
+// vouched for it (create_sub_organization by a top-level organization). Setting a contact
+// otherwise leaves it unverified. Logins that search downward from an ancestor and
+// list_verified_suborgs find only verified ones.
 //
 // A token binds its contact to one account once. Sign-up and contact updates share the
 // token's "signup" use: one OTP verification may create one account or verify one contact
@@ -14,7 +18,7 @@ import { ApiError, alreadyExists, invalid, notFound } from "../../errors.ts";
 import type { Executor, OtpType } from "../../store/schema.ts";
 import { lockUsers } from "../../store/locks.ts";
 import { isUniqueViolation } from "../../store/util.ts";
-import { consumeToken, requireToken } from "../../auth/verification.ts";
+import { consumeToken, requireStampedByTokenKey, requireToken } from "../../auth/verification.ts";
 import type { VerificationClaims } from "../../auth/tokens.ts";
 import type { ExecuteContext } from "../define.ts";
 
@@ -76,7 +80,9 @@ export async function bindToken(db: Executor, tokenId: string, now: number, fiel
     await consumeToken(db, tokenId, "signup", now, field);
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
-    const why = "has already been used to sign up or to verify a contact";
+    const why = /log in/.test(err.message)
+      ? "has already been used to log in, which spends it for sign-up and contact verification too"
+      : "has already been used to sign up or to verify a contact";
     throw invalid(`${field}: this verification token ${why}; verify the contact again for a new token`, [{ field, description: why }]);
   }
 }
@@ -89,6 +95,19 @@ export async function setContact(db: Executor, userId: string, kind: ContactKind
   } else {
     await q.set({ phone: value, phone_verified_at: verifiedAt, updated_at: now }).execute();
   }
+}
+
+/**
+ * The app's backend vouches for the contacts it writes at sign-up (docs/login-lookups.md §1,
+ * our choice): create_sub_organization executed in a top-level organization (one made by the
+ * operator; only its own credentials can act there) marks every root user's email and phone
+ * number verified. A sub-organization creating sub-organizations of its own vouches for
+ * nothing: it is a tenant, and its writes must not name users to its ancestors' logins.
+ */
+export async function vouchContacts(db: Executor, userIds: readonly string[], now: number): Promise<void> {
+  if (userIds.length === 0) return;
+  await db.updateTable("users").set({ email_verified_at: now }).where("id", "in", userIds).where("email", "is not", null).where("email_verified_at", "is", null).execute();
+  await db.updateTable("users").set({ phone_verified_at: now }).where("id", "in", userIds).where("phone", "is not", null).where("phone_verified_at", "is", null).execute();
 }
 
 /** Marks the user's current contact of `kind` verified (sign-up). */
@@ -126,6 +145,7 @@ export async function updateContact(
     }
     const claims = await requireToken(ctx, p.verificationToken, TOKEN_FIELD);
     requireTokenFor(claims, kind, p.value, TOKEN_FIELD);
+    await requireStampedByTokenKey(ctx, claims, TOKEN_FIELD);
     await bindToken(ctx.tx, claims.id, ctx.now, TOKEN_FIELD);
     verifiedAt = ctx.now;
   }

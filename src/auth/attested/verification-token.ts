@@ -2,11 +2,14 @@
 // (WIRE-NOTES §7.5) that verify_otp bound to the stamp's key. The token must be signed by a
 // VERIFICATION_TOKEN service key, unexpired, recorded by this service, not yet used to log
 // in, and bound to `publicKey`. The user is the one whose email (case-insensitively) or phone
-// number is the token's verified contact: in the target organization or an ancestor (the
-// nearest wins), else in the unique sub-organization below the target that has such a user —
-// core sends loginWithOtp with the parent organization's id. The token must have been issued
-// by that user's organization or one of its ancestors (a parent's token serves its
-// sub-organizations; a sub-organization's only itself).
+// number is the token's contact: in the target organization or an ancestor (the nearest
+// wins; any state of the contact: those organizations are the caller's own or more trusted),
+// else in the unique sub-organization below the target that has a user with that contact
+// *verified* — core sends loginWithOtp with the parent organization's id, and a contact a
+// sub-organization wrote on its own must neither capture nor block that login
+// (docs/login-lookups.md §1, §2). The token must have been issued by that user's organization
+// or one of its ancestors (a parent's token serves its sub-organizations; a
+// sub-organization's only itself).
 import { HOLDER_COLUMNS, holderParts } from "../holder.ts";
 import { unauthenticated } from "../../errors.ts";
 import { organizationChain } from "../../store/organizations.ts";
@@ -24,14 +27,11 @@ function usersWithContact(db: Db, claims: VerificationClaims, rider: Rider<unkno
   const q = db
     .selectFrom("users")
     .innerJoin("organizations", "organizations.id", "users.organization_id")
-    .select([
-      "users.organization_id as organization_id",
-      ...HOLDER_COLUMNS,
-    ])
+    .select(["users.organization_id as organization_id", ...HOLDER_COLUMNS])
     .select(rider.columns(db));
   return claims.verification_type === "OTP_TYPE_SMS"
-    ? q.where("users.phone", "=", claims.contact).execute()
-    : q.where("users.email_normalized", "=", claims.contact.toLowerCase()).execute();
+    ? q.select("users.phone_verified_at as contact_verified_at").where("users.phone", "=", claims.contact).execute()
+    : q.select("users.email_verified_at as contact_verified_at").where("users.email_normalized", "=", claims.contact.toLowerCase()).execute();
 }
 
 export const verificationTokenScheme: AttestationScheme = {
@@ -57,14 +57,18 @@ export const verificationTokenScheme: AttestationScheme = {
     const what = claims.verification_type === "OTP_TYPE_SMS" ? "phone number" : "email";
     let holders: Awaited<ReturnType<typeof usersWithContact>> = [];
     const lookUp = async () => (holders = await usersWithContact(db, claims, rider));
-    const found = await resolveHolder(db, targetOrganizationId, "then-descendants", lookUp, chains, `this verified ${what}`);
+    const verified = (u: (typeof holders)[number]) => u.contact_verified_at !== null && u.contact_verified_at !== undefined;
+    const found = await resolveHolder(db, targetOrganizationId, "then-descendants", lookUp, chains, `this verified ${what}`, (below) => below.filter(verified));
     if (!found) {
       throw unauthenticated("CREDENTIAL_NOT_FOUND", `no user with the verified ${what} in organization ${targetOrganizationId} or its sub-organizations`);
     }
     const user = found.holder;
     // Phone numbers are not unique within an organization: two users holding it is as
-    // ambiguous as two sub-organizations.
-    if (holders.filter((u) => u.organization_id === user.organization_id).length > 1) {
+    // ambiguous as two sub-organizations. Found below, only the users whose contact is
+    // verified count (the same rule as between sub-organizations).
+    const foundBelow = found.organizationId === user.organization_id && user.organization_id !== targetOrganizationId;
+    const rivals = holders.filter((u) => u.organization_id === user.organization_id && (!foundBelow || verified(u)));
+    if (rivals.length > 1) {
       throw unauthenticated("CREDENTIAL_CONFLICT", `more than one user associated with this verified ${what} in organization ${user.organization_id}`);
     }
     const chain = await organizationChain(db, user.organization_id, chains);
