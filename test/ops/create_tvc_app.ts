@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, conflict, forbidden, invalidRequest, perEngine, UUID, type Json } from "../helpers/inproc.ts";
-import { createApp, newApp, newOperators, operatorParams, quorumKey, uniqueName } from "../helpers/tvc.ts";
+import { createApp, newApp, newOperators, operatorParams, quorumKey, uniqueName, TVC } from "../helpers/tvc.ts";
 
 const OP = "create_tvc_app";
 
@@ -168,4 +168,4 @@ perEngine(OP, (h) => {
     );
     completed(await createApp(h(), params(), member), "createTvcAppResult");
   });
-});
+}, undefined, TVC);
