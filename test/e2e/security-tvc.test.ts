@@ -23,12 +23,12 @@ import { Turnkey } from "@turnkey/sdk-server";
 import { engines, freePort, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { pollUntil } from "../helpers/raw-http.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
-import { findBwrap } from "../../src/tvc/isolation.ts";
 
 const FIXTURE = path.resolve(import.meta.dirname, "../fixtures/tvc-app/server.mjs");
 const NOT_ENABLED = /TVC is not enabled for organization/;
 const asRoot = process.getuid?.() === 0;
-const bwrap = findBwrap();
+/** Whether bubblewrap is installed (the service finds it the same way: PATH, then /usr/bin). */
+const bwrap = [...(process.env.PATH ?? "").split(":"), "/usr/bin"].some((d) => d !== "" && existsSync(path.join(d, "bwrap")));
 
 /** The image root of this file's servers, and one image directory with the fixture, readable by the replica user. */
 const IMAGE_ROOT = realpathSync(mkdtempSync(path.join(tmpdir(), "sigil-sec-tvc-root-")));
@@ -245,13 +245,8 @@ for (const spec of engines()) {
       after(() => stopService(svc));
 
       it("runs as the replica user in a private 0700 directory, without the service's environment, and reads neither the data directory nor owner-only files", async (t) => {
-        assert.match(svc.server.output(), new RegExp(`"sandbox":"${mode.sandbox}"`), "the log names the sandbox in use");
         const dataDir = svc.inst.dataDir;
         assert.ok(existsSync(path.join(dataDir, "master.key")), "the master key is kept in the data directory");
-        // The service makes its data directory 0700 and its files 0600.
-        assert.equal(statSync(dataDir).mode & 0o777, 0o700);
-        assert.equal(statSync(path.join(dataDir, "master.key")).mode & 0o777, 0o600);
-        if (spec.name === "sqlite") for (const f of ["sigil.db", "sigil.db-wal", "sigil.db-shm"]) if (existsSync(path.join(dataDir, f))) assert.equal(statSync(path.join(dataDir, f)).mode & 0o777, 0o600, f);
 
         const op = newOperator();
         const app = await svc.client.createTvcApp(appParams([op], [newOperator(), newOperator()], `probe-${mode.sandbox}`));
@@ -292,6 +287,13 @@ for (const spec of engines()) {
         // The probe works: the replica reads its own image.
         const own = (await get(`/probe?path=${encodeURIComponent(path.join(IMAGE, "server.mjs"))}`)) as { results: { read: boolean }[] };
         assert.equal(own.results[0]!.read, true, "the replica reads its own image");
+
+        // The service makes its data directory 0700 and its files 0600.
+        assert.equal(statSync(dataDir).mode & 0o777, 0o700);
+        assert.equal(statSync(path.join(dataDir, "master.key")).mode & 0o777, 0o600);
+        if (spec.name === "sqlite") for (const f of ["sigil.db", "sigil.db-wal", "sigil.db-shm"]) if (existsSync(path.join(dataDir, f))) assert.equal(statSync(path.join(dataDir, f)).mode & 0o777, 0o600, f);
+        // The isolation asked for is the one in use.
+        assert.match(svc.server.output(), new RegExp(`"sandbox":"${mode.sandbox}"`), "the log names the sandbox in use");
 
         // Deleting the app ends the replica (in the sandbox too).
         const before = processesNaming(path.join(IMAGE, "server.mjs"));
