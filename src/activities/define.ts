@@ -31,6 +31,8 @@ export interface ActivityServices {
 
 /** What an `admit` hook may know of the service's configuration. */
 export interface AdmitEnv {
+  /** The organization the request targets. */
+  organizationId: string;
   /** SIGIL_TVC_IMAGE_ROOT (real path); undefined: TVC is off. */
   tvcImageRoot?: string;
 }

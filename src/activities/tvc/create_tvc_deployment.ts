@@ -75,7 +75,7 @@ export function imageDirectory(url: string): string {
  */
 async function admit(p: P, env: AdmitEnv): Promise<void> {
   // The pipeline refused already when TVC is off (gate.ts); never treat a missing root as "anything goes".
-  if (!env.tvcImageRoot) throw tvcNotEnabled("(any)");
+  if (!env.tvcImageRoot) throw tvcNotEnabled(env.organizationId);
   await checkImageUnderRoot(imageDirectory(p.pivotContainerImageUrl), env.tvcImageRoot);
 }
 
