@@ -137,7 +137,9 @@ async function stopService(r: Running | undefined): Promise<void> {
 }
 
 for (const spec of engines()) {
-  describe(`TVC is an operator feature [${spec.name}]`, { skip: spec.skip }, () => {
+  // With TVC on, the service starts only if it can isolate replicas (root, or a working bwrap).
+  const cannotIsolate = asRoot || bwrap ? undefined : "TVC needs a root service or bwrap to isolate replicas (docs/tvc-isolation.md §3)";
+  describe(`TVC is an operator feature [${spec.name}]`, { skip: spec.skip ?? cannotIsolate }, () => {
     let on: Running;
     before(async () => {
       // The sandbox does not matter for what is refused; "none" also works where bwrap does not.
