@@ -16,7 +16,7 @@
 //   mode 0700, under a per-service base directory that others may traverse but not list.
 import { execFile } from "node:child_process";
 import { accessSync, constants, existsSync, lstatSync, readlinkSync } from "node:fs";
-import { chmod, mkdtemp } from "node:fs/promises";
+import { chmod, lstat, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -129,12 +129,31 @@ async function bwrapWorks(bwrap: string, who: { uid?: number; gid?: number }, wo
   }
 }
 
+const WORK_PREFIX = "sigil-tvc-work-";
+
+/**
+ * A fresh base for the replicas' working directories (mkdtemp: an unpredictable name, so no other
+ * user can plant it). Its path is recorded in the data directory, so the base a killed run left
+ * behind is removed on the next start (the runtime removes its own when it stops).
+ */
+async function newWorkBase(dataDir: string): Promise<string> {
+  const record = path.join(dataDir, "tvc-work-base");
+  const previous = await readFile(record, "utf8").then((t) => t.trim(), () => "");
+  if (previous !== "" && path.dirname(previous) === os.tmpdir() && path.basename(previous).startsWith(WORK_PREFIX)) {
+    const st = await lstat(previous).catch(() => undefined);
+    if (st?.isDirectory() && st.uid === process.getuid?.()) await rm(previous, { recursive: true, force: true });
+  }
+  const workBase = await mkdtemp(path.join(os.tmpdir(), WORK_PREFIX));
+  // Traversable, not listable: each replica reaches its own directory only.
+  await chmod(workBase, 0o711);
+  await writeFile(record, workBase + "\n", { mode: 0o600 });
+  return workBase;
+}
+
 export async function resolveIsolation(config: Pick<Config, "tvcUser" | "tvcSandbox" | "dataDir">, log: { info(o: object, m: string): void; warn(o: object, m: string): void }): Promise<Isolation> {
   const asRoot = process.getuid?.() === 0;
   const who: { uid?: number; gid?: number } = asRoot ? await resolveUser(config.tvcUser) : {};
-  const workBase = await mkdtemp(path.join(os.tmpdir(), "sigil-tvc-work-"));
-  // Traversable, not listable: each replica reaches its own directory only.
-  await chmod(workBase, 0o711);
+  const workBase = await newWorkBase(config.dataDir);
   let sandbox: Isolation["sandbox"] = "none";
   let bwrap: string | undefined;
   if (config.tvcSandbox !== "none") {
