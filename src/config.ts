@@ -1,5 +1,6 @@
 // Configuration comes from the environment, and `--flag value` on the command line wins over
 // it. Every knob is listed in the README's configuration table; keep the two in step.
+import fs from "node:fs";
 import path from "node:path";
 import { DEFAULT_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, parseDuration, parseSchedule } from "./webhooks/retry-schedule.ts";
 import { parseTrustProxy, type TrustProxy } from "./network/trust-proxy.ts";
@@ -92,6 +93,15 @@ export interface Config {
   tvcReconcileMs: number;
   /** host[:port] clients reach the TVC ingress at (publicDomain of apps); default: localhost and the ingress's port. */
   tvcPublicAddress: string | undefined;
+  /**
+   * The only directory TVC images may come from (its real path, links resolved). Unset: TVC is
+   * off — every TVC activity is refused and nothing runs (docs/tvc-isolation.md §1).
+   */
+  tvcImageRoot: string | undefined;
+  /** The unprivileged user replicas run as when the service runs as root: a name or uid[:gid]. */
+  tvcUser: string;
+  /** How replicas are confined: "auto" (bwrap when it works here), "bwrap", or "none" (docs/tvc-isolation.md §3). */
+  tvcSandbox: "auto" | "bwrap" | "none";
   /** The issuer of Sigil's OIDC tokens and base of its discovery document (never the bind address); unset: http://localhost:<port>. */
   publicUrl: string | undefined;
   /** JSON file overriding OAuth provider endpoints and listing trusted OIDC issuers (auth/oauth/configure.ts). */
@@ -266,6 +276,25 @@ const KNOBS: Knob[] = [
   { env: "SIGIL_TVC_INGRESS_PORT", flag: "--tvc-ingress-port", key: "tvcIngressPort", parse: int("SIGIL_TVC_INGRESS_PORT", 0, 65535) },
   { env: "SIGIL_TVC_RECONCILE_MS", flag: "--tvc-reconcile-ms", key: "tvcReconcileMs", parse: int("SIGIL_TVC_RECONCILE_MS", 100, 60_000) },
   { env: "SIGIL_TVC_PUBLIC_ADDRESS", flag: "--tvc-public-address", key: "tvcPublicAddress", parse: tvcPublicAddress },
+  { env: "SIGIL_TVC_IMAGE_ROOT", flag: "--tvc-image-root", key: "tvcImageRoot", parse: tvcImageRoot },
+  {
+    env: "SIGIL_TVC_USER",
+    flag: "--tvc-user",
+    key: "tvcUser",
+    parse: (v) => {
+      if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$|^\d{1,10}(:\d{1,10})?$/.test(v)) throw new Error(`SIGIL_TVC_USER must be a user name or uid[:gid], got ${JSON.stringify(v.slice(0, 100))}`);
+      return v;
+    },
+  },
+  {
+    env: "SIGIL_TVC_SANDBOX",
+    flag: "--tvc-sandbox",
+    key: "tvcSandbox",
+    parse: (v) => {
+      if (v !== "auto" && v !== "bwrap" && v !== "none") throw new Error(`SIGIL_TVC_SANDBOX must be auto, bwrap or none, got ${JSON.stringify(v.slice(0, 100))}`);
+      return v;
+    },
+  },
   { env: "SIGIL_PUBLIC_URL", flag: "--public-url", key: "publicUrl", parse: publicUrl },
   { env: "SIGIL_OAUTH_PROVIDERS_FILE", flag: "--oauth-providers-file", key: "oauthProvidersFile", parse: str },
   { env: "SIGIL_OAUTH_TIMEOUT_MS", flag: "--oauth-timeout-ms", key: "oauthTimeoutMs", parse: int("SIGIL_OAUTH_TIMEOUT_MS", 100, 120_000) },
@@ -289,6 +318,29 @@ function tvcPublicAddress(v: string): string {
     throw new Error(`SIGIL_TVC_PUBLIC_ADDRESS must be host or host:port (no scheme or path), got ${JSON.stringify(v.slice(0, 100))}`);
   }
   return v;
+}
+
+/**
+ * SIGIL_TVC_IMAGE_ROOT: an existing directory, kept as its real path so that every later
+ * "is this image under the root" question compares real paths (docs/tvc-isolation.md §2).
+ */
+function tvcImageRoot(v: string): string {
+  if (!path.isAbsolute(v)) throw new Error(`SIGIL_TVC_IMAGE_ROOT must be an absolute path, got ${JSON.stringify(v.slice(0, 200))}`);
+  let real: string;
+  try {
+    real = fs.realpathSync(v);
+  } catch {
+    throw new Error(`SIGIL_TVC_IMAGE_ROOT names no existing directory: ${v}`);
+  }
+  if (!fs.statSync(real).isDirectory()) throw new Error(`SIGIL_TVC_IMAGE_ROOT is not a directory: ${v}`);
+  if (real === "/") throw new Error("SIGIL_TVC_IMAGE_ROOT must not be / (every file of the host would be an image)");
+  return real;
+}
+
+/** `inner` is `outer` or lies below it (both absolute, normalised). */
+export function isWithin(outer: string, inner: string): boolean {
+  const r = path.relative(outer, inner);
+  return r === "" || (r !== ".." && !r.startsWith(".." + path.sep) && !path.isAbsolute(r));
 }
 
 export const DEFAULTS: Config = {
@@ -339,6 +391,9 @@ export const DEFAULTS: Config = {
   tvcIngressPort: 8082,
   tvcReconcileMs: 1000,
   tvcPublicAddress: undefined,
+  tvcImageRoot: undefined,
+  tvcUser: "nobody",
+  tvcSandbox: "auto",
   publicUrl: undefined,
   oauthProvidersFile: undefined,
   oauthTimeoutMs: 10_000,
@@ -367,5 +422,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   cfg.masterKey = masterKey && masterKey !== "" ? masterKey : undefined;
   const out = cfg as unknown as Config;
   out.dataDir = path.resolve(out.dataDir);
+  if (out.tvcImageRoot) {
+    // A replica reads its image: the data directory must never be part of one (docs/tvc-isolation.md §2).
+    let dataDir = out.dataDir;
+    try {
+      dataDir = fs.realpathSync(out.dataDir);
+    } catch {
+      /* not created yet: compare the path as given */
+    }
+    if (isWithin(out.tvcImageRoot, dataDir) || isWithin(dataDir, out.tvcImageRoot)) {
+      throw new Error(`SIGIL_TVC_IMAGE_ROOT (${out.tvcImageRoot}) and SIGIL_DATA_DIR (${dataDir}) must not contain one another`);
+    }
+  }
   return out;
 }

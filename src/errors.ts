@@ -133,6 +133,11 @@ export function invalid(message: string, violations: FieldViolation[] = []): Api
   return new ApiError(Grpc.INVALID_ARGUMENT, "REQUEST_INVALID", message, extra);
 }
 
+/** 403: the caller may not do this at all — not a policy's decision, and nothing is recorded. */
+export function permissionDenied(message: string, category: ErrorCategory = "REQUEST_NOT_AUTHORIZED"): ApiError {
+  return new ApiError(Grpc.PERMISSION_DENIED, category, message);
+}
+
 export function precondition(message: string): ApiError {
   return new ApiError(Grpc.FAILED_PRECONDITION, "REQUEST_INVALID", message);
 }

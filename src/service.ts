@@ -4,6 +4,7 @@
 import { loadConfig, type Config } from "./config.ts";
 import { migrate, openStore, type Store } from "./store/db.ts";
 import { resolveMasterKey } from "./crypto/master-key-source.ts";
+import { ensurePrivateDir } from "./store/data-dir.ts";
 import type { MasterKey } from "./crypto/envelope.ts";
 import { newServiceState, type ServiceState } from "./service-state.ts";
 
@@ -20,6 +21,8 @@ const CANARY_AAD = "sigil:master-key-canary";
 
 export async function openService(argv: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<Service> {
   const config = loadConfig(env, argv);
+  // Also with PostgreSQL and SIGIL_MASTER_KEY: TVC pid records live here (docs/tvc-isolation.md §4).
+  ensurePrivateDir(config.dataDir);
   const warnings: string[] = [];
   const { key, warning } = resolveMasterKey(config.masterKey, config.dataDir);
   if (warning) warnings.push(warning);

@@ -25,6 +25,16 @@ export interface ActivityServices {
   readonly masterKey: MasterKey;
   logins: LoginSettings;
   log?: { warn(obj: object, msg: string): void };
+  /** SIGIL_TVC_IMAGE_ROOT (real path); undefined: TVC is off (docs/tvc-isolation.md §1). */
+  tvcImageRoot?: string;
+}
+
+/** What an `admit` hook may know of the service's configuration. */
+export interface AdmitEnv {
+  /** The organization the request targets. */
+  organizationId: string;
+  /** SIGIL_TVC_IMAGE_ROOT (real path); undefined: TVC is off. */
+  tvcImageRoot?: string;
 }
 
 /** What `policyWallets` names: wallets of the organization by id, or the one being created (by name). */
@@ -147,6 +157,12 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    */
   check?(params: Static<P>): void;
   /**
+   * Checks that need the service's configuration or the file system (a TVC image under the
+   * image root): run at submission after validation and before authorization, so a refused
+   * request records nothing. Not run again for approvals (execute checks what must hold then).
+   */
+  admit?(params: Static<P>, env: AdmitEnv): Promise<void>;
+  /**
    * I/O that must not happen inside a database transaction (an OAuth provider's token
    * endpoint, an issuer's JWKS): run before the transaction that may execute the activity —
    * at submission once authorization allowed it (`when` = "submission"), and before each
@@ -194,6 +210,7 @@ export interface CompiledActivity {
   policyWallets?(params: ActivityParams): PolicyWallets | undefined;
   implicitlyAllowed?(params: ActivityParams, actor: Actor): boolean;
   check?(params: ActivityParams): void;
+  admit?(params: ActivityParams, env: AdmitEnv): Promise<void>;
   prepare?(ctx: PrepareContext, params: ActivityParams, when: "submission" | "approval"): Promise<unknown>;
   execute(ctx: ExecuteContext<unknown>, params: ActivityParams): Promise<Record<string, unknown>>;
 }
@@ -216,7 +233,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     if (validator.is(params)) return params;
     throw new Error(`${def.type}: parameters do not match the definition's schema`);
   };
-  const { policyParams, policyWallets, implicitlyAllowed, check, prepare, execute } = def;
+  const { policyParams, policyWallets, implicitlyAllowed, check, admit, prepare, execute } = def;
   return {
     route: "activity",
     op: def.op ?? names.op,
@@ -237,6 +254,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     ...(policyWallets ? { policyWallets: (params: ActivityParams) => policyWallets(typed(params)) } : {}),
     ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(typed(params), actor) } : {}),
     ...(check ? { check: (params: ActivityParams) => check(typed(params)) } : {}),
+    ...(admit ? { admit: (params: ActivityParams, env: AdmitEnv) => admit(typed(params), env) } : {}),
     ...(prepare ? { prepare: (ctx: PrepareContext, params: ActivityParams, when: "submission" | "approval") => prepare(ctx, typed(params), when) } : {}),
     // `prepared` is what this definition's own prepare returned (settle.ts passes it through).
     execute: async (ctx, params) => execute(ctx as ExecuteContext<X>, typed(params)),

@@ -76,6 +76,7 @@ export async function serve(argv: string[]): Promise<void> {
     timestampMaxAgeMs: config.timestampMaxAgeMs,
     timestampMaxFutureMs: config.timestampMaxFutureMs,
     version: VERSION,
+    tvcImageRoot: config.tvcImageRoot,
     network: {
       trustProxy: config.trustProxy,
       corsOrigins: config.corsOrigins,

@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { MasterKey } from "./envelope.ts";
+import { ensurePrivateDir, restrictFiles } from "../store/data-dir.ts";
 
 export interface MasterKeyResult {
   key: MasterKey;
@@ -13,8 +14,10 @@ export interface MasterKeyResult {
 export function resolveMasterKey(configured: string | undefined, dataDir: string): MasterKeyResult {
   if (configured) return { key: MasterKey.parse(configured) };
   const file = path.join(dataDir, "master.key");
-  fs.mkdirSync(dataDir, { recursive: true });
+  // Only the service's own user may read the key (docs/tvc-isolation.md §4): 0700 / 0600, also when they exist.
+  ensurePrivateDir(dataDir);
   if (fs.existsSync(file)) {
+    restrictFiles(file);
     return {
       key: MasterKey.parse(fs.readFileSync(file, "utf8")),
       warning: `SIGIL_MASTER_KEY is not set; using the key kept in ${file}. Set SIGIL_MASTER_KEY in production.`,

@@ -16,6 +16,8 @@ export interface Authenticated<T> {
   body: Record<string, unknown>;
   /** What the rider read with the credential (the request snapshot, for submissions). */
   rider: T;
+  /** The credential's organization has no parent (a top-level organization, made by `sigil init`). */
+  organizationIsRoot: boolean;
 }
 
 export async function authenticate<T>(ctx: RequestContext, scope: CredentialScope, rider: Rider<T>): Promise<Authenticated<T>> {
@@ -25,5 +27,5 @@ export async function authenticate<T>(ctx: RequestContext, scope: CredentialScop
   // IP allowlist and the caller's rate limits: before validation and policy (network/enforce.ts).
   const pending = enforceNetwork(ctx.deps.db, ctx.deps.state.allowlists, ctx.network, resolved.principal, resolved.rider.network);
   if (pending) await pending;
-  return { principal: resolved.principal, body, rider: resolved.rider.inner };
+  return { principal: resolved.principal, body, rider: resolved.rider.inner, organizationIsRoot: resolved.rider.network.isRoot };
 }

@@ -22,4 +22,6 @@ export interface PipelineDeps {
   now?: () => number;
   /** Sessions, passkeys and OTP delivery (default: no OTP transport, any RP id and origin). */
   logins?: LoginSettings;
+  /** SIGIL_TVC_IMAGE_ROOT (real path); undefined: TVC is off and every TVC activity is refused (docs/tvc-isolation.md §1). */
+  tvcImageRoot?: string;
 }

@@ -20,5 +20,6 @@ export function activityServices(deps: PipelineDeps, tx: Executor, now: number):
     },
     logins: deps.logins ?? DEFAULT_LOGIN_SETTINGS,
     ...(deps.log ? { log: deps.log } : {}),
+    ...(deps.tvcImageRoot ? { tvcImageRoot: deps.tvcImageRoot } : {}),
   };
 }

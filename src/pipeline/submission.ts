@@ -29,6 +29,9 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   // A resubmission costs a rolled-back transaction; every first submission saves a query.
   const bodyFingerprint = createHash("sha256").update(ctx.raw).digest("hex");
   let fingerprint = bodyFingerprint;
+  // Checks against the configuration and the file system (a TVC image under the image root):
+  // before authorization, so a refusal records nothing (ActivityDefinition.admit).
+  if (def.admit) await def.admit(params, { organizationId: principal.organization.id, ...(deps.tvcImageRoot ? { tvcImageRoot: deps.tvcImageRoot } : {}) });
   // 6. authorize: the submitter's stamp is the first approval.
   const gov = await governance(deps.state.governance, deps.db, principal.actor.organizationId, snapshot.policyVersion);
   const evaluated = authorize({

@@ -10,6 +10,7 @@ import type { SubmitRoute } from "../activities/define.ts";
 import type { Principal } from "../auth/principal.ts";
 import { refuseNulCharacters } from "./body.ts";
 import { refuseParentWrite } from "./parent-writes.ts";
+import { refuseTvc } from "../activities/tvc/gate.ts";
 import { refuseAttestedOutsideLogin } from "../auth/attested-stamp.ts";
 import type { RequestContext } from "./context.ts";
 import type { Authenticated } from "./authenticate.ts";
@@ -50,12 +51,14 @@ export function routeType(defs: ReadonlyMap<string, SubmitRoute>, type: unknown,
 /** Everything about the request that can be judged without the store. */
 export function validate<D extends SubmitRoute>(
   ctx: RequestContext,
-  { principal, body, rider: snapshot }: Authenticated<RequestSnapshot>,
+  { principal, body, rider: snapshot, organizationIsRoot }: Authenticated<RequestSnapshot>,
   def: D,
   /** The route kind's checks beyond the schema, run before liveness (routes.ts). */
   check: (def: D, params: Params) => void,
 ): Validated<D> {
   refuseParentWrite(def, principal);
+  // TVC is an operator feature (docs/tvc-isolation.md §1): refused before parameters or policies are looked at.
+  if (def.route === "activity") refuseTvc(def, { fromAncestor: principal.fromAncestor, organizationId: principal.organization.id }, organizationIsRoot, ctx.deps.tvcImageRoot);
   refuseAttestedOutsideLogin(principal, def.type);
   refuseNulCharacters(body);
   const env = envelope.parse(body, "");

@@ -41,6 +41,8 @@ export interface AppOptions {
   logins?: LoginSettings;
   /** Client address, CORS and rate limits (network/*). Default: socket peer, no CORS, no limits. */
   network?: NetworkOptions;
+  /** SIGIL_TVC_IMAGE_ROOT (real path): TVC activities are refused without it (docs/tvc-isolation.md §1). */
+  tvcImageRoot?: string;
   /** The registry /metrics serves, when other parts of the service (the TVC runtime) add to it; default a new one. */
   metricsRegistry?: client.Registry;
 }
@@ -86,6 +88,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     onEvents: opts.onEvents,
     masterKey: opts.masterKey,
     ...(opts.logins ? { logins: opts.logins } : {}),
+    ...(opts.tvcImageRoot ? { tvcImageRoot: opts.tvcImageRoot } : {}),
   };
   const m = metrics(opts.metricsRegistry);
 

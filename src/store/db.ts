@@ -28,6 +28,7 @@ import { groupCommit, StoreUnavailableError, transactionPerCall, type LockDeadli
 import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer.ts";
 import { AsyncLockSqliteDialect, isSqliteBusy } from "./sqlite-driver.ts";
 import { DIALECTS, type Engine, type StoreDialect } from "./dialect.ts";
+import { createPrivateFile, ensurePrivateDir, restrictFiles } from "./data-dir.ts";
 
 export { StoreUnavailableError } from "./transactions.ts";
 
@@ -142,9 +143,12 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; poolSiz
       close: () => db.destroy(),
     };
   }
-  fs.mkdirSync(opts.dataDir, { recursive: true });
+  // 0700 directory, 0600 files, also when they exist already (docs/tvc-isolation.md §4).
+  ensurePrivateDir(opts.dataDir);
   const file = path.join(opts.dataDir, "sigil.db");
+  createPrivateFile(file);
   const sqlite = openSqlite(file);
+  restrictFiles(`${file}-wal`, `${file}-shm`);
   const lockDeadline: LockDeadline = { until: undefined };
   const db = new Kysely<Database>({ dialect: new AsyncLockSqliteDialect(sqlite, withStatementCache(sqlite), t.lockTimeoutMs, lockDeadline) });
   let checkpointer: Checkpointer | undefined;

@@ -1,6 +1,6 @@
 // The desired TVC state, read from the database on every reconcile pass: deployments whose
 // approvals reached the manifest set's threshold (approved_at set), not deleted, of an app
-// that still exists, with the app's live flag. The database is the only source: a restarted
+// that still exists, of a top-level organization, with the app's live flag. The database is the only source: a restarted
 // service reads the same list and starts the same replicas.
 import type { Db } from "../store/schema.ts";
 import type { DeploymentSpec, DesiredDeployment } from "./spec.ts";
@@ -15,6 +15,10 @@ export async function readDesired(db: Db): Promise<DesiredRead> {
   const rows = await db
     .selectFrom("tvc_deployments as d")
     .innerJoin("tvc_apps as a", "a.id", "d.app_id")
+    // Only top-level organizations may run TVC (docs/tvc-isolation.md §1): a sub-organization's
+    // deployment recorded before that rule never starts.
+    .innerJoin("organizations as o", "o.id", "d.organization_id")
+    .where("o.parent_id", "is", null)
     .select(["d.id", "d.app_id", "d.organization_id", "d.spec", "d.replicas", "a.live_deployment_id"])
     .where("d.approved_at", "is not", null)
     .where("d.deleted_at", "is", null)

@@ -7,8 +7,13 @@
 //   expectedPivotDigest; otherwise the start is refused: the deployment reports the refusal,
 //   it is logged and counted, and the check is retried with backoff (a fixed binary starts).
 //   The executable runs in place, so a swap between the check and exec (a few ms) is not caught.
+// - The image directory must lie under the image root (SIGIL_TVC_IMAGE_ROOT), links resolved,
+//   checked before every start like the digest (docs/tvc-isolation.md §2).
 // - Each replica gets a free port in PORT and a clean environment (PATH, HOME, PORT only):
-//   nothing of the service's (SIGIL_*, DATABASE_URL, SMTP_URL…) reaches the app.
+//   nothing of the service's (SIGIL_*, DATABASE_URL, SMTP_URL…) reaches the app. It runs as the
+//   unprivileged replica user when the service is root, in a private working directory (also
+//   its HOME, 0700), inside bwrap when that sandbox is on (tvc/isolation.ts,
+//   docs/tvc-isolation.md §3).
 // - Readiness: TVC_HEALTH_CHECK_TYPE_HTTP = GET /health on the replica's port answering 2xx;
 //   TVC_HEALTH_CHECK_TYPE_GRPC = a TCP connect to that port (no gRPC health protocol here).
 //   Ready after one success, not ready after `unhealthyAfter` failures in a row. A starting
@@ -20,12 +25,11 @@
 //   without stopping the runtime, the groups are SIGKILLed from the exit handler; if it is
 //   killed outright, `reapStale` ends what the pid records left behind on the next start.
 //
-// What it cannot enforce (README): egress, isolation, resource limits, attestation. Replicas run
-// as the service's OS user, on this host.
+// What it cannot enforce (README): egress, isolation between apps, resource limits, attestation.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { access, constants, mkdir, readdir, readFile, realpath, stat, unlink, writeFile } from "node:fs/promises";
+import { access, chmod, chown, constants, mkdir, readdir, readFile, realpath, rm, stat, unlink, writeFile } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
@@ -36,6 +40,8 @@ import type { DesiredDeployment, DeploymentSpec } from "./spec.ts";
 import type { ObservedDeployment } from "./observed.ts";
 import type { ReplicaEndpoint, RuntimeEvent, TvcRuntime } from "./runtime.ts";
 import type { TvcMetrics } from "./metrics.ts";
+import { bwrapArgs, type Isolation } from "./isolation.ts";
+import { isWithin } from "../config.ts";
 
 /** The logger calls the runtime makes (pino's shape). */
 export interface RuntimeLog {
@@ -68,12 +74,16 @@ export interface LocalRuntimeOptions {
   pidDir?: string;
   /** Longest replica output line logged. Default 2000 characters. */
   maxLogLine?: number;
+  /** SIGIL_TVC_IMAGE_ROOT, a real path: no image from elsewhere runs. */
+  imageRoot: string;
+  /** Who replicas run as, the sandbox, and where their working directories are (tvc/isolation.ts). */
+  isolation: Isolation;
 }
 
 export class Refusal extends Error {}
 
 /** A deployment's executable, resolved inside its image directory. */
-export async function resolveExecutable(spec: Pick<DeploymentSpec, "pivotContainerImageUrl" | "pivotPath">): Promise<{ dir: string; file: string }> {
+export async function resolveExecutable(spec: Pick<DeploymentSpec, "pivotContainerImageUrl" | "pivotPath">, imageRoot: string): Promise<{ dir: string; file: string }> {
   let url: URL;
   try {
     url = new URL(spec.pivotContainerImageUrl);
@@ -102,6 +112,9 @@ export async function resolveExecutable(spec: Pick<DeploymentSpec, "pivotContain
   } catch {
     throw new Refusal(`image directory ${dir} does not exist`);
   }
+  // Deployments recorded before the image root existed, or whose directory became a link
+  // leading out of it, are refused here (docs/tvc-isolation.md §2).
+  if (!isWithin(imageRoot, realDir)) throw new Refusal(`image directory ${dir} is not under the TVC image root (SIGIL_TVC_IMAGE_ROOT), links resolved`);
   try {
     realFile = await realpath(path.resolve(realDir, rel));
   } catch {
@@ -142,9 +155,9 @@ function freePort(host: string): Promise<number> {
   });
 }
 
-/** The whole environment a replica sees: nothing of the service's. */
-export function replicaEnv(port: number): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH || "/usr/local/bin:/usr/bin:/bin", HOME: os.tmpdir(), PORT: String(port) };
+/** The whole environment a replica sees: nothing of the service's (docs/tvc-isolation.md §3). */
+export function replicaEnv(port: number, home: string = os.tmpdir()): NodeJS.ProcessEnv {
+  return { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: home, PORT: String(port) };
 }
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {
@@ -189,6 +202,8 @@ const specKey = (s: DeploymentSpec) => JSON.stringify({ ...s, replicas: 0 });
 export class LocalRuntime implements TvcRuntime {
   readonly name = "local";
   readonly #o: Required<Omit<LocalRuntimeOptions, "metrics" | "pidDir">> & Pick<LocalRuntimeOptions, "metrics" | "pidDir">;
+  /** The working directories made, removed when their replica is stopped for good. */
+  readonly #workDirs = new Set<string>();
   readonly #deployments = new Map<string, Deployment>();
   readonly #listeners = new Set<(e: RuntimeEvent) => void>();
   /** Stops under way (removed deployments, scaled-down replicas): stop() waits for them. */
@@ -313,7 +328,7 @@ export class LocalRuntime implements TvcRuntime {
     const ids = { deploymentId: dep.id, appId: dep.appId, replica: r.index };
     let exe: { dir: string; file: string };
     try {
-      exe = await resolveExecutable(dep.spec);
+      exe = await resolveExecutable(dep.spec, this.#o.imageRoot);
       const digest = await sha256File(exe.file);
       if (digest !== dep.spec.expectedPivotDigest.toLowerCase()) {
         throw new Refusal(`the executable's sha256 is ${digest}, not the expectedPivotDigest ${dep.spec.expectedPivotDigest.toLowerCase()}`);
@@ -350,9 +365,18 @@ export class LocalRuntime implements TvcRuntime {
     if (!this.#active(dep, r)) return;
     let child: ChildProcess;
     try {
-      child = spawn(exe.file, dep.spec.pivotArgs, {
-        cwd: exe.dir,
-        env: replicaEnv(port),
+      const iso = this.#o.isolation;
+      const workDir = await this.#workDir(dep, r);
+      if (!this.#active(dep, r)) return;
+      const [command, args] =
+        iso.sandbox === "bwrap" && iso.bwrap
+          ? [iso.bwrap, [...bwrapArgs(exe.dir, workDir, iso.hide), "--", exe.file, ...dep.spec.pivotArgs]]
+          : [exe.file, dep.spec.pivotArgs];
+      child = spawn(command, args, {
+        cwd: workDir,
+        env: replicaEnv(port, workDir),
+        // Never root: the replica user when the service is root (docs/tvc-isolation.md §3).
+        ...(iso.uid !== undefined ? { uid: iso.uid, gid: iso.gid } : {}),
         // Its own process group (setsid): signals to -pid reach its children too.
         detached: true,
         stdio: ["ignore", "pipe", "pipe"],
@@ -389,6 +413,20 @@ export class LocalRuntime implements TvcRuntime {
     this.#o.log.info({ tvc: { ...ids, pid: child.pid, port } }, "tvc replica started");
     this.#emit({ kind: "started", ...ids, pid: child.pid, port });
     this.#scheduleHealth(dep, r, child, Math.min(100, this.#o.healthIntervalMs));
+  }
+
+  /**
+   * The replica's private working directory (its HOME): made on first start, owned by the
+   * replica user, 0700 — also when it exists already with other owner or mode.
+   */
+  async #workDir(dep: Deployment, r: Replica): Promise<string> {
+    const iso = this.#o.isolation;
+    const dir = path.join(iso.workBase, `${dep.id}-${r.index}`);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (iso.uid !== undefined) await chown(dir, iso.uid, iso.gid ?? iso.uid);
+    await chmod(dir, 0o700);
+    this.#workDirs.add(dir);
+    return dir;
   }
 
   #pipe(child: ChildProcess, ids: { deploymentId: string; appId: string; replica: number }): void {
@@ -503,7 +541,14 @@ export class LocalRuntime implements TvcRuntime {
     });
   }
 
+  /** Stops a replica for good: its process group, then its working directory. */
   async #stopReplica(dep: Deployment, r: Replica): Promise<void> {
+    await this.#stopProcess(dep, r);
+    const dir = path.join(this.#o.isolation.workBase, `${dep.id}-${r.index}`);
+    if (this.#workDirs.delete(dir)) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+
+  async #stopProcess(dep: Deployment, r: Replica): Promise<void> {
     r.stopping = true;
     if (r.timer) clearTimeout(r.timer);
     r.timer = undefined;
@@ -556,6 +601,7 @@ export class LocalRuntime implements TvcRuntime {
     this.#closed = true;
     for (const dep of [...this.#deployments.values()]) this.#remove(dep, "the runtime is stopping");
     while (this.#stopping.size > 0) await Promise.all([...this.#stopping]);
+    await rm(this.#o.isolation.workBase, { recursive: true, force: true }).catch(() => undefined);
     process.off("exit", this.#onExit);
     this.#listeners.clear();
   }

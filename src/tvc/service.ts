@@ -9,26 +9,39 @@ import { LocalRuntime, type RuntimeLog } from "./local-runtime.ts";
 import { startController, type TvcController } from "./controller.ts";
 import { startIngress, type TvcIngress } from "./ingress.ts";
 import { TvcMetrics } from "./metrics.ts";
+import { resolveIsolation } from "./isolation.ts";
 
 export interface TvcService {
-  controller: TvcController;
+  /** Undefined when TVC is off (no SIGIL_TVC_IMAGE_ROOT). */
+  controller: TvcController | undefined;
   /** Undefined when its port could not be bound (logged): the API runs on without it. */
   ingress: TvcIngress | undefined;
   stop(): Promise<void>;
 }
 
 export async function startTvc(opts: {
-  config: Pick<Config, "tvcRuntime" | "tvcIngressPort" | "tvcReconcileMs" | "tvcPublicAddress" | "host" | "dataDir" | "shutdownGraceMs">;
+  config: Pick<Config, "tvcRuntime" | "tvcIngressPort" | "tvcReconcileMs" | "tvcPublicAddress" | "host" | "dataDir" | "shutdownGraceMs" | "tvcImageRoot" | "tvcUser" | "tvcSandbox">;
   db: Db;
   state: ServiceState;
   log: RuntimeLog;
   registry?: client.Registry;
 }): Promise<TvcService> {
   const { config, db, state, log } = opts;
+  // TVC is an operator feature (docs/tvc-isolation.md §1): without an image root nothing runs —
+  // not even deployments approved earlier — and get_app_status reports nothing running.
+  const imageRoot = config.tvcImageRoot;
+  if (!imageRoot) {
+    log.info({}, "tvc is off (SIGIL_TVC_IMAGE_ROOT is not set): TVC activities are refused and no replica runs");
+    return { controller: undefined, ingress: undefined, async stop() {} };
+  }
+  // Before anything runs: a sandbox or user that cannot be had stops startup (tvc/isolation.ts).
+  const isolation = await resolveIsolation(config, log);
   const metrics = new TvcMetrics(opts.registry);
   const runtime = new LocalRuntime({
     log,
     metrics,
+    imageRoot,
+    isolation,
     pidDir: path.join(config.dataDir, "tvc-replicas"),
     // Replicas must be gone before the shutdown deadline cuts the service.
     stopGraceMs: Math.max(100, Math.min(5_000, Math.floor(config.shutdownGraceMs / 2))),

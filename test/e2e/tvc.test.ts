@@ -5,9 +5,15 @@
 // touching the repository. Operators are three P-256 key pairs made here; approvals are DER
 // ECDSA signatures over the manifest bytes get_tvc_deployment returns. Processes are observed
 // from the outside: pids from the fixture's echo through the ingress, liveness from /proc.
+//
+// TVC is on because SIGIL_TVC_IMAGE_ROOT names a directory, and the image directories lie under
+// it (readable by the replica user, `nobody` when this runs as root). The sandbox is off here
+// (SIGIL_TVC_SANDBOX=none): in bwrap's pid namespace the fixture would echo pids of that
+// namespace, not the host's this test signals and watches. test/e2e/security-tvc.test.ts runs
+// replicas in both modes (docs/tvc-isolation.md §3).
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, appendFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, appendFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import net from "node:net";
@@ -42,9 +48,15 @@ function sha256File(file: string): string {
   return createHash("sha256").update(readFileSync(file)).digest("hex");
 }
 
-/** A fresh copy of the fixture: an image directory of the test's own. */
+/** SIGIL_TVC_IMAGE_ROOT of this file's servers: images come from under it only. */
+const IMAGE_ROOT = realpathSync(mkdtempSync(path.join(tmpdir(), "sigil-tvc-root-")));
+chmodSync(IMAGE_ROOT, 0o755);
+process.once("exit", () => rmSync(IMAGE_ROOT, { recursive: true, force: true }));
+
+/** A fresh copy of the fixture: an image directory of the test's own, under the image root, readable by the replica user. */
 function newImageDir(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), "sigil-tvc-image-"));
+  const dir = mkdtempSync(path.join(IMAGE_ROOT, "image-"));
+  chmodSync(dir, 0o755);
   cpSync(FIXTURE_DIR, dir, { recursive: true });
   return dir;
 }
@@ -135,8 +147,12 @@ interface DeploymentStatus {
   lastUpdatedTime: { seconds: string; nanos?: string };
 }
 
+// Without a sandbox, replicas can only be kept out of the service's files by running as another
+// user, which needs a root service (docs/tvc-isolation.md §3): elsewhere the service refuses to start TVC.
+const notRoot = process.getuid?.() === 0 ? undefined : "replicas without a sandbox need the service to run as root (docs/tvc-isolation.md §3)";
+
 for (const spec of engines()) {
-  describe(`TVC apps end to end through the SDK [${spec.name}]`, { skip: spec.skip }, () => {
+  describe(`TVC apps end to end through the SDK [${spec.name}]`, { skip: spec.skip ?? notRoot }, () => {
     let inst: Instance;
     let server: RunningServer;
     let init: InitResult;
@@ -255,7 +271,7 @@ for (const spec of engines()) {
       imageA = newImageDir();
       imageB = newImageDir();
       ingressPort = await freePort();
-      inst = await newInstance(spec.name, { SIGIL_TVC_RUNTIME: "local", SIGIL_TVC_INGRESS_PORT: String(ingressPort) });
+      inst = await newInstance(spec.name, { SIGIL_TVC_RUNTIME: "local", SIGIL_TVC_INGRESS_PORT: String(ingressPort), SIGIL_TVC_IMAGE_ROOT: IMAGE_ROOT, SIGIL_TVC_SANDBOX: "none" });
       init = await sigilInit(inst);
       server = await startServer(inst);
       client = clientFor(server.url);

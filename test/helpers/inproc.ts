@@ -121,6 +121,8 @@ function parse(text: string): Json {
 export interface InprocOptions {
   /** Sessions, passkeys, OTP delivery (default: none configured). */
   logins?: LoginSettings;
+  /** Settings of the service's environment beyond the instance's own (e.g. SIGIL_TVC_IMAGE_ROOT). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The real app over an opened service, as `sigil serve` builds it, silent. */
@@ -133,13 +135,14 @@ export function testApp(service: Service, extra: Partial<Parameters<typeof build
     bodyLimitBytes: service.config.bodyLimitBytes,
     timestampMaxAgeMs: service.config.timestampMaxAgeMs,
     timestampMaxFutureMs: service.config.timestampMaxFutureMs,
+    tvcImageRoot: service.config.tvcImageRoot,
     version: "test",
     ...extra,
   });
 }
 
 export async function inproc(engine: EngineSpec["name"] = "sqlite", options: InprocOptions = {}): Promise<Harness> {
-  const inst: Instance = await newInstance(engine);
+  const inst: Instance = await newInstance(engine, options.env ?? {});
   const service = await openService([], inst.env);
   let eventsWritten: (() => void) | undefined;
   const app = testApp(service, {

@@ -2,8 +2,37 @@
 // app with a new manifest set, a deployment, the manifest bytes from get_tvc_deployment and
 // approvals signed over them — as an operator would do it with node:crypto.
 import { createHash } from "node:crypto";
+import { chmodSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { generateP256, signP256, type P256Private } from "../../src/crypto/p256.ts";
-import { completed, type Creds, type Harness, type Json } from "./inproc.ts";
+import type { Isolation } from "../../src/tvc/isolation.ts";
+import { completed, type Creds, type Harness, type InprocOptions, type Json } from "./inproc.ts";
+
+/**
+ * The TVC image root of this test process (SIGIL_TVC_IMAGE_ROOT): TVC is off without one
+ * (docs/tvc-isolation.md §1). A real path, readable by the replica user; removed at exit.
+ */
+export const TVC_IMAGE_ROOT = realpathSync(mkdtempSync(path.join(tmpdir(), "sigil-tvc-root-")));
+chmodSync(TVC_IMAGE_ROOT, 0o755);
+process.once("exit", () => rmSync(TVC_IMAGE_ROOT, { recursive: true, force: true }));
+
+/** Harness options of the TVC op tests: TVC on, images under TVC_IMAGE_ROOT. */
+export const TVC: InprocOptions = { env: { SIGIL_TVC_IMAGE_ROOT: TVC_IMAGE_ROOT } };
+
+/**
+ * Replicas as the runtime tests run them: no sandbox, no user switch (they test the process
+ * lifecycle; test/e2e/security-tvc.test.ts tests the isolation), working directories in a
+ * scratch directory of their own.
+ */
+export function plainIsolation(): Isolation {
+  const workBase = mkdtempSync(path.join(tmpdir(), "sigil-tvc-work-test-"));
+  process.once("exit", () => rmSync(workBase, { recursive: true, force: true }));
+  return { sandbox: "none", workBase, hide: [] };
+}
+
+/** An image directory URL under the image root (need not exist: nothing runs in the op tests). */
+export const imageUrl = (name = "apps/tiny") => `file://${TVC_IMAGE_ROOT}/${name}`;
 
 export interface Operator {
   name: string;
@@ -59,7 +88,7 @@ export const DIGEST = createHash("sha256").update("a tiny app").digest("hex");
 export const deploymentParams = (appId: string, over: Json = {}): Json => ({
   appId,
   qosVersion: "local-1",
-  pivotContainerImageUrl: "file:///opt/apps/tiny",
+  pivotContainerImageUrl: imageUrl(),
   pivotPath: "bin/server",
   pivotArgs: ["--quiet"],
   expectedPivotDigest: DIGEST,

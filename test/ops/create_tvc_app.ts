@@ -1,11 +1,30 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { addUsersWithKeys, completed, conflict, forbidden, invalidRequest, perEngine, UUID, type Json } from "../helpers/inproc.ts";
-import { createApp, newApp, newOperators, operatorParams, quorumKey, uniqueName } from "../helpers/tvc.ts";
+import { addUsersWithKeys, completed, conflict, forbidden, invalidRequest, perEngine, UUID, type Creds, type Json } from "../helpers/inproc.ts";
+import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
+import { createApp, newApp, newOperators, operatorParams, quorumKey, uniqueName, TVC } from "../helpers/tvc.ts";
 
 const OP = "create_tvc_app";
 
 perEngine(OP, (h) => {
+  it("TVC is for top-level organizations only: a sub-organization's own root user is refused (403, code 7) and nothing is recorded (docs/tvc-isolation.md §1)", async () => {
+    const key = generateP256KeyPair();
+    const sdk = await h().sdk();
+    const sub = await sdk.createSubOrganization({
+      subOrganizationName: "tvc-sub",
+      rootQuorumThreshold: 1,
+      rootUsers: [{ userName: "sub-root", apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+    });
+    const subRoot: Creds = { organizationId: sub.subOrganizationId, userId: sub.rootUserIds![0]!, key };
+    const params = { name: "app", quorumPublicKey: quorumKey(), manifestSetParams: { name: "m", newOperators: operatorParams(newOperators(1)), threshold: 1 }, shareSetParams: { name: "s", newOperators: operatorParams(newOperators(2)), threshold: 2 } };
+    forbidden(await createApp(h(), params, subRoot), /TVC is not enabled for organization/);
+    // Refused before its parameters are read: an invalid request gets the same answer.
+    forbidden(await createApp(h(), { name: "" }, subRoot), /TVC is not enabled for organization/);
+    assert.deepEqual((await h().query("list_tvc_apps", {}, { as: subRoot })).json.tvcApps, []);
+    const acts = (await h().query("list_activities", {}, { as: subRoot })).json.activities as Json[];
+    assert.deepEqual(acts.filter((a) => /TVC/.test(a.type)), [], "no activity recorded");
+  });
+
   it("a new 2-of-3 manifest set and 2-of-2 share set through the official SDK: all seven result fields", async () => {
     const org = await h().newOrg("tvc-create");
     const ops = newOperators(3);
@@ -167,5 +186,15 @@ perEngine(OP, (h) => {
       "createPolicyResult",
     );
     completed(await createApp(h(), params(), member), "createTvcAppResult");
+  });
+}, undefined, TVC);
+
+perEngine(`${OP} without SIGIL_TVC_IMAGE_ROOT`, (h) => {
+  it("TVC is off: even a top-level organization is refused (403, code 7); the queries answer with empty lists", async () => {
+    const params = { name: "app", quorumPublicKey: quorumKey(), manifestSetParams: { name: "m", newOperators: operatorParams(newOperators(1)), threshold: 1 }, shareSetParams: { name: "s", newOperators: operatorParams(newOperators(2)), threshold: 2 } };
+    forbidden(await createApp(h(), params), /TVC is not enabled for organization/);
+    const list = await h().query("list_tvc_apps");
+    assert.equal(list.status, 200);
+    assert.deepEqual(list.json.tvcApps, []);
   });
 });

@@ -2,7 +2,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { addUsersWithKeys, completed, forbidden, invalidRequest, notFound, perEngine, UUID, type Json } from "../helpers/inproc.ts";
-import { createDeployment, deploymentParams, DIGEST, getDeployment, newApp } from "../helpers/tvc.ts";
+import { createDeployment, deploymentParams, DIGEST, getDeployment, newApp, TVC, imageUrl } from "../helpers/tvc.ts";
 
 const OP = "create_tvc_deployment";
 
@@ -15,7 +15,7 @@ perEngine(OP, (h) => {
     const r = await sdk.createTvcDeployment({
       appId: app.appId,
       qosVersion: "local-1",
-      pivotContainerImageUrl: "file:///opt/apps/tiny",
+      pivotContainerImageUrl: imageUrl(),
       pivotPath: "/bin/server",
       pivotArgs: ["--port-from-env", "x y"],
       expectedPivotDigest: DIGEST.toUpperCase(),
@@ -30,7 +30,7 @@ perEngine(OP, (h) => {
     assert.equal(d.appId, app.appId);
     assert.equal(d.qosVersion, "local-1");
     assert.deepEqual(d.pivotContainer, {
-      containerUrl: "file:///opt/apps/tiny",
+      containerUrl: imageUrl(),
       path: "/bin/server",
       args: ["--port-from-env", "x y"],
       hasPullSecret: false,
@@ -129,4 +129,4 @@ perEngine(OP, (h) => {
     );
     completed(await createDeployment(h(), deploymentParams(app.appId), member), "createTvcDeploymentResult");
   });
-});
+}, undefined, TVC);

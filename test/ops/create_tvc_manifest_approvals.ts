@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, conflict, forbidden, invalidRequest, notFound, perEngine, UUID, type Json } from "../helpers/inproc.ts";
-import { approve, getDeployment, manifestBytes, newApp, newDeployment, newOperators, sign } from "../helpers/tvc.ts";
+import { approve, getDeployment, manifestBytes, newApp, newDeployment, newOperators, sign, TVC } from "../helpers/tvc.ts";
 import { signP256 } from "../../src/crypto/p256.ts";
 
 const OP = "create_tvc_manifest_approvals";
@@ -120,4 +120,4 @@ perEngine(OP, (h) => {
     );
     completed(await approve(h(), d.manifestId, approvals, member), "createTvcManifestApprovalsResult");
   });
-});
+}, undefined, TVC);

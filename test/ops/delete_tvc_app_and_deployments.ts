@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, forbidden, notFound, perEngine, type Json } from "../helpers/inproc.ts";
-import { approvedDeployment, createApp, getDeployment, newApp, newDeployment, quorumKey } from "../helpers/tvc.ts";
+import { approvedDeployment, createApp, getDeployment, newApp, newDeployment, quorumKey, TVC, imageUrl } from "../helpers/tvc.ts";
 
 const OP = "delete_tvc_app_and_deployments";
 const TYPE = "ACTIVITY_TYPE_DELETE_TVC_APP_AND_DEPLOYMENTS";
@@ -23,7 +23,7 @@ perEngine(OP, (h) => {
     const rows = await h().service.store.db.selectFrom("tvc_deployments").select("deleted_at").where("app_id", "=", app.appId).execute();
     assert.ok(rows.length === 2 && rows.every((r) => r.deleted_at !== null));
     // No new deployment for it; a twice-deleted app is 404.
-    notFound(await h().submit("create_tvc_deployment", "ACTIVITY_TYPE_CREATE_TVC_DEPLOYMENT", { appId: app.appId, qosVersion: "1", pivotContainerImageUrl: "file:///a", pivotPath: "b", pivotArgs: [], expectedPivotDigest: "0".repeat(64), healthCheckType: "TVC_HEALTH_CHECK_TYPE_HTTP", healthCheckPort: 1, publicIngressPort: 1 }, { as: org }));
+    notFound(await h().submit("create_tvc_deployment", "ACTIVITY_TYPE_CREATE_TVC_DEPLOYMENT", { appId: app.appId, qosVersion: "1", pivotContainerImageUrl: imageUrl("a"), pivotPath: "b", pivotArgs: [], expectedPivotDigest: "0".repeat(64), healthCheckType: "TVC_HEALTH_CHECK_TYPE_HTTP", healthCheckPort: 1, publicIngressPort: 1 }, { as: org }));
     notFound(await h().submit(OP, TYPE, { appId: app.appId }, { as: org }), /no TVC app/);
     // The name is free again; the old sets are reused by id.
     const again = completed(await createApp(h(), { name: "doomed", quorumPublicKey: quorumKey(), manifestSetId: app.manifestSetId, shareSetId: app.shareSetId }, org), "createTvcAppResult");
@@ -46,4 +46,4 @@ perEngine(OP, (h) => {
     );
     completed(await h().submit(OP, TYPE, { appId: app.appId }, { as: member! }), "deleteTvcAppAndDeploymentsResult");
   });
-});
+}, undefined, TVC);

@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, forbidden, notFound, perEngine } from "../helpers/inproc.ts";
-import { approvedDeployment, getDeployment, newApp, newDeployment } from "../helpers/tvc.ts";
+import { approvedDeployment, getDeployment, newApp, newDeployment, TVC } from "../helpers/tvc.ts";
 
 const OP = "delete_tvc_deployment";
 const TYPE = "ACTIVITY_TYPE_DELETE_TVC_DEPLOYMENT";
@@ -57,4 +57,4 @@ perEngine(OP, (h) => {
     );
     completed(await h().submit(OP, TYPE, { deploymentId: d.deploymentId }, { as: member! }), "deleteTvcDeploymentResult");
   });
-});
+}, undefined, TVC);

@@ -2,12 +2,11 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createHash } from "node:crypto";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import pino from "pino";
 import { invalidRequest, notFound, perEngine, UUID } from "../helpers/inproc.ts";
-import { approvedDeployment, newApp } from "../helpers/tvc.ts";
+import { approvedDeployment, newApp, plainIsolation, TVC, TVC_IMAGE_ROOT } from "../helpers/tvc.ts";
 import { pollUntil } from "../helpers/raw-http.ts";
 import { LocalRuntime } from "../../src/tvc/local-runtime.ts";
 import { startController } from "../../src/tvc/controller.ts";
@@ -34,7 +33,7 @@ perEngine("get_app_status", (h) => {
   });
 
   it("what the runtime observes: ready/desired replicas, the live deployment targeted, a refused one with its reason; through the official SDK", async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "sigil-app-status-"));
+    const dir = mkdtempSync(path.join(TVC_IMAGE_ROOT, "app-status-"));
     mkdirSync(path.join(dir, "bin"));
     copyFileSync(FIXTURE, path.join(dir, "bin", "server.mjs"));
     const digest = createHash("sha256").update(readFileSync(path.join(dir, "bin", "server.mjs"))).digest("hex");
@@ -45,7 +44,7 @@ perEngine("get_app_status", (h) => {
     const bad = await approvedDeployment(h(), h().root, app, 2, { ...image, expectedPivotDigest: "ab".repeat(32), replicas: 1 });
     const { db } = h().service.store;
     const log = pino({ level: "silent" });
-    const runtime = new LocalRuntime({ log, healthIntervalMs: 100, backoffBaseMs: 100, backoffCapMs: 500 });
+    const runtime = new LocalRuntime({ log, imageRoot: TVC_IMAGE_ROOT, isolation: plainIsolation(), healthIntervalMs: 100, backoffBaseMs: 100, backoffCapMs: 500 });
     const controller = startController({ db, runtime, observations: h().service.state.tvc, log, intervalMs: 100 });
     try {
       const status = await pollUntil("2 ready replicas and a refusal", 15_000, 50, async () => {
@@ -79,4 +78,4 @@ perEngine("get_app_status", (h) => {
     const after = await h().query(OP, { appId: app.appId });
     assert.deepEqual(after.json.appStatus.deployments, []);
   });
-});
+}, undefined, TVC);

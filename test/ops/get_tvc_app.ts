@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { invalidRequest, notFound, perEngine } from "../helpers/inproc.ts";
-import { newApp } from "../helpers/tvc.ts";
+import { newApp, TVC } from "../helpers/tvc.ts";
 
 const OP = "get_tvc_app";
 
@@ -25,4 +25,4 @@ perEngine(OP, (h) => {
     invalidRequest(await h().query(OP, { appId: foreign.appId }, { as: org }), /tvcAppId/, ["tvcAppId"]);
     invalidRequest(await h().query(OP, { tvcAppId: "nope" }, { as: org }), /UUID/, ["tvcAppId"]);
   });
-});
+}, undefined, TVC);

@@ -2,7 +2,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { invalidRequest, notFound, perEngine, type Json } from "../helpers/inproc.ts";
-import { approvedDeployment, newApp, newDeployment, sign } from "../helpers/tvc.ts";
+import { approvedDeployment, newApp, newDeployment, sign, TVC, imageUrl } from "../helpers/tvc.ts";
 import { verifyOperatorSignature } from "../../src/tvc/operator-keys.ts";
 
 const OP = "get_tvc_deployment";
@@ -30,7 +30,7 @@ perEngine(OP, (h) => {
       // Signatures are randomised: another one by the same key verifies too, over these bytes only.
       assert.ok(verifyOperatorSignature(a.operator.publicKey, bytes, sign(app.operators[i]!, bytes)));
     }
-    assert.equal(t.pivotContainer.containerUrl, "file:///opt/apps/tiny");
+    assert.equal(t.pivotContainer.containerUrl, imageUrl());
     assert.equal(t.qosVersion, "local-1");
     assert.equal(t.status, "approved");
     assert.equal(t.delete, false);
@@ -60,4 +60,4 @@ perEngine(OP, (h) => {
     notFound(await h().query(OP, { deploymentId: foreign.deploymentId }, { as: org }), /no TVC deployment/);
     invalidRequest(await h().query(OP, { deploymentId: "x" } as Json, { as: org }), /UUID/, ["deploymentId"]);
   });
-});
+}, undefined, TVC);

@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { completed, notFound, perEngine } from "../helpers/inproc.ts";
-import { approvedDeployment, newApp, newDeployment } from "../helpers/tvc.ts";
+import { approvedDeployment, newApp, newDeployment, TVC } from "../helpers/tvc.ts";
 
 const OP = "list_tvc_app_deployments";
 
@@ -32,4 +32,4 @@ perEngine(OP, (h) => {
     notFound(await h().query(OP, { appId: crypto.randomUUID() }, { as: org }), /no TVC app/);
     notFound(await h().query(OP, { appId: foreign.appId }, { as: org }), /no TVC app/);
   });
-});
+}, undefined, TVC);

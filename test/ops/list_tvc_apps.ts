@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { perEngine, UUID, type Json } from "../helpers/inproc.ts";
-import { approvedDeployment, newApp } from "../helpers/tvc.ts";
+import { approvedDeployment, newApp, TVC } from "../helpers/tvc.ts";
 
 const OP = "list_tvc_apps";
 const TIMESTAMP = { seconds: /^[0-9]+$/, nanos: /^[0-9]+$/ };
@@ -48,4 +48,4 @@ perEngine(OP, (h) => {
     assert.equal(op.signPublicKey, op.publicKey);
     assert.ok(isTimestamp(op.createdAt) && isTimestamp(op.updatedAt));
   });
-});
+}, undefined, TVC);

@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, forbidden, invalidRequest, notFound, perEngine, type Json } from "../helpers/inproc.ts";
-import { approve, approvedDeployment, manifestBytes, newApp, newDeployment, sign } from "../helpers/tvc.ts";
+import { approve, approvedDeployment, manifestBytes, newApp, newDeployment, sign, TVC } from "../helpers/tvc.ts";
 
 const OP = "set_tvc_app_live_deployment";
 const TYPE = "ACTIVITY_TYPE_UPDATE_TVC_APP_LIVE_DEPLOYMENT";
@@ -63,4 +63,4 @@ perEngine(OP, (h) => {
     completed(await h().submit(OP, TYPE, { deploymentId: two.deploymentId }, { as: member! }), "updateTvcAppLiveDeploymentResult");
     assert.equal(await live(org, app.appId), two.deploymentId);
   });
-});
+}, undefined, TVC);

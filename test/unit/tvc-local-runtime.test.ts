@@ -19,6 +19,7 @@ import type { DeploymentSpec, DesiredDeployment } from "../../src/tvc/spec.ts";
 import { openService, type Service } from "../../src/service.ts";
 import { newId } from "../../src/store/util.ts";
 import { newInstance, type Instance } from "../helpers/server.ts";
+import { plainIsolation } from "../helpers/tvc.ts";
 import { pollUntil } from "../helpers/raw-http.ts";
 
 const FIXTURE = path.resolve(import.meta.dirname, "../fixtures/tvc-app/server.mjs");
@@ -95,7 +96,8 @@ async function getJson(url: string): Promise<{ status: number; json: Record<stri
 }
 
 before(() => {
-  scratch = mkdtempSync(path.join(tmpdir(), "sigil-tvc-"));
+  // The image root (SIGIL_TVC_IMAGE_ROOT) of these runtimes: every image directory is made in it.
+  scratch = realpathSync(mkdtempSync(path.join(tmpdir(), "sigil-tvc-")));
 });
 after(() => {
   for (const pid of seen) {
@@ -117,7 +119,7 @@ describe("local runtime", () => {
     log = new MemoryLog();
     registry = new client.Registry();
     metrics = new TvcMetrics(registry);
-    runtime = new LocalRuntime({ log, metrics, ...fast, ...extra });
+    runtime = new LocalRuntime({ log, metrics, imageRoot: scratch, isolation: plainIsolation(), ...fast, ...extra });
     metrics.observeFrom(() => runtime.observe());
     return runtime;
   };
@@ -278,15 +280,19 @@ describe("local runtime", () => {
 
   it("pivotPath stays inside the image directory", async () => {
     const image = imageDir();
-    await assert.rejects(resolveExecutable({ pivotContainerImageUrl: image.url, pivotPath: "../../etc/passwd" }), Refusal);
-    await assert.rejects(resolveExecutable({ pivotContainerImageUrl: image.url, pivotPath: "bin/../../x" }), /outside the image/);
-    await assert.rejects(resolveExecutable({ pivotContainerImageUrl: "https://example.com/image", pivotPath: "x" }), /file:\/\/ images only/);
-    await assert.rejects(resolveExecutable({ pivotContainerImageUrl: image.url, pivotPath: "bin/missing" }), /does not exist/);
+    await assert.rejects(resolveExecutable({ pivotContainerImageUrl: image.url, pivotPath: "../../etc/passwd" }, scratch), Refusal);
+    await assert.rejects(resolveExecutable({ pivotContainerImageUrl: image.url, pivotPath: "bin/../../x" }, scratch), /outside the image/);
+    await assert.rejects(resolveExecutable({ pivotContainerImageUrl: "https://example.com/image", pivotPath: "x" }, scratch), /file:\/\/ images only/);
+    await assert.rejects(resolveExecutable({ pivotContainerImageUrl: image.url, pivotPath: "bin/missing" }, scratch), /does not exist/);
     // A symlink out of the image is refused too.
     const { symlinkSync } = await import("node:fs");
     symlinkSync("/bin/sh", path.join(image.dir, "bin", "escape"));
-    await assert.rejects(resolveExecutable({ pivotContainerImageUrl: image.url, pivotPath: "bin/escape" }), /through a symlink/);
-    const ok = await resolveExecutable({ pivotContainerImageUrl: image.url, pivotPath: "/bin/../bin/server.mjs" });
+    await assert.rejects(resolveExecutable({ pivotContainerImageUrl: image.url, pivotPath: "bin/escape" }, scratch), /through a symlink/);
+    const ok = await resolveExecutable({ pivotContainerImageUrl: image.url, pivotPath: "/bin/../bin/server.mjs" }, scratch);
+    // The image directory itself must lie under the image root, links resolved (docs/tvc-isolation.md §2).
+    await assert.rejects(resolveExecutable({ pivotContainerImageUrl: "file:///usr/bin", pivotPath: "dash" }, scratch), /not under the TVC image root/);
+    symlinkSync("/usr/bin", path.join(scratch, "linked-out"));
+    await assert.rejects(resolveExecutable({ pivotContainerImageUrl: pathToFileURL(path.join(scratch, "linked-out")).href, pivotPath: "dash" }, scratch), /not under the TVC image root/);
     assert.equal(ok.file, realpathSync(image.file));
   });
 });
@@ -335,7 +341,7 @@ describe("controller and ingress over the database", () => {
   const setLive = (appId: string, deploymentId: string | null) => service.store.db.updateTable("tvc_apps").set({ live_deployment_id: deploymentId }).where("id", "=", appId).execute();
   const start = async () => {
     observations = new TvcObservations();
-    const runtime = new LocalRuntime({ log, ...fast });
+    const runtime = new LocalRuntime({ log, imageRoot: scratch, isolation: plainIsolation(), ...fast });
     controller = startController({ db: service.store.db, runtime, observations, log, intervalMs: 100 });
     ingress = await startIngress({ db: service.store.db, runtime, log, host: "127.0.0.1", port: 0 });
     return runtime;

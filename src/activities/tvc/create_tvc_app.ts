@@ -10,6 +10,7 @@ import { Name } from "../../schemas/common.ts";
 import { insertApp, insertOrGetOperator, insertOrGetOperatorSet, operatorsById, operatorSets } from "../../store/tvc.ts";
 import { isUniqueViolation, newOrderedId } from "../../store/util.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
+import { tvcAllowedAtExecution } from "./gate.ts";
 import { checkSetParams, checkThreshold, intOf, oneOf, OperatorSetParams, P256Hex, p256Field, type OperatorSetParamsT } from "./fields.ts";
 
 const Params = Type.Object({
@@ -85,6 +86,8 @@ async function newSet(ctx: ExecuteContext, p: OperatorSetParamsT, at: string, mi
 }
 
 async function execute(ctx: ExecuteContext, p: P) {
+  // Again at execution: an approval may run it after TVC was switched off (gate.ts).
+  await tvcAllowedAtExecution(ctx);
   const resolved: ResolvedSet[] = [];
   for (const s of SETS) {
     const id = p[s.idField];

@@ -3,8 +3,9 @@
 // their approvals reach the set's threshold (create_tvc_manifest_approvals).
 //
 // The local runtime runs an executable from a directory of this host: the image URL is
-// `file://<absolute directory>` and pivotPath the executable inside it (a leading "/" means
-// the directory's root); other schemes are refused here rather than at run time.
+// `file://<absolute directory>` under SIGIL_TVC_IMAGE_ROOT and pivotPath the executable inside
+// it (a leading "/" means the directory's root); other schemes, and directories outside the
+// image root (docs/tvc-isolation.md §2), are refused here rather than at run time.
 import { Type, type Static } from "@sinclair/typebox";
 import { invalid, notFound } from "../../errors.ts";
 import { Id, maxItems } from "../../schemas/common.ts";
@@ -12,7 +13,8 @@ import { findApp, insertDeployment, operatorSets, type OperatorSetWithMembers } 
 import { newOrderedId } from "../../store/util.ts";
 import { buildManifest, type ManifestOperatorSet } from "../../tvc/manifest.ts";
 import type { DeploymentSpec } from "../../tvc/spec.ts";
-import { defineActivity, type ExecuteContext } from "../define.ts";
+import { defineActivity, type AdmitEnv, type ExecuteContext } from "../define.ts";
+import { checkImageUnderRoot, tvcAllowedAtExecution, tvcNotEnabled } from "./gate.ts";
 import { Int64, intOf, MAX_REPLICAS } from "./fields.ts";
 
 const MAX_ARGS = 64;
@@ -67,6 +69,16 @@ export function imageDirectory(url: string): string {
   return dir;
 }
 
+/**
+ * The image must come from under SIGIL_TVC_IMAGE_ROOT, links resolved (docs/tvc-isolation.md §2):
+ * a 400 naming pivotContainerImageUrl at submission; the runtime checks again before every start.
+ */
+async function admit(p: P, env: AdmitEnv): Promise<void> {
+  // The pipeline refused already when TVC is off (gate.ts); never treat a missing root as "anything goes".
+  if (!env.tvcImageRoot) throw tvcNotEnabled(env.organizationId);
+  await checkImageUnderRoot(imageDirectory(p.pivotContainerImageUrl), env.tvcImageRoot);
+}
+
 function check(p: P): void {
   imageDirectory(p.pivotContainerImageUrl);
   if (p.pivotPath.includes("\0") || p.pivotPath.split("/").includes("..")) throw bad("pivotPath", "must be a path inside the image directory (no '..' segments, no NUL)");
@@ -91,6 +103,8 @@ const manifestSet = (s: OperatorSetWithMembers): ManifestOperatorSet => ({
 });
 
 async function execute(ctx: ExecuteContext, p: P) {
+  // Again at execution: an approval may run it after TVC was switched off (gate.ts).
+  await tvcAllowedAtExecution(ctx);
   const { tx, organization, now } = ctx;
   // Shared: the app must go on existing until this commits; deployments of one app don't queue.
   const app = await findApp(tx, organization.id, p.appId.toLowerCase(), "shared");
@@ -153,5 +167,6 @@ export const createTvcDeployment = defineActivity({
   params: Params,
   returns: Type.Object({ deploymentId: Type.String(), manifestId: Type.String() }),
   check,
+  admit,
   execute,
 });

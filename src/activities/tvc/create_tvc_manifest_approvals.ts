@@ -12,6 +12,7 @@ import { approvalsOf, findApp, findDeployment, findDeploymentByManifest, insertA
 import { isUniqueViolation, newOrderedId } from "../../store/util.ts";
 import { derSignatureProblem, verifyOperatorSignature } from "../../tvc/operator-keys.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
+import { tvcAllowedAtExecution } from "./gate.ts";
 import { MAX_SET_OPERATORS } from "./fields.ts";
 
 const Params = Type.Object({
@@ -45,6 +46,8 @@ function check(p: P): void {
 }
 
 async function execute(ctx: ExecuteContext, p: P) {
+  // Again at execution: an approval may run it after TVC was switched off (gate.ts).
+  await tvcAllowedAtExecution(ctx);
   const { tx, organization, now } = ctx;
   const manifestId = p.manifestId.toLowerCase();
   const found = await findDeploymentByManifest(tx, organization.id, manifestId);

@@ -6,10 +6,13 @@ import { notFound } from "../../errors.ts";
 import { Id } from "../../schemas/common.ts";
 import { findApp, findDeployment, markDeployment, setLiveDeployment } from "../../store/tvc.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
+import { tvcAllowedAtExecution } from "./gate.ts";
 
 const Params = Type.Object({ deploymentId: Id("deployment") });
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
+  // Again at execution: an approval may run it after TVC was switched off (gate.ts).
+  await tvcAllowedAtExecution(ctx);
   const { tx, organization, now } = ctx;
   const deploymentId = p.deploymentId.toLowerCase();
   const found = await findDeployment(tx, organization.id, deploymentId);
