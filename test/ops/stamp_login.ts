@@ -90,7 +90,9 @@ async function attestedLogin(
   const signer = opts.signWith ?? t.key;
   const stamper = new ApiKeyStamper({ apiPublicKey: signer.publicCompressed, apiPrivateKey: privateScalar(signer).toString("hex") });
   let signature = await stamper.sign(body, SignatureFormat.Der);
-  if (opts.tamper) signature = signature.slice(0, -4) + (signature.endsWith("00") ? "11" : "00") + signature.slice(-2);
+  // Flip the low bit of the second-to-last byte: always a change (overwriting it with a fixed
+  // value left the signature intact whenever the byte already had that value).
+  if (opts.tamper) signature = signature.slice(0, -4) + (parseInt(signature.slice(-4, -2), 16) ^ 1).toString(16).padStart(2, "0") + signature.slice(-2);
   const stamp = { publicKeyAttestation: t.token, scheme: "STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN", publicKey: opts.stampKey ?? publicKey, signature };
   return h.post(opts.path ?? "/public/v1/submit/stamp_login", body, {
     "X-Stamp-Attested": Buffer.from(JSON.stringify(stamp)).toString("base64url"),
