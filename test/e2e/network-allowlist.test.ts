@@ -5,38 +5,11 @@
 // (IPv6 client addresses come that way: the server listens on IPv4 loopback only).
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import net from "node:net";
 import { Turnkey, TurnkeyRequestError, type TurnkeyApiClient } from "@turnkey/sdk-server";
+import { relayFrom } from "../helpers/relay.ts";
 import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { goodStamp, rawPost, type RawResponse } from "../helpers/raw-http.ts";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
-
-/** A TCP relay on 127.0.0.1 whose connections to `port` leave from `localAddress`. */
-async function relayFrom(localAddress: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect({ host: "127.0.0.1", port, localAddress });
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-      s.on("error", () => {
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port: relayPort } = server.address() as net.AddressInfo;
-  return {
-    url: `http://127.0.0.1:${relayPort}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 const sdkFor = (baseUrl: string, key: P256KeyPair, organizationId: string): TurnkeyApiClient =>
   new Turnkey({ apiBaseUrl: baseUrl, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: organizationId }).apiClient();

@@ -6,7 +6,6 @@
 // The rate-limit fixes are unit tests: test/unit/network-rate-limit-bounds.test.ts.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import net from "node:net";
 import path from "node:path";
 import { writeFileSync } from "node:fs";
 import { createHash, randomBytes } from "node:crypto";
@@ -14,6 +13,7 @@ import { Turnkey, type TurnkeyApiClient } from "@turnkey/sdk-server";
 import { TurnkeyClient } from "@turnkey/http";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { decodeJwt } from "jose";
+import { relayFrom } from "../helpers/relay.ts";
 import { engines, freePort, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { OidcServer, type Account } from "../helpers/oidc-server.ts";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
@@ -24,33 +24,6 @@ const suffix = () => randomBytes(3).toString("hex");
 
 const ACCOUNTS: Account[] = ["victim", "attacker", "owner"].map((id) => ({ id: `${id}-${suffix()}`, username: `${id}_handle`, name: id }));
 const acct = (name: string) => ACCOUNTS.find((a) => a.id.startsWith(`${name}-`))!.id;
-
-/** A TCP relay on 127.0.0.1 whose connections to `port` leave from `localAddress`. */
-async function relayFrom(localAddress: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect({ host: "127.0.0.1", port, localAddress });
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-      s.on("error", () => {
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port: relayPort } = server.address() as net.AddressInfo;
-  return {
-    url: `http://127.0.0.1:${relayPort}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 for (const spec of engines()) {
   describe(`security: OAuth identities, sessions, idempotency, keys [${spec.name}]`, { skip: spec.skip, timeout: 180_000 }, () => {
