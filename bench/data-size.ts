@@ -1,4 +1,4 @@
-// Cost as data grows (issue 15 item 3): request latency in a large organization next to the
+// Cost as data grows (docs/benchmarks.md §4): request latency in a large organization next to the
 // same requests in an (almost) empty one, same run, same machine, rounds interleaved.
 //
 //   npm run bench:data [-- --postgres <url>] [--skip-sqlite] [--scale F] [--requests N]

@@ -83,7 +83,7 @@ const ROUNDS = num("--rounds", "BENCH_ROUNDS", 3, 1, 10);
 const PG_ROUNDS = num("--pg-rounds", "BENCH_PG_ROUNDS", 1, 1, 10);
 const roundsOf = (engine: Engine) => (engine === "postgres" ? PG_ROUNDS : ROUNDS);
 
-/** Issue 15's goals on the 2-core machine, as shares of the bare-fastify baseline. */
+/** The goals on the 2-core machine, as shares of the bare-fastify baseline (docs/benchmarks.md §1). */
 interface Goal {
   minPct: number;
   maxP99?: number;
@@ -644,7 +644,7 @@ function goalVerdict(f: Figures, baseline: number): string {
 
 function table(rows: Figures[], baseline: number): string {
   const withBefore = rows.some((f) => f.before);
-  const head = ["scenario", "engine", "req/s", "± sd", "p50 ms", "p99 ms", "non-2xx", "errors", "vs baseline", "RSS MiB", "CPU ms/req", "goal (issue 15)"];
+  const head = ["scenario", "engine", "req/s", "± sd", "p50 ms", "p99 ms", "non-2xx", "errors", "vs baseline", "RSS MiB", "CPU ms/req", "goal"];
   if (withBefore) head.push("before req/s", "before p99", "before vs baseline", "before RSS", "before CPU ms/req");
   const body = rows.map((f) => {
     const cells = [
@@ -676,8 +676,8 @@ function table(rows: Figures[], baseline: number): string {
 /** The signature floor's rate in this run (set once both baselines ran). */
 let floorRps = 0;
 
-/** The issue's table: before → now as shares of this run's baseline, and the goal. */
-function issueTable(rows: Figures[], baseline: number): string {
+/** The goals table: before → now as shares of this run's baseline, and the goal. */
+function goalsTable(rows: Figures[], baseline: number): string {
   const out = [
     "| scenario | before (share of baseline), p99, server CPU/request | now (share of baseline), p99, server CPU/request | now as share of the signature floor | peak RSS now | goal |",
     "|---|---|---|---|---|---|",
@@ -731,7 +731,7 @@ async function main(): Promise<void> {
 
   log(`\n${table(rows, baseline.rps)}`);
   for (const r of rows) if (r.note) log(`${r.scenario} [${r.engine}]: ${r.note}`);
-  log(`\nissue 15 (shares of this run's baseline, ${fmtInt(baseline.rps)} req/s, and of its signature floor, ${fmtInt(floor.rps)} req/s; memory goal < ${MEMORY_GOAL_MB} MiB per API process):\n${issueTable(rows, baseline.rps)}`);
+  log(`\ngoals (shares of this run's baseline, ${fmtInt(baseline.rps)} req/s, and of its signature floor, ${fmtInt(floor.rps)} req/s; memory goal < ${MEMORY_GOAL_MB} MiB per API process):\n${goalsTable(rows, baseline.rps)}`);
   const peakRss = Math.max(...rows.map((r) => r.rssMb ?? 0));
   log(`peak RSS of any Sigil server during a scenario: ${fmtMb(peakRss)} MiB (goal < ${MEMORY_GOAL_MB}): ${peakRss < MEMORY_GOAL_MB ? "met" : "MISSED"}`);
   const bad = rows.filter((r) => r.problems.length || r.before?.problems.length);

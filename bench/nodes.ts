@@ -158,7 +158,7 @@ class CpuMeter {
   }
 }
 
-/** Peak RSS of each node over the whole benchmark (issue 15: under 200 MB per API process). */
+/** Peak RSS of each node over the whole benchmark (goal: under 200 MB per API process). */
 class RssWatch {
   readonly peakMb: number[];
   #timer: NodeJS.Timeout;
@@ -479,7 +479,7 @@ async function main(): Promise<void> {
       `background processes; PG share = the database's part of the server-side CPU, node + PG)`,
   );
   if (base) log(`baseline (bare fastify, same run): ${fmtInt(base)} req/s, p99 ${baseline!.p99} ms`);
-  log(`peak RSS per node over the run: ${rss.peakMb.map((m, i) => `${"ABCDEFGH"[i]} ${m.toFixed(0)} MB`).join(", ")} (issue 15 aim: under 200 MB per API process)`);
+  log(`peak RSS per node over the run: ${rss.peakMb.map((m, i) => `${"ABCDEFGH"[i]} ${m.toFixed(0)} MB`).join(", ")} (goal: under 200 MB per API process)`);
 
   log(`\nprojection on paper: 1 → 8 nodes, each on its own ${os.cpus().length}-core machine, one PostgreSQL on ${DB_CORES} cores (--db-cores), CPU per request as measured at ${NODES} nodes:`);
   for (const s of summaries.filter((x) => x.nodes === NODES)) log(`\n${projection(s)}`);

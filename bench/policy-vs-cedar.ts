@@ -32,7 +32,7 @@ export type Rng = ReturnType<typeof prng>;
 
 export interface Activity { type: string; kind: string; resource: string; action: string }
 
-// A sample of the service's activity types (POLICY-LANGUAGE §4.5/§4.7): [type, resource, action].
+// A sample of the service's activity types: [type, resource, action].
 const CATALOG: Activity[] = ([
   ["CREATE_USERS_V4", "USER", "CREATE"], ["CREATE_API_ONLY_USERS", "USER", "CREATE"], ["DELETE_USERS", "USER", "DELETE"],
   ["UPDATE_USER_NAME", "USER", "UPDATE"], ["CREATE_USER_TAG", "USER", "CREATE"], ["DELETE_USER_TAGS", "USER", "DELETE"],

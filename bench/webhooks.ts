@@ -1155,7 +1155,7 @@ async function main(): Promise<void> {
   const rawSign = s.rows[0]!.rate;
   if (results.length) log(`\n${engineTable(results, rawSign)}`);
   if (before) {
-    // Now against before, per engine: the goals of issue 15 next to each.
+    // Now against before, per engine: the goals next to each (docs/benchmarks.md §6).
     const rows: string[][] = [];
     for (const engine of ["sqlite", "postgres"] as const) {
       const n = results.find((r) => r.engine === engine && r.tree === "now");

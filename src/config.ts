@@ -1,5 +1,6 @@
 // Configuration comes from the environment, and `--flag value` on the command line wins over
-// it. Every knob is listed in the README's configuration table; keep the two in step.
+// it. Every knob is listed in docs/configuration.md §1; test/unit/config-docs.test.ts keeps the
+// two in step (CONFIG_KNOBS below).
 import fs from "node:fs";
 import path from "node:path";
 import { DEFAULT_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, parseDuration, parseSchedule } from "./webhooks/retry-schedule.ts";
@@ -299,6 +300,16 @@ const KNOBS: Knob[] = [
   { env: "SIGIL_OAUTH_PROVIDERS_FILE", flag: "--oauth-providers-file", key: "oauthProvidersFile", parse: str },
   { env: "SIGIL_OAUTH_TIMEOUT_MS", flag: "--oauth-timeout-ms", key: "oauthTimeoutMs", parse: int("SIGIL_OAUTH_TIMEOUT_MS", 100, 120_000) },
   { env: "SIGIL_OAUTH_ALLOW_LOOPBACK", flag: "--oauth-allow-loopback", key: "oauthAllowLoopback", parse: bool("SIGIL_OAUTH_ALLOW_LOOPBACK") },
+];
+
+/**
+ * Every knob as documented: its environment variable and its flag, `undefined` where only the
+ * environment is read (a secret: command lines are visible through `ps`). The master key is
+ * read apart from the others (loadConfig) and is env-only.
+ */
+export const CONFIG_KNOBS: readonly { env: string; flag: string | undefined }[] = [
+  ...KNOBS.map((k) => ({ env: k.env, flag: k.secretFromFlag === false ? undefined : k.flag })),
+  { env: "SIGIL_MASTER_KEY", flag: undefined },
 ];
 
 /** Comma-separated mail domains (lower-cased; no addresses, no wildcards). */

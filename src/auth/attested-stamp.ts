@@ -10,7 +10,7 @@
 // "attested". Such a principal may do exactly one thing: submit stamp_login, which logs it in
 // and consumes a verification token (an OIDC token stays valid until its exp). Every other activity and every query is refused by the
 // pipeline once the route is known (refuseAttestedOutsideLogin).
-import { unauthenticated, unimplemented } from "../errors.ts";
+import { unauthenticated } from "../errors.ts";
 import { publicKeyProblem, verifySignature } from "../crypto/public-keys.ts";
 import type { CredentialType } from "../store/schema.ts";
 import type { Principal } from "./principal.ts";
@@ -33,7 +33,7 @@ export const ATTESTED_CREDENTIAL_TYPE: CredentialType = "CREDENTIAL_TYPE_OTP_AUT
  * Object.prototype). STAMP_ATTESTED_SCHEME_P256_OIDC: OAuth logins (an OIDC token whose nonce
  * is sha256hex(publicKey), attested/oidc.ts).
  */
-const SCHEMES = new Map<string, AttestationScheme | "not yet supported">([
+const SCHEMES = new Map<string, AttestationScheme>([
   ["STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN", verificationTokenScheme],
   ["STAMP_ATTESTED_SCHEME_P256_OIDC", oidcScheme],
 ]);
@@ -59,9 +59,6 @@ function decode(value: string | string[]): { stamp: AttestedStamp; scheme: Attes
   }
   const handler = SCHEMES.get(scheme);
   if (!handler) throw malformed(`unsupported attestation scheme ${JSON.stringify(scheme.slice(0, 64))}`);
-  if (handler === "not yet supported") {
-    throw unimplemented(`${scheme} attested stamps (OAuth logins) are not supported by this server yet`);
-  }
   const keyProblem = publicKeyProblem("API_KEY_CURVE_P256", publicKey);
   if (keyProblem) throw malformed(`publicKey: ${keyProblem}`);
   if (!/^[0-9a-fA-F]+$/.test(signature) || signature.length % 2 !== 0 || signature.length > 300) throw malformed("signature must be DER hex");

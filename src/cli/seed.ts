@@ -1,5 +1,5 @@
 // sigil seed: builds a large organization directly in the store, to measure how request cost
-// grows with data (issue 15, bench/data-size.ts). Not for production databases: it writes
+// grows with data (bench/data-size.ts, docs/benchmarks.md §3). Not for production databases: it writes
 // millions of rows and relaxes durability while it does (a crash means seeding again).
 //
 //   sigil seed [--name "<org>"] [--suborgs N] [--activities N] [--users N] [--scale F]

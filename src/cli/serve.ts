@@ -60,7 +60,7 @@ export async function serve(argv: string[]): Promise<void> {
   if (config.redisUrl && !(await limiter.ready())) logger.warn("REDIS_URL: Redis is not reachable yet; rate limits count in this process until it is");
   // Service keys exist before the first login or discovery request needs them.
   await ensureServiceKeys(service.state.serviceKeys, store.db, service.masterKey);
-  // TVC (issue 14): the runtime's metrics join /metrics; replicas of approved deployments start
+  // TVC: the runtime's metrics join /metrics; replicas of approved deployments start
   // now, and the ingress listens (its address is logged) before the API does.
   const metricsRegistry = new client.Registry();
   const tvc = await startTvc({ config, db: store.db, state: service.state, log: logger.child({ component: "tvc" }), registry: metricsRegistry });
@@ -89,7 +89,7 @@ export async function serve(argv: string[]): Promise<void> {
   // Tests and tooling wait for this line.
   logger.info({ port, engine: store.engine, location: store.location, tvcIngressPort: tvc.ingress?.port }, "sigil listening");
 
-  // Graceful shutdown within a deadline (README: shutdown). In-flight requests complete,
+  // Graceful shutdown within a deadline (docs/operations.md §1). In-flight requests complete,
   // idle keep-alive connections are closed at once, webhook deliveries under way finish,
   // the store is closed, exit code 0. Whatever is still running when the grace period is
   // over is cut (connections destroyed) and the process exits with code 1.

@@ -31,7 +31,7 @@ export function isExpired(key: Pick<ApiKeyRow, "expires_at">, now: number): bool
 
 export function apiKeyView(k: ApiKeyRow) {
   return {
-    // A session key names the session profile it was logged in with (WIRE-NOTES §6.3).
+    // A session key names the session profile it was logged in with.
     credential: { publicKey: k.public_key, type: k.credential_type, ...(k.session_profile_id ? { sessionProfileId: k.session_profile_id } : {}) },
     apiKeyId: k.id,
     apiKeyName: k.name,

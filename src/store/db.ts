@@ -50,7 +50,7 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** How long to wait for the database before answering 503 (README: configuration). */
+/** How long to wait for the database before answering 503 (docs/configuration.md §1). */
 export interface StoreTimeouts {
   /** PostgreSQL: establishing a connection, and waiting for a free one in the pool; readiness probe. */
   connectTimeoutMs: number;

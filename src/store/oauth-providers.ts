@@ -1,4 +1,4 @@
-// OIDC identities attached to users (issue 11, WIRE-NOTES §8.5): (issuer, audience, subject)
+// OIDC identities attached to users (docs/oauth-identities.md, "One identity, one user"): (issuer, audience, subject)
 // per provider, never the token. One identity is unique across the service — the unique index
 // `oauth_providers_identity` (migration 009) decides, so two requests attaching it at once
 // cannot both succeed: the second is OAUTH_PROVIDER_ALREADY_EXISTS (409).

@@ -1,4 +1,4 @@
-// OAuth 2.0 client credentials of an organization (issue 11). The client secret is kept
+// OAuth 2.0 client credentials of an organization. The client secret is kept
 // twice, never in plaintext: sealed with the master key (what oauth2_authenticate opens;
 // the AAD binds it to the credential id, so a sealed value copied to another row does not
 // open) and as the envelope the client sent (ciphertext to our OAUTH2_CLIENT_SECRET key),

@@ -7,7 +7,7 @@ import { precompiled } from "./precompiled.ts";
 export type PolicyRow = PoliciesTable;
 export type PolicyEvaluationRow = PolicyEvaluationsTable;
 
-/** "Limit: at most 100 policies per organization" (POLICY-LANGUAGE §7.1). */
+/** At most 100 policies per organization, held under concurrent requests (docs/operations.md §3.3). */
 export const MAX_POLICIES_PER_ORGANIZATION = 100;
 
 export async function policiesOf(db: Executor, organizationId: string): Promise<PolicyRow[]> {

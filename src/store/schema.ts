@@ -421,7 +421,7 @@ export interface MetaTable {
   value: string;
 }
 
-/** OAuth 2.0 client credentials (issue 11). The secret is sealed with the master key. */
+/** OAuth 2.0 client credentials. The secret is sealed with the master key. */
 export interface Oauth2CredentialsTable {
   id: string;
   organization_id: string;

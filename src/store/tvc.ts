@@ -1,5 +1,5 @@
 // Reads and writes of TVC operators, operator sets, apps, deployments and manifest approvals
-// (issue 14; tables in migrations/010_tvc.ts). Uniqueness is the database's: an operator is
+// (tables in migrations/010_tvc.ts). Uniqueness is the database's: an operator is
 // unique by (organization, key), a set by (organization, identity), an app by (organization,
 // name) among live apps, an approval by (manifest, operator). Writers that race on an operator
 // or a set both end up with the one row (insert … on conflict do nothing, then read it).

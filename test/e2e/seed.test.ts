@@ -1,4 +1,4 @@
-// `sigil seed` (issue 15): a small seed, in several batches, is data the API serves as its own:
+// `sigil seed` (docs/benchmarks.md §3): a small seed, in several batches, is data the API serves as its own:
 // every list_suborgs filter finds its sample sub-organization, a deep cursor pages on,
 // get_user reads a seeded user, and the seeded root key submits an activity.
 import { describe, it, before, after } from "node:test";

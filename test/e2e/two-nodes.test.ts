@@ -1,5 +1,5 @@
 // End-to-end: two API nodes on one PostgreSQL database — the documented scale-out deployment
-// (README "Several API nodes"): migrations once (`sigil init`), then two `sigil serve`
+// (docs/operations.md §4): migrations once (`sigil init`), then two `sigil serve`
 // processes with the same master key and configuration, each with its own data dir, both
 // started at once. Clients are the official SDKs, each pointed at one node. What must hold:
 //   - votes on one activity arriving at both nodes at the same moment execute it exactly

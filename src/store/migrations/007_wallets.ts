@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 
-// HD wallets (issue 13). A wallet holds its BIP-39 mnemonic sealed with the master key
+// HD wallets. A wallet holds its BIP-39 mnemonic sealed with the master key
 // (nothing else secret is stored: account keys are derived from it on demand). Accounts
 // record what was derived and where; the (organization, address) index serves look-ups by
 // address (list_suborgs' WALLET_ACCOUNT_ADDRESS filter).

@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 
-// IP allowlists (issue 12): one list per root organization (public_key '') and per API key of
+// IP allowlists: one list per root organization (public_key '') and per API key of
 // it (its lower-case public key), with their rules in order. organizations.ip_allowlist_version
 // is bumped with every change: the request's credential look-up reads it for free, and the
 // per-store cache (network/allowlist-cache.ts) reloads a list only when it moved. 0 means the

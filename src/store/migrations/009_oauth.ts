@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 
-// OAuth (issue 11): OAuth 2.0 client credentials of an organization (the client secret sealed
+// OAuth: OAuth 2.0 client credentials of an organization (the client secret sealed
 // with the master key, never stored as given), and the OIDC identities attached to users. One
 // (issuer, audience, subject) identity is unique across the service: the unique index makes a
 // second attach fail even when two requests race (OAUTH_PROVIDER_ALREADY_EXISTS).

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from "kysely";
 
-// TVC apps (issue 14). Desired state lives here; what runs is the runtime's (tvc/runtime.ts),
+// TVC apps. Desired state lives here; what runs is the runtime's (tvc/runtime.ts),
 // reconciled by the controller. Operators belong to an organization; an operator set is a
 // named threshold over operators (members in tvc_operator_set_members). A deployment's
 // manifest is stored as the exact bytes operators sign (manifest, base64 in JSON); its
