@@ -123,7 +123,7 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
 }
 
 /**
- * The key list the new session is bound to (docs/sessions-and-network.md §1): 
+ * The key list the new session is bound to (docs/sessions-and-network.md §1):
  * that of the API key stamping the login (already resolved, for a session
  * making a session) when it belongs to the session's organization — the lists are per
  * organization, and only a root organization's are evaluated. A parent's backend logging in a

@@ -54,7 +54,7 @@ interface Bucket {
  * In-memory buckets, bounded. When the bound is reached, buckets that have refilled are
  * dropped first — a full bucket and a missing one admit exactly the same — and only when too
  * few of those exist the least recently used ones go (the Map is kept in use order). Never
- * everything at once: a sprayer of fresh keys (docs/sessions-and-network.md §4) 
+ * everything at once: a sprayer of fresh keys (docs/sessions-and-network.md §4)
  * can only evict buckets idle longer than every one it made, never reset the bucket
  * of a caller that is being limited right now.
  */
