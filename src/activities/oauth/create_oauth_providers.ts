@@ -1,4 +1,4 @@
-// create_oauth_providers V2 (WIRE-NOTES §8.5): attach OIDC identities to a user of the
+// create_oauth_providers V2 (docs/oauth.md §6.1): attach OIDC identities to a user of the
 // organization. An `oidcToken` entry is verified in full (no nonce: registering logs nobody
 // in) and registers (iss, its audience, sub); an `oidcClaims` entry registers another
 // audience of the same person and must be backed by an oidcToken of the same request with the
