@@ -37,7 +37,7 @@ export interface Principal {
     /**
      * A session key made by a login stamped with an API key of its organization: that key's
      * lower-case public key, whose IP allowlist the session is bound to
-     * (docs/sessions-and-network.md, "Sessions inherit the allowlist").
+     * (docs/sessions-and-network.md §1).
      */
     allowlistKey?: string;
   };

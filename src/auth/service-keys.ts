@@ -1,9 +1,11 @@
-// The service's own P-256 keys, one active key per purpose: SESSION_JWT signs session
-// tokens, OTP_ENCRYPTION_TARGET signs OTP target bundles, VERIFICATION_TOKEN signs
-// verification tokens. Private halves are sealed with the master key (AAD binds each to its
-// id and purpose) and opened once per key into the per-store cache. Rotation mirrors the
-// webhook keys: the new key becomes active, the previous one stays `published` (what it
-// signed still verifies, and clients that pinned it keep working) until retired.
+// The service's own P-256 keys, one active key per purpose (docs/logins.md §1): SESSION_JWT
+// signs session tokens, OTP_ENCRYPTION_TARGET signs OTP target bundles, VERIFICATION_TOKEN
+// signs verification tokens, OIDC_TOKEN signs the OIDC tokens oauth2_authenticate returns,
+// and OAUTH2_CLIENT_SECRET receives OAuth client secrets (clients encrypt to it). Private
+// halves are sealed with the master key (AAD binds each to its id and purpose) and opened
+// once per key into the per-store cache. Rotation mirrors the webhook keys: the new key
+// becomes active, the previous one stays `published` (what it signed still verifies, and
+// clients that pinned it keep working) until retired.
 // GET /public/v1/discovery/keys publishes active and published keys without authentication.
 import { randomBytes } from "node:crypto";
 import type { MasterKey } from "../crypto/envelope.ts";

@@ -1,8 +1,8 @@
-// Sessions (WIRE-NOTES §6): a login registers the client's P-256 public key as an expiring
+// Sessions (docs/logins.md §2): a login registers the client's P-256 public key as an expiring
 // credential of the user (an api_keys row of type CREDENTIAL_TYPE_LOGIN, so X-Stamp verifies
 // it like any key and its expiry answers "expired api key") and returns a session JWT signed
-// with the SESSION_JWT service key. stamp_login, otp_login, the attested stamp_login and
-// (later) oauth_login all end here.
+// with the SESSION_JWT service key. stamp_login, otp_login, the attested stamp_login
+// (both schemes) and oauth_login all end here.
 import { exhausted, invalid, notFound, alreadyExists } from "../errors.ts";
 import { publicKeyProblem } from "../crypto/public-keys.ts";
 import type { ExecuteContext } from "../activities/define.ts";
@@ -11,7 +11,7 @@ import { isUniqueViolation, newId } from "../store/util.ts";
 import { signSessionJwt } from "./tokens.ts";
 import { organizationsAbove, refuseAncestorKeys } from "../activities/credentials/ancestor-keys.ts";
 
-/** 15 minutes when the login names no expirationSeconds (spec). */
+/** 15 minutes when the login names no expirationSeconds (docs/logins.md §2.2). */
 export const DEFAULT_SESSION_SECONDS = 900;
 /** Per user, expiring keys (sessions included) as upstream documents: the oldest session makes room. */
 export const MAX_SESSIONS_PER_USER = 10;
@@ -123,8 +123,8 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
 }
 
 /**
- * The key list the new session is bound to (docs/sessions-and-network.md, "Sessions inherit
- * the allowlist"): that of the API key stamping the login (already resolved, for a session
+ * The key list the new session is bound to (docs/sessions-and-network.md §1):
+ * that of the API key stamping the login (already resolved, for a session
  * making a session) when it belongs to the session's organization — the lists are per
  * organization, and only a root organization's are evaluated. A parent's backend logging in a
  * sub-organization's user (oauth_login, otp_login) binds nothing: the session belongs to the

@@ -1,8 +1,8 @@
 // The two JWTs the service signs with its P-256 keys, in the exact forms the SDK checks:
-//   session token (WIRE-NOTES §6.2): header {"alg":"ES256","typ":"JWT"}, raw r‖s over
+//   session token (docs/logins.md §2.3): header {"alg":"ES256","typ":"JWT"}, raw r‖s over
 //     SHA-256(SHA-256("header.payload")) — what @turnkey/crypto's verifySessionJwtSignature
 //     checks (a standard ES256 library does not verify it);
-//   verification token (§7.5): header {"typ":"JWT","alg":"ES256"}, a standard ES256 JWT
+//   verification token (docs/logins.md §3.5): header {"typ":"JWT","alg":"ES256"}, a standard ES256 JWT
 //     (raw r‖s over SHA-256("header.payload")) with string claims, `exp` in epoch ms —
 //     what verifyOtpVerificationToken checks.
 // Both payloads must survive core's `atob` (which refuses '-' and '_'), see atobSafe.
@@ -158,7 +158,7 @@ export function readVerificationToken(token: string, publicKeys: readonly string
   return { claims };
 }
 
-/** What a client signature (WIRE-NOTES §7.6) is over: a TokenUsage message, as JSON text. */
+/** What a client signature (docs/logins.md §3.6) is over: a TokenUsage message, as JSON text. */
 export interface ClientSignature {
   publicKey: string;
   scheme: string;

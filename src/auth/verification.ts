@@ -1,4 +1,4 @@
-// Verification tokens as records (WIRE-NOTES §7.5): verify_otp issues one bound to the
+// Verification tokens as records (docs/logins.md §3.5): verify_otp issues one bound to the
 // public key from the encrypted OTP bundle; sign-up, login and contact updates present it.
 // A token is valid until `exp` for look-ups (core uses one token for an account look-up,
 // then sign-up, then login), but each *use* is recorded by a conditional update — a token
@@ -9,7 +9,7 @@ import { organizationChain, type ChainCache } from "../store/organizations.ts";
 import type { Executor, OtpType } from "../store/schema.ts";
 import { readVerificationToken, signVerificationToken, type VerificationClaims } from "./tokens.ts";
 
-/** verify_otp's expirationSeconds: default one hour, at most a day (WIRE-NOTES §7.4). */
+/** verify_otp's expirationSeconds: default one hour, at most a day (docs/logins.md §3.4). */
 export const DEFAULT_TOKEN_SECONDS = 3600;
 export const MAX_TOKEN_SECONDS = 86400;
 

@@ -60,8 +60,8 @@ export function permissionDenied(message: string): ApiError {
 /**
  * The key list that applies, when an API key (or session key) signed: the key's own, or for a
  * session made by an API key of its organization, that key's — a session is bound to the
- * allowlist of the credential that created it (docs/sessions-and-network.md, "Sessions
- * inherit the allowlist"), so it cannot carry the key's power to an address the key may not
+ * allowlist of the credential that created it (docs/sessions-and-network.md §1),
+ * so it cannot carry the key's power to an address the key may not
  * use. Sessions of sessions inherit the original key's (the creator's resolved key is stored).
  */
 export function listKeyOf(principal: Principal): string | undefined {

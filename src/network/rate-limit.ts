@@ -39,7 +39,7 @@ export class RateLimited extends ApiError {
   }
 }
 
-/** Default bound on in-memory buckets (docs/sessions-and-network.md, "Rate-limit memory"). */
+/** Default bound on in-memory buckets (docs/sessions-and-network.md §4). */
 export const MAX_BUCKETS = 100_000;
 
 interface Bucket {
@@ -54,8 +54,8 @@ interface Bucket {
  * In-memory buckets, bounded. When the bound is reached, buckets that have refilled are
  * dropped first — a full bucket and a missing one admit exactly the same — and only when too
  * few of those exist the least recently used ones go (the Map is kept in use order). Never
- * everything at once: a sprayer of fresh keys (docs/sessions-and-network.md, "Rate-limit
- * memory") can only evict buckets idle longer than every one it made, never reset the bucket
+ * everything at once: a sprayer of fresh keys (docs/sessions-and-network.md §4)
+ * can only evict buckets idle longer than every one it made, never reset the bucket
  * of a caller that is being limited right now.
  */
 export class MemoryBuckets implements Buckets {
@@ -263,7 +263,7 @@ export function rateLimiter(limits: RateLimits, redisUrl: string | undefined, lo
  * The bucket a client address counts in: an IPv4 address (IPv4-mapped IPv6 included) by
  * itself, an IPv6 address by its /64 — the smallest block a site is assigned (RFC 6177) and
  * the one SLAAC hosts pick addresses in, so one client holds 2^64 of them
- * (docs/sessions-and-network.md, "Per-address limits"). Anything unreadable counts as written.
+ * (docs/sessions-and-network.md §5). Anything unreadable counts as written.
  */
 export function addressBucket(address: string): string {
   if (!address.includes(":")) return address;

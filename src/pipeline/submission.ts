@@ -134,7 +134,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
 
 /**
  * Whether an earlier activity with the same body may answer this request
- * (docs/sessions-and-network.md, "Idempotency is per principal"): only for its submitter, a
+ * (docs/sessions-and-network.md §3): only for its submitter, a
  * user who voted on it, or — while it awaits consensus — a user of its organization, whose
  * identical request is an approval (castVote checks the voter may vote). Any other caller
  * sending the same bytes — a body naming a parent's organization id, as stamp_login from core

@@ -1,4 +1,4 @@
-// get_oauth_providers (WIRE-NOTES §8.5): the OAuth identities of a user, or of every user of
+// get_oauth_providers (docs/oauth.md §6.2): the OAuth identities of a user, or of every user of
 // the organization when no userId is given; oldest first.
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../errors.ts";

@@ -1,5 +1,5 @@
-// The wallets an activity names, as the policy keywords `wallet` and `wallets` see them
-// (POLICY-LANGUAGE §4.3): read when the activity is evaluated, from the target organization.
+// The wallets an activity names, as the policy keywords `wallet` and `wallets` see them:
+// read when the activity is evaluated, from the target organization.
 import type { PolicyWallets } from "../activities/define.ts";
 import type { WalletFacts } from "../policy/facts.ts";
 import type { Executor } from "../store/schema.ts";

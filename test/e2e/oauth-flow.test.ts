@@ -1,4 +1,4 @@
-// OAuth end to end (issue 11 "What must show"), on both engines, against a real OAuth 2.0 /
+// OAuth end to end (docs/oauth.md), on both engines, against a real OAuth 2.0 /
 // OIDC server on loopback (the `oidc-provider` package, test/helpers/oidc-server.ts): a child-
 // process Sigil configured with SIGIL_PUBLIC_URL = its own URL, SIGIL_OAUTH_PROVIDERS_FILE pointing
 // X, Discord and the generic OIDC provider at that server and trusting its id_tokens, and the
@@ -23,7 +23,7 @@ import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.t
 /** Sigil's provider-call deadline in these tests (SIGIL_OAUTH_TIMEOUT_MS). */
 const TIMEOUT_MS = 2000;
 
-/** WIRE-NOTES §8.1: sha256 hex of the public key's hex TEXT. */
+/** docs/oauth.md §4.3: sha256 hex of the public key's hex TEXT. */
 const nonceOf = (publicKeyHex: string) => createHash("sha256").update(publicKeyHex, "utf8").digest("hex");
 const secret = () => `cs-${randomBytes(24).toString("base64url")}`;
 

@@ -18,7 +18,7 @@ import { engines, freePort, newInstance, rejection, sigilInit, startServer, type
 import { OidcServer, type Account } from "../helpers/oidc-server.ts";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
 
-/** WIRE-NOTES §8.1: the token's nonce is sha256 hex of the session public key's hex text. */
+/** docs/oauth.md §4.3: the token's nonce is sha256 hex of the session public key's hex text. */
 const nonceOf = (publicKeyHex: string) => createHash("sha256").update(publicKeyHex, "utf8").digest("hex");
 const suffix = () => randomBytes(3).toString("hex");
 

@@ -52,7 +52,7 @@ export async function mintVerificationToken(
   return { token, claims, key };
 }
 
-/** A client signature (WIRE-NOTES §7.6) by `key` over `usage` as core builds it: raw r‖s hex over SHA-256(message). */
+/** A client signature (docs/logins.md §3.6) by `key` over `usage` as core builds it: raw r‖s hex over SHA-256(message). */
 export function clientSignature(key: P256Private, usage: Record<string, unknown>) {
   const message = JSON.stringify(usage);
   return {

@@ -1,4 +1,4 @@
-// create_oauth_providers V2 (WIRE-NOTES §8.5): OIDC identities attached to users — tokens
+// create_oauth_providers V2 (docs/oauth.md §6.1): OIDC identities attached to users — tokens
 // verified in full (no nonce), claims backed by a token of the same person, one identity once
 // across the service (also under a race), parents refused, only (iss, aud, sub) stored.
 import { after, it } from "node:test";

@@ -372,7 +372,7 @@ it("verified sign-up compares passkeys, API keys and OAuth providers field by fi
   assert.deepEqual(fields({ apiKeys: "02ab" }), ["apiKeys"]);
 });
 
-// OAuth root users (issue 11): sign-up with an OIDC identity, found by list_suborgs OIDC_TOKEN,
+// OAuth root users (docs/oauth.md §6.3): sign-up with an OIDC identity, found by list_suborgs OIDC_TOKEN,
 // logged in with oauth_login.
 import { nonceOf, sigilToken } from "../helpers/oidc-tokens.ts";
 import { failsWith } from "../helpers/inproc.ts";

@@ -1,4 +1,4 @@
-// delete_oauth_providers (WIRE-NOTES §8.5): detach identities from a user; all or nothing.
+// delete_oauth_providers (docs/oauth.md §6.2): detach identities from a user; all or nothing.
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, notFound, invalidRequest, perEngine, type Harness } from "../helpers/inproc.ts";

@@ -1,4 +1,4 @@
-// get_oauth_providers (WIRE-NOTES §8.5): a user's providers, or the organization's without userId.
+// get_oauth_providers (docs/oauth.md §6.2): a user's providers, or the organization's without userId.
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, notFound, perEngine, type Creds, type Harness, type Json } from "../helpers/inproc.ts";

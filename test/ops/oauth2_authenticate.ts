@@ -16,7 +16,7 @@ const providers: OAuthProviderFixture[] = [];
 const fixture = () => providers.at(-1)!;
 after(() => Promise.all(providers.map((p) => p.close())));
 
-/** WIRE-NOTES §8.1: sha256 hex of the public key's hex text. */
+/** docs/oauth.md §4.3: sha256 hex of the public key's hex text. */
 const nonceOf = (publicKeyHex: string) => createHash("sha256").update(publicKeyHex, "utf8").digest("hex");
 
 async function issuerKeys(h: Harness): Promise<{ discovery: Json; jwks: JSONWebKeySet }> {
@@ -215,7 +215,7 @@ perEngine(
       precondition(await h().submit(OP, TYPE, await params({ id: "1" }, { oauth2CredentialId })), /OAUTH2_PROVIDER_APPLE has no endpoints.*SIGIL_OAUTH_PROVIDERS_FILE/);
     });
 
-    it("parameter errors name the field (WIRE-NOTES §8.2 wording)", async () => {
+    it("parameter errors name the field (docs/oauth.md §3.1 wording)", async () => {
       const p = await params({ id: "1" });
       const without = (k: string) => Object.fromEntries(Object.entries(p).filter(([key]) => key !== k));
       invalidRequest(await h().submit(OP, TYPE, without("authCode")), /must be set/, ["parameters.authCode"]);

@@ -1,4 +1,4 @@
-// stamp_login: sessions for the stamping user (WIRE-NOTES §6), stamped by an API key, by a
+// stamp_login: sessions for the stamping user (docs/logins.md §2), stamped by an API key, by a
 // session key (core's refreshSession) and by an attested verification token (core's
 // loginWithOtp, X-Stamp-Attested, §2.4).
 import { after, it } from "node:test";

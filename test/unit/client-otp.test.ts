@@ -19,7 +19,7 @@ import { generateP256, privateScalar, signP256, type P256Private } from "../../s
 import { signSessionJwt, signVerificationToken } from "../../src/auth/tokens.ts";
 import type { ServiceKey as ServerKey } from "../../src/auth/service-keys.ts";
 
-/** init_otp's bundle as WIRE-NOTES §7.3 gives it: data = hex(JSON{targetPublic}), DER signature over SHA-256(data bytes). */
+/** init_otp's bundle as docs/logins.md §3.3 gives it: data = hex(JSON{targetPublic}), DER signature over SHA-256(data bytes). */
 function targetBundle(signer: P256Private, target: P256Private, signerNamed = signer.publicUncompressed): string {
   const data = Buffer.from(JSON.stringify({ targetPublic: target.publicUncompressed }), "utf8");
   return JSON.stringify({ enclaveQuorumPublic: signerNamed, dataSignature: signP256(signer, data, "der").toString("hex"), data: data.toString("hex") });

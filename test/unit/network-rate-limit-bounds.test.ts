@@ -1,5 +1,5 @@
 // The in-memory buckets under a key spray, and what one client address is
-// (docs/sessions-and-network.md, "Rate-limit memory" and "Per-address limits"):
+// (docs/sessions-and-network.md §4 and §5):
 // src/network/rate-limit.ts with a controlled clock, no Redis.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";

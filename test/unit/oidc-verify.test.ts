@@ -12,7 +12,7 @@ import { oauthSettings, startIssuer, type FakeIssuer } from "../helpers/oidc-tok
 
 const SIGIL = "https://sigil.test";
 
-describe("nonce binding (WIRE-NOTES §8.1)", () => {
+describe("nonce binding (docs/oauth.md §4.3)", () => {
   it("is sha256 hex of the public key's hex text (the docs' example)", () => {
     const key = "0394e549c71fa99dd5cf752fba623090be314949b74e4cdf7ca72031dd638e281a";
     assert.equal(nonceFor(key), "1663bba492a323085b13895634a3618792c4ec6896f3c34ef3c26396df22ef82");

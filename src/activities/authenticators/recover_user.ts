@@ -1,6 +1,7 @@
-// recover_user: a user who lost their passkeys adds a new one. It is stamped by the user's
-// own credential — in practice a session key from an OTP login — and adds the authenticator
-// to that user; §6.8's "own credentials" permission covers it (POLICY-LANGUAGE: USER/UPDATE).
+// recover_user (docs/logins.md §6.5): a user who lost their passkeys adds a new one to
+// `userId`. Without a policy only that user may submit it (implicitlyAllowed below: the
+// "own credentials" permission) — in practice stamped by a session key from an OTP login;
+// anyone else needs a policy allowing resource USER, action UPDATE.
 import { Type, type Static } from "@sinclair/typebox";
 import { Id } from "../../schemas/common.ts";
 import { AuthenticatorParamsV2 } from "../users/user-schemas.ts";

@@ -1,5 +1,5 @@
 // An organization's API key (or session key) must not be registered below it by anyone but
-// that organization (docs/sessions-and-network.md, "A parent's key below it"). A stamp is
+// that organization (docs/sessions-and-network.md §2). A stamp is
 // resolved nearest first (auth/credential-scope.ts: a sub-organization user's key beats the
 // same key in the parent), so a sub-organization user who registers the parent backend's
 // public key — it is no secret: every vote the backend casts in the sub-organization names

@@ -1,4 +1,4 @@
-// create_oauth_providers V2 (WIRE-NOTES §8.5): attach OIDC identities to a user of the
+// create_oauth_providers V2 (docs/oauth.md §6.1): attach OIDC identities to a user of the
 // organization. An `oidcToken` entry is verified in full (no nonce: registering logs nobody
 // in) and registers (iss, its audience, sub); an `oidcClaims` entry registers another
 // audience of the same person and must be backed by an oidcToken of the same request with the
@@ -10,7 +10,7 @@
 // whose verified email is the user's; Sigil refuses it outright: sub-organizations belong to
 // their users (§6.7).
 //
-// Who may vouch with claims (docs/oauth-identities.md, "Claims are the backend's word"): a
+// Who may vouch with claims (docs/oauth-identities.md §3): a
 // claims entry is not proof that the person holds a token of that audience, only that they
 // hold one of *some* audience of that issuer. An end user can get a token for their own app
 // ("evil-app") from anyone who signs in there, with that person's subject; claims naming the

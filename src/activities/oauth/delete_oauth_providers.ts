@@ -1,4 +1,4 @@
-// delete_oauth_providers (WIRE-NOTES §8.5): detach OAuth identities from a user of the
+// delete_oauth_providers (docs/oauth.md §6.2): detach OAuth identities from a user of the
 // organization. Every id must be one of that user's providers, else nothing is removed.
 import { Type } from "@sinclair/typebox";
 import { notFound } from "../../errors.ts";

@@ -1,4 +1,4 @@
-// oauth_login (WIRE-NOTES §8.4): an OIDC token — Sigil's own (oauth2_authenticate) or a
+// oauth_login (docs/oauth.md §4.1): an OIDC token — Sigil's own (oauth2_authenticate) or a
 // trusted issuer's — logs in the user holding its identity (iss, sub, one of its audiences)
 // as an OAuth provider, in the target organization or a sub-organization below it (sdk-server's
 // oauthLogin is stamped by the parent's API key, with the user's sub-organization or the

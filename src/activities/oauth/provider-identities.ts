@@ -1,7 +1,7 @@
 // Turning a request's OAuth providers into the identities to store, in `prepare` (outside the
 // transaction: a trusted issuer's JWKS may be fetched). Every oidcToken is fully verified
-// (signature, exp, iss, aud, sub); the nonce is not checked at registration (WIRE-NOTES
-// §8.5) — it binds a token to a login key, and registering logs nobody in. Only (iss, aud,
+// (signature, exp, iss, aud, sub); the nonce is not checked at registration (docs/oauth.md
+// §6.1) — it binds a token to a login key, and registering logs nobody in. Only (iss, aud,
 // sub) is kept, never the token.
 import { invalid } from "../../errors.ts";
 import { oauthSettingsOf } from "../../auth/oauth/configure.ts";
@@ -16,7 +16,7 @@ export interface PreparedIdentity extends NewIdentity {
   emailVerified?: boolean;
 }
 
-/** The issuer whose verified email marks the user's email verified (social linking, §8.5). */
+/** The issuer whose verified email marks the user's email verified (social linking, docs/oauth.md §6.1). */
 const GOOGLE_ISSUERS = new Set(["https://accounts.google.com", "accounts.google.com"]);
 
 /** The identity a verified token registers: its single audience (or azp among several). */
@@ -65,7 +65,7 @@ export async function prepareUsersProviders(
 }
 
 /**
- * Google social linking (WIRE-NOTES §8.5): a Google identity whose token carries the user's
+ * Google social linking (docs/oauth.md §6.1): a Google identity whose token carries the user's
  * own email, verified by Google, marks that email verified.
  */
 export async function markEmailVerifiedByGoogle(tx: Executor, userId: string, userEmail: string | null | undefined, identities: readonly PreparedIdentity[], now: number): Promise<void> {

@@ -1,4 +1,4 @@
-// oauth2_authenticate (WIRE-NOTES §8.2): exchange the authorization code at the credential's
+// oauth2_authenticate (docs/oauth.md §3): exchange the authorization code at the credential's
 // provider (PKCE verifier, redirect URI, client id and secret), learn who the user is, and
 // return an OIDC token Sigil signs (auth/oauth/oidc-issuer.ts). The provider calls happen in
 // `prepare`, outside any database transaction, with the configured deadline; their failures

@@ -1,4 +1,4 @@
-// Verified sign-up (WIRE-NOTES §7.5, §7.6, §10.1): create_sub_organization with a
+// Verified sign-up (docs/organizations.md §1.3): create_sub_organization with a
 // verificationToken marks the contact it proves verified on the root user who carries it.
 // Our tokens are always bound to a key (verify_otp's public_key), so a clientSignature by
 // that key is required: a TokenUsage message of type USAGE_TYPE_SIGNUP naming the token and

@@ -1,4 +1,4 @@
-// init_otp (WIRE-NOTES §7.2, §7.3): a code sent by email or SMS, and — from V3 — a signed
+// init_otp (docs/logins.md §3.2, §3.3): a code sent by email or SMS, and — from V3 — a signed
 // bundle naming a fresh per-OTP P-256 key the client encrypts the code to (verify_otp V2).
 //
 // Whose content the message carries is otp-content.ts's (docs/otp-limits-and-mail.md §3):

@@ -1,4 +1,4 @@
-// otp_login (WIRE-NOTES §7.6): a verification token for a contact, plus a client signature by
+// otp_login (docs/logins.md §3.6): a verification token for a contact, plus a client signature by
 // the token's key over the session key, logs in the user of the target organization whose
 // email (any case) or phone number is that contact. The token's login use is recorded once
 // (a second login with it is refused); the session is an expiring LOGIN key (auth/sessions.ts).

@@ -1,4 +1,4 @@
-// verify_otp (WIRE-NOTES §7.4): checks a code against an OTP of the target organization and
+// verify_otp (docs/logins.md §3.4): checks a code against an OTP of the target organization and
 // issues a verification token bound to the client's public key. V2 receives the code HPKE-
 // encrypted to the OTP's own key (init_otp V3's bundle); V1 receives it in plain.
 //

@@ -1,4 +1,4 @@
-// stamp_login (WIRE-NOTES §6): the stamping user gets a session — the request's publicKey
+// stamp_login (docs/logins.md §2.4): the stamping user gets a session — the request's publicKey
 // registered as an expiring LOGIN key, and a session JWT. Who "the stamping user" is depends
 // on the stamp:
 //   X-Stamp with an API key or a session key (core's refreshSession);

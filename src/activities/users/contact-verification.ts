@@ -1,4 +1,5 @@
-// Verified contacts (WIRE-NOTES §7.5, §10.1, §10.3; docs/login-lookups.md §1): a user's
+// Verified contacts (docs/logins.md §7, docs/organizations.md §1.3, §5.2;
+// docs/login-lookups.md §1): a user's
 // email or phone number is verified when it was set with a verification token that proves it
 // and is presented by the token's key — at sign-up (create_sub_organization, with the key's
 // client signature) or by update_user_email / update_user_phone_number (stamped by the key)

@@ -27,7 +27,7 @@ export const AuthenticatorTransport = Type.Union(
   { errorMessage: "must be AUTHENTICATOR_TRANSPORT_BLE, _INTERNAL, _NFC, _USB or _HYBRID" },
 );
 
-/** Attestation (WIRE-NOTES §9.1): what navigator.credentials.create returned, encoded by the client. */
+/** Attestation (docs/logins.md §6.1): what navigator.credentials.create returned, encoded by the client. */
 export const Attestation = Type.Object({
   // WebAuthn credential ids are at most 1023 bytes.
   credentialId: Base64Field("credentialId", 1366),

@@ -35,7 +35,7 @@ export const updateWallet = defineActivity({
   summary: "Rename a wallet.",
   params: Params,
   returns: Type.Object({ walletId: Type.String() }),
-  // POLICY-LANGUAGE §4.8: UPDATE_WALLET exposes wallet_id.
+  // Policies see the request's wallet id as wallet_id.
   policyParams: (p) => ({ wallet_id: p.walletId }),
   policyWallets: (p) => ({ existing: [p.walletId] }),
   execute,

@@ -1,4 +1,4 @@
-// STAMP_ATTESTED_SCHEME_P256_OIDC (WIRE-NOTES §2.4): what @turnkey/core's loginWithOauth
+// STAMP_ATTESTED_SCHEME_P256_OIDC (docs/oauth.md §4.2): what @turnkey/core's loginWithOauth
 // stamps stamp_login with. The attestation is an OIDC token — Sigil's own or a trusted
 // issuer's (auth/oauth/verify-oidc.ts) — whose nonce (or tknonce) is sha256hex of the stamp's
 // publicKey (auth/oauth/nonce.ts): the key that signed the request is the one the token was
@@ -7,8 +7,8 @@
 // wins), else in the unique sub-organization below the target that holds it — core sends the
 // parent organization's id.
 //
-// Unlike a verification token, an OIDC token is valid until its exp for any number of logins
-// (issue 11): nothing is recorded or consumed. The credential id votes record for it is
+// Unlike a verification token, an OIDC token is valid until its exp for any number of logins:
+// nothing is recorded or consumed. The credential id votes record for it is
 // derived from the token (OIDC_CREDENTIAL_PREFIX), so stamp_login can tell it from a
 // verification token's id and consumes nothing.
 import { createHash } from "node:crypto";

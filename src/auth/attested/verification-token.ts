@@ -1,5 +1,5 @@
 // STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN: the attestation is a verification token
-// (WIRE-NOTES §7.5) that verify_otp bound to the stamp's key. The token must be signed by a
+// (docs/logins.md §3.5, §4.1) that verify_otp bound to the stamp's key. The token must be signed by a
 // VERIFICATION_TOKEN service key, unexpired, recorded by this service, not yet used to log
 // in, and bound to `publicKey`. The user is the one whose email (case-insensitively) or phone
 // number is the token's contact: in the target organization or an ancestor (the nearest

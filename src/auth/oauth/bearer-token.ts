@@ -1,4 +1,4 @@
-// The `encrypted_bearer_token` claim (WIRE-NOTES §8.2): the provider's bearer token
+// The `encrypted_bearer_token` claim (docs/oauth.md §3.4): the provider's bearer token
 // HPKE-encrypted to the caller's bearerTokenTargetPublicKey, as @turnkey/crypto's
 // decryptCredentialBundle reads it — base58check( compressed encapsulated key[33] ‖
 // AES-GCM ciphertext‖tag ), HPKE base mode DHKEM(P-256, HKDF-SHA256) / HKDF-SHA256 /

@@ -1,5 +1,5 @@
 // Opens the client-secret envelope @turnkey/crypto's encryptOauth2ClientSecret builds (QOS
-// quorum-key encryption, WIRE-NOTES §8.2), encrypted to our OAUTH2_CLIENT_SECRET service key:
+// quorum-key encryption, docs/oauth.md §2.2), encrypted to our OAUTH2_CLIENT_SECRET service key:
 //   hex( borsh{ nonce[12], ephemeralSenderPublic[65, uncompressed], u32-LE len, ciphertext‖tag } )
 //   key = first 32 bytes of HMAC-SHA512(key = senderPub ‖ receiverPub ‖ ECDH-x, "qos_encryption_hmac_message")
 //   AES-256-GCM, iv = nonce, AAD = senderPub ‖ len(senderPub) ‖ receiverPub ‖ len(receiverPub) (1-byte lengths)

@@ -1,4 +1,4 @@
-// Nonce binding (WIRE-NOTES §8.1): an OIDC token logs in only the key it was requested for.
+// Nonce binding (docs/oauth.md §4.3): an OIDC token logs in only the key it was requested for.
 // The client puts nonce = lowercase hex(SHA-256(UTF-8 of the public key's hex TEXT)) into its
 // authorization request — a hash of the text, not of the key's bytes — and the provider
 // echoes it in `nonce`, or in `tknonce` where a provider cannot set `nonce`. Checked at every

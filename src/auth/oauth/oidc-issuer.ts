@@ -1,4 +1,4 @@
-// Sigil as an OIDC issuer (issue 11): the tokens oauth2_authenticate returns, the discovery
+// Sigil as an OIDC issuer (docs/oauth.md §3.3, §3.5): the tokens oauth2_authenticate returns, the discovery
 // document and the key set any OIDC library verifies them with. The contract oauth_login
 // relies on:
 //   compact JWS, header {"alg":"ES256","typ":"JWT","kid":<OIDC_TOKEN service key id>}, standard

@@ -1,4 +1,4 @@
-// What OAuth is configured with (issue 11), built once from the configuration by
+// What OAuth is configured with (docs/oauth.md §7), built once from the configuration by
 // `sigil serve` (auth/oauth/configure.ts) and handed to activities as part of the login
 // settings (LoginSettings.oauth). Types only.
 

@@ -1,4 +1,4 @@
-// Verifying an OIDC token (issue 11, WIRE-NOTES §8.4): what oauth_login, the attested OIDC
+// Verifying an OIDC token (docs/oauth.md §5): what oauth_login, the attested OIDC
 // stamp, create_oauth_providers, sign-up with OAuth root users and list_suborgs's OIDC_TOKEN
 // filter accept. The token's `iss` chooses its keys:
 //   - Sigil itself (`iss` = SIGIL_PUBLIC_URL): the OIDC_TOKEN service keys, read from the

@@ -1,4 +1,4 @@
-// The two OTP encryption envelopes (WIRE-NOTES §7.3, §7.4):
+// The two OTP encryption envelopes (docs/logins.md §3.3, §3.4):
 //   otpEncryptionTargetBundle (init_otp): a fresh P-256 key per OTP, announced in data signed
 //     by the OTP_ENCRYPTION_TARGET service key — what @turnkey/crypto's encryptOtpCodeToBundle
 //     checks (with dangerouslyOverrideSignerPublicKey = our key) before encrypting to it;

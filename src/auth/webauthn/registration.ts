@@ -1,6 +1,6 @@
 // Registering a passkey (create_authenticators, recover_user, users created with
 // authenticators): the AuthenticatorParamsV2 a client made with navigator.credentials.create
-// (WIRE-NOTES §9) is checked before anything is stored.
+// (docs/logins.md §6.3) is checked before anything is stored.
 //
 //   clientDataJson: type webauthn.create; challenge == the request's `challenge`; origin
 //                   among the configured origins (none configured: any)

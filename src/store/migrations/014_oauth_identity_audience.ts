@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 
-// How each OIDC identity was vouched for (docs/oauth-identities.md, "What is stored"):
+// How each OIDC identity was vouched for (docs/oauth-identities.md §4):
 // 'OIDC_TOKEN' — a verified token of that very (issuer, audience, subject); 'OIDC_CLAIMS' —
 // claims from a top-level organization's credential, backed by a token of the same issuer
 // and subject. NULL: attached before this migration, when a sub-organization's user could

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 
 // Sessions inherit the IP allowlist of the credential that created them
-// (docs/sessions-and-network.md, "Sessions inherit the allowlist"): a session key (api_keys
+// (docs/sessions-and-network.md §1): a session key (api_keys
 // row of type CREDENTIAL_TYPE_LOGIN) made by a login stamped with an API key of the same
 // organization records that key's lower-case public key here, and the allowlist check reads
 // the key list under that name instead of the session key's own. NULL: no API key made it
