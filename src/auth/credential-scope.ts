@@ -1,5 +1,5 @@
 // Where a stamp's credential may be found, relative to the organization a request targets
-// (WIRE-NOTES §3.4) — decided here and nowhere else. Every strategy looks its credential up
+// (docs/stamps.md §5) — decided here and nowhere else. Every strategy looks its credential up
 // by what the stamp names (a public key, a WebAuthn credential id, …) in all organizations
 // at once, and this module picks the holder the request may act as.
 import { unauthenticated } from "../errors.ts";

@@ -44,7 +44,8 @@ export interface Principal {
   stamp: StampFacts;
   /**
    * The credential was found in an ancestor of the target organization, not in the target
-   * itself: a parent acting on its sub-organization (it may read, not write — §6.7).
+   * itself: a parent acting on its sub-organization (it may read, not write —
+   * docs/request-path.md §5).
    */
   fromAncestor: boolean;
 }
