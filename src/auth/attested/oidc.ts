@@ -1,4 +1,4 @@
-// STAMP_ATTESTED_SCHEME_P256_OIDC (WIRE-NOTES §2.4): what @turnkey/core's loginWithOauth
+// STAMP_ATTESTED_SCHEME_P256_OIDC (docs/stamps.md §4.3): what @turnkey/core's loginWithOauth
 // stamps stamp_login with. The attestation is an OIDC token — Sigil's own or a trusted
 // issuer's (auth/oauth/verify-oidc.ts) — whose nonce (or tknonce) is sha256hex of the stamp's
 // publicKey (auth/oauth/nonce.ts): the key that signed the request is the one the token was
