@@ -1,4 +1,4 @@
-// oauth_login (WIRE-NOTES §8.4) and the attested OIDC stamp (§2.4, core's loginWithOauth): an
+// oauth_login (WIRE-NOTES §8.4) and the attested OIDC stamp (docs/stamps.md §4.3, core's loginWithOauth): an
 // OIDC token — Sigil-issued (signed by the store's OIDC_TOKEN key) or a trusted issuer's (a
 // JWKS served on loopback) — whose nonce commits to the session key logs in the user holding
 // its identity, in the target organization or below it.
