@@ -15,7 +15,7 @@ export interface ServiceKey {
   status: "active" | "published";
 }
 
-/** Session JWT claims (WIRE-NOTES §6.2). */
+/** Session JWT claims. */
 export interface SessionClaims {
   /** Expiry, epoch seconds. */
   exp: number;
@@ -28,7 +28,7 @@ export interface SessionClaims {
   session_profile_id?: string;
 }
 
-/** Verification token claims (WIRE-NOTES §7.5). */
+/** Verification token claims. */
 export interface VerificationTokenClaims {
   /** Expiry, epoch milliseconds, as a string. */
   exp: string;
@@ -65,7 +65,7 @@ export declare function verifyOtpTargetBundle(otpEncryptionTargetBundle: string,
 
 /**
  * verify_otp's encryptedOtpBundle: {"otp_code","public_key"} HPKE-encrypted to the verified
- * bundle's target (WIRE-NOTES §7.4, AAD = enc ‖ pkR), as the JSON text {"encappedPublic","ciphertext"}.
+ * bundle's target (AAD = enc ‖ pkR), as the JSON text {"encappedPublic","ciphertext"}.
  */
 export declare function encryptOtpCode(params: EncryptOtpCodeParams & { signerPublicKeys: readonly string[] }): Promise<string>;
 

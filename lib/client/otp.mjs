@@ -1,7 +1,6 @@
 // @ts-check
 // What @turnkey/crypto's encryptOtpCodeToBundle does for @turnkey/core's verifyOtp, with the
-// signer key this service publishes instead of the hosted one core pins (WIRE-NOTES §7.3,
-// §7.4):
+// signer key this service publishes instead of the hosted one core pins:
 //   1. the otpEncryptionTargetBundle from init_otp is checked: its `enclaveQuorumPublic` must
 //      be, as a string, one of the OTP_ENCRYPTION_TARGET keys (as the SDK compares it), and
 //      `dataSignature` (DER) must verify over SHA-256 of the bytes `data` hex-decodes to;

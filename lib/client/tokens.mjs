@@ -1,5 +1,5 @@
 // @ts-check
-// Checking the two JWTs the service signs, with its published keys (WIRE-NOTES §6.2, §7.5):
+// Checking the two JWTs the service signs, with its published keys:
 //   session JWT: raw r‖s over SHA-256(SHA-256("header.payload")) by a SESSION_JWT key;
 //   verification token: ES256 (raw r‖s over SHA-256("header.payload")) by a
 //     VERIFICATION_TOKEN key, with string claims and `exp` in epoch milliseconds.
