@@ -146,9 +146,10 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    */
   parentMayStamp?: boolean;
   /**
-   * Where the signing credential may be found (auth/credential-scope.ts). Default: the
-   * target organization or an ancestor. Login types set "then-descendants": a credential of a
-   * user of a sub-organization below the target logs that user in, in their organization.
+   * Where the signing credential may be found (auth/credential-scope.ts, docs/stamps.md §5).
+   * Default: the target organization or an ancestor. stamp_login sets "then-descendants": a
+   * credential of a user of a sub-organization below the target logs that user in, in their
+   * organization (the other logins are stamped by the parent's own key, found as usual).
    * Definitions sharing an op must agree (the scope is chosen from the path).
    */
   credentialScope?: CredentialScope;

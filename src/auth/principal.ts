@@ -24,7 +24,10 @@ export interface Principal {
   actor: Actor;
   /** The acting user's row, read with the credential (activity views reuse it). */
   user: UserRow;
-  /** The organization the request targets; found to exist while resolving the credential. */
+  /**
+   * The organization the request acts on: the target, or the holder's own when the credential
+   * was found below the target (docs/stamps.md §5.2); found to exist while resolving it.
+   */
   organization: TargetOrganization;
   /** The credential that signed: the one behind the submitter's vote. */
   credential: {
