@@ -1,4 +1,4 @@
-// App proofs: a signed statement of how an activity was decided, in the shape the SDK's
+// App proofs (docs/activities.md §6): a signed statement of how an activity was decided, in the shape the SDK's
 // `verifyAppProofSignature` (@turnkey/crypto) reads. These are signatures by this service's
 // own P-256 key — NOT hardware enclave attestations: there is no boot proof, and the full
 // upstream `verify(appProof, bootProof)` cannot pass. What they give a client: evidence,
