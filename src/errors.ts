@@ -1,5 +1,6 @@
 // One error type for every rejection. Thrown anywhere; turned into the SDK's
-// `{ code, message, details }` body (grpc-gateway style) in server/error-handler.ts.
+// `{ code, message, details }` body (grpc-gateway style; docs/activities.md §7) in
+// server/error-handler.ts.
 
 /** gRPC status codes the SDK clients receive as `code`. */
 export const Grpc = {
@@ -83,7 +84,7 @@ export class ApiError extends Error {
     category: ErrorCategory,
     message: string,
     extraDetails: ErrorDetail[] = [],
-    /** Overrides the gateway mapping where HTTP has a more precise status (413, 415). */
+    /** Overrides the gateway mapping where HTTP has a more precise status (413: docs/activities.md §7.3). */
     status?: number,
   ) {
     super(message);

@@ -114,7 +114,7 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
   intent?: string;
   /** Key of the result inside `activity.result`. Default: e.g. createUsersResult (no version suffix). */
   result?: string;
-  /** Policy facts (see POLICY-LANGUAGE): activity.resource / action / kind. */
+  /** Policy facts: activity.resource / action / kind. */
   resource: string;
   action: string;
   kind: string;
@@ -123,8 +123,8 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
   /** The result object (`activity.result.<result>`): documents it and types `execute`. */
   returns: R;
   /**
-   * What `activity.params` exposes to policy conditions (snake_case names, POLICY-LANGUAGE
-   * §4.8). Absent: nothing, and any `activity.params.x` is a MissingField error.
+   * What `activity.params` exposes to policy conditions (snake_case names). Absent:
+   * nothing, and any `activity.params.x` is a MissingField error.
    */
   policyParams?(params: Static<P>): Record<string, ParamValue>;
   /**
@@ -138,16 +138,18 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
   /** §4.9: decided by the root quorum alone; policies are never consulted. */
   rootOnly?: boolean;
   /**
-   * §6.7: a credential of an ancestor organization may submit this activity against a
-   * sub-organization. Only authentication and recovery flows (OTP, OAuth, email auth and
-   * recovery) will set it; every other activity is refused to a parent credential before
-   * any policy is consulted (pipeline/parent-writes.ts). No current activity sets it.
+   * A credential of an ancestor organization may submit this activity against a
+   * sub-organization (docs/request-path.md §5). Only the authentication and recovery flows in
+   * PARENT_STAMPABLE may set it (init_otp, verify_otp, otp_login, stamp_login and oauth_login
+   * do); every other activity is refused to a parent credential before any policy is
+   * consulted (pipeline/parent-writes.ts), and setting it on one stops the service at startup.
    */
   parentMayStamp?: boolean;
   /**
-   * Where the signing credential may be found (auth/credential-scope.ts). Default: the
-   * target organization or an ancestor. Login types set "then-descendants": a credential of a
-   * user of a sub-organization below the target logs that user in, in their organization.
+   * Where the signing credential may be found (auth/credential-scope.ts, docs/stamps.md §5).
+   * Default: the target organization or an ancestor. stamp_login sets "then-descendants": a
+   * credential of a user of a sub-organization below the target logs that user in, in their
+   * organization (the other logins are stamped by the parent's own key, found as usual).
    * Definitions sharing an op must agree (the scope is chosen from the path).
    */
   credentialScope?: CredentialScope;
@@ -178,7 +180,8 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
 
 /**
  * How a submit path is handled (pipeline/routes.ts lists each kind's steps): "activity"
- * creates an activity; "vote" adds a vote to an existing one. Login types will add theirs.
+ * creates an activity; "vote" adds a vote to an existing one. Login types are "activity"
+ * definitions with their own credentialScope and parentMayStamp.
  */
 export type RouteKind = "activity" | "vote";
 

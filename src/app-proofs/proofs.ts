@@ -1,9 +1,9 @@
-// App proofs: a signed statement of how an activity was decided, in the shape the SDK's
-// `verifyAppProofSignature` (@turnkey/crypto) reads. These are signatures by this service's
-// own P-256 key — NOT hardware enclave attestations: there is no boot proof, and the full
-// upstream `verify(appProof, bootProof)` cannot pass. What they give a client: evidence,
-// checkable against the published key, that this service decided this outcome for this
-// activity over these approvals and this organization state.
+// App proofs (docs/activities.md §6): a signed statement of how an activity was decided, in
+// the shape the SDK's `verifyAppProofSignature` (@turnkey/crypto) reads. These are signatures
+// by this service's own P-256 key — NOT hardware enclave attestations: there is no boot proof,
+// and the full upstream `verify(appProof, bootProof)` cannot pass. What they give a client:
+// evidence, checkable against the published key, that this service decided this outcome for
+// this activity over these approvals and this organization state.
 import { createHash } from "node:crypto";
 import { p256 } from "@noble/curves/nist.js";
 import type { MasterKey } from "../crypto/envelope.ts";

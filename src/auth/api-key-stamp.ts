@@ -3,8 +3,9 @@
 //   X-Stamp: base64url(JSON{ publicKey: hex, scheme: SIGNATURE_SCHEME_TK_API_*, signature: DER hex })
 //
 // The signature is checked with the public key the stamp names before anything else; the
-// key is then looked up by public key and the nearest holder (credential-scope.ts) is the
-// principal, unless the key is of another curve than the stamp's scheme or has expired.
+// key is then looked up by public key and the holder credential-scope.ts picks (the nearest
+// in the target's chain; below the target, the oldest registration) is the principal, unless
+// the key is of another curve than the stamp's scheme or has expired (docs/stamps.md §2).
 import { unauthenticated } from "../errors.ts";
 import { publicKeyProblem, verifySignature, type Curve } from "../crypto/public-keys.ts";
 import { isExpired } from "../store/api-keys.ts";

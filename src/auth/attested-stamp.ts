@@ -1,4 +1,4 @@
-// X-Stamp-Attested (WIRE-NOTES §2.4): what @turnkey/core's loginWithOtp (and loginWithOauth)
+// X-Stamp-Attested (docs/stamps.md §4): what @turnkey/core's loginWithOtp (and loginWithOauth)
 // stamp stamp_login with. The request is signed by a P-256 key that an attestation vouches
 // for — a verification token bound to that key, or an OIDC token whose nonce commits to it:
 //

@@ -1,5 +1,5 @@
 // Where a stamp's credential may be found, relative to the organization a request targets
-// (WIRE-NOTES §3.4) — decided here and nowhere else. Every strategy looks its credential up
+// (docs/stamps.md §5) — decided here and nowhere else. Every strategy looks its credential up
 // by what the stamp names (a public key, a WebAuthn credential id, …) in all organizations
 // at once, and this module picks the holder the request may act as.
 import { unauthenticated } from "../errors.ts";
@@ -11,9 +11,9 @@ import type { Executor } from "../store/schema.ts";
  * (the nearest wins, so a sub-organization user's key beats the same key in the parent).
  *
  * "then-descendants": as above, and when no organization of that chain holds the
- * credential, the unique organization *below* the target that holds it (login types and
- * whoami: core's loginWithPasskey stamps stamp_login with the parent organization's id and a
- * passkey registered in the user's sub-organization). Only the holders the caller deems
+ * credential, the unique organization *below* the target that holds it (stamp_login, whoami
+ * and the attested schemes: core's loginWithPasskey stamps stamp_login with the parent
+ * organization's id and a passkey registered in the user's sub-organization). Only the holders the caller deems
  * eligible count below (verified contacts, a passkey whose key verifies the assertion:
  * docs/login-lookups.md §2); two or more eligible holders in different organizations is
  * CREDENTIAL_CONFLICT. A holder found below acts in its own organization: the request is

@@ -24,7 +24,10 @@ export interface Principal {
   actor: Actor;
   /** The acting user's row, read with the credential (activity views reuse it). */
   user: UserRow;
-  /** The organization the request targets; found to exist while resolving the credential. */
+  /**
+   * The organization the request acts on: the target, or the holder's own when the credential
+   * was found below the target (docs/stamps.md §5.2); found to exist while resolving it.
+   */
   organization: TargetOrganization;
   /** The credential that signed: the one behind the submitter's vote. */
   credential: {
@@ -44,7 +47,8 @@ export interface Principal {
   stamp: StampFacts;
   /**
    * The credential was found in an ancestor of the target organization, not in the target
-   * itself: a parent acting on its sub-organization (it may read, not write — §6.7).
+   * itself: a parent acting on its sub-organization (it may read, not write —
+   * docs/request-path.md §5).
    */
   fromAncestor: boolean;
 }

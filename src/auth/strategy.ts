@@ -1,9 +1,15 @@
 // The shape every authentication strategy has: one per stamp header (strategies.ts lists
-// them). Authentication happens in two halves around the parsing of the body, so that a
-// forged or malformed stamp costs no parsing and no query:
-//   verify  — the header is decoded and its signature checked over the raw bytes;
+// them). Authentication happens in two halves around the parsing of the body
+// (docs/stamps.md §1.3):
+//   verify  — the header is decoded and everything that needs no store is checked against
+//             the raw bytes: for X-Stamp and X-Stamp-Attested the signature itself, with the
+//             public key the stamp names; for X-Stamp-WebAuthn only the client data (the
+//             challenge binds the body; origin, RP ID, user presence);
 //   resolve — once the body's organizationId is known, the credential the stamp names is
-//             found in the organizations the scope allows, and becomes the Principal.
+//             found in the organizations the scope allows, and becomes the Principal; a
+//             passkey's signature is checked here, with the key stored for it.
+// So a malformed stamp, and a forged API-key or attested stamp, costs no parsing and no
+// query; a forged passkey stamp with well-formed client data costs the parse and one look-up.
 import type { AliasedRawBuilder } from "kysely";
 import type { Db, Executor } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
@@ -41,8 +47,11 @@ export interface StampStrategy {
   /** The request header it reads, lower-case as node gives header names. */
   header: string;
   /**
-   * Decodes the header and checks its signature over `rawBody`; reads neither the body nor the
-   * store. `logins`: the service's login settings (passkeys: accepted origins and RP ID).
+   * Decodes the header and checks what it can against `rawBody` without the store: the
+   * signature when the stamp carries its public key (X-Stamp, X-Stamp-Attested), the client
+   * data of a passkey assertion (whose signature needs the stored key: resolve checks it).
+   * Reads neither the parsed body nor the store. `logins`: the service's login settings
+   * (passkeys: accepted origins and RP ID).
    */
   verify(value: string | string[], rawBody: Buffer, logins?: LoginSettings): Promise<VerifiedStamp>;
 }

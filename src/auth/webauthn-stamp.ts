@@ -1,5 +1,5 @@
 // X-Stamp-WebAuthn: a request signed with a passkey, as @turnkey/webauthn-stamper makes it
-// (WIRE-NOTES §2).
+// (docs/stamps.md §3).
 //
 //   X-Stamp-Webauthn: JSON{ authenticatorData, clientDataJson, credentialId, signature }   (plain JSON, b64url fields)
 //

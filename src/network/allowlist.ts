@@ -1,5 +1,5 @@
 // Deciding whether a client address may use a credential of an organization, from its IP
-// allowlists (WIRE-NOTES §11.2):
+// allowlists (docs/network.md §2.3):
 //   - no organization-level list, or one that is not enabled → every address may;
 //   - the key's own list, when it has at least one rule, replaces the organization's rules;
 //     a key list without rules falls back to them;

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from "fastify";
 import cors from "@fastify/cors";
 
-/** What the SDKs send (WIRE-NOTES §1.4): the body's type, the client version, one stamp. */
+/** What the SDKs send (docs/network.md §4): the body's type, the client version, one stamp. */
 export const CORS_ALLOWED_HEADERS = ["content-type", "x-client-version", "x-stamp", "x-stamp-webauthn", "x-stamp-attested"];
 
 export function parseCorsOrigins(v: string): string[] {

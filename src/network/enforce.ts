@@ -1,7 +1,7 @@
 // The network checks of an authenticated request, run right after the credential is found
 // and before anything in the body is validated or any policy consulted: the IP allowlist of
 // the credential's organization (root organizations only), then the caller's rate limits.
-// A refused request creates nothing.
+// A refused request creates nothing (docs/network.md §1).
 import { sql } from "kysely";
 import { ApiError, Grpc } from "../errors.ts";
 import type { Principal } from "../auth/principal.ts";

@@ -1,7 +1,8 @@
 // Step 2 of every pipeline: who signed this request? The stamp header chooses the strategy
-// (auth/strategies.ts), which verifies the signature over the raw bytes before the body is
-// parsed or the store is read; then the body is parsed (bounded nesting) and organizationId —
-// the only field read before the caller is known — names where the credential is looked for.
+// (auth/strategies.ts), which checks what it can over the raw bytes before the body is parsed
+// or the store is read (the signature, or for a passkey its client data: docs/stamps.md §1.3);
+// then the body is parsed (bounded nesting) and organizationId — the only field read before
+// the caller is known — names where the credential is looked for (docs/request-path.md §2.3).
 import { verifyStamp } from "../auth/strategies.ts";
 import type { CredentialScope } from "../auth/credential-scope.ts";
 import type { Principal } from "../auth/principal.ts";

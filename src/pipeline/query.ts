@@ -1,8 +1,10 @@
-// The query pipeline: route, authenticate, validate — then read. No timestamp, no request
-// snapshot (whoami costs one statement) and no activity. A credential found in the target organization or an ancestor may read
-// it: users read their own organization and every organization below it (§6.7: parents
-// read their sub-organizations). As in submit.ts, nothing but organizationId is read from
-// the body before the stamp is verified and the credential found.
+// The query pipeline (docs/request-path.md §4): route, authenticate, validate — then read. No
+// timestamp, no request snapshot (whoami costs one statement) and no activity. A credential
+// found in the target organization or an ancestor may read it: users read their own
+// organization and every organization below it (parents read their sub-organizations,
+// docs/request-path.md §5); whoami also finds a credential below the target
+// (docs/stamps.md §5.2). As in submit.ts, nothing but organizationId is read from the body
+// before the stamp is verified and the credential found.
 import type { IncomingHttpHeaders } from "node:http";
 import { notFound } from "../errors.ts";
 import { queryAt } from "../queries/registry.ts";

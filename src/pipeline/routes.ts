@@ -1,9 +1,11 @@
 // The route kinds of the submit path, as data: for each kind, where its signing credential
-// may be found, what it checks beyond the schema, and the steps that follow validation.
-// Every submit request runs context → authenticate → validate (submit.ts), then its kind's
-// steps. The login types (stamp_login, otp_login, oauth_login, …), which a parent may stamp
-// (parentMayStamp) and whose credential may sit in a sub-organization of the target
-// ("downward", WIRE-NOTES §3.4), will be a third kind here.
+// may be found by default, what it checks beyond the schema, and the steps that follow
+// validation (docs/request-path.md §2.5). Every submit request runs context → authenticate →
+// validate (submit.ts), then its kind's steps. The login types (stamp_login, otp_login,
+// oauth_login, …) are no kind of their own: they are "activity" definitions that set
+// parentMayStamp (a parent may stamp them, docs/request-path.md §5.2) and, for stamp_login,
+// credentialScope "then-descendants" (the credential may sit below the target,
+// docs/stamps.md §5.2), which overrides the kind's default here.
 import type { RouteDefinitions, RouteKind, SubmitRoute } from "../activities/define.ts";
 import type { CredentialScope } from "../auth/credential-scope.ts";
 import type { Answer } from "./respond.ts";

@@ -159,7 +159,7 @@ function ownFingerprint(raw: Buffer, principal: Principal): string {
 
 /**
  * An earlier identical submission exists. While it awaits consensus, the same request from a
- * user who has not approved it yet is an approval (POLICY-LANGUAGE §6.5); otherwise the answer
+ * user who has not approved it yet is an approval (docs/activities.md §5.2); otherwise the answer
  * is that activity.
  */
 function answerTwin(v: Validated<CompiledActivity>, twin: ActivityRow, fingerprint: string): Promise<Answer> {

@@ -1,9 +1,11 @@
-// The submit pipeline: every state change goes through here, in this order.
+// The submit pipeline: every state change goes through here, in this order
+// (docs/request-path.md §2).
 //   1. route: the path's operation → its definitions (no body read yet)
-//   2. authenticate: the stamp's strategy verifies it over the raw bytes; then — the body
+//   2. authenticate: the stamp's strategy checks it over the raw bytes; then — the body
 //      parsed with bounded nesting and only organizationId read — the credential is found
-//      in the target organization or an ancestor (authenticate.ts, auth/), and the request
-//      snapshot is read with it (snapshot.ts)
+//      in the target organization or an ancestor, or for login types below the target
+//      (authenticate.ts, auth/credential-scope.ts), and the request snapshot is read with it
+//      (snapshot.ts); then the IP allowlist and rate limits (network/enforce.ts)
 //   3. validate: body.type → definition; a parent's credential may not write; no U+0000;
 //      envelope + parameters; the route kind's own checks (validate.ts)
 //   4. liveness of timestampMs (validate.ts)

@@ -1,4 +1,4 @@
-// get_ip_allowlist (WIRE-NOTES §11.1): the organization's list, or one API key's. A list that
+// get_ip_allowlist (docs/network.md §2.1): the organization's list, or one API key's. A list that
 // does not exist (never set, removed, a sub-organization) is answered with empty rules, not 404.
 import { Type } from "@sinclair/typebox";
 import { HexPublicKey, OrganizationId } from "../schemas/common.ts";

@@ -5,7 +5,7 @@ import { defineQuery } from "./define.ts";
 export const whoami = defineQuery({
   op: "whoami",
   summary: "The user behind the request's credential and the organization that user belongs to.",
-  // Passkey users call it with the parent organization's id (WIRE-NOTES §3.4): a credential
+  // Passkey users call it with the parent organization's id (docs/stamps.md §5.2): a credential
   // held in a sub-organization below the target answers with that sub-organization's user.
   credentialScope: "then-descendants",
   request: Type.Object({ organizationId: OrganizationId }),

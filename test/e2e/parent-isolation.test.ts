@@ -1,4 +1,4 @@
-// POLICY-LANGUAGE §6.7: a parent organization reads its sub-organizations but cannot write
+// docs/request-path.md §5: a parent organization reads its sub-organizations but cannot write
 // to them. A credential found in an ancestor of the target organization is refused every
 // activity — votes included — with 403 before any policy is consulted, and nothing is
 // recorded anywhere; the exceptions are the authentication and recovery flows whose
@@ -143,7 +143,7 @@ for (const engine of engines()) {
     // parent check lets them through. They may then fail for other reasons (these bodies have
     // empty parameters), but never with the parent-write 403.
     for (const route of ACTIVITIES.filter((r) => r.parentMayStamp)) {
-      it(`${route.type} is open to a parent credential in its sub-organizations (POLICY-LANGUAGE §6.7 exception)`, async () => {
+      it(`${route.type} is open to a parent credential in its sub-organizations (docs/request-path.md §5.2 exception)`, async () => {
         assert.ok(isParentStampable(route.type), `${route.type} opens itself to parents but is not on the allow-list`);
         const sub = await subOrg(root, `open-${route.op}`);
         const body = JSON.stringify({ type: route.type, timestampMs: String(Date.now()), organizationId: sub.orgId, parameters: {} });

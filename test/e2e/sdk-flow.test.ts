@@ -314,7 +314,7 @@ for (const engine of engines()) {
       assert.equal(users[0]!.apiKeys[0]!.credential.publicKey, keyB.publicKey);
 
       // Credentials are looked up in the target org and its ancestors, never sideways; downwards
-      // only for whoami and the login types (docs/login-lookups.md §2–3), which then answer for the holder's org.
+      // only for whoami and the login types (docs/stamps.md §5.2), which then answer for the holder's org.
       const meFromParent = await httpFor(keyA).getWhoami({ organizationId: init.organizationId });
       assert.equal(meFromParent.organizationId, subA);
       assert.equal(meFromParent.userId, aliceId);

@@ -1,6 +1,6 @@
 // A software WebAuthn authenticator for tests: registrations (a "none" attestation, CBOR and
 // authenticator data built by hand) and assertions (ES256 or RS256, signed with node:crypto),
-// encoded as the Turnkey clients encode them (docs/logins.md §6.2, §6.7). Every
+// encoded as the Turnkey clients encode them (docs/stamps.md §3, docs/logins.md §6.2). Every
 // field can be bent (wrong challenge, origin, RP ID, flags, counter, alphabet) to test what
 // the server refuses.
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from "node:crypto";

@@ -12,7 +12,7 @@ const SETTINGS: WebauthnSettings = { rpId: "localhost", origins: ["http://localh
 const ANY: WebauthnSettings = { origins: [] };
 
 describe("webauthn encodings", () => {
-  it("the upstream test vector: challenge = b64url(ASCII hex of SHA-256(body))", () => {
+  it("the docs/stamps.md §3.2 test vector: challenge = b64url(ASCII hex of SHA-256(body))", () => {
     const body = '{"organization_id":"1234","type":"ACTIVITY_TYPE_CREATE_API_KEYS","params":{"for":"example"}}';
     const challenge = stampChallenge(Buffer.from(body));
     assert.equal(challenge.toString("ascii"), "a7e99164662710b0322dc69d19cba853e0c8a68f9251f027f0c5afb018aec086");

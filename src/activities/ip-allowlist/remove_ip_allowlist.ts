@@ -1,4 +1,4 @@
-// remove_ip_allowlist (WIRE-NOTES §11): no publicKey → the organization's list and its rules
+// remove_ip_allowlist (docs/network.md §2.1): no publicKey → the organization's list and its rules
 // go, and every address may use the organization again (key lists stay stored, inert until
 // an organization list is enabled again); with publicKey → that key's list goes and the key
 // falls back to the organization's list. Removing a list that does not exist succeeds.
@@ -40,7 +40,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
 
 export const removeIpAllowlist = defineActivity({
   type: "ACTIVITY_TYPE_REMOVE_IP_ALLOWLIST",
-  // POLICY-LANGUAGE §4 (undocumented upstream): CONFIG/DELETE, no activity.params.
+  // Policy facts (undocumented upstream; docs/network.md §2.1): CONFIG/DELETE, no activity.params.
   resource: "CONFIG",
   action: "DELETE",
   kind: "REMOVE_IP_ALLOWLIST",

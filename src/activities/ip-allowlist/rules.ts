@@ -1,5 +1,5 @@
 // What set_ip_allowlist and remove_ip_allowlist share: the parameter schemas, rule
-// normalisation (WIRE-NOTES §11.2), and the checks on where a list may live.
+// normalisation (docs/network.md §2.2), and the checks on where a list may live.
 import { Type } from "@sinclair/typebox";
 import { invalid, notFound, precondition } from "../../errors.ts";
 import { HexPublicKey, maxItems } from "../../schemas/common.ts";
@@ -55,7 +55,7 @@ export function normaliseRules(rules: readonly { cidr: string; label?: string }[
   return out;
 }
 
-/** Lists live on root organizations only: sub-organizations are never evaluated (§11.2). */
+/** Lists live on root organizations only: sub-organizations are never evaluated (docs/network.md §2.4). */
 export async function requireRootOrganization(db: Executor, organizationId: string, chains: ChainCache): Promise<void> {
   const chain = await organizationChain(db, organizationId, chains);
   if (chain.length > 1) {

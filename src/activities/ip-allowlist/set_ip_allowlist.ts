@@ -1,4 +1,4 @@
-// set_ip_allowlist (WIRE-NOTES §11): replaces the organization's list (no publicKey) or one
+// set_ip_allowlist (docs/network.md §2.1): replaces the organization's list (no publicKey) or one
 // API key's. Rules are normalised, deduplicated (first label kept), at most 10 per family.
 // Absent `rules` keeps the current rules (so `enabled` alone can be switched); present, even
 // empty, replaces them all. Absent `enabled` / `onEvaluationError` keep their values (new
@@ -76,7 +76,7 @@ async function refuseSelfLockout(ctx: ExecuteContext): Promise<void> {
 
 export const setIpAllowlist = defineActivity({
   type: "ACTIVITY_TYPE_SET_IP_ALLOWLIST",
-  // POLICY-LANGUAGE §4 (undocumented upstream): CONFIG/UPDATE, no activity.params.
+  // Policy facts (undocumented upstream; docs/network.md §2.1): CONFIG/UPDATE, no activity.params.
   resource: "CONFIG",
   action: "UPDATE",
   kind: "SET_IP_ALLOWLIST",

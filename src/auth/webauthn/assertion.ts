@@ -1,4 +1,4 @@
-// A passkey assertion as X-Stamp-WebAuthn carries it (docs/logins.md §6.7): what can be checked
+// A passkey assertion as X-Stamp-WebAuthn carries it (docs/stamps.md §3): what can be checked
 // without the store (checkAssertion: the challenge binds the exact body, type, origin, RP ID
 // hash, user presence), and the signature once the credential's key is known
 // (assertionSignatureValid).

@@ -24,7 +24,7 @@ export function canonicalB64url(value: string): string | undefined {
 export const sha256 = (data: Uint8Array | string): Buffer => createHash("sha256").update(data).digest();
 
 /**
- * The challenge a passkey stamp must carry for a body (docs/logins.md §6.7): the ASCII bytes of
+ * The challenge a passkey stamp must carry for a body (docs/stamps.md §3.2): the ASCII bytes of
  * the lowercase hex SHA-256 of the exact body — 64 bytes, not the 32 digest bytes.
  */
 export function stampChallenge(rawBody: Uint8Array): Buffer {
