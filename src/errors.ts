@@ -162,6 +162,3 @@ export function exhausted(message: string, retryAfterMs?: number): ApiError {
   return err;
 }
 
-export function unimplemented(message: string): ApiError {
-  return new ApiError(Grpc.UNIMPLEMENTED, "UNSPECIFIED", message);
-}
