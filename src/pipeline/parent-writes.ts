@@ -1,4 +1,4 @@
-// POLICY-LANGUAGE §6.7: a parent organization reads its sub-organizations but does not write
+// docs/policy-language.md §6.7: a parent organization reads its sub-organizations but does not write
 // to them. A credential found in an ancestor of the target organization (not in the target
 // itself) may only submit what the definition explicitly opens to parents (parentMayStamp).
 // Creating sub-organizations is not an exception here: the parent creates them in its own
@@ -41,7 +41,7 @@ export function checkParentStampable(routes: readonly Pick<SubmitRoute, "type" |
   if (wrong.length) {
     throw new Error(
       `parentMayStamp is set on ${wrong.join(", ")}: only the authentication and recovery flows in ` +
-        "pipeline/parent-writes.ts PARENT_STAMPABLE may be submitted by a parent organization's credential (POLICY-LANGUAGE §6.7)",
+        "pipeline/parent-writes.ts PARENT_STAMPABLE may be submitted by a parent organization's credential (docs/policy-language.md §6.7)",
     );
   }
 }

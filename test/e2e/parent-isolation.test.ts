@@ -1,4 +1,4 @@
-// POLICY-LANGUAGE §6.7: a parent organization reads its sub-organizations but cannot write
+// docs/policy-language.md §6.7: a parent organization reads its sub-organizations but cannot write
 // to them. A credential found in an ancestor of the target organization is refused every
 // activity — votes included — with 403 before any policy is consulted, and nothing is
 // recorded anywhere; the exceptions are the authentication and recovery flows whose
@@ -103,7 +103,7 @@ for (const engine of engines()) {
         startsWith: NOT_AUTHORIZED,
         path: "/public/v1/submit/update_root_quorum",
       });
-      // The parent still reads the sub-organization (§6.7) and sees it untouched.
+      // The parent still reads the sub-organization (docs/policy-language.md §6.7) and sees it untouched.
       const users = (await root.http.getUsers({ organizationId: sub.orgId })).users;
       assert.deepEqual(users.map((u) => u.userName), ["victim-root-0"]);
       assert.deepEqual(await activityIds(root, sub.orgId), [], "an activity was recorded in the sub-organization");
@@ -143,7 +143,7 @@ for (const engine of engines()) {
     // parent check lets them through. They may then fail for other reasons (these bodies have
     // empty parameters), but never with the parent-write 403.
     for (const route of ACTIVITIES.filter((r) => r.parentMayStamp)) {
-      it(`${route.type} is open to a parent credential in its sub-organizations (POLICY-LANGUAGE §6.7 exception)`, async () => {
+      it(`${route.type} is open to a parent credential in its sub-organizations (docs/policy-language.md §6.7 exception)`, async () => {
         assert.ok(isParentStampable(route.type), `${route.type} opens itself to parents but is not on the allow-list`);
         const sub = await subOrg(root, `open-${route.op}`);
         const body = JSON.stringify({ type: route.type, timestampMs: String(Date.now()), organizationId: sub.orgId, parameters: {} });
@@ -212,7 +212,7 @@ for (const engine of engines()) {
     });
 
     it("the same key registered in the sub-organization acts there as the sub-organization's user", async () => {
-      // §6.7: the nearest organization's credential wins, so this is not a parent write.
+      // docs/policy-language.md §6.7: the nearest organization's credential wins, so this is not a parent write.
       const sub = await subOrg(root, "shared-key", 1, 1, [root.key]);
       const inSub = party(root.key, sub.roots[0]!.userId, sub.orgId);
       const who = await inSub.http.getWhoami({ organizationId: sub.orgId });

@@ -1,4 +1,4 @@
-// End-to-end: webhooks (interface spec "Events", WIRE-NOTES §12) against the real service on
+// End-to-end: webhooks (docs/webhooks.md) against the real service on
 // both engines. Endpoints are managed and activities submitted through the official SDK
 // clients (behind the shared recording proxy, for HTTP statuses); deliveries land on a real
 // node:http receiver on 127.0.0.1 that records raw body bytes and headers, and are verified

@@ -382,7 +382,7 @@ describe("keywords and environments", () => {
     rejects("consensus", "approvers.any(u, secret.static_properties['kind'] == u.id)", "1:18", "'secret' is a condition keyword");
   });
 
-  it("in condition they type-check as POLICY-LANGUAGE §4.3 describes them", () => {
+  it("in condition they type-check as docs/policy-language.md §4.1 and §4.3 describe them", () => {
     for (const source of [
       "wallet.id == 'W' && !wallet.exported && !wallet.imported && wallet.label == 'x'",
       "wallets.count() > 0 && wallets.any(w, w.label == 'cold')",

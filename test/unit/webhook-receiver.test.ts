@@ -1,5 +1,5 @@
 // Webhook receiver verification library (lib/webhooks.mjs, imported through the package's own
-// "exports" as sigil/webhooks): interface spec "Events", WIRE-NOTES §12.2-12.4.
+// "exports" as sigil/webhooks): docs/webhooks.md §2.2, §3, §4.
 // Deliveries are signed here with node:crypto Ed25519; the key set is served by a real local
 // JWKS HTTP server whose hits are counted; the verifier's clock is injected.
 import { describe, it, after } from "node:test";
