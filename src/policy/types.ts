@@ -1,5 +1,5 @@
 // Static types of the policy language and the keyword environment of each
-// field (spec 3.1, 4.1–4.4).
+// field (docs/policy-language.md §3.1, §4.1–4.4).
 
 import type { Field } from "./errors.ts";
 

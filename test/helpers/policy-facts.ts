@@ -1,6 +1,6 @@
 // Hand-built evaluation inputs for the policy-engine unit tests. The mapping below is
 // written from docs/policy-language.md §4.5 / §4.7 on purpose (not imported from src/), so the
-// tests check the engine against the spec rather than against the service's own table.
+// tests check the engine against the note rather than against the service's own table.
 import assert from "node:assert/strict";
 import { activityKind, type ActivityFacts, type CredentialFacts, type ParamValue, type UserFacts } from "../../src/policy/index.ts";
 import { compilePolicy, type CompiledPolicy, type Effect } from "../../src/policy/engine.ts";
