@@ -243,8 +243,9 @@ export function decide(set: PolicySet, input: DecisionInput): Decision {
 }
 
 /**
- * May this user vote on the activity (§6.5)? Root quorum members and the initiator always
- * may; otherwise the user must be "included in consensus" of an applicable policy: named by
+ * May this user vote on the activity (§6.5)? Root quorum members always may, the initiator
+ * may unless the type is root-quorum-only; otherwise the user must be "included in consensus"
+ * of an applicable policy (never for root-quorum-only types): named by
  * id, tag or email literal in its consensus, or a consensus that does not single users out
  * by identity at all (e.g. `approvers.count() >= 2`, or a credential-type requirement).
  */
