@@ -259,7 +259,7 @@ const ROWS: readonly Row[] = [
       c("tagged submitter, non-DELETE activity", "CREATE_POLICY_V3", [U.tagged1], NOT_APPLICABLE),
     ],
     extra: (p) => {
-      // Deny beats allow (§6.4 step 4 before step 5).
+      // Deny beats allow (docs/policy-language.md §6.4, step 4 before step 5).
       const d = decideWith([ALLOW_ALL(), p], { type: "DELETE_POLICIES", by: [U.tagged1] });
       assert.equal(d.outcome, DENY_EXPLICIT);
       // Not triggered: the allow-all policy decides.
