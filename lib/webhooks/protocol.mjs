@@ -1,5 +1,5 @@
 // @ts-check
-// The wire format of a signed delivery (interface spec "Events", WIRE-NOTES §12.2): header
+// The wire format of a signed delivery (docs/webhooks.md §2.2): header
 // names, the version and algorithm this library speaks, the shapes header values must have,
 // and the exact bytes that are signed. No I/O and no keys here.
 

@@ -37,7 +37,7 @@ export interface Ballot {
   credentials: CredentialFacts[];
   /** This pass is a rejection vote. */
   rejection: boolean;
-  /** The submitter, for the definition's implicit permissions (§6.8). */
+  /** The submitter, for the definition's implicit permissions (docs/policy-language.md §6.8). */
   initiator: Actor;
   now: number;
 }

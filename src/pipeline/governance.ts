@@ -129,7 +129,7 @@ export interface VoterStanding {
   gov: OrgGovernance;
   /** The voter, tags included. */
   voter: UserFacts;
-  /** Root quorum member, initiator, or included in an applicable policy's consensus (docs/activities.md §5.3). */
+  /** Root quorum member, initiator, or included in an applicable policy's consensus (docs/policy-language.md §6.5). */
   eligible: boolean;
 }
 

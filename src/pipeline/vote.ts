@@ -92,7 +92,7 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
     }
     if (hasStandingVote(votes, me, now)) {
       const rejected = votes.some((vote) => vote.user_id === me && vote.selection === "VOTE_SELECTION_REJECTED");
-      // The initiator may still reject: for them rejecting cancels the activity (docs/activities.md §5.3).
+      // The initiator may still reject: for them rejecting cancels the activity (docs/consensus.md §3).
       const cancelling = req.selection === "VOTE_SELECTION_REJECTED" && me === target.submitted_by && !rejected;
       if (!cancelling) {
         // A retried vote (or resubmission) is answered with the activity, not refused.

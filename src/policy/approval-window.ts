@@ -1,4 +1,4 @@
-// The 24-hour approval window (POLICY-LANGUAGE §6.6): the first approval opens a window;
+// The 24-hour approval window (docs/policy-language.md §6.6, docs/consensus.md §4): the first approval opens a window;
 // approvals count only while the window they fell in is open. Once it closes they all
 // expire together (they stay on the activity for audit), and the next approval opens a
 // new window. Rejections never expire. Derived from the votes alone: nothing to store.

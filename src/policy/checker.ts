@@ -1,5 +1,5 @@
 // Static checking: resolves every identifier against the field's keyword
-// environment and lambda scopes, types every node (spec 3.2), validates
+// environment and lambda scopes, types every node (docs/policy-language.md §3.2), validates
 // Timestamp/CronSpan literals, and records what the compiler and the policy
 // engine need. Anything wrong here is a creation-time error.
 

@@ -1,7 +1,7 @@
 // Typed AST → nested JavaScript closures. Compiled once per (field, source);
 // each evaluation only runs the closures. Static types pick a specialised
 // closure for every operator, so runtime checks are left only where
-// `activity.params` makes a value dynamic. Nothing short-circuits (spec 2.5):
+// `activity.params` makes a value dynamic. Nothing short-circuits (docs/policy-language.md §2.5):
 // every operand and every lambda iteration runs, so any error surfaces.
 
 import type { Compare, Expr, Lambda } from "./ast.ts";

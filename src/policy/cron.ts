@@ -1,4 +1,4 @@
-// `CronSpan(cron, duration, zone)` (spec 5.3): a 5-field cron subset matched
+// `CronSpan(cron, duration, zone)` (docs/policy-language.md §5.3): a 5-field cron subset matched
 // against wall-clock time in an IANA zone, each fire opening a window of the
 // given length. All windows are equally long, so only the latest fire at or
 // before `now` can be active.

@@ -1,6 +1,7 @@
 // The policy engine: given an organization's compiled policies, its root quorum and the
 // votes so far, decide an activity. Pure: no I/O, no clock (the caller passes `nowMs`).
-// The order of the rules is POLICY-LANGUAGE §6.3 (per policy) and §6.4 (aggregate).
+// The order of the rules is docs/policy-language.md §6.3 (per policy) and §6.4 (aggregate);
+// the other § numbers in this file are that note's too.
 import { compileExpression, PolicyRuntimeError, type CompiledExpression } from "./index.ts";
 import type { ActivityFacts, CredentialFacts, EvalEnv, UserFacts } from "./facts.ts";
 
@@ -242,8 +243,9 @@ export function decide(set: PolicySet, input: DecisionInput): Decision {
 }
 
 /**
- * May this user vote on the activity (§6.5)? Root quorum members and the initiator always
- * may; otherwise the user must be "included in consensus" of an applicable policy: named by
+ * May this user vote on the activity (§6.5)? Root quorum members always may, the initiator
+ * may unless the type is root-quorum-only; otherwise the user must be "included in consensus"
+ * of an applicable policy (never for root-quorum-only types): named by
  * id, tag or email literal in its consensus, or a consensus that does not single users out
  * by identity at all (e.g. `approvers.count() >= 2`, or a credential-type requirement).
  */

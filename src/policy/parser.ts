@@ -1,5 +1,5 @@
-// Tokens → AST by recursive descent, following the EBNF of the policy-language
-// spec (section 2.1) exactly. Recursion is bounded by MAX_DEPTH so hostile
+// Tokens → AST by recursive descent, following the grammar of
+// docs/policy-language.md §2.1 exactly. Recursion is bounded by MAX_DEPTH so hostile
 // input cannot exhaust the stack; `&&`/`||` chains are collected into one
 // node instead of nesting.
 

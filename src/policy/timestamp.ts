@@ -1,5 +1,5 @@
 // RFC 3339 date-times with a zero UTC offset, as `Timestamp('...')` accepts
-// them (spec 5.2), read to epoch nanoseconds so comparisons are exact.
+// them (docs/policy-language.md §5.2), read to epoch nanoseconds so comparisons are exact.
 
 export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
 

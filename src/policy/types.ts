@@ -1,5 +1,5 @@
 // Static types of the policy language and the keyword environment of each
-// field (spec 3.1, 4.1–4.4).
+// field (docs/policy-language.md §3.1, §4.1–4.4).
 
 import type { Field } from "./errors.ts";
 
@@ -42,7 +42,7 @@ export const ACTIVITY: Type = {
   fields: { type: STRING, kind: STRING, resource: STRING, action: STRING, params: PARAMS },
 };
 export const TIME: Type = { k: "struct", name: "time", fields: { now: TIMESTAMP } };
-/** §4.3: the wallet an activity names (bound for wallet activities; pipeline/governance.ts). */
+/** docs/policy-language.md §4.3: the wallet an activity names (bound for wallet activities; pipeline/governance.ts). */
 export const WALLET: Type = {
   k: "struct",
   name: "Wallet",
@@ -56,7 +56,7 @@ export const PRIVATE_KEY: Type = {
 };
 
 /**
- * Turnkey's transaction-signing keywords (§4.1). Accepted in `condition` so that a policy set
+ * Turnkey's transaction-signing keywords (docs/policy-language.md §4.1). Accepted in `condition` so that a policy set
  * written for the hosted service can be imported; this service signs nothing, so the
  * transaction and payload objects (`eth.tx`, `solana.tx`, …, `secret`) are never present: their
  * member chains type-check as dynamic values and any evaluation that reaches them is an

@@ -1,4 +1,4 @@
-// get_app_status (WIRE-NOTES §13.3): what the TVC runtime of this process observes for an
+// get_app_status (docs/tvc.md §7): what the TVC runtime of this process observes for an
 // app's deployments (ServiceState.tvc, written by tvc/controller.ts), and the app's live
 // deployment as targetedDeploymentId. The app must exist in the organization (404 otherwise);
 // an app with nothing running answers 200 with no deployments. Extra field per deployment:

@@ -1,4 +1,4 @@
-// TVC queries (WIRE-NOTES §13.3): list_tvc_apps, get_tvc_app (by `tvcAppId`),
+// TVC queries (docs/tvc.md §7): list_tvc_apps, get_tvc_app (by `tvcAppId`),
 // list_tvc_app_deployments, get_tvc_deployment. Deleted apps are gone; deleted deployments of
 // a live app stay listed with `delete: true`. get_tvc_deployment also shows the runtime's
 // refusal (e.g. a digest mismatch) from what this process's runtime observed.

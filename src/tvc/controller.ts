@@ -1,4 +1,4 @@
-// The TVC reconcile loop (issue 14): read the desired deployments from the database, hand the
+// The TVC reconcile loop (docs/tvc.md §5.1): read the desired deployments from the database, hand the
 // whole set to the runtime, publish what the runtime observes on ServiceState.tvc (which
 // get_app_status and get_tvc_deployment read). One pass at start, then one every `intervalMs`
 // after the previous one ended (passes never overlap). A failing pass (database down…) is

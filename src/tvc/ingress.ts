@@ -1,4 +1,4 @@
-// The TVC ingress (issue 14): one address per app, `http://<host>:<port>/apps/<appId>/<path>`,
+// The TVC ingress (docs/tvc.md §6): one address per app, `http://<host>:<port>/apps/<appId>/<path>`,
 // forwarded to a ready replica of the app's LIVE deployment (round robin) as `/<path>` with the
 // query string. The live deployment is read from the database per request (a primary-key
 // read), so set_tvc_app_live_deployment takes effect on the next request. Bodies stream both

@@ -1,4 +1,4 @@
-// The manifest of a TVC deployment (issue 14): what operators of the app's manifest set sign
+// The manifest of a TVC deployment (docs/tvc.md §3.2): what operators of the app's manifest set sign
 // before the deployment may run. Derived once, at create_tvc_deployment, from the deployment's
 // spec and the app's operator sets, and stored as its exact bytes: approvals are verified
 // against those bytes, never against a re-derivation (a later change to this module must not

@@ -1,5 +1,5 @@
-// The TVC runtime's metrics (issue 14: "everything the runtime does is visible in logs and
-// metrics"), registered on the registry /metrics serves (server/app.ts `metricsRegistry`).
+// The TVC runtime's metrics (docs/tvc.md §8: everything the runtime does shows in logs and
+// metrics), registered on the registry /metrics serves (server/app.ts `metricsRegistry`).
 // Replica gauges are read from the runtime at scrape time, so a removed deployment's series
 // disappear with it. Labels are deployment and app ids the database holds (bounded by what
 // operators approved), never anything a request names.

@@ -1,4 +1,4 @@
-// What the TVC runtime last observed, per deployment (issue 14): written by the controller
+// What the TVC runtime last observed, per deployment (docs/tvc.md §5.1): written by the controller
 // (tvc/controller.ts) after every reconcile pass and runtime event, read by the queries
 // (get_app_status, get_tvc_deployment). Per process and per store (on ServiceState): the
 // desired state is in the database, what runs is this process's runtime's.

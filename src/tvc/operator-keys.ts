@@ -1,4 +1,4 @@
-// TVC operator and quorum keys (issue 14): P-256 points in hex, compressed (33 bytes) or
+// TVC operator and quorum keys (docs/tvc.md §2.2): P-256 points in hex, compressed (33 bytes) or
 // uncompressed (65 bytes). One operator is one point, whatever encoding named it, so keys are
 // stored in one form — compressed, lower-case — and an organization's unique index on it
 // catches the same key given both ways. Approvals are DER ECDSA P-256 / SHA-256 signatures

@@ -1,4 +1,4 @@
-// What a TVC deployment asks for (issue 14), as the create_tvc_deployment activity records it
+// What a TVC deployment asks for (docs/tvc.md §3.1), as the create_tvc_deployment activity records it
 // in tvc_deployments.spec (JSON) and the controller hands it to the runtime. One type for both
 // sides: the API half (activities/tvc) writes it, the runtime half (tvc/controller.ts) reads it.
 

@@ -1,4 +1,4 @@
-// The TVC records of query responses: TvcApp, operator sets, operators,
+// The TVC records of query responses (docs/tvc.md §7): TvcApp, operator sets, operators,
 // TvcDeployment. Timestamps are `{seconds, nanos}` objects; bytes (the manifest, approval
 // signatures) are base64, as protojson renders them.
 import { Type } from "@sinclair/typebox";

@@ -80,7 +80,7 @@ export class DeliveryAgents {
   }
 }
 
-/** Signed headers of the spec, plus the unsigned organization and event type. */
+/** The signed headers of docs/webhooks.md §2.2, plus the unsigned organization and event type. */
 export function deliveryHeaders(req: Omit<DeliveryRequest, "url" | "deadlineAt">): Record<string, string> {
   const timestamp = String(req.now);
   return {

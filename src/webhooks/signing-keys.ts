@@ -77,7 +77,7 @@ export async function listSigningKeys(db: Db) {
   return db.selectFrom("webhook_signing_keys").select(["id", "status", "created_at", "updated_at"]).orderBy("created_at").execute();
 }
 
-/** The published key set (RFC 7517), exactly the spec's fields. */
+/** The published key set (RFC 7517), exactly the fields of docs/webhooks.md §3. */
 export async function jwks(db: Db): Promise<{ keys: Record<string, string>[] }> {
   const rows = await db
     .selectFrom("webhook_signing_keys")

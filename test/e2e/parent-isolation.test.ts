@@ -103,7 +103,7 @@ for (const engine of engines()) {
         startsWith: NOT_AUTHORIZED,
         path: "/public/v1/submit/update_root_quorum",
       });
-      // The parent still reads the sub-organization (§6.7) and sees it untouched.
+      // The parent still reads the sub-organization (docs/policy-language.md §6.7) and sees it untouched.
       const users = (await root.http.getUsers({ organizationId: sub.orgId })).users;
       assert.deepEqual(users.map((u) => u.userName), ["victim-root-0"]);
       assert.deepEqual(await activityIds(root, sub.orgId), [], "an activity was recorded in the sub-organization");
@@ -212,7 +212,7 @@ for (const engine of engines()) {
     });
 
     it("the same key registered in the sub-organization acts there as the sub-organization's user", async () => {
-      // §6.7: the nearest organization's credential wins, so this is not a parent write.
+      // docs/policy-language.md §6.7: the nearest organization's credential wins, so this is not a parent write.
       const sub = await subOrg(root, "shared-key", 1, 1, [root.key]);
       const inSub = party(root.key, sub.roots[0]!.userId, sub.orgId);
       const who = await inSub.http.getWhoami({ organizationId: sub.orgId });

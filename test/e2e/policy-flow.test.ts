@@ -576,7 +576,7 @@ for (const engine of engines()) {
       assertRecord(records[0]!, evaluation(first.id, first.votes[0].id, O.REQUIRES_CONSENSUS, O.REQUIRES_CONSENSUS));
 
       // A user of another organization (here: the parent's root) is not a voter of this one:
-      // a parent's credential does not write to its sub-organization, votes included (§6.7).
+      // a parent's credential does not write to its sub-organization, votes included (docs/policy-language.md §6.7).
       await fail(approve({ ...root, orgId: org.orgId }, first.fingerprint), { status: 403, code: 7, startsWith: NOT_AUTHORIZED, includes: "parent" });
       await fail(approve(b, "0".repeat(64)), { status: 404, code: 5, includes: "No activity found with fingerprint" });
       // An ineligible voter is refused; nothing changes.
@@ -1170,7 +1170,7 @@ for (const engine of engines()) {
       const orgId = init.organizationId;
       const r2 = await addUser(r1, "second-root");
       const nina = await addUser(r1, "nina");
-      // R1 carries a tag (POLICY-LANGUAGE §8, example 6, with R1 tagged).
+      // R1 carries a tag (docs/policy-language.md §8, example 6, with R1 tagged).
       const deletersTag = (await r1.sdk.createUserTag({ userTagName: uniq("deleters"), userIds: [r1.userId] })).userTagId;
       const elsewhere = await newOrg("quorum-elsewhere");
 

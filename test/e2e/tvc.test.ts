@@ -1,4 +1,4 @@
-// TVC end to end (issue 14, "What must show"): the real service as a child process on both
+// TVC end to end (docs/tvc.md §9): the real service as a child process on both
 // engines, driven only through the official @turnkey/sdk-server client, running the fixture app
 // (test/fixtures/tvc-app/server.mjs) with the local process runtime. The fixture is copied into
 // per-test image directories so one copy's binary can be changed for the digest check without

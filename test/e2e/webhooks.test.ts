@@ -1,4 +1,4 @@
-// End-to-end: webhooks (interface spec "Events", WIRE-NOTES §12) against the real service on
+// End-to-end: webhooks (docs/webhooks.md) against the real service on
 // both engines. Endpoints are managed and activities submitted through the official SDK
 // clients (behind the shared recording proxy, for HTTP statuses); deliveries land on a real
 // node:http receiver on 127.0.0.1 that records raw body bytes and headers, and are verified
@@ -83,7 +83,7 @@ async function fetchJwks(baseUrl: string): Promise<{ status: number; cacheContro
 }
 
 /**
- * An independent verifier: node:crypto only, straight from the spec's rules. Returns why it
+ * An independent verifier: node:crypto only, straight from docs/webhooks.md §2.2 and §4. Returns why it
  * rejects, or "ok".
  */
 function independentVerify(keys: Jwk[], r: { headers: Receipt["headers"]; body: Buffer }, nowMs = Date.now()): string {
@@ -369,7 +369,7 @@ for (const engine of engines()) {
     });
 
     it("2. deliveries carry the signed headers, verify (library and independent), are the activity; consensus → completed is two events", async () => {
-      // The key set: exactly the spec's fields, cacheable.
+      // The key set: exactly the fields of docs/webhooks.md §3, cacheable.
       const jwks = await fetchJwks(server!.url);
       assert.equal(jwks.status, 200);
       assert.match(String(jwks.contentType), /^application\/json/);

@@ -1,6 +1,6 @@
 // Hand-built evaluation inputs for the policy-engine unit tests. The mapping below is
-// written from POLICY-LANGUAGE §4.5 / §4.7 on purpose (not imported from src/), so the
-// tests check the engine against the spec rather than against the service's own table.
+// written from docs/policy-language.md §4.5 / §4.7 on purpose (not imported from src/), so the
+// tests check the engine against the note rather than against the service's own table.
 import assert from "node:assert/strict";
 import { activityKind, type ActivityFacts, type CredentialFacts, type ParamValue, type UserFacts } from "../../src/policy/index.ts";
 import { compilePolicy, type CompiledPolicy, type Effect } from "../../src/policy/engine.ts";
@@ -60,7 +60,7 @@ map("CONFIG", "UPDATE", "SET_IP_ALLOWLIST", "UPDATE_ALLOWED_ORIGINS");
 map("CONFIG", "DELETE", "REMOVE_IP_ALLOWLIST");
 map("SESSION_PROFILE", "CREATE", "CREATE_SESSION_PROFILE");
 map("RECOVERY", "CREATE", "INIT_USER_EMAIL_RECOVERY_V2");
-// §4.9: root-quorum-only types have no resource/action; they never reach policy evaluation.
+// §4.9: root-quorum-only types never reach policy evaluation; upstream gives them no resource/action.
 map("", "", "UPDATE_ROOT_QUORUM", "SET_ORGANIZATION_FEATURE", "REMOVE_ORGANIZATION_FEATURE", "UPDATE_ORGANIZATION_NAME");
 
 /** §4.7 "params" column: exposed fields, and the default an optional one reads as when omitted. */

@@ -4,7 +4,7 @@
 //
 // It shares the front end with the engine (lexer, parser, checker: both evaluate the same
 // checked tree) and takes one thing from the checker, the static type of each node. Nothing of
-// the compiler is used. Semantics (POLICY-LANGUAGE.md):
+// the compiler is used. Semantics (docs/policy-language.md):
 //   - no short-circuit (§2.5): every operand of && / || and every lambda iteration is evaluated,
 //     and any error anywhere makes the whole expression an error;
 //   - int and uint are exact big integers (§3.3); strings index by code point (§3.4);

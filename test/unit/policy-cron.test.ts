@@ -22,7 +22,7 @@ const FIRST_OR_MONDAY = "CronSpan('0 9 1 * 1', '1h', 'UTC')";
 const UNTIL_2026 = `${WEEKDAYS_NY} && time.now < Timestamp('2026-01-01T00:00:00Z')`;
 const MARCH_2026 = "time.now >= Timestamp('2026-03-01T00:00:00Z') && time.now < Timestamp('2026-04-01T00:00:00Z')";
 
-describe("CronSpan: spec 5.4 test vectors", () => {
+describe("CronSpan: docs/policy-language.md §5.4 test vectors", () => {
   const vectors: [string, string, boolean, string][] = [
     [WEEKDAYS_NY, "2026-03-02T14:00:00Z", true, "Mon 09:00 EST: window start is inclusive"],
     [WEEKDAYS_NY, "2026-03-02T13:59:59Z", false, "one second before the window"],

@@ -1,4 +1,4 @@
-// POLICY-LANGUAGE §8, example rows 1–50: each row's policy compiled with compilePolicy,
+// docs/policy-language.md §8, example rows 1–50: each row's policy compiled with compilePolicy,
 // evaluated with evaluatePolicy on the activities its "Meaning / expected" column names,
 // and decided with decide() as the only policy of an org whose root quorum is not involved.
 import { describe, it } from "node:test";
@@ -259,7 +259,7 @@ const ROWS: readonly Row[] = [
       c("tagged submitter, non-DELETE activity", "CREATE_POLICY_V3", [U.tagged1], NOT_APPLICABLE),
     ],
     extra: (p) => {
-      // Deny beats allow (§6.4 step 4 before step 5).
+      // Deny beats allow (docs/policy-language.md §6.4, step 4 before step 5).
       const d = decideWith([ALLOW_ALL(), p], { type: "DELETE_POLICIES", by: [U.tagged1] });
       assert.equal(d.outcome, DENY_EXPLICIT);
       // Not triggered: the allow-all policy decides.
@@ -893,7 +893,7 @@ const ROWS: readonly Row[] = [
 
 // ------------------------------------------------------------ the tests
 
-describe("POLICY-LANGUAGE §8 example policies", () => {
+describe("docs/policy-language.md §8 example policies", () => {
   it("covers rows 1–50 exactly once", () => {
     assert.deepEqual(
       ROWS.map((r) => r.n),

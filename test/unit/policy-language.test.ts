@@ -1,3 +1,4 @@
+// The policy language against docs/policy-language.md; "section n" below names that note's §n.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -382,7 +383,7 @@ describe("keywords and environments", () => {
     rejects("consensus", "approvers.any(u, secret.static_properties['kind'] == u.id)", "1:18", "'secret' is a condition keyword");
   });
 
-  it("in condition they type-check as POLICY-LANGUAGE §4.3 describes them", () => {
+  it("in condition they type-check as docs/policy-language.md §4.1 and §4.3 describe them", () => {
     for (const source of [
       "wallet.id == 'W' && !wallet.exported && !wallet.imported && wallet.label == 'x'",
       "wallets.count() > 0 && wallets.any(w, w.label == 'cold')",
@@ -476,7 +477,7 @@ describe("keywords and environments", () => {
     rejects("consensus", "approvers[0][0] == 'x'", "1:1", "cannot index or slice User");
   });
 
-  it("operator typing follows spec 3.2", () => {
+  it("operator typing follows docs/policy-language.md §3.2 exactly", () => {
     rejects("condition", "true == 1", "1:9", "expected bool, found int");
     rejects("condition", "'a' == true", "1:8", "expected string, found bool");
     rejects("condition", "true < false", "1:6", "'<' is not defined for bool");

@@ -335,7 +335,7 @@ function agreesWithReference(expr: NonNullable<ReturnType<typeof compileExpressi
 }
 
 describe("compiled expressions agree with the reference evaluator", () => {
-  it("on hand-picked expressions whose answers the spec gives (so the reference itself is not vacuous)", () => {
+  it("on hand-picked expressions whose answers docs/policy-language.md gives (so the reference itself is not vacuous)", () => {
     const facts: EvalEnv = {
       activity: {
         type: "ACTIVITY_TYPE_DELETE_USERS",

@@ -1,5 +1,5 @@
 // Webhook receiver verification library (lib/webhooks.mjs, imported through the package's own
-// "exports" as sigil/webhooks): interface spec "Events", WIRE-NOTES §12.2-12.4.
+// "exports" as sigil/webhooks): docs/webhooks.md §2.2, §3, §4.
 // Deliveries are signed here with node:crypto Ed25519; the key set is served by a real local
 // JWKS HTTP server whose hits are counted; the verifier's clock is injected.
 import { describe, it, after } from "node:test";
@@ -245,7 +245,7 @@ describe("webhook verification: headers, body and signature (sync core)", () => 
   const check = (d: Delivery, nowMs = T0, maxTimestampAgeMs?: number) =>
     verifyWebhookSignature({ headers: d.headers, rawBody: d.rawBody, publicKeys: keys, nowMs, ...(maxTimestampAgeMs === undefined ? {} : { maxTimestampAgeMs }) });
 
-  it("exports the header names and reasons of the spec", () => {
+  it("exports the header names and reasons of docs/webhooks.md §2.2 and §4 as written", () => {
     assert.deepEqual(
       [EVENT_ID_HEADER, SIGNATURE_KEY_ID_HEADER, SIGNATURE_ALGORITHM_HEADER, SIGNATURE_VERSION_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER],
       ["X-Service-Event-Id", "X-Service-Signature-Key-Id", "X-Service-Signature-Algorithm", "X-Service-Signature-Version", "X-Service-Signature", "X-Service-Timestamp"],

@@ -40,7 +40,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
 
 export const removeIpAllowlist = defineActivity({
   type: "ACTIVITY_TYPE_REMOVE_IP_ALLOWLIST",
-  // Policy facts (undocumented upstream; docs/network.md §2.1): CONFIG/DELETE, no activity.params.
+  // docs/policy-language.md §4.7 (undocumented upstream): CONFIG/DELETE, no activity.params.
   resource: "CONFIG",
   action: "DELETE",
   kind: "REMOVE_IP_ALLOWLIST",

@@ -76,7 +76,7 @@ async function refuseSelfLockout(ctx: ExecuteContext): Promise<void> {
 
 export const setIpAllowlist = defineActivity({
   type: "ACTIVITY_TYPE_SET_IP_ALLOWLIST",
-  // Policy facts (undocumented upstream; docs/network.md §2.1): CONFIG/UPDATE, no activity.params.
+  // docs/policy-language.md §4.7 (undocumented upstream): CONFIG/UPDATE, no activity.params.
   resource: "CONFIG",
   action: "UPDATE",
   kind: "SET_IP_ALLOWLIST",

@@ -33,7 +33,7 @@ const PoliciesResult = Type.Object({ policyIds: Type.Array(Type.String()) });
 
 export const createPolicyV3 = defineActivity({
   type: "ACTIVITY_TYPE_CREATE_POLICY_V3",
-  // result: createPolicyResult, the one result name without its version suffix (interface spec, Endpoints).
+  // result: createPolicyResult, the one result name without its version suffix (docs/policy-language.md §7.2).
   resource: "POLICY",
   action: "CREATE",
   kind: "CREATE_POLICY",

@@ -1,4 +1,4 @@
-// create_tvc_app (WIRE-NOTES §13.1): an app over two operator sets — the manifest set, whose
+// create_tvc_app (docs/tvc.md §2): an app over two operator sets — the manifest set, whose
 // operators approve deployments, and the share set, who hold shares of the quorum key. Each
 // set is an existing one of the organization (…SetId) or a new one (…SetParams); a new set
 // identical (name, threshold, members) to an existing one is that one. A new operator whose

@@ -1,4 +1,4 @@
-// create_tvc_deployment (WIRE-NOTES §13.2): records what is to run and derives its manifest
+// create_tvc_deployment (docs/tvc.md §3): records what is to run and derives its manifest
 // (tvc/manifest.ts) — the bytes the app's manifest-set operators sign. Nothing runs until
 // their approvals reach the set's threshold (create_tvc_manifest_approvals).
 //

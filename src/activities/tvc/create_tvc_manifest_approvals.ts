@@ -1,4 +1,4 @@
-// create_tvc_manifest_approvals (issue 14): operators of the deployment's manifest set approve
+// create_tvc_manifest_approvals (docs/tvc.md §4): operators of the deployment's manifest set approve
 // its manifest by signing its exact bytes (DER hex ECDSA P-256 / SHA-256, the bytes being what
 // get_tvc_deployment returns base64 in tvcDeployment.manifest.manifest). All or nothing: one
 // approval that is not by an operator of the set, does not verify, or repeats an operator's

@@ -1,4 +1,4 @@
-// Field schemas and checks shared by the TVC activities (issue 14, WIRE-NOTES §13).
+// Field schemas and checks shared by the TVC activities (docs/tvc.md §2–4).
 import { Type, type Static } from "@sinclair/typebox";
 import { invalid } from "../../errors.ts";
 import { Name, UUID_PATTERN, maxItems } from "../../schemas/common.ts";

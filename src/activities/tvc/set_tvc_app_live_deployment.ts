@@ -1,5 +1,5 @@
 // set_tvc_app_live_deployment (type ACTIVITY_TYPE_UPDATE_TVC_APP_LIVE_DEPLOYMENT; the path and
-// the type are named differently upstream, WIRE-NOTES §13.2): the ingress routes the app's
+// the type are named differently upstream, docs/tvc.md §4.2): the ingress routes the app's
 // traffic to this deployment. Only an approved, not deleted deployment can be live — it is
 // already running (approved deployments run whether live or not), so the switch is instant.
 import { Type, type Static } from "@sinclair/typebox";
