@@ -133,9 +133,9 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    * by name. Absent: those keywords are a runtime error (OUTCOME_ERROR), never an allow.
    */
   policyWallets?(params: Static<P>): PolicyWallets | undefined;
-  /** §6.8: allowed without a policy unless one explicitly allows or denies (own credentials). */
+  /** docs/policy-language.md §6.8: allowed without a policy unless one explicitly allows or denies (own credentials). */
   implicitlyAllowed?(params: Static<P>, actor: Actor): boolean;
-  /** §4.9: decided by the root quorum alone; policies are never consulted. */
+  /** docs/policy-language.md §4.9: decided by the root quorum alone; policies are never consulted. */
   rootOnly?: boolean;
   /**
    * A credential of an ancestor organization may submit this activity against a

@@ -1,5 +1,6 @@
 // The policy engine: given an organization's compiled policies, its root quorum and the
 // votes so far, decide an activity. Pure: no I/O, no clock (the caller passes `nowMs`).
+// § alone in this file: docs/policy-language.md
 // The order of the rules is docs/policy-language.md §6.3 (per policy) and §6.4 (aggregate);
 // the other § numbers in this file are that note's too.
 import { compileExpression, PolicyRuntimeError, type CompiledExpression } from "./index.ts";

@@ -1,6 +1,6 @@
 // Passkeys end to end, in a real browser: headless Debian Chromium with a CDP virtual
 // authenticator makes a passkey on a page at http://localhost:<port> exactly as
-// @turnkey/core does (getWebAuthnAttestation, §9.2); the parent signs up a sub-organization
+// @turnkey/core does (getWebAuthnAttestation, docs/logins.md §6.2); the parent signs up a sub-organization
 // with it as the root user's credential (@turnkey/sdk-server); then @turnkey/webauthn-stamper
 // in the page stamps requests that @turnkey/http's TurnkeyClient sends from node (the server
 // has no CORS) — whoami and stamp_login with the parent's organization id (resolved down to

@@ -15,7 +15,7 @@ export function browserMissing(): string | undefined {
   return existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is not installed (apt-get install chromium): browser tests skipped`;
 }
 
-// What the page exposes: core's createWebPasskey (challenge, encodings, options — §9.2) and
+// What the page exposes: core's createWebPasskey (challenge, encodings, options — docs/logins.md §6.2) and
 // the stamper core uses for passkeys.
 const PAGE_SCRIPT = `
 import { getWebAuthnAttestation } from "@turnkey/http";

@@ -1,3 +1,4 @@
+// § alone in this file: docs/policy-language.md
 // Hand-built evaluation inputs for the policy-engine unit tests. The mapping below is
 // written from docs/policy-language.md §4.5 / §4.7 on purpose (not imported from src/), so the
 // tests check the engine against the note rather than against the service's own table.

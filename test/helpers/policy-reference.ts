@@ -1,3 +1,4 @@
+// § alone in this file: docs/policy-language.md
 // A reference evaluator for policy expressions: a plain walk over the syntax tree
 // (src/policy/ast.ts), written for obviousness rather than speed, to hold the compiled
 // closures of src/policy/compiler.ts to (test/unit/policy-property.test.ts).

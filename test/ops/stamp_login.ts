@@ -1,6 +1,6 @@
 // stamp_login: sessions for the stamping user (docs/logins.md §2), stamped by an API key, by a
 // session key (core's refreshSession) and by an attested verification token (core's
-// loginWithOtp, X-Stamp-Attested, §2.4).
+// loginWithOtp, X-Stamp-Attested, docs/stamps.md §4).
 import { after, it } from "node:test";
 import assert from "node:assert/strict";
 import { ApiKeyStamper, SignatureFormat } from "@turnkey/api-key-stamper";
@@ -110,7 +110,7 @@ perEngine(
   (h) => {
     after(s.stop);
 
-    it("returns a session JWT the SDK verifies with the published SESSION_JWT key, with the §6.2 claims", async () => {
+    it("returns a session JWT the SDK verifies with the published SESSION_JWT key, with the claims of docs/logins.md §2.3", async () => {
       const before = Math.floor(Date.now() / 1000);
       const { session, creds, res } = await login(h(), h().root);
       assert.ok(await verifySessionJwtSignature(session, await sessionJwtKey(h())));
@@ -216,7 +216,7 @@ perEngine(
       const denied = await h().submit("stamp_login", TYPE, { publicKey: generateP256KeyPair().publicKey }, { as: user! });
       forbidden(denied);
       assert.equal(await sessionKeysOf(h(), user!.userId), 0);
-      // With a profile the deny does not apply, and a user logs itself in without any allowing policy (§6.8).
+      // With a profile the deny does not apply, and a user logs itself in without any allowing policy (docs/policy-language.md §6.8).
       await login(h(), user!, { sessionProfileId: "22222222-2222-4222-8222-222222222222" });
       assert.equal(await sessionKeysOf(h(), user!.userId), 1);
     });
@@ -230,7 +230,7 @@ perEngine(
       const claims = parseSession(viaParent.session);
       assert.deepEqual([claims.user_id, claims.organization_id], [sub.userId, sub.orgId]);
       assert.equal((await h().query("whoami", {}, { as: viaParent.creds })).json.organizationId, sub.orgId);
-      // The parent's own key against the sub-organization: let through the parent check (§6.7), and
+      // The parent's own key against the sub-organization: let through the parent check (docs/request-path.md §5), and
       // the session is the parent user's, in the parent organization.
       const parent = await login(h(), h().root, {}, sub.orgId);
       assert.deepEqual([parseSession(parent.session).user_id, parseSession(parent.session).organization_id], [h().root.userId, h().root.organizationId]);

@@ -1,4 +1,4 @@
-// Code cites the protocol notes in docs/ (docs/README.md, "Citing a note"): every citation must
+// Code cites the protocol notes in docs/ (docs/README.md §2): every citation must
 // name a file and a section that exist, and nothing outside the repository (a clone has nothing
 // behind such a name) or an issue number (history belongs in git).
 import { describe, it } from "node:test";
@@ -65,8 +65,23 @@ export function citationProblems(text: string, where: string): Finding[] {
     const n = issue.exec(line);
     if (n) found.push({ where: at, what: `names an issue number (${n[0]})` });
   });
+  // A bare section sign must belong to a named document a little before it (docs/<file>.md, an
+  // RFC, OIDC Core, or a list of sections that starts with one): "§6.8" alone names nothing.
+  // A file may say once which note its bare sections are ("§ alone in this file: docs/x.md");
+  // they are then checked against that note.
+  const declared = /§ alone in this file: (docs\/[A-Za-z0-9_./-]+\.md)/.exec(text)?.[1];
+  for (const m of text.matchAll(/§\s*(\d+(?:\.\d+)*)/g)) {
+    const before = text.slice(Math.max(0, m.index - 160), m.index);
+    if (/docs\/[A-Za-z0-9_./-]+\.md|RFC\s*\d+|OIDC Core|Core\s*$/.test(before)) continue;
+    const line = text.slice(0, m.index).split("\n").length;
+    if (!declared) {
+      found.push({ where: `${where}:${line}`, what: "cites a section without naming its document (docs/<file>.md §n)" });
+    } else if (!docSections(declared)?.numbers.has(m[1]!)) {
+      found.push({ where: `${where}:${line}`, what: `cites ${declared} §${m[1]} (the file's note), which has no such section` });
+    }
+  }
   // docs/<file>.md, then optionally § sections ("§2", "§2.1, §4", "§1–2") or a quoted heading.
-  const cite = /docs\/([A-Za-z0-9_./-]+?\.md)((?:\s*(?:§\s*\d+(?:\.\d+)*(?:\s*[–-]\s*\d+(?:\.\d+)*)?)(?:\s*(?:,|and|&)\s*)?)*)(?:,?\s*"([^"]+)")?/g;
+  const cite = /docs\/([A-Za-z0-9_./-]+?\.md)((?:\s*(?:§\s*\d+(?:\.\d+)*(?:\s*[–-]\s*\d+(?:\.\d+)*)?)(?:\s*(?:,|and|&)\s*)?)*)(?:,\s*"([^"]+)")?/g;
   for (const m of text.matchAll(cite)) {
     const line = text.slice(0, m.index).split("\n").length;
     const at = `${where}:${line}`;
@@ -118,5 +133,9 @@ describe("citations in code point into docs/", () => {
     assert.match(whats.join("\n"), /§99, which has no such section/);
     assert.match(whats.join("\n"), /no such heading/);
     assert.deepEqual(citationProblems("// docs/login-lookups.md §1, §2 and docs/tvc-isolation.md §1–2", "ok"), []);
+    // A bare section names nothing, unless the file says whose sections it means (then checked).
+    assert.match(citationProblems("// (" + "§6.8: a bare section)", "bare").map((p) => p.what).join(), /without naming its document/);
+    const declared = "// § alone in this file: docs/login-lookups.md\n" + "\n".repeat(5) + "x".repeat(200) + "\n// (§2) and (§98)";
+    assert.deepEqual(citationProblems(declared, "declared").map((p) => p.what), ["cites docs/login-lookups.md §98 (the file's note), which has no such section"]);
   });
 });

@@ -1,4 +1,4 @@
-// The §6.7 seam: a parent's credential is refused every activity unless its definition is
+// The parent-write seam (docs/request-path.md §5): a parent's credential is refused every activity unless its definition is
 // opened to parents (parentMayStamp) — and only the authentication and recovery flows on the
 // allow-list (PARENT_STAMPABLE) may be opened: anything else stops the service at startup.
 import { describe, it } from "node:test";

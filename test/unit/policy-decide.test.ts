@@ -1,4 +1,5 @@
-// docs/policy-language.md §6 (the § numbers in this file are that note's): the per-policy outcome (§6.3), the aggregation of §6.4 step by step,
+// § alone in this file: docs/policy-language.md
+// docs/policy-language.md §6: the per-policy outcome (§6.3), the aggregation of §6.4 step by step,
 // the §6.10 worked examples, the "Root-quorum tests to add" of §8, voter eligibility
 // (§6.5, mayVote) and the 24-hour approval window (§6.6, liveApprovals).
 import { describe, it } from "node:test";

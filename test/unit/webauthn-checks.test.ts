@@ -1,4 +1,4 @@
-// The WebAuthn checks as pure functions (src/auth/webauthn/): the §2.2 challenge vector,
+// The WebAuthn checks as pure functions (src/auth/webauthn/): the challenge vector of docs/stamps.md §3.2,
 // encodings, and registration / assertion checks against a software authenticator.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";

@@ -23,7 +23,7 @@ export const createAuthenticatorsV2 = defineActivity({
   summary: "Register passkeys (WebAuthn authenticators) for a user; at most 10 per user.",
   params: Params,
   returns: Type.Object({ authenticatorIds: Type.Array(Type.String()) }),
-  // §6.8: a user may add passkeys to itself unless a policy says otherwise.
+  // docs/policy-language.md §6.8: a user may add passkeys to itself unless a policy says otherwise.
   implicitlyAllowed: (p, actor: Actor) => p.userId === actor.userId,
   execute,
 });

@@ -28,7 +28,7 @@ const common = {
   kind: "CREATE_API_KEYS",
   returns: Result,
   policyParams: (p: { userId: string }) => ({ user_id: p.userId }),
-  // §6.8: a user may add keys to itself unless a policy says otherwise.
+  // docs/policy-language.md §6.8: a user may add keys to itself unless a policy says otherwise.
   implicitlyAllowed: (p: { userId: string }, actor: Actor) => p.userId === actor.userId,
   execute,
 };

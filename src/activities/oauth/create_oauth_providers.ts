@@ -8,7 +8,7 @@
 // A parent organization cannot add providers to a sub-organization's user (no parentMayStamp:
 // the pipeline refuses parent writes before any policy). Upstream allows it for Google tokens
 // whose verified email is the user's; Sigil refuses it outright: sub-organizations belong to
-// their users (§6.7).
+// their users (docs/request-path.md §5).
 //
 // Who may vouch with claims (docs/oauth-identities.md §3): a
 // claims entry is not proof that the person holds a token of that audience, only that they
@@ -44,7 +44,7 @@ export const createOauthProvidersV2 = defineActivity({
   summary: "Attach OAuth (OIDC) identities to a user: each oidcToken verified, oidcClaims backed by a token of the same person in the request.",
   params: Params,
   returns: Type.Object({ providerIds: Type.Array(Type.String()) }),
-  // §6.8: a user adding their own sign-in method.
+  // docs/policy-language.md §6.8: a user adding their own sign-in method.
   implicitlyAllowed: (p, actor: Actor) => p.userId === actor.userId,
   check(p) {
     p.oauthProviders.forEach((e, i) => {

@@ -20,7 +20,7 @@ export const deleteOauthProviders = defineActivity({
   summary: "Detach OAuth (OIDC) identities from a user.",
   params: Params,
   returns: Type.Object({ providerIds: Type.Array(Type.String()) }),
-  // §6.8: a user removing their own sign-in method.
+  // docs/policy-language.md §6.8: a user removing their own sign-in method.
   implicitlyAllowed: (p, actor: Actor) => p.userId === actor.userId,
   async execute(ctx, p) {
     const [userId] = await lockUsers(ctx.tx, ctx.organization.id, [p.userId]);

@@ -37,7 +37,7 @@ export const oauthLogin = defineActivity({
     "Log in the user holding the OIDC token's identity (iss, sub, aud) in the organization or below it: publicKey (whose sha256 hex is the token's nonce) becomes a session key; returns the session JWT.",
   params: Params,
   returns: Type.Object({ session: Type.String({ description: "session JWT (ES256 over SHA-256(SHA-256(header.payload)))" }) }),
-  // §6.7: an authentication flow a parent's backend may start for a sub-organization's user.
+  // docs/request-path.md §5: an authentication flow a parent's backend may start for a sub-organization's user.
   parentMayStamp: true,
   policyParams: (p) => ({ session_profile_id: p.sessionProfileId ?? "" }),
   // The issuer's JWKS is fetched here, outside the transaction; Sigil's own keys are read.

@@ -123,7 +123,7 @@ const common = {
   resource: "OTP",
   action: "CREATE",
   kind: "INIT_OTP",
-  // §6.7: a parent's credential runs OTP flows for its sub-organizations' users.
+  // docs/request-path.md §5: a parent's credential runs OTP flows for its sub-organizations' users.
   parentMayStamp: true,
   check: (p: InitOtpParams) => checkInitOtp(p),
 };

@@ -70,12 +70,12 @@ export const stampLogin = defineActivity({
     "Log the stamping user in: register publicKey as a session key (expiring after expirationSeconds, default 900) and return the session JWT.",
   params: Params,
   returns: Type.Object({ session: Type.String({ description: "session JWT (ES256 over SHA-256(SHA-256(header.payload)))" }) }),
-  // §6.7: the authentication flows a parent may start; the session is always the stamping
+  // docs/request-path.md §5: the authentication flows a parent may start; the session is always the stamping
   // user's own, in the user's own organization.
   parentMayStamp: true,
   credentialScope: "then-descendants",
   policyParams: (p) => ({ session_profile_id: p.sessionProfileId ?? "" }),
-  // §6.8: a user logging themself in needs no policy (one that explicitly allows or denies
+  // docs/policy-language.md §6.8: a user logging themself in needs no policy (one that explicitly allows or denies
   // AUTH/CREATE still decides first).
   implicitlyAllowed: () => true,
   async execute(ctx, p) {
