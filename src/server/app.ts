@@ -94,7 +94,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
-  // The body limit's refusal names the limit (README, Limits).
+  // The body limit's refusal names the limit (docs/network.md §6.1).
   const bodyLimitError = new ApiError(Grpc.INVALID_ARGUMENT, "REQUEST_INVALID", `request body is too large: at most ${opts.bodyLimitBytes} bytes (SIGIL_BODY_LIMIT_BYTES)`, [], 413);
   app.setErrorHandler((err, req, reply) =>
     errorHandler((err as { code?: string } | null)?.code === "FST_ERR_CTP_BODY_TOO_LARGE" ? bodyLimitError : err, req, reply),

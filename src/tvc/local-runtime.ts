@@ -25,7 +25,7 @@
 //   without stopping the runtime, the groups are SIGKILLed from the exit handler; if it is
 //   killed outright, `reapStale` ends what the pid records left behind on the next start.
 //
-// What it cannot enforce (README): egress, isolation between apps, resource limits, attestation.
+// What it cannot enforce (docs/tvc.md §5.4): egress, isolation between apps, resource limits, attestation.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";

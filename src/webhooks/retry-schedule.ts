@@ -35,7 +35,7 @@ export function parseSchedule(text: string, name: string): number[] {
   return delays;
 }
 
-/** Duration as the README writes it: the largest unit that divides it. */
+/** Duration as docs/configuration.md writes it: the largest unit that divides it. */
 export function formatDuration(ms: number): string {
   for (const unit of ["d", "h", "m", "s"] as const) if (ms !== 0 && ms % UNIT_MS[unit]! === 0) return `${ms / UNIT_MS[unit]!}${unit}`;
   return `${ms}ms`;

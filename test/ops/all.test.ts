@@ -1,4 +1,4 @@
-// The in-process tier (README, Tests): one file per operation, test/ops/<op>.ts, all run in
+// The in-process tier (docs/testing.md §1): one file per operation, test/ops/<op>.ts, all run in
 // this one process. A process per file would spend ~2 s each starting node, tsx and the app's
 // imports — about nine tenths of the tier's time; each file still gets its own app and
 // scratch database (inproc.ts). One file alone: node --import tsx --test test/ops/<op>.ts

@@ -1,4 +1,4 @@
-// Every request limit of the README's Limits table, tripped once: each answer is a 4xx whose
+// Every request limit of docs/network.md §6.6, tripped once: each answer is a 4xx whose
 // message names the field (where there is one) and the limit's number. In-process (the real
 // app over SQLite); the limits are schema and pipeline checks, the same on both engines.
 import { it } from "node:test";

@@ -131,7 +131,7 @@ describe("tvc operator keys", () => {
     assert.match(derSignatureProblem("")!, /hex/);
   });
 
-  it("a signature made as the README shows (node:crypto, DER) verifies over the manifest bytes", () => {
+  it("a signature made as docs/tvc.md §4.1 shows (node:crypto, DER) verifies over the manifest bytes", () => {
     const op = generateP256();
     const bytes = buildManifest(input()).bytes;
     const sig = signP256(op, bytes, "der").toString("hex");

@@ -40,7 +40,7 @@ export const deleteWallets = defineActivity({
   summary: "Delete wallets and their accounts (deleteWithoutExport must be true for wallets never exported).",
   params: Params,
   returns: Type.Object({ walletIds: Type.Array(Type.String()) }),
-  // `wallets` is every wallet named; `wallet` only when exactly one is (see README, Wallets).
+  // `wallets` is every wallet named; `wallet` only when exactly one is (docs/policy-language.md §4.3).
   policyWallets: (p) => ({ existing: p.walletIds }),
   execute,
 });

@@ -11,7 +11,7 @@ import type { OAuthProviderEndpoints, OAuthSettings, TrustedIssuer } from "./set
 
 export const DEFAULT_OAUTH_TIMEOUT_MS = 10_000;
 
-/** SIGIL_PUBLIC_URL when unset: what a client on the same machine reaches (documented in the README). */
+/** SIGIL_PUBLIC_URL when unset: what a client on the same machine reaches (docs/configuration.md §1). */
 export const defaultPublicUrl = (port: number) => `http://localhost:${port}`;
 
 /** For harnesses that configure nothing: built-in providers, no trusted issuers, no loopback. */

@@ -11,7 +11,7 @@ export interface EmailCustomization {
   magicLinkTemplate?: string;
   /**
    * For upstream-hosted custom templates: validated (a JSON object) and otherwise ignored,
-   * like templateId — this server has one built-in template (README, "OTP delivery").
+   * like templateId — this server has one built-in template (docs/otp-limits-and-mail.md §3.4).
    */
   templateVariables?: string;
   templateId?: string;
