@@ -1,8 +1,9 @@
 // The authentication strategies, chosen by stamp header: a request carries exactly one
-// (docs/stamps.md §1.1). STRATEGIES is the one list of stamp kinds: the header choice below,
-// the SIGNATURE_MISSING text, the CORS header list (server/app.ts hands it to network/cors.ts), the log redaction
+// (docs/stamps.md §1.1). STRATEGIES is the one list of stamp kinds, and everything that depends
+// on the kind reads it (docs/stamps.md §7): the header choice and the SIGNATURE_MISSING text
+// below, the CORS header list (server/app.ts hands it to network/cors.ts), the log redaction
 // (cli/serve.ts), the rate-limit and allowlist keys (network/enforce.ts) and the routes a kind
-// may sign (pipeline/validate.ts, pipeline/query.ts) all read it (docs/stamps.md §7).
+// may sign (pipeline/validate.ts, pipeline/query.ts).
 import type { IncomingHttpHeaders } from "node:http";
 import { unauthenticated } from "../errors.ts";
 import { apiKeyStamps } from "./api-key-stamp.ts";
