@@ -15,7 +15,10 @@ import type { ChainCache } from "../store/organizations.ts";
 import { resolveHolder, type CredentialScope } from "./credential-scope.ts";
 import { HOLDER_COLUMNS, holderParts } from "./holder.ts";
 import type { Principal, StampFacts } from "./principal.ts";
-import type { Resolution, Rider, StampStrategy, VerifiedStamp } from "./strategy.ts";
+import { kindAndId, type Resolution, type Rider, type StampStrategy, type VerifiedStamp } from "./strategy.ts";
+
+/** principal.credential.kind of an API or session key; also the prefix of its rate-limit bucket. */
+const KIND = "api_key";
 
 interface ApiKeyStamp extends StampFacts {
   curve: Curve;
@@ -125,7 +128,7 @@ async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, organi
     // below the target acts in its own organization.
     organization: { id: found.organizationId },
     credential: {
-      kind: "api_key",
+      kind: KIND,
       id: key.id,
       type: key.credential_type,
       expiresAt: key.expires_at,
@@ -139,6 +142,18 @@ async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, organi
 
 export const apiKeyStamps: StampStrategy = {
   header: "x-stamp",
+  headerName: "X-Stamp",
+  namedWhenMissing: true,
+  credentialKind: KIND,
+  rateLimitKey: kindAndId,
+  /**
+   * The key's own list, or for a session made by an API key of its organization, that key's:
+   * a session is bound to the allowlist of the credential that created it, so it cannot carry
+   * the key's power to an address the key may not use. Sessions of sessions inherit the
+   * original key's (the creator's resolved key is stored) — docs/sessions-and-network.md §1.
+   */
+  allowlistKey: (principal) => principal.credential.allowlistKey ?? principal.stamp.publicKey.toLowerCase(),
+  signs: "any",
   async verify(value, rawBody): Promise<VerifiedStamp> {
     const stamp = decode(value);
     if (!(await verifySignature(stamp.curve, stamp.publicKey, rawBody, stamp.signature))) {

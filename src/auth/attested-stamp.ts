@@ -9,16 +9,20 @@
 // attestation into the user it names (auth/attested/), who becomes the principal, of kind
 // "attested". Such a principal may do exactly one thing: submit stamp_login, which logs it in
 // and consumes a verification token (an OIDC token stays valid until its exp). Every other activity and every query is refused by the
-// pipeline once the route is known (refuseAttestedOutsideLogin).
+// pipeline once the route is known: the strategy declares it (`signs`), auth/strategies.ts
+// refuseUnsignableRoute applies it.
 import { unauthenticated } from "../errors.ts";
 import { publicKeyProblem, verifySignature } from "../crypto/public-keys.ts";
 import type { CredentialType } from "../store/schema.ts";
 import type { Principal } from "./principal.ts";
-import type { StampStrategy, VerifiedStamp } from "./strategy.ts";
+import { kindAndId, type StampStrategy, type VerifiedStamp } from "./strategy.ts";
 import type { AttestationScheme, AttestedStamp } from "./attested/scheme.ts";
 import { verificationTokenScheme } from "./attested/verification-token.ts";
 import { oidcScheme } from "./attested/oidc.ts";
 import type { LoginSettings } from "./login-settings.ts";
+
+/** principal.credential.kind of an attested stamp; also the prefix of its rate-limit bucket. */
+const KIND = "attested";
 
 /** The one activity an attested stamp may sign. */
 export const ATTESTED_STAMP_TYPE = "ACTIVITY_TYPE_STAMP_LOGIN";
@@ -67,24 +71,26 @@ function decode(value: string | string[]): { stamp: AttestedStamp; scheme: Attes
 }
 
 /**
- * The refusal for an attested principal anywhere but stamp_login: the pipeline asks
- * (refuseAttestedOutsideLogin) once the route is known — the strategy itself never reads the
- * body.
+ * The refusal for an attested principal anywhere but stamp_login: the pipeline asks once the
+ * route is known (docs/stamps.md §4.4) — the strategy itself never reads the body.
  */
-export const onlyStampLogin = () =>
+const onlyStampLogin = () =>
   unauthenticated(
     "UNAUTHENTICATED",
     `an X-Stamp-Attested stamp may only sign ${ATTESTED_STAMP_TYPE} (POST /public/v1/submit/stamp_login); ` +
       "sign every other request with the session key it returns (X-Stamp)",
   );
 
-/** Throws unless an attested principal submits stamp_login (`type`: the activity type, or undefined for a query). */
-export function refuseAttestedOutsideLogin(principal: Principal, type: string | undefined): void {
-  if (principal.credential.kind === "attested" && type !== ATTESTED_STAMP_TYPE) throw onlyStampLogin();
-}
-
 export const attestedStamps: StampStrategy = {
   header: "x-stamp-attested",
+  headerName: "X-Stamp-Attested",
+  // Upstream's SIGNATURE_MISSING text predates this header and does not name it.
+  namedWhenMissing: false,
+  credentialKind: KIND,
+  rateLimitKey: kindAndId,
+  // The attested key is not an API key: only the organization's rules apply.
+  allowlistKey: () => undefined,
+  signs: { activityTypes: [ATTESTED_STAMP_TYPE], refusal: onlyStampLogin },
   async verify(value, rawBody, logins?: LoginSettings): Promise<VerifiedStamp> {
     const { stamp, scheme } = decode(value);
     if (!(await verifySignature("API_KEY_CURVE_P256", stamp.publicKey, rawBody, stamp.signature))) {
@@ -97,7 +103,7 @@ export const attestedStamps: StampStrategy = {
         const found = await scheme.resolve(db, chains, stamp, organizationId, now, rider, logins);
         const principal: Principal = {
           ...found.principal,
-          credential: { kind: "attested", id: found.credentialId, type: ATTESTED_CREDENTIAL_TYPE, expiresAt: found.expiresAt },
+          credential: { kind: KIND, id: found.credentialId, type: ATTESTED_CREDENTIAL_TYPE, expiresAt: found.expiresAt },
           stamp: { publicKey: stamp.publicKey, scheme: stamp.scheme, signature: stamp.signature },
         };
         return { principal, rider: found.rider };

@@ -6,11 +6,11 @@ import type { UserRow } from "../store/users.ts";
 import type { CredentialType } from "../store/schema.ts";
 
 /**
- * The kinds of credential a stamp can be verified with: API keys (session keys are API keys
- * of type CREDENTIAL_TYPE_LOGIN) and passkeys. An attested stamp (X-Stamp-Attested) is
- * verified with the attested public key and acts as the user the attestation names.
+ * The kind of credential a stamp was verified with: the `credentialKind` its strategy declares
+ * (auth/strategies.ts lists the strategies; no two share a kind). Code that treats kinds
+ * differently asks the strategy (strategyOf), never compares kinds (docs/stamps.md §7).
  */
-export type CredentialKind = "api_key" | "authenticator" | "attested";
+export type CredentialKind = string;
 
 /** What the vote record keeps of the stamp (votes list the key, scheme and signature). */
 export interface StampFacts {

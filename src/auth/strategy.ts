@@ -10,11 +10,17 @@
 //             passkey's signature is checked here, with the key stored for it.
 // So a malformed stamp, and a forged API-key or attested stamp, costs no parsing and no
 // query; a forged passkey stamp with well-formed client data costs the parse and one look-up.
+//
+// Beyond those two halves a strategy declares everything the rest of the service needs to know
+// about its stamp kind — the header (CORS, log redaction, error texts), its credential kind, its
+// rate-limit key and IP-allowlist key, the routes it may sign — so that adding a stamp kind is
+// its strategy file plus one line in auth/strategies.ts (docs/stamps.md §7).
 import type { AliasedRawBuilder } from "kysely";
+import type { ApiError } from "../errors.ts";
 import type { Db, Executor } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
 import type { CredentialScope } from "./credential-scope.ts";
-import type { Principal } from "./principal.ts";
+import type { CredentialKind, Principal } from "./principal.ts";
 import type { LoginSettings } from "./login-settings.ts";
 
 /**
@@ -43,9 +49,40 @@ export interface VerifiedStamp {
   resolve<T>(db: Db, chains: ChainCache, targetOrganizationId: string, scope: CredentialScope, now: number, rider: Rider<T>): Promise<Resolution<T>>;
 }
 
+/**
+ * The routes a stamp kind may sign: every one, or only some activity types (and then no query),
+ * with the error that refuses the rest. Checked once the route is known (pipeline/validate.ts,
+ * pipeline/query.ts): the strategy itself never reads the body (docs/stamps.md §1.3).
+ */
+export type SignableRoutes = "any" | { readonly activityTypes: readonly string[]; refusal(): ApiError };
+
 export interface StampStrategy {
-  /** The request header it reads, lower-case as node gives header names. */
+  /**
+   * The request header it reads, lower-case as node gives header names. Also what CORS allows
+   * and what the logs redact (server/app.ts for network/cors.ts, cli/serve.ts): each must be unique.
+   */
   header: string;
+  /** The header as the docs and error messages spell it (e.g. X-Stamp-WebAuthn). */
+  headerName: string;
+  /**
+   * Whether the SIGNATURE_MISSING message names this header. Upstream's wording names X-Stamp
+   * and X-Stamp-WebAuthn only, and clients may match it (docs/stamps.md §1.1): a new kind says no.
+   */
+  namedWhenMissing: boolean;
+  /** principal.credential.kind of every principal it resolves; unique among the strategies. */
+  credentialKind: CredentialKind;
+  /**
+   * The per-credential rate-limit bucket of a principal it resolved (docs/network.md §3).
+   * The key is shared between nodes (Redis), so it may not change for an existing kind.
+   */
+  rateLimitKey(principal: Principal): string;
+  /**
+   * The public key whose IP allowlist rules apply to a principal it resolved, or undefined when
+   * only the organization-wide rules do (docs/sessions-and-network.md §1).
+   */
+  allowlistKey(principal: Principal): string | undefined;
+  /** Which routes its stamp may sign (docs/stamps.md §4.4 for the one restricted kind). */
+  signs: SignableRoutes;
   /**
    * Decodes the header and checks what it can against `rawBody` without the store: the
    * signature when the stamp carries its public key (X-Stamp, X-Stamp-Attested), the client
@@ -54,4 +91,9 @@ export interface StampStrategy {
    * (passkeys: accepted origins and RP ID).
    */
   verify(value: string | string[], rawBody: Buffer, logins?: LoginSettings): Promise<VerifiedStamp>;
+}
+
+/** The rate-limit key every kind so far uses: its credential kind and the credential's id. */
+export function kindAndId(principal: Principal): string {
+  return `${principal.credential.kind}:${principal.credential.id}`;
 }

@@ -18,11 +18,14 @@ import { HOLDER_COLUMNS, holderParts } from "./holder.ts";
 import { resolveHolder, type CredentialScope } from "./credential-scope.ts";
 import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "./login-settings.ts";
 import type { Principal } from "./principal.ts";
-import type { Resolution, Rider, StampStrategy, VerifiedStamp } from "./strategy.ts";
+import { kindAndId, type Resolution, type Rider, type StampStrategy, type VerifiedStamp } from "./strategy.ts";
 import { assertionSignatureValid, checkAssertion, decodeAssertion, type Assertion, type AssertionProblem } from "./webauthn/assertion.ts";
 
 /** Votes record this as the stamp's scheme (there is no SIGNATURE_SCHEME_* for passkeys in the API). */
 export const WEBAUTHN_SCHEME = "SIGNATURE_SCHEME_WEBAUTHN";
+
+/** principal.credential.kind of a passkey; also the prefix of its rate-limit bucket. */
+const KIND = "authenticator";
 
 const MAX_STAMP_LENGTH = 65536;
 
@@ -114,7 +117,7 @@ async function resolve<T>(
   const principal: Principal = {
     ...holderParts(passkey),
     organization: { id: found.organizationId },
-    credential: { kind: "authenticator", id: passkey.id, type: AUTHENTICATOR_CREDENTIAL_TYPE, expiresAt: null },
+    credential: { kind: KIND, id: passkey.id, type: AUTHENTICATOR_CREDENTIAL_TYPE, expiresAt: null },
     // The vote keeps the passkey's key and the whole stamp: with the message (the body) it is
     // everything needed to check the assertion again.
     stamp: { publicKey: passkey.public_key, scheme: WEBAUTHN_SCHEME, signature: header },
@@ -125,6 +128,13 @@ async function resolve<T>(
 
 export const webauthnStamps: StampStrategy = {
   header: "x-stamp-webauthn",
+  headerName: "X-Stamp-WebAuthn",
+  namedWhenMissing: true,
+  credentialKind: KIND,
+  rateLimitKey: kindAndId,
+  // Passkeys have no key list of their own: only the organization's rules apply.
+  allowlistKey: () => undefined,
+  signs: "any",
   async verify(value, rawBody, logins?: LoginSettings): Promise<VerifiedStamp> {
     const stamp = decode(value);
     const problem = checkAssertion(stamp, rawBody, (logins ?? DEFAULT_LOGIN_SETTINGS).webauthn);

@@ -9,18 +9,25 @@ import { startDispatcher } from "../webhooks/dispatcher.ts";
 import { activeSigningKey } from "../webhooks/signing-keys.ts";
 import { configureWebhookUrls } from "../webhooks/url-policy.ts";
 import { rateLimiter } from "../network/rate-limit.ts";
+import { STAMP_HEADERS } from "../auth/strategies.ts";
 import client from "prom-client";
 import { startTvc } from "../tvc/service.ts";
 
 const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+/**
+ * What pino redacts. Stamps are signatures, not secrets, but headers are never logged
+ * wholesale anyway: every stamp header auth/strategies.ts lists is redacted, so a new stamp
+ * kind is too (docs/stamps.md §7).
+ */
+export const LOG_REDACT_PATHS: readonly string[] = ["req.headers.authorization", ...STAMP_HEADERS.map((h) => `req.headers[${JSON.stringify(h)}]`)];
 
 export async function serve(argv: string[]): Promise<void> {
   const service = await openService(argv);
   const { config, store } = service;
   const logger = pino({
     level: config.logLevel,
-    // Stamps are signatures, not secrets, but headers are never logged wholesale anyway.
-    redact: ["req.headers.authorization", 'req.headers["x-stamp"]', 'req.headers["x-stamp-webauthn"]', 'req.headers["x-stamp-attested"]'],
+    redact: [...LOG_REDACT_PATHS],
   });
   for (const w of service.warnings) logger.warn(w);
   // A stray rejection is a bug to log, not a reason to drop every in-flight request.

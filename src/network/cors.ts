@@ -4,8 +4,15 @@
 import type { FastifyInstance } from "fastify";
 import cors from "@fastify/cors";
 
-/** What the SDKs send (docs/network.md §4): the body's type, the client version, one stamp. */
-export const CORS_ALLOWED_HEADERS = ["content-type", "x-client-version", "x-stamp", "x-stamp-webauthn", "x-stamp-attested"];
+/**
+ * What the SDKs send (docs/network.md §4): the body's type, the client version, one stamp —
+ * any of `stampHeaders`, the ones auth/strategies.ts lists (STAMP_HEADERS), so a new stamp
+ * kind is allowed with it. The caller passes them: config.ts imports this module, and the
+ * strategies import the configuration, so importing them here would close a cycle.
+ */
+export function corsAllowedHeaders(stampHeaders: readonly string[]): string[] {
+  return ["content-type", "x-client-version", ...stampHeaders];
+}
 
 export function parseCorsOrigins(v: string): string[] {
   const out: string[] = [];
@@ -24,15 +31,18 @@ export function parseCorsOrigins(v: string): string[] {
   return out;
 }
 
-/** Registers the plugin (loaded when the app is readied); nothing when no origin is allowed. */
-export function registerCors(app: FastifyInstance, origins: readonly string[]): void {
+/**
+ * Registers the plugin (loaded when the app is readied); nothing when no origin is allowed.
+ * `stampHeaders`: STAMP_HEADERS of auth/strategies.ts.
+ */
+export function registerCors(app: FastifyInstance, origins: readonly string[], stampHeaders: readonly string[]): void {
   if (origins.length === 0) return;
   const allowed = new Set(origins);
   void app.register(cors, {
     // Exact match; anything else is answered without allow headers.
     origin: (origin, cb) => cb(null, origin !== undefined && allowed.has(origin)),
     methods: ["GET", "POST"],
-    allowedHeaders: CORS_ALLOWED_HEADERS,
+    allowedHeaders: corsAllowedHeaders(stampHeaders),
     credentials: false,
     maxAge: 600,
     strictPreflight: true,

@@ -6,6 +6,7 @@ import { sql } from "kysely";
 import { ApiError, Grpc } from "../errors.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Rider } from "../auth/strategy.ts";
+import { strategyOf } from "../auth/strategies.ts";
 import type { Db } from "../store/schema.ts";
 import { parseAddress } from "./address.ts";
 import { admits } from "./allowlist.ts";
@@ -58,15 +59,12 @@ export function permissionDenied(message: string): ApiError {
 }
 
 /**
- * The key list that applies, when an API key (or session key) signed: the key's own, or for a
- * session made by an API key of its organization, that key's — a session is bound to the
- * allowlist of the credential that created it (docs/sessions-and-network.md §1),
- * so it cannot carry the key's power to an address the key may not
- * use. Sessions of sessions inherit the original key's (the creator's resolved key is stored).
+ * The key list that applies: the one the signing strategy names — for an API key (or session
+ * key) the key's own, or the creating key's for a session (docs/sessions-and-network.md §1);
+ * none for the other kinds.
  */
 export function listKeyOf(principal: Principal): string | undefined {
-  if (principal.credential.kind !== "api_key") return undefined;
-  return principal.credential.allowlistKey ?? principal.stamp.publicKey.toLowerCase();
+  return strategyOf(principal).allowlistKey(principal);
 }
 
 /** Where a request came from, as a new activity's handler sees it (ExecuteContext.caller). */
@@ -83,7 +81,8 @@ export function enforceNetwork(
   facts: NetworkFacts,
 ): void | Promise<void> {
   const publicKey = listKeyOf(principal);
-  const limit = () => network?.limiter?.caller(`${principal.credential.kind}:${principal.credential.id}`, principal.actor.organizationId);
+  // The per-credential bucket is the strategy's to name (docs/network.md §3.1).
+  const limit = () => network?.limiter?.caller(strategyOf(principal).rateLimitKey(principal), principal.actor.organizationId);
   if (!facts.isRoot || facts.allowlistVersion === 0) return limit();
   return cache.get(db, principal.actor.organizationId, facts.allowlistVersion).then((lists) => {
     const address = network?.address !== undefined ? parseAddress(network.address) : undefined;

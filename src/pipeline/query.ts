@@ -11,7 +11,7 @@ import { queryAt } from "../queries/registry.ts";
 import { NO_RIDER } from "../auth/strategy.ts";
 import { authenticate } from "./authenticate.ts";
 import { refuseNulCharacters } from "./body.ts";
-import { refuseAttestedOutsideLogin } from "../auth/attested-stamp.ts";
+import { refuseUnsignableRoute } from "../auth/strategies.ts";
 import { requestContext } from "./context.ts";
 import type { RequestNetwork } from "../network/request-network.ts";
 import type { PipelineDeps } from "./deps.ts";
@@ -21,7 +21,8 @@ export async function runQuery(deps: PipelineDeps, op: string, raw: Buffer, head
   if (!def) throw notFound(`unknown query operation ${JSON.stringify(op.slice(0, 100))}`);
   const ctx = requestContext(deps, op, raw, headers, network);
   const { principal, body } = await authenticate(ctx, def.credentialScope, NO_RIDER);
-  refuseAttestedOutsideLogin(principal, undefined);
+  // A stamp kind restricted to some activities signs no query (docs/stamps.md §4.4).
+  refuseUnsignableRoute(principal, undefined);
   refuseNulCharacters(body);
   const req = def.validator.parse(body, "");
   return def.run({ db: deps.db, state: deps.state, organization: principal.organization, actor: principal.actor, viewer: principal.user, now: ctx.now, ...(deps.logins ? { logins: deps.logins } : {}) }, req);

@@ -11,7 +11,7 @@ import type { Principal } from "../auth/principal.ts";
 import { refuseNulCharacters } from "./body.ts";
 import { refuseParentWrite } from "./parent-writes.ts";
 import { refuseTvc } from "../activities/tvc/gate.ts";
-import { refuseAttestedOutsideLogin } from "../auth/attested-stamp.ts";
+import { refuseUnsignableRoute } from "../auth/strategies.ts";
 import type { RequestContext } from "./context.ts";
 import type { Authenticated } from "./authenticate.ts";
 import type { RequestSnapshot } from "./snapshot.ts";
@@ -59,7 +59,8 @@ export function validate<D extends SubmitRoute>(
   refuseParentWrite(def, principal);
   // TVC is an operator feature (docs/tvc-isolation.md §1): refused before parameters or policies are looked at.
   if (def.route === "activity") refuseTvc(def, { fromAncestor: principal.fromAncestor, organizationId: principal.organization.id }, organizationIsRoot, ctx.deps.tvcImageRoot);
-  refuseAttestedOutsideLogin(principal, def.type);
+  // Some stamp kinds may sign only some activities (attested: stamp_login, docs/stamps.md §4.4).
+  refuseUnsignableRoute(principal, def.type);
   refuseNulCharacters(body);
   const env = envelope.parse(body, "");
   // The envelope schema knows nothing of parameters (cleaning drops them): read them raw.

@@ -23,6 +23,7 @@ import type { LoginSettings } from "../auth/login-settings.ts";
 import { fastifyTrustProxy, type TrustProxy } from "../network/trust-proxy.ts";
 import { RateLimited, type RateLimiter } from "../network/rate-limit.ts";
 import { registerCors } from "../network/cors.ts";
+import { STAMP_HEADERS } from "../auth/strategies.ts";
 
 export interface AppOptions {
   store: Store;
@@ -119,7 +120,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   app.addHook("onSend", async (_req, reply) => {
     if (draining) void reply.header("connection", "close");
   });
-  registerCors(app, opts.network?.corsOrigins ?? []);
+  registerCors(app, opts.network?.corsOrigins ?? [], STAMP_HEADERS);
   // The client address, for the allowlist check after authentication; the per-address rate
   // limit before anything else is done for the request (the body is not even read yet).
   const limiter = opts.network?.limiter;
