@@ -82,7 +82,7 @@ export function defineKnob<K extends string, T>(spec: KnobSpec<K, T, T | undefin
 }
 
 // The Config of a list: each knob's key with its value type.
-type AnyKnob = Knob<string, any>;
+type AnyKnob = Knob<string, unknown>;
 export type ConfigOf<L extends readonly AnyKnob[]> = { -readonly [N in L[number] as N["key"]]: N extends Knob<string, infer V> ? V : never };
 
 /** Every knob's default, keyed by its field. */
@@ -98,7 +98,7 @@ export function defaultsOf<const L extends readonly AnyKnob[]>(knobs: L): Config
  * Reads every knob from the environment and then from `argv` (a flag wins); `argv` may hold
  * other flags and positionals. Writes into `into`, which starts as the defaults.
  */
-export function readKnobs<C extends Record<string, unknown>>(knobs: readonly AnyKnob[], into: C, env: NodeJS.ProcessEnv, argv: readonly string[]): C {
+export function readKnobs<const L extends readonly AnyKnob[]>(knobs: L, into: ConfigOf<L>, env: NodeJS.ProcessEnv, argv: readonly string[]): ConfigOf<L> {
   const out: Record<string, unknown> = into;
   for (const knob of knobs) {
     const fromEnv = env[knob.env];
