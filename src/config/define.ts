@@ -174,3 +174,14 @@ export function bool(name: string) {
     throw new Error(`${name} must be true or false, got ${JSON.stringify(v)}`);
   };
 }
+
+/** `sigil serve --help`: each flag with its variable, then the variables read from the environment only. */
+export function knobsUsage(knobs: readonly AnyKnob[]): string {
+  const flagged = knobs.filter((k) => k.cliFlag !== undefined);
+  const width = Math.max(...flagged.map((k) => k.cliFlag!.length)) + " <value>".length;
+  return [
+    ...flagged.map((k) => `  ${(k.cliFlag! + " <value>").padEnd(width)}  ${k.env}`),
+    "",
+    `Environment only (may hold a secret): ${knobs.filter((k) => k.cliFlag === undefined).map((k) => k.env).join(", ")}`,
+  ].join("\n");
+}
