@@ -118,11 +118,14 @@ export function readKnobs<const L extends readonly AnyKnob[]>(knobs: L, into: Co
 export function defaultText(knob: AnyKnob): string {
   if (knob.doc.default !== undefined) return knob.doc.default;
   if (knob.default === undefined) return "—";
+  // A list or an object has no one spelling an operator would type: it needs its text.
+  if (typeof knob.default === "object") throw new Error(`${knob.env}: a default that is not a single value needs doc.default`);
   return "`" + String(knob.default) + "`";
 }
 
 /** The Markdown table of docs/configuration.md §1: one row per knob, in the list's order. */
 export function knobsTable(knobs: readonly AnyKnob[]): string {
+  for (const k of knobs) if (k.doc.meaning.includes("|")) throw new Error(`${k.env}: a "|" in doc.meaning would split its row`);
   const rows = knobs.map((k) => `| \`${k.env}\` | ${k.cliFlag ? "`" + k.cliFlag + "`" : "(env only)"} | ${defaultText(k)} | ${k.doc.meaning} |`);
   return ["| Variable | Flag | Default | Meaning |", "|---|---|---|---|", ...rows].join("\n");
 }
