@@ -1,316 +1,15 @@
 // Configuration comes from the environment, and `--flag value` on the command line wins over
-// it. Every knob is listed in docs/configuration.md §1; test/unit/config-docs.test.ts keeps the
-// two in step (CONFIG_KNOBS below).
+// it. KNOBS below is the one list of knobs (docs/configuration.md §2): the Config type, the
+// defaults, the flags, the env-only rule for secrets and the table of docs/configuration.md §1
+// (`npm run docs:config`) are all derived from it.
 import fs from "node:fs";
 import path from "node:path";
 import { DEFAULT_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, parseDuration, parseSchedule } from "./webhooks/retry-schedule.ts";
-import { parseTrustProxy, type TrustProxy } from "./network/trust-proxy.ts";
+import { parseTrustProxy } from "./network/trust-proxy.ts";
 import { DEFAULT_RATE_LIMITS } from "./network/rate-limit.ts";
 import { parseCorsOrigins } from "./network/cors.ts";
 import { DEFAULT_OTP_LIMITS } from "./auth/login-settings.ts";
-
-export interface Config {
-  port: number;
-  host: string;
-  dataDir: string;
-  /** PostgreSQL connection string; when absent the embedded SQLite file is used. */
-  databaseUrl: string | undefined;
-  /** Raw master key text from the environment (hex or base64 of 32 bytes), if given. */
-  masterKey: string | undefined;
-  logLevel: string;
-  /** How old a submit's timestampMs may be. */
-  timestampMaxAgeMs: number;
-  /** How far in the future a submit's timestampMs may be (clock skew). */
-  timestampMaxFutureMs: number;
-  /** Largest accepted request body. */
-  bodyLimitBytes: number;
-  /** Development only: webhook URLs may be http(s) on loopback addresses (and only there). */
-  webhooksAllowLoopback: boolean;
-  /** Total deadline of one delivery attempt (connect, headers and whole answer). */
-  webhooksTimeoutMs: number;
-  /** Webhook deliveries are sent on a worker thread (false: on the main thread). */
-  webhookWorker: boolean;
-  /** Delay before each attempt of a delivery (jittered 80–120 %); its length is the attempt count. */
-  webhooksRetrySchedule: number[];
-  /** Attempts per delivery when set: cuts the schedule short or repeats its last delay. */
-  webhooksMaxAttempts: number | undefined;
-  /** An endpoint failing continuously this long is disabled. */
-  webhooksDisableAfterMs: number;
-  /** PostgreSQL: connecting, and waiting for a pooled connection; also bounds /readyz. */
-  dbConnectTimeoutMs: number;
-  /** PostgreSQL statement_timeout (the client itself gives up 1 s later). */
-  dbStatementTimeoutMs: number;
-  /** PostgreSQL: connections this process keeps (undefined: sized for the machine, store/db.ts). */
-  dbPoolSize: number | undefined;
-  /** PostgreSQL idle_in_transaction_session_timeout. */
-  dbIdleInTransactionTimeoutMs: number;
-  /** SQLite: how long a write waits (asynchronously) for a lock held by another process. */
-  sqliteLockTimeoutMs: number;
-  /** SIGTERM/SIGINT: how long in-flight requests may take before connections are cut. */
-  shutdownGraceMs: number;
-  /** OTP mail: an smtp:// or smtps:// URL (credentials in the URL are secrets: env only). */
-  smtpUrl: string | undefined;
-  /** The From address of OTP mail when the request names none. */
-  smtpFrom: string;
-  /** OTP SMS: a Twilio-compatible Messages endpoint (form POST To/From/Body, basic auth). */
-  smsUrl: string | undefined;
-  smsFrom: string | undefined;
-  /** Basic-auth user and password for the SMS endpoint (env only). */
-  smsUsername: string | undefined;
-  smsPassword: string | undefined;
-  /** Development only: "log" writes OTP messages to the service log instead of sending them. */
-  otpDevTransport: "log" | undefined;
-  /** Domains a top-level organization may send OTP mail From / Reply-To (undefined: the domain of smtpFrom). */
-  mailSenderDomains: string[] | undefined;
-  /** Wrong OTP codes per contact per guess window, across codes and organizations. */
-  otpGuessesPerContact: number;
-  otpGuessWindowSeconds: number;
-  /** init_otp per contact per hour, across organizations. */
-  otpInitiationsPerContactPerHour: number;
-  /** OTP messages per recipient per hour, and per organization tree per hour. */
-  otpSendsPerRecipientPerHour: number;
-  otpSendsPerOrganizationPerHour: number;
-  /** WebAuthn relying party id expected in passkey assertions (e.g. "example.com"); unset = any. */
-  webauthnRpId: string | undefined;
-  /** Exact origins accepted in passkey clientDataJSON; empty = any. */
-  webauthnOrigins: string[];
-  /** The longest session (login expirationSeconds) granted. */
-  sessionMaxSeconds: number;
-  /** Whose X-Forwarded-For is believed: off, a number of hops, or proxy addresses/CIDRs (network/trust-proxy.ts). */
-  trustProxy: TrustProxy;
-  /** Shares rate-limit buckets between processes (redis://…); unset: each process counts alone. */
-  redisUrl: string | undefined;
-  /** Exact browser origins allowed by CORS; empty: none. */
-  corsOrigins: string[];
-  /** Requests per second (bursts of twice that); 0 switches the limit off. */
-  rateLimitCredential: number;
-  rateLimitOrganization: number;
-  rateLimitAddress: number;
-  /** What runs TVC deployments: "local" (child processes of this service) is the only one built in. */
-  tvcRuntime: "local";
-  /** The TVC ingress (http://<host>:<port>/apps/<appId>/…); 0 = any free port. */
-  tvcIngressPort: number;
-  /** Between TVC reconcile passes. */
-  tvcReconcileMs: number;
-  /** host[:port] clients reach the TVC ingress at (publicDomain of apps); default: localhost and the ingress's port. */
-  tvcPublicAddress: string | undefined;
-  /**
-   * The only directory TVC images may come from (its real path, links resolved). Unset: TVC is
-   * off — every TVC activity is refused and nothing runs (docs/tvc-isolation.md §1).
-   */
-  tvcImageRoot: string | undefined;
-  /** The unprivileged user replicas run as when the service runs as root: a name or uid[:gid]. */
-  tvcUser: string;
-  /** How replicas are confined: "auto" (bwrap when it works here), "bwrap", or "none" (docs/tvc-isolation.md §3). */
-  tvcSandbox: "auto" | "bwrap" | "none";
-  /** The issuer of Sigil's OIDC tokens and base of its discovery document (never the bind address); unset: http://localhost:<port>. */
-  publicUrl: string | undefined;
-  /** JSON file overriding OAuth provider endpoints and listing trusted OIDC issuers (auth/oauth/configure.ts). */
-  oauthProvidersFile: string | undefined;
-  /** Deadline of one OAuth provider or JWKS call. */
-  oauthTimeoutMs: number;
-  /** Development only: OAuth providers and issuers on loopback addresses (http allowed there). */
-  oauthAllowLoopback: boolean;
-}
-
-interface Knob {
-  env: string;
-  flag: string;
-  parse: (v: string) => unknown;
-  key: keyof Config;
-  secretFromFlag?: false;
-}
-
-function int(name: string, min: number, max: number) {
-  return (v: string): number => {
-    if (!/^\d+$/.test(v)) throw new Error(`${name} must be an integer, got ${JSON.stringify(v)}`);
-    const n = Number(v);
-    if (n < min || n > max) throw new Error(`${name} must be between ${min} and ${max}, got ${n}`);
-    return n;
-  };
-}
-const str = (v: string) => v;
-const list = (v: string): string[] => v.split(",").map((s) => s.trim()).filter((s) => s !== "");
-function url(name: string, protocols: readonly string[]) {
-  return (v: string): string => {
-    let u: URL;
-    try {
-      u = new URL(v);
-    } catch {
-      throw new Error(`${name} must be a URL`);
-    }
-    if (!protocols.includes(u.protocol)) throw new Error(`${name} must use ${protocols.join(" or ")}`);
-    return v;
-  };
-}
-function bool(name: string) {
-  return (v: string): boolean => {
-    if (v === "true" || v === "1") return true;
-    if (v === "false" || v === "0") return false;
-    throw new Error(`${name} must be true or false, got ${JSON.stringify(v)}`);
-  };
-}
-
-/** An issuer URL: http(s), no credentials, query or fragment; kept without a trailing slash (it is compared as a string). */
-function publicUrl(v: string): string {
-  url("SIGIL_PUBLIC_URL", ["http:", "https:"])(v);
-  const u = new URL(v);
-  if (u.username || u.password || u.search || u.hash) throw new Error("SIGIL_PUBLIC_URL must not contain credentials, a query or a fragment");
-  return v.replace(/\/+$/, "");
-}
-
-const KNOBS: Knob[] = [
-  { env: "PORT", flag: "--port", key: "port", parse: int("PORT", 0, 65535) },
-  { env: "HOST", flag: "--host", key: "host", parse: str },
-  { env: "SIGIL_DATA_DIR", flag: "--data-dir", key: "dataDir", parse: str },
-  { env: "DATABASE_URL", flag: "--database-url", key: "databaseUrl", parse: str },
-  { env: "LOG_LEVEL", flag: "--log-level", key: "logLevel", parse: str },
-  {
-    env: "SIGIL_TIMESTAMP_MAX_AGE_SECONDS",
-    flag: "--timestamp-max-age-seconds",
-    key: "timestampMaxAgeMs",
-    parse: (v) => int("SIGIL_TIMESTAMP_MAX_AGE_SECONDS", 1, 7 * 86400)(v) * 1000,
-  },
-  {
-    env: "SIGIL_TIMESTAMP_MAX_FUTURE_SECONDS",
-    flag: "--timestamp-max-future-seconds",
-    key: "timestampMaxFutureMs",
-    parse: (v) => int("SIGIL_TIMESTAMP_MAX_FUTURE_SECONDS", 0, 3600)(v) * 1000,
-  },
-  {
-    env: "SIGIL_BODY_LIMIT_BYTES",
-    flag: "--body-limit-bytes",
-    key: "bodyLimitBytes",
-    parse: int("SIGIL_BODY_LIMIT_BYTES", 1024, 64 * 1024 * 1024),
-  },
-  {
-    env: "SIGIL_WEBHOOKS_ALLOW_LOOPBACK",
-    flag: "--webhooks-allow-loopback",
-    key: "webhooksAllowLoopback",
-    parse: bool("SIGIL_WEBHOOKS_ALLOW_LOOPBACK"),
-  },
-  { env: "SIGIL_WEBHOOK_WORKER", flag: "--webhook-worker", key: "webhookWorker", parse: bool("SIGIL_WEBHOOK_WORKER") },
-  { env: "SIGIL_WEBHOOKS_TIMEOUT_MS", flag: "--webhooks-timeout-ms", key: "webhooksTimeoutMs", parse: int("SIGIL_WEBHOOKS_TIMEOUT_MS", 100, 120_000) },
-  {
-    env: "SIGIL_WEBHOOKS_RETRY_SCHEDULE",
-    flag: "--webhooks-retry-schedule",
-    key: "webhooksRetrySchedule",
-    parse: (v) => parseSchedule(v, "SIGIL_WEBHOOKS_RETRY_SCHEDULE"),
-  },
-  { env: "SIGIL_WEBHOOKS_MAX_ATTEMPTS", flag: "--webhooks-max-attempts", key: "webhooksMaxAttempts", parse: int("SIGIL_WEBHOOKS_MAX_ATTEMPTS", 1, 50) },
-  {
-    env: "SIGIL_WEBHOOKS_DISABLE_AFTER",
-    flag: "--webhooks-disable-after",
-    key: "webhooksDisableAfterMs",
-    parse: (v) => {
-      const ms = parseDuration(v, "SIGIL_WEBHOOKS_DISABLE_AFTER");
-      if (ms < 1000 || ms > 365 * 86_400_000) throw new Error("SIGIL_WEBHOOKS_DISABLE_AFTER must be between 1s and 365d");
-      return ms;
-    },
-  },
-  { env: "SIGIL_DB_CONNECT_TIMEOUT_MS", flag: "--db-connect-timeout-ms", key: "dbConnectTimeoutMs", parse: int("SIGIL_DB_CONNECT_TIMEOUT_MS", 100, 600_000) },
-  { env: "SIGIL_DB_STATEMENT_TIMEOUT_MS", flag: "--db-statement-timeout-ms", key: "dbStatementTimeoutMs", parse: int("SIGIL_DB_STATEMENT_TIMEOUT_MS", 100, 3_600_000) },
-  { env: "SIGIL_DB_POOL_SIZE", flag: "--db-pool-size", key: "dbPoolSize", parse: int("SIGIL_DB_POOL_SIZE", 1, 1000) },
-  {
-    env: "SIGIL_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS",
-    flag: "--db-idle-in-transaction-timeout-ms",
-    key: "dbIdleInTransactionTimeoutMs",
-    parse: int("SIGIL_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS", 100, 3_600_000),
-  },
-  { env: "SIGIL_SQLITE_LOCK_TIMEOUT_MS", flag: "--sqlite-lock-timeout-ms", key: "sqliteLockTimeoutMs", parse: int("SIGIL_SQLITE_LOCK_TIMEOUT_MS", 0, 600_000) },
-  { env: "SIGIL_SHUTDOWN_GRACE_MS", flag: "--shutdown-grace-ms", key: "shutdownGraceMs", parse: int("SIGIL_SHUTDOWN_GRACE_MS", 0, 3_600_000) },
-  { env: "SMTP_URL", flag: "--smtp-url", key: "smtpUrl", parse: url("SMTP_URL", ["smtp:", "smtps:"]), secretFromFlag: false },
-  { env: "SIGIL_SMTP_FROM", flag: "--smtp-from", key: "smtpFrom", parse: str },
-  { env: "SIGIL_SMS_URL", flag: "--sms-url", key: "smsUrl", parse: url("SIGIL_SMS_URL", ["http:", "https:"]) },
-  { env: "SIGIL_SMS_FROM", flag: "--sms-from", key: "smsFrom", parse: str },
-  { env: "SIGIL_SMS_USERNAME", flag: "--sms-username", key: "smsUsername", parse: str, secretFromFlag: false },
-  { env: "SIGIL_SMS_PASSWORD", flag: "--sms-password", key: "smsPassword", parse: str, secretFromFlag: false },
-  {
-    env: "SIGIL_OTP_DEV_TRANSPORT",
-    flag: "--otp-dev-transport",
-    key: "otpDevTransport",
-    parse: (v) => {
-      if (v !== "log") throw new Error(`SIGIL_OTP_DEV_TRANSPORT must be "log", got ${JSON.stringify(v)}`);
-      return v;
-    },
-  },
-  { env: "SIGIL_MAIL_SENDER_DOMAINS", flag: "--mail-sender-domains", key: "mailSenderDomains", parse: senderDomains },
-  { env: "SIGIL_OTP_GUESSES_PER_CONTACT", flag: "--otp-guesses-per-contact", key: "otpGuessesPerContact", parse: int("SIGIL_OTP_GUESSES_PER_CONTACT", 1, 1000) },
-  { env: "SIGIL_OTP_GUESS_WINDOW_SECONDS", flag: "--otp-guess-window-seconds", key: "otpGuessWindowSeconds", parse: int("SIGIL_OTP_GUESS_WINDOW_SECONDS", 1, 86400) },
-  {
-    env: "SIGIL_OTP_INITIATIONS_PER_CONTACT_PER_HOUR",
-    flag: "--otp-initiations-per-contact-per-hour",
-    key: "otpInitiationsPerContactPerHour",
-    parse: int("SIGIL_OTP_INITIATIONS_PER_CONTACT_PER_HOUR", 1, 1000),
-  },
-  {
-    env: "SIGIL_OTP_SENDS_PER_RECIPIENT_PER_HOUR",
-    flag: "--otp-sends-per-recipient-per-hour",
-    key: "otpSendsPerRecipientPerHour",
-    parse: int("SIGIL_OTP_SENDS_PER_RECIPIENT_PER_HOUR", 1, 1000),
-  },
-  {
-    env: "SIGIL_OTP_SENDS_PER_ORGANIZATION_PER_HOUR",
-    flag: "--otp-sends-per-organization-per-hour",
-    key: "otpSendsPerOrganizationPerHour",
-    parse: int("SIGIL_OTP_SENDS_PER_ORGANIZATION_PER_HOUR", 1, 100_000),
-  },
-  { env: "SIGIL_WEBAUTHN_RP_ID", flag: "--webauthn-rp-id", key: "webauthnRpId", parse: str },
-  { env: "SIGIL_WEBAUTHN_ORIGINS", flag: "--webauthn-origins", key: "webauthnOrigins", parse: list },
-  { env: "SIGIL_SESSION_MAX_SECONDS", flag: "--session-max-seconds", key: "sessionMaxSeconds", parse: int("SIGIL_SESSION_MAX_SECONDS", 60, 365 * 86400) },
-  { env: "SIGIL_TRUST_PROXY", flag: "--trust-proxy", key: "trustProxy", parse: parseTrustProxy },
-  // The URL may carry a password: env only.
-  { env: "REDIS_URL", flag: "--redis-url", key: "redisUrl", parse: url("REDIS_URL", ["redis:", "rediss:"]), secretFromFlag: false },
-  { env: "SIGIL_CORS_ORIGINS", flag: "--cors-origins", key: "corsOrigins", parse: parseCorsOrigins },
-  { env: "SIGIL_RATE_LIMIT_CREDENTIAL", flag: "--rate-limit-credential", key: "rateLimitCredential", parse: int("SIGIL_RATE_LIMIT_CREDENTIAL", 0, 1_000_000) },
-  { env: "SIGIL_RATE_LIMIT_ORGANIZATION", flag: "--rate-limit-organization", key: "rateLimitOrganization", parse: int("SIGIL_RATE_LIMIT_ORGANIZATION", 0, 1_000_000) },
-  { env: "SIGIL_RATE_LIMIT_ADDRESS", flag: "--rate-limit-address", key: "rateLimitAddress", parse: int("SIGIL_RATE_LIMIT_ADDRESS", 0, 1_000_000) },
-  {
-    env: "SIGIL_TVC_RUNTIME",
-    flag: "--tvc-runtime",
-    key: "tvcRuntime",
-    parse: (v) => {
-      if (v !== "local") throw new Error(`SIGIL_TVC_RUNTIME must be "local" (the only TVC runtime built in), got ${JSON.stringify(v)}`);
-      return v;
-    },
-  },
-  { env: "SIGIL_TVC_INGRESS_PORT", flag: "--tvc-ingress-port", key: "tvcIngressPort", parse: int("SIGIL_TVC_INGRESS_PORT", 0, 65535) },
-  { env: "SIGIL_TVC_RECONCILE_MS", flag: "--tvc-reconcile-ms", key: "tvcReconcileMs", parse: int("SIGIL_TVC_RECONCILE_MS", 100, 60_000) },
-  { env: "SIGIL_TVC_PUBLIC_ADDRESS", flag: "--tvc-public-address", key: "tvcPublicAddress", parse: tvcPublicAddress },
-  { env: "SIGIL_TVC_IMAGE_ROOT", flag: "--tvc-image-root", key: "tvcImageRoot", parse: tvcImageRoot },
-  {
-    env: "SIGIL_TVC_USER",
-    flag: "--tvc-user",
-    key: "tvcUser",
-    parse: (v) => {
-      if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$|^\d{1,10}(:\d{1,10})?$/.test(v)) throw new Error(`SIGIL_TVC_USER must be a user name or uid[:gid], got ${JSON.stringify(v.slice(0, 100))}`);
-      return v;
-    },
-  },
-  {
-    env: "SIGIL_TVC_SANDBOX",
-    flag: "--tvc-sandbox",
-    key: "tvcSandbox",
-    parse: (v) => {
-      if (v !== "auto" && v !== "bwrap" && v !== "none") throw new Error(`SIGIL_TVC_SANDBOX must be auto, bwrap or none, got ${JSON.stringify(v.slice(0, 100))}`);
-      return v;
-    },
-  },
-  { env: "SIGIL_PUBLIC_URL", flag: "--public-url", key: "publicUrl", parse: publicUrl },
-  { env: "SIGIL_OAUTH_PROVIDERS_FILE", flag: "--oauth-providers-file", key: "oauthProvidersFile", parse: str },
-  { env: "SIGIL_OAUTH_TIMEOUT_MS", flag: "--oauth-timeout-ms", key: "oauthTimeoutMs", parse: int("SIGIL_OAUTH_TIMEOUT_MS", 100, 120_000) },
-  { env: "SIGIL_OAUTH_ALLOW_LOOPBACK", flag: "--oauth-allow-loopback", key: "oauthAllowLoopback", parse: bool("SIGIL_OAUTH_ALLOW_LOOPBACK") },
-];
-
-/**
- * Every knob as documented: its environment variable and its flag, `undefined` where only the
- * environment is read (a secret: command lines are visible through `ps`). The master key is
- * read apart from the others (loadConfig) and is env-only.
- */
-export const CONFIG_KNOBS: readonly { env: string; flag: string | undefined }[] = [
-  ...KNOBS.map((k) => ({ env: k.env, flag: k.secretFromFlag === false ? undefined : k.flag })),
-  { env: "SIGIL_MASTER_KEY", flag: undefined },
-];
+import { bool, defaultsOf, defineKnob, int, list, readKnobs, secondsAsMs, str, url, type ConfigOf } from "./config/define.ts";
 
 /** Comma-separated mail domains (lower-cased; no addresses, no wildcards). */
 function senderDomains(v: string): string[] {
@@ -348,90 +47,474 @@ function tvcImageRoot(v: string): string {
   return real;
 }
 
+/** An issuer URL: http(s), no credentials, query or fragment; kept without a trailing slash (it is compared as a string). */
+function publicUrl(v: string): string {
+  url("SIGIL_PUBLIC_URL", ["http:", "https:"])(v);
+  const u = new URL(v);
+  if (u.username || u.password || u.search || u.hash) throw new Error("SIGIL_PUBLIC_URL must not contain credentials, a query or a fragment");
+  return v.replace(/\/+$/, "");
+}
+
+/** The knobs, in the order of the table of docs/configuration.md §1. */
+export const KNOBS = [
+  defineKnob({ env: "PORT", flag: "--port", key: "port", parse: int("PORT", 0, 65535), default: 8080, doc: { meaning: "API port (`0` picks a free one; the `sigil listening` log line gives it)" } }),
+  defineKnob({ env: "HOST", flag: "--host", key: "host", parse: str, default: "0.0.0.0", doc: { meaning: "Listen address" } }),
+  defineKnob({
+    env: "SIGIL_DATA_DIR",
+    flag: "--data-dir",
+    key: "dataDir",
+    parse: str,
+    // Resolved against the working directory by loadConfig.
+    default: "./data",
+    doc: { meaning: "Embedded store (`sigil.db`, SQLite in WAL mode) and, when no master key is configured, `master.key`. Made 0700, its files 0600 (tightened on every start; docs/tvc-isolation.md §4)" },
+  }),
+  defineKnob({
+    env: "DATABASE_URL",
+    flag: "--database-url",
+    key: "databaseUrl",
+    parse: str,
+    default: undefined,
+    doc: { meaning: "PostgreSQL connection string; when set, PostgreSQL is the store instead of SQLite" },
+  }),
+  // Hex or base64 of 32 bytes, decoded by resolveMasterKey. No flag at all: `--master-key` is
+  // not even looked at.
+  defineKnob({
+    env: "SIGIL_MASTER_KEY",
+    secret: true,
+    key: "masterKey",
+    parse: str,
+    default: undefined,
+    computedBy: "resolveMasterKey (src/crypto/master-key-source.ts): generated once into <data dir>/master.key",
+    doc: { meaning: "32-byte key-encryption key, 64 hex chars or base64. Secrets at rest are envelope-encrypted under it. When absent, a key is generated once into `<data dir>/master.key` (mode 0600) with a warning. Set it in production and on every node of a multi-node deployment. A key that does not match the database is refused at startup. Never accepted as a flag (command lines are visible in `ps`).", default: "generated" },
+  }),
+  defineKnob({ env: "LOG_LEVEL", flag: "--log-level", key: "logLevel", parse: str, default: "info", doc: { meaning: "pino level (`fatal` … `trace`); request logs carry request id, organization id, activity id — never stamps or secrets" } }),
+  defineKnob({
+    env: "SIGIL_TIMESTAMP_MAX_AGE_SECONDS",
+    flag: "--timestamp-max-age-seconds",
+    key: "timestampMaxAgeMs",
+    parse: secondsAsMs("SIGIL_TIMESTAMP_MAX_AGE_SECONDS", 1, 7 * 86400),
+    default: 300_000,
+    doc: { meaning: "How old a submit's `timestampMs` may be", default: "`300`" },
+  }),
+  defineKnob({
+    env: "SIGIL_TIMESTAMP_MAX_FUTURE_SECONDS",
+    flag: "--timestamp-max-future-seconds",
+    key: "timestampMaxFutureMs",
+    parse: secondsAsMs("SIGIL_TIMESTAMP_MAX_FUTURE_SECONDS", 0, 3600),
+    default: 60_000,
+    doc: { meaning: "How far ahead of server time `timestampMs` may be", default: "`60`" },
+  }),
+  defineKnob({
+    env: "SIGIL_BODY_LIMIT_BYTES",
+    flag: "--body-limit-bytes",
+    key: "bodyLimitBytes",
+    parse: int("SIGIL_BODY_LIMIT_BYTES", 1024, 64 * 1024 * 1024),
+    default: 1024 * 1024,
+    doc: { meaning: "Largest request body (larger → HTTP 413)" },
+  }),
+  defineKnob({
+    env: "SIGIL_SHUTDOWN_GRACE_MS",
+    flag: "--shutdown-grace-ms",
+    key: "shutdownGraceMs",
+    parse: int("SIGIL_SHUTDOWN_GRACE_MS", 0, 3_600_000),
+    default: 10_000,
+    doc: { meaning: "On SIGTERM/SIGINT, how long requests in flight may take to finish; then remaining connections are closed and the process exits with code 1 ([docs/operations.md §1](operations.md#1-shutdown))" },
+  }),
+  defineKnob({
+    env: "SIGIL_DB_CONNECT_TIMEOUT_MS",
+    flag: "--db-connect-timeout-ms",
+    key: "dbConnectTimeoutMs",
+    parse: int("SIGIL_DB_CONNECT_TIMEOUT_MS", 100, 600_000),
+    default: 5_000,
+    doc: { meaning: "PostgreSQL: opening a connection, and waiting for a free pooled one; also the longest `/readyz` takes" },
+  }),
+  defineKnob({
+    env: "SIGIL_DB_STATEMENT_TIMEOUT_MS",
+    flag: "--db-statement-timeout-ms",
+    key: "dbStatementTimeoutMs",
+    parse: int("SIGIL_DB_STATEMENT_TIMEOUT_MS", 100, 3_600_000),
+    default: 30_000,
+    doc: { meaning: "PostgreSQL `statement_timeout`; a database that does not answer at all is given up 1 s later" },
+  }),
+  defineKnob({
+    env: "SIGIL_DB_POOL_SIZE",
+    flag: "--db-pool-size",
+    key: "dbPoolSize",
+    parse: int("SIGIL_DB_POOL_SIZE", 1, 1000),
+    default: undefined,
+    computedBy: "defaultPoolSize (src/store/db.ts): sized for the machine's cores",
+    doc: { meaning: "PostgreSQL connections per process (1–1000). With N API nodes keep N × this (plus one per node for webhook change notices) under `max_connections`", default: "4 per core, 8–20" },
+  }),
+  defineKnob({
+    env: "SIGIL_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS",
+    flag: "--db-idle-in-transaction-timeout-ms",
+    key: "dbIdleInTransactionTimeoutMs",
+    parse: int("SIGIL_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS", 100, 3_600_000),
+    default: 60_000,
+    doc: { meaning: "PostgreSQL `idle_in_transaction_session_timeout`" },
+  }),
+  defineKnob({
+    env: "SIGIL_SQLITE_LOCK_TIMEOUT_MS",
+    flag: "--sqlite-lock-timeout-ms",
+    key: "sqliteLockTimeoutMs",
+    parse: int("SIGIL_SQLITE_LOCK_TIMEOUT_MS", 0, 600_000),
+    default: 5_000,
+    doc: { meaning: "SQLite: how long a write waits for a lock held by another process (`sigil init`, a backup) before answering 503; the wait does not block the server" },
+  }),
+  defineKnob({
+    env: "SIGIL_WEBHOOKS_ALLOW_LOOPBACK",
+    flag: "--webhooks-allow-loopback",
+    key: "webhooksAllowLoopback",
+    parse: bool("SIGIL_WEBHOOKS_ALLOW_LOOPBACK"),
+    default: false,
+    doc: { meaning: "**Development only.** Webhook URLs may be `http://` or `https://` on loopback addresses (127.0.0.0/8, ::1, `localhost`) — and only there; everything else still needs https to a public address. Logged as a warning at startup." },
+  }),
+  defineKnob({
+    env: "SIGIL_WEBHOOK_WORKER",
+    flag: "--webhook-worker",
+    key: "webhookWorker",
+    parse: bool("SIGIL_WEBHOOK_WORKER"),
+    default: true,
+    doc: { meaning: "Sign and send webhook deliveries on a worker thread (its own event loop; claims and records stay on the main thread). `false`: send on the main thread. A worker that dies is replaced (lanes given back, sent again with the same event ids)" },
+  }),
+  defineKnob({
+    env: "SIGIL_WEBHOOKS_TIMEOUT_MS",
+    flag: "--webhooks-timeout-ms",
+    key: "webhooksTimeoutMs",
+    parse: int("SIGIL_WEBHOOKS_TIMEOUT_MS", 100, 120_000),
+    default: 10_000,
+    doc: { meaning: "Total deadline of one delivery attempt: name resolution, connect, headers and the whole answer (a receiver that trickles bytes is cut at it, and the attempt is retried). A claimed delivery's lease is this plus 5 s, so no other worker can take it while an attempt runs" },
+  }),
+  defineKnob({
+    env: "SIGIL_WEBHOOKS_RETRY_SCHEDULE",
+    flag: "--webhooks-retry-schedule",
+    key: "webhooksRetrySchedule",
+    parse: (v) => parseSchedule(v, "SIGIL_WEBHOOKS_RETRY_SCHEDULE"),
+    default: [...DEFAULT_RETRY_SCHEDULE_MS],
+    doc: { meaning: "Delay before each attempt of a delivery, comma-separated (`ms` `s` `m` `h` `d`, bare numbers are ms; 1–50 entries, each ≤ 7 d), each jittered to 80–120 %. The default spans ~27.6 h; its length is the number of attempts", default: "`0,5s,5m,30m,2h,5h,10h,10h`" },
+  }),
+  defineKnob({
+    env: "SIGIL_WEBHOOKS_MAX_ATTEMPTS",
+    flag: "--webhooks-max-attempts",
+    key: "webhooksMaxAttempts",
+    parse: int("SIGIL_WEBHOOKS_MAX_ATTEMPTS", 1, 50),
+    default: undefined,
+    computedBy: "effectiveSchedule (src/webhooks/dispatcher.ts): the retry schedule's length",
+    doc: { meaning: "Attempts per delivery: cuts the schedule short, or repeats its last delay (1–50)", default: "the schedule's length" },
+  }),
+  defineKnob({
+    env: "SIGIL_WEBHOOKS_DISABLE_AFTER",
+    flag: "--webhooks-disable-after",
+    key: "webhooksDisableAfterMs",
+    parse: (v) => {
+      const ms = parseDuration(v, "SIGIL_WEBHOOKS_DISABLE_AFTER");
+      if (ms < 1000 || ms > 365 * 86_400_000) throw new Error("SIGIL_WEBHOOKS_DISABLE_AFTER must be between 1s and 365d");
+      return ms;
+    },
+    default: DEFAULT_DISABLE_AFTER_MS,
+    doc: { meaning: "An endpoint whose every attempt has failed for this long (no success in between) is disabled, with its reason (1s–365d)", default: "`5d`" },
+  }),
+  defineKnob({
+    env: "SIGIL_TRUST_PROXY",
+    flag: "--trust-proxy",
+    key: "trustProxy",
+    parse: parseTrustProxy,
+    default: false,
+    doc: { meaning: "Whose `X-Forwarded-For` is believed for the client address: off (`false`/`0`: the socket peer), a number of hops (`1`: the nearest proxy; the client is the address it forwarded), or comma-separated proxy addresses/CIDRs (only hops from these are believed). Needed behind a load balancer, or every client appears as the balancer (allowlists and the per-address limit then see one address)", default: "off" },
+  }),
+  // The URL may carry a password.
+  defineKnob({
+    env: "REDIS_URL",
+    flag: "--redis-url",
+    secret: true,
+    key: "redisUrl",
+    parse: url("REDIS_URL", ["redis:", "rediss:"]),
+    default: undefined,
+    doc: { meaning: "`redis://…` / `rediss://…`: rate-limit buckets shared by every process. Without it each process counts alone (N processes admit up to N× the limits). If Redis is unreachable, each process falls back to its own buckets and logs a warning (at most every 10 s)" },
+  }),
+  defineKnob({
+    env: "SIGIL_CORS_ORIGINS",
+    flag: "--cors-origins",
+    key: "corsOrigins",
+    parse: parseCorsOrigins,
+    default: [],
+    doc: { meaning: "Comma-separated exact origins (`https://app.example.com`) allowed to call the API from a browser; the preflight allows `content-type`, `x-client-version`, `x-stamp`, `x-stamp-webauthn`, `x-stamp-attested`, methods GET and POST, no credentials, max-age 600", default: "none" },
+  }),
+  defineKnob({
+    env: "SIGIL_RATE_LIMIT_CREDENTIAL",
+    flag: "--rate-limit-credential",
+    key: "rateLimitCredential",
+    parse: int("SIGIL_RATE_LIMIT_CREDENTIAL", 0, 1_000_000),
+    default: DEFAULT_RATE_LIMITS.credential,
+    doc: { meaning: "Requests per second per credential (API key, session key, passkey), bursts of twice that; `0` off" },
+  }),
+  defineKnob({
+    env: "SIGIL_RATE_LIMIT_ORGANIZATION",
+    flag: "--rate-limit-organization",
+    key: "rateLimitOrganization",
+    parse: int("SIGIL_RATE_LIMIT_ORGANIZATION", 0, 1_000_000),
+    default: DEFAULT_RATE_LIMITS.organization,
+    doc: { meaning: "Requests per second per organization of the signing credential, bursts ×2; `0` off" },
+  }),
+  defineKnob({
+    env: "SIGIL_RATE_LIMIT_ADDRESS",
+    flag: "--rate-limit-address",
+    key: "rateLimitAddress",
+    parse: int("SIGIL_RATE_LIMIT_ADDRESS", 0, 1_000_000),
+    default: DEFAULT_RATE_LIMITS.address,
+    doc: { meaning: "Requests per second per client address (IPv4: per address; IPv6: per /64 — docs/sessions-and-network.md), checked before anything else (unauthenticated requests included; not `/healthz`, `/readyz`, `/metrics`), bursts ×2; `0` off" },
+  }),
+  defineKnob({
+    env: "SIGIL_SESSION_MAX_SECONDS",
+    flag: "--session-max-seconds",
+    key: "sessionMaxSeconds",
+    parse: int("SIGIL_SESSION_MAX_SECONDS", 60, 365 * 86400),
+    default: 30 * 86400,
+    doc: { meaning: "The longest session a login may ask for (`expirationSeconds`, 1 s up to this; default 900 s). Longer → 400 `invalid api key expiration`", default: "`2592000` (30 d)" },
+  }),
+  // Credentials go in the URL.
+  defineKnob({
+    env: "SMTP_URL",
+    flag: "--smtp-url",
+    secret: true,
+    key: "smtpUrl",
+    parse: url("SMTP_URL", ["smtp:", "smtps:"]),
+    default: undefined,
+    doc: { meaning: "OTP mail: `smtp://host:port` (plain; STARTTLS is used when the server offers it) or `smtps://…`; credentials in the URL (`smtp://user:pass@host`). Without it (and without the dev transport) email OTP is refused with a clear error" },
+  }),
+  defineKnob({
+    env: "SIGIL_SMTP_FROM",
+    flag: "--smtp-from",
+    key: "smtpFrom",
+    parse: str,
+    default: "Notifications <no-reply@localhost>",
+    doc: { meaning: "Sender of OTP mail when the request names none (`sendFromEmailAddress`, `sendFromEmailSenderName`)" },
+  }),
+  defineKnob({
+    env: "SIGIL_SMS_URL",
+    flag: "--sms-url",
+    key: "smsUrl",
+    parse: url("SIGIL_SMS_URL", ["http:", "https:"]),
+    default: undefined,
+    doc: { meaning: "OTP SMS: a Twilio-compatible Messages endpoint (form POST `To`, `From`, `Body`; HTTP basic auth). Without it SMS OTP is refused" },
+  }),
+  defineKnob({ env: "SIGIL_SMS_FROM", flag: "--sms-from", key: "smsFrom", parse: str, default: undefined, doc: { meaning: "The `From` number of OTP SMS" } }),
+  defineKnob({
+    env: "SIGIL_SMS_USERNAME",
+    flag: "--sms-username",
+    secret: true,
+    key: "smsUsername",
+    parse: str,
+    default: undefined,
+    doc: { meaning: "Basic-auth user of the SMS endpoint (e.g. a Twilio account SID)" },
+  }),
+  defineKnob({
+    env: "SIGIL_SMS_PASSWORD",
+    flag: "--sms-password",
+    secret: true,
+    key: "smsPassword",
+    parse: str,
+    default: undefined,
+    doc: { meaning: "Basic-auth password of the SMS endpoint (e.g. a Twilio auth token)" },
+  }),
+  defineKnob({
+    env: "SIGIL_OTP_DEV_TRANSPORT",
+    flag: "--otp-dev-transport",
+    key: "otpDevTransport",
+    parse: (v): "log" => {
+      if (v !== "log") throw new Error(`SIGIL_OTP_DEV_TRANSPORT must be "log", got ${JSON.stringify(v)}`);
+      return v;
+    },
+    default: undefined,
+    doc: { meaning: "**Development only.** `log`: OTP messages (codes included) are written to the service log instead of being sent, for both channels. Never set it in production" },
+  }),
+  defineKnob({
+    env: "SIGIL_MAIL_SENDER_DOMAINS",
+    flag: "--mail-sender-domains",
+    key: "mailSenderDomains",
+    parse: senderDomains,
+    default: undefined,
+    computedBy: "allowedSenderDomains (src/activities/otp/otp-content.ts): the domain of SIGIL_SMTP_FROM",
+    doc: { meaning: "Comma-separated domains a top-level organization's `init_otp` may use in `sendFromEmailAddress` / `replyToEmailAddress` (exact match; list subdomains too); others → 400 naming the field. Sub-organizations may not customize OTP messages at all (docs/otp-limits-and-mail.md §3)", default: "domain of `SIGIL_SMTP_FROM`" },
+  }),
+  defineKnob({
+    env: "SIGIL_OTP_GUESSES_PER_CONTACT",
+    flag: "--otp-guesses-per-contact",
+    key: "otpGuessesPerContact",
+    parse: int("SIGIL_OTP_GUESSES_PER_CONTACT", 1, 1000),
+    default: DEFAULT_OTP_LIMITS.guessesPerContact,
+    doc: { meaning: "Wrong OTP codes per contact per guess window, across codes and organizations; past it even the right code is 429 until the window frees one" },
+  }),
+  defineKnob({
+    env: "SIGIL_OTP_GUESS_WINDOW_SECONDS",
+    flag: "--otp-guess-window-seconds",
+    key: "otpGuessWindowSeconds",
+    parse: int("SIGIL_OTP_GUESS_WINDOW_SECONDS", 1, 86400),
+    default: DEFAULT_OTP_LIMITS.guessWindowSeconds,
+    doc: { meaning: "The window of `SIGIL_OTP_GUESSES_PER_CONTACT`", default: "`900` (15 min)" },
+  }),
+  defineKnob({
+    env: "SIGIL_OTP_INITIATIONS_PER_CONTACT_PER_HOUR",
+    flag: "--otp-initiations-per-contact-per-hour",
+    key: "otpInitiationsPerContactPerHour",
+    parse: int("SIGIL_OTP_INITIATIONS_PER_CONTACT_PER_HOUR", 1, 1000),
+    default: DEFAULT_OTP_LIMITS.initiationsPerContactPerHour,
+    doc: { meaning: "`init_otp` per contact (email in any case, phone number) per hour, across organizations; past it 429 with `Retry-After`" },
+  }),
+  defineKnob({
+    env: "SIGIL_OTP_SENDS_PER_RECIPIENT_PER_HOUR",
+    flag: "--otp-sends-per-recipient-per-hour",
+    key: "otpSendsPerRecipientPerHour",
+    parse: int("SIGIL_OTP_SENDS_PER_RECIPIENT_PER_HOUR", 1, 1000),
+    default: DEFAULT_OTP_LIMITS.sendsPerRecipientPerHour,
+    doc: { meaning: "OTP messages per recipient mailbox (`+tags` and Gmail dots ignored) or phone number per hour; past it 429 with `Retry-After`" },
+  }),
+  defineKnob({
+    env: "SIGIL_OTP_SENDS_PER_ORGANIZATION_PER_HOUR",
+    flag: "--otp-sends-per-organization-per-hour",
+    key: "otpSendsPerOrganizationPerHour",
+    parse: int("SIGIL_OTP_SENDS_PER_ORGANIZATION_PER_HOUR", 1, 100_000),
+    default: DEFAULT_OTP_LIMITS.sendsPerOrganizationPerHour,
+    doc: { meaning: "OTP messages per organization tree per hour, counted on its top-level organization whichever sub-organization sends; past it 429 with `Retry-After`" },
+  }),
+  defineKnob({
+    env: "SIGIL_WEBAUTHN_RP_ID",
+    flag: "--webauthn-rp-id",
+    key: "webauthnRpId",
+    parse: str,
+    default: undefined,
+    doc: { meaning: "WebAuthn relying party id passkey registrations and assertions must be for (e.g. `example.com`); unset accepts any", default: "any" },
+  }),
+  defineKnob({
+    env: "SIGIL_WEBAUTHN_ORIGINS",
+    flag: "--webauthn-origins",
+    key: "webauthnOrigins",
+    parse: list,
+    default: [],
+    doc: { meaning: "Comma-separated exact origins accepted in passkey `clientDataJSON` (e.g. `https://app.example.com`); unset accepts any", default: "any" },
+  }),
+  defineKnob({
+    env: "SIGIL_PUBLIC_URL",
+    flag: "--public-url",
+    key: "publicUrl",
+    parse: publicUrl,
+    default: undefined,
+    // Depends on PORT: computed where the OAuth settings are built, so a harness that changes
+    // the port of DEFAULTS gets the matching issuer.
+    computedBy: "oauthSettingsFrom (src/auth/oauth/configure.ts): http://localhost:<port>",
+    doc: { meaning: "Sigil's public base URL: `iss` of its OIDC tokens and the base of its discovery document (http/https, no credentials, query or fragment; a trailing slash is dropped). Set it in every deployment reached by another name", default: "`http://localhost:<PORT>`" },
+  }),
+  defineKnob({
+    env: "SIGIL_OAUTH_PROVIDERS_FILE",
+    flag: "--oauth-providers-file",
+    key: "oauthProvidersFile",
+    parse: str,
+    default: undefined,
+    doc: { meaning: "JSON `{\"providers\":{\"OAUTH2_PROVIDER_X\":{\"tokenUrl\",\"userInfoUrl\"},…},\"issuers\":[{\"issuer\",\"jwksUrl\"}]}`: overrides built-in provider endpoints and lists the trusted OIDC issuers. Checked at startup (unknown providers or keys, non-https or private URLs stop the server with the reason); `userInfoUrl` may be omitted for Apple and OIDC" },
+  }),
+  defineKnob({
+    env: "SIGIL_OAUTH_TIMEOUT_MS",
+    flag: "--oauth-timeout-ms",
+    key: "oauthTimeoutMs",
+    parse: int("SIGIL_OAUTH_TIMEOUT_MS", 100, 120_000),
+    default: 10_000,
+    doc: { meaning: "Deadline of one provider or JWKS call (100–120000)" },
+  }),
+  defineKnob({
+    env: "SIGIL_OAUTH_ALLOW_LOOPBACK",
+    flag: "--oauth-allow-loopback",
+    key: "oauthAllowLoopback",
+    parse: bool("SIGIL_OAUTH_ALLOW_LOOPBACK"),
+    default: false,
+    doc: { meaning: "**Development only.** OAuth providers and issuers on loopback (127.0.0.0/8, ::1, `localhost`), http allowed there. Logged as a warning at startup" },
+  }),
+  defineKnob({
+    env: "SIGIL_TVC_RUNTIME",
+    flag: "--tvc-runtime",
+    key: "tvcRuntime",
+    parse: (v): "local" => {
+      if (v !== "local") throw new Error(`SIGIL_TVC_RUNTIME must be "local" (the only TVC runtime built in), got ${JSON.stringify(v)}`);
+      return v;
+    },
+    default: "local",
+    doc: { meaning: "What runs TVC deployments: `local` (child processes of the service) is the only one built in; anything else stops startup" },
+  }),
+  defineKnob({
+    env: "SIGIL_TVC_INGRESS_PORT",
+    flag: "--tvc-ingress-port",
+    key: "tvcIngressPort",
+    parse: int("SIGIL_TVC_INGRESS_PORT", 0, 65535),
+    default: 8082,
+    doc: { meaning: "Port of the TVC ingress (on `HOST`), `http://<host>:<port>/apps/<appId>/…`; `0` = any free port (logged as `tvcIngressPort`). A taken port is logged and the API runs without the ingress" },
+  }),
+  defineKnob({
+    env: "SIGIL_TVC_RECONCILE_MS",
+    flag: "--tvc-reconcile-ms",
+    key: "tvcReconcileMs",
+    parse: int("SIGIL_TVC_RECONCILE_MS", 100, 60_000),
+    default: 1000,
+    doc: { meaning: "Pause between TVC reconcile passes (100–60000)" },
+  }),
+  defineKnob({
+    env: "SIGIL_TVC_PUBLIC_ADDRESS",
+    flag: "--tvc-public-address",
+    key: "tvcPublicAddress",
+    parse: tvcPublicAddress,
+    default: undefined,
+    // The ingress port is known only once it listens (SIGIL_TVC_INGRESS_PORT may be 0).
+    computedBy: "startTvc (src/tvc/service.ts): localhost and the port the ingress listens on",
+    doc: { meaning: "`host[:port]` clients reach the ingress at: the start of every app's `publicDomain`", default: "`localhost:<ingress port>`" },
+  }),
+  // Unset: TVC is off — every TVC activity is refused and nothing runs (docs/tvc-isolation.md §1).
+  defineKnob({
+    env: "SIGIL_TVC_IMAGE_ROOT",
+    flag: "--tvc-image-root",
+    key: "tvcImageRoot",
+    parse: tvcImageRoot,
+    default: undefined,
+    doc: { meaning: "The only directory TVC images (`pivotContainerImageUrl`) may come from, links resolved. Unset: every TVC activity is refused (403) and nothing runs. Must exist, must not be `/`, must not contain or lie in `SIGIL_DATA_DIR`. Only top-level organizations may use TVC (docs/tvc-isolation.md)", default: "unset (TVC off)" },
+  }),
+  defineKnob({
+    env: "SIGIL_TVC_USER",
+    flag: "--tvc-user",
+    key: "tvcUser",
+    parse: (v) => {
+      if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?$|^\d{1,10}(:\d{1,10})?$/.test(v)) throw new Error(`SIGIL_TVC_USER must be a user name or uid[:gid], got ${JSON.stringify(v.slice(0, 100))}`);
+      return v;
+    },
+    default: "nobody",
+    doc: { meaning: "The user (name or `uid[:gid]`, not root) replicas run as when the service runs as root" },
+  }),
+  defineKnob({
+    env: "SIGIL_TVC_SANDBOX",
+    flag: "--tvc-sandbox",
+    key: "tvcSandbox",
+    parse: (v) => {
+      if (v !== "auto" && v !== "bwrap" && v !== "none") throw new Error(`SIGIL_TVC_SANDBOX must be auto, bwrap or none, got ${JSON.stringify(v.slice(0, 100))}`);
+      return v;
+    },
+    default: "auto",
+    doc: { meaning: "How replicas are confined: `bwrap` (bubblewrap: read-only system dirs and image, no data dir, own `/tmp`, `/proc`, pid/ipc/uts namespaces; startup fails if it does not work here), `none` (only the user switch and file modes; needs the service to run as root), `auto` (`bwrap` when it works here, else `none`)" },
+  }),
+] as const;
+
+/** The service's configuration: each knob's field, with the type its `parse` returns. */
+export type Config = ConfigOf<typeof KNOBS>;
+
+export const DEFAULTS: Config = defaultsOf(KNOBS);
+
 /** `inner` is `outer` or lies below it (both absolute, normalised). */
 export function isWithin(outer: string, inner: string): boolean {
   const r = path.relative(outer, inner);
   return r === "" || (r !== ".." && !r.startsWith(".." + path.sep) && !path.isAbsolute(r));
 }
 
-export const DEFAULTS: Config = {
-  port: 8080,
-  host: "0.0.0.0",
-  dataDir: "./data",
-  databaseUrl: undefined,
-  masterKey: undefined,
-  logLevel: "info",
-  timestampMaxAgeMs: 300_000,
-  timestampMaxFutureMs: 60_000,
-  bodyLimitBytes: 1024 * 1024,
-  webhooksAllowLoopback: false,
-  webhooksTimeoutMs: 10_000,
-  webhookWorker: true,
-  webhooksRetrySchedule: [...DEFAULT_RETRY_SCHEDULE_MS],
-  webhooksMaxAttempts: undefined,
-  webhooksDisableAfterMs: DEFAULT_DISABLE_AFTER_MS,
-  dbConnectTimeoutMs: 5_000,
-  dbStatementTimeoutMs: 30_000,
-  dbPoolSize: undefined,
-  dbIdleInTransactionTimeoutMs: 60_000,
-  sqliteLockTimeoutMs: 5_000,
-  shutdownGraceMs: 10_000,
-  smtpUrl: undefined,
-  smtpFrom: "Notifications <no-reply@localhost>",
-  smsUrl: undefined,
-  smsFrom: undefined,
-  smsUsername: undefined,
-  smsPassword: undefined,
-  otpDevTransport: undefined,
-  mailSenderDomains: undefined,
-  otpGuessesPerContact: DEFAULT_OTP_LIMITS.guessesPerContact,
-  otpGuessWindowSeconds: DEFAULT_OTP_LIMITS.guessWindowSeconds,
-  otpInitiationsPerContactPerHour: DEFAULT_OTP_LIMITS.initiationsPerContactPerHour,
-  otpSendsPerRecipientPerHour: DEFAULT_OTP_LIMITS.sendsPerRecipientPerHour,
-  otpSendsPerOrganizationPerHour: DEFAULT_OTP_LIMITS.sendsPerOrganizationPerHour,
-  webauthnRpId: undefined,
-  webauthnOrigins: [],
-  sessionMaxSeconds: 30 * 86400,
-  trustProxy: false,
-  redisUrl: undefined,
-  corsOrigins: [],
-  rateLimitCredential: DEFAULT_RATE_LIMITS.credential,
-  rateLimitOrganization: DEFAULT_RATE_LIMITS.organization,
-  rateLimitAddress: DEFAULT_RATE_LIMITS.address,
-  tvcRuntime: "local",
-  tvcIngressPort: 8082,
-  tvcReconcileMs: 1000,
-  tvcPublicAddress: undefined,
-  tvcImageRoot: undefined,
-  tvcUser: "nobody",
-  tvcSandbox: "auto",
-  publicUrl: undefined,
-  oauthProvidersFile: undefined,
-  oauthTimeoutMs: 10_000,
-  oauthAllowLoopback: false,
-};
-
 /**
  * Builds the configuration. `argv` may hold other flags and positionals (the CLI's own);
- * only the flags above are read here. The master key is env-only on purpose: command lines
- * are visible to every user of the machine through `ps`.
+ * only the knobs' flags are read here. Rules that tie several knobs together follow the list.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = []): Config {
-  const cfg: Record<string, unknown> = { ...DEFAULTS };
-  for (const knob of KNOBS) {
-    const fromEnv = env[knob.env];
-    if (fromEnv !== undefined && fromEnv !== "") cfg[knob.key] = knob.parse(fromEnv);
-    const i = argv.indexOf(knob.flag);
-    if (i >= 0) {
-      if (knob.secretFromFlag === false) throw new Error(`${knob.flag}: ${knob.env} may hold a secret; set it in the environment, not on the command line`);
-      const v = argv[i + 1];
-      if (v === undefined) throw new Error(`${knob.flag} needs a value`);
-      cfg[knob.key] = knob.parse(v);
-    }
-  }
-  const masterKey = env.SIGIL_MASTER_KEY;
-  cfg.masterKey = masterKey && masterKey !== "" ? masterKey : undefined;
-  const out = cfg as unknown as Config;
+  const out = readKnobs(KNOBS, { ...DEFAULTS }, env, argv);
   out.dataDir = path.resolve(out.dataDir);
   if (out.tvcImageRoot) {
     // A replica reads its image: the data directory must never be part of one (docs/tvc-isolation.md §2).

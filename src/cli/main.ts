@@ -4,6 +4,8 @@ import { init } from "./init.ts";
 import { webhookKeys } from "./webhook-keys.ts";
 import { serviceKeys } from "./service-keys.ts";
 import { seed } from "./seed.ts";
+import { KNOBS } from "../config.ts";
+import { knobsUsage } from "../config/define.ts";
 
 const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; help: string }> = {
   serve: { run: serve, help: "run the public API (default port 8080)" },
@@ -23,6 +25,11 @@ export async function main(argv: string[]): Promise<void> {
   if (!cmd) {
     process.stderr.write(usage() + "\n");
     process.exitCode = name === "--help" || name === "help" ? 0 : 2;
+    return;
+  }
+  if ((name === "serve" || name === "init") && rest.includes("--help")) {
+    // Both read the service's configuration: its flags come from the knob list (docs/configuration.md §1).
+    process.stdout.write(`usage: sigil ${name} [flags]\n  ${cmd.help}\n\nSettings (a flag wins over its variable; docs/configuration.md §1):\n${knobsUsage(KNOBS)}\n`);
     return;
   }
   try {

@@ -1,10 +1,13 @@
-// docs/configuration.md §1 lists every knob of src/config.ts, and nothing else: each variable
-// with its flag, or "(env only)" where the code reads only the environment (a secret).
+// docs/configuration.md §1 is written from the knob list of src/config.ts (npm run docs:config,
+// docs/configuration.md §2): the file must be what the script would write, and what the table
+// says must be what the code does.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { CONFIG_KNOBS } from "../../src/config.ts";
+import { KNOBS, loadConfig, DEFAULTS } from "../../src/config.ts";
+import { defaultText } from "../../src/config/define.ts";
+import { CONFIG_DOC, withKnobsTable } from "../../scripts/docs-config.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const DOC = "docs/configuration.md";
@@ -26,27 +29,74 @@ export function documentedKnobs(markdown: string): Map<string, string | undefine
   return rows;
 }
 
-describe(`${DOC} and src/config.ts`, () => {
-  const documented = documentedKnobs(readFileSync(path.join(ROOT, DOC), "utf8"));
+/** The value a Default text starts with, in backticks: what an operator would set. */
+function documentedValue(text: string): string | undefined {
+  return /^`([^`]*)`/.exec(text)?.[1];
+}
 
-  it("the table is there", () => {
-    assert.ok(documented.size >= 40, `expected the configuration table in ${DOC}, found ${documented.size} rows`);
+describe(`${DOC} and src/config.ts`, () => {
+  const text = readFileSync(CONFIG_DOC, "utf8");
+  const documented = documentedKnobs(text);
+
+  it("the table is what `npm run docs:config` writes", () => {
+    assert.ok(text === withKnobsTable(text), "docs/configuration.md §1 is not what the knob list yields: run npm run docs:config");
   });
 
-  it("every knob of the code is in the table, with its flag or as env-only", () => {
-    const problems: string[] = [];
-    for (const k of CONFIG_KNOBS) {
-      if (!documented.has(k.env)) problems.push(`${k.env} (${k.flag ?? "env only"}) is read by src/config.ts but not in ${DOC}`);
-      else if (documented.get(k.env) !== k.flag) {
-        problems.push(`${k.env}: the code's flag is ${k.flag ?? "(env only)"}, ${DOC} says ${documented.get(k.env) ?? "(env only)"}`);
+  it("the table names every knob with its flag, or as env-only, and nothing else", () => {
+    assert.ok(documented.size >= 40, `expected the configuration table in ${DOC}, found ${documented.size} rows`);
+    assert.deepEqual(
+      [...documented],
+      KNOBS.map((k) => [k.env, k.cliFlag]),
+    );
+  });
+
+  it("variables, flags and fields are unique; a flag is the variable's name in kebab case", () => {
+    for (const field of ["env", "flag", "key"] as const) {
+      const names = KNOBS.map((k) => k[field]).filter((n) => n !== undefined);
+      assert.deepEqual(names.filter((n, i) => names.indexOf(n) !== i), [], `duplicate ${field}`);
+    }
+    for (const k of KNOBS) {
+      if (k.flag === undefined) continue;
+      assert.equal(k.flag, "--" + k.env.replace(/^SIGIL_/, "").toLowerCase().replace(/_/g, "-"), k.env);
+    }
+  });
+
+  it("a default documented as a value parses to the code's default, from the environment and the flag", () => {
+    let checked = 0;
+    for (const k of KNOBS) {
+      const value = documentedValue(defaultText(k));
+      if (k.default === undefined || value === undefined) continue;
+      checked++;
+      assert.deepEqual(k.parse(value), k.default, `${k.env}: ${DOC} says ${value}`);
+      assert.deepEqual(DEFAULTS[k.key], k.default, k.env);
+      const fromEnv: Record<string, unknown> = loadConfig({ [k.env]: value }, []);
+      assert.deepEqual(fromEnv[k.key], k.key === "dataDir" ? loadConfig({}, []).dataDir : k.default, k.env);
+      if (k.cliFlag) {
+        const fromFlag: Record<string, unknown> = loadConfig({}, ["serve", k.cliFlag, value]);
+        assert.deepEqual(fromFlag[k.key], fromEnv[k.key], k.cliFlag);
       }
     }
-    assert.deepEqual(problems, []);
+    assert.ok(checked >= 30, `only ${checked} defaults checked`);
   });
 
-  it("every variable in the table is a knob of the code", () => {
-    const known = new Set(CONFIG_KNOBS.map((k) => k.env));
-    assert.deepEqual([...documented.keys()].filter((name) => !known.has(name)), []);
+  it("a secret is read from the environment only: its flag is refused, or not looked at", () => {
+    const secrets = KNOBS.filter((k) => k.secret);
+    assert.deepEqual(secrets.map((k) => k.env).sort(), ["REDIS_URL", "SIGIL_MASTER_KEY", "SIGIL_SMS_PASSWORD", "SIGIL_SMS_USERNAME", "SMTP_URL"]);
+    for (const k of secrets) {
+      assert.equal(k.cliFlag, undefined, k.env);
+      if (k.flag) assert.throws(() => loadConfig({}, [k.flag!, "x"]), new RegExp(`${k.env} may hold a secret; set it in the environment`));
+    }
+  });
+
+  it("a computed default is undefined in Config and names what computes it", () => {
+    for (const k of KNOBS) {
+      if (k.computedBy === undefined) continue;
+      assert.equal(k.default, undefined, k.env);
+      const [, fn, file] = /^(\w+) \((src\/[\w/.-]+\.ts)\)/.exec(k.computedBy) ?? [];
+      assert.ok(fn && file, `${k.env}: computedBy names a function and its module`);
+      assert.match(readFileSync(path.join(ROOT, file), "utf8"), new RegExp(`function ${fn}\\b|const ${fn}\\b`), `${k.env}: ${file} has no ${fn}`);
+      assert.notEqual(defaultText(k), "—", `${k.env}: the docs say what an unset value becomes`);
+    }
   });
 
   it("the parser reads env-only rows and shared rows", () => {

@@ -1,7 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { loadConfig, DEFAULTS } from "../../src/config.ts";
+import { loadConfig, DEFAULTS, KNOBS } from "../../src/config.ts";
+import { knobsUsage } from "../../src/config/define.ts";
 
 describe("configuration", () => {
   it("has the documented defaults", () => {
@@ -71,5 +72,13 @@ describe("configuration", () => {
     assert.equal(c.webhooksMaxAttempts, 4);
     assert.throws(() => loadConfig({ SIGIL_WEBHOOKS_RETRY_SCHEDULE: "0,soon" }, []), /SIGIL_WEBHOOKS_RETRY_SCHEDULE: "soon" is not a duration/);
     assert.throws(() => loadConfig({ SIGIL_WEBHOOKS_DISABLE_AFTER: "10ms" }, []), /SIGIL_WEBHOOKS_DISABLE_AFTER must be between 1s and 365d/);
+  });
+
+  it("`sigil serve --help` lists every flag with its variable, and the env-only variables", () => {
+    const usage = knobsUsage(KNOBS);
+    assert.match(usage, /^ {2}--port <value> +PORT$/m);
+    assert.match(usage, /^ {2}--tvc-sandbox <value> +SIGIL_TVC_SANDBOX$/m);
+    assert.doesNotMatch(usage, /--redis-url|--master-key/);
+    assert.match(usage, /Environment only \(may hold a secret\): .*SIGIL_MASTER_KEY.*REDIS_URL/);
   });
 });
