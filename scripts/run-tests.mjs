@@ -31,8 +31,14 @@ if (process.env.SIGIL_NO_BUNDLE !== "1") {
     process.exit(b.status ?? 1);
   }
 }
-const r = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=1", ...files], {
+// The unit files run together in one process, through test/unit/all.ts (docs/testing.md §4):
+// node's runner otherwise starts node and tsx once per file, about a second each before any test.
+const unitDir = path.join(root, "test", "unit") + path.sep;
+const unit = files.filter((f) => f.startsWith(unitDir) && f.endsWith(".test.ts"));
+const entries = unit.length > 1 ? [...files.filter((f) => !unit.includes(f)), path.join(unitDir, "all.ts")] : files;
+const r = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=1", ...entries], {
   stdio: "inherit",
   cwd: root,
+  env: unit.length > 1 ? { ...process.env, TEST_UNIT_FILES: JSON.stringify(unit) } : process.env,
 });
 process.exit(r.status ?? 1);
