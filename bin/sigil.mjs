@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// Launcher. `npm start` builds dist/cli/main.mjs first (scripts/build.mjs) and it runs while it
-// is newer than every file under src/; otherwise (tests, development, `npx sigil` without a
-// build) the TypeScript sources run through tsx — the same code either way, never a stale bundle.
-// SIGIL_NO_BUNDLE=1 forces the sources.
+// Launcher. `npm start` and `npm test` build dist/cli/main.mjs first (scripts/build.mjs) and it
+// runs while it is newer than every file under src/; otherwise (development, `npx sigil` without
+// a build, a source edited since the build) the TypeScript sources run through tsx — the same
+// code either way, never a stale bundle (docs/testing.md §4). SIGIL_NO_BUNDLE=1 forces the sources.
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";

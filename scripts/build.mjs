@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Bundles the service for `npm start` (dist/cli/main.mjs; packages stay external). Running
-// through tsx costs every process a module-loader thread and its transpile caches — about
-// 50 MB of RSS — and the service has no need to compile at run time. bin/sigil.mjs runs the
-// bundle only while it is newer than every source file, and otherwise the sources through tsx
-// (what `npm test` and development do), so a stale bundle never runs.
+// Bundles the service for `npm start` and for the processes `npm test` spawns (dist/cli/main.mjs;
+// packages stay external). Running through tsx costs every process a module-loader thread and
+// its transpile caches — about 50 MB of RSS and over a second of start-up — and the service has
+// no need to compile at run time. bin/sigil.mjs runs the bundle only while it is newer than every
+// source file, and otherwise the sources through tsx (what development does), so a stale bundle
+// never runs (docs/testing.md §4).
 import { build } from "esbuild";
 import { copyFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
