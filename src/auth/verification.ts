@@ -84,22 +84,27 @@ export async function requireToken(ctx: ExecuteContext, token: string, field: st
 }
 
 /**
- * Records one use of the token; refuses a second use of the same kind, and a sign-up (or
- * contact binding) once the token has logged in: @turnkey/core uses a token to sign up and
- * then to log in, never the other way round, so a token its owner has logged in with is
- * spent for binding too (docs/login-lookups.md §4). One conditional update: of two
+ * Records one use of the token, or says why it cannot: a second use of the same kind, or a
+ * sign-up (or contact binding) once the token has logged in — @turnkey/core uses a token to
+ * sign up and then to log in, never the other way round, so a token its owner has logged in
+ * with is spent for binding too (docs/login-lookups.md §4). One conditional update: of two
  * concurrent uses exactly one changes the row.
  */
-export async function consumeToken(db: Executor, tokenId: string, use: "login" | "signup", now: number, field: string): Promise<void> {
+export async function useToken(db: Executor, tokenId: string, use: "login" | "signup", now: number): Promise<"used" | "spent" | "spent-by-login"> {
   const column = use === "login" ? "login_used_at" : "signup_used_at";
   let q = db.updateTable("verification_tokens").set({ [column]: now }).where("id", "=", tokenId).where(column, "is", null);
   if (use === "signup") q = q.where("login_used_at", "is", null);
   const res = await q.executeTakeFirst();
-  if (Number(res.numUpdatedRows) !== 1) {
-    const loggedIn = use === "signup" && (await db.selectFrom("verification_tokens").select("login_used_at").where("id", "=", tokenId).executeTakeFirst())?.login_used_at != null;
-    const what = use === "login" || loggedIn ? "log in" : "sign up";
-    throw invalid(`${field}: this verification token has already been used to ${what}`, [{ field, description: `already used to ${what}` }]);
-  }
+  if (Number(res.numUpdatedRows) === 1) return "used";
+  if (use === "login") return "spent";
+  const row = await db.selectFrom("verification_tokens").select("login_used_at").where("id", "=", tokenId).executeTakeFirst();
+  return row?.login_used_at != null ? "spent-by-login" : "spent";
+}
+
+/** The token's login use (useToken): a token already used to log in is a 400 naming the field. */
+export async function consumeLogin(db: Executor, tokenId: string, now: number, field: string): Promise<void> {
+  if ((await useToken(db, tokenId, "login", now)) === "used") return;
+  throw invalid(`${field}: this verification token has already been used to log in`, [{ field, description: "already used to log in" }]);
 }
 
 /**

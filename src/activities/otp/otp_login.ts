@@ -5,7 +5,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { invalid, notFound } from "../../errors.ts";
 import { readClientSignature, type ClientSignature as Sig, type VerificationClaims } from "../../auth/tokens.ts";
-import { consumeToken, requireToken } from "../../auth/verification.ts";
+import { consumeLogin, requireToken } from "../../auth/verification.ts";
 import { loginSession } from "../../auth/sessions.ts";
 import { HexPublicKey, Id } from "../../schemas/common.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
@@ -55,7 +55,7 @@ async function otpLogin(ctx: ExecuteContext, p: Params) {
     throw bad("parameters.clientSignature", "clientSignature.message.login.publicKey must be parameters.publicKey");
   }
   const user = await userFor(ctx, claims);
-  await consumeToken(ctx.tx, claims.id, "login", ctx.now, field);
+  await consumeLogin(ctx.tx, claims.id, ctx.now, field);
   // The swagger: "Verification status of a user is updated when the token is consumed (in
   // OTP_LOGIN requests)" — the contact is now proven.
   const verified = claims.verification_type === "OTP_TYPE_EMAIL" ? "email_verified_at" : "phone_verified_at";

@@ -11,7 +11,7 @@
 import { Type } from "@sinclair/typebox";
 import { HexPublicKey, Id } from "../../schemas/common.ts";
 import { loginSession } from "../../auth/sessions.ts";
-import { consumeToken } from "../../auth/verification.ts";
+import { consumeLogin } from "../../auth/verification.ts";
 import { ATTESTED_CREDENTIAL_TYPE } from "../../auth/attested-stamp.ts";
 import { isOidcCredentialId } from "../../auth/attested/oidc.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
@@ -81,7 +81,7 @@ export const stampLogin = defineActivity({
   async execute(ctx, p) {
     const tokenId = await attestedToken(ctx);
     if (tokenId) {
-      await consumeToken(ctx.tx, tokenId, "login", ctx.now, "X-Stamp-Attested.publicKeyAttestation");
+      await consumeLogin(ctx.tx, tokenId, ctx.now, "X-Stamp-Attested.publicKeyAttestation");
       await markProven(ctx, tokenId);
     }
     return { session: await loginSession(ctx, { userId: ctx.actor.userId, organizationId: ctx.actor.organizationId }, p) };

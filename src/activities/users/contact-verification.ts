@@ -15,11 +15,11 @@
 // verified contact would no longer name one account). Look-ups and the login use are
 // separate (core looks the account up, signs up, then logs in with the same token).
 import { Type } from "@sinclair/typebox";
-import { ApiError, alreadyExists, invalid, notFound } from "../../errors.ts";
+import { alreadyExists, invalid, notFound } from "../../errors.ts";
 import type { Executor, OtpType } from "../../store/schema.ts";
 import { lockUsers } from "../../store/locks.ts";
 import { isUniqueViolation } from "../../store/util.ts";
-import { consumeToken, requireStampedByTokenKey, requireToken } from "../../auth/verification.ts";
+import { requireStampedByTokenKey, requireToken, useToken } from "../../auth/verification.ts";
 import type { VerificationClaims } from "../../auth/tokens.ts";
 import type { ExecuteContext } from "../define.ts";
 
@@ -74,18 +74,15 @@ export function requireTokenFor(claims: VerificationClaims, kind: ContactKind, v
 
 /**
  * Records that the token has bound its contact to an account (see above); a second binding
- * is refused. One conditional update (consumeToken): of two concurrent uses, one wins.
+ * is refused. One conditional update (useToken): of two concurrent uses, one wins.
  */
 export async function bindToken(db: Executor, tokenId: string, now: number, field: string): Promise<void> {
-  try {
-    await consumeToken(db, tokenId, "signup", now, field);
-  } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
-    const why = /log in/.test(err.message)
-      ? "has already been used to log in, which spends it for sign-up and contact verification too"
-      : "has already been used to sign up or to verify a contact";
-    throw invalid(`${field}: this verification token ${why}; verify the contact again for a new token`, [{ field, description: why }]);
-  }
+  const result = await useToken(db, tokenId, "signup", now);
+  if (result === "used") return;
+  const why = result === "spent-by-login"
+    ? "has already been used to log in, which spends it for sign-up and contact verification too"
+    : "has already been used to sign up or to verify a contact";
+  throw invalid(`${field}: this verification token ${why}; verify the contact again for a new token`, [{ field, description: why }]);
 }
 
 /** Sets the user's contact and its verification time (null: unverified). */
