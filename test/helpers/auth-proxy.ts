@@ -2,8 +2,7 @@
 // sub-organization's own root (refused), and the proxy key as a caller — read back the way the
 // proxy gets it: the sealed row opened with the service's master key.
 import assert from "node:assert/strict";
-import { ApiKeyStamper } from "@turnkey/api-key-stamper";
-import { completed, type Creds, type Harness, type Json, type Res } from "./inproc.ts";
+import { completed, type Creds, type Harness, type Json } from "./inproc.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { p256FromPkcs8, privateScalar } from "../../src/crypto/p256.ts";
 import { configOfOrganization, openProxyKey } from "../../src/store/auth-proxy-configs.ts";
@@ -52,18 +51,4 @@ export async function subOrgRoot(h: Harness, parent: Creds): Promise<Creds> {
 export async function activitiesOf(h: Harness, as: Creds, type: RegExp): Promise<Json[]> {
   const acts = (await h.query("list_activities", { paginationOptions: { limit: "100" } }, { as })).json.activities as Json[];
   return acts.filter((a) => type.test(a.type));
-}
-
-/** A stamped request from a chosen client address (inject's remoteAddress). */
-export async function stampedFrom(h: Harness, address: string, as: Creds, path: string, body: Json): Promise<Res> {
-  const text = JSON.stringify(body);
-  const stamp = await new ApiKeyStamper({ apiPublicKey: as.key.publicKey, apiPrivateKey: as.key.privateKey }).stamp(text);
-  const r = await h.app.inject({
-    method: "POST",
-    url: path,
-    payload: text,
-    remoteAddress: address,
-    headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue },
-  });
-  return { status: r.statusCode, json: JSON.parse(r.body) as Json };
 }

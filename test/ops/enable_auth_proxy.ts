@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { completed, failsWith, forbidden, perEngine, UUID, type Json } from "../helpers/inproc.ts";
-import { activitiesOf, disable, enable, enabledOrg, getConfig, proxyCreds, stampedFrom, subOrgRoot } from "../helpers/auth-proxy.ts";
+import { addUsersWithKeys, completed, failsWith, forbidden, perEngine, stampedFrom, UUID, type Json } from "../helpers/inproc.ts";
+import { activitiesOf, disable, enable, enabledOrg, getConfig, proxyCreds, subOrgRoot } from "../helpers/auth-proxy.ts";
 import { FORWARDED_ACTIVITY_TYPES } from "../../src/auth-proxy/forwarded.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 
@@ -82,7 +82,7 @@ perEngine(OP, (h) => {
 
   it("a non-root user of the organization needs a policy like any other activity", async () => {
     const org = await h().newOrg("enable-nonroot");
-    const [other] = await (await import("../helpers/inproc.ts")).addUsersWithKeys(h(), 1, org);
+    const [other] = await addUsersWithKeys(h(), 1, org);
     const res = await enable(h(), other!);
     assert.equal(res.status, 403);
     assert.equal((await getConfig(h(), org)).status, 404);

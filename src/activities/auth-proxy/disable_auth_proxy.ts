@@ -6,7 +6,7 @@ import { notFound } from "../../errors.ts";
 import { lockOrganization } from "../../store/locks.ts";
 import { configOfOrganization } from "../../store/auth-proxy-configs.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
-import { AUTH_PROXY_RESOURCE, topLevelAtExecution } from "./gate.ts";
+import { authProxyFacts, topLevelAtExecution } from "./gate.ts";
 
 async function execute(ctx: ExecuteContext) {
   await topLevelAtExecution(ctx);
@@ -20,10 +20,7 @@ async function execute(ctx: ExecuteContext) {
 }
 
 export const disableAuthProxy = defineActivity({
-  type: "ACTIVITY_TYPE_DISABLE_AUTH_PROXY",
-  resource: AUTH_PROXY_RESOURCE,
-  action: "DELETE",
-  kind: "DISABLE_AUTH_PROXY",
+  ...authProxyFacts("ACTIVITY_TYPE_DISABLE_AUTH_PROXY", "DELETE"),
   summary: "Disable the organization's auth proxy: the configuration, its id and key are kept for a later enable_auth_proxy; until then the proxy refuses it and its key is refused.",
   params: Type.Object({}),
   returns: Type.Object({}),

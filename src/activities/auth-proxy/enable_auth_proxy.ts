@@ -7,7 +7,7 @@ import { lockOrganization } from "../../store/locks.ts";
 import { configOfOrganization, sealProxyKey } from "../../store/auth-proxy-configs.ts";
 import { newId } from "../../store/util.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
-import { AUTH_PROXY_RESOURCE, topLevelAtExecution } from "./gate.ts";
+import { authProxyFacts, topLevelAtExecution } from "./gate.ts";
 import { deleteProxyPolicies, ensureProxyUser, insertProxyPolicies, insertProxyUser, missingPolicies, newProxyKey } from "./proxy-user.ts";
 
 async function execute(ctx: ExecuteContext) {
@@ -62,10 +62,7 @@ async function execute(ctx: ExecuteContext) {
 }
 
 export const enableAuthProxy = defineActivity({
-  type: "ACTIVITY_TYPE_ENABLE_AUTH_PROXY",
-  resource: AUTH_PROXY_RESOURCE,
-  action: "CREATE",
-  kind: "ENABLE_AUTH_PROXY",
+  ...authProxyFacts("ACTIVITY_TYPE_ENABLE_AUTH_PROXY", "CREATE"),
   summary:
     "Enable the auth proxy for this top-level organization: creates (once) its configuration, the proxy user, its P-256 API key (private key sealed, never returned) and the policies that confine it to the forwarded sign-up, OTP and OAuth activities.",
   params: Type.Object({}),

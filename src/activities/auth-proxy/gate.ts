@@ -12,6 +12,11 @@ import type { ExecuteContext } from "../define.ts";
 
 export const AUTH_PROXY_RESOURCE = "AUTH_PROXY";
 
+/** The policy facts of an auth proxy activity (docs/auth-proxy.md §2.1): resource AUTH_PROXY, kind from the type. */
+export function authProxyFacts<T extends string>(type: `ACTIVITY_TYPE_${T}`, action: "CREATE" | "UPDATE" | "DELETE") {
+  return { type, resource: AUTH_PROXY_RESOURCE, action, kind: type.slice("ACTIVITY_TYPE_".length) };
+}
+
 export function notTopLevel(organizationId: string): ApiError {
   return permissionDenied(`the auth proxy can be configured only by a top-level organization; ${organizationId} is a sub-organization`);
 }

@@ -7,7 +7,7 @@ import { lockOrganization } from "../../store/locks.ts";
 import { configOfOrganization, settingsOf } from "../../store/auth-proxy-configs.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { Type } from "@sinclair/typebox";
-import { AUTH_PROXY_RESOURCE, topLevelAtExecution } from "./gate.ts";
+import { authProxyFacts, topLevelAtExecution } from "./gate.ts";
 import { checkUpdate, UpdateAuthProxyConfigParams, type UpdateAuthProxyConfig } from "./fields.ts";
 
 async function execute(ctx: ExecuteContext, p: UpdateAuthProxyConfig) {
@@ -22,10 +22,7 @@ async function execute(ctx: ExecuteContext, p: UpdateAuthProxyConfig) {
 }
 
 export const updateAuthProxyConfig = defineActivity({
-  type: "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG",
-  resource: AUTH_PROXY_RESOURCE,
-  action: "UPDATE",
-  kind: "UPDATE_AUTH_PROXY_CONFIG",
+  ...authProxyFacts("ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", "UPDATE"),
   summary:
     "Change the organization's auth proxy settings (allowed origins, email and SMS customization, OTP, verification-token and session lifetimes, wallet kit settings, …). Fields not named keep their values.",
   params: UpdateAuthProxyConfigParams,
