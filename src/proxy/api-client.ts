@@ -88,7 +88,8 @@ export class ApiClient {
   /** One config and its sealed key; undefined when the API knows no such config (404). */
   async config(configId: string): Promise<ConfigResponse | undefined> {
     const r = await this.#channel(CONFIG_ROUTE, { configId });
-    if (r.status === 404) return undefined;
+    // 400: the API refused the id's form (not one it could have issued) — as unknown as a 404.
+    if (r.status === 404 || r.status === 400) return undefined;
     const j = r.json as ConfigResponse | undefined;
     if (r.status !== 200 || !j || typeof j.sealedKey !== "string" || !j.config || typeof j.config !== "object") {
       throw apiUnavailable(`configuration request answered ${r.status}`);
