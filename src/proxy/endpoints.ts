@@ -182,25 +182,35 @@ function tokenContact(token: string): { type: "OTP_TYPE_EMAIL" | "OTP_TYPE_SMS";
   return { type: c.verification_type, contact: c.contact };
 }
 
+/** The organization a login runs in: the one the request names, or the first the look-up finds. */
+async function loginOrganization(given: unknown, lookup: () => Promise<string | undefined>, missing: string): Promise<string> {
+  if (typeof given === "string" && given !== "") return given;
+  const found = await lookup();
+  if (!found) throw notFound(missing);
+  return found;
+}
+
+/** otp_login / oauth_login with the config's session lifetime (browsers send none); answers {session}. */
+async function login(ctx: EndpointContext, type: ForwardedActivityType, organizationId: string, b: Record<string, unknown>, parameters: object): Promise<{ session: unknown }> {
+  const all = { ...parameters, publicKey: b.publicKey, expirationSeconds: sessionSeconds(ctx.entry), ...opt(b.invalidateExisting, { invalidateExisting: b.invalidateExisting }) };
+  const { result } = await submit(ctx, type, organizationId, all, type === "ACTIVITY_TYPE_OAUTH_LOGIN" ? "oauthLoginResult" : "otpLoginResult");
+  return { session: result.session };
+}
+
 function otpLogin(v2: boolean): Endpoint {
   return {
     body: v2 ? B.OTP_LOGIN_V2 : B.OTP_LOGIN,
     async run(ctx, b) {
-      let organizationId = b.organizationId as string | undefined;
-      if (!organizationId) {
-        const t = tokenContact(s(b.verificationToken));
-        organizationId = await firstSuborg(ctx, "list_verified_suborgs", t.type === "OTP_TYPE_EMAIL" ? "EMAIL" : "PHONE_NUMBER", t.contact);
-        if (!organizationId) throw notFound("no sub-organization has a user with this verified contact; sign up first");
-      }
-      const parameters = {
-        verificationToken: b.verificationToken,
-        publicKey: b.publicKey,
-        expirationSeconds: sessionSeconds(ctx.entry),
-        ...opt(b.invalidateExisting, { invalidateExisting: b.invalidateExisting }),
-        ...opt(b.clientSignature, { clientSignature: b.clientSignature }),
-      };
-      const { result } = await submit(ctx, v2 ? "ACTIVITY_TYPE_OTP_LOGIN_V2" : "ACTIVITY_TYPE_OTP_LOGIN", organizationId, parameters, "otpLoginResult");
-      return { session: result.session };
+      const organizationId = await loginOrganization(
+        b.organizationId,
+        () => {
+          const t = tokenContact(s(b.verificationToken));
+          return firstSuborg(ctx, "list_verified_suborgs", t.type === "OTP_TYPE_EMAIL" ? "EMAIL" : "PHONE_NUMBER", t.contact);
+        },
+        "no sub-organization has a user with this verified contact; sign up first",
+      );
+      const parameters = { verificationToken: b.verificationToken, ...opt(b.clientSignature, { clientSignature: b.clientSignature }) };
+      return login(ctx, v2 ? "ACTIVITY_TYPE_OTP_LOGIN_V2" : "ACTIVITY_TYPE_OTP_LOGIN", organizationId, b, parameters);
     },
   };
 }
@@ -223,19 +233,12 @@ const oauth2Authenticate: Endpoint = {
 const oauthLogin: Endpoint = {
   body: B.OAUTH_LOGIN,
   async run(ctx, b) {
-    let organizationId = b.organizationId as string | undefined;
-    if (!organizationId) {
-      organizationId = await firstSuborg(ctx, "list_suborgs", "OIDC_TOKEN", s(b.oidcToken));
-      if (!organizationId) throw notFound("no sub-organization has a user with this OAuth identity; sign up first");
-    }
-    const parameters = {
-      oidcToken: b.oidcToken,
-      publicKey: b.publicKey,
-      expirationSeconds: sessionSeconds(ctx.entry),
-      ...opt(b.invalidateExisting, { invalidateExisting: b.invalidateExisting }),
-    };
-    const { result } = await submit(ctx, "ACTIVITY_TYPE_OAUTH_LOGIN", organizationId, parameters, "oauthLoginResult");
-    return { session: result.session };
+    const organizationId = await loginOrganization(
+      b.organizationId,
+      () => firstSuborg(ctx, "list_suborgs", "OIDC_TOKEN", s(b.oidcToken)),
+      "no sub-organization has a user with this OAuth identity; sign up first",
+    );
+    return login(ctx, "ACTIVITY_TYPE_OAUTH_LOGIN", organizationId, b, { oidcToken: b.oidcToken });
   },
 };
 
