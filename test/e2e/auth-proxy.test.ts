@@ -299,7 +299,9 @@ for (const spec of engines()) {
       const other = await verifiedEmail(`other-${randomBytes(3).toString("hex")}@sigil.test`);
       assertSdkError(await proxy("/v1/account", { filterType: "EMAIL", filterValue: signedUp.email, verificationToken: other.token }), 403, 7);
       assertSdkError(await proxy("/v1/account", { filterType: "EMAIL", filterValue: signedUp.email, verificationToken: "a.b.c" }), 403, 7);
-      assert.deepEqual((await proxy("/v1/account", { filterType: "PUBLIC_KEY", filterValue: signedUp.sessionKey.publicCompressed })).json, {});
+      // The login's session key is a key of the sub-organization; a fresh key is nobody's.
+      assert.deepEqual((await proxy("/v1/account", { filterType: "PUBLIC_KEY", filterValue: signedUp.sessionKey.publicCompressed })).json, { organizationId: signedUp.organizationId });
+      assert.deepEqual((await proxy("/v1/account", { filterType: "PUBLIC_KEY", filterValue: generateP256().publicCompressed })).json, {});
       assertSdkError(await proxy("/v1/account", { filterType: "NOPE", filterValue: "x" }), 400, 3);
       assertSdkError(await proxy("/v1/account", { filterType: "EMAIL" }), 400, 3, /filterValue/);
     });
