@@ -66,7 +66,9 @@ export const authProxyChannel: FastifyPluginAsync<AuthProxyChannelOptions> = asy
     if (!row) throw notFound(`no auth proxy configuration ${configId}`);
     const pkcs8 = openProxyKey(master, row);
     try {
-      return { config: configView(row), sealedKey: sealForTransport(secret, pkcs8, row.id) };
+      // The organization's name: the app name of OTP messages when the config names none (docs/auth-proxy-service.md §5).
+      const org = await opts.db.selectFrom("organizations").select("name").where("id", "=", row.organization_id).executeTakeFirst();
+      return { config: configView(row), sealedKey: sealForTransport(secret, pkcs8, row.id), ...(org ? { organizationName: org.name } : {}) };
     } finally {
       pkcs8.fill(0);
     }
