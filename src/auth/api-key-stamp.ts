@@ -81,6 +81,11 @@ function apiKeysByPublicKey(rider: Rider<unknown>) {
       .selectFrom("api_keys")
       .innerJoin("users", "users.id", "api_keys.user_id")
       .innerJoin("organizations", "organizations.id", "api_keys.organization_id")
+      // An auth proxy's key (docs/auth-proxy.md §3): refused while its proxy is disabled,
+      // confined to the forwarded routes, exempt from the IP allowlist.
+      .leftJoin("auth_proxy_configs", (j) =>
+        j.onRef("auth_proxy_configs.user_id", "=", "api_keys.user_id").onRef("auth_proxy_configs.public_key", "=", "api_keys.public_key_normalized"),
+      )
       .select([
         "api_keys.id as id",
         "api_keys.organization_id as organization_id",
@@ -89,6 +94,7 @@ function apiKeysByPublicKey(rider: Rider<unknown>) {
         "api_keys.credential_type as credential_type",
         "api_keys.allowlist_public_key as allowlist_public_key",
         "api_keys.created_at as registered_at",
+        "auth_proxy_configs.enabled as auth_proxy_enabled",
         ...HOLDER_COLUMNS,
       ])
       .select(rider.columns(db))
@@ -133,6 +139,9 @@ async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, organi
       `rpc error: code = Unauthenticated desc = expired api key publicKey ${stamp.publicKey}`,
     );
   }
+  if (key.auth_proxy_enabled === 0) {
+    throw unauthenticated("UNAUTHENTICATED", `this key belongs to the auth proxy of organization ${key.organization_id}, which is disabled`);
+  }
   const principal: Principal = {
     ...holderParts(key),
     // The chain proved it exists (organizations are never re-parented); a holder found
@@ -144,6 +153,7 @@ async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, organi
       type: key.credential_type,
       expiresAt: key.expires_at,
       ...(key.allowlist_public_key ? { allowlistKey: key.allowlist_public_key } : {}),
+      ...(key.auth_proxy_enabled === 1 ? { authProxy: true as const } : {}),
     },
     stamp: { publicKey: stamp.publicKey, scheme: stamp.scheme, signature: stamp.signature },
     fromAncestor: found.fromAncestor,
