@@ -24,6 +24,8 @@ import { fastifyTrustProxy, type TrustProxy } from "../network/trust-proxy.ts";
 import { RateLimited, type RateLimiter } from "../network/rate-limit.ts";
 import { registerCors } from "../network/cors.ts";
 import { STAMP_HEADERS } from "../auth/strategies.ts";
+import { proxyOriginsAdmitter } from "../auth-proxy/origins.ts";
+import { authProxyChannel } from "./auth-proxy-channel.ts";
 
 export interface AppOptions {
   store: Store;
@@ -120,7 +122,8 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   app.addHook("onSend", async (_req, reply) => {
     if (draining) void reply.header("connection", "close");
   });
-  registerCors(app, opts.network?.corsOrigins ?? [], STAMP_HEADERS);
+  // Auth proxy origins are admitted too (docs/auth-proxy.md §5).
+  registerCors(app, opts.network?.corsOrigins ?? [], STAMP_HEADERS, proxyOriginsAdmitter(opts.store.db));
   // The client address, for the allowlist check after authentication; the per-address rate
   // limit before anything else is done for the request (the body is not even read yet).
   const limiter = opts.network?.limiter;
@@ -166,6 +169,8 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     runQuery(deps, req.params.op, raw(req), req.headers, { address: req.ip, limiter }).catch((err: unknown) => retryAfter(reply, err)),
   );
 
+  // The internal routes the auth proxy reads its configuration from (docs/auth-proxy.md §4).
+  void app.register(authProxyChannel, { db: opts.store.db, masterKey: opts.masterKey });
   const doc = openApiDocument(opts.version);
   app.get("/openapi.json", async () => doc);
   app.get("/healthz", async () => ({ status: "ok" }));
