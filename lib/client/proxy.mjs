@@ -1,10 +1,10 @@
 // @ts-check
-// verifyOtpWithProxy: the one step of @turnkey/core's OTP flow that cannot run unchanged against
-// a self-hosted service behind its auth proxy (docs/logins.md §5.4). Core's verifyOtp encrypts
-// the code only after checking init_otp's bundle against the hosted signer key it pins; this
-// does the same with the keys the service publishes and then posts to the proxy exactly what
-// core would: POST <authProxyUrl>/v1/otp_verify_v2, header X-Auth-Proxy-Config-ID,
-// body {otpId, encryptedOtpBundle}.
+// verifyOtpWithProxy: the one step of @turnkey/core's OTP flow that cannot run unchanged
+// against a self-hosted service behind its auth proxy (docs/logins.md §5.4,
+// docs/auth-proxy.md §6). Core's verifyOtp encrypts the code only after checking init_otp's
+// bundle against the hosted signer key it pins; this does the same with the keys the service
+// publishes and then posts to the proxy exactly what core would: POST
+// <authProxyUrl>/v1/otp_verify_v2, header X-Auth-Proxy-Config-ID, body {otpId, encryptedOtpBundle}.
 import { fetchServiceKeys, publicKeysFor } from "./discovery.mjs";
 import { encryptOtpCode } from "./otp.mjs";
 import { verifyVerificationToken } from "./tokens.mjs";

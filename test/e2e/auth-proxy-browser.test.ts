@@ -1,4 +1,4 @@
-// The auth proxy end to end, from a browser app with no backend (docs/auth-proxy.md): headless
+// The auth proxy end to end, from a browser app with no backend (docs/auth-proxy.md §6): headless
 // Chromium loads a page (test/helpers/core-page.ts) whose @turnkey/core TurnkeyClient is pointed
 // at Sigil's API (apiBaseUrl) and at the auth proxy `sigil serve` runs next to it (authProxyUrl,
 // authProxyConfigId). A top-level organization made by `sigil init` enables the proxy with the
