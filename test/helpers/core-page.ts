@@ -9,12 +9,7 @@
 // The Ethereum wallet is a stand-in for a browser extension: an EIP-1193 provider announced
 // with EIP-6963 (what core's web wallet manager discovers) whose personal_sign is a viem local
 // account's signMessage.
-import http from "node:http";
-import path from "node:path";
-import type { AddressInfo } from "node:net";
-import { CHROMIUM } from "./browser.ts";
-
-const ROOT = path.resolve(import.meta.dirname, "../..");
+import { CHROMIUM, addVirtualAuthenticator, servePage } from "./browser.ts";
 
 const PAGE_SCRIPT = `
 import { TurnkeyClient, OtpType } from "@turnkey/core";
@@ -176,23 +171,8 @@ export interface CorePage {
 }
 
 export async function openCorePage(): Promise<CorePage> {
-  const { build } = await import("esbuild");
-  const bundle = await build({
-    stdin: { contents: PAGE_SCRIPT, resolveDir: ROOT, loader: "js" },
-    bundle: true,
-    write: false,
-    platform: "browser",
-    format: "iife",
-    logLevel: "silent",
-  });
-  const script = bundle.outputFiles[0]!.text;
-  const server = http.createServer((req, res) => {
-    if (req.url === "/page.js") res.writeHead(200, { "content-type": "text/javascript" }).end(script);
-    else if (req.url === "/") res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><title>core app</title><script src="/page.js"></script>');
-    else res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
+  const server = await servePage(PAGE_SCRIPT, "core app");
+  const port = server.port;
   const origin = `http://localhost:${port}`;
   const otherOrigin = `http://127.0.0.1:${port}`;
 
@@ -212,10 +192,7 @@ export async function openCorePage(): Promise<CorePage> {
       });
       page.on("pageerror", (e) => consoleLines.push(String(e)));
       const cdp = await context.newCDPSession(page);
-      await cdp.send("WebAuthn.enable");
-      const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-        options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-      });
+      const authenticatorId = await addVirtualAuthenticator(cdp);
       await page.goto(`${from}/`);
       await page.waitForFunction(() => "app" in window);
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -235,7 +212,7 @@ export async function openCorePage(): Promise<CorePage> {
     },
     async close() {
       await browser.close();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
     },
   };
 }
