@@ -37,8 +37,11 @@ export interface AdmitEnv {
   tvcImageRoot?: string;
 }
 
-/** What `policyWallets` names: wallets of the organization by id, or the one being created (by name). */
-export type PolicyWallets = { existing: readonly string[] } | { creating: string };
+/**
+ * What `policyWallets` names: wallets of the organization by id, the one being created (by
+ * name), or the wallet holding an account (by address).
+ */
+export type PolicyWallets = { existing: readonly string[] } | { creating: string } | { accountAddress: string };
 
 /** Who is acting: the user whose credential signed the request, and where that user lives. */
 export interface Actor {

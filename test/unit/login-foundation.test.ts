@@ -37,7 +37,7 @@ for (const spec of engines()) {
       const cache = new ServiceKeyCache();
       await ensureServiceKeys(cache, s.store.db, master);
       const doc = await discoveryDocument(s.store.db);
-      assert.deepEqual(doc.keys.map((k) => k.purpose).sort(), ["OAUTH2_CLIENT_SECRET", "OIDC_TOKEN", "OTP_ENCRYPTION_TARGET", "SESSION_JWT", "VERIFICATION_TOKEN"]);
+      assert.deepEqual(doc.keys.map((k) => k.purpose).sort(), ["BUNDLE_SIGNER", "OAUTH2_CLIENT_SECRET", "OIDC_TOKEN", "OTP_ENCRYPTION_TARGET", "SESSION_JWT", "VERIFICATION_TOKEN"]);
       for (const k of doc.keys) assert.match(k.publicKey, /^04[0-9a-f]{128}$/);
       const sessionKey = await activeServiceKey(cache, s.store.db, master, "SESSION_JWT");
       const published = doc.keys.find((k) => k.purpose === "SESSION_JWT")!.publicKey;
