@@ -38,7 +38,6 @@ export const exportWallet = defineActivity({
   summary: "Export a wallet's mnemonic, HPKE-encrypted to the caller's target key and signed by the BUNDLE_SIGNER key (docs/export-import.md §2).",
   params: Params,
   returns: Type.Object({ walletId: Type.String(), exportBundle: Type.String() }),
-  policyParams: (p) => ({ wallet_id: p.walletId }),
   policyWallets: (p) => ({ existing: [p.walletId] }),
   check: (p) => {
     if (p.language !== undefined && p.language !== "MNEMONIC_LANGUAGE_ENGLISH") {

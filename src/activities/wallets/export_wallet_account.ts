@@ -52,7 +52,6 @@ export const exportWalletAccount = defineActivity({
   summary: "Export one wallet account's private key, HPKE-encrypted to the caller's target key and signed by the BUNDLE_SIGNER key (docs/export-import.md §2).",
   params: Params,
   returns: Type.Object({ address: Type.String(), exportBundle: Type.String() }),
-  policyParams: (p) => ({ address: p.address }),
   policyWallets: (p) => ({ accountAddress: p.address }),
   check: (p) => void targetKey(p.targetPublicKey, "parameters.targetPublicKey"),
   execute,

@@ -39,7 +39,6 @@ export const importWallet = defineActivity({
   summary: "Import a wallet from a mnemonic encrypted to the user's init_import_wallet target (docs/export-import.md §3); each target is used once.",
   params: Params,
   returns: Type.Object({ walletId: Type.String(), addresses: Type.Array(Type.String()) }),
-  policyParams: (p) => ({ user_id: p.userId }),
   // The wallet to be, by its name (as create_wallet).
   policyWallets: (p) => ({ creating: p.walletName }),
   check: (p) => checkAccounts(p.accounts, "parameters.accounts"),

@@ -22,6 +22,5 @@ export const initImportWallet = defineActivity({
   summary: "Start a wallet import: a fresh encryption target for the user, signed by the BUNDLE_SIGNER key (docs/export-import.md §3).",
   params: Params,
   returns: Type.Object({ importBundle: Type.String() }),
-  policyParams: (p) => ({ user_id: p.userId }),
   execute,
 });
