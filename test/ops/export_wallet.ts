@@ -4,7 +4,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { decryptExportBundle, generateP256KeyPair } from "@turnkey/crypto";
 import { activeServiceKey } from "../../src/auth/service-keys.ts";
-import { completed, failsWith, invalidRequest, notFound, perEngine, type Harness } from "../helpers/inproc.ts";
+import { addUsersWithKeys, completed, failsWith, forbidden, invalidRequest, notFound, perEngine, type Harness } from "../helpers/inproc.ts";
 import { ETH, newWallet, openedMnemonic } from "./create_wallet.ts";
 
 const OP = "export_wallet";
@@ -72,5 +72,31 @@ perEngine("export_wallet", (h) => {
     notFound(await h().submit(OP, TYPE, { walletId, targetPublicKey: target }, { as: other }), /no wallet/);
     const res = await h().submit(OP, TYPE, { walletId, targetPublicKey: target }, { as: other, organizationId: h().root.organizationId });
     failsWith(res, 401, 16, "PUBLIC_KEY_NOT_FOUND");
+  });
+});
+
+perEngine("export policies (resource WALLET, action EXPORT, the `wallet` keyword)", (h) => {
+  it("an ALLOW on WALLET/EXPORT for one label lets a member export that wallet and its accounts, and nothing else", async () => {
+    const org = await h().newOrg("Export policies");
+    const [member] = await addUsersWithKeys(h(), 1, org);
+    const policy = async (policyName: string, condition: string) =>
+      completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName, effect: "EFFECT_ALLOW", condition, consensus: "", notes: "" }, { as: org }), "createPolicyResult");
+    const wallet = async (walletName: string) =>
+      completed(await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName, accounts: [ETH()] }, { as: org }), "createWalletResult") as { walletId: string; addresses: string[] };
+    const open = await wallet("exportable");
+    const shut = await wallet("kept");
+    const target = generateP256KeyPair().publicKey;
+    forbidden(await h().submit(OP, TYPE, { walletId: open.walletId, targetPublicKey: target }, { as: member! }));
+    await policy("export exportable", "activity.resource == 'WALLET' && activity.action == 'EXPORT' && wallet.label == 'exportable' && !wallet.imported");
+    completed(await h().submit(OP, TYPE, { walletId: open.walletId, targetPublicKey: target }, { as: member! }), "exportWalletResult");
+    forbidden(await h().submit(OP, TYPE, { walletId: shut.walletId, targetPublicKey: target }, { as: member! }));
+    // export_wallet_account binds `wallet` to the wallet holding the account.
+    completed(await h().submit("export_wallet_account", "ACTIVITY_TYPE_EXPORT_WALLET_ACCOUNT", { address: open.addresses[0], targetPublicKey: target }, { as: member! }), "exportWalletAccountResult");
+    forbidden(await h().submit("export_wallet_account", "ACTIVITY_TYPE_EXPORT_WALLET_ACCOUNT", { address: shut.addresses[0], targetPublicKey: target }, { as: member! }));
+    // `wallet.exported` reads the flag an export sets: once the root user exported "kept", the member may.
+    await policy("re-export", "activity.resource == 'WALLET' && activity.action == 'EXPORT' && wallet.exported");
+    forbidden(await h().submit(OP, TYPE, { walletId: shut.walletId, targetPublicKey: target }, { as: member! }));
+    completed(await h().submit(OP, TYPE, { walletId: shut.walletId, targetPublicKey: target }, { as: org }), "exportWalletResult");
+    completed(await h().submit(OP, TYPE, { walletId: shut.walletId, targetPublicKey: target }, { as: member! }), "exportWalletResult");
   });
 });
