@@ -7,14 +7,12 @@
 // neither database nor the server's log holds a mnemonic, an exported key or a target key.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
-import path from "node:path";
 import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { Turnkey } from "@turnkey/sdk-server";
 import { decryptExportBundle, encryptWalletToBundle, generateP256KeyPair } from "@turnkey/crypto";
 import { createSigilClient } from "../../lib/client.mjs";
 import { engines, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import { storedText } from "../helpers/stored-text.ts";
 import { openStore } from "../../src/store/db.ts";
 import { addressOf, deriveKey, seedOf } from "../../src/wallets/derivation.ts";
 
@@ -186,30 +184,7 @@ for (const engine of engines()) {
       } finally {
         await store.close();
       }
-      const haystacks: { where: string; text: string }[] = [{ where: "server log", text: server.output() }];
-      if (engine.name === "sqlite") {
-        for (const f of readdirSync(inst.dataDir)) {
-          try {
-            haystacks.push({ where: f, text: readFileSync(path.join(inst.dataDir, f)).toString("latin1") });
-          } catch {
-            /* a directory */
-          }
-        }
-        assert.ok(haystacks.length > 1, "the SQLite files were read");
-      } else {
-        const client = new pg.Client({ connectionString: inst.env.DATABASE_URL });
-        await client.connect();
-        try {
-          const tables = await client.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'");
-          assert.ok(tables.rows.some((t) => t.table_name === "import_targets"));
-          for (const { table_name } of tables.rows) {
-            const rows = await client.query<{ t: string }>(`SELECT t::text AS t FROM "${table_name}" t`);
-            haystacks.push({ where: table_name, text: rows.rows.map((r) => r.t).join("\n") });
-          }
-        } finally {
-          await client.end();
-        }
-      }
+      const haystacks = await storedText(engine.name, inst, server);
       for (const { where, text } of haystacks) {
         for (const { what, needle } of secrets) assert.ok(!text.includes(needle), `${where} contains the ${what}`);
       }
