@@ -59,6 +59,18 @@ perEngine("import_wallet", (h) => {
     assert.deepEqual(ok.addresses, [TEST_ADDRESS]);
   });
 
+  it("two concurrent imports of one bundle: exactly one wallet, the other finds no pending import", async () => {
+    const { userId } = h().root;
+    const encryptedBundle = await encrypted(h(), TEST_MNEMONIC, await initImport(h()));
+    const results = await Promise.all(
+      [0, 1, 2].map((i) => h().submit(OP, TYPE, { userId, walletName: `race-${n}-${i}`, encryptedBundle, accounts: [ETH()] })),
+    );
+    n++;
+    const done = results.filter((r) => r.status === 200 && r.json.activity?.status === "ACTIVITY_STATUS_COMPLETED");
+    assert.equal(done.length, 1, JSON.stringify(results.map((r) => [r.status, r.json.message])));
+    for (const r of results.filter((x) => !done.includes(x))) notFound(r, /no pending import/);
+  });
+
   it("no init for the user → 404; an unknown user → 404; an expired target → 400", async () => {
     const other = await h().newOrg("import-other");
     const target = generateP256KeyPair();
