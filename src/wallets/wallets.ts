@@ -34,7 +34,8 @@ export interface NewWallet {
   mnemonicLength?: number;
 }
 
-const sealAad = (walletId: string) => `wallet-seed:${walletId}`;
+/** The aad a wallet's mnemonic is sealed under. */
+export const sealAad = (walletId: string) => `wallet-seed:${walletId}`;
 
 /** The wallet's mnemonic (UTF-8 bytes): the caller zeroes it once used. */
 export function openMnemonic(masterKey: MasterKey, wallet: Pick<WalletRow, "id" | "seed_sealed">): Buffer {
