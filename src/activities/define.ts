@@ -149,6 +149,11 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    * waits for approvals (docs/signing.md §1).
    */
   checkSigner?(params: Static<P>, curve: SigningCurve): void;
+  /**
+   * The private key (by id) an activity exports: binds `private_key` as for a signer, without
+   * the signer's look-up at submission (the activity answers 404 itself; docs/export-import.md §3.4).
+   */
+  policyPrivateKey?(params: Static<P>): string;
   /** docs/policy-language.md §6.8: allowed without a policy unless one explicitly allows or denies (own credentials). */
   implicitlyAllowed?(params: Static<P>, actor: Actor): boolean;
   /** docs/policy-language.md §4.9: decided by the root quorum alone; policies are never consulted. */
@@ -229,6 +234,7 @@ export interface CompiledActivity {
   policyWallets?(params: ActivityParams): PolicyWallets | undefined;
   policySigner?(params: ActivityParams): string;
   checkSigner?(params: ActivityParams, curve: SigningCurve): void;
+  policyPrivateKey?(params: ActivityParams): string;
   implicitlyAllowed?(params: ActivityParams, actor: Actor): boolean;
   check?(params: ActivityParams): void;
   admit?(params: ActivityParams, env: AdmitEnv): Promise<void>;
@@ -254,7 +260,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     if (validator.is(params)) return params;
     throw new Error(`${def.type}: parameters do not match the definition's schema`);
   };
-  const { policyParams, policyWallets, policySigner, checkSigner, implicitlyAllowed, check, admit, prepare, execute } = def;
+  const { policyParams, policyWallets, policySigner, checkSigner, policyPrivateKey, implicitlyAllowed, check, admit, prepare, execute } = def;
   return {
     route: "activity",
     op: def.op ?? names.op,
@@ -275,6 +281,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     ...(policyWallets ? { policyWallets: (params: ActivityParams) => policyWallets(typed(params)) } : {}),
     ...(policySigner ? { policySigner: (params: ActivityParams) => policySigner(typed(params)) } : {}),
     ...(checkSigner ? { checkSigner: (params: ActivityParams, curve: SigningCurve) => checkSigner(typed(params), curve) } : {}),
+    ...(policyPrivateKey ? { policyPrivateKey: (params: ActivityParams) => policyPrivateKey(typed(params)) } : {}),
     ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(typed(params), actor) } : {}),
     ...(check ? { check: (params: ActivityParams) => check(typed(params)) } : {}),
     ...(admit ? { admit: (params: ActivityParams, env: AdmitEnv) => admit(typed(params), env) } : {}),

@@ -40,6 +40,9 @@ import { exportWallet } from "./wallets/export_wallet.ts";
 import { exportWalletAccount } from "./wallets/export_wallet_account.ts";
 import { initImportWallet } from "./wallets/init_import_wallet.ts";
 import { importWallet } from "./wallets/import_wallet.ts";
+import { exportPrivateKey } from "./private-keys/export_private_key.ts";
+import { initImportPrivateKey } from "./private-keys/init_import_private_key.ts";
+import { importPrivateKey } from "./private-keys/import_private_key.ts";
 import { updateUserEmail } from "./users/update_user_email.ts";
 import { updateUserPhoneNumber } from "./users/update_user_phone_number.ts";
 import { updateUserName } from "./users/update_user_name.ts";
@@ -122,6 +125,9 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   exportWalletAccount,
   initImportWallet,
   importWallet,
+  exportPrivateKey,
+  initImportPrivateKey,
+  importPrivateKey,
   updateUserEmail,
   updateUserPhoneNumber,
   updateUserName,

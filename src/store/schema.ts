@@ -592,7 +592,7 @@ export interface ImportTargetsTable {
   id: string;
   organization_id: string;
   user_id: string;
-  /** What the target receives: "WALLET" (a mnemonic). */
+  /** What the target receives: "WALLET" (a mnemonic) or "PRIVATE_KEY" (a raw private key). */
   kind: string;
   /** Uncompressed P-256 public key, lower-case hex (the bundle's targetPublic). */
   public_key: string;

@@ -1,5 +1,6 @@
-// Wallet export and import bundles (docs/export-import.md §2, §3): what @turnkey/crypto's
-// decryptExportBundle opens and what its encryptWalletToBundle produces. Both are signed by
+// Export and import bundles of wallets and private keys (docs/export-import.md §2, §3): what
+// @turnkey/crypto's decryptExportBundle opens and what its encryptWalletToBundle and
+// encryptPrivateKeyToBundle produce. Both are signed by
 // the BUNDLE_SIGNER service key. Inside the activity's transaction.
 //
 // Secrets: the plaintext (a mnemonic or a private key) exists only in memory here; the import
@@ -17,7 +18,7 @@ import type { Tx } from "../store/schema.ts";
 
 /** The `version` field of export and import bundles (the SDK does not read it). */
 export const BUNDLE_VERSION = "v1.0.0";
-/** How long an import target from init_import_wallet accepts a bundle (our choice). */
+/** How long an import target (init_import_wallet, init_import_private_key) accepts a bundle (our choice). */
 export const IMPORT_TARGET_TTL_MS = 60 * 60 * 1000;
 /** Bound on an encrypted import bundle's ciphertext (a 24-word mnemonic is under 256 bytes). */
 const MAX_IMPORT_CIPHERTEXT_HEX = 4096;
@@ -39,7 +40,9 @@ export async function exportBundle(signer: ServiceKey, organizationId: string, t
   return JSON.stringify(signedEnvelope(signer.signer, { organizationId, encappedPublic, ciphertext }, BUNDLE_VERSION));
 }
 
-export type ImportKind = "WALLET";
+/** What a target receives: a mnemonic (import_wallet) or a raw private key (import_private_key). */
+export type ImportKind = "WALLET" | "PRIVATE_KEY";
+const INIT_OP: Record<ImportKind, string> = { WALLET: "init_import_wallet", PRIVATE_KEY: "init_import_private_key" };
 
 const targetAad = (id: string) => `import-target:${id}`;
 
@@ -96,10 +99,10 @@ export async function takeImportTarget(
   const q = tx.selectFrom("import_targets").selectAll().where("organization_id", "=", organizationId).where("user_id", "=", userId).where("kind", "=", kind);
   const row = await lockingRead(tx, q).executeTakeFirst();
   if (!row) {
-    throw notFound(`no pending import for user ${userId} in organization ${organizationId}: call init_import_wallet first (each import bundle is accepted once)`);
+    throw notFound(`no pending import for user ${userId} in organization ${organizationId}: call ${INIT_OP[kind]} first (each import bundle is accepted once)`);
   }
   if (Number(row.expires_at) <= now) {
-    throw invalid(`${field}: the import bundle of user ${userId} expired; call init_import_wallet again`, [{ field, description: "the import target expired" }]);
+    throw invalid(`${field}: the import bundle of user ${userId} expired; call ${INIT_OP[kind]} again`, [{ field, description: "the import target expired" }]);
   }
   const parsed = parseHpkeText(encryptedBundle, MAX_IMPORT_CIPHERTEXT_HEX, "encryptWalletToBundle");
   if ("problem" in parsed) throw invalid(`${field}: ${parsed.problem}`, [{ field, description: parsed.problem }]);
@@ -108,7 +111,7 @@ export async function takeImportTarget(
   try {
     plain = await hpkeOpen(p256FromPkcs8(der), parsed.enc, parsed.ct);
   } catch {
-    throw invalid(`${field}: could not be decrypted with user ${userId}'s import target (was it encrypted to the latest init_import_wallet bundle?)`, [
+    throw invalid(`${field}: could not be decrypted with user ${userId}'s import target (was it encrypted to the latest ${INIT_OP[kind]} bundle?)`, [
       { field, description: "not encrypted to the pending import target" },
     ]);
   } finally {
