@@ -1,4 +1,4 @@
-// Wallet export and import end to end (docs/export-import.md): the real server (child process),
+// Wallet and private key export and import end to end (docs/export-import.md): the real server (child process),
 // @turnkey/sdk-server's apiClient and @turnkey/crypto's own decryptExportBundle and
 // encryptWalletToBundle, given the BUNDLE_SIGNER key from discovery; sigil/client's helpers
 // against the same bundles; on both engines. Export gives back the mnemonic (and an account's
@@ -9,7 +9,8 @@ import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { Turnkey } from "@turnkey/sdk-server";
-import { decryptExportBundle, encryptWalletToBundle, generateP256KeyPair } from "@turnkey/crypto";
+import { decryptExportBundle, encryptPrivateKeyToBundle, encryptWalletToBundle, generateP256KeyPair } from "@turnkey/crypto";
+import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { createSigilClient } from "../../lib/client.mjs";
 import { engines, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { storedText } from "../helpers/stored-text.ts";
@@ -143,6 +144,31 @@ for (const engine of engines()) {
       const exported = await c.exportWallet({ walletId: imported.walletId, targetPublicKey: target.publicKey });
       const back = await decryptExportBundle({ exportBundle: exported.exportBundle, embeddedKey: target.privateKey, organizationId: init.organizationId, returnMnemonic: true, dangerouslyOverrideSignerPublicKey: signer });
       assert.equal(back, CLIENT_MNEMONIC);
+    });
+
+    it("private keys: createPrivateKeys → exportPrivateKey opens to the key; initImportPrivateKey → encryptPrivateKeyToBundle → importPrivateKey", async () => {
+      const c = root();
+      const made = await c.createPrivateKeys({ privateKeys: [{ privateKeyName: "to export", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: ["ADDRESS_FORMAT_ETHEREUM"] }] });
+      const privateKeyId = made.privateKeys[0]!.privateKeyId!;
+      const addresses = made.privateKeys[0]!.addresses!;
+      const target = generateP256KeyPair();
+      const res = await c.exportPrivateKey({ privateKeyId, targetPublicKey: target.publicKeyUncompressed });
+      const key = await decryptExportBundle({ exportBundle: res.exportBundle, embeddedKey: target.privateKey, organizationId: init.organizationId, returnMnemonic: false, dangerouslyOverrideSignerPublicKey: signer });
+      const key1 = { curve: "CURVE_SECP256K1" as const, privateKey: Buffer.from(key, "hex"), publicKey: secp256k1.getPublicKey(Buffer.from(key, "hex"), true) };
+      assert.equal(addressOf(key1, "ADDRESS_FORMAT_ETHEREUM"), addresses[0]!.address);
+      secrets.push({ what: "exported private key (key store)", needle: key });
+      assert.equal((await c.getPrivateKey({ privateKeyId })).privateKey.exported, true);
+
+      const fresh = secp256k1.utils.randomSecretKey();
+      const freshHex = Buffer.from(fresh).toString("hex");
+      secrets.push({ what: "imported private key", needle: freshHex });
+      const { importBundle } = await c.initImportPrivateKey({ userId: init.userId });
+      const encryptedBundle = await encryptPrivateKeyToBundle({ privateKey: freshHex, keyFormat: "HEXADECIMAL", importBundle, userId: init.userId, organizationId: init.organizationId, dangerouslyOverrideSignerPublicKey: signer });
+      const imported = await c.importPrivateKey({ userId: init.userId, privateKeyName: "imported key", encryptedBundle, curve: "CURVE_SECP256K1", addressFormats: ["ADDRESS_FORMAT_ETHEREUM"] });
+      assert.equal(imported.addresses[0]!.address, addressOf({ curve: "CURVE_SECP256K1", privateKey: fresh, publicKey: secp256k1.getPublicKey(fresh, true) }, "ADDRESS_FORMAT_ETHEREUM"));
+      assert.equal((await c.getPrivateKey({ privateKeyId: imported.privateKeyId })).privateKey.imported, true);
+      const replay = await rejection(c.importPrivateKey({ userId: init.userId, privateKeyName: "again", encryptedBundle, curve: "CURVE_SECP256K1", addressFormats: [] }));
+      assert.equal(replay.code, 5);
     });
 
     it("a sub-organization exports only its own wallets; a parent does not export a sub-organization's", async () => {
