@@ -12,6 +12,8 @@ import { hpkeOpen, hpkeSeal, parseHpkeText, signedEnvelope, uncompressedP256 } f
 import type { MasterKey } from "../crypto/envelope.ts";
 import { generateP256, p256FromPkcs8, toPkcs8 } from "../crypto/p256.ts";
 import type { ServiceKey } from "../auth/service-keys.ts";
+import type { ActivityServices } from "../activities/define.ts";
+import { findUser } from "../store/users.ts";
 import { invalid, notFound } from "../errors.ts";
 import { lockingRead } from "../store/locks.ts";
 import type { Tx } from "../store/schema.ts";
@@ -81,10 +83,17 @@ export async function newImportTarget(tx: Tx, master: MasterKey, signer: Service
   return JSON.stringify(signedEnvelope(signer.signer, { organizationId, userId, targetPublic: key.publicUncompressed }, BUNDLE_VERSION));
 }
 
+/** init_import_wallet / init_import_private_key: a new target for a user of the organization (404 for another). */
+export async function initImport(tx: Tx, services: ActivityServices, organizationId: string, userId: string, kind: ImportKind, now: number): Promise<{ importBundle: string }> {
+  if (!(await findUser(tx, organizationId, userId))) throw notFound(`no user ${userId} in organization ${organizationId}`);
+  const signer = await services.serviceKey("BUNDLE_SIGNER");
+  return { importBundle: await newImportTarget(tx, services.masterKey, signer, organizationId, userId, kind, now) };
+}
+
 /**
  * Opens `encryptedBundle` with the user's pending target and deletes the target (a bundle is
  * accepted once). The row lock makes a concurrent second import wait, then find nothing.
- * Errors name `field` and never the plaintext.
+ * A user of another organization is a 404. Errors name `field` and never the plaintext.
  */
 export async function takeImportTarget(
   tx: Tx,
@@ -96,6 +105,7 @@ export async function takeImportTarget(
   field: string,
   now: number,
 ): Promise<Uint8Array> {
+  if (!(await findUser(tx, organizationId, userId))) throw notFound(`no user ${userId} in organization ${organizationId}`);
   const q = tx.selectFrom("import_targets").selectAll().where("organization_id", "=", organizationId).where("user_id", "=", userId).where("kind", "=", kind);
   const row = await lockingRead(tx, q).executeTakeFirst();
   if (!row) {

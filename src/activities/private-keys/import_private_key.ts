@@ -1,7 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { invalid, notFound } from "../../errors.ts";
+import { invalid } from "../../errors.ts";
 import { Id, Name, maxItems } from "../../schemas/common.ts";
-import { findUser } from "../../store/users.ts";
 import { checkPrivateKeys, createPrivateKeys, PrivateKeyResult } from "../../signing/private-keys.ts";
 import { keyPairOf, type SigningCurve } from "../../signing/sign.ts";
 import { WalletCurveSchema } from "../../wallets/accounts.ts";
@@ -20,7 +19,6 @@ const asNew = (p: Static<typeof Params>) => ({ privateKeyName: p.privateKeyName,
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization, services, now } = ctx;
-  if (!(await findUser(tx, organization.id, p.userId))) throw notFound(`no user ${p.userId} in organization ${organization.id}`);
   const plain = await takeImportTarget(tx, services.masterKey, organization.id, p.userId, "PRIVATE_KEY", p.encryptedBundle, "parameters.encryptedBundle", now);
   try {
     const pair = keyPairOf(p.curve as SigningCurve, plain);

@@ -1,7 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { invalid, notFound } from "../../errors.ts";
+import { invalid } from "../../errors.ts";
 import { Id, Name } from "../../schemas/common.ts";
-import { findUser } from "../../store/users.ts";
 import { AccountList, checkAccounts } from "../../wallets/accounts.ts";
 import { isValidMnemonic } from "../../wallets/derivation.ts";
 import { takeImportTarget } from "../../wallets/transfer.ts";
@@ -17,7 +16,6 @@ const Params = Type.Object({
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization, services, now } = ctx;
-  if (!(await findUser(tx, organization.id, p.userId))) throw notFound(`no user ${p.userId} in organization ${organization.id}`);
   const plain = await takeImportTarget(tx, services.masterKey, organization.id, p.userId, "WALLET", p.encryptedBundle, "parameters.encryptedBundle", now);
   // Words separated by any whitespace, as typed; the stored mnemonic is single-spaced.
   const mnemonic = Buffer.from(plain).toString("utf8").trim().split(/\s+/).join(" ");

@@ -1,17 +1,12 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { notFound } from "../../errors.ts";
 import { Id } from "../../schemas/common.ts";
-import { findUser } from "../../store/users.ts";
-import { newImportTarget } from "../../wallets/transfer.ts";
+import { initImport } from "../../wallets/transfer.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 const Params = Type.Object({ userId: Id("user") });
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
-  const { tx, organization, services, now } = ctx;
-  if (!(await findUser(tx, organization.id, p.userId))) throw notFound(`no user ${p.userId} in organization ${organization.id}`);
-  const signer = await services.serviceKey("BUNDLE_SIGNER");
-  return { importBundle: await newImportTarget(tx, services.masterKey, signer, organization.id, p.userId, "WALLET", now) };
+  return initImport(ctx.tx, ctx.services, ctx.organization.id, p.userId, "WALLET", ctx.now);
 }
 
 export const initImportWallet = defineActivity({
