@@ -3,6 +3,7 @@
 // A small implementation over @noble/hashes' keccak, so no Ethereum library is a runtime
 // dependency; test/unit/signing-eip712.test.ts checks it against viem's hashTypedData.
 import { keccak_256 } from "@noble/hashes/sha3.js";
+import { concatBytes } from "@noble/hashes/utils.js";
 
 /** A typed-data document the request got wrong; the activity turns it into a 400. */
 export class TypedDataError extends Error {}
@@ -15,16 +16,6 @@ type Types = ReadonlyMap<string, readonly Field[]>;
 
 const hasOwn = Object.prototype.hasOwnProperty;
 const utf8 = (s: string) => new TextEncoder().encode(s);
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 function hexBytes(v: unknown, what: string): Uint8Array {
   if (typeof v !== "string" || !/^0x([0-9a-fA-F]{2})*$/.test(v)) throw new TypedDataError(`${what}: must be 0x-prefixed hex of whole bytes`);
@@ -71,7 +62,7 @@ function encodeValue(types: Types, type: string, value: unknown, what: string, d
   if (array) {
     if (!Array.isArray(value)) throw new TypedDataError(`${what}: must be an array (${type})`);
     if (array[2] !== "" && value.length !== Number(array[2])) throw new TypedDataError(`${what}: must have ${array[2]} elements`);
-    return keccak_256(concat(value.map((v, i) => encodeValue(types, array[1]!, v, `${what}[${i}]`, depth + 1))));
+    return keccak_256(concatBytes(...value.map((v, i) => encodeValue(types, array[1]!, v, `${what}[${i}]`, depth + 1))));
   }
   if (types.has(type)) return hashStruct(types, type, value, what, depth + 1);
   if (type === "string") {
@@ -117,7 +108,7 @@ function hashStruct(types: Types, type: string, value: unknown, what: string, de
     if (!hasOwn.call(obj, f.name)) throw new TypedDataError(`${what}.${f.name}: missing`);
     parts.push(encodeValue(types, f.type, obj[f.name], `${what}.${f.name}`, depth));
   }
-  return keccak_256(concat(parts));
+  return keccak_256(concatBytes(...parts));
 }
 
 function parseTypes(raw: unknown, domain: Record<string, unknown>): Map<string, Field[]> {
@@ -155,5 +146,5 @@ export function hashTypedDataJson(json: string): Uint8Array {
   if (typeof primaryType !== "string" || !types.has(primaryType)) throw new TypedDataError("primaryType: must name one of types");
   const parts: Uint8Array[] = [Uint8Array.of(0x19, 0x01), hashStruct(types, "EIP712Domain", domain, "domain", 0)];
   if (primaryType !== "EIP712Domain") parts.push(hashStruct(types, primaryType, d.message, "message", 0));
-  return keccak_256(concat(parts));
+  return keccak_256(concatBytes(...parts));
 }

@@ -34,6 +34,11 @@ function storedPublicKey(v: string): string | undefined {
   return undefined;
 }
 
+/** The organization's first-created wallet account with this address or public key. */
+function firstAccount(db: Executor, organizationId: string, column: "address" | "public_key", value: string): Promise<WalletAccountsTable | undefined> {
+  return db.selectFrom("wallet_accounts").selectAll().where("organization_id", "=", organizationId).where(column, "=", value).orderBy("created_at").orderBy("id").limit(1).executeTakeFirst();
+}
+
 /** The key signWith names in the organization, or undefined. */
 export async function findSigner(db: Executor, organizationId: string, signWith: string): Promise<Signer | undefined> {
   if (UUID.test(signWith)) {
@@ -41,15 +46,7 @@ export async function findSigner(db: Executor, organizationId: string, signWith:
     if (key) return { kind: "private_key", curve: key.curve as SigningCurve, key };
   }
   const address = canonicalAddress(signWith);
-  const account = await db
-    .selectFrom("wallet_accounts")
-    .selectAll()
-    .where("organization_id", "=", organizationId)
-    .where("address", "=", address)
-    .orderBy("created_at")
-    .orderBy("id")
-    .limit(1)
-    .executeTakeFirst();
+  const account = await firstAccount(db, organizationId, "address", address);
   if (account) return { kind: "wallet_account", curve: account.curve as SigningCurve, account };
   const keyAddress = await db
     .selectFrom("private_key_addresses")
@@ -63,15 +60,7 @@ export async function findSigner(db: Executor, organizationId: string, signWith:
   if (keyAddress) return { kind: "private_key", curve: keyAddress.curve as SigningCurve, key: keyAddress, address };
   const publicKey = storedPublicKey(signWith);
   if (publicKey === undefined) return undefined;
-  const byKey = await db
-    .selectFrom("wallet_accounts")
-    .selectAll()
-    .where("organization_id", "=", organizationId)
-    .where("public_key", "=", publicKey)
-    .orderBy("created_at")
-    .orderBy("id")
-    .limit(1)
-    .executeTakeFirst();
+  const byKey = await firstAccount(db, organizationId, "public_key", publicKey);
   if (byKey) return { kind: "wallet_account", curve: byKey.curve as SigningCurve, account: byKey };
   const key = await db.selectFrom("private_keys").selectAll().where("organization_id", "=", organizationId).where("public_key", "=", publicKey).limit(1).executeTakeFirst();
   if (key) return { kind: "private_key", curve: key.curve as SigningCurve, key };

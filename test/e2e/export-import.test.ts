@@ -13,7 +13,7 @@ import { decryptExportBundle, encryptPrivateKeyToBundle, encryptWalletToBundle, 
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { createSigilClient } from "../../lib/client.mjs";
 import { engines, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
-import { storedText } from "../helpers/stored-text.ts";
+import { assertSecretsNowhere, type Secret } from "../helpers/secrets-grep.ts";
 import { openStore } from "../../src/store/db.ts";
 import { addressOf, deriveKey, seedOf } from "../../src/wallets/derivation.ts";
 
@@ -35,7 +35,7 @@ for (const engine of engines()) {
     let init: InitResult;
     let signer: string;
     /** Every secret that crossed the wire encrypted and must appear nowhere in plain. */
-    const secrets: { what: string; needle: string }[] = [];
+    const secrets: Secret[] = [];
 
     const apiClient = (key: Key, organizationId = init.organizationId) =>
       new Turnkey({ apiBaseUrl: server.url, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: organizationId }).apiClient();
@@ -210,12 +210,7 @@ for (const engine of engines()) {
       } finally {
         await store.close();
       }
-      const haystacks = await storedText(engine.name, inst, server);
-      for (const { where, text } of haystacks) {
-        for (const { what, needle } of secrets) assert.ok(!text.includes(needle), `${where} contains the ${what}`);
-      }
-      // The search finds what is there: the bundles (ciphertext) are recorded in the activities.
-      assert.ok(haystacks.some(({ text }) => text.includes("encappedPublic")), "the export bundles are recorded");
+      await assertSecretsNowhere(engine.name, inst, server.output(), secrets, "import_targets");
     });
   });
 }

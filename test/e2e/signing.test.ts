@@ -8,9 +8,6 @@
 // a derived account key, a mnemonic or a seed.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
-import path from "node:path";
-import pg from "pg";
 import { Turnkey, DEFAULT_ETHEREUM_ACCOUNTS, DEFAULT_SOLANA_ACCOUNTS } from "@turnkey/sdk-server";
 import { createAccount, isTurnkeyActivityConsensusNeededError, TurnkeyConsensusNeededError } from "@turnkey/viem";
 import { TurnkeySigner } from "@turnkey/solana";
@@ -19,6 +16,7 @@ import { hashMessage, keccak256, recoverAddress, toHex, verifyMessage, verifyTyp
 import { recoverAuthorizationAddress } from "viem/utils";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { base58 } from "@scure/base";
+import { assertSecretsNowhere, type Secret } from "../helpers/secrets-grep.ts";
 import { engines, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { MasterKey } from "../../src/crypto/envelope.ts";
@@ -226,7 +224,7 @@ for (const engine of engines()) {
 
     it("neither database nor the log holds a private key, an account key, a mnemonic or a seed", async () => {
       assert.ok(privateKeys.length >= 3 && wallets.length >= 4);
-      const secrets: { what: string; needle: string }[] = [];
+      const secrets: Secret[] = [];
       await withStore(async (store, master) => {
         for (const id of privateKeys) {
           const row = await store.db.selectFrom("private_keys").select("key_sealed").where("id", "=", id).executeTakeFirstOrThrow();
@@ -247,35 +245,8 @@ for (const engine of engines()) {
           }
         }
       });
-      const haystacks: { where: string; text: string }[] = [{ where: "server log", text: server.output() }];
       assert.match(server.output(), /sign_raw_payload/, "the debug log saw the signing requests");
-      if (engine.name === "sqlite") {
-        for (const f of readdirSync(inst.dataDir)) {
-          try {
-            haystacks.push({ where: f, text: readFileSync(path.join(inst.dataDir, f)).toString("latin1") });
-          } catch {
-            /* a directory */
-          }
-        }
-        assert.ok(haystacks.length > 1, "the SQLite files were read");
-      } else {
-        const client = new pg.Client({ connectionString: inst.env.DATABASE_URL });
-        await client.connect();
-        try {
-          const tables = await client.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'");
-          assert.ok(tables.rows.some((t) => t.table_name === "private_keys"));
-          for (const { table_name } of tables.rows) {
-            const rows = await client.query<{ t: string }>(`SELECT t::text AS t FROM "${table_name}" t`);
-            haystacks.push({ where: table_name, text: rows.rows.map((r) => r.t).join("\n") });
-          }
-        } finally {
-          await client.end();
-        }
-      }
-      for (const { where, text } of haystacks) {
-        for (const { what, needle } of secrets) assert.ok(!text.includes(needle), `${where} contains the ${what}`);
-      }
-      assert.ok(haystacks.some(({ text }) => text.includes("sgl1.")), "sealed secrets are stored");
+      await assertSecretsNowhere(engine.name, inst, server.output(), secrets, "private_keys");
     });
   });
 }
