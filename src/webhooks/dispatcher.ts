@@ -37,7 +37,7 @@
 // server (change-listener.ts) — and reads only the webhook version otherwise.
 import { sql } from "kysely";
 import type { Db, Executor } from "../store/schema.ts";
-import { dialectOf } from "../store/dialect.ts";
+import { dialectOf } from "../store/engines.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { ServiceState } from "../service-state.ts";
 import { organizationChain } from "../store/organizations.ts";
