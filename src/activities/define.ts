@@ -14,6 +14,7 @@ import type { LoginSettings } from "../auth/login-settings.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { ServiceKeyPurpose } from "../store/schema.ts";
 import type { Caller } from "../network/request-network.ts";
+import type { WebhookUrlPolicy } from "../webhooks/url-policy.ts";
 
 /** What a handler may use beyond its transaction (pipeline/services.ts builds it). */
 export interface ActivityServices {
@@ -35,6 +36,8 @@ export interface AdmitEnv {
   organizationId: string;
   /** SIGIL_TVC_IMAGE_ROOT (real path); undefined: TVC is off. */
   tvcImageRoot?: string;
+  /** Where webhook endpoints may point (SIGIL_WEBHOOKS_ALLOW_LOOPBACK). */
+  webhookUrls: WebhookUrlPolicy;
 }
 
 /** What `policyWallets` names: wallets of the organization by id, or the one being created (by name). */

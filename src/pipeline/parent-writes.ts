@@ -7,11 +7,11 @@
 // Which definitions may open themselves is not left to each definition: the exceptions are
 // the authentication and recovery flows a parent starts for its sub-organizations' users
 // (OTP, passkey/stamp login, OAuth login, legacy email auth, email recovery), listed below,
-// and a definition setting parentMayStamp on any other type stops the service at startup.
+// and a definition setting parentMayStamp on any other type stops the service at startup
+// (`sigil serve` calls checkParentStampable on the registry; so does a unit test).
 import { ApiError, Grpc } from "../errors.ts";
 import type { SubmitRoute } from "../activities/define.ts";
 import type { Principal } from "../auth/principal.ts";
-import { ACTIVITIES, VOTES } from "../activities/registry.ts";
 
 /**
  * The activity types a parent's credential may submit in a sub-organization, as patterns
@@ -45,9 +45,6 @@ export function checkParentStampable(routes: readonly Pick<SubmitRoute, "type" |
     );
   }
 }
-
-// At startup (this module is loaded with the submit pipeline): the registry as it stands.
-checkParentStampable([...ACTIVITIES, ...VOTES]);
 
 /**
  * Throws 403 when `auth` is a parent's credential and `route` is not open to parents. The

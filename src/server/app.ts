@@ -6,6 +6,7 @@ import client from "prom-client";
 import type { FastifyBaseLogger } from "fastify";
 import { ApiError, Grpc, notFound } from "../errors.ts";
 import { jwks } from "../webhooks/signing-keys.ts";
+import type { WebhookUrlPolicy } from "../webhooks/url-policy.ts";
 import { appProofKeys } from "../app-proofs/proofs.ts";
 import { discoveryDocument, ensureServiceKeys } from "../auth/service-keys.ts";
 import { DISCOVERY_PATH, JWKS_PATH, oidcJwks, openidConfiguration } from "../auth/oauth/oidc-issuer.ts";
@@ -46,6 +47,8 @@ export interface AppOptions {
   network?: NetworkOptions;
   /** SIGIL_TVC_IMAGE_ROOT (real path): TVC activities are refused without it (docs/tvc-isolation.md §1). */
   tvcImageRoot?: string;
+  /** Where webhook endpoints may point (webhookUrlPolicy(config)); default: public https only. */
+  webhookUrls?: WebhookUrlPolicy;
   /** The registry /metrics serves, when other parts of the service (the TVC runtime) add to it; default a new one. */
   metricsRegistry?: client.Registry;
 }
@@ -92,6 +95,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     masterKey: opts.masterKey,
     ...(opts.logins ? { logins: opts.logins } : {}),
     ...(opts.tvcImageRoot ? { tvcImageRoot: opts.tvcImageRoot } : {}),
+    ...(opts.webhookUrls ? { webhookUrls: opts.webhookUrls } : {}),
   };
   const m = metrics(opts.metricsRegistry);
 

@@ -37,7 +37,7 @@
 // server (change-listener.ts) — and reads only the webhook version otherwise.
 import { sql } from "kysely";
 import type { Db, Executor } from "../store/schema.ts";
-import { dialectOf } from "../store/dialect.ts";
+import { dialectOf } from "../store/engines.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { ServiceState } from "../service-state.ts";
 import { organizationChain } from "../store/organizations.ts";
@@ -49,6 +49,7 @@ import { applyLane, type LaneDelivery, type Outcome } from "./delivery-records.t
 import { listenForChanges, type ChangeListener } from "./change-listener.ts";
 import type { Batch } from "./send-batch.ts";
 import { laneSender } from "./delivery-worker.ts";
+import { STRICT_WEBHOOK_URLS, type WebhookUrlPolicy } from "./url-policy.ts";
 
 export interface DispatcherOptions {
   db: Db;
@@ -78,6 +79,8 @@ export interface DispatcherOptions {
    * event loop while the API keeps the main one busy. False: sent on the main thread.
    */
   worker?: boolean;
+  /** Where deliveries may go (SIGIL_WEBHOOKS_ALLOW_LOOPBACK); default: public https only. */
+  webhookUrls?: WebhookUrlPolicy;
 }
 
 export const DISPATCH_DEFAULTS = {
@@ -87,6 +90,7 @@ export const DISPATCH_DEFAULTS = {
   retrySchedule: DEFAULT_RETRY_SCHEDULE_MS,
   disableAfterMs: DEFAULT_DISABLE_AFTER_MS,
   worker: true,
+  webhookUrls: STRICT_WEBHOOK_URLS,
 };
 
 /**
@@ -177,7 +181,7 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
   const schedule = effectiveSchedule(o.retrySchedule, opts.maxAttempts);
   const leaseMs = o.timeoutMs + LEASE_GRACE_MS;
   // Sends the lanes (on the delivery worker, or here), over kept-alive connections of its own.
-  const sender = laneSender({ worker: o.worker, maxSocketsPerOrigin: Math.max(o.concurrency, 1), log: o.log });
+  const sender = laneSender({ worker: o.worker, maxSocketsPerOrigin: Math.max(o.concurrency, 1), log: o.log, urls: o.webhookUrls });
   const inFlight = new Set<string>(); // endpoint ids
   const running = new Set<Promise<void>>();
   let stopped = false;

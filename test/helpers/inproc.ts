@@ -14,6 +14,7 @@ import type { FastifyInstance } from "fastify";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import type { TurnkeyServerClient } from "@turnkey/sdk-server";
 import { buildApp } from "../../src/server/app.ts";
+import { webhookUrlPolicy, type WebhookUrlPolicy } from "../../src/webhooks/url-policy.ts";
 import type { LoginSettings } from "../../src/auth/login-settings.ts";
 import { openService, type Service } from "../../src/service.ts";
 import { insertOrganization, setRootQuorum } from "../../src/store/organizations.ts";
@@ -125,6 +126,17 @@ export interface InprocOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/**
+ * Harness options for suites that deliver webhooks to a loopback receiver: the development
+ * setting (SIGIL_WEBHOOKS_ALLOW_LOOPBACK), given to the app and the dispatcher as a value.
+ */
+export const LOOPBACK_WEBHOOKS: InprocOptions = { env: { SIGIL_WEBHOOKS_ALLOW_LOOPBACK: "true" } };
+
+/** The webhook URL policy of the service's configuration, as `sigil serve` builds it. */
+export function webhookUrlsOf(service: Service): WebhookUrlPolicy {
+  return webhookUrlPolicy({ allowLoopback: service.config.webhooksAllowLoopback });
+}
+
 /** The real app over an opened service, as `sigil serve` builds it, silent. */
 export function testApp(service: Service, extra: Partial<Parameters<typeof buildApp>[0]> = {}) {
   return buildApp({
@@ -136,6 +148,7 @@ export function testApp(service: Service, extra: Partial<Parameters<typeof build
     timestampMaxAgeMs: service.config.timestampMaxAgeMs,
     timestampMaxFutureMs: service.config.timestampMaxFutureMs,
     tvcImageRoot: service.config.tvcImageRoot,
+    webhookUrls: webhookUrlsOf(service),
     version: "test",
     ...extra,
   });
@@ -351,16 +364,17 @@ export interface Deliveries {
 }
 
 /**
- * Starts delivering `h`'s webhook events to a loopback receiver: loopback URLs are allowed
- * (the development setting) until stop(), one attempt per delivery; the app wakes the
+ * Starts delivering `h`'s webhook events to a loopback receiver (the harness is opened with
+ * LOOPBACK_WEBHOOKS: the development setting), one attempt per delivery; the app wakes the
  * dispatcher after commits that wrote events, as in `sigil serve`.
  * The dispatcher is imported here, on use, so only the files that deliver depend on it.
  */
 export async function startDeliveries(h: Harness): Promise<Deliveries> {
-  const [{ startDispatcher }, { activeSigningKey }, { configureWebhookUrls }, http] = await Promise.all([
+  const webhookUrls = webhookUrlsOf(h.service);
+  if (!webhookUrls.allowLoopback) throw new Error("startDeliveries: open the harness with LOOPBACK_WEBHOOKS (the receiver listens on loopback)");
+  const [{ startDispatcher }, { activeSigningKey }, http] = await Promise.all([
     import("../../src/webhooks/dispatcher.ts"),
     import("../../src/webhooks/signing-keys.ts"),
-    import("../../src/webhooks/url-policy.ts"),
     import("node:http"),
   ]);
   let status = 200;
@@ -373,11 +387,10 @@ export async function startDeliveries(h: Harness): Promise<Deliveries> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as { port: number };
-  configureWebhookUrls({ allowLoopback: true });
   await activeSigningKey(h.service.state.signingKey, h.service.store.db, h.service.masterKey);
   // DEBUG_DELIVERIES=1 prints the dispatcher's warnings (failed attempts, refused dials).
   const quiet = { info() {}, warn(o: object, m: string) { if (process.env.DEBUG_DELIVERIES) console.error(m, o); } };
-  const dispatcher = startDispatcher({ db: h.service.store.db, state: h.service.state, masterKey: h.service.masterKey, log: quiet, pollMs: 10, timeoutMs: 2000, maxAttempts: 1 });
+  const dispatcher = startDispatcher({ db: h.service.store.db, state: h.service.state, masterKey: h.service.masterKey, log: quiet, pollMs: 10, timeoutMs: 2000, maxAttempts: 1, webhookUrls });
   h.onEvents(dispatcher.wake);
   return {
     url: `http://127.0.0.1:${port}/hook`,
@@ -386,7 +399,6 @@ export async function startDeliveries(h: Harness): Promise<Deliveries> {
     async stop() {
       h.onEvents(undefined);
       await dispatcher.stop();
-      configureWebhookUrls({ allowLoopback: false });
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -1,6 +1,6 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { completed, deliveriesFor, failedDelivery, invalidRequest, notFound, onSqlite, UUID, type Json } from "../helpers/inproc.ts";
+import { completed, deliveriesFor, failedDelivery, invalidRequest, notFound, LOOPBACK_WEBHOOKS, onSqlite, perEngine, UUID, type Json } from "../helpers/inproc.ts";
 
 onSqlite("list_webhook_deliveries", (h) => {
   it("answers an empty list for an endpoint nothing was delivered to, with every filter", async () => {
@@ -32,7 +32,7 @@ onSqlite("list_webhook_deliveries", (h) => {
   }
 });
 
-onSqlite("list_webhook_deliveries, with the dispatcher running", (h) => {
+perEngine("list_webhook_deliveries, with the dispatcher running", (h) => {
   const d = deliveriesFor(h);
 
   it("lists a delivery with its attempts; endpointId, filterByStatus and eventId narrow it", async () => {
@@ -51,4 +51,4 @@ onSqlite("list_webhook_deliveries, with the dispatcher running", (h) => {
     const delivered = (await h().query("list_webhook_deliveries", { eventId: failed.eventId, filterByStatus: ["WEBHOOK_DELIVERY_STATUS_DELIVERED"] })).json.webhookDeliveries;
     assert.deepEqual(delivered, []);
   });
-});
+}, ["sqlite"], LOOPBACK_WEBHOOKS);

@@ -1,6 +1,6 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { assertIdempotent, completed, deliveriesFor, deliveryOf, failedDelivery, invalidRequest, notFound, onSqlite, precondition, type Json, newEndpoint } from "../helpers/inproc.ts";
+import { assertIdempotent, completed, deliveriesFor, deliveryOf, failedDelivery, invalidRequest, notFound, LOOPBACK_WEBHOOKS, onSqlite, perEngine, precondition, type Json, newEndpoint } from "../helpers/inproc.ts";
 
 const OP = "redeliver_webhook_deliveries";
 const TYPE = "ACTIVITY_TYPE_REDELIVER_WEBHOOK_DELIVERIES";
@@ -43,7 +43,7 @@ onSqlite("redeliver_webhook_deliveries", (h) => {
   }
 });
 
-onSqlite("redeliver_webhook_deliveries, with the dispatcher running", (h) => {
+perEngine("redeliver_webhook_deliveries, with the dispatcher running", (h) => {
   const d = deliveriesFor(h);
 
   it("puts a failed delivery back: the same event is delivered again, as a second attempt", async () => {
@@ -61,4 +61,4 @@ onSqlite("redeliver_webhook_deliveries, with the dispatcher running", (h) => {
     const { deliveryIds } = completed(await h().submit(OP, TYPE, { endpointId }), "redeliverWebhookDeliveriesResult");
     assert.ok(deliveryIds.includes(failed.deliveryId), JSON.stringify(deliveryIds));
   });
-});
+}, ["sqlite"], LOOPBACK_WEBHOOKS);
