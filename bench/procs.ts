@@ -224,6 +224,8 @@ export async function newSigilInstance(engine: Engine, adminUrl?: string, root: 
     SIGIL_RATE_LIMIT_CREDENTIAL: process.env.SIGIL_RATE_LIMIT_CREDENTIAL ?? "0",
     SIGIL_RATE_LIMIT_ORGANIZATION: process.env.SIGIL_RATE_LIMIT_ORGANIZATION ?? "0",
     SIGIL_RATE_LIMIT_ADDRESS: process.env.SIGIL_RATE_LIMIT_ADDRESS ?? "0",
+    // Several bench servers run side by side: none takes the auth proxy's port.
+    SIGIL_AUTH_PROXY: process.env.SIGIL_AUTH_PROXY ?? "off",
   };
   let drop: (() => Promise<void>) | undefined;
   let databaseUrl: string | undefined;

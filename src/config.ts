@@ -9,6 +9,7 @@ import { parseTrustProxy } from "./network/trust-proxy.ts";
 import { DEFAULT_RATE_LIMITS } from "./network/rate-limit.ts";
 import { parseCorsOrigins } from "./network/cors.ts";
 import { DEFAULT_OTP_LIMITS } from "./auth/login-settings.ts";
+import { parseProxySecret } from "./auth-proxy/channel.ts";
 import { bool, defaultsOf, defineKnob, int, list, readKnobs, secondsAsMs, str, url, type ConfigOf } from "./config/define.ts";
 
 /** Comma-separated mail domains (lower-cased; no addresses, no wildcards). */
@@ -53,6 +54,25 @@ function publicUrl(v: string): string {
   const u = new URL(v);
   if (u.username || u.password || u.search || u.hash) throw new Error("SIGIL_PUBLIC_URL must not contain credentials, a query or a fragment");
   return v.replace(/\/+$/, "");
+}
+
+/** `on` / `off` (also true/false, 1/0). */
+function onOff(name: string) {
+  return (v: string): boolean => {
+    if (v === "on" || v === "true" || v === "1") return true;
+    if (v === "off" || v === "false" || v === "0") return false;
+    throw new Error(`${name} must be on or off, got ${JSON.stringify(v.slice(0, 100))}`);
+  };
+}
+
+/** An http(s) base URL with no path, query, fragment or credentials; kept without a trailing slash. */
+function apiBaseUrl(v: string): string {
+  url("SIGIL_AUTH_PROXY_API_URL", ["http:", "https:"])(v);
+  const u = new URL(v);
+  if (u.username || u.password || u.search || u.hash || (u.pathname !== "/" && u.pathname !== "")) {
+    throw new Error("SIGIL_AUTH_PROXY_API_URL must be scheme://host[:port] with no path, query, fragment or credentials");
+  }
+  return u.origin;
 }
 
 /** The knobs, in the order of the table of docs/configuration.md §1. */
@@ -495,6 +515,100 @@ export const KNOBS = [
     },
     default: "auto",
     doc: { meaning: "How replicas are confined: `bwrap` (bubblewrap: read-only system dirs and image, no data dir, own `/tmp`, `/proc`, pid/ipc/uts namespaces; startup fails if it does not work here), `none` (only the user switch and file modes; needs the service to run as root), `auto` (`bwrap` when it works here, else `none`)" },
+  }),
+  // The auth proxy (docs/auth-proxy-service.md §1): `sigil proxy`, and `sigil serve` next to the API.
+  defineKnob({
+    env: "SIGIL_AUTH_PROXY",
+    flag: "--auth-proxy",
+    key: "authProxy",
+    parse: onOff("SIGIL_AUTH_PROXY"),
+    default: true,
+    doc: { meaning: "`on`: `sigil serve` also runs the auth proxy on `AUTH_PROXY_PORT`, in the same process, once the API listens; `off`: only the API (run `sigil proxy` elsewhere)", default: "`on`" },
+  }),
+  defineKnob({
+    env: "AUTH_PROXY_PORT",
+    flag: "--auth-proxy-port",
+    key: "authProxyPort",
+    parse: int("AUTH_PROXY_PORT", 0, 65535),
+    default: 8081,
+    doc: { meaning: "Auth proxy port (on `HOST`; `0` picks a free one; the `sigil auth proxy listening` log line gives it)" },
+  }),
+  defineKnob({
+    env: "SIGIL_AUTH_PROXY_API_URL",
+    flag: "--auth-proxy-api-url",
+    key: "authProxyApiUrl",
+    parse: apiBaseUrl,
+    default: undefined,
+    computedBy: "proxySettingsFrom (src/proxy/settings.ts): http://127.0.0.1:<port the API listens on>",
+    doc: { meaning: "Base URL of the public API the proxy forwards to and reads its configuration from (http/https, no path)", default: "`http://127.0.0.1:<PORT>`" },
+  }),
+  defineKnob({
+    env: "SIGIL_AUTH_PROXY_SECRET",
+    secret: true,
+    key: "authProxySecret",
+    parse: (v) => {
+      parseProxySecret(v);
+      return v.trim();
+    },
+    default: undefined,
+    computedBy: "proxySecretOf (src/proxy/settings.ts): derived from the master key",
+    doc: { meaning: "The proxy secret (64 hex; `sigil proxy --print-secret` prints it on a host with the master key). Unset: derived from `SIGIL_MASTER_KEY` or `<data dir>/master.key` (the proxy never creates a master key)", default: "derived" },
+  }),
+  defineKnob({
+    env: "SIGIL_CAPTCHA_VERIFY_URL",
+    flag: "--captcha-verify-url",
+    key: "captchaVerifyUrl",
+    parse: url("SIGIL_CAPTCHA_VERIFY_URL", ["http:", "https:"]),
+    default: undefined,
+    doc: { meaning: "Turnstile-compatible siteverify URL (form `secret`, `response`, `remoteip` → JSON `success`) the proxy checks `X-Captcha-Token` with when a config has `captchaEnabled`; loopback allowed (operator setting). Unset while a config asks for captcha: those requests are 503" },
+  }),
+  defineKnob({
+    env: "SIGIL_CAPTCHA_SECRET",
+    secret: true,
+    key: "captchaSecret",
+    parse: str,
+    default: undefined,
+    doc: { meaning: "The secret sent to `SIGIL_CAPTCHA_VERIFY_URL`" },
+  }),
+  defineKnob({
+    env: "SIGIL_CAPTCHA_SITE_KEY",
+    flag: "--captcha-site-key",
+    key: "captchaSiteKey",
+    parse: str,
+    default: undefined,
+    doc: { meaning: "Public site key the proxy returns from `/v1/wallet_kit_client_params` (`turnstileSiteKey`)" },
+  }),
+  defineKnob({
+    env: "SIGIL_AUTH_PROXY_OTP_INITS_PER_CONTACT_PER_HOUR",
+    flag: "--auth-proxy-otp-inits-per-contact-per-hour",
+    key: "authProxyOtpInitsPerContactPerHour",
+    parse: int("SIGIL_AUTH_PROXY_OTP_INITS_PER_CONTACT_PER_HOUR", 0, 100_000),
+    default: 10,
+    doc: { meaning: "Auth proxy: `otp_init` per contact (email in any case, phone number) per hour, whatever the config; past it 429 with `Retry-After`; `0` off" },
+  }),
+  defineKnob({
+    env: "SIGIL_AUTH_PROXY_SIGNUPS_PER_ADDRESS_PER_HOUR",
+    flag: "--auth-proxy-signups-per-address-per-hour",
+    key: "authProxySignupsPerAddressPerHour",
+    parse: int("SIGIL_AUTH_PROXY_SIGNUPS_PER_ADDRESS_PER_HOUR", 0, 1_000_000),
+    default: 30,
+    doc: { meaning: "Auth proxy: sign-ups per client address (IPv6 per /64; `SIGIL_TRUST_PROXY` applies) per hour; `0` off" },
+  }),
+  defineKnob({
+    env: "SIGIL_AUTH_PROXY_SIGNUPS_PER_CONFIG_PER_HOUR",
+    flag: "--auth-proxy-signups-per-config-per-hour",
+    key: "authProxySignupsPerConfigPerHour",
+    parse: int("SIGIL_AUTH_PROXY_SIGNUPS_PER_CONFIG_PER_HOUR", 0, 10_000_000),
+    default: 1000,
+    doc: { meaning: "Auth proxy: sign-ups per proxy config per hour; `0` off" },
+  }),
+  defineKnob({
+    env: "SIGIL_AUTH_PROXY_REQUESTS_PER_ORIGIN_PER_MINUTE",
+    flag: "--auth-proxy-requests-per-origin-per-minute",
+    key: "authProxyRequestsPerOriginPerMinute",
+    parse: int("SIGIL_AUTH_PROXY_REQUESTS_PER_ORIGIN_PER_MINUTE", 0, 10_000_000),
+    default: 600,
+    doc: { meaning: "Auth proxy: requests per config and origin per minute (every endpoint; a request without `Origin` counts as the origin `none`); `0` off" },
   }),
 ] as const;
 

@@ -55,6 +55,10 @@ import { createTvcManifestApprovals } from "./tvc/create_tvc_manifest_approvals.
 import { setTvcAppLiveDeployment } from "./tvc/set_tvc_app_live_deployment.ts";
 import { deleteTvcDeployment } from "./tvc/delete_tvc_deployment.ts";
 import { deleteTvcAppAndDeployments } from "./tvc/delete_tvc_app_and_deployments.ts";
+// imports: auth proxy
+import { enableAuthProxy } from "./auth-proxy/enable_auth_proxy.ts";
+import { updateAuthProxyConfig } from "./auth-proxy/update_auth_proxy_config.ts";
+import { disableAuthProxy } from "./auth-proxy/disable_auth_proxy.ts";
 
 export const ACTIVITIES: readonly CompiledActivity[] = [
   createSubOrganizationV8,
@@ -120,6 +124,10 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   setTvcAppLiveDeployment,
   deleteTvcDeployment,
   deleteTvcAppAndDeployments,
+  // activities: auth proxy
+  enableAuthProxy,
+  updateAuthProxyConfig,
+  disableAuthProxy,
 ];
 
 /** Votes on other activities: routed like activities, recorded on their target. */

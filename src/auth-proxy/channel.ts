@@ -76,6 +76,8 @@ export interface ConfigResponse {
   config: AuthProxyConfigView;
   /** The proxy key (PKCS#8 DER), sealed with sealForTransport. */
   sealedKey: string;
+  /** The organization's name: the app name of OTP messages when the config names none (docs/auth-proxy-service.md §5). */
+  organizationName?: string;
 }
 
 /** What ORIGINS_ROUTE answers: every origin some enabled config allows; anyOrigin when one allows all. */

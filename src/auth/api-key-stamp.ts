@@ -7,7 +7,7 @@
 // in the target's chain; below the target, the oldest registration) is the principal, unless
 // the key is of another curve than the stamp's scheme or has expired (docs/stamps.md §2).
 import { unauthenticated } from "../errors.ts";
-import { publicKeyProblem, verifySignature, type Curve } from "../crypto/public-keys.ts";
+import { publicKeyProblem, verifyPersonalSignSignature, verifySignature, type Curve } from "../crypto/public-keys.ts";
 import { isExpired } from "../store/api-keys.ts";
 import { precompiled } from "../store/precompiled.ts";
 import type { Db } from "../store/schema.ts";
@@ -20,15 +20,25 @@ import { kindAndId, type Resolution, type Rider, type StampStrategy, type Verifi
 /** principal.credential.kind of an API or session key; also the prefix of its rate-limit bucket. */
 const KIND = "api_key";
 
-interface ApiKeyStamp extends StampFacts {
+/**
+ * What a scheme signs: `body` is the curve's usual digest of the raw body (docs/stamps.md §2.3);
+ * `personal_sign` is an Ethereum wallet's EIP-191 message signature over it (docs/stamps.md §2.5).
+ */
+type Digest = "body" | "personal_sign";
+
+interface Scheme {
   curve: Curve;
+  digest: Digest;
 }
 
+interface ApiKeyStamp extends StampFacts, Scheme {}
+
 /** Keyed by the stamp's `scheme` (request data): a Map, so no name reaches Object.prototype. */
-const SCHEMES = new Map<string, Curve>([
-  ["SIGNATURE_SCHEME_TK_API_P256", "API_KEY_CURVE_P256"],
-  ["SIGNATURE_SCHEME_TK_API_SECP256K1", "API_KEY_CURVE_SECP256K1"],
-  ["SIGNATURE_SCHEME_TK_API_ED25519", "API_KEY_CURVE_ED25519"],
+const SCHEMES = new Map<string, Scheme>([
+  ["SIGNATURE_SCHEME_TK_API_P256", { curve: "API_KEY_CURVE_P256", digest: "body" }],
+  ["SIGNATURE_SCHEME_TK_API_SECP256K1", { curve: "API_KEY_CURVE_SECP256K1", digest: "body" }],
+  ["SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191", { curve: "API_KEY_CURVE_SECP256K1", digest: "personal_sign" }],
+  ["SIGNATURE_SCHEME_TK_API_ED25519", { curve: "API_KEY_CURVE_ED25519", digest: "body" }],
 ]);
 
 const MAX_STAMP_LENGTH = 8192;
@@ -50,14 +60,15 @@ function decode(value: string | string[]): ApiKeyStamp {
   if (typeof publicKey !== "string" || typeof scheme !== "string" || typeof signature !== "string") {
     throw malformed("publicKey, scheme and signature must be strings");
   }
-  const curve = SCHEMES.get(scheme);
-  if (!curve) throw malformed(`unsupported signature scheme ${JSON.stringify(scheme.slice(0, 64))}`);
+  const known = SCHEMES.get(scheme);
+  if (!known) throw malformed(`unsupported signature scheme ${JSON.stringify(scheme.slice(0, 64))}`);
+  const { curve, digest } = known;
   const keyProblem = publicKeyProblem(curve, publicKey);
   if (keyProblem) throw malformed(`publicKey: ${keyProblem}`);
   if (!/^[0-9a-fA-F]+$/.test(signature) || signature.length % 2 !== 0 || signature.length > 300) {
     throw malformed("signature must be hex");
   }
-  return { publicKey, scheme, curve, signature };
+  return { publicKey, scheme, curve, digest, signature };
 }
 
 /**
@@ -70,6 +81,11 @@ function apiKeysByPublicKey(rider: Rider<unknown>) {
       .selectFrom("api_keys")
       .innerJoin("users", "users.id", "api_keys.user_id")
       .innerJoin("organizations", "organizations.id", "api_keys.organization_id")
+      // An auth proxy's key (docs/auth-proxy.md §3): refused while its proxy is disabled,
+      // confined to the forwarded routes, exempt from the IP allowlist.
+      .leftJoin("auth_proxy_configs", (j) =>
+        j.onRef("auth_proxy_configs.user_id", "=", "api_keys.user_id").onRef("auth_proxy_configs.public_key", "=", "api_keys.public_key_normalized"),
+      )
       .select([
         "api_keys.id as id",
         "api_keys.organization_id as organization_id",
@@ -78,6 +94,7 @@ function apiKeysByPublicKey(rider: Rider<unknown>) {
         "api_keys.credential_type as credential_type",
         "api_keys.allowlist_public_key as allowlist_public_key",
         "api_keys.created_at as registered_at",
+        "auth_proxy_configs.enabled as auth_proxy_enabled",
         ...HOLDER_COLUMNS,
       ])
       .select(rider.columns(db))
@@ -122,6 +139,9 @@ async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, organi
       `rpc error: code = Unauthenticated desc = expired api key publicKey ${stamp.publicKey}`,
     );
   }
+  if (key.auth_proxy_enabled === 0) {
+    throw unauthenticated("UNAUTHENTICATED", `this key belongs to the auth proxy of organization ${key.organization_id}, which is disabled`);
+  }
   const principal: Principal = {
     ...holderParts(key),
     // The chain proved it exists (organizations are never re-parented); a holder found
@@ -133,6 +153,7 @@ async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, organi
       type: key.credential_type,
       expiresAt: key.expires_at,
       ...(key.allowlist_public_key ? { allowlistKey: key.allowlist_public_key } : {}),
+      ...(key.auth_proxy_enabled === 1 ? { authProxy: true as const } : {}),
     },
     stamp: { publicKey: stamp.publicKey, scheme: stamp.scheme, signature: stamp.signature },
     fromAncestor: found.fromAncestor,
@@ -156,7 +177,10 @@ export const apiKeyStamps: StampStrategy = {
   signs: "any",
   async verify(value, rawBody): Promise<VerifiedStamp> {
     const stamp = decode(value);
-    if (!(await verifySignature(stamp.curve, stamp.publicKey, rawBody, stamp.signature))) {
+    const valid = stamp.digest === "personal_sign"
+      ? verifyPersonalSignSignature(stamp.publicKey, rawBody, stamp.signature)
+      : await verifySignature(stamp.curve, stamp.publicKey, rawBody, stamp.signature);
+    if (!valid) {
       throw unauthenticated("SIGNATURE_INVALID", "could not verify api key signature");
     }
     return { resolve: (db, chains, organizationId, scope, now, rider) => resolve(db, chains, stamp, organizationId, scope, now, rider) };

@@ -43,6 +43,11 @@ export interface Principal {
      * (docs/sessions-and-network.md §1).
      */
     allowlistKey?: string;
+    /**
+     * The key of an enabled auth proxy (docs/auth-proxy.md §3): it may sign only what the
+     * proxy forwards (auth-proxy/scope.ts) and is not subject to the IP allowlist.
+     */
+    authProxy?: true;
   };
   stamp: StampFacts;
   /**

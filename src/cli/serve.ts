@@ -12,6 +12,8 @@ import { rateLimiter } from "../network/rate-limit.ts";
 import { STAMP_HEADERS } from "../auth/strategies.ts";
 import client from "prom-client";
 import { startTvc } from "../tvc/service.ts";
+import { proxySettingsFrom } from "../proxy/settings.ts";
+import { PROXY_REDACT_PATHS, startProxy, type RunningProxy } from "../proxy/start.ts";
 
 const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
@@ -27,7 +29,8 @@ export async function serve(argv: string[]): Promise<void> {
   const { config, store } = service;
   const logger = pino({
     level: config.logLevel,
-    redact: [...LOG_REDACT_PATHS],
+    // The auth proxy may run in this process: its captcha header is redacted too.
+    redact: [...LOG_REDACT_PATHS, ...PROXY_REDACT_PATHS],
   });
   for (const w of service.warnings) logger.warn(w);
   // A stray rejection is a bug to log, not a reason to drop every in-flight request.
@@ -95,6 +98,19 @@ export async function serve(argv: string[]): Promise<void> {
   const port = typeof address === "object" && address ? address.port : config.port;
   // Tests and tooling wait for this line.
   logger.info({ port, engine: store.engine, location: store.location, tvcIngressPort: tvc.ingress?.port }, "sigil listening");
+  // The auth proxy next to the API (docs/auth-proxy-service.md §1): it reaches this API over
+  // HTTP like a proxy on another host would, with the secret derived from this master key.
+  let authProxy: RunningProxy | undefined;
+  if (config.authProxy) {
+    const apiHost = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host.includes(":") ? `[${config.host}]` : config.host;
+    const settings = proxySettingsFrom({ ...config, authProxyApiUrl: config.authProxyApiUrl ?? `http://${apiHost}:${port}` }, { masterKey: service.masterKey });
+    try {
+      authProxy = await startProxy(settings, logger.child({ component: "auth-proxy" }));
+    } catch (err) {
+      // Like the TVC ingress: a taken port is logged and the API runs without the proxy.
+      logger.error({ port: config.authProxyPort, reason: (err as Error).message }, "the auth proxy could not start; the API runs without it (SIGIL_AUTH_PROXY=off silences this)");
+    }
+  }
 
   // Graceful shutdown within a deadline (docs/operations.md §1). In-flight requests complete,
   // idle keep-alive connections are closed at once, webhook deliveries under way finish,
@@ -114,7 +130,7 @@ export async function serve(argv: string[]): Promise<void> {
     }, graceMs);
     try {
       // TVC replicas are stopped (SIGTERM, then SIGKILL) while the store is still open.
-      await Promise.all([app.close(), dispatcher.stop(), tvc.stop()]);
+      await Promise.all([app.close(), dispatcher.stop(), tvc.stop(), authProxy?.close()]);
       await store.close();
     } catch (err) {
       logger.error({ err }, "shutdown failed");

@@ -36,3 +36,15 @@ export function resolveMasterKey(configured: string | undefined, dataDir: string
     warning: `SIGIL_MASTER_KEY is not set; generated a new master key in ${file}. Back it up, or set SIGIL_MASTER_KEY.`,
   };
 }
+
+/**
+ * The master key as resolveMasterKey would find it, without ever creating one (the auth proxy
+ * reads it to derive its secret; docs/auth-proxy-service.md §6): undefined when neither
+ * SIGIL_MASTER_KEY nor <data dir>/master.key holds it.
+ */
+export function readMasterKey(configured: string | undefined, dataDir: string): MasterKey | undefined {
+  if (configured) return MasterKey.parse(configured);
+  const file = path.join(dataDir, "master.key");
+  if (!fs.existsSync(file)) return undefined;
+  return MasterKey.parse(fs.readFileSync(file, "utf8"));
+}

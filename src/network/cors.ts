@@ -32,15 +32,29 @@ export function parseCorsOrigins(v: string): string[] {
 }
 
 /**
- * Registers the plugin (loaded when the app is readied); nothing when no origin is allowed.
- * `stampHeaders`: STAMP_HEADERS of auth/strategies.ts.
+ * Registers the plugin (loaded when the app is readied); nothing when no origin is allowed and
+ * there is no other source of origins. `stampHeaders`: STAMP_HEADERS of auth/strategies.ts.
+ * `more`: origins admitted besides the configured ones — the auth proxy's (auth-proxy/origins.ts,
+ * docs/auth-proxy.md §5), asked only for an origin the configured list does not hold.
  */
-export function registerCors(app: FastifyInstance, origins: readonly string[], stampHeaders: readonly string[]): void {
-  if (origins.length === 0) return;
+export function registerCors(
+  app: FastifyInstance,
+  origins: readonly string[],
+  stampHeaders: readonly string[],
+  more?: (origin: string) => Promise<boolean>,
+): void {
+  if (origins.length === 0 && !more) return;
   const allowed = new Set(origins);
   void app.register(cors, {
     // Exact match; anything else is answered without allow headers.
-    origin: (origin, cb) => cb(null, origin !== undefined && allowed.has(origin)),
+    origin: (origin, cb) => {
+      if (origin === undefined) return cb(null, false);
+      if (allowed.has(origin) || !more) return cb(null, allowed.has(origin));
+      more(origin).then(
+        (ok) => cb(null, ok),
+        () => cb(null, false),
+      );
+    },
     methods: ["GET", "POST"],
     allowedHeaders: corsAllowedHeaders(stampHeaders),
     credentials: false,

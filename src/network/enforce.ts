@@ -83,7 +83,8 @@ export function enforceNetwork(
   const publicKey = listKeyOf(principal);
   // The per-credential bucket is the strategy's to name (docs/network.md §3.1).
   const limit = () => network?.limiter?.caller(strategyOf(principal).rateLimitKey(principal), principal.actor.organizationId);
-  if (!facts.isRoot || facts.allowlistVersion === 0) return limit();
+  // The auth proxy's key is exempt from the organization's allowlist (docs/auth-proxy.md §3).
+  if (!facts.isRoot || facts.allowlistVersion === 0 || principal.credential.authProxy) return limit();
   return cache.get(db, principal.actor.organizationId, facts.allowlistVersion).then((lists) => {
     const address = network?.address !== undefined ? parseAddress(network.address) : undefined;
     if (!admits(lists, publicKey, address)) {

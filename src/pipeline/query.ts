@@ -12,6 +12,7 @@ import { NO_RIDER } from "../auth/strategy.ts";
 import { authenticate } from "./authenticate.ts";
 import { refuseNulCharacters } from "./body.ts";
 import { refuseUnsignableRoute } from "../auth/strategies.ts";
+import { refuseOutsideProxyScope } from "../auth-proxy/scope.ts";
 import { requestContext } from "./context.ts";
 import type { RequestNetwork } from "../network/request-network.ts";
 import type { PipelineDeps } from "./deps.ts";
@@ -23,6 +24,8 @@ export async function runQuery(deps: PipelineDeps, op: string, raw: Buffer, head
   const { principal, body } = await authenticate(ctx, def.credentialScope, NO_RIDER);
   // A stamp kind restricted to some activities signs no query (docs/stamps.md §4.4).
   refuseUnsignableRoute(principal, undefined);
+  // The auth proxy's key reads only what the proxy looks up (docs/auth-proxy.md §3).
+  refuseOutsideProxyScope(principal, { query: def.op });
   refuseNulCharacters(body);
   const req = def.validator.parse(body, "");
   return def.run({ db: deps.db, state: deps.state, organization: principal.organization, actor: principal.actor, viewer: principal.user, now: ctx.now, ...(deps.logins ? { logins: deps.logins } : {}) }, req);

@@ -11,6 +11,8 @@ import type { Principal } from "../auth/principal.ts";
 import { refuseNulCharacters } from "./body.ts";
 import { refuseParentWrite } from "./parent-writes.ts";
 import { refuseTvc } from "../activities/tvc/gate.ts";
+import { refuseAuthProxyOutsideRoot } from "../activities/auth-proxy/gate.ts";
+import { refuseOutsideProxyScope } from "../auth-proxy/scope.ts";
 import { refuseUnsignableRoute } from "../auth/strategies.ts";
 import type { RequestContext } from "./context.ts";
 import type { Authenticated } from "./authenticate.ts";
@@ -59,8 +61,12 @@ export function validate<D extends SubmitRoute>(
   refuseParentWrite(def, principal);
   // TVC is an operator feature (docs/tvc-isolation.md §1): refused before parameters or policies are looked at.
   if (def.route === "activity") refuseTvc(def, { fromAncestor: principal.fromAncestor, organizationId: principal.organization.id }, organizationIsRoot, ctx.deps.tvcImageRoot);
+  // Only top-level organizations configure the auth proxy (docs/auth-proxy.md §2).
+  if (def.route === "activity") refuseAuthProxyOutsideRoot(def, { fromAncestor: principal.fromAncestor, organizationId: principal.organization.id }, organizationIsRoot);
   // Some stamp kinds may sign only some activities (attested: stamp_login, docs/stamps.md §4.4).
   refuseUnsignableRoute(principal, def.type);
+  // The auth proxy's key signs only what the proxy forwards, votes never (docs/auth-proxy.md §3).
+  refuseOutsideProxyScope(principal, { activityType: def.type });
   refuseNulCharacters(body);
   const env = envelope.parse(body, "");
   // The envelope schema knows nothing of parameters (cleaning drops them): read them raw.

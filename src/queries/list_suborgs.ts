@@ -10,6 +10,7 @@ import { byWalletAccountAddress } from "../wallets/lookup.ts";
 import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../auth/login-settings.ts";
 import { oauthSettingsOf } from "../auth/oauth/configure.ts";
 import { MAX_OIDC_TOKEN_LENGTH, requireOidcToken } from "../auth/oauth/verify-oidc.ts";
+import { oidcClaims } from "../auth/oauth/oidc-claims.ts";
 
 
 export type OrgQuery = SelectQueryBuilder<Database, "organizations", { id: string; created_at: number }>;
@@ -37,6 +38,18 @@ const FILTERS = new Map<string, (q: OrgQuery, value: string) => OrgQuery>([
   ],
   // An address of a wallet account (Ethereum in any casing; src/wallets/lookup.ts).
   ["WALLET_ACCOUNT_ADDRESS", byWalletAccountAddress],
+  [
+    // An OAuth identity given by its claims, JSON {iss, sub, aud} (what @turnkey/core sends
+    // through the auth proxy's /v1/account; docs/auth-proxy-service.md §2.2): no token to verify,
+    // so it names an identity and proves nothing.
+    "OIDC_CLAIMS",
+    (q, v) => {
+      const c = oidcClaims(v);
+      return q.where("organizations.id", "in", (s) =>
+        s.selectFrom("oauth_providers").select("organization_id").where("issuer", "=", c.iss).where("subject", "=", c.sub).where("audience", "=", c.aud),
+      );
+    },
+  ],
   [
     "PUBLIC_KEY",
     (q, v) =>

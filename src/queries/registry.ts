@@ -26,6 +26,8 @@ import { getOauthProviders } from "./oauth_providers.ts";
 import { getTvcApp, getTvcDeployment, listTvcAppDeployments, listTvcApps } from "./tvc.ts";
 // imports: tvc status
 import { getAppStatus } from "./app_status.ts";
+// imports: auth proxy
+import { getAuthProxyConfig } from "./get_auth_proxy_config.ts";
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
@@ -66,6 +68,8 @@ export const QUERIES: readonly CompiledQuery[] = [
   getTvcDeployment,
   // queries: tvc status
   getAppStatus,
+  // queries: auth proxy
+  getAuthProxyConfig,
 ];
 
 const byOp = new Map<string, CompiledQuery>();

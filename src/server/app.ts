@@ -22,6 +22,8 @@ import { metricsPlugin } from "./plugins/metrics.ts";
 import { publicApiPlugin } from "./plugins/public-api.ts";
 import { discoveryPlugin } from "./plugins/discovery.ts";
 import { probesPlugin } from "./plugins/probes.ts";
+import { proxyOriginsAdmitter } from "../auth-proxy/origins.ts";
+import { authProxyChannel } from "./auth-proxy-channel.ts";
 
 export interface AppOptions {
   store: Store;
@@ -82,10 +84,13 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   void app.register(rawBodyPlugin);
   void app.register(errorsPlugin, { bodyLimitBytes: opts.bodyLimitBytes });
   void app.register(drainingPlugin);
-  void app.register(corsPlugin, { origins: opts.network?.corsOrigins ?? [], stampHeaders: STAMP_HEADERS });
+  // Auth proxy origins are admitted too (docs/auth-proxy.md §5).
+  void app.register(corsPlugin, { origins: opts.network?.corsOrigins ?? [], stampHeaders: STAMP_HEADERS, admit: proxyOriginsAdmitter(opts.store.db) });
   void app.register(addressLimitPlugin, limiter ? { limiter } : {});
   void app.register(metricsPlugin, opts.metricsRegistry ? { registry: opts.metricsRegistry } : {});
   void app.register(publicApiPlugin, { deps, version: opts.version, ...(limiter ? { limiter } : {}) });
+  // The internal routes the auth proxy reads its configuration from (docs/auth-proxy.md §4).
+  void app.register(authProxyChannel, { db: opts.store.db, masterKey: opts.masterKey });
   void app.register(discoveryPlugin, {
     db: opts.store.db,
     state: opts.state,

@@ -525,6 +525,26 @@ export interface TvcManifestApprovalsTable {
   created_at: number;
 }
 
+/** Auth proxy configurations, one per top-level organization (docs/auth-proxy.md §2). */
+export interface AuthProxyConfigsTable {
+  id: string;
+  organization_id: string;
+  /** 0/1 */
+  enabled: number;
+  /** The proxy user (enable_auth_proxy made it). */
+  user_id: string;
+  /** The proxy key's compressed P-256 public key, lower-case hex (also in api_keys). */
+  public_key: string;
+  /** PKCS#8 DER of the proxy key, sealed with the master key (AAD `auth-proxy-key:<id>`). */
+  private_key_sealed: string;
+  /** JSON object: the update_auth_proxy_config fields set so far. */
+  settings: string;
+  /** JSON array of the ids of the policies that confine the proxy user (docs/auth-proxy.md §3). */
+  policy_ids: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   root_quorum_members: RootQuorumMembersTable;
@@ -560,6 +580,7 @@ export interface Database {
   tvc_deployments: TvcDeploymentsTable;
   tvc_manifest_approvals: TvcManifestApprovalsTable;
   sigil_meta: MetaTable;
+  auth_proxy_configs: AuthProxyConfigsTable;
 }
 
 export type Db = Kysely<Database>;

@@ -259,6 +259,20 @@ export const exhausted = (res: Res, message?: RegExp) => failsWith(res, 429, 8, 
 export const precondition = (res: Res, message?: RegExp) => failsWith(res, 400, 9, "REQUEST_INVALID", message);
 export const forbidden = (res: Res, message?: RegExp) => failsWith(res, 403, 7, "REQUEST_NOT_AUTHORIZED", message);
 
+/** A stamped request as the SDK sends it, from a chosen client address (inject's remoteAddress). */
+export async function stampedFrom(h: Harness, address: string, as: Creds, path: string, body: Json): Promise<Res> {
+  const text = JSON.stringify(body);
+  const stamp = await stamperOf(as).stamp(text);
+  const r = await h.app.inject({
+    method: "POST",
+    url: path,
+    payload: text,
+    remoteAddress: address,
+    headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue },
+  });
+  return { status: r.statusCode, json: JSON.parse(r.body) as Json };
+}
+
 /** A fresh compressed P-256 public key (hex), for parameters that register keys. */
 export const publicKey = () => generateP256KeyPair().publicKey;
 

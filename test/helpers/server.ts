@@ -45,6 +45,9 @@ export async function newInstance(engine: EngineSpec["name"], extra: NodeJS.Proc
     DATABASE_URL: "",
     // Servers started side by side must not fight over the TVC ingress's default port.
     SIGIL_TVC_INGRESS_PORT: "0",
+    // Nor over the auth proxy's (8081): off unless a test asks for it (startServer's `authProxy`).
+    SIGIL_AUTH_PROXY: "off",
+    AUTH_PROXY_PORT: "0",
     ...extra,
   };
   let dropDb: (() => Promise<void>) | undefined;
@@ -92,6 +95,9 @@ export async function sigilInit(inst: Instance, args: string[] = ["--name", "Tes
 export interface RunningServer {
   url: string;
   port: number;
+  /** The auth proxy's base URL, when it runs in this server (startServer's `authProxy`). */
+  proxyUrl?: string;
+  proxyPort?: number;
   proc: ChildProcess;
   /** Everything the server printed, for failure messages. */
   output(): string;
@@ -110,9 +116,56 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startServer(inst: Instance, args: string[] = [], opts: { port?: number } = {}): Promise<RunningServer> {
-  const proc = spawn(process.execPath, [BIN, "serve", "--port", String(opts.port ?? 0), "--host", "127.0.0.1", ...args], {
-    env: inst.env,
+/**
+ * Spawns `sigil serve`. `authProxy: true` also runs the auth proxy in it (on a free port unless
+ * AUTH_PROXY_PORT is set in the instance's env); the promise then waits for both to listen.
+ */
+export async function startServer(inst: Instance, args: string[] = [], opts: { port?: number; authProxy?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<RunningServer> {
+  const env = { ...inst.env, ...opts.env, ...(opts.authProxy === undefined ? {} : { SIGIL_AUTH_PROXY: opts.authProxy ? "on" : "off" }) };
+  const withProxy = env.SIGIL_AUTH_PROXY === "on";
+  const started = await spawnListening([BIN, "serve", "--port", String(opts.port ?? 0), "--host", "127.0.0.1", ...args], env, withProxy ? ['"sigil listening"', '"sigil auth proxy listening"'] : ['"sigil listening"']);
+  const [port, proxyPort] = started.ports;
+  return {
+    ...started.handle,
+    url: `http://127.0.0.1:${port}`,
+    port: port!,
+    ...(proxyPort !== undefined ? { proxyUrl: `http://127.0.0.1:${proxyPort}`, proxyPort } : {}),
+  };
+}
+
+export interface RunningProxy {
+  url: string;
+  port: number;
+  proc: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+}
+
+/**
+ * Spawns `sigil proxy` alone (as on another host): `env` is the whole environment — give it
+ * SIGIL_AUTH_PROXY_SECRET (proxySecret()) and SIGIL_AUTH_PROXY_API_URL; AUTH_PROXY_PORT 0 by default.
+ */
+export async function startProxyProcess(env: NodeJS.ProcessEnv): Promise<RunningProxy> {
+  const started = await spawnListening([BIN, "proxy", "--host", "127.0.0.1"], { AUTH_PROXY_PORT: "0", LOG_LEVEL: "info", ...env }, ['"sigil auth proxy listening"']);
+  return { ...started.handle, url: `http://127.0.0.1:${started.ports[0]}`, port: started.ports[0]! };
+}
+
+/** `sigil proxy --print-secret` with the instance's master key: what another host's proxy is given. */
+export async function proxySecret(inst: Instance): Promise<string> {
+  const { stdout } = await run(process.execPath, [BIN, "proxy", "--print-secret"], { env: inst.env, cwd: ROOT });
+  return stdout.trim();
+}
+
+interface Spawned {
+  ports: number[];
+  handle: { proc: ChildProcess; output(): string; stop(): Promise<void>; kill(): Promise<void> };
+}
+
+/** Spawns the CLI and resolves with the port of each `messages` log line, in order, once all are printed. */
+async function spawnListening(argv: string[], env: NodeJS.ProcessEnv, messages: string[]): Promise<Spawned> {
+  const proc = spawn(process.execPath, argv, {
+    env,
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -126,18 +179,21 @@ export async function startServer(inst: Instance, args: string[] = [], opts: { p
       resolve();
     }),
   );
-  const port = await new Promise<number>((resolve, reject) => {
+  const ports = await new Promise<number[]>((resolve, reject) => {
+    const found = new Map<string, number>();
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
       if (out.length > 1_000_000) out = out.slice(-500_000);
       for (const line of out.split("\n")) {
-        if (!line.includes('"sigil listening"')) continue;
+        const m = messages.find((msg) => line.includes(msg));
+        if (m === undefined || found.has(m)) continue;
         try {
-          resolve((JSON.parse(line) as { port: number }).port);
+          found.set(m, (JSON.parse(line) as { port: number }).port);
         } catch {
           /* partial line; wait for the rest */
         }
       }
+      if (found.size === messages.length) resolve(messages.map((msg) => found.get(msg)!));
     };
     proc.stdout!.on("data", onData);
     proc.stderr!.on("data", (c: Buffer) => (out += c.toString()));
@@ -147,7 +203,7 @@ export async function startServer(inst: Instance, args: string[] = [], opts: { p
     if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
     await exited;
   };
-  return { url: `http://127.0.0.1:${port}`, port, proc, output: () => out, stop: wait("SIGTERM"), kill: wait("SIGKILL") };
+  return { ports, handle: { proc, output: () => out, stop: wait("SIGTERM"), kill: wait("SIGKILL") } };
 }
 
 /** The error a promise rejects with (the SDKs throw TurnkeyRequestError: message and gRPC code). */

@@ -1,25 +1,12 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { ApiKeyStamper } from "@turnkey/api-key-stamper";
-import { addUsersWithKeys, completed, failsWith, invalidRequest, notFound, perEngine, precondition, type Creds, type Harness, type Json, type Res } from "../helpers/inproc.ts";
+import { addUsersWithKeys, completed, failsWith, invalidRequest, notFound, perEngine, precondition, stampedFrom, type Creds, type Harness, type Json, type Res } from "../helpers/inproc.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 
 const OP = "set_ip_allowlist";
 const TYPE = "ACTIVITY_TYPE_SET_IP_ALLOWLIST";
 
-/** A stamped request as the SDK sends it, from a chosen client address (inject's remoteAddress). */
-async function from(h: Harness, address: string, as: Creds, path: string, body: Json): Promise<Res> {
-  const text = JSON.stringify(body);
-  const stamp = await new ApiKeyStamper({ apiPublicKey: as.key.publicKey, apiPrivateKey: as.key.privateKey }).stamp(text);
-  const r = await h.app.inject({
-    method: "POST",
-    url: path,
-    payload: text,
-    remoteAddress: address,
-    headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue },
-  });
-  return { status: r.statusCode, json: JSON.parse(r.body) as Json };
-}
+const from = stampedFrom;
 const whoamiFrom = (h: Harness, address: string, as: Creds) => from(h, address, as, "/public/v1/query/whoami", { organizationId: as.organizationId });
 const denied = (res: Res, address: string) => failsWith(res, 403, 7, "FORBIDDEN", new RegExp(`IP address ${address.replace(/[.:]/g, "\\$&")} `));
 const set = (h: Harness, as: Creds, parameters: Json) => h.submit(OP, TYPE, parameters, { as });

@@ -9,8 +9,15 @@ import { globalPlugin } from "./global.ts";
 /** Health and metrics are for the operator's probes, never limited. */
 const UNLIMITED = new Set(["/healthz", "/readyz", "/metrics"]);
 
-export const corsPlugin = globalPlugin<{ origins: readonly string[]; stampHeaders: readonly string[] }>("sigil-cors", async (app, opts) => {
-  registerCors(app, opts.origins, opts.stampHeaders);
+export type CorsPluginOptions = {
+  origins: readonly string[];
+  stampHeaders: readonly string[];
+  /** Origins admitted beyond `origins` (the auth proxy's, docs/auth-proxy.md §5). */
+  admit?: (origin: string) => Promise<boolean>;
+};
+
+export const corsPlugin = globalPlugin<CorsPluginOptions>("sigil-cors", async (app, opts) => {
+  registerCors(app, opts.origins, opts.stampHeaders, opts.admit);
 });
 
 /**
