@@ -1,4 +1,4 @@
-// The sending half of a lane (dispatcher.ts): one endpoint's claimed batch, sent one delivery
+// The sending half of a lane (lane-runner.ts): one endpoint's claimed batch, sent one delivery
 // after another in event order. Plain data in, plain data out, and no database: the same
 // function runs on the main thread or in the delivery worker (delivery-worker.ts), whose own
 // event loop keeps lanes moving while the API keeps the main one busy. The dispatcher records
