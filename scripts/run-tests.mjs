@@ -38,12 +38,19 @@ if (process.env.SIGIL_NO_BUNDLE !== "1") {
   }
 }
 
-// Files that measure wall-clock deadlines tight enough (a few hundred milliseconds) that a busy
-// machine could miss them: they run after the others, one at a time (docs/testing.md §4).
-const SERIAL = ["test/e2e/shutdown.test.ts", "test/e2e/sqlite-lock.test.ts", "test/e2e/postgres-outage.test.ts"].map((f) => path.join(root, f));
+// Files that measure wall-clock deadlines tight enough (a few hundred milliseconds, or an event
+// loop that must not stall for 100 ms) that a busy machine could miss them: they run after the
+// others, one at a time (docs/testing.md §4).
+const SERIAL = [
+  "test/e2e/shutdown.test.ts",
+  "test/e2e/sqlite-lock.test.ts",
+  "test/e2e/postgres-outage.test.ts",
+  "test/unit/sqlite-lock-wait.test.ts",
+].map((f) => path.join(root, f));
 // The longest files start first, so that none of them is left to run alone at the end.
 const LONGEST = [
   "test/ops/all.test.ts",
+  "test/unit/all.ts",
   "test/e2e/webhooks.test.ts",
   "test/e2e/webhook-retries.test.ts",
   "test/e2e/tvc.test.ts",
@@ -56,16 +63,20 @@ const LONGEST = [
 ].map((f) => path.join(root, f));
 const rank = (f) => (LONGEST.includes(f) ? LONGEST.indexOf(f) : LONGEST.length);
 
-// The unit files run together in one process, through test/unit/all.ts (docs/testing.md §4):
-// node's runner otherwise starts node and tsx once per file, about a second each before any test.
+// The unit files run together in one process per phase, through test/unit/all.ts
+// (docs/testing.md §4): node's runner otherwise starts node and tsx once per file, about a
+// second each before any test. TEST_UNIT_FILES tells all.ts which.
 const unitDir = path.join(root, "test", "unit") + path.sep;
-const unit = files.filter((f) => f.startsWith(unitDir) && f.endsWith(".test.ts"));
-const entries = unit.length > 1 ? [...files.filter((f) => !unit.includes(f)), path.join(unitDir, "all.ts")] : files;
-const parallel = entries.filter((f) => !SERIAL.includes(f)).sort((a, b) => rank(a) - rank(b));
-const serial = entries.filter((f) => SERIAL.includes(f));
+const isUnit = (f) => f.startsWith(unitDir) && f.endsWith(".test.ts");
+function phase(list) {
+  const unit = list.filter(isUnit);
+  const rest = list.filter((f) => !isUnit(f));
+  return { files: (unit.length ? [...rest, path.join(unitDir, "all.ts")] : rest).sort((a, b) => rank(a) - rank(b)), unit };
+}
+const parallel = phase(files.filter((f) => !SERIAL.includes(f)));
+const serial = phase(files.filter((f) => SERIAL.includes(f)));
 
 const env = { ...process.env };
-if (unit.length > 1) env.TEST_UNIT_FILES = JSON.stringify(unit);
 // One migrated PostgreSQL template for the whole run, dropped at the end (test/helpers/pg-template.ts).
 const template = process.env.TEST_DATABASE_URL ? `sigil_tpl_run_${randomBytes(6).toString("hex")}` : undefined;
 if (template) env.SIGIL_TEST_PG_TEMPLATE = template;
@@ -73,10 +84,11 @@ if (template) env.SIGIL_TEST_PG_TEMPLATE = template;
 // Files run side by side (SIGIL_TEST_CONCURRENCY, default 3): most of an end-to-end file's time
 // is spent waiting on its servers, receivers and databases, each its own (docs/testing.md §4).
 const concurrency = Number(process.env.SIGIL_TEST_CONCURRENCY) || 3;
-const runNodeTest = (list, n) =>
+const runNodeTest = ({ files: list, unit }, n) =>
   new Promise((resolve) => {
     if (!list.length) return resolve(0);
-    const p = spawn(process.execPath, ["--import", "tsx", "--test", `--test-concurrency=${n}`, ...flags, ...list], { stdio: "inherit", cwd: root, env });
+    const args = ["--import", "tsx", "--test", `--test-concurrency=${n}`, ...flags, ...list];
+    const p = spawn(process.execPath, args, { stdio: "inherit", cwd: root, env: { ...env, TEST_UNIT_FILES: JSON.stringify(unit) } });
     p.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
 
