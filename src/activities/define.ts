@@ -193,9 +193,11 @@ export type ActivityParams = Static<TObject>;
 
 /**
  * A definition as the pipeline sees it: the parameter type is bound inside its hooks at
- * definition time, so the pipeline calls them without knowing it.
+ * definition time, so the pipeline calls them without knowing it. `R` keeps the result's
+ * schema type for whoever reads results by definition (the tests' `completed`); the pipeline
+ * uses the default.
  */
-export interface CompiledActivity {
+export interface CompiledActivity<R extends TObject = TObject> {
   route: "activity";
   op: string;
   type: string;
@@ -210,7 +212,7 @@ export interface CompiledActivity {
   credentialScope?: CredentialScope;
   params: TObject;
   /** The result object's schema. */
-  returns: TObject;
+  returns: R;
   validator: Validator<TObject>;
   policyParams?(params: ActivityParams): Record<string, ParamValue>;
   policyWallets?(params: ActivityParams): PolicyWallets | undefined;
@@ -230,7 +232,7 @@ export function namesOf(type: string): { op: string; intent: string; result: str
   return { op, intent: `${camel}Intent${m[2] ?? ""}`, result: `${camel}Result` };
 }
 
-export function defineActivity<P extends TObject, R extends TObject = TObject, X = undefined>(def: ActivityDefinition<P, R, X>): CompiledActivity {
+export function defineActivity<P extends TObject, R extends TObject = TObject, X = undefined>(def: ActivityDefinition<P, R, X>): CompiledActivity<R> {
   const names = namesOf(def.type);
   const validator = compile(def.params);
   // Parameters reach the hooks validated (at submission, or stored after it); the guard

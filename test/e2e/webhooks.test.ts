@@ -767,9 +767,9 @@ for (const engine of engines()) {
         "each event exactly once, in activity order",
       );
       assert.deepEqual(back.receipts.map(activityOf), acts);
-      // An attempt is counted when it is claimed: the one in flight as the receiver comes back
-      // may be the one that succeeds, so the count can stay where the outage left it.
-      assert.ok(rows[0]!.attempts >= pendingRows[0]!.attempts, `first delivery attempts: ${rows[0]!.attempts} (during the outage: ${pendingRows[0]!.attempts})`);
+      // attempts counts an attempt when it is claimed: the third one seen above may still have
+      // been in flight when the receiver came back, and succeeded.
+      assert.ok(rows[0]!.attempts >= Math.max(3, pendingRows[0]!.attempts), `first delivery attempts: ${rows[0]!.attempts}`);
       assert.ok(rows.every((d) => d.last_status === 200));
       const lib = createWebhookVerifier({ jwksUrl: jwksUrl() });
       for (const r of back.receipts) assertVerified(await verifyWith(lib, r), r);

@@ -13,6 +13,11 @@ import pino from "pino";
 import type { FastifyInstance } from "fastify";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import type { TurnkeyServerClient } from "@turnkey/sdk-server";
+import type { Static, TObject } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import type { CompiledActivity } from "../../src/activities/define.ts";
+import { createUsersV4 } from "../../src/activities/users/create_users.ts";
+import { createWebhookEndpoint } from "../../src/activities/webhooks/create_webhook_endpoint.ts";
 import { buildApp } from "../../src/server/app.ts";
 import { webhookUrlPolicy, type WebhookUrlPolicy } from "../../src/webhooks/url-policy.ts";
 import type { LoginSettings } from "../../src/auth/login-settings.ts";
@@ -235,15 +240,27 @@ export function perEngine(
 /** SQLite only: the behaviour under test does not depend on the engine. */
 export const onSqlite = (title: string, body: (h: () => Harness) => void) => perEngine(title, body, ["sqlite"]);
 
-/** Asserts a completed activity and returns `activity.result[resultKey]`. */
-export function completed(res: Res, resultKey: string): Json {
+/**
+ * Asserts a completed activity and returns its result: with the activity's definition, the
+ * result object it declares (`returns`), checked against that schema and typed by it; with a
+ * result key, `activity.result[resultKey]` untyped.
+ */
+export function completed<R extends TObject>(res: Res, def: CompiledActivity<R>): Static<R>;
+export function completed(res: Res, resultKey: string): Json;
+export function completed(res: Res, by: string | CompiledActivity): Json {
   assert.equal(res.status, 200, JSON.stringify(res.json));
   const a = res.json.activity as Json;
   assert.equal(a.status, COMPLETED);
   assert.match(a.id, UUID);
   assert.match(a.fingerprint, /^sha256:[0-9a-f]{64}$|^[0-9a-f]{64}$/);
+  const resultKey = typeof by === "string" ? by : by.result;
   assert.ok(a.result[resultKey], `result has ${resultKey}: ${JSON.stringify(a.result)}`);
-  return a.result[resultKey] as Json;
+  const result = a.result[resultKey] as Json;
+  if (typeof by !== "string") {
+    const errors = [...Value.Errors(by.returns, result)].slice(0, 5).map((e) => `${e.path}: ${e.message}`);
+    assert.deepEqual(errors, [], `${resultKey} does not match the definition's result schema: ${JSON.stringify(result)}`);
+  }
+  return result;
 }
 
 /**
@@ -298,7 +315,7 @@ export async function addUsersWithKeys(h: Harness, n: number, as: Creds = h.root
     { users: keys.map((key) => userParams({ apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] })) },
     { as },
   );
-  const ids = completed(res, "createUsersResult").userIds as string[];
+  const ids = completed(res, createUsersV4).userIds;
   return ids.map((userId, i) => ({ organizationId: as.organizationId, userId, key: keys[i]! }));
 }
 
@@ -349,7 +366,7 @@ export async function assertIdempotent(h: Harness, op: string, type: string, par
 /** A webhook endpoint of `as`'s organization (root by default); returns its id. */
 export async function newEndpoint(h: Harness, as: Creds = h.root): Promise<string> {
   const res = await h.submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: "https://a.example.com/h", name: "a" }, { as });
-  return completed(res, "createWebhookEndpointResult").endpointId as string;
+  return completed(res, createWebhookEndpoint).endpointId;
 }
 
 /** A local receiver and the webhook dispatcher, in this process (what `sigil serve` runs next to the app). */
@@ -430,7 +447,7 @@ export function deliveriesFor(h: () => Harness): () => Deliveries {
 /** A new endpoint at the receiver, which answers 400: one activity's delivery, once it has failed. */
 export async function failedDelivery(h: Harness, d: Deliveries, name: string): Promise<{ endpointId: string; activityId: string; delivery: Json }> {
   d.answer(400);
-  const { endpointId } = completed(await h.submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: d.url, name }), "createWebhookEndpointResult");
+  const { endpointId } = completed(await h.submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: d.url, name }), createWebhookEndpoint);
   const tagged = await h.submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: name, userIds: [] });
   completed(tagged, "createUserTagResult");
   const activityId = tagged.json.activity.id as string;
