@@ -15,6 +15,7 @@ import type { MasterKey } from "../crypto/envelope.ts";
 import type { ServiceKeyPurpose } from "../store/schema.ts";
 import type { Caller } from "../network/request-network.ts";
 import type { WebhookUrlPolicy } from "../webhooks/url-policy.ts";
+import type { SigningCurve } from "../signing/sign.ts";
 
 /** What a handler may use beyond its transaction (pipeline/services.ts builds it). */
 export interface ActivityServices {
@@ -136,6 +137,18 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    * by name. Absent: those keywords are a runtime error (OUTCOME_ERROR), never an allow.
    */
   policyWallets?(params: Static<P>): PolicyWallets | undefined;
+  /**
+   * The signWith of an activity that signs: pipeline/governance.ts resolves it in the target
+   * organization and binds `private_key`, `wallet_account` and `wallet` (docs/signing.md §4).
+   */
+  policySigner?(params: Static<P>): string;
+  /**
+   * With policySigner: checks that need the key's curve (an encoding or hash function the
+   * curve cannot sign), run at submission before authorization once the key is found — a key
+   * the organization does not hold is a 404 there — so a request that cannot sign never
+   * waits for approvals (docs/signing.md §1).
+   */
+  checkSigner?(params: Static<P>, curve: SigningCurve): void;
   /** docs/policy-language.md §6.8: allowed without a policy unless one explicitly allows or denies (own credentials). */
   implicitlyAllowed?(params: Static<P>, actor: Actor): boolean;
   /** docs/policy-language.md §4.9: decided by the root quorum alone; policies are never consulted. */
@@ -216,6 +229,8 @@ export interface CompiledActivity<R extends TObject = TObject> {
   validator: Validator<TObject>;
   policyParams?(params: ActivityParams): Record<string, ParamValue>;
   policyWallets?(params: ActivityParams): PolicyWallets | undefined;
+  policySigner?(params: ActivityParams): string;
+  checkSigner?(params: ActivityParams, curve: SigningCurve): void;
   implicitlyAllowed?(params: ActivityParams, actor: Actor): boolean;
   check?(params: ActivityParams): void;
   admit?(params: ActivityParams, env: AdmitEnv): Promise<void>;
@@ -241,7 +256,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     if (validator.is(params)) return params;
     throw new Error(`${def.type}: parameters do not match the definition's schema`);
   };
-  const { policyParams, policyWallets, implicitlyAllowed, check, admit, prepare, execute } = def;
+  const { policyParams, policyWallets, policySigner, checkSigner, implicitlyAllowed, check, admit, prepare, execute } = def;
   return {
     route: "activity",
     op: def.op ?? names.op,
@@ -260,6 +275,8 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     validator,
     ...(policyParams ? { policyParams: (params: ActivityParams) => policyParams(typed(params)) } : {}),
     ...(policyWallets ? { policyWallets: (params: ActivityParams) => policyWallets(typed(params)) } : {}),
+    ...(policySigner ? { policySigner: (params: ActivityParams) => policySigner(typed(params)) } : {}),
+    ...(checkSigner ? { checkSigner: (params: ActivityParams, curve: SigningCurve) => checkSigner(typed(params), curve) } : {}),
     ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(typed(params), actor) } : {}),
     ...(check ? { check: (params: ActivityParams) => check(typed(params)) } : {}),
     ...(admit ? { admit: (params: ActivityParams, env: AdmitEnv) => admit(typed(params), env) } : {}),

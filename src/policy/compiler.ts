@@ -243,14 +243,16 @@ export function compile(checked: Checked, source: string): Bool {
           );
         };
       case "wallet_account":
+        return (f) => f.env.activity?.walletAccount ?? absent("wallet_account");
       case "private_key":
+        return (f) => f.env.activity?.privateKey ?? absent("private_key");
       case "eth":
       case "solana":
       case "tron":
       case "bitcoin":
       case "tempo":
       case "secret":
-        // Signing objects: never present in this service (types.ts, SIGNING_KEYWORDS).
+        // Transaction objects: not filled by this service (types.ts, SIGNING_KEYWORDS).
         return () => absent(name);
       default:
         throw new Error(`checker let an unbound identifier through: ${name}`);

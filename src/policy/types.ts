@@ -57,12 +57,12 @@ export const PRIVATE_KEY: Type = {
 
 /**
  * Turnkey's transaction-signing keywords (docs/policy-language.md §4.1). Accepted in `condition` so that a policy set
- * written for the hosted service can be imported; this service signs nothing, so the
- * transaction and payload objects (`eth.tx`, `solana.tx`, …, `secret`) are never present: their
- * member chains type-check as dynamic values and any evaluation that reaches them is an
+ * written for the hosted service can be imported. The transaction and payload objects
+ * (`eth.tx`, `solana.tx`, …, `secret`) are not filled by raw-payload signing: their member
+ * chains type-check as dynamic values and any evaluation that reaches an absent one is an
  * AbsentKeyword error (OUTCOME_ERROR), never an allow. `private_key` and `wallet_account` are
- * likewise never bound by any activity of this service; `wallet` and `wallets` are (by the
- * wallet activities).
+ * bound by the activities that sign (docs/signing.md §4); `wallet` and `wallets` by the wallet
+ * activities and signing with a wallet account.
  */
 export const SIGNING_KEYWORDS: ReadonlySet<string> = new Set([
   "wallet",

@@ -19,6 +19,7 @@ import * as m013 from "./migrations/013_otp_limits.ts";
 import * as m014 from "./migrations/014_oauth_identity_audience.ts";
 import * as m015 from "./migrations/015_session_allowlist.ts";
 import * as m016 from "./migrations/016_auth_proxy.ts";
+import * as m017 from "./migrations/017_private_keys.ts";
 import { DEFAULT_STORE_TIMEOUTS, type OpenedStore, type StoreTimeouts } from "./engine.ts";
 import { engineFor, isStoreUnavailable, type Engine } from "./engines.ts";
 
@@ -49,6 +50,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "014_oauth_identity_audience": m014,
   "015_session_allowlist": m015,
   "016_auth_proxy": m016,
+  "017_private_keys": m017,
 };
 
 class StaticProvider implements MigrationProvider {

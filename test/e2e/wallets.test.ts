@@ -6,13 +6,12 @@
 // PostgreSQL row) nor the server's log holds the mnemonic (as a word sequence) or the seed.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { Turnkey } from "@turnkey/sdk-server";
 import { DEFAULT_ETHEREUM_ACCOUNTS, DEFAULT_SOLANA_ACCOUNTS } from "@turnkey/sdk-server";
+import { assertSecretsNowhere } from "../helpers/secrets-grep.ts";
 import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer, rejection } from "../helpers/server.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { MasterKey } from "../../src/crypto/envelope.ts";
@@ -223,39 +222,7 @@ for (const engine of engines()) {
         secrets.push({ what: `${walletId} seed base64`, needle: seed.toString("base64") });
       }
       assert.ok(secrets.length > 10);
-      const haystacks: { where: string; text: string }[] = [{ where: "server log", text: server.output() }];
-      if (engine.name === "sqlite") {
-        for (const f of readdirSync(inst.dataDir)) {
-          const p = path.join(inst.dataDir, f);
-          try {
-            haystacks.push({ where: f, text: readFileSync(p).toString("latin1") });
-          } catch {
-            /* a directory */
-          }
-        }
-        assert.ok(haystacks.length > 1, "the SQLite files were read");
-      } else {
-        const client = new pg.Client({ connectionString: inst.env.DATABASE_URL });
-        await client.connect();
-        try {
-          const tables = await client.query<{ table_name: string }>(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
-          );
-          assert.ok(tables.rows.some((t) => t.table_name === "wallets"));
-          for (const { table_name } of tables.rows) {
-            const rows = await client.query<{ t: string }>(`SELECT t::text AS t FROM "${table_name}" t`);
-            haystacks.push({ where: table_name, text: rows.rows.map((r) => r.t).join("\n") });
-          }
-        } finally {
-          await client.end();
-        }
-      }
-      for (const { where, text } of haystacks) {
-        for (const { what, needle } of secrets) assert.ok(!text.includes(needle), `${where} contains the ${what}`);
-      }
-      // The grep itself finds what is there: the sealed values are in the database.
-      const sealed = haystacks.some(({ text }) => text.includes("sgl1."));
-      assert.ok(sealed, "sealed mnemonics are stored");
+      await assertSecretsNowhere(engine.name, inst, server.output(), secrets, "wallets");
     });
   });
 }
