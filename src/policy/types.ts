@@ -57,12 +57,12 @@ export const PRIVATE_KEY: Type = {
 
 /**
  * Turnkey's transaction-signing keywords (docs/policy-language.md §4.1). Accepted in `condition` so that a policy set
- * written for the hosted service can be imported; this service signs nothing, so the
- * transaction and payload objects (`eth.tx`, `solana.tx`, …, `secret`) are never present: their
- * member chains type-check as dynamic values and any evaluation that reaches them is an
- * AbsentKeyword error (OUTCOME_ERROR), never an allow. `private_key` and `wallet_account` are
- * likewise never bound by any activity of this service; `wallet` and `wallets` are (by the
- * wallet activities).
+ * written for the hosted service can be imported. `eth` and `solana` are bound by the signing
+ * activities to their parsed request (docs/signing-policies.md §1); their member chains
+ * type-check as dynamic values and are checked when read, so a wrong field or type is an
+ * evaluation error (OUTCOME_ERROR), never an allow. The others (`tron`, `bitcoin`, `tempo`,
+ * `secret`, `private_key`, `wallet_account`) are never bound here: reading one is an
+ * AbsentKeyword error. `wallet` and `wallets` are bound by the wallet activities.
  */
 export const SIGNING_KEYWORDS: ReadonlySet<string> = new Set([
   "wallet",

@@ -47,7 +47,7 @@ describe("signing parsers", () => {
       const signed = serializeSignedEthereum(parsed, { r: sig.r, s: sig.s, recovery: sig.recovery! }) as TransactionSerialized;
       const back = parseTransaction(signed);
       assert.equal((await recoverTransactionAddress({ serializedTransaction: signed })).toLowerCase(), signer.toLowerCase(), v.name);
-      assert.equal(back.nonce, Number(BigInt(String(v.facts.nonce).slice(0, -1))), v.name);
+      assert.equal(BigInt(back.nonce ?? 0), parsed.facts.nonce, v.name);
       if (parsed.typeByte === 0) {
         const chainId = parsed.facts.chain_id;
         assert.equal(back.v, chainId === undefined ? 27n + BigInt(sig.recovery!) : chainId * 2n + 35n + BigInt(sig.recovery!), v.name);

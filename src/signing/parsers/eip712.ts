@@ -8,19 +8,19 @@ import { ParseError } from "./errors.ts";
 export type Eip712Map = { readonly [field: string]: Eip712Value };
 export type Eip712Value = string | bigint | boolean | readonly Eip712Value[] | Eip712Map;
 
-export interface Eip712DomainFacts {
+export type Eip712DomainFacts = {
   name?: string;
   version?: string;
   chain_id?: bigint;
   verifying_contract?: string;
   salt?: string;
-}
+};
 
-export interface Eip712Facts {
+export type Eip712Facts = {
   primary_type: string;
   domain: Eip712DomainFacts;
   message: Eip712Map;
-}
+};
 
 type Field = { name: string; type: string };
 type Types = ReadonlyMap<string, readonly Field[]>;

@@ -7,17 +7,17 @@ import { concat, intBytes, rlpDecode, rlpEncode, rlpInt, type RlpItem } from "./
 export type EthTxType = "LEGACY" | "TYPE_1" | "TYPE_2" | "TYPE_3" | "TYPE_4";
 
 /** One EIP-7702 authorization as `eth.tx.authorization_list` shows it. */
-export interface EthAuthorizationFacts {
+export type EthAuthorizationFacts = {
   address: string;
   chain_id: bigint;
   nonce: bigint;
-}
+};
 
 /**
  * `eth.tx`. Fields a transaction type does not carry are left out (reading one is a
  * MissingField error, OUTCOME_ERROR), never filled with a zero that could satisfy `<`.
  */
-export interface EthTxFacts {
+export type EthTxFacts = {
   type: EthTxType;
   /** The signer's address when the request names it by address; '' otherwise. */
   from: string;
@@ -38,7 +38,7 @@ export interface EthTxFacts {
   max_priority_fee_per_gas?: bigint;
   max_fee_per_blob_gas?: bigint;
   authorization_list?: EthAuthorizationFacts[];
-}
+};
 
 export interface ParsedEthereumTx {
   /** 0 for legacy, else the envelope's type byte. */

@@ -8,34 +8,34 @@ export const SYSTEM_PROGRAM = "11111111111111111111111111111111";
 export const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 export const TOKEN_2022_PROGRAM = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
 
-export interface SolanaAccountFacts {
+export type SolanaAccountFacts = {
   /** '' for an account loaded from an address table (its key is not in the transaction). */
   account_key: string;
   signer: boolean;
   writable: boolean;
-}
+};
 
-export interface SolanaLookupFacts {
+export type SolanaLookupFacts = {
   address_table_key: string;
   writable_indexes: bigint[];
   readonly_indexes: bigint[];
-}
+};
 
-export interface SolanaInstructionFacts {
+export type SolanaInstructionFacts = {
   program_key: string;
   accounts: SolanaAccountFacts[];
   instruction_data_hex: string;
   /** The address-table entries this instruction's accounts come from. */
   address_table_lookups: SolanaLookupFacts[];
-}
+};
 
-export interface SolanaTransferFacts {
+export type SolanaTransferFacts = {
   from: string;
   to: string;
   amount: bigint;
-}
+};
 
-export interface SolanaSplTransferFacts {
+export type SolanaSplTransferFacts = {
   from: string;
   to: string;
   amount: bigint;
@@ -43,9 +43,9 @@ export interface SolanaSplTransferFacts {
   signers: string[];
   /** Absent for a plain Transfer, which names no mint. */
   token_mint?: string;
-}
+};
 
-export interface SolanaTxFacts {
+export type SolanaTxFacts = {
   account_keys: string[];
   program_keys: string[];
   instructions: SolanaInstructionFacts[];
@@ -53,7 +53,7 @@ export interface SolanaTxFacts {
   spl_transfers: SolanaSplTransferFacts[];
   address_table_lookups: SolanaLookupFacts[];
   recent_blockhash: string;
-}
+};
 
 export interface ParsedSolanaTx {
   version: "legacy" | 0;
