@@ -133,6 +133,11 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    * by name. Absent: those keywords are a runtime error (OUTCOME_ERROR), never an allow.
    */
   policyWallets?(params: Static<P>): PolicyWallets | undefined;
+  /**
+   * The signWith of an activity that signs: pipeline/governance.ts resolves it in the target
+   * organization and binds `private_key`, `wallet_account` and `wallet` (docs/signing.md §4).
+   */
+  policySigner?(params: Static<P>): string;
   /** docs/policy-language.md §6.8: allowed without a policy unless one explicitly allows or denies (own credentials). */
   implicitlyAllowed?(params: Static<P>, actor: Actor): boolean;
   /** docs/policy-language.md §4.9: decided by the root quorum alone; policies are never consulted. */
@@ -211,6 +216,7 @@ export interface CompiledActivity {
   validator: Validator<TObject>;
   policyParams?(params: ActivityParams): Record<string, ParamValue>;
   policyWallets?(params: ActivityParams): PolicyWallets | undefined;
+  policySigner?(params: ActivityParams): string;
   implicitlyAllowed?(params: ActivityParams, actor: Actor): boolean;
   check?(params: ActivityParams): void;
   admit?(params: ActivityParams, env: AdmitEnv): Promise<void>;
@@ -236,7 +242,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     if (validator.is(params)) return params;
     throw new Error(`${def.type}: parameters do not match the definition's schema`);
   };
-  const { policyParams, policyWallets, implicitlyAllowed, check, admit, prepare, execute } = def;
+  const { policyParams, policyWallets, policySigner, implicitlyAllowed, check, admit, prepare, execute } = def;
   return {
     route: "activity",
     op: def.op ?? names.op,
@@ -255,6 +261,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     validator,
     ...(policyParams ? { policyParams: (params: ActivityParams) => policyParams(typed(params)) } : {}),
     ...(policyWallets ? { policyWallets: (params: ActivityParams) => policyWallets(typed(params)) } : {}),
+    ...(policySigner ? { policySigner: (params: ActivityParams) => policySigner(typed(params)) } : {}),
     ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(typed(params), actor) } : {}),
     ...(check ? { check: (params: ActivityParams) => check(typed(params)) } : {}),
     ...(admit ? { admit: (params: ActivityParams, env: AdmitEnv) => admit(typed(params), env) } : {}),

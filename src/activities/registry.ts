@@ -59,6 +59,15 @@ import { deleteTvcAppAndDeployments } from "./tvc/delete_tvc_app_and_deployments
 import { enableAuthProxy } from "./auth-proxy/enable_auth_proxy.ts";
 import { updateAuthProxyConfig } from "./auth-proxy/update_auth_proxy_config.ts";
 import { disableAuthProxy } from "./auth-proxy/disable_auth_proxy.ts";
+// imports: signing and private keys
+import { signRawPayloadV2 } from "./signing/sign_raw_payload.ts";
+import { signRawPayloads } from "./signing/sign_raw_payloads.ts";
+import { createPrivateKeysV2 } from "./private-keys/create_private_keys.ts";
+import { deletePrivateKeys } from "./private-keys/delete_private_keys.ts";
+import { createPrivateKeyTag } from "./private-keys/create_private_key_tag.ts";
+import { updatePrivateKeyTag } from "./private-keys/update_private_key_tag.ts";
+import { deletePrivateKeyTags } from "./private-keys/delete_private_key_tags.ts";
+import { deleteWalletAccounts } from "./wallets/delete_wallet_accounts.ts";
 
 export const ACTIVITIES: readonly CompiledActivity[] = [
   createSubOrganizationV8,
@@ -128,6 +137,15 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   enableAuthProxy,
   updateAuthProxyConfig,
   disableAuthProxy,
+  // activities: signing and private keys
+  signRawPayloadV2,
+  signRawPayloads,
+  createPrivateKeysV2,
+  deletePrivateKeys,
+  createPrivateKeyTag,
+  updatePrivateKeyTag,
+  deletePrivateKeyTags,
+  deleteWalletAccounts,
 ];
 
 /** Votes on other activities: routed like activities, recorded on their target. */

@@ -14,6 +14,7 @@ import type { CompiledActivity } from "../activities/define.ts";
 import { activityByType } from "../activities/registry.ts";
 import type { Params } from "./validate.ts";
 import { walletFacts } from "../wallets/policy-facts.ts";
+import { signerFacts } from "../signing/policy-facts.ts";
 import { GovernanceCache, type OrgGovernance } from "./governance-cache.ts";
 
 export { GovernanceCache, type OrgGovernance };
@@ -81,6 +82,9 @@ export async function activityFacts(db: Executor, def: CompiledActivity, params:
   // The wallets it names, as they stand now: the `wallet` / `wallets` condition keywords.
   const named = def.policyWallets?.(params);
   if (named) facts.wallets = await walletFacts(db, organizationId, named);
+  // The key a signing activity names: `private_key`, `wallet_account`, `wallet` (docs/signing.md §4).
+  const signWith = def.policySigner?.(params);
+  if (signWith !== undefined) Object.assign(facts, await signerFacts(db, organizationId, signWith));
   return facts;
 }
 

@@ -244,6 +244,10 @@ export function compile(checked: Checked, source: string): Bool {
               : "'wallet' is not available for this evaluation",
           );
         };
+      case "wallet_account":
+        return (f) => f.env.activity?.walletAccount ?? absent("wallet_account");
+      case "private_key":
+        return (f) => f.env.activity?.privateKey ?? absent("private_key");
       case "eth":
       case "solana":
         // Bound by a signing activity to what its request parses into (docs/signing-policies.md §1).
@@ -252,8 +256,6 @@ export function compile(checked: Checked, source: string): Bool {
           const root = signing && hasOwn.call(signing, name) ? signing[name] : undefined;
           return root ?? absent(name);
         };
-      case "wallet_account":
-      case "private_key":
       case "tron":
       case "bitcoin":
       case "tempo":

@@ -28,6 +28,29 @@ export interface WalletFacts {
   label: string;
 }
 
+/** The private key a signing activity names, as the condition keyword `private_key` sees it. */
+export interface PrivateKeyFacts {
+  id: string;
+  /** Private key tag ids. */
+  tags: readonly string[];
+  imported: boolean;
+  exported: boolean;
+  /** The key's name. */
+  label: string;
+}
+
+/** The wallet account a signing activity names (`wallet_account`). */
+export interface WalletAccountFacts {
+  address: string;
+}
+
+/** What a signing activity's key binds (docs/signing.md §4). */
+export interface SignerFacts {
+  wallets?: readonly WalletFacts[];
+  walletAccount?: WalletAccountFacts;
+  privateKey?: PrivateKeyFacts;
+}
+
 export interface ActivityFacts {
   type: string;
   kind: string;
@@ -42,6 +65,10 @@ export interface ActivityFacts {
    * keywords are an evaluation error (OUTCOME_ERROR), never a value.
    */
   wallets?: readonly WalletFacts[];
+  /** `wallet_account`: bound by signing with a wallet account (docs/signing.md §4). */
+  walletAccount?: WalletAccountFacts;
+  /** `private_key`: bound by signing with a private key (docs/signing.md §4). */
+  privateKey?: PrivateKeyFacts;
   /**
    * The parsed transaction or payload a signing activity carries (docs/signing-policies.md §1):
    * `eth` → {tx | eip_712}, `solana` → {tx}. Plain data: objects read by own property only,

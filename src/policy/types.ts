@@ -60,9 +60,10 @@ export const PRIVATE_KEY: Type = {
  * written for the hosted service can be imported. `eth` and `solana` are bound by the signing
  * activities to their parsed request (docs/signing-policies.md §1); their member chains
  * type-check as dynamic values and are checked when read, so a wrong field or type is an
- * evaluation error (OUTCOME_ERROR), never an allow. The others (`tron`, `bitcoin`, `tempo`,
- * `secret`, `private_key`, `wallet_account`) are never bound here: reading one is an
- * AbsentKeyword error. `wallet` and `wallets` are bound by the wallet activities.
+ * evaluation error (OUTCOME_ERROR), never an allow. `tron`, `bitcoin`, `tempo` and `secret`
+ * are never bound here: reading one is an AbsentKeyword error. `private_key` and
+ * `wallet_account` are bound by the activities that sign (docs/signing.md §4); `wallet` and
+ * `wallets` by the wallet activities and signing with a wallet account.
  */
 export const SIGNING_KEYWORDS: ReadonlySet<string> = new Set([
   "wallet",

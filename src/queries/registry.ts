@@ -28,6 +28,8 @@ import { getTvcApp, getTvcDeployment, listTvcAppDeployments, listTvcApps } from 
 import { getAppStatus } from "./app_status.ts";
 // imports: auth proxy
 import { getAuthProxyConfig } from "./get_auth_proxy_config.ts";
+// imports: private keys
+import { getPrivateKey, listPrivateKeys, listPrivateKeyTags } from "./private_keys.ts";
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
@@ -70,6 +72,10 @@ export const QUERIES: readonly CompiledQuery[] = [
   getAppStatus,
   // queries: auth proxy
   getAuthProxyConfig,
+  // queries: private keys
+  getPrivateKey,
+  listPrivateKeys,
+  listPrivateKeyTags,
 ];
 
 const byOp = new Map<string, CompiledQuery>();

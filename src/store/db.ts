@@ -24,6 +24,7 @@ import * as m013 from "./migrations/013_otp_limits.ts";
 import * as m014 from "./migrations/014_oauth_identity_audience.ts";
 import * as m015 from "./migrations/015_session_allowlist.ts";
 import * as m016 from "./migrations/016_auth_proxy.ts";
+import * as m017 from "./migrations/017_private_keys.ts";
 import { withStatementCache } from "./sqlite-statements.ts";
 import { groupCommit, StoreUnavailableError, transactionPerCall, type LockDeadline, type Transact } from "./transactions.ts";
 import { startCheckpointer, type Checkpointer } from "./sqlite-checkpointer.ts";
@@ -95,6 +96,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "014_oauth_identity_audience": m014,
   "015_session_allowlist": m015,
   "016_auth_proxy": m016,
+  "017_private_keys": m017,
 };
 
 class StaticProvider implements MigrationProvider {

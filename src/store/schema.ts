@@ -262,6 +262,45 @@ export interface WalletAccountsTable {
   updated_at: number;
 }
 
+/** A key of its own (docs/signing.md §3); the private key is stored only sealed. */
+export interface PrivateKeysTable {
+  id: string;
+  organization_id: string;
+  /** Unique per organization. */
+  name: string;
+  curve: string;
+  /** Compressed secp256k1 (33 bytes) or ed25519 (32 bytes) public key, lower-case hex. */
+  public_key: string;
+  /** masterKey.seal(private key hex, "private-key:<id>"). */
+  key_sealed: string;
+  imported: number;
+  exported: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The addresses a private key was created with, in request order. */
+export interface PrivateKeyAddressesTable {
+  private_key_id: string;
+  organization_id: string;
+  position: number;
+  format: string;
+  address: string;
+}
+
+export interface PrivateKeyTagsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PrivateKeyTagMembersTable {
+  tag_id: string;
+  private_key_id: string;
+}
+
 export interface UserTagsTable {
   id: string;
   organization_id: string;
@@ -560,6 +599,10 @@ export interface Database {
   ip_allowlists: IpAllowlistsTable;
   ip_allowlist_rules: IpAllowlistRulesTable;
   user_tags: UserTagsTable;
+  private_keys: PrivateKeysTable;
+  private_key_addresses: PrivateKeyAddressesTable;
+  private_key_tags: PrivateKeyTagsTable;
+  private_key_tag_members: PrivateKeyTagMembersTable;
   user_tag_members: UserTagMembersTable;
   activities: ActivitiesTable;
   votes: VotesTable;

@@ -34,7 +34,8 @@ export interface NewWallet {
   mnemonicLength?: number;
 }
 
-const sealAad = (walletId: string) => `wallet-seed:${walletId}`;
+/** The aad a wallet's mnemonic is sealed under. */
+export const sealAad = (walletId: string) => `wallet-seed:${walletId}`;
 
 /** Where a field of the request is named in errors: "parameters" or "parameters.wallet". */
 export async function createWallet(w: WalletWriter, p: NewWallet, at: string): Promise<{ walletId: string; addresses: string[] }> {

@@ -1,0 +1,36 @@
+// The signers per curve (docs/signing.md §2.1), as the SDK reads their result
+// (v1SignRawPayloadResult {r, s, v}): secp256k1 ECDSA with a low S and the recovery id as v
+// ("00" / "01"), ed25519 with r and s the two 32-byte halves of the signature and v empty.
+import { ed25519 } from "@noble/curves/ed25519.js";
+import { secp256k1 } from "@noble/curves/secp256k1.js";
+
+export type SigningCurve = "CURVE_SECP256K1" | "CURVE_ED25519";
+
+export interface RawSignature {
+  r: string;
+  s: string;
+  v: string;
+}
+
+const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
+
+/** Signs `input` (secp256k1: the 32-byte digest; ed25519: the message) with a raw private key. */
+export function signWithKey(curve: SigningCurve, privateKey: Uint8Array, input: Uint8Array): RawSignature {
+  if (curve === "CURVE_ED25519") {
+    const sig = ed25519.sign(input, privateKey);
+    return { r: hex(sig.subarray(0, 32)), s: hex(sig.subarray(32, 64)), v: "" };
+  }
+  // `prehash: false`: the input is the digest. "recovered" is recovery ‖ r ‖ s; S is low by default.
+  const sig = secp256k1.sign(input, privateKey, { prehash: false, format: "recovered", lowS: true });
+  return { r: hex(sig.subarray(1, 33)), s: hex(sig.subarray(33, 65)), v: sig[0]!.toString(16).padStart(2, "0") };
+}
+
+/** A new random private key of the curve and its public key (compressed for secp256k1). */
+export function newKeyPair(curve: SigningCurve): { privateKey: Uint8Array; publicKey: Uint8Array } {
+  if (curve === "CURVE_ED25519") {
+    const privateKey = ed25519.utils.randomSecretKey();
+    return { privateKey, publicKey: ed25519.getPublicKey(privateKey) };
+  }
+  const privateKey = secp256k1.utils.randomSecretKey();
+  return { privateKey, publicKey: secp256k1.getPublicKey(privateKey, true) };
+}
