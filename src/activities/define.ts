@@ -7,7 +7,7 @@ import type { Static, TObject } from "@sinclair/typebox";
 import type { Executor, Tx } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
-import type { ParamValue } from "../policy/facts.ts";
+import type { ParamValue, SigningFacts } from "../policy/facts.ts";
 import type { CredentialScope } from "../auth/credential-scope.ts";
 import type { ServiceKey } from "../auth/service-keys.ts";
 import type { LoginSettings } from "../auth/login-settings.ts";
@@ -138,6 +138,12 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    * organization and binds `private_key`, `wallet_account` and `wallet` (docs/signing.md §4).
    */
   policySigner?(params: Static<P>): string;
+  /**
+   * What the request signs, parsed: the `eth` / `solana` condition keywords
+   * (docs/signing-policies.md §1). Pure (no I/O), so an approval re-derives the same facts
+   * from the stored intent; `check` has already refused what does not parse.
+   */
+  policySigning?(params: Static<P>): SigningFacts | undefined;
   /** docs/policy-language.md §6.8: allowed without a policy unless one explicitly allows or denies (own credentials). */
   implicitlyAllowed?(params: Static<P>, actor: Actor): boolean;
   /** docs/policy-language.md §4.9: decided by the root quorum alone; policies are never consulted. */
@@ -217,6 +223,7 @@ export interface CompiledActivity {
   policyParams?(params: ActivityParams): Record<string, ParamValue>;
   policyWallets?(params: ActivityParams): PolicyWallets | undefined;
   policySigner?(params: ActivityParams): string;
+  policySigning?(params: ActivityParams): SigningFacts | undefined;
   implicitlyAllowed?(params: ActivityParams, actor: Actor): boolean;
   check?(params: ActivityParams): void;
   admit?(params: ActivityParams, env: AdmitEnv): Promise<void>;
@@ -242,7 +249,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     if (validator.is(params)) return params;
     throw new Error(`${def.type}: parameters do not match the definition's schema`);
   };
-  const { policyParams, policyWallets, policySigner, implicitlyAllowed, check, admit, prepare, execute } = def;
+  const { policyParams, policyWallets, policySigner, policySigning, implicitlyAllowed, check, admit, prepare, execute } = def;
   return {
     route: "activity",
     op: def.op ?? names.op,
@@ -262,6 +269,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     ...(policyParams ? { policyParams: (params: ActivityParams) => policyParams(typed(params)) } : {}),
     ...(policyWallets ? { policyWallets: (params: ActivityParams) => policyWallets(typed(params)) } : {}),
     ...(policySigner ? { policySigner: (params: ActivityParams) => policySigner(typed(params)) } : {}),
+    ...(policySigning ? { policySigning: (params: ActivityParams) => policySigning(typed(params)) } : {}),
     ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(typed(params), actor) } : {}),
     ...(check ? { check: (params: ActivityParams) => check(typed(params)) } : {}),
     ...(admit ? { admit: (params: ActivityParams, env: AdmitEnv) => admit(typed(params), env) } : {}),
