@@ -81,6 +81,8 @@ perEngine("sign_transaction", (h) => {
     const stranger = Keypair.generate().publicKey.toBase58();
     invalidRequest(await sign(h(), { signWith: sol, unsignedTransaction: solTransfer(stranger), type: "TRANSACTION_TYPE_SOLANA" }, org), /not a required signer/, ["parameters.signWith"]);
     notFound(await sign(h(), { signWith: "0x1111111111111111111111111111111111111111", unsignedTransaction: eip1559(), type: "TRANSACTION_TYPE_ETHEREUM" }, org), /no wallet account/);
+    // Refused inside the activity's transaction: rolled back, nothing recorded either.
+    assert.equal(await activityCount(h(), org), before);
   });
 
   it("policies read eth.tx and solana.tx: allowed for the named recipient, denied otherwise", async () => {
