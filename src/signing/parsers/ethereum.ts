@@ -2,7 +2,7 @@
 // envelopes 1 (EIP-2930), 2 (EIP-1559), 3 (EIP-4844) and 4 (EIP-7702). Pure: bytes in, the
 // `eth.tx` facts and what signing needs out (docs/signing-policies.md §1.1, §2.1).
 import { ParseError, hexBytes, toHex } from "./errors.ts";
-import { concat, intBytes, rlpDecode, rlpEncode, rlpInt, type RlpItem } from "./rlp.ts";
+import { intBytes, rlpDecode, rlpEncode, rlpInt, type RlpItem } from "./rlp.ts";
 
 export type EthTxType = "LEGACY" | "TYPE_1" | "TYPE_2" | "TYPE_3" | "TYPE_4";
 
@@ -179,5 +179,5 @@ export function serializeSignedEthereum(tx: ParsedEthereumTx, sig: RecoverableSi
     return `0x${toHex(rlpEncode([...tx.fields, intBytes(v), ...rs]))}`;
   }
   const body = rlpEncode([...tx.fields, intBytes(BigInt(sig.recovery)), ...rs]);
-  return `0x${toHex(concat([Uint8Array.of(tx.typeByte), body]))}`;
+  return `0x${toHex(Uint8Array.from([tx.typeByte, ...body]))}`;
 }

@@ -2,6 +2,7 @@
 // (docs/signing-policies.md §1.1). Decoding is strict: one item filling the input exactly,
 // minimal length prefixes, single bytes below 0x80 never wrapped — so one transaction has
 // one encoding, and the bytes a policy judged are the bytes that get signed.
+import { concatBytes } from "@noble/hashes/utils.js";
 import { ParseError } from "./errors.ts";
 
 export type RlpItem = Uint8Array | RlpItem[];
@@ -74,20 +75,10 @@ function lengthPrefix(len: number, offset: number): Uint8Array {
 export function rlpEncode(item: RlpItem): Uint8Array {
   if (item instanceof Uint8Array) {
     if (item.length === 1 && item[0]! < 0x80) return item;
-    return concat([lengthPrefix(item.length, 0x80), item]);
+    return concatBytes(lengthPrefix(item.length, 0x80), item);
   }
-  const body = concat(item.map(rlpEncode));
-  return concat([lengthPrefix(body.length, 0xc0), body]);
-}
-
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  const body = concatBytes(...item.map(rlpEncode));
+  return concatBytes(lengthPrefix(body.length, 0xc0), body);
 }
 
 /** An RLP scalar: big-endian, no leading zero (the empty string is 0). */
