@@ -14,6 +14,7 @@ import type { LoginSettings } from "../auth/login-settings.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { ServiceKeyPurpose } from "../store/schema.ts";
 import type { Caller } from "../network/request-network.ts";
+import type { SigningCurve } from "../signing/sign.ts";
 
 /** What a handler may use beyond its transaction (pipeline/services.ts builds it). */
 export interface ActivityServices {
@@ -144,6 +145,13 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    * from the stored intent; `check` has already refused what does not parse.
    */
   policySigning?(params: Static<P>): SigningFacts | undefined;
+  /**
+   * With policySigner: checks that need the key's curve (an encoding or hash function the
+   * curve cannot sign), run at submission before authorization once the key is found — a key
+   * the organization does not hold is a 404 there — so a request that cannot sign never
+   * waits for approvals (docs/signing.md §1).
+   */
+  checkSigner?(params: Static<P>, curve: SigningCurve): void;
   /** docs/policy-language.md §6.8: allowed without a policy unless one explicitly allows or denies (own credentials). */
   implicitlyAllowed?(params: Static<P>, actor: Actor): boolean;
   /** docs/policy-language.md §4.9: decided by the root quorum alone; policies are never consulted. */
@@ -224,6 +232,7 @@ export interface CompiledActivity {
   policyWallets?(params: ActivityParams): PolicyWallets | undefined;
   policySigner?(params: ActivityParams): string;
   policySigning?(params: ActivityParams): SigningFacts | undefined;
+  checkSigner?(params: ActivityParams, curve: SigningCurve): void;
   implicitlyAllowed?(params: ActivityParams, actor: Actor): boolean;
   check?(params: ActivityParams): void;
   admit?(params: ActivityParams, env: AdmitEnv): Promise<void>;
@@ -249,7 +258,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     if (validator.is(params)) return params;
     throw new Error(`${def.type}: parameters do not match the definition's schema`);
   };
-  const { policyParams, policyWallets, policySigner, policySigning, implicitlyAllowed, check, admit, prepare, execute } = def;
+  const { policyParams, policyWallets, policySigner, policySigning, checkSigner, implicitlyAllowed, check, admit, prepare, execute } = def;
   return {
     route: "activity",
     op: def.op ?? names.op,
@@ -270,6 +279,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     ...(policyWallets ? { policyWallets: (params: ActivityParams) => policyWallets(typed(params)) } : {}),
     ...(policySigner ? { policySigner: (params: ActivityParams) => policySigner(typed(params)) } : {}),
     ...(policySigning ? { policySigning: (params: ActivityParams) => policySigning(typed(params)) } : {}),
+    ...(checkSigner ? { checkSigner: (params: ActivityParams, curve: SigningCurve) => checkSigner(typed(params), curve) } : {}),
     ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(typed(params), actor) } : {}),
     ...(check ? { check: (params: ActivityParams) => check(typed(params)) } : {}),
     ...(admit ? { admit: (params: ActivityParams, env: AdmitEnv) => admit(typed(params), env) } : {}),

@@ -19,6 +19,7 @@ import { activityServices } from "./services.ts";
 import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
 import type { Validated } from "./validate.ts";
 import { castVote, voteRow } from "./vote.ts";
+import { requireSigner } from "../signing/resolve.ts";
 
 export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer> {
   const { ctx, principal, snapshot, def, params } = v;
@@ -32,6 +33,12 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   // Checks against the configuration and the file system (a TVC image under the image root):
   // before authorization, so a refusal records nothing (ActivityDefinition.admit).
   if (def.admit) await def.admit(params, { organizationId: principal.organization.id, ...(deps.tvcImageRoot ? { tvcImageRoot: deps.tvcImageRoot } : {}) });
+  // A signing activity names a key of the organization: an unknown one (404) or a request its
+  // curve cannot sign (400) is refused here, before it could wait for approvals (docs/signing.md §1).
+  if (def.policySigner) {
+    const signer = await requireSigner(deps.db, principal.organization.id, def.policySigner(params));
+    def.checkSigner?.(params, signer.curve);
+  }
   // 6. authorize: the submitter's stamp is the first approval.
   const gov = await governance(deps.state.governance, deps.db, principal.actor.organizationId, snapshot.policyVersion);
   const evaluated = authorize({

@@ -75,10 +75,15 @@ export function signParsed(parsed: ParsedTransaction, privateKey: Uint8Array, pu
   }
 }
 
-/** Refuses a key of the wrong curve or one that is not a required Solana signer, before any key is opened. */
-export function checkSigner(parsed: ParsedTransaction, curve: SigningCurve, publicKey: string): void {
+/** Refuses a key of the wrong curve for the chain (at submission, and again at execution). */
+export function checkCurve(parsed: ParsedTransaction, curve: SigningCurve): void {
   const want = curveFor(parsed);
   if (curve !== want) throw bad("parameters.signWith", `a ${parsed.chain} transaction is signed with a ${want} key; this key is ${curve}`);
+}
+
+/** Refuses a key of the wrong curve or one that is not a required Solana signer, before any key is opened. */
+export function checkSigner(parsed: ParsedTransaction, curve: SigningCurve, publicKey: string): void {
+  checkCurve(parsed, curve);
   if (parsed.chain === "solana") {
     const signer = base58.encode(Uint8Array.from(Buffer.from(publicKey, "hex")));
     const slot = parsed.tx.facts.account_keys.indexOf(signer);

@@ -123,6 +123,10 @@ perEngine("sign_raw_payload", (h) => {
     assert.equal(pending.json.activity.status, CONSENSUS);
     const created = completed(await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: pending.json.activity.fingerprint }, { as: b }), "createWalletResult");
     const address = created.addresses[0] as `0x${string}`;
+    // A key the organization does not hold, or a payload the key's curve cannot sign, is refused
+    // at once: it never waits for approvals.
+    notFound(await sign(h(), { signWith: "0x1111111111111111111111111111111111111111", payload: "ab", encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_KECCAK256" }, a), /no wallet account/);
+    invalidRequest(await sign(h(), { signWith: address, payload: "ab", encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NO_OP" }, a), /32-byte digest/, ["parameters.payload"]);
     const digest = keccak256(toHex("needs two"));
     const res = await sign(h(), { signWith: address, payload: digest, encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NO_OP" }, a);
     assert.equal(res.status, 200, JSON.stringify(res.json));

@@ -76,7 +76,7 @@ perEngine("sign_transaction", (h) => {
     invalidRequest(await sign(h(), { signWith: eth, unsignedTransaction: eip1559(), type: "TRANSACTION_TYPE_TRON" }, org), /not supported/, ["parameters.type"]);
     invalidRequest(await sign(h(), { signWith: eth, unsignedTransaction: eip1559(), type: "TRANSACTION_TYPE_DOGE" }, org), /type/);
     assert.equal(await activityCount(h(), org), before);
-    // Parsed, then refused at execution: a Solana key for an Ethereum transaction, a key that is not a signer.
+    // Refused once the key is known: a Solana key for an Ethereum transaction (at submission), a key that is not a signer (at execution).
     invalidRequest(await sign(h(), { signWith: sol, unsignedTransaction: eip1559(), type: "TRANSACTION_TYPE_ETHEREUM" }, org), /CURVE_SECP256K1/, ["parameters.signWith"]);
     const stranger = Keypair.generate().publicKey.toBase58();
     invalidRequest(await sign(h(), { signWith: sol, unsignedTransaction: solTransfer(stranger), type: "TRANSACTION_TYPE_SOLANA" }, org), /not a required signer/, ["parameters.signWith"]);

@@ -85,7 +85,7 @@ function refused(fn: () => unknown, field: string, message: RegExp) {
  * (viem's serializeTypedData writes an empty domain for a document without one).
  */
 const withDomainType = (d: TypedDataDefinition): TypedDataDefinition =>
-  ({ ...d, types: { EIP712Domain: getTypesForEIP712Domain({ domain: d.domain }), ...d.types } }) as TypedDataDefinition;
+  ({ ...d, types: { EIP712Domain: getTypesForEIP712Domain({ domain: d.domain }), ...d.types } }) as unknown as TypedDataDefinition;
 
 describe("EIP-712 and EIP-7702 digests (docs/signing.md §2.3)", () => {
   for (const [name, doc] of [["mail (nested structs, arrays, bytes, int64)", mail], ["permit (salt, uint256 extremes, nested arrays)", permit]] as const) {

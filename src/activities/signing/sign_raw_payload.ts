@@ -29,5 +29,6 @@ export const signRawPayloadV2 = defineActivity({
   returns: SignatureSchema,
   policySigner: (p) => p.signWith,
   check: (p) => checkPayload(p.payload, p.encoding, p.hashFunction, "parameters.payload"),
+  checkSigner: (p, curve) => void signingInput(curve, p.payload, p.encoding, p.hashFunction, "parameters.payload"),
   execute,
 });

@@ -31,5 +31,6 @@ export const signRawPayloads = defineActivity({
   returns: Type.Object({ signatures: Type.Array(SignatureSchema) }),
   policySigner: (p) => p.signWith,
   check: (p) => p.payloads.forEach((payload, i) => checkPayload(payload, p.encoding, p.hashFunction, `parameters.payloads[${i}]`)),
+  checkSigner: (p, curve) => p.payloads.forEach((payload, i) => void signingInput(curve, payload, p.encoding, p.hashFunction, `parameters.payloads[${i}]`)),
   execute,
 });

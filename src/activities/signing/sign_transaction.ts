@@ -1,7 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { requireSigner, withSigningKey, type Signer } from "../../signing/resolve.ts";
 import { SignWith } from "../../signing/schema.ts";
-import { checkSigner, parseTransaction, signParsed, transactionFacts, TRANSACTION_TYPES } from "../../signing/transaction.ts";
+import { checkCurve, checkSigner, parseTransaction, signParsed, transactionFacts, TRANSACTION_TYPES } from "../../signing/transaction.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 /** 128 KiB of transaction as hex, with a 0x prefix allowed. [our choice] */
@@ -42,6 +42,8 @@ export const signTransactionV2 = defineActivity({
   policySigner: (p) => p.signWith,
   // Parsed before any policy is consulted: what does not parse is a 400 and nothing is recorded.
   check: (p) => void parseTransaction(p.type, p.unsignedTransaction, p.signWith),
+  // docs/signing.md §1: an unknown key (404) or one of the wrong curve (400) is refused at submission.
+  checkSigner: (p, curve) => checkCurve(parseTransaction(p.type, p.unsignedTransaction, p.signWith), curve),
   policySigning: (p) => transactionFacts(parseTransaction(p.type, p.unsignedTransaction, p.signWith)),
   execute,
 });
