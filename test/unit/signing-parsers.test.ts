@@ -5,6 +5,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import fc from "fast-check";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { ed25519 } from "@noble/curves/ed25519.js";
@@ -139,5 +140,28 @@ describe("signing parsers", () => {
     refuses(() => parseEip712(typed({ x: "0x12" }, "address")), /not an address/);
     refuses(() => parseEip712(typed({ x: 1 }, "Nope")), /unknown type Nope/);
     refuses(() => parseEip712(JSON.stringify({ types: { EIP712Domain: [] }, primaryType: "M", domain: {}, message: {} })), /primaryType/);
+  });
+
+  it("any bytes, and any one-byte change to a vector, either parse or throw a ParseError (never another error)", () => {
+    const onlyParseErrors = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (err) {
+        if (!(err instanceof ParseError)) throw err;
+      }
+    };
+    const hexOf = (b: Uint8Array) => Buffer.from(b).toString("hex");
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (b) => {
+      onlyParseErrors(() => parseEthereumTransaction(hexOf(b)));
+      onlyParseErrors(() => parseSolanaTransaction(hexOf(b)));
+    }), { numRuns: 2000 });
+    const all = [...vectors.ethereum.map((v) => ["eth", v.unsigned.replace(/^0x/, "")] as const), ...vectors.solana.map((v) => ["sol", v.unsigned] as const)];
+    fc.assert(fc.property(fc.nat(all.length - 1), fc.nat(), fc.integer({ min: 0, max: 255 }), (which, at, byte) => {
+      const [chain, hex] = all[which]!;
+      const b = Buffer.from(hex, "hex");
+      b[at % b.length] = byte;
+      onlyParseErrors(() => (chain === "eth" ? parseEthereumTransaction(b.toString("hex")) : parseSolanaTransaction(b.toString("hex"))));
+    }), { numRuns: 3000 });
+    fc.assert(fc.property(fc.json(), (text) => onlyParseErrors(() => parseEip712(text))), { numRuns: 500 });
   });
 });
