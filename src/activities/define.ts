@@ -7,7 +7,7 @@ import type { Static, TObject } from "@sinclair/typebox";
 import type { Executor, Tx } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
-import type { ParamValue } from "../policy/facts.ts";
+import type { ParamValue, SigningFacts } from "../policy/facts.ts";
 import type { CredentialScope } from "../auth/credential-scope.ts";
 import type { ServiceKey } from "../auth/service-keys.ts";
 import type { LoginSettings } from "../auth/login-settings.ts";
@@ -143,6 +143,12 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    */
   policySigner?(params: Static<P>): string;
   /**
+   * What the request signs, parsed: the `eth` / `solana` condition keywords
+   * (docs/signing-policies.md §1). Pure (no I/O), so an approval re-derives the same facts
+   * from the stored intent; `check` has already refused what does not parse.
+   */
+  policySigning?(params: Static<P>): SigningFacts | undefined;
+  /**
    * With policySigner: checks that need the key's curve (an encoding or hash function the
    * curve cannot sign), run at submission before authorization once the key is found — a key
    * the organization does not hold is a 404 there — so a request that cannot sign never
@@ -230,6 +236,7 @@ export interface CompiledActivity<R extends TObject = TObject> {
   policyParams?(params: ActivityParams): Record<string, ParamValue>;
   policyWallets?(params: ActivityParams): PolicyWallets | undefined;
   policySigner?(params: ActivityParams): string;
+  policySigning?(params: ActivityParams): SigningFacts | undefined;
   checkSigner?(params: ActivityParams, curve: SigningCurve): void;
   implicitlyAllowed?(params: ActivityParams, actor: Actor): boolean;
   check?(params: ActivityParams): void;
@@ -256,7 +263,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     if (validator.is(params)) return params;
     throw new Error(`${def.type}: parameters do not match the definition's schema`);
   };
-  const { policyParams, policyWallets, policySigner, checkSigner, implicitlyAllowed, check, admit, prepare, execute } = def;
+  const { policyParams, policyWallets, policySigner, policySigning, checkSigner, implicitlyAllowed, check, admit, prepare, execute } = def;
   return {
     route: "activity",
     op: def.op ?? names.op,
@@ -276,6 +283,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     ...(policyParams ? { policyParams: (params: ActivityParams) => policyParams(typed(params)) } : {}),
     ...(policyWallets ? { policyWallets: (params: ActivityParams) => policyWallets(typed(params)) } : {}),
     ...(policySigner ? { policySigner: (params: ActivityParams) => policySigner(typed(params)) } : {}),
+    ...(policySigning ? { policySigning: (params: ActivityParams) => policySigning(typed(params)) } : {}),
     ...(checkSigner ? { checkSigner: (params: ActivityParams, curve: SigningCurve) => checkSigner(typed(params), curve) } : {}),
     ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(typed(params), actor) } : {}),
     ...(check ? { check: (params: ActivityParams) => check(typed(params)) } : {}),
