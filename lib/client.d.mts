@@ -75,6 +75,49 @@ export declare function verifySessionJwt(jwt: string, publicKeys: readonly strin
 /** The claims of a verification token signed by one of `publicKeys`; throws if not signed so, incomplete or expired. */
 export declare function verifyVerificationToken(token: string, publicKeys: readonly string[], options?: { now?: number }): VerificationTokenClaims;
 
+export declare const AUTH_PROXY_CONFIG_HEADER: "X-Auth-Proxy-Config-ID";
+
+/**
+ * A refusal by the auth proxy: `message` as the SDK's TurnkeyRequestError builds it
+ * ("Turnkey error <code>: <message>[ (Details: …)]"), `code` the gRPC code, `status` the HTTP status.
+ */
+export declare class AuthProxyRequestError extends Error {
+  constructor(body: { code?: number; message?: string; details?: unknown[] | null }, status: number);
+  code: number | undefined;
+  details: unknown[] | null;
+  status: number;
+}
+
+export interface VerifyOtpWithProxyParams {
+  /** The proxy's base URL, as core's `authProxyUrl`. */
+  authProxyUrl: string;
+  /** As core's `authProxyConfigId`; sent as X-Auth-Proxy-Config-ID. */
+  authProxyConfigId: string;
+  /** The service's public API, as core's `apiBaseUrl`: its published keys are read there. */
+  apiBaseUrl: string;
+  /** From core's initOtp. */
+  otpId: string;
+  /** From core's initOtp. */
+  otpEncryptionTargetBundle: string;
+  otpCode: string;
+  /** Compressed P-256 hex the token is bound to: core's createApiKeyPair(), so core can sign with it. */
+  publicKey: string;
+  fetch?: typeof fetch;
+}
+
+export interface VerifyOtpWithProxyResult {
+  /** For core's loginWithOtp / signUpWithOtp. */
+  verificationToken: string;
+  publicKey: string;
+}
+
+/**
+ * Core's verifyOtp, with the service's published keys: checks the bundle, encrypts the code,
+ * posts {otpId, encryptedOtpBundle} to <authProxyUrl>/v1/otp_verify_v2 and checks the token it
+ * gets back. Throws AuthProxyRequestError when the proxy refuses.
+ */
+export declare function verifyOtpWithProxy(params: VerifyOtpWithProxyParams): Promise<VerifyOtpWithProxyResult>;
+
 /** The helpers bound to one service; its keys fetched on first use and again once when a check fails (rotation). */
 export interface SigilClient {
   serviceKeys(options?: { refresh?: boolean }): Promise<ServiceKey[]>;

@@ -12,5 +12,6 @@
 //   client/discovery.mjs  the published key set
 //   client/otp.mjs        target bundle check, HPKE encryption of the code (encryptedOtpBundle)
 //   client/tokens.mjs     session JWT and verification token checks
+//   client/proxy.mjs      verifyOtpWithProxy: core's OTP verify step through the auth proxy
 //   client/index.mjs      createSigilClient (the helpers bound to one service)
 export * from "./client/index.mjs";

@@ -144,7 +144,7 @@ export const KNOBS = [
     key: "dbPoolSize",
     parse: int("SIGIL_DB_POOL_SIZE", 1, 1000),
     default: undefined,
-    computedBy: "defaultPoolSize (src/store/db.ts): sized for the machine's cores",
+    computedBy: "defaultPoolSize (src/store/postgres/index.ts): sized for the machine's cores",
     doc: { meaning: "PostgreSQL connections per process (1–1000). With N API nodes keep N × this (plus one per node for webhook change notices) under `max_connections`", default: "4 per core, 8–20" },
   }),
   defineKnob({

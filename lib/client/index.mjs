@@ -8,6 +8,7 @@ import { verifySessionJwt, verifyVerificationToken } from "./tokens.mjs";
 export { DISCOVERY_PATH, fetchServiceKeys, publicKeysFor } from "./discovery.mjs";
 export { encryptOtpCode, verifyOtpTargetBundle } from "./otp.mjs";
 export { verifySessionJwt, verifyVerificationToken } from "./tokens.mjs";
+export { AUTH_PROXY_CONFIG_HEADER, AuthProxyRequestError, verifyOtpWithProxy } from "./proxy.mjs";
 
 /** @typedef {import("../client.mjs").ServiceKey} ServiceKey */
 /** @typedef {import("../client.mjs").ServiceKeyPurpose} ServiceKeyPurpose */

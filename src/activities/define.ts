@@ -14,6 +14,7 @@ import type { LoginSettings } from "../auth/login-settings.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { ServiceKeyPurpose } from "../store/schema.ts";
 import type { Caller } from "../network/request-network.ts";
+import type { WebhookUrlPolicy } from "../webhooks/url-policy.ts";
 
 /** What a handler may use beyond its transaction (pipeline/services.ts builds it). */
 export interface ActivityServices {
@@ -35,6 +36,8 @@ export interface AdmitEnv {
   organizationId: string;
   /** SIGIL_TVC_IMAGE_ROOT (real path); undefined: TVC is off. */
   tvcImageRoot?: string;
+  /** Where webhook endpoints may point (SIGIL_WEBHOOKS_ALLOW_LOOPBACK). */
+  webhookUrls: WebhookUrlPolicy;
 }
 
 /** What `policyWallets` names: wallets of the organization by id, or the one being created (by name). */
@@ -190,9 +193,11 @@ export type ActivityParams = Static<TObject>;
 
 /**
  * A definition as the pipeline sees it: the parameter type is bound inside its hooks at
- * definition time, so the pipeline calls them without knowing it.
+ * definition time, so the pipeline calls them without knowing it. `R` keeps the result's
+ * schema type for whoever reads results by definition (the tests' `completed`); the pipeline
+ * uses the default.
  */
-export interface CompiledActivity {
+export interface CompiledActivity<R extends TObject = TObject> {
   route: "activity";
   op: string;
   type: string;
@@ -207,7 +212,7 @@ export interface CompiledActivity {
   credentialScope?: CredentialScope;
   params: TObject;
   /** The result object's schema. */
-  returns: TObject;
+  returns: R;
   validator: Validator<TObject>;
   policyParams?(params: ActivityParams): Record<string, ParamValue>;
   policyWallets?(params: ActivityParams): PolicyWallets | undefined;
@@ -227,7 +232,7 @@ export function namesOf(type: string): { op: string; intent: string; result: str
   return { op, intent: `${camel}Intent${m[2] ?? ""}`, result: `${camel}Result` };
 }
 
-export function defineActivity<P extends TObject, R extends TObject = TObject, X = undefined>(def: ActivityDefinition<P, R, X>): CompiledActivity {
+export function defineActivity<P extends TObject, R extends TObject = TObject, X = undefined>(def: ActivityDefinition<P, R, X>): CompiledActivity<R> {
   const names = namesOf(def.type);
   const validator = compile(def.params);
   // Parameters reach the hooks validated (at submission, or stored after it); the guard

@@ -7,7 +7,7 @@
 // in the target's chain; below the target, the oldest registration) is the principal, unless
 // the key is of another curve than the stamp's scheme or has expired (docs/stamps.md §2).
 import { unauthenticated } from "../errors.ts";
-import { publicKeyProblem, verifySignature, type Curve } from "../crypto/public-keys.ts";
+import { publicKeyProblem, verifyPersonalSignSignature, verifySignature, type Curve } from "../crypto/public-keys.ts";
 import { isExpired } from "../store/api-keys.ts";
 import { precompiled } from "../store/precompiled.ts";
 import type { Db } from "../store/schema.ts";
@@ -20,15 +20,25 @@ import { kindAndId, type Resolution, type Rider, type StampStrategy, type Verifi
 /** principal.credential.kind of an API or session key; also the prefix of its rate-limit bucket. */
 const KIND = "api_key";
 
-interface ApiKeyStamp extends StampFacts {
+/**
+ * What a scheme signs: `body` is the curve's usual digest of the raw body (docs/stamps.md §2.3);
+ * `personal_sign` is an Ethereum wallet's EIP-191 message signature over it (docs/stamps.md §2.5).
+ */
+type Digest = "body" | "personal_sign";
+
+interface Scheme {
   curve: Curve;
+  digest: Digest;
 }
 
+interface ApiKeyStamp extends StampFacts, Scheme {}
+
 /** Keyed by the stamp's `scheme` (request data): a Map, so no name reaches Object.prototype. */
-const SCHEMES = new Map<string, Curve>([
-  ["SIGNATURE_SCHEME_TK_API_P256", "API_KEY_CURVE_P256"],
-  ["SIGNATURE_SCHEME_TK_API_SECP256K1", "API_KEY_CURVE_SECP256K1"],
-  ["SIGNATURE_SCHEME_TK_API_ED25519", "API_KEY_CURVE_ED25519"],
+const SCHEMES = new Map<string, Scheme>([
+  ["SIGNATURE_SCHEME_TK_API_P256", { curve: "API_KEY_CURVE_P256", digest: "body" }],
+  ["SIGNATURE_SCHEME_TK_API_SECP256K1", { curve: "API_KEY_CURVE_SECP256K1", digest: "body" }],
+  ["SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191", { curve: "API_KEY_CURVE_SECP256K1", digest: "personal_sign" }],
+  ["SIGNATURE_SCHEME_TK_API_ED25519", { curve: "API_KEY_CURVE_ED25519", digest: "body" }],
 ]);
 
 const MAX_STAMP_LENGTH = 8192;
@@ -50,14 +60,15 @@ function decode(value: string | string[]): ApiKeyStamp {
   if (typeof publicKey !== "string" || typeof scheme !== "string" || typeof signature !== "string") {
     throw malformed("publicKey, scheme and signature must be strings");
   }
-  const curve = SCHEMES.get(scheme);
-  if (!curve) throw malformed(`unsupported signature scheme ${JSON.stringify(scheme.slice(0, 64))}`);
+  const known = SCHEMES.get(scheme);
+  if (!known) throw malformed(`unsupported signature scheme ${JSON.stringify(scheme.slice(0, 64))}`);
+  const { curve, digest } = known;
   const keyProblem = publicKeyProblem(curve, publicKey);
   if (keyProblem) throw malformed(`publicKey: ${keyProblem}`);
   if (!/^[0-9a-fA-F]+$/.test(signature) || signature.length % 2 !== 0 || signature.length > 300) {
     throw malformed("signature must be hex");
   }
-  return { publicKey, scheme, curve, signature };
+  return { publicKey, scheme, curve, digest, signature };
 }
 
 /**
@@ -166,7 +177,10 @@ export const apiKeyStamps: StampStrategy = {
   signs: "any",
   async verify(value, rawBody): Promise<VerifiedStamp> {
     const stamp = decode(value);
-    if (!(await verifySignature(stamp.curve, stamp.publicKey, rawBody, stamp.signature))) {
+    const valid = stamp.digest === "personal_sign"
+      ? verifyPersonalSignSignature(stamp.publicKey, rawBody, stamp.signature)
+      : await verifySignature(stamp.curve, stamp.publicKey, rawBody, stamp.signature);
+    if (!valid) {
       throw unauthenticated("SIGNATURE_INVALID", "could not verify api key signature");
     }
     return { resolve: (db, chains, organizationId, scope, now, rider) => resolve(db, chains, stamp, organizationId, scope, now, rider) };

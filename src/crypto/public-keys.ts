@@ -4,6 +4,8 @@
 // signatures (the SDK's node stamper produces them about half the time).
 import { createPublicKey, verify, type KeyObject } from "node:crypto";
 import { promisify } from "node:util";
+import { secp256k1 } from "@noble/curves/secp256k1.js";
+import { keccak_256 } from "@noble/hashes/sha3.js";
 
 export type Curve = "API_KEY_CURVE_P256" | "API_KEY_CURVE_SECP256K1" | "API_KEY_CURVE_ED25519";
 
@@ -93,6 +95,58 @@ export async function verifySignature(
     const sig = Buffer.from(signatureHex, "hex");
     if (curve === "API_KEY_CURVE_ED25519") return await verifyInPool(null, message, key, sig);
     return await verifyInPool("sha256", message, { key, dsaEncoding: "der" }, sig);
+  } catch {
+    return false;
+  }
+}
+
+/** The digest an Ethereum wallet's `personal_sign` signs: keccak-256 of the EIP-191 envelope. */
+export function personalSignDigest(message: Buffer): Uint8Array {
+  const prefix = Buffer.from(`\x19Ethereum Signed Message:\n${message.length}`, "utf8");
+  return keccak_256(Buffer.concat([prefix, message]));
+}
+
+/**
+ * r‖s (64 bytes) from a DER `SEQUENCE { INTEGER r, INTEGER s }`, read leniently: an integer
+ * may carry redundant leading zero bytes. @turnkey/crypto's toDerSignature, which the wallet
+ * stamper uses, keeps a leading 00 byte of r or s as it is, so about one stamp in 256 is not
+ * minimal DER; a strict parser would refuse it (docs/stamps.md §2.5). Null when malformed.
+ */
+function compactFromLenientDer(der: Buffer): Uint8Array | null {
+  if (der.length < 8 || der[0] !== 0x30 || der[1] !== der.length - 2) return null;
+  const out = new Uint8Array(64);
+  let at = 2;
+  for (const half of [0, 1]) {
+    if (der[at] !== 0x02) return null;
+    const len = der[at + 1]!;
+    if (len === 0 || len > 0x7f || at + 2 + len > der.length) return null;
+    let int = der.subarray(at + 2, at + 2 + len);
+    if (int[0]! & 0x80) return null; // negative
+    while (int.length > 1 && int[0] === 0) int = int.subarray(1);
+    if (int.length > 32) return null;
+    out.set(int, half * 32 + 32 - int.length);
+    at += 2 + len;
+  }
+  return at === der.length ? out : null;
+}
+
+/**
+ * Verifies a secp256k1 DER signature (hex) over the EIP-191 `personal_sign` digest of
+ * `message` (docs/stamps.md §2.5). OpenSSL cannot verify a digest it did not compute, so
+ * this is noble's pure-JS ECDSA, synchronous; high-S signatures are accepted as for every
+ * other scheme. Never throws.
+ */
+export function verifyPersonalSignSignature(publicKeyHex: string, message: Buffer, signatureHex: string): boolean {
+  if (!HEX.test(signatureHex) || signatureHex.length % 2 !== 0 || signatureHex.length === 0) return false;
+  if (!HEX.test(publicKeyHex) || publicKeyHex.length % 2 !== 0) return false;
+  const compact = compactFromLenientDer(Buffer.from(signatureHex, "hex"));
+  if (!compact) return false;
+  try {
+    return secp256k1.verify(compact, personalSignDigest(message), Buffer.from(publicKeyHex, "hex"), {
+      prehash: false,
+      lowS: false,
+      format: "compact",
+    });
   } catch {
     return false;
   }

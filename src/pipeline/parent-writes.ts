@@ -8,11 +8,11 @@
 // the authentication and recovery flows a parent starts for its sub-organizations' users
 // (OTP, passkey/stamp login, OAuth login, legacy email auth, email recovery), declared by
 // the login methods (src/logins/), and a definition setting parentMayStamp on any other type
-// stops the service at startup.
+// stops the service at startup (`sigil serve` calls checkParentStampable on the registry; so
+// does a unit test).
 import { ApiError, Grpc } from "../errors.ts";
 import type { SubmitRoute } from "../activities/define.ts";
 import type { Principal } from "../auth/principal.ts";
-import { ACTIVITIES, VOTES } from "../activities/registry.ts";
 import { LOGIN_PARENT_PATTERNS } from "../logins/index.ts";
 
 /**
@@ -37,9 +37,6 @@ export function checkParentStampable(routes: readonly Pick<SubmitRoute, "type" |
     );
   }
 }
-
-// At startup (this module is loaded with the submit pipeline): the registry as it stands.
-checkParentStampable([...ACTIVITIES, ...VOTES]);
 
 /**
  * Throws 403 when `auth` is a parent's credential and `route` is not open to parents. The

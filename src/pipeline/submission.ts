@@ -19,6 +19,7 @@ import { activityServices } from "./services.ts";
 import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
 import type { Validated } from "./validate.ts";
 import { castVote, voteRow } from "./vote.ts";
+import { STRICT_WEBHOOK_URLS } from "../webhooks/url-policy.ts";
 
 export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer> {
   const { ctx, principal, snapshot, def, params } = v;
@@ -31,7 +32,13 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   let fingerprint = bodyFingerprint;
   // Checks against the configuration and the file system (a TVC image under the image root):
   // before authorization, so a refusal records nothing (ActivityDefinition.admit).
-  if (def.admit) await def.admit(params, { organizationId: principal.organization.id, ...(deps.tvcImageRoot ? { tvcImageRoot: deps.tvcImageRoot } : {}) });
+  if (def.admit) {
+    await def.admit(params, {
+      organizationId: principal.organization.id,
+      webhookUrls: deps.webhookUrls ?? STRICT_WEBHOOK_URLS,
+      ...(deps.tvcImageRoot ? { tvcImageRoot: deps.tvcImageRoot } : {}),
+    });
+  }
   // 6. authorize: the submitter's stamp is the first approval.
   const gov = await governance(deps.state.governance, deps.db, principal.actor.organizationId, snapshot.policyVersion);
   const evaluated = authorize({

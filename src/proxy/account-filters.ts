@@ -1,5 +1,5 @@
 // How /v1/account's filter types map to the public API's sub-organization queries
-// (docs/auth-proxy-service.md §2.4). Pure: the endpoint runs the query this returns.
+// (docs/auth-proxy-service.md §2.2). Pure: the endpoint runs the query this returns.
 import { invalid } from "../errors.ts";
 import { oidcClaims } from "../auth/oauth/oidc-claims.ts";
 

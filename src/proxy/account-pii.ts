@@ -1,4 +1,4 @@
-// A config's verificationTokenRequiredForGetAccountPii (docs/auth-proxy-service.md §2.4):
+// A config's verificationTokenRequiredForGetAccountPii (docs/auth-proxy-service.md §2.2):
 // an EMAIL or PHONE_NUMBER look-up must prove the contact. A verification token proves it when
 // a VERIFICATION_TOKEN key the API publishes signed it, it has not expired, it was issued in the
 // config's organization and names that contact. An OIDC token proves an email when its `email`

@@ -40,7 +40,7 @@ const FILTERS = new Map<string, (q: OrgQuery, value: string) => OrgQuery>([
   ["WALLET_ACCOUNT_ADDRESS", byWalletAccountAddress],
   [
     // An OAuth identity given by its claims, JSON {iss, sub, aud} (what @turnkey/core sends
-    // through the auth proxy's /v1/account; docs/auth-proxy-service.md §2.4): no token to verify,
+    // through the auth proxy's /v1/account; docs/auth-proxy-service.md §2.2): no token to verify,
     // so it names an identity and proves nothing.
     "OIDC_CLAIMS",
     (q, v) => {

@@ -6,6 +6,7 @@ import http from "node:http";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
+import type { CDPSession } from "playwright-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -55,35 +56,50 @@ export interface PasskeyPage {
   close(): Promise<void>;
 }
 
-/** Serves the page, launches Chromium, opens the page with a virtual authenticator (ctap2, internal, resident keys, UV). */
-export async function openPasskeyPage(rpId = "localhost"): Promise<PasskeyPage> {
+/** The page: `script` (ES modules from node_modules) bundled for the browser with esbuild, served at / on 127.0.0.1. */
+export async function servePage(script: string, title: string): Promise<{ port: number; close(): Promise<void> }> {
   const { build } = await import("esbuild");
   const bundle = await build({
-    stdin: { contents: PAGE_SCRIPT, resolveDir: ROOT, loader: "js" },
+    stdin: { contents: script, resolveDir: ROOT, loader: "js" },
     bundle: true,
     write: false,
     platform: "browser",
     format: "iife",
     logLevel: "silent",
   });
-  const script = bundle.outputFiles[0]!.text;
+  const code = bundle.outputFiles[0]!.text;
   const server = http.createServer((req, res) => {
-    if (req.url === "/page.js") res.writeHead(200, { "content-type": "text/javascript" }).end(script);
-    else if (req.url === "/") res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><title>passkeys</title><script src="/page.js"></script>');
+    if (req.url === "/page.js") res.writeHead(200, { "content-type": "text/javascript" }).end(code);
+    else if (req.url === "/") res.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><title>${title}</title><script src="/page.js"></script>`);
     else res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const origin = `http://localhost:${(server.address() as AddressInfo).port}`;
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A CDP virtual authenticator on the page: ctap2, internal, resident keys, user verification, presence simulated. */
+export async function addVirtualAuthenticator(cdp: CDPSession): Promise<string> {
+  await cdp.send("WebAuthn.enable");
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  return authenticatorId;
+}
+
+/** Serves the page, launches Chromium, opens the page with a virtual authenticator (ctap2, internal, resident keys, UV). */
+export async function openPasskeyPage(rpId = "localhost"): Promise<PasskeyPage> {
+  const server = await servePage(PAGE_SCRIPT, "passkeys");
+  const origin = `http://localhost:${server.port}`;
 
   const { chromium } = await import("playwright-core");
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
   try {
     const page = await browser.newPage();
     const cdp = await page.context().newCDPSession(page);
-    await cdp.send("WebAuthn.enable");
-    const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-      options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
+    const authenticatorId = await addVirtualAuthenticator(cdp);
     await page.goto(`${origin}/`);
     await page.waitForFunction(() => "passkeys" in window);
     return {
@@ -99,12 +115,12 @@ export async function openPasskeyPage(rpId = "localhost"): Promise<PasskeyPage> 
       },
       async close() {
         await browser.close();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await server.close();
       },
     };
   } catch (err) {
     await browser.close();
-    server.close();
+    await server.close();
     throw err;
   }
 }

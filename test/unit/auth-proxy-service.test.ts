@@ -1,4 +1,4 @@
-// The auth proxy's pure parts (docs/auth-proxy-service.md §2.4, §3, §4.1): origin matching,
+// The auth proxy's pure parts (docs/auth-proxy-service.md §2.2, §3, §4.1): origin matching,
 // /v1/account's filter mapping, body reading, and the fixed-window counters its limits use.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";

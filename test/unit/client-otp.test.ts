@@ -7,7 +7,9 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { encryptOtpCodeToBundle, hpkeDecrypt, verifySessionJwtSignature } from "@turnkey/crypto";
 import {
+  AuthProxyRequestError,
   createSigilClient,
+  verifyOtpWithProxy,
   encryptOtpCode,
   publicKeysFor,
   verifyOtpTargetBundle,
@@ -145,5 +147,79 @@ describe("sigil/client: tokens", () => {
     await assert.rejects(c.encryptOtpCode({ otpCode: "7", otpEncryptionTargetBundle: targetBundle(generateP256(), target), publicKey: sessionKey.publicCompressed }), /not one of this service's/);
     const jwt = signSessionJwt(serverKey("SESSION_JWT", sessionKey), { exp: Math.floor(now / 1000) + 60, public_key: "02ab", session_type: "SESSION_TYPE_READ_WRITE", user_id: "u", organization_id: "o" });
     assert.equal((await c.verifySessionJwt(jwt)).user_id, "u");
+  });
+});
+
+describe("sigil/client: verifyOtpWithProxy", () => {
+  const otpSigner = generateP256();
+  const tokenSigner = generateP256();
+  const target = generateP256();
+  const client = generateP256();
+  const keys = [
+    { keyId: "o", purpose: "OTP_ENCRYPTION_TARGET", publicKey: otpSigner.publicUncompressed, createdAt: "1", status: "active" },
+    { keyId: "v", purpose: "VERIFICATION_TOKEN", publicKey: tokenSigner.publicUncompressed, createdAt: "1", status: "active" },
+  ];
+  const token = (publicKey: string) =>
+    signVerificationToken(serverKey("VERIFICATION_TOKEN", tokenSigner), { exp: String(Date.now() + 60_000), organization_id: "o", verification_type: "OTP_TYPE_EMAIL", contact: "a@example.com", public_key: publicKey }).token;
+
+  /** The API's discovery and a proxy answering `answer` to otp_verify_v2; records what the proxy received. */
+  function service(answer: (body: Record<string, string>) => Response) {
+    const seen: { url: string; headers: Record<string, string>; body: Record<string, string> }[] = [];
+    const fakeFetch = (async (url: string, init?: RequestInit) => {
+      if (url === "https://api.example/public/v1/discovery/keys") return Response.json({ keys });
+      const body = JSON.parse(String(init?.body)) as Record<string, string>;
+      seen.push({ url, headers: init?.headers as Record<string, string>, body });
+      return answer(body);
+    }) as unknown as typeof fetch;
+    return { seen, fakeFetch };
+  }
+  const params = (fakeFetch: typeof fetch) => ({
+    authProxyUrl: "https://proxy.example/",
+    authProxyConfigId: "cfg-1",
+    apiBaseUrl: "https://api.example",
+    otpId: "otp-1",
+    otpEncryptionTargetBundle: targetBundle(otpSigner, target),
+    otpCode: "ABCDEF",
+    publicKey: client.publicCompressed,
+    fetch: fakeFetch,
+  });
+
+  it("posts {otpId, encryptedOtpBundle} to /v1/otp_verify_v2 with the config header; the bundle opens to the code", async () => {
+    const t = token(client.publicCompressed);
+    const { seen, fakeFetch } = service(() => Response.json({ verificationToken: t }));
+    const out = await verifyOtpWithProxy(params(fakeFetch));
+    assert.deepEqual(out, { verificationToken: t, publicKey: client.publicCompressed });
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]!.url, "https://proxy.example/v1/otp_verify_v2");
+    assert.equal(seen[0]!.headers["X-Auth-Proxy-Config-ID"], "cfg-1");
+    assert.deepEqual(Object.keys(seen[0]!.body), ["otpId", "encryptedOtpBundle"]);
+    assert.equal(seen[0]!.body.otpId, "otp-1");
+    assert.deepEqual(decrypt(seen[0]!.body.encryptedOtpBundle!, target), { otp_code: "ABCDEF", public_key: client.publicCompressed });
+  });
+
+  it("an error body becomes the SDK's message, code and status", async () => {
+    const { fakeFetch } = service(() => Response.json({ code: 3, message: "Invalid OTP code", details: [] }, { status: 400 }));
+    await assert.rejects(verifyOtpWithProxy(params(fakeFetch)), (e: unknown) => {
+      assert.ok(e instanceof AuthProxyRequestError);
+      assert.equal(e.name, "TurnkeyRequestError");
+      assert.equal(e.message, "Turnkey error 3: Invalid OTP code (Details: [])");
+      assert.equal(e.code, 3);
+      assert.equal(e.status, 400);
+      return true;
+    });
+    const { fakeFetch: notJson } = service(() => new Response("<html>", { status: 502, statusText: "Bad Gateway" }));
+    await assert.rejects(verifyOtpWithProxy(params(notJson)), /^Error: 502 Bad Gateway$/);
+  });
+
+  it("refuses a bundle not signed by the service, and a token not the service's or bound to another key, before trusting it", async () => {
+    const { seen, fakeFetch } = service(() => Response.json({ verificationToken: token(client.publicCompressed) }));
+    await assert.rejects(verifyOtpWithProxy({ ...params(fakeFetch), otpEncryptionTargetBundle: targetBundle(generateP256(), target) }), /not one of this service's/);
+    assert.equal(seen.length, 0, "nothing is sent when the bundle is not the service's");
+    const { fakeFetch: otherKey } = service(() => Response.json({ verificationToken: token(generateP256().publicCompressed) }));
+    await assert.rejects(verifyOtpWithProxy(params(otherKey)), /bound to another key/);
+    const forged = signVerificationToken(serverKey("VERIFICATION_TOKEN", generateP256()), { exp: String(Date.now() + 60_000), organization_id: "o", verification_type: "OTP_TYPE_EMAIL", contact: "a@example.com", public_key: client.publicCompressed }).token;
+    const { fakeFetch: forger } = service(() => Response.json({ verificationToken: forged }));
+    await assert.rejects(verifyOtpWithProxy(params(forger)), /not by a VERIFICATION_TOKEN key/);
+    await assert.rejects(verifyOtpWithProxy({ ...params(fakeFetch), otpCode: "" }), /otpCode must be a non-empty string/);
   });
 });

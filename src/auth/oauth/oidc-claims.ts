@@ -1,5 +1,5 @@
 // An OAuth identity named by its claims rather than a token: list_suborgs' OIDC_CLAIMS filter
-// and the auth proxy's /v1/account (docs/auth-proxy-service.md §2.4).
+// and the auth proxy's /v1/account (docs/auth-proxy-service.md §2.2).
 import { invalid } from "../../errors.ts";
 
 /** OIDC_CLAIMS' filter value: JSON with string iss, sub and aud. */
