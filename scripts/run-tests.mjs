@@ -87,7 +87,9 @@ const concurrency = Number(process.env.SIGIL_TEST_CONCURRENCY) || 3;
 const runNodeTest = ({ files: list, unit }, n) =>
   new Promise((resolve) => {
     if (!list.length) return resolve(0);
-    const args = ["--import", "tsx", "--test", `--test-concurrency=${n}`, ...flags, ...list];
+    // A test that waits forever (a hang) fails after 5 minutes instead of holding the run
+    // until CI's deadline: the report then names it (docs/testing.md §4).
+    const args = ["--import", "tsx", "--test", `--test-concurrency=${n}`, "--test-timeout=300000", ...flags, ...list];
     const p = spawn(process.execPath, args, { stdio: "inherit", cwd: root, env: { ...env, TEST_UNIT_FILES: JSON.stringify(unit) } });
     p.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
