@@ -19,4 +19,4 @@ await build({ ...common, entryPoints: [path.join(root, "src/cli/main.ts")], outf
 await build({ ...common, entryPoints: [path.join(root, "src/webhooks/delivery-worker-entry.ts")], outfile: path.join(out, "delivery-worker.mjs") });
 // Files the sources open relative to themselves (import.meta.url): the bundle sits at the same
 // depth (dist/cli ~ src/cli), so ../../package.json resolves; the checkpointer's worker is copied.
-copyFileSync(path.join(root, "src/store/sqlite-checkpointer.worker.mjs"), path.join(out, "sqlite-checkpointer.worker.mjs"));
+copyFileSync(path.join(root, "src/store/sqlite/checkpointer.worker.mjs"), path.join(out, "checkpointer.worker.mjs"));

@@ -1,27 +1,17 @@
 // Configuration comes from the environment, and `--flag value` on the command line wins over
 // it. KNOBS below is the one list of knobs (docs/configuration.md §2): the Config type, the
 // defaults, the flags, the env-only rule for secrets and the table of docs/configuration.md §1
-// (`npm run docs:config`) are all derived from it.
+// (`npm run docs:config`) are all derived from it. The login methods declare their own knobs
+// (src/logins/, docs/logins.md §8.2); KNOBS takes them in where the login rows stand.
 import fs from "node:fs";
 import path from "node:path";
 import { DEFAULT_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, parseDuration, parseSchedule } from "./webhooks/retry-schedule.ts";
 import { parseTrustProxy } from "./network/trust-proxy.ts";
 import { DEFAULT_RATE_LIMITS } from "./network/rate-limit.ts";
 import { parseCorsOrigins } from "./network/cors.ts";
-import { DEFAULT_OTP_LIMITS } from "./auth/login-settings.ts";
 import { parseProxySecret } from "./auth-proxy/channel.ts";
+import { LOGIN_KNOBS } from "./logins/index.ts";
 import { bool, defaultsOf, defineKnob, int, list, readKnobs, secondsAsMs, str, url, type ConfigOf } from "./config/define.ts";
-
-/** Comma-separated mail domains (lower-cased; no addresses, no wildcards). */
-function senderDomains(v: string): string[] {
-  const domains = list(v).map((d) => d.toLowerCase());
-  for (const d of domains) {
-    if (!/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(d)) {
-      throw new Error(`SIGIL_MAIL_SENDER_DOMAINS must be comma-separated domain names such as example.com, got ${JSON.stringify(d.slice(0, 100))}`);
-    }
-  }
-  return domains;
-}
 
 /** host[:port] with nothing else (no scheme, path or credentials): what an app's publicDomain starts with. */
 function tvcPublicAddress(v: string): string {
@@ -46,14 +36,6 @@ function tvcImageRoot(v: string): string {
   if (!fs.statSync(real).isDirectory()) throw new Error(`SIGIL_TVC_IMAGE_ROOT is not a directory: ${v}`);
   if (real === "/") throw new Error("SIGIL_TVC_IMAGE_ROOT must not be / (every file of the host would be an image)");
   return real;
-}
-
-/** An issuer URL: http(s), no credentials, query or fragment; kept without a trailing slash (it is compared as a string). */
-function publicUrl(v: string): string {
-  url("SIGIL_PUBLIC_URL", ["http:", "https:"])(v);
-  const u = new URL(v);
-  if (u.username || u.password || u.search || u.hash) throw new Error("SIGIL_PUBLIC_URL must not contain credentials, a query or a fragment");
-  return v.replace(/\/+$/, "");
 }
 
 /** `on` / `off` (also true/false, 1/0). */
@@ -162,7 +144,7 @@ export const KNOBS = [
     key: "dbPoolSize",
     parse: int("SIGIL_DB_POOL_SIZE", 1, 1000),
     default: undefined,
-    computedBy: "defaultPoolSize (src/store/db.ts): sized for the machine's cores",
+    computedBy: "defaultPoolSize (src/store/postgres/index.ts): sized for the machine's cores",
     doc: { meaning: "PostgreSQL connections per process (1–1000). With N API nodes keep N × this (plus one per node for webhook change notices) under `max_connections`", default: "4 per core, 8–20" },
   }),
   defineKnob({
@@ -284,170 +266,8 @@ export const KNOBS = [
     default: DEFAULT_RATE_LIMITS.address,
     doc: { meaning: "Requests per second per client address (IPv4: per address; IPv6: per /64 — docs/sessions-and-network.md), checked before anything else (unauthenticated requests included; not `/healthz`, `/readyz`, `/metrics`), bursts ×2; `0` off" },
   }),
-  defineKnob({
-    env: "SIGIL_SESSION_MAX_SECONDS",
-    flag: "--session-max-seconds",
-    key: "sessionMaxSeconds",
-    parse: int("SIGIL_SESSION_MAX_SECONDS", 60, 365 * 86400),
-    default: 30 * 86400,
-    doc: { meaning: "The longest session a login may ask for (`expirationSeconds`, 1 s up to this; default 900 s). Longer → 400 `invalid api key expiration`", default: "`2592000` (30 d)" },
-  }),
-  // Credentials go in the URL.
-  defineKnob({
-    env: "SMTP_URL",
-    flag: "--smtp-url",
-    secret: true,
-    key: "smtpUrl",
-    parse: url("SMTP_URL", ["smtp:", "smtps:"]),
-    default: undefined,
-    doc: { meaning: "OTP mail: `smtp://host:port` (plain; STARTTLS is used when the server offers it) or `smtps://…`; credentials in the URL (`smtp://user:pass@host`). Without it (and without the dev transport) email OTP is refused with a clear error" },
-  }),
-  defineKnob({
-    env: "SIGIL_SMTP_FROM",
-    flag: "--smtp-from",
-    key: "smtpFrom",
-    parse: str,
-    default: "Notifications <no-reply@localhost>",
-    doc: { meaning: "Sender of OTP mail when the request names none (`sendFromEmailAddress`, `sendFromEmailSenderName`)" },
-  }),
-  defineKnob({
-    env: "SIGIL_SMS_URL",
-    flag: "--sms-url",
-    key: "smsUrl",
-    parse: url("SIGIL_SMS_URL", ["http:", "https:"]),
-    default: undefined,
-    doc: { meaning: "OTP SMS: a Twilio-compatible Messages endpoint (form POST `To`, `From`, `Body`; HTTP basic auth). Without it SMS OTP is refused" },
-  }),
-  defineKnob({ env: "SIGIL_SMS_FROM", flag: "--sms-from", key: "smsFrom", parse: str, default: undefined, doc: { meaning: "The `From` number of OTP SMS" } }),
-  defineKnob({
-    env: "SIGIL_SMS_USERNAME",
-    flag: "--sms-username",
-    secret: true,
-    key: "smsUsername",
-    parse: str,
-    default: undefined,
-    doc: { meaning: "Basic-auth user of the SMS endpoint (e.g. a Twilio account SID)" },
-  }),
-  defineKnob({
-    env: "SIGIL_SMS_PASSWORD",
-    flag: "--sms-password",
-    secret: true,
-    key: "smsPassword",
-    parse: str,
-    default: undefined,
-    doc: { meaning: "Basic-auth password of the SMS endpoint (e.g. a Twilio auth token)" },
-  }),
-  defineKnob({
-    env: "SIGIL_OTP_DEV_TRANSPORT",
-    flag: "--otp-dev-transport",
-    key: "otpDevTransport",
-    parse: (v): "log" => {
-      if (v !== "log") throw new Error(`SIGIL_OTP_DEV_TRANSPORT must be "log", got ${JSON.stringify(v)}`);
-      return v;
-    },
-    default: undefined,
-    doc: { meaning: "**Development only.** `log`: OTP messages (codes included) are written to the service log instead of being sent, for both channels. Never set it in production" },
-  }),
-  defineKnob({
-    env: "SIGIL_MAIL_SENDER_DOMAINS",
-    flag: "--mail-sender-domains",
-    key: "mailSenderDomains",
-    parse: senderDomains,
-    default: undefined,
-    computedBy: "allowedSenderDomains (src/activities/otp/otp-content.ts): the domain of SIGIL_SMTP_FROM",
-    doc: { meaning: "Comma-separated domains a top-level organization's `init_otp` may use in `sendFromEmailAddress` / `replyToEmailAddress` (exact match; list subdomains too); others → 400 naming the field. Sub-organizations may not customize OTP messages at all (docs/otp-limits-and-mail.md §3)", default: "domain of `SIGIL_SMTP_FROM`" },
-  }),
-  defineKnob({
-    env: "SIGIL_OTP_GUESSES_PER_CONTACT",
-    flag: "--otp-guesses-per-contact",
-    key: "otpGuessesPerContact",
-    parse: int("SIGIL_OTP_GUESSES_PER_CONTACT", 1, 1000),
-    default: DEFAULT_OTP_LIMITS.guessesPerContact,
-    doc: { meaning: "Wrong OTP codes per contact per guess window, across codes and organizations; past it even the right code is 429 until the window frees one" },
-  }),
-  defineKnob({
-    env: "SIGIL_OTP_GUESS_WINDOW_SECONDS",
-    flag: "--otp-guess-window-seconds",
-    key: "otpGuessWindowSeconds",
-    parse: int("SIGIL_OTP_GUESS_WINDOW_SECONDS", 1, 86400),
-    default: DEFAULT_OTP_LIMITS.guessWindowSeconds,
-    doc: { meaning: "The window of `SIGIL_OTP_GUESSES_PER_CONTACT`", default: "`900` (15 min)" },
-  }),
-  defineKnob({
-    env: "SIGIL_OTP_INITIATIONS_PER_CONTACT_PER_HOUR",
-    flag: "--otp-initiations-per-contact-per-hour",
-    key: "otpInitiationsPerContactPerHour",
-    parse: int("SIGIL_OTP_INITIATIONS_PER_CONTACT_PER_HOUR", 1, 1000),
-    default: DEFAULT_OTP_LIMITS.initiationsPerContactPerHour,
-    doc: { meaning: "`init_otp` per contact (email in any case, phone number) per hour, across organizations; past it 429 with `Retry-After`" },
-  }),
-  defineKnob({
-    env: "SIGIL_OTP_SENDS_PER_RECIPIENT_PER_HOUR",
-    flag: "--otp-sends-per-recipient-per-hour",
-    key: "otpSendsPerRecipientPerHour",
-    parse: int("SIGIL_OTP_SENDS_PER_RECIPIENT_PER_HOUR", 1, 1000),
-    default: DEFAULT_OTP_LIMITS.sendsPerRecipientPerHour,
-    doc: { meaning: "OTP messages per recipient mailbox (`+tags` and Gmail dots ignored) or phone number per hour; past it 429 with `Retry-After`" },
-  }),
-  defineKnob({
-    env: "SIGIL_OTP_SENDS_PER_ORGANIZATION_PER_HOUR",
-    flag: "--otp-sends-per-organization-per-hour",
-    key: "otpSendsPerOrganizationPerHour",
-    parse: int("SIGIL_OTP_SENDS_PER_ORGANIZATION_PER_HOUR", 1, 100_000),
-    default: DEFAULT_OTP_LIMITS.sendsPerOrganizationPerHour,
-    doc: { meaning: "OTP messages per organization tree per hour, counted on its top-level organization whichever sub-organization sends; past it 429 with `Retry-After`" },
-  }),
-  defineKnob({
-    env: "SIGIL_WEBAUTHN_RP_ID",
-    flag: "--webauthn-rp-id",
-    key: "webauthnRpId",
-    parse: str,
-    default: undefined,
-    doc: { meaning: "WebAuthn relying party id passkey registrations and assertions must be for (e.g. `example.com`); unset accepts any", default: "any" },
-  }),
-  defineKnob({
-    env: "SIGIL_WEBAUTHN_ORIGINS",
-    flag: "--webauthn-origins",
-    key: "webauthnOrigins",
-    parse: list,
-    default: [],
-    doc: { meaning: "Comma-separated exact origins accepted in passkey `clientDataJSON` (e.g. `https://app.example.com`); unset accepts any", default: "any" },
-  }),
-  defineKnob({
-    env: "SIGIL_PUBLIC_URL",
-    flag: "--public-url",
-    key: "publicUrl",
-    parse: publicUrl,
-    default: undefined,
-    // Depends on PORT: computed where the OAuth settings are built, so a harness that changes
-    // the port of DEFAULTS gets the matching issuer.
-    computedBy: "oauthSettingsFrom (src/auth/oauth/configure.ts): http://localhost:<port>",
-    doc: { meaning: "Sigil's public base URL: `iss` of its OIDC tokens and the base of its discovery document (http/https, no credentials, query or fragment; a trailing slash is dropped). Set it in every deployment reached by another name", default: "`http://localhost:<PORT>`" },
-  }),
-  defineKnob({
-    env: "SIGIL_OAUTH_PROVIDERS_FILE",
-    flag: "--oauth-providers-file",
-    key: "oauthProvidersFile",
-    parse: str,
-    default: undefined,
-    doc: { meaning: "JSON `{\"providers\":{\"OAUTH2_PROVIDER_X\":{\"tokenUrl\",\"userInfoUrl\"},…},\"issuers\":[{\"issuer\",\"jwksUrl\"}]}`: overrides built-in provider endpoints and lists the trusted OIDC issuers. Checked at startup (unknown providers or keys, non-https or private URLs stop the server with the reason); `userInfoUrl` may be omitted for Apple and OIDC" },
-  }),
-  defineKnob({
-    env: "SIGIL_OAUTH_TIMEOUT_MS",
-    flag: "--oauth-timeout-ms",
-    key: "oauthTimeoutMs",
-    parse: int("SIGIL_OAUTH_TIMEOUT_MS", 100, 120_000),
-    default: 10_000,
-    doc: { meaning: "Deadline of one provider or JWKS call (100–120000)" },
-  }),
-  defineKnob({
-    env: "SIGIL_OAUTH_ALLOW_LOOPBACK",
-    flag: "--oauth-allow-loopback",
-    key: "oauthAllowLoopback",
-    parse: bool("SIGIL_OAUTH_ALLOW_LOOPBACK"),
-    default: false,
-    doc: { meaning: "**Development only.** OAuth providers and issuers on loopback (127.0.0.0/8, ::1, `localhost`), http allowed there. Logged as a warning at startup" },
-  }),
+  // The login methods' knobs, in LOGIN_METHODS order (src/logins/index.ts; docs/configuration.md §2).
+  ...LOGIN_KNOBS,
   defineKnob({
     env: "SIGIL_TVC_RUNTIME",
     flag: "--tvc-runtime",

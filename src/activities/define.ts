@@ -7,13 +7,14 @@ import type { Static, TObject } from "@sinclair/typebox";
 import type { Executor, Tx } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
-import type { ParamValue } from "../policy/facts.ts";
+import type { ParamValue, SigningFacts } from "../policy/facts.ts";
 import type { CredentialScope } from "../auth/credential-scope.ts";
 import type { ServiceKey } from "../auth/service-keys.ts";
 import type { LoginSettings } from "../auth/login-settings.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { ServiceKeyPurpose } from "../store/schema.ts";
 import type { Caller } from "../network/request-network.ts";
+import type { WebhookUrlPolicy } from "../webhooks/url-policy.ts";
 import type { SigningCurve } from "../signing/sign.ts";
 
 /** What a handler may use beyond its transaction (pipeline/services.ts builds it). */
@@ -36,6 +37,8 @@ export interface AdmitEnv {
   organizationId: string;
   /** SIGIL_TVC_IMAGE_ROOT (real path); undefined: TVC is off. */
   tvcImageRoot?: string;
+  /** Where webhook endpoints may point (SIGIL_WEBHOOKS_ALLOW_LOOPBACK). */
+  webhookUrls: WebhookUrlPolicy;
 }
 
 /**
@@ -143,6 +146,12 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    */
   policySigner?(params: Static<P>): string;
   /**
+   * What the request signs, parsed: the `eth` / `solana` condition keywords
+   * (docs/signing-policies.md §1). Pure (no I/O), so an approval re-derives the same facts
+   * from the stored intent; `check` has already refused what does not parse.
+   */
+  policySigning?(params: Static<P>): SigningFacts | undefined;
+  /**
    * With policySigner: checks that need the key's curve (an encoding or hash function the
    * curve cannot sign), run at submission before authorization once the key is found — a key
    * the organization does not hold is a 404 there — so a request that cannot sign never
@@ -211,9 +220,11 @@ export type ActivityParams = Static<TObject>;
 
 /**
  * A definition as the pipeline sees it: the parameter type is bound inside its hooks at
- * definition time, so the pipeline calls them without knowing it.
+ * definition time, so the pipeline calls them without knowing it. `R` keeps the result's
+ * schema type for whoever reads results by definition (the tests' `completed`); the pipeline
+ * uses the default.
  */
-export interface CompiledActivity {
+export interface CompiledActivity<R extends TObject = TObject> {
   route: "activity";
   op: string;
   type: string;
@@ -228,11 +239,12 @@ export interface CompiledActivity {
   credentialScope?: CredentialScope;
   params: TObject;
   /** The result object's schema. */
-  returns: TObject;
+  returns: R;
   validator: Validator<TObject>;
   policyParams?(params: ActivityParams): Record<string, ParamValue>;
   policyWallets?(params: ActivityParams): PolicyWallets | undefined;
   policySigner?(params: ActivityParams): string;
+  policySigning?(params: ActivityParams): SigningFacts | undefined;
   checkSigner?(params: ActivityParams, curve: SigningCurve): void;
   policyPrivateKey?(params: ActivityParams): string;
   implicitlyAllowed?(params: ActivityParams, actor: Actor): boolean;
@@ -251,7 +263,7 @@ export function namesOf(type: string): { op: string; intent: string; result: str
   return { op, intent: `${camel}Intent${m[2] ?? ""}`, result: `${camel}Result` };
 }
 
-export function defineActivity<P extends TObject, R extends TObject = TObject, X = undefined>(def: ActivityDefinition<P, R, X>): CompiledActivity {
+export function defineActivity<P extends TObject, R extends TObject = TObject, X = undefined>(def: ActivityDefinition<P, R, X>): CompiledActivity<R> {
   const names = namesOf(def.type);
   const validator = compile(def.params);
   // Parameters reach the hooks validated (at submission, or stored after it); the guard
@@ -260,7 +272,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     if (validator.is(params)) return params;
     throw new Error(`${def.type}: parameters do not match the definition's schema`);
   };
-  const { policyParams, policyWallets, policySigner, checkSigner, policyPrivateKey, implicitlyAllowed, check, admit, prepare, execute } = def;
+  const { policyParams, policyWallets, policySigner, policySigning, checkSigner, policyPrivateKey, implicitlyAllowed, check, admit, prepare, execute } = def;
   return {
     route: "activity",
     op: def.op ?? names.op,
@@ -280,6 +292,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     ...(policyParams ? { policyParams: (params: ActivityParams) => policyParams(typed(params)) } : {}),
     ...(policyWallets ? { policyWallets: (params: ActivityParams) => policyWallets(typed(params)) } : {}),
     ...(policySigner ? { policySigner: (params: ActivityParams) => policySigner(typed(params)) } : {}),
+    ...(policySigning ? { policySigning: (params: ActivityParams) => policySigning(typed(params)) } : {}),
     ...(checkSigner ? { checkSigner: (params: ActivityParams, curve: SigningCurve) => checkSigner(typed(params), curve) } : {}),
     ...(policyPrivateKey ? { policyPrivateKey: (params: ActivityParams) => policyPrivateKey(typed(params)) } : {}),
     ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(typed(params), actor) } : {}),

@@ -69,6 +69,7 @@ import { disableAuthProxy } from "./auth-proxy/disable_auth_proxy.ts";
 // imports: signing and private keys
 import { signRawPayloadV2 } from "./signing/sign_raw_payload.ts";
 import { signRawPayloads } from "./signing/sign_raw_payloads.ts";
+import { signTransactionV2 } from "./signing/sign_transaction.ts";
 import { createPrivateKeysV2 } from "./private-keys/create_private_keys.ts";
 import { deletePrivateKeys } from "./private-keys/delete_private_keys.ts";
 import { createPrivateKeyTag } from "./private-keys/create_private_key_tag.ts";
@@ -154,6 +155,7 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   // activities: signing and private keys
   signRawPayloadV2,
   signRawPayloads,
+  signTransactionV2,
   createPrivateKeysV2,
   deletePrivateKeys,
   createPrivateKeyTag,

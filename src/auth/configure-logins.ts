@@ -1,23 +1,22 @@
-// The login settings `sigil serve` runs with, from its configuration.
+// The login settings `sigil serve` runs with, from its configuration: each login method
+// builds its part from its own knobs (LOGIN_METHODS, docs/logins.md §8).
 import type { Config } from "../config.ts";
 import type { LoginSettings, Logger } from "./login-settings.ts";
-import { otpTransportsFrom } from "./otp/transports/index.ts";
-import { oauthSettingsFrom } from "./oauth/configure.ts";
+import { LOGIN_METHODS, type LoginSettingsParts } from "../logins/index.ts";
 
 export function loginSettingsFrom(config: Config, log: Logger): LoginSettings {
-  if (config.oauthAllowLoopback) log.warn({ setting: "SIGIL_OAUTH_ALLOW_LOOPBACK" }, "development setting: OAuth providers and issuers on loopback addresses are allowed (http there)");
-  return {
-    sessionMaxSeconds: config.sessionMaxSeconds,
-    webauthn: { ...(config.webauthnRpId ? { rpId: config.webauthnRpId } : {}), origins: config.webauthnOrigins },
-    ...otpTransportsFrom(config, log),
-    oauth: oauthSettingsFrom(config),
-    otpLimits: {
-      guessesPerContact: config.otpGuessesPerContact,
-      guessWindowSeconds: config.otpGuessWindowSeconds,
-      initiationsPerContactPerHour: config.otpInitiationsPerContactPerHour,
-      sendsPerRecipientPerHour: config.otpSendsPerRecipientPerHour,
-      sendsPerOrganizationPerHour: config.otpSendsPerOrganizationPerHour,
-    },
-    ...(config.mailSenderDomains !== undefined ? { mailSenderDomains: config.mailSenderDomains } : {}),
-  };
+  const env = { port: config.port, log };
+  const out: Record<string, unknown> = {};
+  for (const method of LOGIN_METHODS) {
+    for (const [field, value] of Object.entries(method.settings(config, env))) {
+      // Two methods writing one field would depend on the list's order: a programming error.
+      if (Object.hasOwn(out, field)) throw new Error(`login methods: LoginSettings.${field} is built by two methods (the second is ${method.name})`);
+      out[field] = value;
+    }
+  }
+  // The one place the loop meets its type: each field was written by the method whose
+  // settings type declares it, and together they declare every field LoginSettings requires
+  // (a method dropped from the list fails to compile here).
+  const parts = out as LoginSettingsParts;
+  return parts;
 }

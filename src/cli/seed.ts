@@ -19,15 +19,12 @@
 //     email, 1/10 with an API key.
 // --scale F multiplies the three defaults (0.01: 10,000 sub-organizations...). Rows are
 // written in transactions of --batch sub-organizations/activities/users (default 5,000):
-// SQLite with one prepared insert per table in a loop, PostgreSQL with one multi-row
-// INSERT … SELECT FROM unnest(…) per table and batch.
+// by the store engine's bulk writer (SQLite: one prepared insert per table in a loop; PostgreSQL: one multi-row
+// INSERT … SELECT FROM unnest(…) per table and batch).
 //
 // --json prints the credentials (as `sigil init --json` does) and sample values that hit
 // each list_suborgs filter, and the seeding times per table.
-import path from "node:path";
 import { createECDH, createHash, createPrivateKey, randomBytes, randomUUID, sign, type KeyObject } from "node:crypto";
-import SQLite from "better-sqlite3";
-import pg from "pg";
 import { openService } from "../service.ts";
 import { generateP256KeyPair } from "../crypto/keygen.ts";
 import { insertOrganization, setRootQuorum } from "../store/organizations.ts";
@@ -36,6 +33,8 @@ import { deriveAccounts } from "../wallets/accounts.ts";
 import { generateMnemonic, seedOfAsync } from "../wallets/derivation.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 import { flag } from "./args.ts";
+import { engineFor } from "../store/engines.ts";
+import type { BulkRows } from "../store/engine.ts";
 
 function count(argv: string[], name: string, dflt: number, max = 100_000_000): number {
   const v = flag(argv, name);
@@ -113,60 +112,9 @@ function signerOf(publicKey: string, privateKey: string): KeyObject {
 
 // ---------------------------------------------------------------- bulk writers
 
+// The store's engine writes the rows (StorageEngine.bulkWriter, docs/storage.md §2).
 type Value = string | number | null;
-
-interface Rows {
-  table: string;
-  columns: readonly string[];
-  rows: Value[][];
-}
-
-interface BulkWriter {
-  /** Writes the tables in the order given (SQLite: one transaction per call). */
-  write(tables: readonly Rows[]): Promise<void>;
-  /** Builds what was deferred, commits, and refreshes the planner's statistics (both engines plan from them). */
-  finish(): Promise<void>;
-  close(): Promise<void>;
-}
-
-function sqliteWriter(file: string): BulkWriter {
-  const db = new SQLite(file);
-  db.pragma("journal_mode = WAL");
-  // Seeding only: a crash means seeding again. The rows are generated parent first.
-  db.pragma("synchronous = OFF");
-  db.pragma("foreign_keys = OFF");
-  db.pragma("cache_size = -65536");
-  db.pragma("busy_timeout = 5000");
-  const statements = new Map<string, SQLite.Statement>();
-  const statement = (r: Rows) => {
-    const key = `${r.table}(${r.columns.join(",")})`;
-    let s = statements.get(key);
-    if (!s) {
-      s = db.prepare(`INSERT INTO "${r.table}" (${r.columns.map((c) => `"${c}"`).join(", ")}) VALUES (${r.columns.map(() => "?").join(", ")})`);
-      statements.set(key, s);
-    }
-    return s;
-  };
-  const tx = db.transaction((tables: readonly Rows[]) => {
-    for (const t of tables) {
-      if (t.rows.length === 0) continue;
-      const s = statement(t);
-      for (const row of t.rows) s.run(row);
-    }
-  });
-  return {
-    async write(tables) {
-      tx(tables);
-    },
-    async finish() {
-      db.exec("ANALYZE");
-    },
-    async close() {
-      db.pragma("wal_checkpoint(TRUNCATE)");
-      db.close();
-    },
-  };
-}
+type Rows = BulkRows;
 
 const SEEDED_TABLES = [
   "organizations", "users", "root_quorum_members", "api_keys", "authenticators", "oauth_providers", "wallets", "wallet_accounts", "activities", "votes", "policy_evaluations",
@@ -176,54 +124,6 @@ const SEEDED_TABLES = [
 const NUMERIC_COLUMNS = new Set([
   "created_at", "updated_at", "expires_at", "root_quorum_threshold", "policy_version", "ip_allowlist_version", "sign_count", "mnemonic_length", "imported", "exported",
 ]);
-
-async function postgresWriter(url: string, tables: readonly string[]): Promise<BulkWriter> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  // Seeding only: commits do not wait for the WAL flush (a crash loses the last batches, not consistency).
-  await client.query("SET synchronous_commit = off");
-  await client.query("SET maintenance_work_mem = '256MB'");
-  // Foreign-key triggers fire once per row; the rows are generated parent first, so they are
-  // skipped when the role may (superuser). Without the privilege the checks run, slower.
-  await client.query("SET session_replication_role = replica").catch(() => {});
-  // One transaction for the whole seed: the secondary indexes of the seeded tables are dropped
-  // and built again at the end (a sorted build instead of millions of random B-tree inserts
-  // into indexes larger than shared_buffers). Indexes behind constraints (primary keys,
-  // UNIQUE columns) stay. A failure rolls everything back, indexes included.
-  await client.query("BEGIN");
-  const deferred = await client.query<{ name: string; def: string }>(
-    `SELECT i.indexname AS name, i.indexdef AS def FROM pg_indexes i
-      WHERE i.schemaname = current_schema() AND i.tablename = ANY($1::text[])
-        AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = (quote_ident(i.schemaname) || '.' || quote_ident(i.indexname))::regclass)`,
-    [tables],
-  );
-  for (const ix of deferred.rows) await client.query(`DROP INDEX "${ix.name}"`);
-  let open = true;
-  return {
-    async write(batch) {
-      for (const t of batch) {
-        if (t.rows.length === 0) continue;
-        // One statement per table and batch: each column travels as one array parameter.
-        const types = t.columns.map((c) => (NUMERIC_COLUMNS.has(c) ? "int8" : "text"));
-        const arrays = t.columns.map((_, c) => t.rows.map((r) => r[c]));
-        await client.query(
-          `INSERT INTO "${t.table}" (${t.columns.map((c) => `"${c}"`).join(", ")}) SELECT * FROM unnest(${types.map((ty, i) => `$${i + 1}::${ty}[]`).join(", ")})`,
-          arrays,
-        );
-      }
-    },
-    async finish() {
-      for (const ix of deferred.rows) await client.query(ix.def);
-      await client.query("COMMIT");
-      open = false;
-      await client.query("ANALYZE");
-    },
-    async close() {
-      if (open) await client.query("ROLLBACK").catch(() => {});
-      await client.end();
-    },
-  };
-}
 
 // ---------------------------------------------------------------- rows
 
@@ -357,8 +257,12 @@ export async function runSeed(argv: string[], plan: SeedPlan, progress: (m: stri
   } finally {
     await service.store.close();
   }
-  const writer =
-    engine === "postgres" ? await postgresWriter(service.config.databaseUrl!, SEEDED_TABLES) : sqliteWriter(path.join(service.config.dataDir, "sigil.db"));
+  const writer = await engineFor(service.config.databaseUrl).bulkWriter({
+    databaseUrl: service.config.databaseUrl,
+    dataDir: service.config.dataDir,
+    tables: SEEDED_TABLES,
+    integerColumns: NUMERIC_COLUMNS,
+  });
   const samples: SeedSamples = { filters: {} };
   let rows = 0;
   const write = async (tables: Rows[]) => {

@@ -7,13 +7,15 @@ import { ensureServiceKeys } from "../auth/service-keys.ts";
 import { loginSettingsFrom } from "../auth/configure-logins.ts";
 import { startDispatcher } from "../webhooks/dispatcher.ts";
 import { activeSigningKey } from "../webhooks/signing-keys.ts";
-import { configureWebhookUrls } from "../webhooks/url-policy.ts";
+import { webhookUrlPolicy } from "../webhooks/url-policy.ts";
 import { rateLimiter } from "../network/rate-limit.ts";
 import { STAMP_HEADERS } from "../auth/strategies.ts";
 import client from "prom-client";
 import { startTvc } from "../tvc/service.ts";
 import { proxySettingsFrom } from "../proxy/settings.ts";
 import { PROXY_REDACT_PATHS, startProxy, type RunningProxy } from "../proxy/start.ts";
+import { ACTIVITIES, VOTES } from "../activities/registry.ts";
+import { checkParentStampable } from "../pipeline/parent-writes.ts";
 
 const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
@@ -25,6 +27,8 @@ const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.me
 export const LOG_REDACT_PATHS: readonly string[] = ["req.headers.authorization", ...STAMP_HEADERS.map((h) => `req.headers[${JSON.stringify(h)}]`)];
 
 export async function serve(argv: string[]): Promise<void> {
+  // A definition opening a type to parents that may not be stops the service (docs/request-path.md §5.2).
+  checkParentStampable([...ACTIVITIES, ...VOTES]);
   const service = await openService(argv);
   const { config, store } = service;
   const logger = pino({
@@ -36,7 +40,8 @@ export async function serve(argv: string[]): Promise<void> {
   // A stray rejection is a bug to log, not a reason to drop every in-flight request.
   process.on("unhandledRejection", (err) => logger.error({ err }, "unhandled rejection"));
   store.checkpointInBackground((msg) => logger.warn(msg));
-  configureWebhookUrls({ allowLoopback: config.webhooksAllowLoopback });
+  // One value for the endpoint activities and the dispatcher (docs/webhooks.md §1.2).
+  const webhookUrls = webhookUrlPolicy({ allowLoopback: config.webhooksAllowLoopback });
   // The key set is published before the first delivery needs it.
   await activeSigningKey(service.state.signingKey, store.db, service.masterKey);
   if (config.webhooksAllowLoopback) logger.warn("SIGIL_WEBHOOKS_ALLOW_LOOPBACK is on: webhooks may target loopback addresses (development only)");
@@ -60,6 +65,7 @@ export async function serve(argv: string[]): Promise<void> {
     disableAfterMs: config.webhooksDisableAfterMs,
     databaseUrl: config.databaseUrl,
     worker: config.webhookWorker,
+    webhookUrls,
   });
   // Rate limits: with REDIS_URL, the shared buckets are connected before the first request.
   const limiter = rateLimiter(
@@ -87,6 +93,7 @@ export async function serve(argv: string[]): Promise<void> {
     timestampMaxFutureMs: config.timestampMaxFutureMs,
     version: VERSION,
     tvcImageRoot: config.tvcImageRoot,
+    webhookUrls,
     network: {
       trustProxy: config.trustProxy,
       corsOrigins: config.corsOrigins,

@@ -4,6 +4,7 @@ import type { Transact } from "../store/transactions.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { ServiceState } from "../service-state.ts";
 import type { LoginSettings } from "../auth/login-settings.ts";
+import type { WebhookUrlPolicy } from "../webhooks/url-policy.ts";
 
 export interface PipelineDeps {
   db: Db;
@@ -24,4 +25,6 @@ export interface PipelineDeps {
   logins?: LoginSettings;
   /** SIGIL_TVC_IMAGE_ROOT (real path); undefined: TVC is off and every TVC activity is refused (docs/tvc-isolation.md §1). */
   tvcImageRoot?: string;
+  /** Where webhook endpoints may point (absent: public https only, STRICT_WEBHOOK_URLS). */
+  webhookUrls?: WebhookUrlPolicy;
 }

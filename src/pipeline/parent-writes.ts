@@ -6,30 +6,22 @@
 //
 // Which definitions may open themselves is not left to each definition: the exceptions are
 // the authentication and recovery flows a parent starts for its sub-organizations' users
-// (OTP, passkey/stamp login, OAuth login, legacy email auth, email recovery), listed below,
-// and a definition setting parentMayStamp on any other type stops the service at startup.
+// (OTP, passkey/stamp login, OAuth login, legacy email auth, email recovery), declared by
+// the login methods (src/logins/), and a definition setting parentMayStamp on any other type
+// stops the service at startup (`sigil serve` calls checkParentStampable on the registry; so
+// does a unit test).
 import { ApiError, Grpc } from "../errors.ts";
 import type { SubmitRoute } from "../activities/define.ts";
 import type { Principal } from "../auth/principal.ts";
-import { ACTIVITIES, VOTES } from "../activities/registry.ts";
+import { LOGIN_PARENT_PATTERNS } from "../logins/index.ts";
 
 /**
  * The activity types a parent's credential may submit in a sub-organization, as patterns
- * over the whole type (every version of a flow: `_V<n>` suffixes). Nothing else — no
- * user, credential, policy or quorum change, no vote — may ever be opened to parents.
+ * over the whole type: each login method declares its own (src/logins/, docs/logins.md §8).
+ * Nothing else — no user, credential, policy or quorum change, no vote — may ever be opened
+ * to parents.
  */
-export const PARENT_STAMPABLE: readonly RegExp[] = [
-  /^ACTIVITY_TYPE_INIT_OTP(_V\d+)?$/,
-  /^ACTIVITY_TYPE_VERIFY_OTP(_V\d+)?$/,
-  /^ACTIVITY_TYPE_OTP_LOGIN(_V\d+)?$/,
-  /^ACTIVITY_TYPE_STAMP_LOGIN$/,
-  /^ACTIVITY_TYPE_OAUTH_LOGIN$/,
-  // Legacy flows, where served.
-  /^ACTIVITY_TYPE_EMAIL_AUTH(_V\d+)?$/,
-  /^ACTIVITY_TYPE_INIT_OTP_AUTH(_V\d+)?$/,
-  /^ACTIVITY_TYPE_OTP_AUTH(_V\d+)?$/,
-  /^ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY(_V\d+)?$/,
-];
+export const PARENT_STAMPABLE: readonly RegExp[] = LOGIN_PARENT_PATTERNS;
 
 export function isParentStampable(type: string): boolean {
   return PARENT_STAMPABLE.some((p) => p.test(type));
@@ -45,9 +37,6 @@ export function checkParentStampable(routes: readonly Pick<SubmitRoute, "type" |
     );
   }
 }
-
-// At startup (this module is loaded with the submit pipeline): the registry as it stands.
-checkParentStampable([...ACTIVITIES, ...VOTES]);
 
 /**
  * Throws 403 when `auth` is a parent's credential and `route` is not open to parents. The

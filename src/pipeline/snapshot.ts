@@ -9,7 +9,7 @@
 // read of its own lowered the activity rate by 3–6 % (interleaved `npm run bench` runs). Queries
 // need none of it and do not ask for it.
 import { sql } from "kysely";
-import { dialectOf } from "../store/dialect.ts";
+import { dialectOf } from "../store/engines.ts";
 import { WEBHOOK_VERSION_KEY } from "../store/webhooks.ts";
 import type { Rider } from "../auth/strategy.ts";
 

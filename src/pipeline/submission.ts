@@ -19,6 +19,7 @@ import { activityServices } from "./services.ts";
 import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
 import type { Validated } from "./validate.ts";
 import { castVote, voteRow } from "./vote.ts";
+import { STRICT_WEBHOOK_URLS } from "../webhooks/url-policy.ts";
 import { requireSigner } from "../signing/resolve.ts";
 
 export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer> {
@@ -32,7 +33,13 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   let fingerprint = bodyFingerprint;
   // Checks against the configuration and the file system (a TVC image under the image root):
   // before authorization, so a refusal records nothing (ActivityDefinition.admit).
-  if (def.admit) await def.admit(params, { organizationId: principal.organization.id, ...(deps.tvcImageRoot ? { tvcImageRoot: deps.tvcImageRoot } : {}) });
+  if (def.admit) {
+    await def.admit(params, {
+      organizationId: principal.organization.id,
+      webhookUrls: deps.webhookUrls ?? STRICT_WEBHOOK_URLS,
+      ...(deps.tvcImageRoot ? { tvcImageRoot: deps.tvcImageRoot } : {}),
+    });
+  }
   // A signing activity names a key of the organization: an unknown one (404) or a request its
   // curve cannot sign (400) is refused here, before it could wait for approvals (docs/signing.md §1).
   if (def.policySigner) {

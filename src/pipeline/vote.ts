@@ -10,7 +10,7 @@ import type { Actor, VoteDefinition, VoteSelection } from "../activities/define.
 import { votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import { newOrderedId } from "../store/util.ts";
 import type { Tx } from "../store/schema.ts";
-import { dialectOf } from "../store/dialect.ts";
+import { dialectOf } from "../store/engines.ts";
 import type { UserRow } from "../store/users.ts";
 import { activityView } from "../views/activity.ts";
 import { credentialFacts, decidingOrganization, userFacts, voterStanding } from "./governance.ts";

@@ -14,6 +14,7 @@ import {
   dynEquals,
   indexList,
   indexString,
+  readField,
   sliceList,
   sliceString,
   Timestamp,
@@ -108,7 +109,8 @@ export function compile(checked: Checked, source: string): Bool {
           default:
             return (f) => {
               const v = obj(f), i = ix(f);
-              // A string key (the checker lets `dynamic['k']` through): no value here is a map.
+              // A string key (the checker lets `dynamic['k']` through): only the signing facts have maps.
+              if (typeof i === "string") return readField(v, i, what);
               if (typeof i !== "bigint") throw typeMismatch(what, v, "a map");
               if (typeof v === "string") return indexString(v, i, what);
               if (Array.isArray(v)) return indexList(v, i, what);
@@ -248,11 +250,17 @@ export function compile(checked: Checked, source: string): Bool {
         return (f) => f.env.activity?.privateKey ?? absent("private_key");
       case "eth":
       case "solana":
+        // Bound by a signing activity to what its request parses into (docs/signing-policies.md §1).
+        return (f) => {
+          const signing = f.env.activity?.signing;
+          const root = signing && hasOwn.call(signing, name) ? signing[name] : undefined;
+          return root ?? absent(name);
+        };
       case "tron":
       case "bitcoin":
       case "tempo":
       case "secret":
-        // Transaction objects: not filled by this service (types.ts, SIGNING_KEYWORDS).
+        // Never bound by any activity of this service (types.ts, SIGNING_KEYWORDS).
         return () => absent(name);
       default:
         throw new Error(`checker let an unbound identifier through: ${name}`);
@@ -275,10 +283,9 @@ export function compile(checked: Checked, source: string): Bool {
       };
     }
     if (ot.k === "dynamic") {
+      // Only the signing facts hold maps (`eth.tx.to`); anything else is a type mismatch.
       const what = text(object);
-      return (f) => {
-        throw typeMismatch(what, obj(f), `a value with a field '${name}'`);
-      };
+      return (f) => readField(obj(f), name, what);
     }
     return (FIELD_READERS.get(name) ?? keyedReader(name))(obj);
   }

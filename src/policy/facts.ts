@@ -69,6 +69,22 @@ export interface ActivityFacts {
   walletAccount?: WalletAccountFacts;
   /** `private_key`: bound by signing with a private key (docs/signing.md §4). */
   privateKey?: PrivateKeyFacts;
+  /**
+   * The parsed transaction or payload a signing activity carries (docs/signing-policies.md §1):
+   * `eth` → {tx | eip_712}, `solana` → {tx}. Plain data: objects read by own property only,
+   * ints as bigint, lists as arrays. A keyword root or member the request does not have is an
+   * evaluation error (OUTCOME_ERROR), never a value.
+   */
+  signing?: SigningFacts;
+}
+
+/** A value inside the signing facts: read through dynamic member access (compiler.ts). */
+export type SigningValue = string | bigint | boolean | readonly SigningValue[] | { readonly [field: string]: SigningValue | undefined };
+
+/** The signing keyword roots an activity binds. */
+export interface SigningFacts {
+  readonly eth?: { readonly [field: string]: SigningValue | undefined };
+  readonly solana?: { readonly [field: string]: SigningValue | undefined };
 }
 
 /** A field reads only its own keywords; the others may be left out. */

@@ -57,12 +57,13 @@ export const PRIVATE_KEY: Type = {
 
 /**
  * Turnkey's transaction-signing keywords (docs/policy-language.md §4.1). Accepted in `condition` so that a policy set
- * written for the hosted service can be imported. The transaction and payload objects
- * (`eth.tx`, `solana.tx`, …, `secret`) are not filled by raw-payload signing: their member
- * chains type-check as dynamic values and any evaluation that reaches an absent one is an
- * AbsentKeyword error (OUTCOME_ERROR), never an allow. `private_key` and `wallet_account` are
- * bound by the activities that sign (docs/signing.md §4); `wallet` and `wallets` by the wallet
- * activities and signing with a wallet account.
+ * written for the hosted service can be imported. `eth` and `solana` are bound by the signing
+ * activities to their parsed request (docs/signing-policies.md §1); their member chains
+ * type-check as dynamic values and are checked when read, so a wrong field or type is an
+ * evaluation error (OUTCOME_ERROR), never an allow. `tron`, `bitcoin`, `tempo` and `secret`
+ * are never bound here: reading one is an AbsentKeyword error. `private_key` and
+ * `wallet_account` are bound by the activities that sign (docs/signing.md §4); `wallet` and
+ * `wallets` by the wallet activities and signing with a wallet account.
  */
 export const SIGNING_KEYWORDS: ReadonlySet<string> = new Set([
   "wallet",

@@ -18,7 +18,8 @@ export function dynKind(v: unknown): string {
     case "boolean":
       return "bool";
     default:
-      return Array.isArray(v) ? "list" : `unsupported value (${v === null ? "null" : typeof v})`;
+      if (Array.isArray(v)) return "list";
+      return isMapValue(v) ? "map" : `unsupported value (${v === null ? "null" : typeof v})`;
   }
 }
 
@@ -26,12 +27,26 @@ export function typeMismatch(what: string, v: unknown, expected: string): Policy
   return new PolicyRuntimeError("TypeMismatch", `type mismatch: '${what}' is ${dynKind(v)}, expected ${expected}`);
 }
 
+/** A struct or map of the signing facts (facts.ts SigningValue): read by own property only. */
+export function isMapValue(v: unknown): v is Readonly<Record<string, unknown>> {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Timestamp);
+}
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** `m.name` / `m['name']` on a dynamic value: a map's own field, else MissingField or a type mismatch. */
+export function readField(v: unknown, name: string, what: string): unknown {
+  if (!isMapValue(v)) throw typeMismatch(what, v, `a value with a field '${name}'`);
+  if (!hasOwn.call(v, name) || v[name] === undefined) throw new PolicyRuntimeError("MissingField", `'${what}' has no field '${name}'`);
+  return v[name];
+}
+
 /** `==` between two dynamic values: same primitive type required, lists are not comparable. */
 export function dynEquals(a: unknown, b: unknown, what: string): boolean {
   const ka = dynKind(a);
   const kb = dynKind(b);
-  if (ka === "list" || kb === "list") {
-    throw new PolicyRuntimeError("TypeMismatch", `type mismatch: '==' is not defined for lists (in '${what}')`);
+  if (ka === "list" || kb === "list" || ka === "map" || kb === "map") {
+    throw new PolicyRuntimeError("TypeMismatch", `type mismatch: '==' is not defined for ${ka === "list" || kb === "list" ? "lists" : "maps"} (in '${what}')`);
   }
   if (ka !== kb || ka.startsWith("unsupported")) {
     throw new PolicyRuntimeError("TypeMismatch", `type mismatch: cannot compare ${ka} with ${kb} (in '${what}')`);

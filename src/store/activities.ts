@@ -1,7 +1,7 @@
 // Activities and the votes cast on them.
 import { sql } from "kysely";
 import type { ActivitiesTable, ActivityStatus, Executor, PolicyEvaluationsTable, VotesTable } from "./schema.ts";
-import { dialectOf } from "./dialect.ts";
+import { dialectOf } from "./engines.ts";
 import { page, unknownCursor, type PageRequest } from "./pagination.ts";
 import { ownedBy } from "./util.ts";
 import { precompiled } from "./precompiled.ts";

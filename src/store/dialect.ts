@@ -1,19 +1,21 @@
-// What differs between the two engines, in one place: callers ask the dialect (of a database
-// handle or transaction, or Store.dialect) and never test which engine they run on.
+// What differs between the engines' SQL, as one interface: callers ask the dialect of a
+// database handle or transaction (dialectOf in store/engines.ts) and never test which engine
+// they run on. Each engine's folder holds its implementation (docs/storage.md §1).
 //
 // PostgreSQL: several processes may share the store; writers run in parallel READ COMMITTED
 // transactions, so read-then-write needs row locks (store/locks.ts), and endpoint changes are
 // announced with NOTIFY. SQLite: one process owns the store and has one writer, so nothing is
 // locked, and whatever this process has not done itself cannot have happened.
-import { PostgresAdapter, sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from "kysely";
-
-export type Engine = "sqlite" | "postgres";
+import type { DialectAdapter, Kysely, RawBuilder, SelectQueryBuilder } from "kysely";
 
 /** "exclusive" = FOR NO KEY UPDATE, "shared" = FOR SHARE (see store/locks.ts). */
 export type LockStrength = "exclusive" | "shared";
 
 export interface StoreDialect {
-  engine: Engine;
+  /** The engine's name (StorageEngine.name). */
+  engine: string;
+  /** Whether a Kysely handle runs on this engine (dialectOf asks each engine in turn). */
+  ownsAdapter(adapter: DialectAdapter): boolean;
   /** Writers run in parallel, so read-then-write needs row locks. */
   locksRows: boolean;
   /** One process owns the store: leases of a previous run are void; every change is this process's own. */
@@ -35,42 +37,4 @@ export interface StoreDialect {
   tagIdList(): RawBuilder<string | null>;
   /** Announces a change on `channel` at commit (no-op where nobody else can be listening). */
   notify(db: Kysely<any>, channel: string): Promise<void>;
-}
-
-const same = <Q>(q: Q): Q => q;
-
-const POSTGRES: StoreDialect = {
-  engine: "postgres",
-  locksRows: true,
-  singleProcess: false,
-  notifies: true,
-  roundTrips: true,
-  forUpdate: (q) => q.forUpdate(),
-  forUpdateSkipLocked: (q) => q.forUpdate().skipLocked(),
-  lock: (q, strength) => (strength === "exclusive" ? q.forNoKeyUpdate() : q.forShare()),
-  tagIdList: () => sql<string | null>`(select string_agg(m.tag_id, ',' order by m.tag_id) from user_tag_members m where m.user_id = users.id)`,
-  async notify(db, channel) {
-    await sql`SELECT pg_notify(${channel}, '')`.execute(db);
-  },
-};
-
-const SQLITE: StoreDialect = {
-  engine: "sqlite",
-  locksRows: false,
-  singleProcess: true,
-  notifies: false,
-  roundTrips: false,
-  forUpdate: same,
-  forUpdateSkipLocked: same,
-  lock: same,
-  tagIdList: () =>
-    sql<string | null>`(select group_concat(tag_id, ',') from (select m.tag_id from user_tag_members m where m.user_id = users.id order by m.tag_id))`,
-  async notify() {},
-};
-
-export const DIALECTS: Readonly<Record<Engine, StoreDialect>> = { postgres: POSTGRES, sqlite: SQLITE };
-
-/** The dialect of a database handle or of a transaction on it. */
-export function dialectOf(db: Kysely<any>): StoreDialect {
-  return db.getExecutor().adapter instanceof PostgresAdapter ? POSTGRES : SQLITE;
 }

@@ -25,7 +25,8 @@
 // in id order. Nothing locks a user and then its organization, or a tag and then a user.
 import type { SelectQueryBuilder } from "kysely";
 import type { Executor } from "./schema.ts";
-import { dialectOf, type LockStrength } from "./dialect.ts";
+import { dialectOf } from "./engines.ts";
+import type { LockStrength } from "./dialect.ts";
 
 export type { LockStrength };
 

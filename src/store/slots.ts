@@ -16,7 +16,7 @@
 // condition fails still locks the row, and takers locking rows in different orders would
 // deadlock), so a stale look costs a retry, never an extra slot or a deadlock.
 import { sql } from "kysely";
-import { dialectOf } from "./dialect.ts";
+import { dialectOf } from "./engines.ts";
 import type { Executor } from "./schema.ts";
 
 /** Up to this many slots, numbers are simply tried in order. */

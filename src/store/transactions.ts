@@ -34,7 +34,7 @@ export class StoreUnavailableError extends Error {
 
 /**
  * A deadline (epoch ms) for the lock waits of the transaction under way, tighter than the
- * SQLite driver's own (sqlite-driver.ts): a group never waits for the write lock past its
+ * SQLite driver's own (sqlite/driver.ts): a group never waits for the write lock past its
  * earliest activity's deadline. Shared by the driver and groupCommit, and set only inside the
  * group's transaction, while the connection is the group's alone (the driver hands it to
  * nobody else mid-transaction). A plain field rather than an AsyncLocalStorage: on Node 20 any

@@ -1,7 +1,7 @@
 // Users, read back in the SDK's full User shape.
 import { sql } from "kysely";
 import type { ApiKeysTable, AuthenticatorsTable, Executor, OauthProvidersTable, UsersTable } from "./schema.ts";
-import { dialectOf } from "./dialect.ts";
+import { dialectOf } from "./engines.ts";
 import { apiKeysOfUsers, apiKeyView, type ApiKeyView } from "./api-keys.ts";
 import { authenticatorsOfUsers, authenticatorView, type AuthenticatorView } from "./authenticators.ts";
 import { ownedBy, timestampObject } from "./util.ts";

@@ -1,6 +1,6 @@
 // Webhook endpoints and the outbox.
 import { sql } from "kysely";
-import { dialectOf } from "./dialect.ts";
+import { dialectOf } from "./engines.ts";
 import type { Executor, WebhookEndpointsTable, WebhookEventsTable, WebhookEventType } from "./schema.ts";
 import { timestampObject } from "./util.ts";
 

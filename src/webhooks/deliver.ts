@@ -13,7 +13,7 @@
 import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
-import { dialAddress } from "./url-policy.ts";
+import { dialAddress, type WebhookUrlPolicy } from "./url-policy.ts";
 import { SIGNATURE_ALGORITHM, SIGNATURE_VERSION, signDelivery, type SigningKey } from "./signing-keys.ts";
 
 export interface Attempt {
@@ -41,6 +41,8 @@ export interface DeliveryRequest {
   agents?: DeliveryAgents;
   /** The checked address to dial (dialAddress of `url`), when the caller resolved it already. */
   target?: Promise<{ address: string; family: 4 | 6 }>;
+  /** Where deliveries may go (the configured policy), checked at the dial. */
+  urls: WebhookUrlPolicy;
 }
 
 /** Bounds of a dispatcher's connection pool. */
@@ -81,7 +83,7 @@ export class DeliveryAgents {
 }
 
 /** The signed headers of docs/webhooks.md §2.2, plus the unsigned organization and event type. */
-export function deliveryHeaders(req: Omit<DeliveryRequest, "url" | "deadlineAt">): Record<string, string> {
+export function deliveryHeaders(req: Omit<DeliveryRequest, "url" | "deadlineAt" | "urls">): Record<string, string> {
   const timestamp = String(req.now);
   return {
     "content-type": "application/json",
@@ -116,7 +118,7 @@ export async function attemptDelivery(req: DeliveryRequest): Promise<Attempt> {
       url = new URL(req.url);
       // Name resolution cannot be cancelled; the race at least ends the attempt on time.
       const deadline = new Promise<never>((_, reject) => abort.signal.addEventListener("abort", () => reject(new Error(expired())), { once: true }));
-      target = await Promise.race([req.target ?? dialAddress(url), deadline]);
+      target = await Promise.race([req.target ?? dialAddress(url, req.urls), deadline]);
     } catch (err) {
       return { error: (err as Error).message, ...(timedOut ? { deadline: true as const } : {}) };
     }

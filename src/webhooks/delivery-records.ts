@@ -9,7 +9,7 @@ import type { Attempt } from "./deliver.ts";
 /** Longest error text kept per attempt. */
 const MAX_ERROR = 1000;
 
-/** One delivery of a lane's batch, as the claim left it (dispatcher.ts). */
+/** One delivery of a lane's batch, as the claim left it (fan-out.ts). */
 export interface LaneDelivery {
   id: string;
   endpoint_id: string;

@@ -5,13 +5,13 @@ import { parentPort, workerData } from "node:worker_threads";
 import { DeliveryAgents } from "./deliver.ts";
 import { sendBatch } from "./send-batch.ts";
 import type { SigningKey } from "./signing-keys.ts";
-import { configureWebhookUrls } from "./url-policy.ts";
+import { webhookUrlPolicy } from "./url-policy.ts";
 import type { FromWorker, ToWorker, WorkerSettings } from "./delivery-worker-protocol.ts";
 
 const port = parentPort!;
 const settings = workerData as WorkerSettings;
-// A module global of url-policy.ts: this thread has its own copy of the module.
-configureWebhookUrls({ allowLoopback: settings.allowLoopback });
+// The main thread's policy, rebuilt from the plain settings it sent.
+const urls = webhookUrlPolicy({ allowLoopback: settings.allowLoopback });
 const agents = new DeliveryAgents(settings.maxSocketsPerOrigin);
 const stopping = new AbortController();
 /** The signing key last sent (the dispatcher sends a key once, then only its id). */
@@ -29,7 +29,7 @@ port.on("message", (m: ToWorker) => {
     answer({ type: "answer", id: m.id, error: `signing key ${m.keyId} was not sent to the delivery worker` });
     return;
   }
-  sendBatch(m.batch, key, { signal: stopping.signal, agents }).then(
+  sendBatch(m.batch, key, { signal: stopping.signal, agents, urls }).then(
     (result) => answer({ type: "answer", id: m.id, result }),
     (err: unknown) => answer({ type: "answer", id: m.id, error: (err as Error).message }),
   );

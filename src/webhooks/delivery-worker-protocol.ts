@@ -3,7 +3,7 @@ import type { Batch, BatchResult } from "./send-batch.ts";
 import type { SigningKey } from "./signing-keys.ts";
 
 export interface WorkerSettings {
-  /** url-policy.ts configureWebhookUrls, as set on the main thread. */
+  /** The main thread's WebhookUrlPolicy (url-policy.ts), as plain data. */
   allowLoopback: boolean;
   maxSocketsPerOrigin: number;
 }

@@ -12,7 +12,7 @@ import { Worker } from "node:worker_threads";
 import { DeliveryAgents } from "./deliver.ts";
 import { givenBackWhole, sendBatch, type Batch, type BatchResult } from "./send-batch.ts";
 import type { SigningKey } from "./signing-keys.ts";
-import { webhookUrlSettings } from "./url-policy.ts";
+import type { WebhookUrlPolicy } from "./url-policy.ts";
 import type { FromWorker, ToWorker, WorkerSettings } from "./delivery-worker-protocol.ts";
 
 /** First wait before a new worker after one died; doubled per death, up to the cap. */
@@ -34,6 +34,8 @@ export interface LaneSenderOptions {
   worker: boolean;
   maxSocketsPerOrigin: number;
   log: { warn(obj: object, msg: string): void };
+  /** Where deliveries may go; the worker thread is given the same. */
+  urls: WebhookUrlPolicy;
 }
 
 interface Running {
@@ -58,11 +60,11 @@ export function laneSender(opts: LaneSenderOptions): LaneSender {
 
   function inProcess(batch: Batch, key: SigningKey): Promise<BatchResult> {
     agents ??= new DeliveryAgents(opts.maxSocketsPerOrigin);
-    return sendBatch(batch, key, { signal: stopping.signal, agents });
+    return sendBatch(batch, key, { signal: stopping.signal, agents, urls: opts.urls });
   }
 
   function start(): Running {
-    const settings: WorkerSettings = { allowLoopback: webhookUrlSettings().allowLoopback, maxSocketsPerOrigin: opts.maxSocketsPerOrigin };
+    const settings: WorkerSettings = { allowLoopback: opts.urls.allowLoopback, maxSocketsPerOrigin: opts.maxSocketsPerOrigin };
     // src/webhooks/delivery-worker.mjs registers tsx; dist/cli/delivery-worker.mjs is the bundle's.
     const worker = new Worker(new URL("./delivery-worker.mjs", import.meta.url), { workerData: settings });
     const r: Running = { worker, ready: false, startedAt: Date.now(), pending: new Map() };

@@ -1,4 +1,4 @@
-// The sending half of a lane (dispatcher.ts): one endpoint's claimed batch, sent one delivery
+// The sending half of a lane (lane-runner.ts): one endpoint's claimed batch, sent one delivery
 // after another in event order. Plain data in, plain data out, and no database: the same
 // function runs on the main thread or in the delivery worker (delivery-worker.ts), whose own
 // event loop keeps lanes moving while the API keeps the main one busy. The dispatcher records
@@ -6,7 +6,7 @@
 import { attemptDelivery, classify, type Attempt, type DeliveryAgents } from "./deliver.ts";
 import { retryDelayMs } from "./retry-schedule.ts";
 import type { SigningKey } from "./signing-keys.ts";
-import { dialAddress } from "./url-policy.ts";
+import { dialAddress, type WebhookUrlPolicy } from "./url-policy.ts";
 
 export interface BatchDelivery {
   id: string;
@@ -57,7 +57,7 @@ export function givenBackWhole(batch: Batch): BatchResult {
   return { outcomes: [], givenBack: batch.deliveries.map((d) => d.id), failingSince: batch.failingSince };
 }
 
-export async function sendBatch(batch: Batch, key: SigningKey, ctx: { signal: AbortSignal; agents: DeliveryAgents }): Promise<BatchResult> {
+export async function sendBatch(batch: Batch, key: SigningKey, ctx: { signal: AbortSignal; agents: DeliveryAgents; urls: WebhookUrlPolicy }): Promise<BatchResult> {
   const { deliveries, deadlineAt, timeoutMs } = batch;
   const outcomes: BatchOutcome[] = [];
   let givenBack: string[] = [];
@@ -79,7 +79,7 @@ export async function sendBatch(batch: Batch, key: SigningKey, ctx: { signal: Ab
     try {
       if (!d.event) throw new Error(`event ${d.eventId} not found`);
       if (!target) {
-        target = dialAddress(new URL(batch.url));
+        target = dialAddress(new URL(batch.url), ctx.urls);
         target.catch(() => {}); // each attempt that awaits it sees the failure
       }
       attempt = await attemptDelivery({
@@ -95,6 +95,7 @@ export async function sendBatch(batch: Batch, key: SigningKey, ctx: { signal: Ab
         signal: ctx.signal,
         agents: ctx.agents,
         target,
+        urls: ctx.urls,
       });
     } catch (err) {
       attempt = { error: (err as Error).message };

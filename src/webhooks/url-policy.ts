@@ -2,29 +2,32 @@
 // shape, literal addresses, well-known internal names) and again at every dial (what the
 // host name resolves to now), so DNS cannot smuggle a delivery onto an internal network.
 // OAuth provider calls (auth/oauth/provider-client.ts) use the same checks with their own
-// development setting (SIGIL_OAUTH_ALLOW_LOOPBACK), passed as a `UrlUse`.
+// development setting (SIGIL_OAUTH_ALLOW_LOOPBACK). Every check is told whose rules apply
+// (a `UrlUse`): there is no process-wide setting.
 import { BlockList, isIP } from "node:net";
 import { lookup } from "node:dns/promises";
 
-let allowLoopback = false;
-
-/** Development only (SIGIL_WEBHOOKS_ALLOW_LOOPBACK): http(s) to loopback addresses, and only there. */
-export function configureWebhookUrls(opts: { allowLoopback: boolean }): void {
-  allowLoopback = opts.allowLoopback;
-}
-
-/** The webhooks' setting as configured here (the delivery worker is given the same). */
-export function webhookUrlSettings(): { allowLoopback: boolean } {
-  return { allowLoopback };
-}
-
-/** Who calls and whether loopback is allowed for them; the default is the webhooks' setting. */
+/** Who calls and whether loopback is allowed for them. */
 export interface UrlUse {
   allowLoopback: boolean;
   /** Names the destination in messages ("webhook", "OAuth provider"). */
   what: string;
 }
-const webhooks = (): UrlUse => ({ allowLoopback, what: "webhook" });
+
+/**
+ * Where webhooks may be sent, as configured: built once from the configuration
+ * (SIGIL_WEBHOOKS_ALLOW_LOOPBACK, development only: http(s) to loopback addresses, and only
+ * there) and handed to the activities that write endpoints and to the dispatcher, which gives
+ * it to its delivery worker. A value, never a module setting (docs/webhooks.md §1.2).
+ */
+export type WebhookUrlPolicy = Readonly<UrlUse>;
+
+export function webhookUrlPolicy(opts: { allowLoopback: boolean }): WebhookUrlPolicy {
+  return Object.freeze({ allowLoopback: opts.allowLoopback, what: "webhook" });
+}
+
+/** The production policy: public https destinations only. */
+export const STRICT_WEBHOOK_URLS: WebhookUrlPolicy = webhookUrlPolicy({ allowLoopback: false });
 
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
@@ -117,7 +120,7 @@ export function isInternal(address: string): boolean {
 }
 
 /** Why the address may not receive a delivery, or undefined when it may. */
-export function addressProblem(address: string, protocol: string, use: UrlUse = webhooks()): string | undefined {
+export function addressProblem(address: string, protocol: string, use: UrlUse): string | undefined {
   if (use.allowLoopback && isLoopback(address)) return undefined;
   const e = embeddedIPv4(address);
   if (e && "refuse" in e) return `${address} is ${e.refuse}, refused`;
@@ -130,7 +133,7 @@ export function addressProblem(address: string, protocol: string, use: UrlUse = 
 }
 
 /** Checks a URL's shape when an endpoint is written. Returns the problem, or undefined. */
-export function urlProblem(raw: string, use: UrlUse = webhooks()): string | undefined {
+export function urlProblem(raw: string, use: UrlUse): string | undefined {
   let url: URL;
   try {
     url = new URL(raw);
@@ -153,9 +156,9 @@ export function urlProblem(raw: string, use: UrlUse = webhooks()): string | unde
 /** Resolves the host for a dial and checks every address it resolves to. */
 export async function dialAddress(
   url: URL,
+  use: UrlUse,
   /** Name resolution (tests substitute answers a DNS server could give). */
   resolve: (host: string) => Promise<{ address: string; family: number }[]> = (host) => lookup(host, { all: true }),
-  use: UrlUse = webhooks(),
 ): Promise<{ address: string; family: 4 | 6 }> {
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const found = isIP(host) ? [{ address: host, family: isIP(host) as 4 | 6 }] : await resolve(host);

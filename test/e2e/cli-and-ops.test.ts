@@ -21,7 +21,8 @@ for (const engine of engines()) {
     let server: RunningServer;
 
     before(async () => {
-      inst = await newInstance(engine.name);
+      // An empty database: `sigil init` runs every migration on it, as on a first install.
+      inst = await newInstance(engine.name, {}, { emptyDatabase: true });
     });
     after(async () => {
       await server?.stop();

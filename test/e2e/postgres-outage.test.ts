@@ -17,7 +17,7 @@ const BASE = process.env.TEST_DATABASE_URL;
 const SKIP = BASE ? undefined : "TEST_DATABASE_URL is not set: PostgreSQL tests skipped";
 const CONNECT_TIMEOUT_MS = 1_000;
 const STATEMENT_TIMEOUT_MS = 1_500;
-/** statement_timeout plus the client's own slack (src/store/db.ts) plus scheduling margin. */
+/** statement_timeout plus the client's own slack (src/store/postgres/index.ts) plus scheduling margin. */
 const MAX_UNAVAILABLE_MS = STATEMENT_TIMEOUT_MS + 1_000 + 1_000;
 const DETAIL_TYPE = "type.googleapis.com/errors.v1.TurnkeyErrorDetail";
 

@@ -190,7 +190,7 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
       SIGIL_RATE_LIMIT_ADDRESS: "0",
       // Two processes on one host: each TVC ingress on a port of its own.
       SIGIL_TVC_INGRESS_PORT: "0",
-    });
+    }, { emptyDatabase: true });
     // Migrations once, then both nodes at the same moment, each with its own data dir.
     init = await sigilInit(inst, ["--name", "Two Nodes Org"]);
     dirB = mkdtempSync(path.join(tmpdir(), "sigil-test-node-b-"));

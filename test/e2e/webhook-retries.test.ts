@@ -259,7 +259,9 @@ for (const engine of engines()) {
       const done = await h.deliveriesUntil(org, ep, "all 5 delivered", (ds) => ds.length === 5 && ds.every((d) => d.status === S.delivered), 40_000);
       assert.deepEqual(back.receipts.map(activityOf), acts, "each activity exactly once, in order");
       assert.deepEqual(back.receipts.map(eventIdOf), done.map((d) => d.eventId));
-      assert.ok(done[0]!.attemptCount >= 6);
+      // An attempt is counted when it is claimed: the fifth seen above may have been in flight
+      // when the receiver came back, and succeeded.
+      assert.ok(done[0]!.attemptCount >= Math.max(5, during[0]!.attemptCount), `head attempts: ${done[0]!.attemptCount}`);
       assert.equal(done[0]!.attempts.at(-1).httpStatus, 200);
     });
 

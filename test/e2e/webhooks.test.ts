@@ -767,7 +767,9 @@ for (const engine of engines()) {
         "each event exactly once, in activity order",
       );
       assert.deepEqual(back.receipts.map(activityOf), acts);
-      assert.ok(rows[0]!.attempts >= 4, `first delivery attempts: ${rows[0]!.attempts}`);
+      // attempts counts an attempt when it is claimed: the third one seen above may still have
+      // been in flight when the receiver came back, and succeeded.
+      assert.ok(rows[0]!.attempts >= Math.max(3, pendingRows[0]!.attempts), `first delivery attempts: ${rows[0]!.attempts}`);
       assert.ok(rows.every((d) => d.last_status === 200));
       const lib = createWebhookVerifier({ jwksUrl: jwksUrl() });
       for (const r of back.receipts) assertVerified(await verifyWith(lib, r), r);

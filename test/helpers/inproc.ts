@@ -13,7 +13,13 @@ import pino from "pino";
 import type { FastifyInstance } from "fastify";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import type { TurnkeyServerClient } from "@turnkey/sdk-server";
+import type { Static, TObject } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import type { CompiledActivity } from "../../src/activities/define.ts";
+import { createUsersV4 } from "../../src/activities/users/create_users.ts";
+import { createWebhookEndpoint } from "../../src/activities/webhooks/create_webhook_endpoint.ts";
 import { buildApp } from "../../src/server/app.ts";
+import { webhookUrlPolicy, type WebhookUrlPolicy } from "../../src/webhooks/url-policy.ts";
 import type { LoginSettings } from "../../src/auth/login-settings.ts";
 import { openService, type Service } from "../../src/service.ts";
 import { insertOrganization, setRootQuorum } from "../../src/store/organizations.ts";
@@ -125,6 +131,17 @@ export interface InprocOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/**
+ * Harness options for suites that deliver webhooks to a loopback receiver: the development
+ * setting (SIGIL_WEBHOOKS_ALLOW_LOOPBACK), given to the app and the dispatcher as a value.
+ */
+export const LOOPBACK_WEBHOOKS: InprocOptions = { env: { SIGIL_WEBHOOKS_ALLOW_LOOPBACK: "true" } };
+
+/** The webhook URL policy of the service's configuration, as `sigil serve` builds it. */
+export function webhookUrlsOf(service: Service): WebhookUrlPolicy {
+  return webhookUrlPolicy({ allowLoopback: service.config.webhooksAllowLoopback });
+}
+
 /** The real app over an opened service, as `sigil serve` builds it, silent. */
 export function testApp(service: Service, extra: Partial<Parameters<typeof buildApp>[0]> = {}) {
   return buildApp({
@@ -136,6 +153,7 @@ export function testApp(service: Service, extra: Partial<Parameters<typeof build
     timestampMaxAgeMs: service.config.timestampMaxAgeMs,
     timestampMaxFutureMs: service.config.timestampMaxFutureMs,
     tvcImageRoot: service.config.tvcImageRoot,
+    webhookUrls: webhookUrlsOf(service),
     version: "test",
     ...extra,
   });
@@ -222,15 +240,27 @@ export function perEngine(
 /** SQLite only: the behaviour under test does not depend on the engine. */
 export const onSqlite = (title: string, body: (h: () => Harness) => void) => perEngine(title, body, ["sqlite"]);
 
-/** Asserts a completed activity and returns `activity.result[resultKey]`. */
-export function completed(res: Res, resultKey: string): Json {
+/**
+ * Asserts a completed activity and returns its result: with the activity's definition, the
+ * result object it declares (`returns`), checked against that schema and typed by it; with a
+ * result key, `activity.result[resultKey]` untyped.
+ */
+export function completed<R extends TObject>(res: Res, def: CompiledActivity<R>): Static<R>;
+export function completed(res: Res, resultKey: string): Json;
+export function completed(res: Res, by: string | CompiledActivity): Json {
   assert.equal(res.status, 200, JSON.stringify(res.json));
   const a = res.json.activity as Json;
   assert.equal(a.status, COMPLETED);
   assert.match(a.id, UUID);
   assert.match(a.fingerprint, /^sha256:[0-9a-f]{64}$|^[0-9a-f]{64}$/);
+  const resultKey = typeof by === "string" ? by : by.result;
   assert.ok(a.result[resultKey], `result has ${resultKey}: ${JSON.stringify(a.result)}`);
-  return a.result[resultKey] as Json;
+  const result = a.result[resultKey] as Json;
+  if (typeof by !== "string") {
+    const errors = [...Value.Errors(by.returns, result)].slice(0, 5).map((e) => `${e.path}: ${e.message}`);
+    assert.deepEqual(errors, [], `${resultKey} does not match the definition's result schema: ${JSON.stringify(result)}`);
+  }
+  return result;
 }
 
 /**
@@ -285,7 +315,7 @@ export async function addUsersWithKeys(h: Harness, n: number, as: Creds = h.root
     { users: keys.map((key) => userParams({ apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] })) },
     { as },
   );
-  const ids = completed(res, "createUsersResult").userIds as string[];
+  const ids = completed(res, createUsersV4).userIds;
   return ids.map((userId, i) => ({ organizationId: as.organizationId, userId, key: keys[i]! }));
 }
 
@@ -336,7 +366,7 @@ export async function assertIdempotent(h: Harness, op: string, type: string, par
 /** A webhook endpoint of `as`'s organization (root by default); returns its id. */
 export async function newEndpoint(h: Harness, as: Creds = h.root): Promise<string> {
   const res = await h.submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: "https://a.example.com/h", name: "a" }, { as });
-  return completed(res, "createWebhookEndpointResult").endpointId as string;
+  return completed(res, createWebhookEndpoint).endpointId;
 }
 
 /** A local receiver and the webhook dispatcher, in this process (what `sigil serve` runs next to the app). */
@@ -351,16 +381,17 @@ export interface Deliveries {
 }
 
 /**
- * Starts delivering `h`'s webhook events to a loopback receiver: loopback URLs are allowed
- * (the development setting) until stop(), one attempt per delivery; the app wakes the
+ * Starts delivering `h`'s webhook events to a loopback receiver (the harness is opened with
+ * LOOPBACK_WEBHOOKS: the development setting), one attempt per delivery; the app wakes the
  * dispatcher after commits that wrote events, as in `sigil serve`.
  * The dispatcher is imported here, on use, so only the files that deliver depend on it.
  */
 export async function startDeliveries(h: Harness): Promise<Deliveries> {
-  const [{ startDispatcher }, { activeSigningKey }, { configureWebhookUrls }, http] = await Promise.all([
+  const webhookUrls = webhookUrlsOf(h.service);
+  if (!webhookUrls.allowLoopback) throw new Error("startDeliveries: open the harness with LOOPBACK_WEBHOOKS (the receiver listens on loopback)");
+  const [{ startDispatcher }, { activeSigningKey }, http] = await Promise.all([
     import("../../src/webhooks/dispatcher.ts"),
     import("../../src/webhooks/signing-keys.ts"),
-    import("../../src/webhooks/url-policy.ts"),
     import("node:http"),
   ]);
   let status = 200;
@@ -373,11 +404,10 @@ export async function startDeliveries(h: Harness): Promise<Deliveries> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as { port: number };
-  configureWebhookUrls({ allowLoopback: true });
   await activeSigningKey(h.service.state.signingKey, h.service.store.db, h.service.masterKey);
   // DEBUG_DELIVERIES=1 prints the dispatcher's warnings (failed attempts, refused dials).
   const quiet = { info() {}, warn(o: object, m: string) { if (process.env.DEBUG_DELIVERIES) console.error(m, o); } };
-  const dispatcher = startDispatcher({ db: h.service.store.db, state: h.service.state, masterKey: h.service.masterKey, log: quiet, pollMs: 10, timeoutMs: 2000, maxAttempts: 1 });
+  const dispatcher = startDispatcher({ db: h.service.store.db, state: h.service.state, masterKey: h.service.masterKey, log: quiet, pollMs: 10, timeoutMs: 2000, maxAttempts: 1, webhookUrls });
   h.onEvents(dispatcher.wake);
   return {
     url: `http://127.0.0.1:${port}/hook`,
@@ -386,7 +416,6 @@ export async function startDeliveries(h: Harness): Promise<Deliveries> {
     async stop() {
       h.onEvents(undefined);
       await dispatcher.stop();
-      configureWebhookUrls({ allowLoopback: false });
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
@@ -418,7 +447,7 @@ export function deliveriesFor(h: () => Harness): () => Deliveries {
 /** A new endpoint at the receiver, which answers 400: one activity's delivery, once it has failed. */
 export async function failedDelivery(h: Harness, d: Deliveries, name: string): Promise<{ endpointId: string; activityId: string; delivery: Json }> {
   d.answer(400);
-  const { endpointId } = completed(await h.submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: d.url, name }), "createWebhookEndpointResult");
+  const { endpointId } = completed(await h.submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: d.url, name }), createWebhookEndpoint);
   const tagged = await h.submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: name, userIds: [] });
   completed(tagged, "createUserTagResult");
   const activityId = tagged.json.activity.id as string;

@@ -11,6 +11,7 @@ import type { OAuthProviderEndpoints } from "../../src/auth/oauth/settings.ts";
 import { encryptOauth2ClientSecret } from "@turnkey/crypto";
 import { completed, type Creds, type Harness } from "./inproc.ts";
 import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../../src/auth/login-settings.ts";
+import { createOauth2Credential } from "../../src/activities/oauth2/create_oauth2_credential.ts";
 
 export interface FakeUser {
   id: string;
@@ -172,7 +173,7 @@ export async function newCredential(h: Harness, opts: { provider: string; client
     { provider: opts.provider, clientId: opts.clientId, encryptedClientSecret },
     opts.as ? { as: opts.as } : {},
   );
-  return { oauth2CredentialId: completed(res, "createOauth2CredentialResult").oauth2CredentialId as string, encryptedClientSecret };
+  return { oauth2CredentialId: completed(res, createOauth2Credential).oauth2CredentialId, encryptedClientSecret };
 }
 
 export const TEST_ISSUER = "https://sigil.test.example";

@@ -7,6 +7,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import pg from "pg";
+import { pgTemplate } from "./pg-template.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "bin/sigil.mjs");
@@ -35,7 +36,15 @@ export interface Instance {
   cleanup(): Promise<void>;
 }
 
-export async function newInstance(engine: EngineSpec["name"], extra: NodeJS.ProcessEnv = {}): Promise<Instance> {
+export interface InstanceOptions {
+  /**
+   * PostgreSQL: an empty database, for what happens on one (`sigil init` migrating it, nodes
+   * starting together). Otherwise the database is a copy of the migrated template (pg-template.ts).
+   */
+  emptyDatabase?: boolean;
+}
+
+export async function newInstance(engine: EngineSpec["name"], extra: NodeJS.ProcessEnv = {}, opts: InstanceOptions = {}): Promise<Instance> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "sigil-test-"));
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -55,9 +64,10 @@ export async function newInstance(engine: EngineSpec["name"], extra: NodeJS.Proc
     const base = process.env.TEST_DATABASE_URL;
     if (!base) throw new Error("TEST_DATABASE_URL is not set");
     const dbName = `sigil_test_${randomBytes(6).toString("hex")}`;
+    const template = opts.emptyDatabase ? undefined : await pgTemplate(base);
     const admin = new pg.Client({ connectionString: base });
     await admin.connect();
-    await admin.query(`CREATE DATABASE ${dbName}`);
+    await admin.query(template ? `CREATE DATABASE ${dbName} TEMPLATE ${template}` : `CREATE DATABASE ${dbName}`);
     await admin.end();
     const url = new URL(base);
     url.pathname = `/${dbName}`;

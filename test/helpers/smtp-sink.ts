@@ -11,6 +11,8 @@ import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../../src/auth/login
 import { smtpTransport } from "../../src/auth/otp/transports/index.ts";
 import { generateP256, type P256Private } from "../../src/crypto/p256.ts";
 import { completed, type CallOptions, type Harness, type InprocOptions, type Json } from "./inproc.ts";
+import { initOtpV3 } from "../../src/activities/otp/init_otp.ts";
+import { verifyOtpV2 } from "../../src/activities/otp/verify_otp.ts";
 
 export interface Mail {
   from: string;
@@ -216,7 +218,7 @@ export interface StartedOtp {
 export async function startOtp(h: Harness, sink: SmtpSink, contact: string, over: Json = {}, opts: CallOptions = {}): Promise<StartedOtp> {
   const mark = sink.mark();
   const res = await h.submit("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact, appName: "Sigil Test", ...over }, opts);
-  const r = completed(res, "initOtpResultV2");
+  const r = completed(res, initOtpV3);
   const mail = await sink.nextMail(contact, mark);
   return { otpId: r.otpId, bundle: r.otpEncryptionTargetBundle, code: codeFrom(mail), mail };
 }
@@ -231,7 +233,7 @@ export async function verifiedToken(h: Harness, sink: SmtpSink, contact: string,
   const otp = await startOtp(h, sink, contact, {}, opts);
   const { encryptedOtpBundle } = await encryptedCode(h, otp.code, otp.bundle, key);
   const res = await h.submit("verify_otp", "ACTIVITY_TYPE_VERIFY_OTP_V2", { otpId: otp.otpId, encryptedOtpBundle }, opts);
-  return { token: completed(res, "verifyOtpResult").verificationToken as string, key, otpId: otp.otpId };
+  return { token: completed(res, verifyOtpV2).verificationToken, key, otpId: otp.otpId };
 }
 
 // ---- End-to-end OTP flow against a child-process server, through the official SDKs ----

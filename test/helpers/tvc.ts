@@ -8,6 +8,8 @@ import path from "node:path";
 import { generateP256, signP256, type P256Private } from "../../src/crypto/p256.ts";
 import type { Isolation } from "../../src/tvc/isolation.ts";
 import { completed, type Creds, type Harness, type InprocOptions, type Json } from "./inproc.ts";
+import { createTvcDeployment } from "../../src/activities/tvc/create_tvc_deployment.ts";
+import { createTvcManifestApprovals } from "../../src/activities/tvc/create_tvc_manifest_approvals.ts";
 
 /**
  * The TVC image root of this test process (SIGIL_TVC_IMAGE_ROOT): TVC is off without one
@@ -102,7 +104,7 @@ export const createDeployment = (h: Harness, parameters: Json, as?: Creds) =>
   h.submit("create_tvc_deployment", "ACTIVITY_TYPE_CREATE_TVC_DEPLOYMENT", parameters, as ? { as } : {});
 
 export async function newDeployment(h: Harness, as: Creds, appId: string, over: Json = {}): Promise<{ deploymentId: string; manifestId: string }> {
-  const r = completed(await createDeployment(h, deploymentParams(appId, over), as), "createTvcDeploymentResult");
+  const r = completed(await createDeployment(h, deploymentParams(appId, over), as), createTvcDeployment);
   return { deploymentId: r.deploymentId, manifestId: r.manifestId };
 }
 
@@ -127,6 +129,6 @@ export async function approvedDeployment(h: Harness, as: Creds, app: App, thresh
   const d = await newDeployment(h, as, app.appId, over);
   const bytes = await manifestBytes(h, as, d.deploymentId);
   const approvals = app.operators.slice(0, threshold).map((op, i) => ({ operatorId: app.manifestSetOperatorIds[i]!, signature: sign(op, bytes) }));
-  completed(await approve(h, d.manifestId, approvals, as), "createTvcManifestApprovalsResult");
+  completed(await approve(h, d.manifestId, approvals, as), createTvcManifestApprovals);
   return d;
 }

@@ -1,6 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { completed, failsWith, forbidden, invalidRequest, notFound, onSqlite, perEngine, precondition, quorumOrg, twoOfTwo, type Creds, type Harness } from "../helpers/inproc.ts";
+import { createUserTag } from "../../src/activities/users/create_user_tag.ts";
 
 const OP = "approve_activity";
 const TYPE = "ACTIVITY_TYPE_APPROVE_ACTIVITY";
@@ -21,7 +22,7 @@ onSqlite("approve_activity", (h) => {
     const seen = (await h().query("get_activity", { activityId: target.id }, { as: b })).json.activity;
     assert.equal(seen.canApprove, true);
     const res = await h().submit(OP, TYPE, { fingerprint: target.fingerprint }, { as: b });
-    const r = completed(res, "createUserTagResult");
+    const r = completed(res, createUserTag);
     assert.equal(res.json.activity.id, target.id);
     assert.equal(res.json.activity.votes.length, 2);
     assert.equal(res.json.activity.canApprove, false);
@@ -32,7 +33,7 @@ onSqlite("approve_activity", (h) => {
   it("a vote on an activity no longer awaiting consensus is 400 FAILED_PRECONDITION", async () => {
     const { members, other } = await quorumOrg(h(), 3, 2);
     const target = await pending(h(), members[0]!);
-    completed(await h().submit(OP, TYPE, { fingerprint: target.fingerprint }, { as: members[1] }), "createUserTagResult");
+    completed(await h().submit(OP, TYPE, { fingerprint: target.fingerprint }, { as: members[1] }), createUserTag);
     precondition(await h().submit(OP, TYPE, { fingerprint: target.fingerprint }, { as: members[2] }), /votes are accepted only while it awaits consensus/);
     precondition(await h().submit(OP, TYPE, { fingerprint: target.fingerprint }, { as: other }), /awaits consensus/);
   });
@@ -94,7 +95,7 @@ perEngine("approve_activity executes once", (h) => {
     const answers = await Promise.all(members.slice(1).map((as) => h().submit(OP, TYPE, { fingerprint: target.fingerprint }, { as })));
     const ok = answers.filter((r) => r.status === 200);
     assert.equal(ok.length, 1, JSON.stringify(answers.map((r) => r.json)));
-    completed(ok[0]!, "createUserTagResult");
+    completed(ok[0]!, createUserTag);
     precondition(answers.find((r) => r.status !== 200)!);
     const tags = (await h().query("list_user_tags", {}, { as: members[0] })).json.userTags.filter((t: { tagName: string }) => t.tagName === "once");
     assert.equal(tags.length, 1);

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { generateKeyPairSync } from "node:crypto";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { addUsersWithKeys, assertIdempotent, completed, conflict, exhausted, forbidden, invalidRequest, notFound, onSqlite, perEngine, publicKey, UUID, type Json } from "../helpers/inproc.ts";
+import { createApiKeysV2 } from "../../src/activities/credentials/create_api_keys.ts";
 
 const OP = "create_api_keys";
 const V2 = "ACTIVITY_TYPE_CREATE_API_KEYS_V2";
@@ -15,7 +16,7 @@ onSqlite("create_api_keys", (h) => {
   it("adds P-256, secp256k1 and Ed25519 keys, expiring or not; get_api_keys lists them", async () => {
     const [u] = await addUsersWithKeys(h(), 1);
     const keys = [key(), key({ curveType: "API_KEY_CURVE_SECP256K1", publicKey: k1() }), key({ curveType: "API_KEY_CURVE_ED25519", publicKey: ed25519(), expirationSeconds: "3600" })];
-    const { apiKeyIds } = completed(await h().submit(OP, V2, { userId: u!.userId, apiKeys: keys }), "createApiKeysResult");
+    const { apiKeyIds } = completed(await h().submit(OP, V2, { userId: u!.userId, apiKeys: keys }), createApiKeysV2);
     assert.equal(apiKeyIds.length, 3);
     for (const id of apiKeyIds) assert.match(id, UUID);
     const listed = (await h().query("get_api_keys", { userId: u!.userId })).json.apiKeys as Json[];
@@ -24,7 +25,7 @@ onSqlite("create_api_keys", (h) => {
 
   it("V1 (P-256 only, no curveType) is accepted at the same path", async () => {
     const res = await h().submit(OP, "ACTIVITY_TYPE_CREATE_API_KEYS", { userId: h().root.userId, apiKeys: [{ apiKeyName: "v1", publicKey: publicKey() }] });
-    completed(res, "createApiKeysResult");
+    completed(res, createApiKeysV2);
     assert.ok(res.json.activity.intent.createApiKeysIntent);
   });
 
@@ -34,7 +35,7 @@ onSqlite("create_api_keys", (h) => {
 
   it("a non-root user may add keys to itself without a policy, but not to another user (403)", async () => {
     const [a, b] = await addUsersWithKeys(h(), 2);
-    completed(await h().submit(OP, V2, { userId: a!.userId, apiKeys: [key()] }, { as: a }), "createApiKeysResult");
+    completed(await h().submit(OP, V2, { userId: a!.userId, apiKeys: [key()] }, { as: a }), createApiKeysV2);
     forbidden(await h().submit(OP, V2, { userId: b!.userId, apiKeys: [key()] }, { as: a }));
   });
 
@@ -67,8 +68,8 @@ perEngine("create_api_keys limits and uniqueness", (h) => {
 
   it("a user holds at most 10 long-lived and 10 expiring keys (429); the request that would pass the cap adds nothing", async () => {
     const [u] = await addUsersWithKeys(h(), 1);
-    completed(await h().submit(OP, V2, { userId: u!.userId, apiKeys: Array.from({ length: 9 }, () => key()) }), "createApiKeysResult");
-    completed(await h().submit(OP, V2, { userId: u!.userId, apiKeys: Array.from({ length: 10 }, () => key({ expirationSeconds: "600" })) }), "createApiKeysResult");
+    completed(await h().submit(OP, V2, { userId: u!.userId, apiKeys: Array.from({ length: 9 }, () => key()) }), createApiKeysV2);
+    completed(await h().submit(OP, V2, { userId: u!.userId, apiKeys: Array.from({ length: 10 }, () => key({ expirationSeconds: "600" })) }), createApiKeysV2);
     exhausted(await h().submit(OP, V2, { userId: u!.userId, apiKeys: [key()] }), /long-lived/);
     exhausted(await h().submit(OP, V2, { userId: u!.userId, apiKeys: [key({ expirationSeconds: "600" })] }), /short-lived/);
     assert.equal((await h().query("get_api_keys", { userId: u!.userId })).json.apiKeys.length, 20);

@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { addUsersWithKeys, assertIdempotent, completed, conflict, exhausted, forbidden, invalidRequest, notFound, perEngine, UUID, type Json } from "../helpers/inproc.ts";
 import { SoftPasskey, TEST_WEBAUTHN, cbor } from "../helpers/webauthn.ts";
 import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
+import { createAuthenticatorsV2 } from "../../src/activities/authenticators/create_authenticators.ts";
 
 const OP = "create_authenticators";
 const V2 = "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2";
@@ -18,7 +19,7 @@ perEngine(
       const es = new SoftPasskey();
       const rs = new SoftPasskey({ alg: "RS256", counter: 0 });
       const params = { userId: u!.userId, authenticators: [es.registration({ name: "laptop" }), rs.registration({ name: "phone", transports: ["AUTHENTICATOR_TRANSPORT_HYBRID", "AUTHENTICATOR_TRANSPORT_USB"] })] };
-      const { authenticatorIds } = completed(await h().submit(OP, V2, params), "createAuthenticatorsResult");
+      const { authenticatorIds } = completed(await h().submit(OP, V2, params), createAuthenticatorsV2);
       assert.equal(authenticatorIds.length, 2);
       for (const id of authenticatorIds) assert.match(id, UUID);
       const user = (await h().query("get_user", { userId: u!.userId })).json.user as Json;
@@ -45,19 +46,19 @@ perEngine(
       const std = (s: string) => Buffer.from(s, "base64url").toString("base64");
       reg.attestation.clientDataJson = std(reg.attestation.clientDataJson);
       reg.attestation.attestationObject = std(reg.attestation.attestationObject);
-      completed(await h().submit(OP, V2, { userId: h().root.userId, authenticators: [reg] }), "createAuthenticatorsResult");
+      completed(await h().submit(OP, V2, { userId: h().root.userId, authenticators: [reg] }), createAuthenticatorsV2);
       const hex = randomBytes(32).toString("hex");
       const rn = new SoftPasskey();
       // As given to the native API, and as the browser encodes the string's bytes.
-      completed(await h().submit(OP, V2, { userId: h().root.userId, authenticators: [rn.registration({ challenge: hex })] }), "createAuthenticatorsResult");
+      completed(await h().submit(OP, V2, { userId: h().root.userId, authenticators: [rn.registration({ challenge: hex })] }), createAuthenticatorsV2);
       const rn2 = new SoftPasskey();
       const reg2 = rn2.registration({ challenge: hex, clientDataChallenge: Buffer.from(hex).toString("base64url") });
-      completed(await h().submit(OP, V2, { userId: h().root.userId, authenticators: [reg2] }), "createAuthenticatorsResult");
+      completed(await h().submit(OP, V2, { userId: h().root.userId, authenticators: [reg2] }), createAuthenticatorsV2);
     });
 
     it("a non-root user may add passkeys to itself without a policy, not to another user (403)", async () => {
       const [a, b] = await addUsersWithKeys(h(), 2);
-      completed(await h().submit(OP, V2, { userId: a!.userId, authenticators: [new SoftPasskey().registration()] }, { as: a }), "createAuthenticatorsResult");
+      completed(await h().submit(OP, V2, { userId: a!.userId, authenticators: [new SoftPasskey().registration()] }, { as: a }), createAuthenticatorsV2);
       forbidden(await h().submit(OP, V2, { userId: b!.userId, authenticators: [new SoftPasskey().registration()] }, { as: a }));
     });
 
@@ -68,20 +69,20 @@ perEngine(
     it("refuses a credential id already registered in the organization (409); another organization may hold it", async () => {
       const pk = new SoftPasskey();
       const [u] = await addUsersWithKeys(h(), 1);
-      completed(await h().submit(OP, V2, { userId: u!.userId, authenticators: [pk.registration()] }), "createAuthenticatorsResult");
+      completed(await h().submit(OP, V2, { userId: u!.userId, authenticators: [pk.registration()] }), createAuthenticatorsV2);
       conflict(await h().submit(OP, V2, { userId: h().root.userId, authenticators: [pk.registration()] }), /already exists/);
       conflict(await h().submit(OP, V2, { userId: h().root.userId, authenticators: [pk.registration(), pk.registration()] }), /twice/);
       const other = await h().newOrg("Passkey Other");
-      completed(await h().submit(OP, V2, { userId: other.userId, authenticators: [pk.registration()] }, { as: other }), "createAuthenticatorsResult");
+      completed(await h().submit(OP, V2, { userId: other.userId, authenticators: [pk.registration()] }, { as: other }), createAuthenticatorsV2);
     });
 
     it("holds at most 10 passkeys per user (429) and writes nothing of a refused request", async () => {
       const [u] = await addUsersWithKeys(h(), 1);
       const regs = (n: number) => Array.from({ length: n }, () => new SoftPasskey().registration());
-      completed(await h().submit(OP, V2, { userId: u!.userId, authenticators: regs(9) }), "createAuthenticatorsResult");
+      completed(await h().submit(OP, V2, { userId: u!.userId, authenticators: regs(9) }), createAuthenticatorsV2);
       exhausted(await h().submit(OP, V2, { userId: u!.userId, authenticators: regs(2) }), /user has exceeded maximum authenticators/);
       assert.equal((await h().query("get_authenticators", { userId: u!.userId })).json.authenticators.length, 9);
-      completed(await h().submit(OP, V2, { userId: u!.userId, authenticators: regs(1) }), "createAuthenticatorsResult");
+      completed(await h().submit(OP, V2, { userId: u!.userId, authenticators: regs(1) }), createAuthenticatorsV2);
       exhausted(await h().submit(OP, V2, { userId: u!.userId, authenticators: regs(1) }), /maximum authenticators/);
     });
 

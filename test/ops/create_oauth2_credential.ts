@@ -5,6 +5,7 @@ import { generateP256 } from "../../src/crypto/p256.ts";
 import { openClientSecretSealed } from "../../src/store/oauth2-credentials.ts";
 import { assertIdempotent, completed, invalidRequest, perEngine, UUID } from "../helpers/inproc.ts";
 import { clientSecretKey } from "../helpers/oauth-provider.ts";
+import { createOauth2Credential } from "../../src/activities/oauth2/create_oauth2_credential.ts";
 
 const OP = "create_oauth2_credential";
 const TYPE = "ACTIVITY_TYPE_CREATE_OAUTH2_CREDENTIAL";
@@ -32,7 +33,7 @@ perEngine("create_oauth2_credential", (h) => {
     const key = await clientSecretKey(h());
     for (const provider of ["OAUTH2_PROVIDER_GOOGLE", "OAUTH2_PROVIDER_APPLE", "OAUTH2_PROVIDER_OIDC", "OAUTH2_PROVIDER_DISCORD"]) {
       const res = await h().submit(OP, TYPE, { provider, clientId: `${provider}.client`, encryptedClientSecret: await encryptOauth2ClientSecret("s", key) });
-      assert.match(completed(res, "createOauth2CredentialResult").oauth2CredentialId, UUID);
+      assert.match(completed(res, createOauth2Credential).oauth2CredentialId, UUID);
     }
   });
 

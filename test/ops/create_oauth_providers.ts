@@ -8,6 +8,7 @@ import { loginsTrusting, sigilToken, startIssuer, type FakeIssuer } from "../hel
 import { DEFAULT_OAUTH_SETTINGS } from "../../src/auth/oauth/configure.ts";
 import { newId } from "../../src/store/util.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
+import { createUsersV4 } from "../../src/activities/users/create_users.ts";
 
 const TYPE = "ACTIVITY_TYPE_CREATE_OAUTH_PROVIDERS_V2";
 const RESULT = "createOauthProvidersResultV2";
@@ -163,7 +164,7 @@ perEngine(
       const res = await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", {
         users: [{ userName: "g", userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
       });
-      const [userId] = completed(res, "createUsersResult").userIds as string[];
+      const [userId] = completed(res, createUsersV4).userIds;
       completed(await create(h(), userId!, [{ providerName: "google", oidcToken: await google.sign({ email: email.toUpperCase(), email_verified: true }) }]), RESULT);
       const row = await h().service.store.db.selectFrom("users").select("email_verified_at").where("id", "=", userId!).executeTakeFirstOrThrow();
       assert.ok(row.email_verified_at, "email verified");

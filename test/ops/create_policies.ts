@@ -1,6 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { assertIdempotent, completed, exhausted, invalidRequest, onSqlite, perEngine, type Json } from "../helpers/inproc.ts";
+import { createPolicies } from "../../src/activities/policies/create_policy.ts";
 
 const OP = "create_policies";
 const TYPE = "ACTIVITY_TYPE_CREATE_POLICIES";
@@ -10,7 +11,7 @@ const names = async (h: () => import("../helpers/inproc.ts").Harness, as?: impor
 
 onSqlite("create_policies", (h) => {
   it("creates policies and answers their ids in input order", async () => {
-    const { policyIds } = completed(await h().submit(OP, TYPE, { policies: [policy("b"), policy("a"), policy("c")] }), "createPoliciesResult");
+    const { policyIds } = completed(await h().submit(OP, TYPE, { policies: [policy("b"), policy("a"), policy("c")] }), createPolicies);
     assert.equal(policyIds.length, 3);
     const got = await Promise.all(policyIds.map(async (policyId: string) => (await h().query("get_policy", { policyId })).json.policy.policyName));
     assert.deepEqual(got, ["b", "a", "c"]);
@@ -40,9 +41,9 @@ onSqlite("create_policies", (h) => {
 perEngine("create_policies limits", (h) => {
   it("the 100-policy cap counts the whole batch: 60 + 41 is refused (429) and adds nothing", async () => {
     const org = await h().newOrg();
-    completed(await h().submit(OP, TYPE, { policies: Array.from({ length: 60 }, (_, i) => policy(`a${i}`)) }, { as: org }), "createPoliciesResult");
+    completed(await h().submit(OP, TYPE, { policies: Array.from({ length: 60 }, (_, i) => policy(`a${i}`)) }, { as: org }), createPolicies);
     exhausted(await h().submit(OP, TYPE, { policies: Array.from({ length: 41 }, (_, i) => policy(`b${i}`)) }, { as: org }), /at most 100/);
     assert.equal((await names(h, org)).length, 60);
-    completed(await h().submit(OP, TYPE, { policies: Array.from({ length: 40 }, (_, i) => policy(`c${i}`)) }, { as: org }), "createPoliciesResult");
+    completed(await h().submit(OP, TYPE, { policies: Array.from({ length: 40 }, (_, i) => policy(`c${i}`)) }, { as: org }), createPolicies);
   });
 });

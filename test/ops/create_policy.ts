@@ -1,6 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { assertIdempotent, completed, exhausted, invalidRequest, onSqlite, perEngine, UUID, type Json } from "../helpers/inproc.ts";
+import { createPolicies, createPolicyV3 } from "../../src/activities/policies/create_policy.ts";
 
 const OP = "create_policy";
 const TYPE = "ACTIVITY_TYPE_CREATE_POLICY_V3";
@@ -9,7 +10,7 @@ const policy = (over: Json = {}): Json => ({ policyName: `p-${Math.random().toSt
 onSqlite("create_policy", (h) => {
   it("creates a policy; get_policy answers its expressions exactly as submitted", async () => {
     const p = policy({ condition: "activity.type ==   'ACTIVITY_TYPE_CREATE_USERS_V4'", time: "time.now > Timestamp('2020-01-01T00:00:00Z')", notes: "n" });
-    const { policyId } = completed(await h().submit(OP, TYPE, p), "createPolicyResult");
+    const { policyId } = completed(await h().submit(OP, TYPE, p), createPolicyV3);
     assert.match(policyId, UUID);
     const got = (await h().query("get_policy", { policyId })).json.policy;
     assert.equal(got.policyName, p.policyName);
@@ -43,13 +44,13 @@ onSqlite("create_policy", (h) => {
 
 perEngine("create_policy limits", (h) => {
   it("a policy name is unique per organization (400)", async () => {
-    completed(await h().submit(OP, TYPE, policy({ policyName: "same" })), "createPolicyResult");
+    completed(await h().submit(OP, TYPE, policy({ policyName: "same" })), createPolicyV3);
     invalidRequest(await h().submit(OP, TYPE, policy({ policyName: "same" })), /policy label must be unique/);
   });
 
   it("an organization holds at most 100 policies (429)", async () => {
     const org = await h().newOrg();
-    completed(await h().submit("create_policies", "ACTIVITY_TYPE_CREATE_POLICIES", { policies: Array.from({ length: 100 }, () => policy()) }, { as: org }), "createPoliciesResult");
+    completed(await h().submit("create_policies", "ACTIVITY_TYPE_CREATE_POLICIES", { policies: Array.from({ length: 100 }, () => policy()) }, { as: org }), createPolicies);
     exhausted(await h().submit(OP, TYPE, policy(), { as: org }), /at most 100/);
   });
 });

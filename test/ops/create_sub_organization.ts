@@ -37,7 +37,7 @@ onSqlite("create_sub_organization", (h) => {
 
   it("V7 (older clients) answers with its own intent and result names", async () => {
     const res = await h().submit(OP, "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7", params());
-    completed(res, "createSubOrganizationResultV7");
+    completed(res, createSubOrganizationV7);
     assert.ok(res.json.activity.intent.createSubOrganizationIntentV7);
   });
 
@@ -86,7 +86,7 @@ onSqlite("create_sub_organization", (h) => {
   });
 
   it("a parent's credential cannot create an organization inside its sub-organization (403)", async () => {
-    const { subOrganizationId } = completed(await h().submit(OP, V8, params()), "createSubOrganizationResultV8");
+    const { subOrganizationId } = completed(await h().submit(OP, V8, params()), createSubOrganizationV8);
     forbidden(await h().submit(OP, V8, params(), { organizationId: subOrganizationId }));
   });
 });
@@ -185,7 +185,7 @@ perEngine("create_sub_organization with a verification token", (h) => {
     const t = await mintVerificationToken(h(), { contact: address });
     const user = rootUser({ userEmail: address });
     const res = await h().submit(OP, "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7", signup(t, user, { clientSignature: clientSignature(t.key, usage(t, user, "signup")) }));
-    const { subOrganizationId } = completed(res, "createSubOrganizationResultV7");
+    const { subOrganizationId } = completed(res, createSubOrganizationV7);
     assert.deepEqual(await verifiedSuborgs("EMAIL", address), [subOrganizationId]);
   });
 
@@ -195,7 +195,7 @@ perEngine("create_sub_organization with a verification token", (h) => {
     const as: Creds = { organizationId: mid.subOrganizationId, userId: mid.rootUserIds[0], key };
     const address = email();
     const t = await mintVerificationToken(h(), { contact: address });
-    const { subOrganizationId } = completed(await h().submit(OP, V8, signup(t, rootUser({ userEmail: address })), { as }), "createSubOrganizationResultV8");
+    const { subOrganizationId } = completed(await h().submit(OP, V8, signup(t, rootUser({ userEmail: address })), { as }), createSubOrganizationV8);
     const found = await h().query("list_verified_suborgs", { filterType: "EMAIL", filterValue: address }, { organizationId: mid.subOrganizationId });
     assert.deepEqual(found.json.organizationIds, [subOrganizationId]);
   });
@@ -206,7 +206,7 @@ perEngine("create_sub_organization with a verification token", (h) => {
     ["a token already used to sign up", async () => {
       const address = email();
       const t = await mintVerificationToken(h(), { contact: address });
-      completed(await h().submit(OP, V8, signup(t, rootUser({ userEmail: address }))), "createSubOrganizationResultV8");
+      completed(await h().submit(OP, V8, signup(t, rootUser({ userEmail: address }))), createSubOrganizationV8);
       return signup(t, rootUser({ userName: "again", userEmail: address }));
     }, /already been used/, ["parameters.verificationToken"]],
     ["a token for another contact", async () => {
@@ -220,7 +220,7 @@ perEngine("create_sub_organization with a verification token", (h) => {
     }, /not .* or one of its parents/, ["parameters.verificationToken"]],
     ["a token issued by a sub-organization (tokens serve downwards only)", async () => {
       const address = email();
-      const sub = completed(await h().submit(OP, V8, params()), "createSubOrganizationResultV8");
+      const sub = completed(await h().submit(OP, V8, params()), createSubOrganizationV8);
       return signup(await mintVerificationToken(h(), { organizationId: sub.subOrganizationId, contact: address }), rootUser({ userEmail: address }));
     }, /not .* or one of its parents/, ["parameters.verificationToken"]],
     ["an expired token", async () => {
@@ -326,7 +326,7 @@ perEngine("create_sub_organization with passkey root users", (h) => {
   it("registers the root user's passkey; it signs there, and list_suborgs CREDENTIAL_ID finds the sub-organization", async () => {
     const pk = new SoftPasskey({ alg: "RS256" });
     const res = await h().submit(OP, V8, params({ subOrganizationName: "passkey sub", rootUsers: [rootUser({ userName: "pk", authenticators: [pk.registration({ name: "signup" })] })] }));
-    const { subOrganizationId, rootUserIds } = completed(res, "createSubOrganizationResultV8");
+    const { subOrganizationId, rootUserIds } = completed(res, createSubOrganizationV8);
     const user = (await h().query("get_user", { userId: rootUserIds[0] }, { organizationId: subOrganizationId })).json.user as Json;
     assert.equal(user.authenticators.length, 1);
     assert.equal(user.authenticators[0].credentialId, pk.id);
@@ -376,6 +376,8 @@ it("verified sign-up compares passkeys, API keys and OAuth providers field by fi
 // logged in with oauth_login.
 import { nonceOf, sigilToken } from "../helpers/oidc-tokens.ts";
 import { failsWith } from "../helpers/inproc.ts";
+import { oauthLogin } from "../../src/activities/oauth/oauth_login.ts";
+import { createSubOrganizationV7, createSubOrganizationV8 } from "../../src/activities/organizations/create_sub_organization.ts";
 
 perEngine("create_sub_organization with OAuth root users", (h) => {
   it("signs up an OAuth root user; list_suborgs OIDC_TOKEN finds it and oauth_login logs it in there", async () => {
@@ -386,7 +388,7 @@ perEngine("create_sub_organization with OAuth root users", (h) => {
       rootQuorumThreshold: 1,
       rootUsers: [{ userName: "social", apiKeys: [], authenticators: [], oauthProviders: [{ providerName: "X", oidcToken: token }] }],
     });
-    const created = completed(res, "createSubOrganizationResultV8");
+    const created = completed(res, createSubOrganizationV8);
     const found = await h().query("list_suborgs", { filterType: "OIDC_TOKEN", filterValue: token });
     assert.deepEqual(found.json.organizationIds, [created.subOrganizationId]);
     const key = generateP256KeyPair();
@@ -394,7 +396,7 @@ perEngine("create_sub_organization with OAuth root users", (h) => {
       oidcToken: await sigilToken(h(), { sub, aud: "signup-app", nonce: nonceOf(key.publicKey) }),
       publicKey: key.publicKey,
     }, { organizationId: created.subOrganizationId });
-    const session = completed(login, "oauthLoginResult").session as unknown as string;
+    const session = completed(login, oauthLogin).session;
     const claims = JSON.parse(atob(session.split(".")[1]!)) as Json;
     assert.deepEqual([claims.user_id, claims.organization_id], [created.rootUserIds[0], created.subOrganizationId]);
   });
@@ -406,7 +408,7 @@ perEngine("create_sub_organization with OAuth root users", (h) => {
       h().submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", { subOrganizationName: "refused", rootQuorumThreshold: 1, rootUsers: [user(oidcToken)] });
     failsWith(await signup(await sigilToken(h(), { ttl: -600 })), 400, 3, "INVALID_OIDC_TOKEN", /expired/, ["parameters.rootUsers[0].oauthProviders[0].oidcToken"]);
     const taken = await sigilToken(h(), { sub: `x:${crypto.randomUUID()}` });
-    const first = completed(await signup(taken), "createSubOrganizationResultV8");
+    const first = completed(await signup(taken), createSubOrganizationV8);
     failsWith(await signup(taken), 409, 6, "OAUTH_PROVIDER_ALREADY_EXISTS", /already attached/);
     assert.equal((await h().service.store.db.selectFrom("organizations").select("id").execute()).length, before + 1);
     assert.ok(first.subOrganizationId);

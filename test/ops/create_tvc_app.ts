@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, conflict, forbidden, invalidRequest, perEngine, UUID, type Creds, type Json } from "../helpers/inproc.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { createApp, newApp, newOperators, operatorParams, quorumKey, uniqueName, TVC } from "../helpers/tvc.ts";
+import { createTvcApp } from "../../src/activities/tvc/create_tvc_app.ts";
 
 const OP = "create_tvc_app";
 
@@ -60,14 +61,14 @@ perEngine(OP, (h) => {
       manifestSetParams: { name: "m", newOperators: ops.map((o) => ({ name: o.name, publicKey: o.key[encoding] })), threshold },
       shareSetParams: { name: "s", newOperators: operatorParams(sharers), threshold: 2 },
     });
-    const a = completed(await createApp(h(), params("a", "publicCompressed"), org), "createTvcAppResult");
+    const a = completed(await createApp(h(), params("a", "publicCompressed"), org), createTvcApp);
     // Threshold as a numeric string (int64 as protojson renders it); keys uncompressed.
-    const b = completed(await createApp(h(), params("b", "publicUncompressed", "2"), org), "createTvcAppResult");
+    const b = completed(await createApp(h(), params("b", "publicUncompressed", "2"), org), createTvcApp);
     assert.equal(b.manifestSetId, a.manifestSetId);
     assert.deepEqual(b.manifestSetOperatorIds, a.manifestSetOperatorIds);
     assert.equal(b.shareSetId, a.shareSetId);
     // Another threshold is another set, over the same operators.
-    const c = completed(await createApp(h(), params("c", "publicCompressed", 3), org), "createTvcAppResult");
+    const c = completed(await createApp(h(), params("c", "publicCompressed", 3), org), createTvcApp);
     assert.notEqual(c.manifestSetId, a.manifestSetId);
     assert.deepEqual([...c.manifestSetOperatorIds].sort(), [...a.manifestSetOperatorIds].sort());
     // Existing operators by id, mixed with a new one; existing sets by id.
@@ -90,7 +91,7 @@ perEngine(OP, (h) => {
     assert.equal(d.manifestSetOperatorIds.length, 3);
     assert.equal(d.shareSetId, a.shareSetId);
     assert.equal(d.shareSetThreshold, 2);
-    const e = completed(await createApp(h(), { name: "e", quorumPublicKey: quorumKey(), manifestSetId: d.manifestSetId, shareSetId: a.shareSetId }, org), "createTvcAppResult");
+    const e = completed(await createApp(h(), { name: "e", quorumPublicKey: quorumKey(), manifestSetId: d.manifestSetId, shareSetId: a.shareSetId }, org), createTvcApp);
     assert.equal(e.manifestSetThreshold, 3);
     const apps = (await h().query("list_tvc_apps", {}, { as: org })).json.tvcApps as Json[];
     assert.deepEqual(apps.map((x) => x.name), ["a", "b", "c", "d", "e"]);
@@ -107,7 +108,7 @@ perEngine(OP, (h) => {
       manifestSetParams: { name: "m", newOperators: [{ name: opName, publicKey: op!.key.publicCompressed }], threshold: 1 },
       shareSetParams: { name: "s", newOperators: sharers, threshold: 2 },
     });
-    const first = completed(await createApp(h(), base("one", "alice"), org), "createTvcAppResult");
+    const first = completed(await createApp(h(), base("one", "alice"), org), createTvcApp);
     invalidRequest(await createApp(h(), base("two", "bob"), org), /already has this key.*alice/, ["parameters.manifestSetParams.newOperators[0].publicKey"]);
     // The operator listed twice, once by id and once by key.
     const twice = { ...base("three", "alice"), manifestSetParams: { name: "m2", existingOperatorIds: first.manifestSetOperatorIds, newOperators: [{ name: "alice", publicKey: op!.key.publicUncompressed }], threshold: 1 } };
@@ -151,7 +152,7 @@ perEngine(OP, (h) => {
       invalidRequest(res, message, [field]);
     }
     const taken = good();
-    completed(await createApp(h(), taken, org), "createTvcAppResult");
+    completed(await createApp(h(), taken, org), createTvcApp);
     conflict(await createApp(h(), { ...taken, quorumPublicKey: quorumKey() }, org), /already exists/);
     assert.equal((await h().query("list_tvc_apps", {}, { as: org })).json.tvcApps.length, 1, "nothing of the refused requests was kept");
   });
@@ -162,7 +163,7 @@ perEngine(OP, (h) => {
     const sharers = operatorParams(newOperators(2));
     const params = (name: string): Json => ({ name, quorumPublicKey: quorumKey(), manifestSetParams: { name: "m", newOperators: ops, threshold: 2 }, shareSetParams: { name: "s", newOperators: sharers, threshold: 2 } });
     const results = await Promise.all(["r1", "r2", "r3", "r4"].map((n) => createApp(h(), params(n), org)));
-    const sets = new Set(results.map((r) => completed(r, "createTvcAppResult").manifestSetId));
+    const sets = new Set(results.map((r) => completed(r, createTvcApp).manifestSetId));
     assert.equal(sets.size, 1);
     const rows = await h().service.store.db.selectFrom("tvc_operators").select("id").where("organization_id", "=", org.organizationId).execute();
     assert.equal(rows.length, 5);
@@ -185,7 +186,7 @@ perEngine(OP, (h) => {
       ),
       "createPolicyResult",
     );
-    completed(await createApp(h(), params(), member), "createTvcAppResult");
+    completed(await createApp(h(), params(), member), createTvcApp);
   });
 }, undefined, TVC);
 

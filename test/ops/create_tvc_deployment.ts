@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { addUsersWithKeys, completed, forbidden, invalidRequest, notFound, perEngine, UUID, type Json } from "../helpers/inproc.ts";
 import { createDeployment, deploymentParams, DIGEST, getDeployment, newApp, TVC, imageUrl } from "../helpers/tvc.ts";
+import { createTvcDeployment } from "../../src/activities/tvc/create_tvc_deployment.ts";
 
 const OP = "create_tvc_deployment";
 
@@ -60,7 +61,7 @@ perEngine(OP, (h) => {
     assert.deepEqual(m.manifestSet.members.map((o: Json) => o.publicKey), app.operators.map((o) => o.key.publicCompressed));
     assert.equal(m.shareSet.id, app.shareSetId);
     // Defaults and numeric strings; a given nonce is kept.
-    const two = completed(await createDeployment(h(), deploymentParams(app.appId, { nonce: "42", healthCheckPort: "8080" }), org), "createTvcDeploymentResult");
+    const two = completed(await createDeployment(h(), deploymentParams(app.appId, { nonce: "42", healthCheckPort: "8080" }), org), createTvcDeployment);
     const d2 = await getDeployment(h(), org, two.deploymentId);
     assert.equal(d2.replicas, 1);
     assert.equal(JSON.parse(Buffer.from(d2.manifest.manifest, "base64").toString()).namespace.nonce, 42);
@@ -106,7 +107,7 @@ perEngine(OP, (h) => {
   it("debug mode on an app created with enableDebugModeDeployments; a pull secret shows as hasPullSecret only", async () => {
     const org = await h().newOrg("tvc-deploy-debug");
     const app = await newApp(h(), org, { extra: { enableDebugModeDeployments: true } });
-    const r = completed(await createDeployment(h(), deploymentParams(app.appId, { debugMode: true, pivotContainerEncryptedPullSecret: "c2VjcmV0" }), org), "createTvcDeploymentResult");
+    const r = completed(await createDeployment(h(), deploymentParams(app.appId, { debugMode: true, pivotContainerEncryptedPullSecret: "c2VjcmV0" }), org), createTvcDeployment);
     const d = await getDeployment(h(), org, r.deploymentId);
     assert.equal(d.debugMode, true);
     assert.equal(d.pivotContainer.hasPullSecret, true);
@@ -127,6 +128,6 @@ perEngine(OP, (h) => {
       ),
       "createPolicyResult",
     );
-    completed(await createDeployment(h(), deploymentParams(app.appId), member), "createTvcDeploymentResult");
+    completed(await createDeployment(h(), deploymentParams(app.appId), member), createTvcDeployment);
   });
 }, undefined, TVC);

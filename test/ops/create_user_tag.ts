@@ -1,6 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { assertIdempotent, completed, conflict, invalidRequest, notFound, onSqlite, perEngine, UUID } from "../helpers/inproc.ts";
+import { createUserTag } from "../../src/activities/users/create_user_tag.ts";
 
 const OP = "create_user_tag";
 const TYPE = "ACTIVITY_TYPE_CREATE_USER_TAG";
@@ -9,7 +10,7 @@ const MISSING = "00000000-0000-4000-8000-000000000000";
 onSqlite("create_user_tag", (h) => {
   it("creates a tag and applies it to users (duplicates collapsed)", async () => {
     const res = await h().submit(OP, TYPE, { userTagName: "admins", userIds: [h().root.userId, h().root.userId] });
-    const r = completed(res, "createUserTagResult");
+    const r = completed(res, createUserTag);
     assert.match(r.userTagId, UUID);
     assert.deepEqual(r.userIds, [h().root.userId]);
     const { user } = (await h().query("get_user", { userId: h().root.userId })).json;
@@ -41,9 +42,9 @@ onSqlite("create_user_tag", (h) => {
 
 perEngine("create_user_tag uniqueness", (h) => {
   it("a tag name is unique per organization (409); another organization may reuse it", async () => {
-    completed(await h().submit(OP, TYPE, { userTagName: "ops", userIds: [] }), "createUserTagResult");
+    completed(await h().submit(OP, TYPE, { userTagName: "ops", userIds: [] }), createUserTag);
     conflict(await h().submit(OP, TYPE, { userTagName: "ops", userIds: [] }), /already exists/);
-    completed(await h().submit(OP, TYPE, { userTagName: "ops", userIds: [] }, { as: await h().newOrg() }), "createUserTagResult");
+    completed(await h().submit(OP, TYPE, { userTagName: "ops", userIds: [] }, { as: await h().newOrg() }), createUserTag);
   });
 
   it("the same body submitted 8 times concurrently is one activity and one tag", async () => {

@@ -7,6 +7,9 @@ import { SoftPasskey, queryWithPasskey } from "../helpers/webauthn.ts";
 import { failsWith, twoOfTwo } from "../helpers/inproc.ts";
 import { sigilToken } from "../helpers/oidc-tokens.ts";
 import { DEFAULT_OAUTH_SETTINGS } from "../../src/auth/oauth/configure.ts";
+import { createApiKeysV2 } from "../../src/activities/credentials/create_api_keys.ts";
+import { createUserTag } from "../../src/activities/users/create_user_tag.ts";
+import { createUsersV4 } from "../../src/activities/users/create_users.ts";
 
 const OP = "create_users";
 const V4 = "ACTIVITY_TYPE_CREATE_USERS_V4";
@@ -15,7 +18,7 @@ const ed25519 = () => (generateKeyPairSync("ed25519").publicKey.export({ format:
 
 onSqlite("create_users", (h) => {
   it("creates users with keys and tags; get_user shows them", async () => {
-    const tag = completed(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "ops", userIds: [] }), "createUserTagResult");
+    const tag = completed(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "ops", userIds: [] }), createUserTag);
     const k = key();
     const res = await h().submit(OP, V4, {
       users: [
@@ -23,7 +26,7 @@ onSqlite("create_users", (h) => {
         userParams({ userName: "bob", apiKeys: [key({ curveType: "API_KEY_CURVE_ED25519", publicKey: ed25519() })] }),
       ],
     });
-    const { userIds } = completed(res, "createUsersResult");
+    const { userIds } = completed(res, createUsersV4);
     assert.equal(userIds.length, 2);
     for (const id of userIds) assert.match(id, UUID);
     assert.equal(res.json.activity.type, V4);
@@ -38,13 +41,13 @@ onSqlite("create_users", (h) => {
 
   it("V3 (older clients) is accepted at the same path, with its own intent name", async () => {
     const res = await h().submit(OP, "ACTIVITY_TYPE_CREATE_USERS_V3", { users: [userParams()] });
-    completed(res, "createUsersResult");
+    completed(res, createUsersV4);
     assert.ok(res.json.activity.intent.createUsersIntentV3);
   });
 
   it("unknown parameter fields are dropped, not stored", async () => {
     const res = await h().submit(OP, V4, { users: [userParams({ surprise: 1 })], extra: true });
-    completed(res, "createUsersResult");
+    completed(res, createUsersV4);
     assert.deepEqual(Object.keys(res.json.activity.intent.createUsersIntentV4), ["users"]);
     assert.equal(res.json.activity.intent.createUsersIntentV4.users[0].surprise, undefined);
   });
@@ -94,8 +97,8 @@ onSqlite("create_users", (h) => {
 
   it("caps a user at 10 long-lived and 10 expiring keys (429)", async () => {
     const tenEach = [...Array.from({ length: 10 }, () => key()), ...Array.from({ length: 10 }, () => key({ expirationSeconds: "3600" }))];
-    const { userIds } = completed(await h().submit(OP, V4, { users: [userParams({ apiKeys: tenEach.slice(0, 10) })] }), "createUsersResult");
-    completed(await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: userIds[0], apiKeys: tenEach.slice(10) }), "createApiKeysResult");
+    const { userIds } = completed(await h().submit(OP, V4, { users: [userParams({ apiKeys: tenEach.slice(0, 10) })] }), createUsersV4);
+    completed(await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: userIds[0], apiKeys: tenEach.slice(10) }), createApiKeysV2);
     for (const more of [key(), key({ expirationSeconds: "60" })]) {
       exhausted(await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: userIds[0], apiKeys: [more] }), /maximum/);
     }
@@ -104,11 +107,11 @@ onSqlite("create_users", (h) => {
 
 perEngine("create_users uniqueness", (h) => {
   it("an email is unique per organization, case-insensitively (409); other organizations may reuse it", async () => {
-    completed(await h().submit(OP, V4, { users: [userParams({ userEmail: "dup@example.com" })] }), "createUsersResult");
+    completed(await h().submit(OP, V4, { users: [userParams({ userEmail: "dup@example.com" })] }), createUsersV4);
     conflict(await h().submit(OP, V4, { users: [userParams({ userEmail: "DUP@example.com" })] }), /email already exists/);
     conflict(await h().submit(OP, V4, { users: [userParams({ userEmail: "x@example.com" }), userParams({ userEmail: "X@example.com" })] }));
     const other = await h().newOrg();
-    completed(await h().submit(OP, V4, { users: [userParams({ userEmail: "dup@example.com" })] }, { as: other }), "createUsersResult");
+    completed(await h().submit(OP, V4, { users: [userParams({ userEmail: "dup@example.com" })] }, { as: other }), createUsersV4);
   });
 
   it("a batch whose second user is refused (409 duplicate key, 400 key off the curve) creates no user and records no activity", async () => {
@@ -127,7 +130,7 @@ perEngine("create_users with passkeys", (h) => {
     const sub = `x:${crypto.randomUUID()}`;
     const token = await sigilToken(h(), { sub, aud: "users-app" });
     const res = await h().submit(OP, V4, { users: [userParams({ userName: "oauth-user", oauthProviders: [{ providerName: "X", oidcToken: token }] })] });
-    const [userId] = completed(res, "createUsersResult").userIds as string[];
+    const [userId] = completed(res, createUsersV4).userIds;
     const user = (await h().query("get_user", { userId })).json.user as Json;
     assert.deepEqual(
       (user.oauthProviders as Json[]).map((p) => [p.providerName, p.issuer, p.audience, p.subject]),
@@ -151,7 +154,7 @@ perEngine("create_users with passkeys", (h) => {
     const res = await h().submit(OP, V4, { users: [userParams({ userName: "later", oauthProviders: [{ providerName: "X", oidcToken: await sigilToken(h(), { sub }) }] })] }, { as: a });
     assert.equal(res.json.activity?.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED", JSON.stringify(res.json));
     const approved = await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: res.json.activity.fingerprint }, { as: b });
-    const [userId] = completed(approved, "createUsersResult").userIds as string[];
+    const [userId] = completed(approved, createUsersV4).userIds;
     const rows = await h().service.store.db.selectFrom("oauth_providers").select(["user_id", "subject"]).where("subject", "=", sub).execute();
     assert.deepEqual(rows, [{ user_id: userId, subject: sub }]);
   });
@@ -159,7 +162,7 @@ perEngine("create_users with passkeys", (h) => {
   it("creates a user whose passkey is stored with it and signs as it", async () => {
     const pk = new SoftPasskey();
     const res = await h().submit(OP, V4, { users: [userParams({ userName: "with passkey", authenticators: [pk.registration({ name: "laptop" })] })] });
-    const [userId] = completed(res, "createUsersResult").userIds as string[];
+    const [userId] = completed(res, createUsersV4).userIds;
     const user = (await h().query("get_user", { userId })).json.user as Json;
     assert.deepEqual(user.authenticators.map((a: Json) => [a.authenticatorName, a.credentialId]), [["laptop", pk.id]]);
     const who = await queryWithPasskey(h(), pk, "whoami", { organizationId: h().root.organizationId });
@@ -168,7 +171,7 @@ perEngine("create_users with passkeys", (h) => {
 
   it("a passkey already registered in the organization refuses the whole request (409)", async () => {
     const pk = new SoftPasskey();
-    completed(await h().submit(OP, V4, { users: [userParams({ authenticators: [pk.registration()] })] }), "createUsersResult");
+    completed(await h().submit(OP, V4, { users: [userParams({ authenticators: [pk.registration()] })] }), createUsersV4);
     const before = (await h().query("list_users")).json.users.length;
     conflict(await h().submit(OP, V4, { users: [userParams(), userParams({ authenticators: [pk.registration()] })] }), /already exists/);
     assert.equal((await h().query("list_users")).json.users.length, before);

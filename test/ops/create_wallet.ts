@@ -5,6 +5,7 @@ import { mnemonicToSeedSync, validateMnemonic } from "@scure/bip39";
 import { wordlist } from "@scure/bip39/wordlists/english.js";
 import { addressOf, deriveKey } from "../../src/wallets/derivation.ts";
 import { assertIdempotent, completed, conflict, invalidRequest, perEngine, UUID, type Harness, type Json } from "../helpers/inproc.ts";
+import { createWalletActivity } from "../../src/activities/wallets/create_wallet.ts";
 
 const OP = "create_wallet";
 const TYPE = "ACTIVITY_TYPE_CREATE_WALLET";
@@ -27,7 +28,7 @@ let n = 0;
 /** A new wallet of the root organization (or `as`'s); returns the create_wallet result. */
 export async function newWallet(h: Harness, accounts: Json[] = [ETH()], over: Json = {}): Promise<{ walletId: string; addresses: string[] }> {
   const res = await h.submit(OP, TYPE, { walletName: `w-${Date.now()}-${n++}`, accounts, ...over });
-  return completed(res, "createWalletResult") as { walletId: string; addresses: string[] };
+  return completed(res, createWalletActivity);
 }
 
 /** The wallet row's mnemonic, opened with the service's master key (what only the server can do). */

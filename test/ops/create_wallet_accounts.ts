@@ -4,6 +4,7 @@ import { mnemonicToSeedSync } from "@scure/bip39";
 import { addressOf, deriveKey } from "../../src/wallets/derivation.ts";
 import { completed, conflict, exhausted, invalidRequest, notFound, perEngine, type Json } from "../helpers/inproc.ts";
 import { ETH, newWallet, openedMnemonic, SOL } from "./create_wallet.ts";
+import { createWalletAccounts } from "../../src/activities/wallets/create_wallet_accounts.ts";
 
 const OP = "create_wallet_accounts";
 const TYPE = "ACTIVITY_TYPE_CREATE_WALLET_ACCOUNTS";
@@ -18,7 +19,7 @@ perEngine("create_wallet_accounts", (h) => {
       ETH("m/44'/60'/0'/0/1", { addressFormat: "ADDRESS_FORMAT_COMPRESSED" }),
       ETH("m/44'/60'/0'/0/0", { addressFormat: "ADDRESS_FORMAT_BITCOIN_TESTNET_P2WPKH", name: "btc" }),
     ];
-    const { addresses } = completed(await h().submit(OP, TYPE, { walletId, accounts }), "createWalletAccountsResult");
+    const { addresses } = completed(await h().submit(OP, TYPE, { walletId, accounts }), createWalletAccounts);
     const seed = mnemonicToSeedSync(await openedMnemonic(h(), walletId));
     assert.deepEqual(addresses, [
       addressOf(deriveKey(seed, "CURVE_ED25519", "m/44'/501'/1'/0'"), "ADDRESS_FORMAT_SOLANA"),

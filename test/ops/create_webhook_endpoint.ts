@@ -1,6 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { assertIdempotent, completed, exhausted, invalidRequest, onSqlite, perEngine, UUID, type Json } from "../helpers/inproc.ts";
+import { createWebhookEndpoint } from "../../src/activities/webhooks/create_webhook_endpoint.ts";
 
 const OP = "create_webhook_endpoint";
 const TYPE = "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT";
@@ -8,7 +9,7 @@ const params = (over: Json = {}): Json => ({ url: "https://hooks.example.com/sig
 
 onSqlite("create_webhook_endpoint", (h) => {
   it("creates an active endpoint subscribed to ACTIVITY_UPDATES by default; list_webhook_endpoints shows it", async () => {
-    const r = completed(await h().submit(OP, TYPE, params()), "createWebhookEndpointResult");
+    const r = completed(await h().submit(OP, TYPE, params()), createWebhookEndpoint);
     assert.match(r.endpointId, UUID);
     assert.equal(r.webhookEndpoint.endpointId, r.endpointId);
     assert.equal(r.webhookEndpoint.url, "https://hooks.example.com/sigil");
@@ -20,7 +21,7 @@ onSqlite("create_webhook_endpoint", (h) => {
 
   it("keeps explicit subscriptions with their filters", async () => {
     const subscriptions = [{ eventType: "ACTIVITY_UPDATES", filtersJson: '{"status":["ACTIVITY_STATUS_FAILED"]}' }];
-    const r = completed(await h().submit(OP, TYPE, params({ subscriptions })), "createWebhookEndpointResult");
+    const r = completed(await h().submit(OP, TYPE, params({ subscriptions })), createWebhookEndpoint);
     assert.deepEqual(r.webhookEndpoint.subscriptions, subscriptions);
   });
 
@@ -52,7 +53,7 @@ onSqlite("create_webhook_endpoint", (h) => {
 perEngine("create_webhook_endpoint limits", (h) => {
   it("an organization holds at most 20 endpoints (429)", async () => {
     const org = await h().newOrg();
-    for (let i = 0; i < 20; i++) completed(await h().submit(OP, TYPE, params({ name: `h${i}` }), { as: org }), "createWebhookEndpointResult");
+    for (let i = 0; i < 20; i++) completed(await h().submit(OP, TYPE, params({ name: `h${i}` }), { as: org }), createWebhookEndpoint);
     exhausted(await h().submit(OP, TYPE, params({ name: "one too many" }), { as: org }), /20 webhook endpoints/);
     assert.equal((await h().query("list_webhook_endpoints", {}, { as: org })).json.webhookEndpoints.length, 20);
   });

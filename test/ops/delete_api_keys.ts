@@ -1,6 +1,10 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, assertIdempotent, completed, failsWith, forbidden, invalidRequest, notFound, onSqlite, precondition, publicKey } from "../helpers/inproc.ts";
+import { createAuthenticatorsV2 } from "../../src/activities/authenticators/create_authenticators.ts";
+import { deleteApiKeys } from "../../src/activities/credentials/delete_api_keys.ts";
+import { updateRootQuorum } from "../../src/activities/organizations/update_root_quorum.ts";
+import { stampLogin } from "../../src/activities/sessions/stamp_login.ts";
 
 const OP = "delete_api_keys";
 const TYPE = "ACTIVITY_TYPE_DELETE_API_KEYS";
@@ -18,7 +22,7 @@ onSqlite("delete_api_keys", (h) => {
     const [u] = await addUsersWithKeys(h(), 1);
     const [own] = await keyIdsOf(u!.userId);
     const res = await h().submit(OP, TYPE, { userId: u!.userId, apiKeyIds: [own, own] });
-    assert.deepEqual(completed(res, "deleteApiKeysResult"), { apiKeyIds: [own] });
+    assert.deepEqual(completed(res, deleteApiKeys), { apiKeyIds: [own] });
     failsWith(await h().query("whoami", {}, { as: u }), 401, 16, "PUBLIC_KEY_NOT_FOUND");
   });
 
@@ -28,7 +32,7 @@ onSqlite("delete_api_keys", (h) => {
 
   it("a non-root user may delete its own keys without a policy, not another user's (403)", async () => {
     const [a, b] = await addUsersWithKeys(h(), 2);
-    completed(await h().submit(OP, TYPE, { userId: a!.userId, apiKeyIds: [await addKey(a!.userId)] }, { as: a }), "deleteApiKeysResult");
+    completed(await h().submit(OP, TYPE, { userId: a!.userId, apiKeyIds: [await addKey(a!.userId)] }, { as: a }), deleteApiKeys);
     forbidden(await h().submit(OP, TYPE, { userId: b!.userId, apiKeyIds: await keyIdsOf(b!.userId) }, { as: a }));
   });
 
@@ -37,21 +41,21 @@ onSqlite("delete_api_keys", (h) => {
     const keys = await keyIdsOf(root);
     precondition(await h().submit(OP, TYPE, { userId: root, apiKeyIds: keys }), /last lasting credential/);
     const extra = await addKey(root);
-    completed(await h().submit(OP, TYPE, { userId: root, apiKeyIds: [extra] }), "deleteApiKeysResult");
+    completed(await h().submit(OP, TYPE, { userId: root, apiKeyIds: [extra] }), deleteApiKeys);
   });
 
   it("a session key is no lasting credential: a root user keeping only a session is refused; a passkey is one", async () => {
     const { SoftPasskey } = await import("../helpers/webauthn.ts");
     const [u] = await addUsersWithKeys(h(), 1);
-    completed(await h().submit("update_root_quorum", "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", { threshold: 1, userIds: [h().root.userId, u!.userId] }), "updateRootQuorumResult");
+    completed(await h().submit("update_root_quorum", "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", { threshold: 1, userIds: [h().root.userId, u!.userId] }), updateRootQuorum);
     const own = await keyIdsOf(u!.userId);
     // A session for u (its key lives 15 minutes).
     const session = publicKey();
-    completed(await h().submit("stamp_login", "ACTIVITY_TYPE_STAMP_LOGIN", { publicKey: session }, { as: u }), "stampLoginResult");
+    completed(await h().submit("stamp_login", "ACTIVITY_TYPE_STAMP_LOGIN", { publicKey: session }, { as: u }), stampLogin);
     precondition(await h().submit(OP, TYPE, { userId: u!.userId, apiKeyIds: own }, { as: u }), /last lasting credential/);
     const pk = new SoftPasskey();
-    completed(await h().submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", { userId: u!.userId, authenticators: [pk.registration()] }, { as: u }), "createAuthenticatorsResult");
-    completed(await h().submit(OP, TYPE, { userId: u!.userId, apiKeyIds: own }, { as: u }), "deleteApiKeysResult");
+    completed(await h().submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", { userId: u!.userId, authenticators: [pk.registration()] }, { as: u }), createAuthenticatorsV2);
+    completed(await h().submit(OP, TYPE, { userId: u!.userId, apiKeyIds: own }, { as: u }), deleteApiKeys);
   });
 
   it("a key of another user, or an unknown key, is 404 and nothing is deleted", async () => {

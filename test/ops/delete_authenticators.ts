@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import { addUsersWithKeys, assertIdempotent, completed, forbidden, notFound, invalidRequest, perEngine, precondition, type Harness } from "../helpers/inproc.ts";
 import { SoftPasskey, TEST_WEBAUTHN, submitWithPasskey } from "../helpers/webauthn.ts";
 import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
+import { createAuthenticatorsV2 } from "../../src/activities/authenticators/create_authenticators.ts";
+import { deleteAuthenticators } from "../../src/activities/authenticators/delete_authenticators.ts";
 
 const OP = "delete_authenticators";
 const TYPE = "ACTIVITY_TYPE_DELETE_AUTHENTICATORS";
@@ -11,7 +13,7 @@ const MISSING = "00000000-0000-4000-8000-000000000000";
 async function withPasskeys(h: Harness, userId: string, n: number, as = h.root): Promise<string[]> {
   const regs = Array.from({ length: n }, () => new SoftPasskey().registration());
   const r = await h.submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", { userId, authenticators: regs }, { as });
-  return completed(r, "createAuthenticatorsResult").authenticatorIds as string[];
+  return completed(r, createAuthenticatorsV2).authenticatorIds;
 }
 
 perEngine(
@@ -21,7 +23,7 @@ perEngine(
       const [u] = await addUsersWithKeys(h(), 1);
       const [a, b] = await withPasskeys(h(), u!.userId, 2);
       const res = await h().submit(OP, TYPE, { userId: u!.userId, authenticatorIds: [a] });
-      assert.deepEqual(completed(res, "deleteAuthenticatorsResult").authenticatorIds, [a]);
+      assert.deepEqual(completed(res, deleteAuthenticators).authenticatorIds, [a]);
       assert.deepEqual((await h().query("get_authenticators", { userId: u!.userId })).json.authenticators.map((x: { authenticatorId: string }) => x.authenticatorId), [b]);
     });
 
@@ -41,7 +43,7 @@ perEngine(
       const [mine] = await withPasskeys(h(), u!.userId, 1, u);
       const [theirs] = await withPasskeys(h(), v!.userId, 1, v);
       forbidden(await h().submit(OP, TYPE, { userId: v!.userId, authenticatorIds: [theirs] }, { as: u }));
-      completed(await h().submit(OP, TYPE, { userId: u!.userId, authenticatorIds: [mine] }, { as: u }), "deleteAuthenticatorsResult");
+      completed(await h().submit(OP, TYPE, { userId: u!.userId, authenticatorIds: [mine] }, { as: u }), deleteAuthenticators);
     });
 
     it("a root user's last lasting credential cannot be deleted (400 FAILED_PRECONDITION), a second one can", async () => {
@@ -62,7 +64,7 @@ perEngine(
       const second = listed.find((x) => x.credentialId === pk2.id)!.authenticatorId;
       precondition(await submitWithPasskey(h(), pk, OP, TYPE, { userId, authenticatorIds: ids }, sub.subOrganizationId), /last credential/);
       const res = await submitWithPasskey(h(), pk, OP, TYPE, { userId, authenticatorIds: [second] }, sub.subOrganizationId);
-      completed(res, "deleteAuthenticatorsResult");
+      completed(res, deleteAuthenticators);
       precondition(await submitWithPasskey(h(), pk, OP, TYPE, { userId, authenticatorIds: [first] }, sub.subOrganizationId), /last credential/);
     });
 

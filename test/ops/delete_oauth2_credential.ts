@@ -2,6 +2,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { assertIdempotent, completed, invalidRequest, notFound, perEngine } from "../helpers/inproc.ts";
 import { newCredential } from "../helpers/oauth-provider.ts";
+import { deleteOauth2Credential } from "../../src/activities/oauth2/delete_oauth2_credential.ts";
 
 const OP = "delete_oauth2_credential";
 const TYPE = "ACTIVITY_TYPE_DELETE_OAUTH2_CREDENTIAL";
@@ -28,7 +29,7 @@ perEngine("delete_oauth2_credential", (h) => {
     const { oauth2CredentialId } = await newCredential(h(), { provider: "OAUTH2_PROVIDER_X", clientId: "c", clientSecret: "s" });
     notFound(await h().submit(OP, TYPE, { oauth2CredentialId }, { as: await h().newOrg() }), /OAUTH2_CREDENTIAL_NOT_FOUND/);
     assert.equal(await exists(oauth2CredentialId), true);
-    completed(await h().submit(OP, TYPE, { oauth2CredentialId }), "deleteOauth2CredentialResult");
+    completed(await h().submit(OP, TYPE, { oauth2CredentialId }), deleteOauth2Credential);
   });
 
   it("a malformed or missing id is 400", async () => {

@@ -5,6 +5,8 @@ import { addUsersWithKeys, completed, notFound, invalidRequest, perEngine, type 
 import { nonceOf, sigilToken } from "../helpers/oidc-tokens.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { newId } from "../../src/store/util.ts";
+import { createOauthProvidersV2 } from "../../src/activities/oauth/create_oauth_providers.ts";
+import { deleteUsers } from "../../src/activities/users/delete_users.ts";
 
 const TYPE = "ACTIVITY_TYPE_DELETE_OAUTH_PROVIDERS";
 
@@ -13,7 +15,7 @@ async function attach(h: Harness, userId: string, sub: string): Promise<string> 
     userId,
     oauthProviders: [{ providerName: "x", oidcToken: await sigilToken(h, { sub, aud: "del" }) }],
   });
-  return (completed(res, "createOauthProvidersResultV2").providerIds as string[])[0]!;
+  return completed(res, createOauthProvidersV2).providerIds[0]!;
 }
 
 perEngine("delete_oauth_providers", (h) => {
@@ -45,7 +47,7 @@ perEngine("delete_oauth_providers", (h) => {
   it("deleting a user removes its providers with it", async () => {
     const [user] = await addUsersWithKeys(h(), 1);
     const id = await attach(h(), user!.userId, `x:${newId()}`);
-    completed(await h().submit("delete_users", "ACTIVITY_TYPE_DELETE_USERS", { userIds: [user!.userId] }), "deleteUsersResult");
+    completed(await h().submit("delete_users", "ACTIVITY_TYPE_DELETE_USERS", { userIds: [user!.userId] }), deleteUsers);
     const rows = await h().service.store.db.selectFrom("oauth_providers").select("id").where("id", "=", id).execute();
     assert.equal(rows.length, 0);
   });

@@ -1,6 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { assertIdempotent, completed, invalidRequest, notFound, onSqlite } from "../helpers/inproc.ts";
+import { deletePoliciesActivity } from "../../src/activities/policies/delete_policies.ts";
 
 const OP = "delete_policies";
 const TYPE = "ACTIVITY_TYPE_DELETE_POLICIES";
@@ -17,7 +18,7 @@ onSqlite("delete_policies", (h) => {
 
   it("deletes several policies; duplicate ids are collapsed", async () => {
     const ids = await create(2, "d");
-    assert.deepEqual(completed(await h().submit(OP, TYPE, { policyIds: [...ids, ids[0]] }), "deletePoliciesResult"), { policyIds: ids });
+    assert.deepEqual(completed(await h().submit(OP, TYPE, { policyIds: [...ids, ids[0]] }), deletePoliciesActivity), { policyIds: ids });
     for (const policyId of ids) notFound(await h().query("get_policy", { policyId }));
   });
 

@@ -1,17 +1,19 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { assertIdempotent, completed, invalidRequest, notFound, onSqlite } from "../helpers/inproc.ts";
+import { createPolicyV3 } from "../../src/activities/policies/create_policy.ts";
+import { deletePolicy } from "../../src/activities/policies/delete_policies.ts";
 
 const OP = "delete_policy";
 const TYPE = "ACTIVITY_TYPE_DELETE_POLICY";
 
 onSqlite("delete_policy", (h) => {
   const create = async (policyName: string) =>
-    completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName, effect: "EFFECT_DENY", condition: "false", notes: "" }), "createPolicyResult").policyId as string;
+    completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName, effect: "EFFECT_DENY", condition: "false", notes: "" }), createPolicyV3).policyId as string;
 
   it("deletes a policy", async () => {
     const policyId = await create("gone");
-    assert.deepEqual(completed(await h().submit(OP, TYPE, { policyId }), "deletePolicyResult"), { policyId });
+    assert.deepEqual(completed(await h().submit(OP, TYPE, { policyId }), deletePolicy), { policyId });
     notFound(await h().query("get_policy", { policyId }));
   });
 

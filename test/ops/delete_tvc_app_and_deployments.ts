@@ -2,6 +2,8 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, forbidden, notFound, perEngine, type Json } from "../helpers/inproc.ts";
 import { approvedDeployment, createApp, getDeployment, newApp, newDeployment, quorumKey, TVC, imageUrl } from "../helpers/tvc.ts";
+import { createTvcApp } from "../../src/activities/tvc/create_tvc_app.ts";
+import { deleteTvcAppAndDeployments } from "../../src/activities/tvc/delete_tvc_app_and_deployments.ts";
 
 const OP = "delete_tvc_app_and_deployments";
 const TYPE = "ACTIVITY_TYPE_DELETE_TVC_APP_AND_DEPLOYMENTS";
@@ -26,7 +28,7 @@ perEngine(OP, (h) => {
     notFound(await h().submit("create_tvc_deployment", "ACTIVITY_TYPE_CREATE_TVC_DEPLOYMENT", { appId: app.appId, qosVersion: "1", pivotContainerImageUrl: imageUrl("a"), pivotPath: "b", pivotArgs: [], expectedPivotDigest: "0".repeat(64), healthCheckType: "TVC_HEALTH_CHECK_TYPE_HTTP", healthCheckPort: 1, publicIngressPort: 1 }, { as: org }));
     notFound(await h().submit(OP, TYPE, { appId: app.appId }, { as: org }), /no TVC app/);
     // The name is free again; the old sets are reused by id.
-    const again = completed(await createApp(h(), { name: "doomed", quorumPublicKey: quorumKey(), manifestSetId: app.manifestSetId, shareSetId: app.shareSetId }, org), "createTvcAppResult");
+    const again = completed(await createApp(h(), { name: "doomed", quorumPublicKey: quorumKey(), manifestSetId: app.manifestSetId, shareSetId: app.shareSetId }, org), createTvcApp);
     assert.equal(again.manifestSetId, app.manifestSetId);
     assert.equal((await getDeployment(h(), org, (await newDeployment(h(), org, keep.appId)).deploymentId)).delete, false);
   });
@@ -44,6 +46,6 @@ perEngine(OP, (h) => {
       await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName: "del app", effect: "EFFECT_ALLOW", condition: "activity.resource == 'TVC_APP' && activity.action == 'DELETE' && activity.kind == 'DELETE_TVC_APP_AND_DEPLOYMENTS'", consensus: "", notes: "" }, { as: org }),
       "createPolicyResult",
     );
-    completed(await h().submit(OP, TYPE, { appId: app.appId }, { as: member! }), "deleteTvcAppAndDeploymentsResult");
+    completed(await h().submit(OP, TYPE, { appId: app.appId }, { as: member! }), deleteTvcAppAndDeployments);
   });
 }, undefined, TVC);

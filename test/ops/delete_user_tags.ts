@@ -1,6 +1,8 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { assertIdempotent, completed, invalidRequest, notFound, onSqlite } from "../helpers/inproc.ts";
+import { createUserTag } from "../../src/activities/users/create_user_tag.ts";
+import { deleteUserTags } from "../../src/activities/users/delete_user_tags.ts";
 
 const OP = "delete_user_tags";
 const TYPE = "ACTIVITY_TYPE_DELETE_USER_TAGS";
@@ -8,11 +10,11 @@ const MISSING = "00000000-0000-4000-8000-000000000000";
 
 onSqlite("delete_user_tags", (h) => {
   const tag = async (name: string, userIds: string[] = []) =>
-    completed(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: name, userIds }), "createUserTagResult").userTagId as string;
+    completed(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: name, userIds }), createUserTag).userTagId as string;
 
   it("deletes tags and names the users that carried them", async () => {
     const [a, b] = [await tag("a", [h().root.userId]), await tag("b")];
-    const r = completed(await h().submit(OP, TYPE, { userTagIds: [a, b] }), "deleteUserTagsResult");
+    const r = completed(await h().submit(OP, TYPE, { userTagIds: [a, b] }), deleteUserTags);
     assert.deepEqual(r, { userTagIds: [a, b], userIds: [h().root.userId] });
     const { user } = (await h().query("get_user", { userId: h().root.userId })).json;
     assert.ok(!user.userTags.includes(a));

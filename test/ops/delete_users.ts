@@ -1,6 +1,8 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, assertIdempotent, completed, failsWith, invalidRequest, notFound, onSqlite, precondition, userParams } from "../helpers/inproc.ts";
+import { createUsersV4 } from "../../src/activities/users/create_users.ts";
+import { deleteUsers } from "../../src/activities/users/delete_users.ts";
 
 const OP = "delete_users";
 const TYPE = "ACTIVITY_TYPE_DELETE_USERS";
@@ -10,13 +12,13 @@ onSqlite("delete_users", (h) => {
   it("deletes users and their keys: their credentials stop working", async () => {
     const [u] = await addUsersWithKeys(h(), 1);
     const res = await h().submit(OP, TYPE, { userIds: [u!.userId, u!.userId] });
-    assert.deepEqual(completed(res, "deleteUsersResult"), { userIds: [u!.userId] });
+    assert.deepEqual(completed(res, deleteUsers), { userIds: [u!.userId] });
     notFound(await h().query("get_user", { userId: u!.userId }));
     failsWith(await h().query("whoami", {}, { as: u }), 401, 16, "PUBLIC_KEY_NOT_FOUND");
   });
 
   it("the same body twice is one activity", async () => {
-    const { userIds } = completed(await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams()] }), "createUsersResult");
+    const { userIds } = completed(await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams()] }), createUsersV4);
     await assertIdempotent(h(), OP, TYPE, { userIds });
   });
 

@@ -2,6 +2,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { completed, invalidRequest, notFound, perEngine } from "../helpers/inproc.ts";
 import { ETH, newWallet } from "./create_wallet.ts";
+import { deleteWallets } from "../../src/activities/wallets/delete_wallets.ts";
 
 const OP = "delete_wallets";
 const TYPE = "ACTIVITY_TYPE_DELETE_WALLETS";
@@ -13,7 +14,7 @@ perEngine("delete_wallets", (h) => {
     const b = await newWallet(h(), [ETH()]);
     const keep = await newWallet(h(), [ETH()]);
     const res = await h().submit(OP, TYPE, { walletIds: [b.walletId, a.walletId], deleteWithoutExport: true });
-    assert.deepEqual(completed(res, "deleteWalletsResult"), { walletIds: [b.walletId, a.walletId] });
+    assert.deepEqual(completed(res, deleteWallets), { walletIds: [b.walletId, a.walletId] });
     const ids = (await h().query("list_wallets")).json.wallets.map((w: { walletId: string }) => w.walletId);
     assert.ok(ids.includes(keep.walletId));
     assert.ok(!ids.includes(a.walletId) && !ids.includes(b.walletId));
@@ -38,7 +39,7 @@ perEngine("delete_wallets", (h) => {
 
   it("a deleted wallet's name can be used again", async () => {
     const { walletId } = await newWallet(h(), [], { walletName: "reuse" });
-    completed(await h().submit(OP, TYPE, { walletIds: [walletId], deleteWithoutExport: true }), "deleteWalletsResult");
+    completed(await h().submit(OP, TYPE, { walletIds: [walletId], deleteWithoutExport: true }), deleteWallets);
     await newWallet(h(), [], { walletName: "reuse" });
   });
 });

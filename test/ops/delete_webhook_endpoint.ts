@@ -1,6 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { assertIdempotent, completed, invalidRequest, notFound, onSqlite, newEndpoint } from "../helpers/inproc.ts";
+import { deleteWebhookEndpoint } from "../../src/activities/webhooks/delete_webhook_endpoint.ts";
 
 const OP = "delete_webhook_endpoint";
 const TYPE = "ACTIVITY_TYPE_DELETE_WEBHOOK_ENDPOINT";
@@ -11,7 +12,7 @@ onSqlite("delete_webhook_endpoint", (h) => {
 
   it("deletes the endpoint", async () => {
     const endpointId = await create();
-    assert.deepEqual(completed(await h().submit(OP, TYPE, { endpointId }), "deleteWebhookEndpointResult"), { endpointId });
+    assert.deepEqual(completed(await h().submit(OP, TYPE, { endpointId }), deleteWebhookEndpoint), { endpointId });
     assert.ok(!(await listed()).includes(endpointId));
     notFound(await h().submit(OP, TYPE, { endpointId }));
   });

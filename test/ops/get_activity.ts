@@ -1,11 +1,12 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { completed, failsWith, invalidRequest, notFound, onSqlite, UUID } from "../helpers/inproc.ts";
+import { createUserTag } from "../../src/activities/users/create_user_tag.ts";
 
 onSqlite("get_activity", (h) => {
   it("answers the activity as submit answered it, with its votes and timestamps", async () => {
     const submitted = await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "t", userIds: [] });
-    completed(submitted, "createUserTagResult");
+    completed(submitted, createUserTag);
     const res = await h().query("get_activity", { activityId: submitted.json.activity.id });
     assert.equal(res.status, 200);
     const a = res.json.activity;

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, notFound, invalidRequest, perEngine, type Json } from "../helpers/inproc.ts";
 import { SoftPasskey, TEST_WEBAUTHN } from "../helpers/webauthn.ts";
 import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
+import { createAuthenticatorsV2 } from "../../src/activities/authenticators/create_authenticators.ts";
 
 const OP = "get_authenticators";
 const MISSING = "00000000-0000-4000-8000-000000000000";
@@ -15,7 +16,7 @@ perEngine(
       const ids: string[] = [];
       for (const name of ["first", "second"]) {
         const r = await h().submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", { userId: u!.userId, authenticators: [new SoftPasskey().registration({ name })] });
-        ids.push(...(completed(r, "createAuthenticatorsResult").authenticatorIds as string[]));
+        ids.push(...(completed(r, createAuthenticatorsV2).authenticatorIds));
       }
       const res = await h().query(OP, { userId: u!.userId });
       assert.equal(res.status, 200, JSON.stringify(res.json));

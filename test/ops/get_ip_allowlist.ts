@@ -1,6 +1,8 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, invalidRequest, perEngine, type Json } from "../helpers/inproc.ts";
+import { setIpAllowlist } from "../../src/activities/ip-allowlist/set_ip_allowlist.ts";
+import { createSubOrganizationV8 } from "../../src/activities/organizations/create_sub_organization.ts";
 
 const OP = "get_ip_allowlist";
 
@@ -16,8 +18,8 @@ perEngine("get_ip_allowlist", (h) => {
     const org = await h().newOrg("get-lists");
     const [user] = await addUsersWithKeys(h(), 1, org);
     const submit = (parameters: Json) => h().submit("set_ip_allowlist", "ACTIVITY_TYPE_SET_IP_ALLOWLIST", parameters, { as: org });
-    completed(await submit({ enabled: true, onEvaluationError: "ALLOW", rules: [{ cidr: "127.0.0.1", label: "loopback" }, { cidr: "::1" }] }), "setIpAllowlistResult");
-    completed(await submit({ publicKey: user!.key.publicKey.toUpperCase(), rules: [{ cidr: "2001:db8::/48", label: "v6" }] }), "setIpAllowlistResult");
+    completed(await submit({ enabled: true, onEvaluationError: "ALLOW", rules: [{ cidr: "127.0.0.1", label: "loopback" }, { cidr: "::1" }] }), setIpAllowlist);
+    completed(await submit({ publicKey: user!.key.publicKey.toUpperCase(), rules: [{ cidr: "2001:db8::/48", label: "v6" }] }), setIpAllowlist);
     const sdk = await h().sdk(org);
     const orgList = (await sdk.getIpAllowlist({ organizationId: org.organizationId })).allowlist;
     assert.equal(orgList.enabled, true);
@@ -39,7 +41,7 @@ perEngine("get_ip_allowlist", (h) => {
       rootQuorumThreshold: 1,
       rootUsers: [{ userName: "s", apiKeys: [], authenticators: [], oauthProviders: [] }],
     });
-    const { subOrganizationId } = completed(res, "createSubOrganizationResultV8");
+    const { subOrganizationId } = completed(res, createSubOrganizationV8);
     const list = (await h().query(OP, { organizationId: subOrganizationId })).json.allowlist;
     assert.deepEqual(list.rules, []);
     assert.equal(list.organizationId, subOrganizationId);

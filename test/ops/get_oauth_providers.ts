@@ -4,13 +4,14 @@ import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, notFound, perEngine, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
 import { sigilToken } from "../helpers/oidc-tokens.ts";
 import { newId } from "../../src/store/util.ts";
+import { createOauthProvidersV2 } from "../../src/activities/oauth/create_oauth_providers.ts";
 
 async function attach(h: Harness, as: Creds, userId: string, sub: string, aud: string): Promise<string> {
   const res = await h.submit("create_oauth_providers", "ACTIVITY_TYPE_CREATE_OAUTH_PROVIDERS_V2", {
     userId,
     oauthProviders: [{ providerName: `p-${aud}`, oidcToken: await sigilToken(h, { sub, aud }) }],
   }, { as });
-  return (completed(res, "createOauthProvidersResultV2").providerIds as string[])[0]!;
+  return completed(res, createOauthProvidersV2).providerIds[0]!;
 }
 
 perEngine("get_oauth_providers", (h) => {

@@ -8,6 +8,8 @@ import { otpSignerKey, refusedPort, sinkPerHarness, startOtp, TEST_FROM } from "
 import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
 import { smsHttpTransport, smtpTransport } from "../../src/auth/otp/transports/index.ts";
 import { generateP256 } from "../../src/crypto/p256.ts";
+import { createSubOrganizationV8 } from "../../src/activities/organizations/create_sub_organization.ts";
+import { initOtpV2 } from "../../src/activities/otp/init_otp.ts";
 
 const OP = "init_otp";
 const V3 = "ACTIVITY_TYPE_INIT_OTP_V3";
@@ -71,7 +73,7 @@ perEngine(
         ["ACTIVITY_TYPE_INIT_OTP", { otpType: "OTP_TYPE_EMAIL", contact: fresh(), emailCustomization: { appName: "Legacy App" } }],
       ] as const) {
         const mark = s.sink().mark();
-        const r = completed(await h().submit(OP, type, params), "initOtpResult");
+        const r = completed(await h().submit(OP, type, params), initOtpV2);
         assert.deepEqual(Object.keys(r), ["otpId"]);
         const mail = await s.sink().nextMail(params.contact, mark);
         assert.match(mail.text, /^[0-9A-Z]{9}\r?\n/);
@@ -135,7 +137,7 @@ perEngine(
         rootQuorumThreshold: 1,
         rootUsers: [{ userName: "c", userEmail: "child@example.com", apiKeys: [], authenticators: [], oauthProviders: [] }],
       });
-      const subId = completed(sub, "createSubOrganizationResultV8").subOrganizationId as string;
+      const subId = completed(sub, createSubOrganizationV8).subOrganizationId;
       const otp = await startOtp(h(), s.sink(), "child@example.com", {}, { organizationId: subId });
       const row = await h().service.store.db.selectFrom("otps").select("organization_id").where("id", "=", otp.otpId).executeTakeFirstOrThrow();
       assert.equal(row.organization_id, subId);

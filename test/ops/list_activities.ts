@@ -1,6 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { completed, invalidRequest, onSqlite, type Json } from "../helpers/inproc.ts";
+import { createUserTag } from "../../src/activities/users/create_user_tag.ts";
 
 onSqlite("list_activities", (h) => {
   const ids: string[] = [];
@@ -15,7 +16,7 @@ onSqlite("list_activities", (h) => {
     org = await h().newOrg();
     for (let i = 0; i < 3; i++) {
       const r = await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: `t${i}`, userIds: [] }, { as: org });
-      completed(r, "createUserTagResult");
+      completed(r, createUserTag);
       ids.push(r.json.activity.id);
     }
     const failed = await h().submit("delete_users", "ACTIVITY_TYPE_DELETE_USERS", { userIds: [org.userId] }, { as: org });

@@ -1,6 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { completed, onSqlite } from "../helpers/inproc.ts";
+import { createPolicyV3 } from "../../src/activities/policies/create_policy.ts";
 
 onSqlite("list_policies", (h) => {
   it("lists the organization's policies oldest first, and only its own", async () => {
@@ -8,7 +9,7 @@ onSqlite("list_policies", (h) => {
     assert.deepEqual((await h().query("list_policies", {}, { as: org })).json, { policies: [] });
     const created: string[] = [];
     for (const name of ["z", "a", "m"]) {
-      created.push(completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName: name, effect: "EFFECT_ALLOW", condition: "false", notes: "" }, { as: org }), "createPolicyResult").policyId);
+      created.push(completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName: name, effect: "EFFECT_ALLOW", condition: "false", notes: "" }, { as: org }), createPolicyV3).policyId);
     }
     const listed = (await h().query("list_policies", {}, { as: org })).json.policies;
     assert.deepEqual(listed.map((p: { policyId: string; policyName: string }) => [p.policyId, p.policyName]), [

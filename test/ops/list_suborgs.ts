@@ -21,7 +21,7 @@ onSqlite("list_suborgs", (h) => {
     ];
     for (const [i, u] of users.entries()) {
       const r = await h().submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", { subOrganizationName: `s${i}`, rootQuorumThreshold: 1, rootUsers: [u] }, { as: parent });
-      subs.push(completed(r, "createSubOrganizationResultV8").subOrganizationId);
+      subs.push(completed(r, createSubOrganizationV8).subOrganizationId);
     }
     assert.deepEqual(await list({}), subs);
     assert.deepEqual(await list({ filterType: "NAME", filterValue: "s1" }), [subs[1]]);
@@ -77,6 +77,7 @@ perEngine("list_suborgs CREDENTIAL_ID", (h) => {
 // OIDC_TOKEN: the token is verified (nonce not required), then its identity (iss, sub, aud) matched.
 import { failsWith } from "../helpers/inproc.ts";
 import { sigilToken } from "../helpers/oidc-tokens.ts";
+import { createSubOrganizationV8 } from "../../src/activities/organizations/create_sub_organization.ts";
 
 perEngine("list_suborgs OIDC_TOKEN", (h) => {
   it("finds the sub-organization whose user holds the token's identity; another audience or subject finds none; a bad token is 400", async () => {

@@ -2,6 +2,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { completed, notFound, perEngine } from "../helpers/inproc.ts";
 import { approvedDeployment, newApp, newDeployment, TVC } from "../helpers/tvc.ts";
+import { deleteTvcDeployment } from "../../src/activities/tvc/delete_tvc_deployment.ts";
 
 const OP = "list_tvc_app_deployments";
 
@@ -16,7 +17,7 @@ perEngine(OP, (h) => {
     const b = await newDeployment(h(), org, app.appId, { replicas: 2 });
     const c = await newDeployment(h(), org, app.appId);
     await newDeployment(h(), org, other.appId);
-    completed(await h().submit("delete_tvc_deployment", "ACTIVITY_TYPE_DELETE_TVC_DEPLOYMENT", { deploymentId: c.deploymentId }, { as: org }), "deleteTvcDeploymentResult");
+    completed(await h().submit("delete_tvc_deployment", "ACTIVITY_TYPE_DELETE_TVC_DEPLOYMENT", { deploymentId: c.deploymentId }, { as: org }), deleteTvcDeployment);
     const { tvcDeployments } = await sdk.getTvcAppDeployments({ appId: app.appId });
     assert.deepEqual(tvcDeployments.map((d) => d.id), [a.deploymentId, b.deploymentId, c.deploymentId]);
     assert.deepEqual(tvcDeployments.map((d) => d.delete), [false, false, true]);

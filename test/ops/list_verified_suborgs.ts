@@ -4,6 +4,9 @@ import { completed, invalidRequest, perEngine, type Creds, type Harness, type Js
 import { clientSignature, mintVerificationToken } from "../helpers/tokens.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { signP256 } from "../../src/crypto/p256.ts";
+import { createSubOrganizationV8 } from "../../src/activities/organizations/create_sub_organization.ts";
+import { updateUserEmail } from "../../src/activities/users/update_user_email.ts";
+import { updateUserPhoneNumber } from "../../src/activities/users/update_user_phone_number.ts";
 
 const OP = "list_verified_suborgs";
 const V8 = "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8";
@@ -24,7 +27,7 @@ async function subOrg(h: Harness, parent: Creds, user: Json, verify?: { contact:
     extra = { verificationToken: t.token, clientSignature: clientSignature(t.key, { signupV2, tokenId: t.claims.id, type: "USAGE_TYPE_SIGNUP" }) };
   }
   const res = await h.submit("create_sub_organization", V8, { subOrganizationName: "s", rootQuorumThreshold: 1, rootUsers: [user], ...extra }, { as: parent });
-  return completed(res, "createSubOrganizationResultV8").subOrganizationId as string;
+  return completed(res, createSubOrganizationV8).subOrganizationId;
 }
 
 /**
@@ -37,9 +40,9 @@ async function selfWritten(h: Harness, parent: Creds, contacts: { userEmail?: st
   const sub = await subOrg(h, parent, rootUser({ apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] }));
   const users = (await h.query("list_users", {}, { organizationId: sub, as: parent })).json.users as Json[];
   const me: Creds = { organizationId: sub, userId: users[0]!.userId, key };
-  if (contacts.userEmail) completed(await h.submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: contacts.userEmail }, { as: me }), "updateUserEmailResult");
+  if (contacts.userEmail) completed(await h.submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: contacts.userEmail }, { as: me }), updateUserEmail);
   if (contacts.userPhoneNumber) {
-    completed(await h.submit("update_user_phone_number", "ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER", { userId: me.userId, userPhoneNumber: contacts.userPhoneNumber }, { as: me }), "updateUserPhoneNumberResult");
+    completed(await h.submit("update_user_phone_number", "ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER", { userId: me.userId, userPhoneNumber: contacts.userPhoneNumber }, { as: me }), updateUserPhoneNumber);
   }
   return sub;
 }
@@ -84,9 +87,9 @@ perEngine("list_verified_suborgs", (h) => {
     const address = "late@example.com";
     // Bound to the key that stamps the update (docs/login-lookups.md §4).
     const t = await mintVerificationToken(h(), { organizationId: parent.organizationId, contact: address, boundTo: key.publicKey });
-    completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: address, verificationToken: t.token }, { as: me }), "updateUserEmailResult");
+    completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: address, verificationToken: t.token }, { as: me }), updateUserEmail);
     assert.deepEqual(await list({ filterType: "EMAIL", filterValue: address }), [sub]);
-    completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: address }, { as: me }), "updateUserEmailResult");
+    completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: address }, { as: me }), updateUserEmail);
     assert.deepEqual(await list({ filterType: "EMAIL", filterValue: address }), []);
   });
 

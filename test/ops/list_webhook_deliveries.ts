@@ -1,10 +1,11 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { completed, deliveriesFor, failedDelivery, invalidRequest, notFound, onSqlite, UUID, type Json } from "../helpers/inproc.ts";
+import { completed, deliveriesFor, failedDelivery, invalidRequest, notFound, LOOPBACK_WEBHOOKS, onSqlite, perEngine, UUID, type Json } from "../helpers/inproc.ts";
+import { createWebhookEndpoint } from "../../src/activities/webhooks/create_webhook_endpoint.ts";
 
 onSqlite("list_webhook_deliveries", (h) => {
   it("answers an empty list for an endpoint nothing was delivered to, with every filter", async () => {
-    const { endpointId } = completed(await h().submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: "https://a.example.com/h", name: "a" }), "createWebhookEndpointResult");
+    const { endpointId } = completed(await h().submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: "https://a.example.com/h", name: "a" }), createWebhookEndpoint);
     for (const body of [{}, { endpointId }, { filterByStatus: ["WEBHOOK_DELIVERY_STATUS_FAILED"] }, { eventId: "00000000-0000-4000-8000-000000000000" }, { paginationOptions: { limit: "100" } }]) {
       const res = await h().query("list_webhook_deliveries", body);
       assert.equal(res.status, 200, JSON.stringify(res.json));
@@ -14,7 +15,7 @@ onSqlite("list_webhook_deliveries", (h) => {
 
   it("an unknown endpoint, or another organization's, is 404", async () => {
     notFound(await h().query("list_webhook_deliveries", { endpointId: "00000000-0000-4000-8000-000000000000" }), /no webhook endpoint/);
-    const { endpointId } = completed(await h().submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: "https://b.example.com/h", name: "b" }), "createWebhookEndpointResult");
+    const { endpointId } = completed(await h().submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: "https://b.example.com/h", name: "b" }), createWebhookEndpoint);
     notFound(await h().query("list_webhook_deliveries", { endpointId }, { as: await h().newOrg() }));
   });
 
@@ -32,7 +33,7 @@ onSqlite("list_webhook_deliveries", (h) => {
   }
 });
 
-onSqlite("list_webhook_deliveries, with the dispatcher running", (h) => {
+perEngine("list_webhook_deliveries, with the dispatcher running", (h) => {
   const d = deliveriesFor(h);
 
   it("lists a delivery with its attempts; endpointId, filterByStatus and eventId narrow it", async () => {
@@ -51,4 +52,4 @@ onSqlite("list_webhook_deliveries, with the dispatcher running", (h) => {
     const delivered = (await h().query("list_webhook_deliveries", { eventId: failed.eventId, filterByStatus: ["WEBHOOK_DELIVERY_STATUS_DELIVERED"] })).json.webhookDeliveries;
     assert.deepEqual(delivered, []);
   });
-});
+}, ["sqlite"], LOOPBACK_WEBHOOKS);

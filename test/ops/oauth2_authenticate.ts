@@ -6,6 +6,10 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet
 import { addUsersWithKeys, completed, failsWith, invalidRequest, notFound, perEngine, precondition, type Harness, type Json } from "../helpers/inproc.ts";
 import { rotateServiceKeys } from "../../src/auth/service-keys.ts";
 import { loginsFor, newCredential, newVerifier, startOAuthProvider, TEST_ISSUER, type FakeUser, type OAuthProviderFixture } from "../helpers/oauth-provider.ts";
+import { oauth2Authenticate } from "../../src/activities/oauth2/oauth2_authenticate.ts";
+import { updateRootQuorum } from "../../src/activities/organizations/update_root_quorum.ts";
+import { createPolicyV3 } from "../../src/activities/policies/create_policy.ts";
+import { createUserTag } from "../../src/activities/users/create_user_tag.ts";
 
 const OP = "oauth2_authenticate";
 const TYPE = "ACTIVITY_TYPE_OAUTH2_AUTHENTICATE";
@@ -83,7 +87,7 @@ perEngine(
     it("bearerTokenTargetPublicKey: encrypted_bearer_token decrypts with @turnkey/crypto to the provider's bearer token", async () => {
       const target = generateP256KeyPair();
       const res = await h().submit(OP, TYPE, await params({ id: "77" }, { bearerTokenTargetPublicKey: target.publicKeyUncompressed }));
-      const { oidcToken } = completed(res, "oauth2AuthenticateResult");
+      const { oidcToken } = completed(res, oauth2Authenticate);
       const claims = JSON.parse(Buffer.from(String(oidcToken).split(".")[1]!, "base64url").toString("utf8")) as Json;
       const hex = decryptCredentialBundle(claims.encrypted_bearer_token as string, target.privateKey);
       assert.equal(Buffer.from(hex, "hex").toString("utf8"), fixture().accessTokens.at(-1));
@@ -92,8 +96,8 @@ perEngine(
     });
 
     it("Discord and generic OIDC user-info shapes: discord:<id> and oidc:<sub>, with email claims", async () => {
-      const d = completed(await h().submit(OP, TYPE, await params({ id: "80351110224678912", name: "nelly", email: "n@example.com", emailVerified: true }, {}, "discord")), "oauth2AuthenticateResult");
-      const o = completed(await h().submit(OP, TYPE, await params({ id: "user-42", email: "o@example.com", emailVerified: false }, {}, "oidc")), "oauth2AuthenticateResult");
+      const d = completed(await h().submit(OP, TYPE, await params({ id: "80351110224678912", name: "nelly", email: "n@example.com", emailVerified: true }, {}, "discord")), oauth2Authenticate);
+      const o = completed(await h().submit(OP, TYPE, await params({ id: "user-42", email: "o@example.com", emailVerified: false }, {}, "oidc")), oauth2Authenticate);
       const { jwks } = await issuerKeys(h());
       const dc = (await jwtVerify(d.oidcToken as string, createLocalJWKSet(jwks), { issuer: TEST_ISSUER, audience: fixture().clientId })).payload;
       assert.equal(dc.sub, "discord:80351110224678912");
@@ -105,9 +109,9 @@ perEngine(
     });
 
     it("keys rotate: after a rotation new tokens carry the new kid, and tokens signed before still verify with the JWKS", async () => {
-      const before = completed(await h().submit(OP, TYPE, await params({ id: "5" })), "oauth2AuthenticateResult").oidcToken as string;
+      const before = completed(await h().submit(OP, TYPE, await params({ id: "5" })), oauth2Authenticate).oidcToken as string;
       await rotateServiceKeys(h().service.store.db, h().service.masterKey, ["OIDC_TOKEN"]);
-      const afterRotation = completed(await h().submit(OP, TYPE, await params({ id: "5" })), "oauth2AuthenticateResult").oidcToken as string;
+      const afterRotation = completed(await h().submit(OP, TYPE, await params({ id: "5" })), oauth2Authenticate).oidcToken as string;
       assert.notEqual(decodeProtectedHeader(before).kid, decodeProtectedHeader(afterRotation).kid);
       const { jwks } = await issuerKeys(h());
       for (const token of [before, afterRotation]) {
@@ -118,7 +122,7 @@ perEngine(
 
     it("a replayed auth code is a clear 400 quoting the provider's error code; nothing recorded", async () => {
       const p = await params({ id: "1" });
-      completed(await h().submit(OP, TYPE, p), "oauth2AuthenticateResult");
+      completed(await h().submit(OP, TYPE, p), oauth2Authenticate);
       const n = await recorded();
       // A new body (nonce) with the same code: the provider refuses it.
       precondition(await h().submit(OP, TYPE, { ...p, nonce: "f".repeat(64) }), /token endpoint refused the request \(HTTP 400, error "invalid_grant"\)/);
@@ -128,9 +132,9 @@ perEngine(
     it("the identical body sent again is answered with the first activity, without a second code exchange", async () => {
       const p = await params({ id: "9" });
       const timestampMs = String(Date.now());
-      const first = completed(await h().submit(OP, TYPE, p, { timestampMs }), "oauth2AuthenticateResult");
+      const first = completed(await h().submit(OP, TYPE, p, { timestampMs }), oauth2Authenticate);
       const n = await recorded();
-      const again = completed(await h().submit(OP, TYPE, p, { timestampMs }), "oauth2AuthenticateResult");
+      const again = completed(await h().submit(OP, TYPE, p, { timestampMs }), oauth2Authenticate);
       assert.equal(again.oidcToken, first.oidcToken);
       assert.equal(await recorded(), n);
     });
@@ -140,7 +144,7 @@ perEngine(
       const [second] = await addUsersWithKeys(h(), 1, first);
       const p = fixture();
       const { oauth2CredentialId } = await newCredential(h(), { provider: "OAUTH2_PROVIDER_X", clientId: p.clientId, clientSecret: p.clientSecret, as: first });
-      completed(await h().submit("update_root_quorum", "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", { threshold: 2, userIds: [first.userId, second!.userId] }, { as: first }), "updateRootQuorumResult");
+      completed(await h().submit("update_root_quorum", "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", { threshold: 2, userIds: [first.userId, second!.userId] }, { as: first }), updateRootQuorum);
       const hits = p.hits.token;
       const pending = await h().submit(OP, TYPE, await params({ id: "3" }, { oauth2CredentialId }), { as: first });
       assert.equal(pending.status, 200, JSON.stringify(pending.json));
@@ -192,7 +196,7 @@ perEngine(
         // While the provider hangs, an activity of the same organization completes.
         const other = await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: `t-${Date.now()}`, userIds: [] });
         const otherDoneAt = Date.now();
-        completed(other, "createUserTagResult");
+        completed(other, createUserTag);
         precondition(await hung, /did not answer within 500 ms/);
         assert.ok(hungDoneAt - started >= 450, `gave up after ${hungDoneAt - started} ms`);
         assert.ok(otherDoneAt < hungDoneAt, "the other activity did not wait for the provider");
@@ -249,7 +253,7 @@ perEngine(
         { policyName: "no oauth2", effect: "EFFECT_DENY", condition: "activity.resource == 'AUTH' && activity.action == 'CREATE' && activity.kind == 'OAUTH2_AUTHENTICATE'", consensus: "", notes: "" },
         { as: org },
       );
-      completed(deny, "createPolicyResult");
+      completed(deny, createPolicyV3);
       // Root users are decided by the root quorum alone; a non-root user meets the policy.
       const [user] = await addUsersWithKeys(h(), 1, org);
       const calls = fixture().hits.token;

@@ -10,6 +10,8 @@ import { loginsTrusting, nonceOf, sigilToken, startIssuer, type FakeIssuer } fro
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
 import { generateP256, privateScalar, type P256Private } from "../../src/crypto/p256.ts";
 import { newId } from "../../src/store/util.ts";
+import { oauthLogin } from "../../src/activities/oauth/oauth_login.ts";
+import { stampLogin } from "../../src/activities/sessions/stamp_login.ts";
 
 const TYPE = "ACTIVITY_TYPE_OAUTH_LOGIN";
 const issuers: FakeIssuer[] = [];
@@ -77,22 +79,22 @@ perEngine(
       assert.equal(who.status, 200, JSON.stringify(who.json));
       assert.equal(who.json.userId, user.userId);
       // The same token logs in again (valid until exp), e.g. with the parent's id as target.
-      const again = completed(await login(h(), { oidcToken: token, publicKey: key.publicKey }), "oauthLoginResult");
-      assert.equal(claimsOf(again.session as unknown as string).user_id, user.userId);
+      const again = completed(await login(h(), { oidcToken: token, publicKey: key.publicKey }), oauthLogin);
+      assert.equal(claimsOf(again.session).user_id, user.userId);
     });
 
     it("a trusted issuer's token (JWKS on loopback), parent org as target, tknonce accepted; invalidateExisting", async () => {
       const sub = `g-${newId()}`;
       const user = await oauthSubOrg(h(), await issuer.sign({ sub, aud: "web-client" }), "google");
       const k1 = generateP256KeyPair();
-      const r1 = completed(await login(h(), { oidcToken: await issuer.sign({ sub, aud: "web-client", tknonce: nonceOf(k1.publicKey) }), publicKey: k1.publicKey }), "oauthLoginResult");
-      assert.equal(claimsOf(r1.session as unknown as string).organization_id, user.orgId);
+      const r1 = completed(await login(h(), { oidcToken: await issuer.sign({ sub, aud: "web-client", tknonce: nonceOf(k1.publicKey) }), publicKey: k1.publicKey }), oauthLogin);
+      assert.equal(claimsOf(r1.session).organization_id, user.orgId);
       const k2 = generateP256KeyPair();
-      completed(await login(h(), { oidcToken: await issuer.sign({ sub, aud: "web-client", nonce: nonceOf(k2.publicKey) }), publicKey: k2.publicKey }), "oauthLoginResult");
+      completed(await login(h(), { oidcToken: await issuer.sign({ sub, aud: "web-client", nonce: nonceOf(k2.publicKey) }), publicKey: k2.publicKey }), oauthLogin);
       assert.equal(await loginKeys(h(), user.userId), 2);
       const k3 = generateP256KeyPair();
       const res = await login(h(), { oidcToken: await issuer.sign({ sub, aud: "web-client", nonce: nonceOf(k3.publicKey) }), publicKey: k3.publicKey, invalidateExisting: true });
-      completed(res, "oauthLoginResult");
+      completed(res, oauthLogin);
       assert.equal(await loginKeys(h(), user.userId), 1);
       assert.equal(res.json.activity.intent.oauthLoginIntent.publicKey, k3.publicKey);
     });
@@ -141,14 +143,14 @@ perEngine(
       const key = generateP256();
       const token = await sigilToken(h(), { sub, nonce: nonceOf(key.publicCompressed) });
       for (let i = 0; i < 2; i++) {
-        const r = completed(await attestedLogin(h(), token, key, h().root.organizationId), "stampLoginResult");
-        const claims = claimsOf(r.session as unknown as string);
+        const r = completed(await attestedLogin(h(), token, key, h().root.organizationId), stampLogin);
+        const claims = claimsOf(r.session);
         assert.equal(claims.user_id, user.userId);
         assert.equal(claims.organization_id, user.orgId);
       }
       assert.equal(await loginKeys(h(), user.userId), 1, "the same key re-registered, not duplicated");
       // The sub-organization's own id works too; a trusted issuer's token as well.
-      completed(await attestedLogin(h(), token, key, user.orgId), "stampLoginResult");
+      completed(await attestedLogin(h(), token, key, user.orgId), stampLogin);
       // A key the nonce does not commit to.
       const other = generateP256();
       failsWith(await attestedLogin(h(), token, other, user.orgId), 401, 16, "INVALID_OIDC_TOKEN", /nonce mismatch/);

@@ -6,6 +6,9 @@ import { publishedKey, sinkPerHarness, verifiedToken } from "../helpers/smtp-sin
 import { clientSignature, mintVerificationToken } from "../helpers/tokens.ts";
 import { generateP256, type P256Private } from "../../src/crypto/p256.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
+import { createSubOrganizationV8 } from "../../src/activities/organizations/create_sub_organization.ts";
+import { otpLoginV2 } from "../../src/activities/otp/otp_login.ts";
+import { createUsersV4 } from "../../src/activities/users/create_users.ts";
 
 const OP = "otp_login";
 const V2 = "ACTIVITY_TYPE_OTP_LOGIN_V2";
@@ -23,7 +26,7 @@ const loginParams = (token: string, tokenKey: P256Private, sessionPublicKey: str
 
 async function userWithEmail(h: Harness, email: string, as?: Creds): Promise<string> {
   const res = await h.submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams({ userEmail: email })] }, as ? { as } : {});
-  return completed(res, "createUsersResult").userIds[0] as string;
+  return completed(res, createUsersV4).userIds[0] as string;
 }
 async function sessionKeys(h: Harness, userId: string): Promise<number> {
   const r = await h.service.store.db
@@ -47,7 +50,7 @@ perEngine(
       const { token, key } = await verifiedToken(h(), s.sink(), email.toUpperCase());
       const session = generateP256KeyPair();
       const res = await h().submit(OP, V2, loginParams(token, key, session.publicKey, { expirationSeconds: "120" }));
-      const jwt = completed(res, "otpLoginResult").session as string;
+      const jwt = completed(res, otpLoginV2).session;
       assert.ok(await verifySessionJwtSignature(jwt, await publishedKey(h(), "SESSION_JWT")));
       const claims = JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString("utf8"));
       assert.equal(claims.user_id, userId);
@@ -66,7 +69,7 @@ perEngine(
       const email = fresh();
       const userId = await userWithEmail(h(), email);
       const { token, key } = await verifiedToken(h(), s.sink(), email);
-      completed(await h().submit(OP, V2, loginParams(token, key, generateP256KeyPair().publicKey)), "otpLoginResult");
+      completed(await h().submit(OP, V2, loginParams(token, key, generateP256KeyPair().publicKey)), otpLoginV2);
       invalidRequest(await h().submit(OP, V2, loginParams(token, key, generateP256KeyPair().publicKey)), /already been used to log in/, ["parameters.verificationToken"]);
       assert.equal(await sessionKeys(h(), userId), 1);
     });
@@ -85,7 +88,7 @@ perEngine(
       invalidRequest(await h().submit(OP, "ACTIVITY_TYPE_OTP_LOGIN", { verificationToken: token, publicKey: sessionKey }), /clientSignature/, ["parameters.clientSignature"]);
       assert.equal(await sessionKeys(h(), userId), 0, "no session created");
       // The token was not used up by the refusals: V1 with the signature works.
-      completed(await h().submit(OP, "ACTIVITY_TYPE_OTP_LOGIN", loginParams(token, key, sessionKey)), "otpLoginResult");
+      completed(await h().submit(OP, "ACTIVITY_TYPE_OTP_LOGIN", loginParams(token, key, sessionKey)), otpLoginV2);
       assert.equal(await sessionKeys(h(), userId), 1);
     });
 
@@ -107,10 +110,10 @@ perEngine(
       await userWithEmail(h(), b);
       const first = await verifiedToken(h(), s.sink(), a);
       const s1 = generateP256KeyPair();
-      completed(await h().submit(OP, V2, loginParams(first.token, first.key, s1.publicKey)), "otpLoginResult");
+      completed(await h().submit(OP, V2, loginParams(first.token, first.key, s1.publicKey)), otpLoginV2);
       const second = await verifiedToken(h(), s.sink(), a);
       const s2 = generateP256KeyPair();
-      const jwt = completed(await h().submit(OP, V2, loginParams(second.token, second.key, s2.publicKey, { invalidateExisting: true })), "otpLoginResult").session as string;
+      const jwt = completed(await h().submit(OP, V2, loginParams(second.token, second.key, s2.publicKey, { invalidateExisting: true })), otpLoginV2).session;
       assert.equal(JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString()).user_id, userA);
       const asSession = (key: typeof s1) => ({ organizationId: h().root.organizationId, userId: userA, key });
       const revoked = await h().query("whoami", {}, { as: asSession(s1) });
@@ -126,10 +129,10 @@ perEngine(
         rootQuorumThreshold: 1,
         rootUsers: [{ userName: "c", userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [] }],
       });
-      const subId = completed(sub, "createSubOrganizationResultV8").subOrganizationId as string;
+      const subId = completed(sub, createSubOrganizationV8).subOrganizationId;
       const { token, key } = await verifiedToken(h(), s.sink(), email, { organizationId: subId });
       const session = generateP256KeyPair();
-      const jwt = completed(await h().submit(OP, V2, loginParams(token, key, session.publicKey), { organizationId: subId }), "otpLoginResult").session as string;
+      const jwt = completed(await h().submit(OP, V2, loginParams(token, key, session.publicKey), { organizationId: subId }), otpLoginV2).session;
       const claims = JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString());
       assert.equal(claims.organization_id, subId);
       const who = await h().query("whoami", {}, { as: { organizationId: subId, userId: claims.user_id, key: session } });

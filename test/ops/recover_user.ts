@@ -7,6 +7,8 @@ import { addUsersWithKeys, assertIdempotent, completed, exhausted, forbidden, in
 import { SoftPasskey, TEST_WEBAUTHN, queryWithPasskey } from "../helpers/webauthn.ts";
 import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
+import { recoverUser } from "../../src/activities/authenticators/recover_user.ts";
+import { stampLogin } from "../../src/activities/sessions/stamp_login.ts";
 
 const OP = "recover_user";
 const TYPE = "ACTIVITY_TYPE_RECOVER_USER";
@@ -16,7 +18,7 @@ const MISSING = "00000000-0000-4000-8000-000000000000";
 async function sessionOf(h: Harness, user: Creds): Promise<Creds> {
   const key = generateP256KeyPair();
   const res = await h.submit("stamp_login", "ACTIVITY_TYPE_STAMP_LOGIN", { publicKey: key.publicKey, expirationSeconds: "600" }, { as: user });
-  completed(res, "stampLoginResult");
+  completed(res, stampLogin);
   return { ...user, key };
 }
 
@@ -28,7 +30,7 @@ perEngine(
       const session = await sessionOf(h(), u!);
       const pk = new SoftPasskey();
       const res = await h().submit(OP, TYPE, { userId: u!.userId, authenticator: pk.registration({ name: "recovered" }) }, { as: session });
-      const ids = completed(res, "recoverUserResult").authenticatorId as string[];
+      const ids = completed(res, recoverUser).authenticatorId;
       assert.equal(ids.length, 1);
       assert.ok(res.json.activity.intent.recoverUserIntent);
       const listed = (await h().query("get_authenticators", { userId: u!.userId })).json.authenticators;

@@ -1,6 +1,8 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { assertIdempotent, completed, deliveriesFor, deliveryOf, failedDelivery, invalidRequest, notFound, onSqlite, precondition, type Json, newEndpoint } from "../helpers/inproc.ts";
+import { assertIdempotent, completed, deliveriesFor, deliveryOf, failedDelivery, invalidRequest, notFound, LOOPBACK_WEBHOOKS, onSqlite, perEngine, precondition, type Json, newEndpoint } from "../helpers/inproc.ts";
+import { redeliverWebhookDeliveries } from "../../src/activities/webhooks/redeliver_webhook_deliveries.ts";
+import { updateWebhookEndpoint } from "../../src/activities/webhooks/update_webhook_endpoint.ts";
 
 const OP = "redeliver_webhook_deliveries";
 const TYPE = "ACTIVITY_TYPE_REDELIVER_WEBHOOK_DELIVERIES";
@@ -10,7 +12,7 @@ onSqlite("redeliver_webhook_deliveries", (h) => {
   const create = () => newEndpoint(h());
 
   it("an endpoint without failed deliveries redelivers nothing", async () => {
-    assert.deepEqual(completed(await h().submit(OP, TYPE, { endpointId: await create() }), "redeliverWebhookDeliveriesResult"), { deliveryIds: [] });
+    assert.deepEqual(completed(await h().submit(OP, TYPE, { endpointId: await create() }), redeliverWebhookDeliveries), { deliveryIds: [] });
   });
 
   it("the same body twice is one activity", async () => {
@@ -19,7 +21,7 @@ onSqlite("redeliver_webhook_deliveries", (h) => {
 
   it("a paused endpoint is refused (400, FAILED_PRECONDITION)", async () => {
     const endpointId = await create();
-    completed(await h().submit("update_webhook_endpoint", "ACTIVITY_TYPE_UPDATE_WEBHOOK_ENDPOINT", { endpointId, isActive: false }), "updateWebhookEndpointResult");
+    completed(await h().submit("update_webhook_endpoint", "ACTIVITY_TYPE_UPDATE_WEBHOOK_ENDPOINT", { endpointId, isActive: false }), updateWebhookEndpoint);
     precondition(await h().submit(OP, TYPE, { endpointId }), /not active/);
   });
 
@@ -43,13 +45,13 @@ onSqlite("redeliver_webhook_deliveries", (h) => {
   }
 });
 
-onSqlite("redeliver_webhook_deliveries, with the dispatcher running", (h) => {
+perEngine("redeliver_webhook_deliveries, with the dispatcher running", (h) => {
   const d = deliveriesFor(h);
 
   it("puts a failed delivery back: the same event is delivered again, as a second attempt", async () => {
     const { endpointId, activityId, delivery: failed } = await failedDelivery(h(), d(), "again");
     d().answer(200);
-    assert.deepEqual(completed(await h().submit(OP, TYPE, { deliveryIds: [failed.deliveryId] }), "redeliverWebhookDeliveriesResult"), { deliveryIds: [failed.deliveryId] });
+    assert.deepEqual(completed(await h().submit(OP, TYPE, { deliveryIds: [failed.deliveryId] }), redeliverWebhookDeliveries), { deliveryIds: [failed.deliveryId] });
     const delivered = await deliveryOf(h(), endpointId, activityId, "WEBHOOK_DELIVERY_STATUS_DELIVERED");
     assert.equal(delivered.deliveryId, failed.deliveryId);
     assert.equal(delivered.eventId, failed.eventId);
@@ -58,7 +60,7 @@ onSqlite("redeliver_webhook_deliveries, with the dispatcher running", (h) => {
 
   it("by endpointId: every failed delivery of the endpoint", async () => {
     const { endpointId, delivery: failed } = await failedDelivery(h(), d(), "bulk");
-    const { deliveryIds } = completed(await h().submit(OP, TYPE, { endpointId }), "redeliverWebhookDeliveriesResult");
+    const { deliveryIds } = completed(await h().submit(OP, TYPE, { endpointId }), redeliverWebhookDeliveries);
     assert.ok(deliveryIds.includes(failed.deliveryId), JSON.stringify(deliveryIds));
   });
-});
+}, ["sqlite"], LOOPBACK_WEBHOOKS);

@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { addUsersWithKeys, assertIdempotent, completed, failsWith, invalidRequest, notFound, perEngine, type Creds, type Harness, type Json, type Res } from "../helpers/inproc.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
+import { removeIpAllowlist } from "../../src/activities/ip-allowlist/remove_ip_allowlist.ts";
+import { setIpAllowlist } from "../../src/activities/ip-allowlist/set_ip_allowlist.ts";
 
 const OP = "remove_ip_allowlist";
 const TYPE = "ACTIVITY_TYPE_REMOVE_IP_ALLOWLIST";
@@ -28,9 +30,9 @@ const get = async (h: Harness, as: Creds, publicKey?: string) =>
 perEngine("remove_ip_allowlist", (h) => {
   it("without publicKey: the organization's list and rules go, and every address may call again", async () => {
     const org = await h().newOrg("remove-org");
-    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1/32" }] }), "setIpAllowlistResult");
+    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1/32" }] }), setIpAllowlist);
     denied(await whoamiFrom(h(), "192.0.2.1", org));
-    assert.deepEqual(completed(await remove(h(), org), "removeIpAllowlistResult"), {});
+    assert.deepEqual(completed(await remove(h(), org), removeIpAllowlist), {});
     assert.equal((await whoamiFrom(h(), "192.0.2.1", org)).status, 200);
     const list = await get(h(), org);
     assert.deepEqual(list.rules, []);
@@ -39,18 +41,18 @@ perEngine("remove_ip_allowlist", (h) => {
 
   it("publicKey: null is the organization's list too", async () => {
     const org = await h().newOrg("remove-null");
-    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1/32" }] }), "setIpAllowlistResult");
-    completed(await remove(h(), org, { publicKey: null }), "removeIpAllowlistResult");
+    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1/32" }] }), setIpAllowlist);
+    completed(await remove(h(), org, { publicKey: null }), removeIpAllowlist);
     assert.equal((await whoamiFrom(h(), "192.0.2.1", org)).status, 200);
   });
 
   it("with publicKey: that key falls back to the organization's list; the organization's stays", async () => {
     const org = await h().newOrg("remove-key");
     const [user] = await addUsersWithKeys(h(), 1, org);
-    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1/32" }] }), "setIpAllowlistResult");
-    completed(await set(h(), org, { publicKey: user!.key.publicKey, rules: [{ cidr: "127.0.0.2/32" }] }), "setIpAllowlistResult");
+    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1/32" }] }), setIpAllowlist);
+    completed(await set(h(), org, { publicKey: user!.key.publicKey, rules: [{ cidr: "127.0.0.2/32" }] }), setIpAllowlist);
     assert.equal((await whoamiFrom(h(), "127.0.0.2", user!)).status, 200);
-    completed(await remove(h(), org, { publicKey: user!.key.publicKey }), "removeIpAllowlistResult");
+    completed(await remove(h(), org, { publicKey: user!.key.publicKey }), removeIpAllowlist);
     denied(await whoamiFrom(h(), "127.0.0.2", user!));
     assert.equal((await whoamiFrom(h(), "127.0.0.1", user!)).status, 200);
     assert.deepEqual((await get(h(), org, user!.key.publicKey)).rules, []);
@@ -60,9 +62,9 @@ perEngine("remove_ip_allowlist", (h) => {
   it("removing the caller's own key list when the organization's would exclude it is refused (400)", async () => {
     const org = await h().newOrg("remove-self");
     // The root key's own list admits 127.0.0.1; the organization's list then moves elsewhere.
-    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1/32" }] }), "setIpAllowlistResult");
-    completed(await set(h(), org, { publicKey: org.key.publicKey, rules: [{ cidr: "127.0.0.1/32" }, { cidr: "10.0.0.0/24" }] }), "setIpAllowlistResult");
-    completed(await set(h(), org, { rules: [{ cidr: "10.9.0.0/24" }] }), "setIpAllowlistResult");
+    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1/32" }] }), setIpAllowlist);
+    completed(await set(h(), org, { publicKey: org.key.publicKey, rules: [{ cidr: "127.0.0.1/32" }, { cidr: "10.0.0.0/24" }] }), setIpAllowlist);
+    completed(await set(h(), org, { rules: [{ cidr: "10.9.0.0/24" }] }), setIpAllowlist);
     invalidRequest(await remove(h(), org, { publicKey: org.key.publicKey }), /would refuse the request making it/, ["parameters.publicKey"]);
     assert.equal((await get(h(), org, org.key.publicKey)).rules.length, 2);
     assert.equal((await whoamiFrom(h(), "127.0.0.1", org)).status, 200);
@@ -70,7 +72,7 @@ perEngine("remove_ip_allowlist", (h) => {
 
   it("removing a list that does not exist succeeds; the same body twice is one activity", async () => {
     const org = await h().newOrg("remove-none");
-    completed(await remove(h(), org), "removeIpAllowlistResult");
+    completed(await remove(h(), org), removeIpAllowlist);
     await assertIdempotent(h(), OP, TYPE, {});
   });
 

@@ -2,6 +2,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, failsWith, invalidRequest, notFound, perEngine, precondition, stampedFrom, type Creds, type Harness, type Json, type Res } from "../helpers/inproc.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
+import { setIpAllowlist } from "../../src/activities/ip-allowlist/set_ip_allowlist.ts";
 
 const OP = "set_ip_allowlist";
 const TYPE = "ACTIVITY_TYPE_SET_IP_ALLOWLIST";
@@ -52,7 +53,7 @@ perEngine("set_ip_allowlist", (h) => {
 
   it("enabled: an address outside the rules is refused 403 before authorization and creates no activity", async () => {
     const org = await h().newOrg("enforce");
-    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1/32", label: "me" }] }), "setIpAllowlistResult");
+    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1/32", label: "me" }] }), setIpAllowlist);
     assert.equal((await whoamiFrom(h(), "127.0.0.1", org)).status, 200);
     denied(await whoamiFrom(h(), "127.0.0.2", org), "127.0.0.2");
     // IPv4-mapped IPv6 peer is the IPv4 address.
@@ -67,7 +68,7 @@ perEngine("set_ip_allowlist", (h) => {
 
   it("IPv6 rules and CIDR edges: /48 admits its range, not its neighbour", async () => {
     const org = await h().newOrg("v6");
-    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1" }, { cidr: "2001:db8:abcd::/48" }, { cidr: "198.51.96.0/20" }] }), "setIpAllowlistResult");
+    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1" }, { cidr: "2001:db8:abcd::/48" }, { cidr: "198.51.96.0/20" }] }), setIpAllowlist);
     assert.equal((await whoamiFrom(h(), "2001:db8:abcd:ffff:ffff:ffff:ffff:ffff", org)).status, 200);
     denied(await whoamiFrom(h(), "2001:db8:abce::", org), "2001:db8:abce::");
     assert.equal((await whoamiFrom(h(), "198.51.111.255", org)).status, 200);
@@ -86,13 +87,13 @@ perEngine("set_ip_allowlist", (h) => {
 
   it("set replaces the whole list; absent rules keep them; enabled false switches enforcement off", async () => {
     const org = await h().newOrg("replace");
-    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.0/24", label: "a" }, { cidr: "10.0.0.0/20" }] }), "setIpAllowlistResult");
-    completed(await set(h(), org, { rules: [{ cidr: "127.0.0.1", label: "b" }] }), "setIpAllowlistResult");
+    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.0/24", label: "a" }, { cidr: "10.0.0.0/20" }] }), setIpAllowlist);
+    completed(await set(h(), org, { rules: [{ cidr: "127.0.0.1", label: "b" }] }), setIpAllowlist);
     let list = await get(h(), org);
     assert.deepEqual(list.rules.map((r: Json) => r.cidr), ["127.0.0.1/32"]);
     assert.equal(list.enabled, true);
     denied(await whoamiFrom(h(), "127.0.0.3", org), "127.0.0.3");
-    completed(await set(h(), org, { enabled: false, onEvaluationError: "ALLOW" }), "setIpAllowlistResult");
+    completed(await set(h(), org, { enabled: false, onEvaluationError: "ALLOW" }), setIpAllowlist);
     list = await get(h(), org);
     assert.deepEqual(list.rules.map((r: Json) => r.cidr), ["127.0.0.1/32"]);
     assert.equal(list.enabled, false);
@@ -103,28 +104,28 @@ perEngine("set_ip_allowlist", (h) => {
   it("a key's list overrides the organization's while it is enabled; inert when it is not", async () => {
     const org = await h().newOrg("keys");
     const [user] = await addUsersWithKeys(h(), 1, org);
-    completed(await set(h(), org, { publicKey: user!.key.publicKey, rules: [{ cidr: "127.0.0.2/32", label: "user" }] }), "setIpAllowlistResult");
+    completed(await set(h(), org, { publicKey: user!.key.publicKey, rules: [{ cidr: "127.0.0.2/32", label: "user" }] }), setIpAllowlist);
     const keyList = await get(h(), org, user!.key.publicKey);
     assert.equal(keyList.publicKey, user!.key.publicKey);
     assert.equal(keyList.enabled, undefined);
     assert.deepEqual(keyList.rules.map((r: Json) => [r.cidr, r.label]), [["127.0.0.2/32", "user"]]);
     // The organization's list is not enabled: the key list is not evaluated.
     assert.equal((await whoamiFrom(h(), "127.0.0.1", user!)).status, 200);
-    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1/32" }] }), "setIpAllowlistResult");
+    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1/32" }] }), setIpAllowlist);
     assert.equal((await whoamiFrom(h(), "127.0.0.2", user!)).status, 200);
     denied(await whoamiFrom(h(), "127.0.0.1", user!), "127.0.0.1");
     // The root key has no list of its own: the organization's applies.
     assert.equal((await whoamiFrom(h(), "127.0.0.1", org)).status, 200);
     denied(await whoamiFrom(h(), "127.0.0.2", org), "127.0.0.2");
     // A key list with no rules falls back to the organization's.
-    completed(await set(h(), org, { publicKey: user!.key.publicKey, rules: [] }), "setIpAllowlistResult");
+    completed(await set(h(), org, { publicKey: user!.key.publicKey, rules: [] }), setIpAllowlist);
     assert.equal((await whoamiFrom(h(), "127.0.0.1", user!)).status, 200);
     denied(await whoamiFrom(h(), "127.0.0.2", user!), "127.0.0.2");
   });
 
   it("a caller's own key list that would exclude it is refused (400)", async () => {
     const org = await h().newOrg("own-key");
-    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1/32" }] }), "setIpAllowlistResult");
+    completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1/32" }] }), setIpAllowlist);
     invalidRequest(await set(h(), org, { publicKey: org.key.publicKey, rules: [{ cidr: "10.0.0.0/24" }] }), /would refuse the request making it/);
     assert.deepEqual((await get(h(), org, org.key.publicKey)).rules, []);
   });
@@ -151,7 +152,7 @@ perEngine("set_ip_allowlist", (h) => {
   it("11 rules of which 2 are duplicates are 9 distinct: accepted", async () => {
     const org = await h().newOrg("dups");
     const rules = [...Array.from({ length: 9 }, (_, i) => ({ cidr: `10.0.${i * 16}.0/20` })), { cidr: "10.0.0.5/20" }, { cidr: "10.0.16.0/20" }];
-    completed(await set(h(), org, { rules }), "setIpAllowlistResult");
+    completed(await set(h(), org, { rules }), setIpAllowlist);
     assert.equal((await get(h(), org)).rules.length, 9);
   });
 

@@ -2,6 +2,9 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, forbidden, invalidRequest, notFound, perEngine, type Json } from "../helpers/inproc.ts";
 import { approve, approvedDeployment, manifestBytes, newApp, newDeployment, sign, TVC } from "../helpers/tvc.ts";
+import { createTvcManifestApprovals } from "../../src/activities/tvc/create_tvc_manifest_approvals.ts";
+import { deleteTvcDeployment } from "../../src/activities/tvc/delete_tvc_deployment.ts";
+import { setTvcAppLiveDeployment } from "../../src/activities/tvc/set_tvc_app_live_deployment.ts";
 
 const OP = "set_tvc_app_live_deployment";
 const TYPE = "ACTIVITY_TYPE_UPDATE_TVC_APP_LIVE_DEPLOYMENT";
@@ -20,10 +23,10 @@ perEngine(OP, (h) => {
     assert.equal(r.activity.status, "ACTIVITY_STATUS_COMPLETED");
     assert.deepEqual(r.activity.result.updateTvcAppLiveDeploymentResult, {});
     assert.equal(await live(org, app.appId), two.deploymentId);
-    completed(await h().submit(OP, TYPE, { deploymentId: one.deploymentId }, { as: org }), "updateTvcAppLiveDeploymentResult");
+    completed(await h().submit(OP, TYPE, { deploymentId: one.deploymentId }, { as: org }), setTvcAppLiveDeployment);
     assert.equal(await live(org, app.appId), one.deploymentId);
     // Making the live one live again is a no-op success.
-    completed(await h().submit(OP, TYPE, { deploymentId: one.deploymentId }, { as: org }), "updateTvcAppLiveDeploymentResult");
+    completed(await h().submit(OP, TYPE, { deploymentId: one.deploymentId }, { as: org }), setTvcAppLiveDeployment);
   });
 
   it("an unapproved deployment is 400 (saying how far its approvals are), a deleted one 400, an unknown or foreign one 404", async () => {
@@ -31,10 +34,10 @@ perEngine(OP, (h) => {
     const app = await newApp(h(), org);
     const pending = await newDeployment(h(), org, app.appId);
     const bytes = await manifestBytes(h(), org, pending.deploymentId);
-    completed(await approve(h(), pending.manifestId, [{ operatorId: app.manifestSetOperatorIds[0]!, signature: sign(app.operators[0]!, bytes) }], org), "createTvcManifestApprovalsResult");
+    completed(await approve(h(), pending.manifestId, [{ operatorId: app.manifestSetOperatorIds[0]!, signature: sign(app.operators[0]!, bytes) }], org), createTvcManifestApprovals);
     invalidRequest(await h().submit(OP, TYPE, { deploymentId: pending.deploymentId }, { as: org }), /awaiting approvals \(1\/2\)/, ["parameters.deploymentId"]);
     const gone = await approvedDeployment(h(), org, app);
-    completed(await h().submit("delete_tvc_deployment", "ACTIVITY_TYPE_DELETE_TVC_DEPLOYMENT", { deploymentId: gone.deploymentId }, { as: org }), "deleteTvcDeploymentResult");
+    completed(await h().submit("delete_tvc_deployment", "ACTIVITY_TYPE_DELETE_TVC_DEPLOYMENT", { deploymentId: gone.deploymentId }, { as: org }), deleteTvcDeployment);
     invalidRequest(await h().submit(OP, TYPE, { deploymentId: gone.deploymentId }, { as: org }), /deleted/, ["parameters.deploymentId"]);
     notFound(await h().submit(OP, TYPE, { deploymentId: crypto.randomUUID() }, { as: org }), /no TVC deployment/);
     const otherOrg = await h().newOrg("tvc-live-foreign");
@@ -60,7 +63,7 @@ perEngine(OP, (h) => {
       ),
       "createPolicyResult",
     );
-    completed(await h().submit(OP, TYPE, { deploymentId: two.deploymentId }, { as: member! }), "updateTvcAppLiveDeploymentResult");
+    completed(await h().submit(OP, TYPE, { deploymentId: two.deploymentId }, { as: member! }), setTvcAppLiveDeployment);
     assert.equal(await live(org, app.appId), two.deploymentId);
   });
 }, undefined, TVC);

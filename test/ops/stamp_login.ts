@@ -24,6 +24,11 @@ import { createSigilClient } from "sigil/client";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
 import { generateP256, privateScalar, type P256Private } from "../../src/crypto/p256.ts";
 import { newId } from "../../src/store/util.ts";
+import { createApiKeysV2 } from "../../src/activities/credentials/create_api_keys.ts";
+import { verifyOtpV2 } from "../../src/activities/otp/verify_otp.ts";
+import { createPolicyV3 } from "../../src/activities/policies/create_policy.ts";
+import { stampLogin } from "../../src/activities/sessions/stamp_login.ts";
+import { updateUserEmail } from "../../src/activities/users/update_user_email.ts";
 
 const TYPE = "ACTIVITY_TYPE_STAMP_LOGIN";
 const MAX_SECONDS = 3600;
@@ -56,7 +61,7 @@ async function sessionJwtKey(h: Harness): Promise<string> {
 async function login(h: Harness, as: Creds, params: Json = {}, organizationId?: string): Promise<{ session: string; creds: Creds; res: Res }> {
   const key = generateP256KeyPair();
   const res = await h.submit("stamp_login", TYPE, { publicKey: key.publicKey, expirationSeconds: "900", invalidateExisting: false, ...params }, { as, ...(organizationId ? { organizationId } : {}) });
-  const session = completed(res, "stampLoginResult").session as unknown as string;
+  const session = completed(res, stampLogin).session;
   const claims = parseSession(session);
   return { session, creds: { organizationId: claims.organization_id, userId: claims.user_id, key }, res };
 }
@@ -181,7 +186,7 @@ perEngine(
         invalidRequest(res, /expiration/, ["parameters.expirationSeconds"]);
       }
       const ok = await h().submit("stamp_login", TYPE, { publicKey: generateP256KeyPair().publicKey, expirationSeconds: String(MAX_SECONDS) });
-      completed(ok, "stampLoginResult");
+      completed(ok, stampLogin);
     });
 
     it("validates publicKey and sessionProfileId", async () => {
@@ -212,7 +217,7 @@ perEngine(
         notes: "",
         condition: "activity.resource == 'AUTH' && activity.action == 'CREATE' && activity.kind == 'STAMP_LOGIN' && activity.params.session_profile_id == ''",
       }, { as: org });
-      completed(deny, "createPolicyResult");
+      completed(deny, createPolicyV3);
       const denied = await h().submit("stamp_login", TYPE, { publicKey: generateP256KeyPair().publicKey }, { as: user! });
       forbidden(denied);
       assert.equal(await sessionKeysOf(h(), user!.userId), 0);
@@ -256,7 +261,7 @@ perEngine(
       alice = await subOrgWith(h(), "alice", { userEmail: aliceEmail });
       const t = await aliceToken();
       const res = await attestedLogin(h(), t, { organizationId: h().root.organizationId });
-      const session = completed(res, "stampLoginResult").session as unknown as string;
+      const session = completed(res, stampLogin).session;
       assert.ok(await verifySessionJwtSignature(session, await sessionJwtKey(h())));
       const claims = parseSession(session);
       assert.deepEqual([claims.user_id, claims.organization_id, claims.public_key], [alice.userId, alice.orgId, t.key.publicCompressed]);
@@ -293,7 +298,7 @@ perEngine(
     it("attested: the sub-organization's own id works too", async () => {
       const t = await aliceToken();
       const res = await attestedLogin(h(), t, { organizationId: alice.orgId });
-      assert.equal(parseSession(completed(res, "stampLoginResult").session as unknown as string).user_id, alice.userId);
+      assert.equal(parseSession(completed(res, stampLogin).session).user_id, alice.userId);
     });
 
     it("attested: refused — token bound to another key, tampered signature, expired token, unknown token signer", async () => {
@@ -324,7 +329,7 @@ perEngine(
       failsWith(await attestedLogin(h(), await aliceToken({ contact: shared }), { organizationId: org }), 401, 16, "CREDENTIAL_CONFLICT", /more than one suborg/);
       // Named precisely, each sub-organization logs its own user in.
       const inA = await attestedLogin(h(), await aliceToken({ contact: shared }), { organizationId: a.orgId });
-      assert.equal(parseSession(completed(inA, "stampLoginResult").session as unknown as string).user_id, a.userId);
+      assert.equal(parseSession(completed(inA, stampLogin).session).user_id, a.userId);
       assert.equal(await sessionKeysOf(h(), b.userId), 0);
     });
 
@@ -334,17 +339,17 @@ perEngine(
       const key = generateP256KeyPair();
       const self = await subOrgWith(h(), "self", { apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] });
       const me: Creds = { organizationId: self.orgId, userId: self.userId, key };
-      completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: address }, { as: me }), "updateUserEmailResult");
+      completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: address }, { as: me }), updateUserEmail);
       const verifiedAt = async () => (await h().service.store.db.selectFrom("users").select("email_verified_at").where("id", "=", self.userId).executeTakeFirstOrThrow()).email_verified_at;
       failsWith(await attestedLogin(h(), await aliceToken({ contact: address }), { organizationId: org }), 401, 16, "CREDENTIAL_NOT_FOUND", /no user with the verified email/);
       assert.equal(await sessionKeysOf(h(), self.userId), 0);
       assert.equal(await verifiedAt(), null);
       // Named precisely: logged in, and the contact is now proven.
       const own = await attestedLogin(h(), await aliceToken({ contact: address.toUpperCase() }), { organizationId: self.orgId });
-      assert.equal(parseSession(completed(own, "stampLoginResult").session as unknown as string).user_id, self.userId);
+      assert.equal(parseSession(completed(own, stampLogin).session).user_id, self.userId);
       assert.ok(Number(await verifiedAt()) > 0);
       const later = await attestedLogin(h(), await aliceToken({ contact: address }), { organizationId: org });
-      assert.equal(parseSession(completed(later, "stampLoginResult").session as unknown as string).user_id, self.userId);
+      assert.equal(parseSession(completed(later, stampLogin).session).user_id, self.userId);
     });
 
     it("an API key copied into another sub-organization causes no conflict below the parent: the oldest registration is the one", async () => {
@@ -355,7 +360,7 @@ perEngine(
       const copier = await subOrgWith(h(), "key-copier", { apiKeys: [{ ...apiKey, publicKey: otherKey.publicKey }] });
       const copierCreds: Creds = { organizationId: copier.orgId, userId: copier.userId, key: otherKey };
       // create_api_keys asks for no proof of possession: the copier registers the owner's public key.
-      completed(await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: copier.userId, apiKeys: [{ ...apiKey, apiKeyName: "copy" }] }, { as: copierCreds }), "createApiKeysResult");
+      completed(await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: copier.userId, apiKeys: [{ ...apiKey, apiKeyName: "copy" }] }, { as: copierCreds }), createApiKeysV2);
       const { session } = await login(h(), { organizationId: owner.orgId, userId: owner.userId, key }, {}, h().root.organizationId);
       assert.deepEqual([parseSession(session).user_id, parseSession(session).organization_id], [owner.userId, owner.orgId]);
     });
@@ -384,7 +389,7 @@ perEngine(
       const acts = await h().service.store.db.selectFrom("activities").select("id").where("organization_id", "=", org).where("type", "=", "ACTIVITY_TYPE_CREATE_USER_TAG").execute();
       assert.equal(acts.length, 0);
       // The token was not used up by any of these: it still logs in.
-      completed(await attestedLogin(h(), t, { organizationId: org }), "stampLoginResult");
+      completed(await attestedLogin(h(), t, { organizationId: org }), stampLogin);
     });
 
     it("core's OTP flow with sigil/client: init_otp → encryptOtpCode (published key) → verify_otp → attested stamp_login", async () => {
@@ -396,11 +401,11 @@ perEngine(
       const key = generateP256();
       const encryptedOtpBundle = await client.encryptOtpCode({ otpCode: otp.code, otpEncryptionTargetBundle: otp.bundle, publicKey: key.publicCompressed });
       const verified = await h().submit("verify_otp", "ACTIVITY_TYPE_VERIFY_OTP_V2", { otpId: otp.otpId, encryptedOtpBundle });
-      const token = completed(verified, "verifyOtpResult").verificationToken as unknown as string;
+      const token = completed(verified, verifyOtpV2).verificationToken;
       const tokenClaims = await client.verifyVerificationToken(token);
       assert.deepEqual([tokenClaims.public_key, tokenClaims.contact.toLowerCase()], [key.publicCompressed, contact]);
       const res = await attestedLogin(h(), { token, key }, { organizationId: h().root.organizationId });
-      const sessionClaims = await client.verifySessionJwt(completed(res, "stampLoginResult").session as unknown as string);
+      const sessionClaims = await client.verifySessionJwt(completed(res, stampLogin).session);
       assert.deepEqual([sessionClaims.user_id, sessionClaims.organization_id, sessionClaims.public_key], [sub.userId, sub.orgId, key.publicCompressed]);
       // A wrong code encrypted the same way is refused by verify_otp with the message core matches.
       const again = await startOtp(h(), s.sink(), contact);

@@ -5,6 +5,7 @@ import { generateP256 } from "../../src/crypto/p256.ts";
 import { openClientSecretSealed } from "../../src/store/oauth2-credentials.ts";
 import { assertIdempotent, completed, invalidRequest, notFound, perEngine } from "../helpers/inproc.ts";
 import { clientSecretKey, newCredential } from "../helpers/oauth-provider.ts";
+import { updateOauth2Credential } from "../../src/activities/oauth2/update_oauth2_credential.ts";
 
 const OP = "update_oauth2_credential";
 const TYPE = "ACTIVITY_TYPE_UPDATE_OAUTH2_CREDENTIAL";
@@ -57,6 +58,6 @@ perEngine("update_oauth2_credential", (h) => {
     const r = await row(oauth2CredentialId);
     assert.equal(r.client_id, "keep");
     assert.equal(openClientSecretSealed(h().service.masterKey, r), "keep-secret");
-    completed(await h().submit(OP, TYPE, { oauth2CredentialId, provider: "OAUTH2_PROVIDER_X", clientId: "keep", encryptedClientSecret: good }), "updateOauth2CredentialResult");
+    completed(await h().submit(OP, TYPE, { oauth2CredentialId, provider: "OAUTH2_PROVIDER_X", clientId: "keep", encryptedClientSecret: good }), updateOauth2Credential);
   });
 });

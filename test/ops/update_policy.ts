@@ -1,6 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { assertIdempotent, completed, invalidRequest, notFound, onSqlite, perEngine, type Json } from "../helpers/inproc.ts";
+import { updatePolicyV2 } from "../../src/activities/policies/update_policy.ts";
 
 const OP = "update_policy";
 const TYPE = "ACTIVITY_TYPE_UPDATE_POLICY_V2";
@@ -19,7 +20,7 @@ onSqlite("update_policy", (h) => {
   it("changes the given fields and keeps the absent ones", async () => {
     const policyId = await create("before");
     const res = await h().submit(OP, TYPE, { policyId, policyName: "after", policyEffect: "EFFECT_DENY", policyCondition: "activity.action == 'DELETE'" });
-    assert.deepEqual(completed(res, "updatePolicyResultV2"), { policyId });
+    assert.deepEqual(completed(res, updatePolicyV2), { policyId });
     const p = await get(policyId);
     assert.equal(p.policyName, "after");
     assert.equal(p.effect, "EFFECT_DENY");
@@ -30,7 +31,7 @@ onSqlite("update_policy", (h) => {
 
   it('"" clears an expression', async () => {
     const policyId = await create("clear");
-    completed(await h().submit(OP, TYPE, { policyId, policyConsensus: "" }), "updatePolicyResultV2");
+    completed(await h().submit(OP, TYPE, { policyId, policyConsensus: "" }), updatePolicyV2);
     assert.equal((await get(policyId)).consensus, "");
   });
 

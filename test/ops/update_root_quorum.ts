@@ -1,6 +1,9 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, forbidden, invalidRequest, notFound, onSqlite, type Json } from "../helpers/inproc.ts";
+import { updateRootQuorum } from "../../src/activities/organizations/update_root_quorum.ts";
+import { createPolicyV3 } from "../../src/activities/policies/create_policy.ts";
+import { createUserTag } from "../../src/activities/users/create_user_tag.ts";
 
 const OP = "update_root_quorum";
 const TYPE = "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM";
@@ -10,7 +13,7 @@ onSqlite("update_root_quorum", (h) => {
   it("replaces the quorum: afterwards one root's activity awaits the other", async () => {
     const org = await h().newOrg();
     const [b] = await addUsersWithKeys(h(), 1, org);
-    assert.deepEqual(completed(await h().submit(OP, TYPE, { threshold: 2, userIds: [org.userId, b!.userId] }, { as: org }), "updateRootQuorumResult"), {});
+    assert.deepEqual(completed(await h().submit(OP, TYPE, { threshold: 2, userIds: [org.userId, b!.userId] }, { as: org }), updateRootQuorum), {});
     const next = await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "t", userIds: [] }, { as: org });
     assert.equal(next.json.activity.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED");
   });
@@ -19,8 +22,8 @@ onSqlite("update_root_quorum", (h) => {
     const org = await h().newOrg();
     const [u] = await addUsersWithKeys(h(), 1, org);
     const policy = { policyName: "all", effect: "EFFECT_ALLOW", condition: "true", consensus: "true", notes: "" };
-    completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", policy, { as: org }), "createPolicyResult");
-    completed(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "allowed", userIds: [] }, { as: u }), "createUserTagResult");
+    completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", policy, { as: org }), createPolicyV3);
+    completed(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "allowed", userIds: [] }, { as: u }), createUserTag);
     forbidden(await h().submit(OP, TYPE, { threshold: 1, userIds: [u!.userId] }, { as: u }), /can only be approved by the root quorum/);
   });
 

@@ -2,6 +2,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, assertIdempotent, completed, conflict, forbidden, invalidRequest, notFound, perEngine, userParams, type Harness, type Json } from "../helpers/inproc.ts";
 import { mintVerificationToken } from "../helpers/tokens.ts";
+import { updateUserEmail } from "../../src/activities/users/update_user_email.ts";
 
 const OP = "update_user_email";
 const TYPE = "ACTIVITY_TYPE_UPDATE_USER_EMAIL";
@@ -25,7 +26,7 @@ perEngine("update_user_email", (h) => {
     const address = email();
     const { token } = await rootToken(h(), { contact: address.toUpperCase() });
     const res = await h().submit(OP, TYPE, { userId, userEmail: address, verificationToken: token });
-    assert.deepEqual(completed(res, "updateUserEmailResult"), { userId });
+    assert.deepEqual(completed(res, updateUserEmail), { userId });
     assert.equal(res.json.activity.intent.updateUserEmailIntent.userEmail, address);
     const r = await row(h(), userId);
     assert.equal(r.email, address);
@@ -37,9 +38,9 @@ perEngine("update_user_email", (h) => {
     const address = email();
     const userId = await newUser(h());
     const { token } = await rootToken(h(), { contact: address });
-    completed(await h().submit(OP, TYPE, { userId, userEmail: address, verificationToken: token }), "updateUserEmailResult");
+    completed(await h().submit(OP, TYPE, { userId, userEmail: address, verificationToken: token }), updateUserEmail);
     assert.ok((await row(h(), userId)).email_verified_at);
-    completed(await h().submit(OP, TYPE, { userId, userEmail: address }), "updateUserEmailResult");
+    completed(await h().submit(OP, TYPE, { userId, userEmail: address }), updateUserEmail);
     const r = await row(h(), userId);
     assert.equal(r.email, address);
     assert.equal(r.email_verified_at, null);
@@ -47,7 +48,7 @@ perEngine("update_user_email", (h) => {
 
   it('"" removes the email (and its verification)', async () => {
     const userId = await newUser(h(), { userEmail: email() });
-    completed(await h().submit(OP, TYPE, { userId, userEmail: "" }), "updateUserEmailResult");
+    completed(await h().submit(OP, TYPE, { userId, userEmail: "" }), updateUserEmail);
     assert.equal((await h().query("get_user", { userId })).json.user.userEmail, undefined);
     assert.deepEqual({ ...(await row(h(), userId)), updated_at: 0 }, { email: null, email_verified_at: null, updated_at: 0 });
   });
@@ -65,7 +66,7 @@ perEngine("update_user_email", (h) => {
     const me = { organizationId: sub.subOrganizationId as string, userId: sub.rootUserIds[0] as string, key: u!.key };
     const address = email();
     const { token } = await rootToken(h(), { contact: address }, me);
-    completed(await h().submit(OP, TYPE, { userId: me.userId, userEmail: address, verificationToken: token }, { as: me }), "updateUserEmailResult");
+    completed(await h().submit(OP, TYPE, { userId: me.userId, userEmail: address, verificationToken: token }, { as: me }), updateUserEmail);
     const found = await h().query("list_verified_suborgs", { filterType: "EMAIL", filterValue: address });
     assert.deepEqual(found.json.organizationIds, [sub.subOrganizationId]);
     // A sub-organization's token serves only itself: not its parent.
@@ -101,7 +102,7 @@ perEngine("update_user_email", (h) => {
     ["a token that was already bound", async (userId) => {
       const e = email();
       const { token } = await rootToken(h(), { contact: e });
-      completed(await h().submit(OP, TYPE, { userId: await newUser(h()), userEmail: e, verificationToken: token }), "updateUserEmailResult");
+      completed(await h().submit(OP, TYPE, { userId: await newUser(h()), userEmail: e, verificationToken: token }), updateUserEmail);
       return { userId, userEmail: e.toUpperCase(), verificationToken: token };
     }, /already been used/, ["parameters.verificationToken"]],
     ["a token with an empty address", async (userId) => ({ userId, userEmail: "", verificationToken: (await mintVerificationToken(h(), { contact: email() })).token }), /omit it when removing/, ["parameters.verificationToken"]],
@@ -155,7 +156,7 @@ perEngine("update_user_email", (h) => {
       "createPolicyResult",
     );
     const address = email();
-    completed(await h().submit(OP, TYPE, { userId: b!.userId, userEmail: address }, { as: a }), "updateUserEmailResult");
+    completed(await h().submit(OP, TYPE, { userId: b!.userId, userEmail: address }, { as: a }), updateUserEmail);
     assert.equal((await row(h(), b!.userId)).email, address);
   });
 });

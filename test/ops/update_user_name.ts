@@ -1,6 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, assertIdempotent, completed, forbidden, invalidRequest, notFound, perEngine, userParams, type Harness, type Json } from "../helpers/inproc.ts";
+import { updateUserName } from "../../src/activities/users/update_user_name.ts";
 
 const OP = "update_user_name";
 const TYPE = "ACTIVITY_TYPE_UPDATE_USER_NAME";
@@ -14,7 +15,7 @@ perEngine("update_user_name", (h) => {
   it("renames a user; nothing else changes", async () => {
     const userId = await newUser(h(), { userName: "before", userEmail: "name@example.com" });
     const res = await h().submit(OP, TYPE, { userId, userName: "after" });
-    assert.deepEqual(completed(res, "updateUserNameResult"), { userId });
+    assert.deepEqual(completed(res, updateUserName), { userId });
     assert.deepEqual(res.json.activity.intent.updateUserNameIntent, { userId, userName: "after" });
     const { user } = (await h().query("get_user", { userId })).json;
     assert.equal(user.userName, "after");
@@ -50,7 +51,7 @@ perEngine("update_user_name", (h) => {
     const before = await nameOf(h(), b!.userId);
     forbidden(await h().submit(OP, TYPE, { userId: b!.userId, userName: "hijacked" }, { as: a }));
     assert.equal(await nameOf(h(), b!.userId), before);
-    completed(await h().submit(OP, TYPE, { userId: b!.userId, userName: "by-root" }), "updateUserNameResult");
+    completed(await h().submit(OP, TYPE, { userId: b!.userId, userName: "by-root" }), updateUserName);
     assert.equal(await nameOf(h(), b!.userId), "by-root");
   });
 });

@@ -2,6 +2,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, assertIdempotent, completed, forbidden, invalidRequest, notFound, perEngine, userParams, type Harness, type Json } from "../helpers/inproc.ts";
 import { mintVerificationToken } from "../helpers/tokens.ts";
+import { updateUserPhoneNumber } from "../../src/activities/users/update_user_phone_number.ts";
 
 const OP = "update_user_phone_number";
 const TYPE = "ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER";
@@ -24,7 +25,7 @@ perEngine("update_user_phone_number", (h) => {
     const number = phone();
     const { token } = await sms(h(), number);
     const res = await h().submit(OP, TYPE, { userId, userPhoneNumber: number, verificationToken: token });
-    assert.deepEqual(completed(res, "updateUserPhoneNumberResult"), { userId });
+    assert.deepEqual(completed(res, updateUserPhoneNumber), { userId });
     const r = await row(h(), userId);
     assert.equal(r.phone, number);
     assert.ok(Number(r.phone_verified_at) > 0);
@@ -34,10 +35,10 @@ perEngine("update_user_phone_number", (h) => {
   it("without a token the number is set unverified; \"\" removes it", async () => {
     const number = phone();
     const userId = await newUser(h());
-    completed(await h().submit(OP, TYPE, { userId, userPhoneNumber: number, verificationToken: (await sms(h(), number)).token }), "updateUserPhoneNumberResult");
-    completed(await h().submit(OP, TYPE, { userId, userPhoneNumber: number }), "updateUserPhoneNumberResult");
+    completed(await h().submit(OP, TYPE, { userId, userPhoneNumber: number, verificationToken: (await sms(h(), number)).token }), updateUserPhoneNumber);
+    completed(await h().submit(OP, TYPE, { userId, userPhoneNumber: number }), updateUserPhoneNumber);
     assert.deepEqual(await row(h(), userId), { phone: number, phone_verified_at: null });
-    completed(await h().submit(OP, TYPE, { userId, userPhoneNumber: "" }), "updateUserPhoneNumberResult");
+    completed(await h().submit(OP, TYPE, { userId, userPhoneNumber: "" }), updateUserPhoneNumber);
     assert.deepEqual(await row(h(), userId), { phone: null, phone_verified_at: null });
     assert.equal((await h().query("get_user", { userId })).json.user.userPhoneNumber, undefined);
   });
@@ -45,7 +46,7 @@ perEngine("update_user_phone_number", (h) => {
   it("two users may share a number (no uniqueness), each verified by its own token", async () => {
     const number = phone();
     const [a, b] = [await newUser(h()), await newUser(h())];
-    for (const userId of [a, b]) completed(await h().submit(OP, TYPE, { userId, userPhoneNumber: number, verificationToken: (await sms(h(), number)).token }), "updateUserPhoneNumberResult");
+    for (const userId of [a, b]) completed(await h().submit(OP, TYPE, { userId, userPhoneNumber: number, verificationToken: (await sms(h(), number)).token }), updateUserPhoneNumber);
     assert.ok((await row(h(), a)).phone_verified_at && (await row(h(), b)).phone_verified_at);
   });
 

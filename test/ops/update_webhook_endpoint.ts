@@ -1,6 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { assertIdempotent, completed, invalidRequest, notFound, onSqlite, newEndpoint } from "../helpers/inproc.ts";
+import { updateWebhookEndpoint } from "../../src/activities/webhooks/update_webhook_endpoint.ts";
 
 const OP = "update_webhook_endpoint";
 const TYPE = "ACTIVITY_TYPE_UPDATE_WEBHOOK_ENDPOINT";
@@ -10,7 +11,7 @@ onSqlite("update_webhook_endpoint", (h) => {
 
   it("changes url and name, keeps what is absent, and answers the endpoint as it now is", async () => {
     const endpointId = await create();
-    const r = completed(await h().submit(OP, TYPE, { endpointId, url: "https://b.example.com/h" }), "updateWebhookEndpointResult");
+    const r = completed(await h().submit(OP, TYPE, { endpointId, url: "https://b.example.com/h" }), updateWebhookEndpoint);
     assert.equal(r.endpointId, endpointId);
     assert.equal(r.webhookEndpoint.url, "https://b.example.com/h");
     assert.equal(r.webhookEndpoint.name, "a");
@@ -20,7 +21,7 @@ onSqlite("update_webhook_endpoint", (h) => {
   it("isActive false pauses the endpoint, true re-enables it", async () => {
     const endpointId = await create();
     for (const isActive of [false, true]) {
-      const r = completed(await h().submit(OP, TYPE, { endpointId, isActive }), "updateWebhookEndpointResult");
+      const r = completed(await h().submit(OP, TYPE, { endpointId, isActive }), updateWebhookEndpoint);
       assert.equal(r.webhookEndpoint.isActive, isActive);
       const listed = (await h().query("list_webhook_endpoints")).json.webhookEndpoints.find((e: { endpointId: string }) => e.endpointId === endpointId);
       assert.equal(listed.isActive, isActive);

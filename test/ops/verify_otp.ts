@@ -5,6 +5,7 @@ import { completed, exhausted, invalidRequest, notFound, perEngine, type Harness
 import { encryptedCode, publishedKey, sinkPerHarness, startOtp } from "../helpers/smtp-sink.ts";
 import { generateP256 } from "../../src/crypto/p256.ts";
 import { DEFAULT_OTP_LIMITS } from "../../src/auth/login-settings.ts";
+import { verifyOtpV2 } from "../../src/activities/otp/verify_otp.ts";
 
 const OP = "verify_otp";
 const V2 = "ACTIVITY_TYPE_VERIFY_OTP_V2";
@@ -37,7 +38,7 @@ perEngine(
       const { encryptedOtpBundle } = await encryptedCode(h(), otp.code.toLowerCase(), otp.bundle, key);
       const t0 = Date.now();
       const res = await h().submit(OP, V2, { otpId: otp.otpId, encryptedOtpBundle, expirationSeconds: "600" });
-      const { verificationToken } = completed(res, "verifyOtpResult");
+      const { verificationToken } = completed(res, verifyOtpV2);
       const claims = await verifyOtpVerificationToken(verificationToken, await publishedKey(h(), "VERIFICATION_TOKEN"));
       assert.equal(claims.contact, contact);
       assert.equal(claims.verification_type, "OTP_TYPE_EMAIL");
@@ -54,7 +55,7 @@ perEngine(
       invalidRequest(await h().submit(OP, "ACTIVITY_TYPE_VERIFY_OTP", { otpId: otp.otpId, otpCode: otp.code }), /publicKey/, ["parameters.publicKey"]);
       const key = generateP256();
       const res = await h().submit(OP, "ACTIVITY_TYPE_VERIFY_OTP", { otpId: otp.otpId, otpCode: otp.code, publicKey: key.publicCompressed });
-      const claims = await verifyOtpVerificationToken(completed(res, "verifyOtpResult").verificationToken, await publishedKey(h(), "VERIFICATION_TOKEN"));
+      const claims = await verifyOtpVerificationToken(completed(res, verifyOtpV2).verificationToken, await publishedKey(h(), "VERIFICATION_TOKEN"));
       assert.equal(claims.public_key, key.publicCompressed);
     });
 
@@ -105,7 +106,7 @@ perEngine(
       const otps = [await startOtp(h(), s.sink(), contact), await startOtp(h(), s.sink(), contact), await startOtp(h(), s.sink(), contact)];
       const full = await h().submit("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact, appName: "A" });
       assert.equal(full.status, 429);
-      completed(await submitCode(otps[0]!.otpId, otps[0]!.code, otps[0]!.bundle), "verifyOtpResult");
+      completed(await submitCode(otps[0]!.otpId, otps[0]!.code, otps[0]!.bundle), verifyOtpV2);
       await startOtp(h(), s.sink(), contact);
       for (let i = 0; i < 3; i++) invalidCode(await submitCode(otps[1]!.otpId, wrong(otps[1]!.code, i), otps[1]!.bundle));
       assert.equal((await otpRow(h(), otps[1]!.otpId)).status, "burnt");
@@ -153,7 +154,7 @@ perEngine(
       let res: Res;
       do res = await submit(otp.code);
       while (res.status === 429 && Date.now() < deadline);
-      completed(res, "verifyOtpResult");
+      completed(res, verifyOtpV2);
       assert.deepEqual(await otpRow(h(), otp.otpId), { attempts: 2, status: "verified" });
     });
   },

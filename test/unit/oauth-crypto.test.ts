@@ -13,7 +13,7 @@ import { encryptBearerToken, uncompressedP256 } from "../../src/auth/oauth/beare
 import { mintOidcToken, openidConfiguration, OIDC_TOKEN_LIFETIME_SECONDS, p256Jwk } from "../../src/auth/oauth/oidc-issuer.ts";
 import { OAUTH_PROVIDERS } from "../../src/auth/oauth/providers.ts";
 import { parseProvidersFile, oauthSettingsFrom } from "../../src/auth/oauth/configure.ts";
-import { urlProblem } from "../../src/webhooks/url-policy.ts";
+import { STRICT_WEBHOOK_URLS, urlProblem } from "../../src/webhooks/url-policy.ts";
 import { DEFAULTS, loadConfig } from "../../src/config.ts";
 import { exchangeCode, fetchUserInfo, ProviderError } from "../../src/auth/oauth/provider-client.ts";
 import { newVerifier, startOAuthProvider } from "../helpers/oauth-provider.ts";
@@ -160,7 +160,7 @@ describe("OAuth configuration", () => {
     assert.equal(urlProblem("http://127.0.0.1:1/t", { allowLoopback: true, what: "OAuth provider" }), undefined);
     assert.match(urlProblem("http://idp.example.com/t", { allowLoopback: true, what: "OAuth provider" }) ?? "accepted", /https/);
     // The webhooks' default (loopback off) is unchanged.
-    assert.match(urlProblem("http://127.0.0.1:1/t") ?? "accepted", /loopback/);
+    assert.match(urlProblem("http://127.0.0.1:1/t", STRICT_WEBHOOK_URLS) ?? "accepted", /loopback/);
   });
 });
 

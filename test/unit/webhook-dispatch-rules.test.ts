@@ -1,8 +1,8 @@
 // Pure rules of webhook delivery: where a delivery may go, what an answer means, and how
 // long to wait before the next attempt.
-import { describe, it, afterEach } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { addressProblem, configureWebhookUrls, dialAddress, embeddedIPv4, urlProblem } from "../../src/webhooks/url-policy.ts";
+import { addressProblem, dialAddress, embeddedIPv4, STRICT_WEBHOOK_URLS, urlProblem, webhookUrlPolicy } from "../../src/webhooks/url-policy.ts";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { generateKeyPairSync } from "node:crypto";
@@ -10,12 +10,15 @@ import { attemptDelivery, classify } from "../../src/webhooks/deliver.ts";
 import { effectiveSchedule } from "../../src/webhooks/dispatcher.ts";
 import { DEFAULT_RETRY_SCHEDULE_MS, parseDuration, parseSchedule, retryDelayMs } from "../../src/webhooks/retry-schedule.ts";
 
-describe("webhook URL policy", () => {
-  afterEach(() => configureWebhookUrls({ allowLoopback: false }));
+// The production policy, and the development one (SIGIL_WEBHOOKS_ALLOW_LOOPBACK): values
+// passed to each check, never a setting of the module.
+const strict = STRICT_WEBHOOK_URLS;
+const loopback = webhookUrlPolicy({ allowLoopback: true });
 
+describe("webhook URL policy", () => {
   it("accepts https to a public host or address", () => {
     for (const u of ["https://hooks.example.com/sigil", "https://93.184.216.34/x", "https://[2606:4700::1111]/x"]) {
-      assert.equal(urlProblem(u), undefined, u);
+      assert.equal(urlProblem(u, strict), undefined, u);
     }
   });
 
@@ -40,18 +43,17 @@ describe("webhook URL policy", () => {
       ["https://[::ffff:10.0.0.1]/", /loopback, private/],
       ["https://0.0.0.0/", /loopback, private/],
     ];
-    for (const [u, why] of refused) assert.match(urlProblem(u) ?? "accepted", why, u);
+    for (const [u, why] of refused) assert.match(urlProblem(u, strict) ?? "accepted", why, u);
   });
 
   it("the development setting opens loopback (http or https) and nothing else", () => {
-    configureWebhookUrls({ allowLoopback: true });
     for (const u of ["http://127.0.0.1:8080/x", "https://127.0.0.1/x", "http://[::1]:9/x", "http://localhost:3000/"]) {
-      assert.equal(urlProblem(u), undefined, u);
+      assert.equal(urlProblem(u, loopback), undefined, u);
     }
-    assert.match(urlProblem("http://hooks.example.com/") ?? "", /https/);
-    assert.match(urlProblem("https://10.0.0.1/") ?? "", /private/);
-    assert.equal(addressProblem("127.0.0.1", "http:"), undefined);
-    assert.match(addressProblem("192.168.0.10", "https:") ?? "", /private/);
+    assert.match(urlProblem("http://hooks.example.com/", loopback) ?? "", /https/);
+    assert.match(urlProblem("https://10.0.0.1/", loopback) ?? "", /private/);
+    assert.equal(addressProblem("127.0.0.1", "http:", loopback), undefined);
+    assert.match(addressProblem("192.168.0.10", "https:", loopback) ?? "", /private/);
   });
 });
 
@@ -143,8 +145,6 @@ const EMBEDDED: [string, string, "refused" | "allowed"][] = [
 ];
 
 describe("webhook URL policy: IPv6 forms that carry an IPv4 address", () => {
-  afterEach(() => configureWebhookUrls({ allowLoopback: false }));
-
   it("decodes the IPv4 address each form carries", () => {
     assert.deepEqual(embeddedIPv4("::7f00:1"), { ipv4: "127.0.0.1", form: "IPv4-compatible" });
     assert.deepEqual(embeddedIPv4("::ffff:0:7f00:1"), { ipv4: "127.0.0.1", form: "IPv4-translated" });
@@ -157,26 +157,25 @@ describe("webhook URL policy: IPv6 forms that carry an IPv4 address", () => {
 
   it("at write time (create/update_webhook_endpoint's URL check)", () => {
     for (const [address, what, verdict] of EMBEDDED) {
-      const problem = urlProblem(`https://[${address}]/hook`);
+      const problem = urlProblem(`https://[${address}]/hook`, strict);
       if (verdict === "refused") assert.match(problem ?? "accepted", /loopback, private|refused/, `${address} (${what})`);
       else assert.equal(problem, undefined, `${address} (${what})`);
     }
   });
 
   it("at write time with the development loopback setting: still refused (only ::1 and 127/8 open up)", () => {
-    configureWebhookUrls({ allowLoopback: true });
     for (const [address, what, verdict] of EMBEDDED) {
       if (verdict !== "refused" || address.startsWith("::ffff:") && !address.startsWith("::ffff:0:")) continue;
-      assert.match(urlProblem(`http://[${address}]:8080/hook`) ?? "accepted", /loopback, private|refused/, `${address} (${what})`);
+      assert.match(urlProblem(`http://[${address}]:8080/hook`, loopback) ?? "accepted", /loopback, private|refused/, `${address} (${what})`);
     }
   });
 
   it("at dial time: a literal address, and a name that resolves to one of these forms", async () => {
     for (const [address, what, verdict] of EMBEDDED) {
-      const literal = dialAddress(new URL(`https://[${address}]/hook`));
-      const resolved = dialAddress(new URL("https://hooks.example.com/hook"), async () => [{ address, family: 6 }]);
+      const literal = dialAddress(new URL(`https://[${address}]/hook`), strict);
+      const resolved = dialAddress(new URL("https://hooks.example.com/hook"), strict, async () => [{ address, family: 6 }]);
       // A name resolving to a safe address and to an unsafe one is refused as a whole.
-      const mixed = dialAddress(new URL("https://hooks.example.com/hook"), async () => [
+      const mixed = dialAddress(new URL("https://hooks.example.com/hook"), strict, async () => [
         { address: "2606:4700::1111", family: 6 },
         { address, family: 6 },
       ]);
@@ -194,8 +193,6 @@ describe("webhook URL policy: IPv6 forms that carry an IPv4 address", () => {
 });
 
 describe("delivery attempt deadline", () => {
-  afterEach(() => configureWebhookUrls({ allowLoopback: false }));
-
   /** A receiver on 127.0.0.1 that answers as `handler` says. */
   async function receiver(handler: http.RequestListener): Promise<{ url: string; close(): Promise<void> }> {
     const server = http.createServer(handler);
@@ -222,12 +219,13 @@ describe("delivery attempt deadline", () => {
       key,
       deadlineAt: started + deadlineMs,
       now: started,
+      // The receivers listen on loopback: the development policy.
+      urls: loopback,
     });
     return { a, took: Date.now() - started };
   }
 
   it("is total: an answer trickled a byte at a time (never idle) is cut at the deadline, and retried", async () => {
-    configureWebhookUrls({ allowLoopback: true });
     const r = await receiver((req, res) => {
       req.resume();
       res.writeHead(200);
@@ -246,7 +244,6 @@ describe("delivery attempt deadline", () => {
   });
 
   it("covers waiting for the headers too", async () => {
-    configureWebhookUrls({ allowLoopback: true });
     const r = await receiver((req) => req.resume()); // never answers
     try {
       const { a, took } = await attempt(r.url, 300);
@@ -259,7 +256,6 @@ describe("delivery attempt deadline", () => {
   });
 
   it("a complete answer within the deadline is delivered; a deadline already past makes no request", async () => {
-    configureWebhookUrls({ allowLoopback: true });
     let requests = 0;
     const r = await receiver((req, res) => {
       requests++;

@@ -6,10 +6,9 @@ import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { completed, inproc, type Harness } from "../helpers/inproc.ts";
+import { completed, inproc, LOOPBACK_WEBHOOKS, webhookUrlsOf, type Harness } from "../helpers/inproc.ts";
 import { pollUntil } from "../helpers/raw-http.ts";
 import { startDispatcher, type Dispatcher, type DispatcherOptions } from "../../src/webhooks/dispatcher.ts";
-import { configureWebhookUrls } from "../../src/webhooks/url-policy.ts";
 
 interface Receiver {
   url: string;
@@ -66,20 +65,18 @@ describe("webhook delivery worker", () => {
   const log = { info() {}, warn: (_o: object, m: string) => void warnings.push(m) };
 
   function dispatcher(over: Partial<DispatcherOptions> = {}): Dispatcher {
-    const d = startDispatcher({ db: h.service.store.db, state: h.service.state, masterKey: h.service.masterKey, log, pollMs: 10, timeoutMs: 2000, maxAttempts: 3, retrySchedule: [0, 10, 10], ...over });
+    const d = startDispatcher({ db: h.service.store.db, state: h.service.state, masterKey: h.service.masterKey, log, pollMs: 10, timeoutMs: 2000, maxAttempts: 3, retrySchedule: [0, 10, 10], webhookUrls: webhookUrlsOf(h.service), ...over });
     h.onEvents(d.wake);
     return d;
   }
 
   before(async () => {
-    h = await inproc("sqlite");
+    h = await inproc("sqlite", LOOPBACK_WEBHOOKS);
     rx = await receiver();
-    configureWebhookUrls({ allowLoopback: true });
     completed(await h.submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: rx.url, name: "worker" }), "createWebhookEndpointResult");
   });
   after(async () => {
     h.onEvents(undefined);
-    configureWebhookUrls({ allowLoopback: false });
     await rx.close();
     await h.close();
   });

@@ -54,8 +54,9 @@ export const createWebhookEndpoint = defineActivity({
   params: Params,
   returns: Result,
   check(p) {
-    checkUrl(p.url, "parameters.url");
     checkSubscriptions(p.subscriptions);
   },
+  // The URL against the configured policy (development may open loopback).
+  admit: async (p, env) => checkUrl(p.url, "parameters.url", env.webhookUrls),
   execute,
 });

@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { invalid } from "../../errors.ts";
 import { Name } from "../../schemas/common.ts";
-import { urlProblem } from "../../webhooks/url-policy.ts";
+import { urlProblem, type WebhookUrlPolicy } from "../../webhooks/url-policy.ts";
 import { EVENT_ACTIVITY_UPDATES } from "../../store/webhooks.ts";
 
 export const Url = Type.String({ minLength: 1, maxLength: 2048, errorMessage: "url must be a URL of at most 2048 characters" });
@@ -14,9 +14,10 @@ export const Subscription = Type.Object({
   isActive: Type.Optional(Type.Boolean()),
 });
 
-export function checkUrl(url: string | undefined, field: string): void {
+/** Checks the URL against the configured policy (AdmitEnv.webhookUrls, docs/webhooks.md §1.2). */
+export function checkUrl(url: string | undefined, field: string, policy: WebhookUrlPolicy): void {
   if (url === undefined) return;
-  const problem = urlProblem(url);
+  const problem = urlProblem(url, policy);
   if (problem) throw invalid(`invalid webhook url: ${problem}`, [{ field, description: problem }]);
 }
 

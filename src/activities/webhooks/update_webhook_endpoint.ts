@@ -52,6 +52,6 @@ export const updateWebhookEndpoint = defineActivity({
   params: Params,
   returns: Result,
   policyParams: (p) => ({ endpoint_id: p.endpointId }),
-  check: (p) => checkUrl(p.url, "parameters.url"),
+  admit: async (p, env) => checkUrl(p.url, "parameters.url", env.webhookUrls),
   execute,
 });

@@ -3,7 +3,7 @@
 // provider-call deadline and the loopback development switch. A bad file stops `sigil serve`
 // at start with the reason, never at the first login.
 import { readFileSync } from "node:fs";
-import type { Config } from "../../config.ts";
+import type { OAuthConfig } from "../../logins/oauth/knobs.ts";
 import type { LoginSettings } from "../login-settings.ts";
 import { urlProblem } from "../../webhooks/url-policy.ts";
 import { builtInEndpoints, OAUTH_PROVIDERS, PROVIDER_NAMES } from "./providers.ts";
@@ -30,7 +30,7 @@ export function oauthSettingsOf(logins: LoginSettings): OAuthSettings {
 
 const MAX_FILE_BYTES = 1024 * 1024;
 
-export function oauthSettingsFrom(config: Config): OAuthSettings {
+export function oauthSettingsFrom(config: OAuthConfig & { port: number }): OAuthSettings {
   const allowLoopback = config.oauthAllowLoopback;
   const providers = builtInEndpoints();
   let issuers: TrustedIssuer[] = [];

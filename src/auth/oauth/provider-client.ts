@@ -52,7 +52,7 @@ async function call(what: string, raw: string, init: { method: "GET" | "POST"; h
     const deadline = new Promise<never>((_, reject) => abort.signal.addEventListener("abort", () => reject(expired()), { once: true }));
     let target: { address: string; family: 4 | 6 };
     try {
-      target = await Promise.race([dialAddress(url, opts.resolve, use), deadline]);
+      target = await Promise.race([dialAddress(url, use, opts.resolve), deadline]);
     } catch (err) {
       if (err instanceof ProviderError) throw err;
       throw new ProviderError(`${what}: ${(err as Error).message}`);

@@ -4,7 +4,7 @@
 //   SIGIL_SMS_URL                SMS over a Twilio-compatible HTTP endpoint (SIGIL_SMS_FROM,
 //                                SIGIL_SMS_USERNAME / SIGIL_SMS_PASSWORD for basic auth).
 // A channel left unconfigured is absent: init_otp refuses it with a clear error.
-import type { Config } from "../../../config.ts";
+import type { OtpConfig } from "../../../logins/otp/knobs.ts";
 import type { Logger, OtpTransport } from "../../login-settings.ts";
 import { logTransport } from "./log.ts";
 import { smsHttpTransport } from "./sms-http.ts";
@@ -14,7 +14,7 @@ export { DeliveryError, SEND_TIMEOUT_MS, smtpTransport } from "./smtp.ts";
 export { smsHttpTransport } from "./sms-http.ts";
 export { logTransport } from "./log.ts";
 
-export function otpTransportsFrom(config: Config, log: Logger): { email?: OtpTransport; sms?: OtpTransport } {
+export function otpTransportsFrom(config: OtpConfig, log: Logger): { email?: OtpTransport; sms?: OtpTransport } {
   if (config.otpDevTransport === "log") {
     log.warn({ otpDevTransport: "log" }, "SIGIL_OTP_DEV_TRANSPORT=log: OTP codes are written to this log and not delivered; never use this in production");
     const t = logTransport(log);

@@ -11,7 +11,7 @@ export interface Checkpointer {
 }
 
 export function startCheckpointer(db: BetterSqlite3.Database, file: string, onError: (msg: string) => void): Checkpointer {
-  const worker = new Worker(new URL("./sqlite-checkpointer.worker.mjs", import.meta.url), {
+  const worker = new Worker(new URL("./checkpointer.worker.mjs", import.meta.url), {
     workerData: { file, intervalMs: INTERVAL_MS },
   });
   db.pragma("wal_autocheckpoint = 0");

@@ -17,7 +17,7 @@ import {
   type QueryResult,
   type SqliteDatabase,
 } from "kysely";
-import { StoreUnavailableError, type LockDeadline } from "./transactions.ts";
+import { StoreUnavailableError, type LockDeadline } from "../transactions.ts";
 
 /** SQLite's "someone else holds the lock" codes: the statement did nothing and may be retried. */
 const RETRYABLE = new Set(["SQLITE_BUSY", "SQLITE_BUSY_RECOVERY", "SQLITE_BUSY_TIMEOUT"]);

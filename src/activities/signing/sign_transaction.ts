@@ -1,0 +1,49 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { requireSigner, withSigningKey, type Signer } from "../../signing/resolve.ts";
+import { SignWith } from "../../signing/schema.ts";
+import { checkCurve, checkSigner, parseTransaction, signParsed, transactionFacts, TRANSACTION_TYPES } from "../../signing/transaction.ts";
+import { defineActivity, type ExecuteContext } from "../define.ts";
+
+/** 128 KiB of transaction as hex, with a 0x prefix allowed. [our choice] */
+export const MAX_UNSIGNED_TRANSACTION_CHARS = 2 * 128 * 1024 + 2;
+
+// SDK type v1SignTransactionIntentV2.
+const Params = Type.Object({
+  signWith: SignWith,
+  unsignedTransaction: Type.String({
+    minLength: 1,
+    maxLength: MAX_UNSIGNED_TRANSACTION_CHARS,
+    errorMessage: `must be the unsigned transaction as hex, at most ${MAX_UNSIGNED_TRANSACTION_CHARS} characters`,
+  }),
+  type: Type.Union(TRANSACTION_TYPES.map((t) => Type.Literal(t)), { errorMessage: `must be one of ${TRANSACTION_TYPES.join(", ")}` }),
+});
+
+const publicKeyOf = (s: Signer): string => (s.kind === "wallet_account" ? s.account.public_key : s.key.public_key);
+
+async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
+  const parsed = parseTransaction(p.type, p.unsignedTransaction, p.signWith);
+  const signer = await requireSigner(ctx.tx, ctx.organization.id, p.signWith);
+  const publicKey = publicKeyOf(signer);
+  checkSigner(parsed, signer.curve, publicKey);
+  const signedTransaction = await withSigningKey(ctx.tx, ctx.services.masterKey, signer, (key) => signParsed(parsed, key, publicKey));
+  return { signedTransaction };
+}
+
+export const signTransactionV2 = defineActivity({
+  type: "ACTIVITY_TYPE_SIGN_TRANSACTION_V2",
+  // docs/signing.md §4: PRIVATE_KEY / SIGN whatever key signs (upstream's mapping).
+  resource: "PRIVATE_KEY",
+  action: "SIGN",
+  kind: "SIGN_TRANSACTION",
+  summary: "Sign an unsigned Ethereum or Solana transaction; policies see it parsed as eth.tx / solana.tx (docs/signing-policies.md §2).",
+  params: Params,
+  // SDK type v1SignTransactionResult.
+  returns: Type.Object({ signedTransaction: Type.String() }),
+  policySigner: (p) => p.signWith,
+  // Parsed before any policy is consulted: what does not parse is a 400 and nothing is recorded.
+  check: (p) => void parseTransaction(p.type, p.unsignedTransaction, p.signWith),
+  // docs/signing.md §1: an unknown key (404) or one of the wrong curve (400) is refused at submission.
+  checkSigner: (p, curve) => checkCurve(parseTransaction(p.type, p.unsignedTransaction, p.signWith), curve),
+  policySigning: (p) => transactionFacts(parseTransaction(p.type, p.unsignedTransaction, p.signWith)),
+  execute,
+});

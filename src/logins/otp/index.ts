@@ -1,0 +1,44 @@
+// Email and SMS one-time passcodes (docs/logins.md §3): init_otp sends a code, verify_otp
+// turns it into a verification token, and otp_login (or an attested stamp_login, §4) turns
+// the token into a session. The code, bundle and limit modules stay in src/auth/otp, and the
+// transports in src/auth/otp/transports: activities and the auth proxy import them directly.
+import { otpTransportsFrom } from "../../auth/otp/transports/index.ts";
+import { defineLoginMethod } from "../define.ts";
+import { OTP_KNOBS } from "./knobs.ts";
+
+export const otp = defineLoginMethod({
+  name: "otp",
+  doc: "docs/logins.md §3",
+  activities: [
+    "ACTIVITY_TYPE_INIT_OTP",
+    "ACTIVITY_TYPE_INIT_OTP_V2",
+    "ACTIVITY_TYPE_INIT_OTP_V3",
+    "ACTIVITY_TYPE_VERIFY_OTP",
+    "ACTIVITY_TYPE_VERIFY_OTP_V2",
+    "ACTIVITY_TYPE_OTP_LOGIN",
+    "ACTIVITY_TYPE_OTP_LOGIN_V2",
+  ],
+  // A parent's backend starts and finishes its sub-organizations' users' OTP logins (SDK
+  // `@turnkey/sdk-server` usage, docs/logins.md §2.4); the legacy email and OTP auth flows
+  // are opened likewise should they be served.
+  parentStampable: [
+    { type: "ACTIVITY_TYPE_INIT_OTP", everyVersion: true },
+    { type: "ACTIVITY_TYPE_VERIFY_OTP", everyVersion: true },
+    { type: "ACTIVITY_TYPE_OTP_LOGIN", everyVersion: true },
+    { type: "ACTIVITY_TYPE_EMAIL_AUTH", everyVersion: true, legacy: true },
+    { type: "ACTIVITY_TYPE_INIT_OTP_AUTH", everyVersion: true, legacy: true },
+    { type: "ACTIVITY_TYPE_OTP_AUTH", everyVersion: true, legacy: true },
+  ],
+  knobs: OTP_KNOBS,
+  settings: (config, { log }) => ({
+    ...otpTransportsFrom(config, log),
+    otpLimits: {
+      guessesPerContact: config.otpGuessesPerContact,
+      guessWindowSeconds: config.otpGuessWindowSeconds,
+      initiationsPerContactPerHour: config.otpInitiationsPerContactPerHour,
+      sendsPerRecipientPerHour: config.otpSendsPerRecipientPerHour,
+      sendsPerOrganizationPerHour: config.otpSendsPerOrganizationPerHour,
+    },
+    ...(config.mailSenderDomains !== undefined ? { mailSenderDomains: config.mailSenderDomains } : {}),
+  }),
+});

@@ -1,0 +1,92 @@
+// sign_transaction's chain-specific steps (docs/signing-policies.md §2): parse the unsigned
+// transaction by its declared type, the facts policies read, and the signed transaction made
+// from a key. The key resolution and signers are src/signing/resolve.ts and sign.ts.
+import { keccak_256 } from "@noble/hashes/sha3.js";
+import { base58 } from "@scure/base";
+import { invalid } from "../errors.ts";
+import type { SigningFacts } from "../policy/facts.ts";
+import { ParseError } from "./parsers/errors.ts";
+import { parseEthereumTransaction, serializeSignedEthereum, type ParsedEthereumTx } from "./parsers/ethereum.ts";
+import { parseSolanaTransaction, placeSolanaSignature, type ParsedSolanaTx } from "./parsers/solana.ts";
+import { ethTxFacts, solanaTxFacts } from "./facts.ts";
+import { signWithKey, type SigningCurve } from "./sign.ts";
+
+export const TRANSACTION_TYPES = [
+  "TRANSACTION_TYPE_ETHEREUM",
+  "TRANSACTION_TYPE_SOLANA",
+  "TRANSACTION_TYPE_TRON",
+  "TRANSACTION_TYPE_BITCOIN",
+  "TRANSACTION_TYPE_TEMPO",
+] as const;
+export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+
+export type ParsedTransaction = { chain: "ethereum"; tx: ParsedEthereumTx } | { chain: "solana"; tx: ParsedSolanaTx };
+
+const FIELD = "parameters.unsignedTransaction";
+const bad = (field: string, description: string) => invalid(`${field}: ${description}`, [{ field, description }]);
+
+/** The signer address `eth.tx.from` reads: signWith itself when it is an Ethereum address, else ''. */
+function fromOf(signWith: string): string {
+  return /^0x[0-9a-fA-F]{40}$/.test(signWith) ? signWith.toLowerCase() : "";
+}
+
+/** Parses by the declared type; anything unreadable or unsupported is a 400 naming the field. */
+export function parseTransaction(type: TransactionType, unsigned: string, signWith: string): ParsedTransaction {
+  try {
+    switch (type) {
+      case "TRANSACTION_TYPE_ETHEREUM":
+        return { chain: "ethereum", tx: parseEthereumTransaction(unsigned, fromOf(signWith)) };
+      case "TRANSACTION_TYPE_SOLANA":
+        return { chain: "solana", tx: parseSolanaTransaction(unsigned) };
+      default:
+        throw bad("parameters.type", `${type} is not supported by this service (docs/signing-policies.md §3)`);
+    }
+  } catch (err) {
+    if (err instanceof ParseError) throw bad(FIELD, `cannot parse as ${type}: ${err.message}`);
+    throw err;
+  }
+}
+
+export function transactionFacts(parsed: ParsedTransaction): SigningFacts {
+  return parsed.chain === "ethereum" ? ethTxFacts(parsed.tx.facts) : solanaTxFacts(parsed.tx.facts);
+}
+
+/** The curve each chain signs with. */
+export function curveFor(parsed: ParsedTransaction): SigningCurve {
+  return parsed.chain === "ethereum" ? "CURVE_SECP256K1" : "CURVE_ED25519";
+}
+
+/**
+ * The signed transaction as the SDK expects it: lower-case hex without 0x (the viem and
+ * Solana adapters add or decode it). `publicKey` is the signer's (ed25519: 32 bytes hex).
+ */
+export function signParsed(parsed: ParsedTransaction, privateKey: Uint8Array, publicKey: string): string {
+  if (parsed.chain === "ethereum") {
+    const sig = signWithKey("CURVE_SECP256K1", privateKey, keccak_256(parsed.tx.payload));
+    return serializeSignedEthereum(parsed.tx, { r: BigInt(`0x${sig.r}`), s: BigInt(`0x${sig.s}`), recovery: Number.parseInt(sig.v, 16) }).slice(2);
+  }
+  const sig = signWithKey("CURVE_ED25519", privateKey, parsed.tx.message);
+  const signer = base58.encode(Uint8Array.from(Buffer.from(publicKey, "hex")));
+  try {
+    return placeSolanaSignature(parsed.tx, signer, Uint8Array.from(Buffer.from(sig.r + sig.s, "hex")));
+  } catch (err) {
+    if (err instanceof ParseError) throw bad("parameters.signWith", err.message);
+    throw err;
+  }
+}
+
+/** Refuses a key of the wrong curve for the chain (at submission, and again at execution). */
+export function checkCurve(parsed: ParsedTransaction, curve: SigningCurve): void {
+  const want = curveFor(parsed);
+  if (curve !== want) throw bad("parameters.signWith", `a ${parsed.chain} transaction is signed with a ${want} key; this key is ${curve}`);
+}
+
+/** Refuses a key of the wrong curve or one that is not a required Solana signer, before any key is opened. */
+export function checkSigner(parsed: ParsedTransaction, curve: SigningCurve, publicKey: string): void {
+  checkCurve(parsed, curve);
+  if (parsed.chain === "solana") {
+    const signer = base58.encode(Uint8Array.from(Buffer.from(publicKey, "hex")));
+    const slot = parsed.tx.facts.account_keys.indexOf(signer);
+    if (slot < 0 || slot >= parsed.tx.signatures.length) throw bad("parameters.signWith", `${signer} is not a required signer of this transaction`);
+  }
+}
