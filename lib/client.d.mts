@@ -2,7 +2,7 @@
 // types, and ./client/public-api.check.ts fails the type check (tsc -p tsconfig.lib.json)
 // when an export here and the implementation's differ.
 
-export type ServiceKeyPurpose = "SESSION_JWT" | "OTP_ENCRYPTION_TARGET" | "VERIFICATION_TOKEN";
+export type ServiceKeyPurpose = "SESSION_JWT" | "OTP_ENCRYPTION_TARGET" | "VERIFICATION_TOKEN" | "BUNDLE_SIGNER";
 
 /** One key of GET /public/v1/discovery/keys. */
 export interface ServiceKey {
@@ -48,6 +48,50 @@ export interface EncryptOtpCodeParams {
   /** Compressed P-256 hex: the key the verification token will be bound to (and log in with). */
   publicKey: string;
 }
+
+/** A P-256 key pair in hex, as the SDK's generateP256KeyPair returns it. */
+export interface TargetKeyPair {
+  /** The 32-byte private scalar. */
+  privateKey: string;
+  /** Compressed public key (66 hex digits). */
+  publicKey: string;
+  /** Uncompressed public key (130 hex digits, `04…`). */
+  publicKeyUncompressed: string;
+}
+
+export interface DecryptExportBundleParams {
+  /** export_wallet's or export_wallet_account's result.exportBundle. */
+  exportBundle: string;
+  /** The private key (hex) whose public key was the export's targetPublicKey. */
+  embeddedKey: string;
+  /** The organization the wallet belongs to: the bundle must name it. */
+  organizationId: string;
+  /** The mnemonic as text (export_wallet); otherwise the plaintext as hex (an account's private key). */
+  returnMnemonic?: boolean;
+}
+
+export interface EncryptWalletToBundleParams {
+  mnemonic: string;
+  /** init_import_wallet's result.importBundle. */
+  importBundle: string;
+  userId: string;
+  organizationId: string;
+}
+
+/** A new key pair for export_wallet's targetPublicKey. */
+export declare function generateTargetKeyPair(): TargetKeyPair;
+
+/**
+ * What an export bundle holds (docs/export-import.md §2), once its signer is one of
+ * `signerPublicKeys` (BUNDLE_SIGNER keys), its signature verifies and it names `organizationId`.
+ */
+export declare function decryptExportBundle(params: DecryptExportBundleParams & { signerPublicKeys: readonly string[] }): Promise<string>;
+
+/**
+ * import_wallet's encryptedBundle (docs/export-import.md §3): the mnemonic encrypted to the
+ * checked importBundle's target, as the JSON text {"encappedPublic","ciphertext"}.
+ */
+export declare function encryptWalletToBundle(params: EncryptWalletToBundleParams & { signerPublicKeys: readonly string[] }): Promise<string>;
 
 export declare const DISCOVERY_PATH: "/public/v1/discovery/keys";
 
@@ -125,6 +169,8 @@ export interface SigilClient {
   verifyOtpTargetBundle(otpEncryptionTargetBundle: string): Promise<string>;
   verifySessionJwt(jwt: string, options?: { now?: number }): Promise<SessionClaims>;
   verifyVerificationToken(token: string, options?: { now?: number }): Promise<VerificationTokenClaims>;
+  decryptExportBundle(params: DecryptExportBundleParams): Promise<string>;
+  encryptWalletToBundle(params: EncryptWalletToBundleParams): Promise<string>;
 }
 
 export declare function createSigilClient(options: { baseUrl: string; fetch?: typeof fetch }): SigilClient;

@@ -10,6 +10,7 @@
 //
 //   client/bytes.mjs      hex and base64url
 //   client/discovery.mjs  the published key set
+//   client/bundles.mjs    signed bundles and HPKE; wallet export bundles and import bundles
 //   client/otp.mjs        target bundle check, HPKE encryption of the code (encryptedOtpBundle)
 //   client/tokens.mjs     session JWT and verification token checks
 //   client/proxy.mjs      verifyOtpWithProxy: core's OTP verify step through the auth proxy

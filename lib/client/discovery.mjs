@@ -9,7 +9,7 @@
 export const DISCOVERY_PATH = "/public/v1/discovery/keys";
 
 /** @type {readonly ServiceKeyPurpose[]} */
-const PURPOSES = ["SESSION_JWT", "OTP_ENCRYPTION_TARGET", "VERIFICATION_TOKEN"];
+const PURPOSES = ["SESSION_JWT", "OTP_ENCRYPTION_TARGET", "VERIFICATION_TOKEN", "BUNDLE_SIGNER"];
 
 /**
  * Fetches and checks the key document.

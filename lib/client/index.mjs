@@ -3,10 +3,12 @@
 // fetched again (once) when something is signed by a key the cached set lacks — a rotation.
 import { fetchServiceKeys, publicKeysFor } from "./discovery.mjs";
 import { encryptOtpCode, verifyOtpTargetBundle } from "./otp.mjs";
+import { decryptExportBundle, encryptWalletToBundle } from "./bundles.mjs";
 import { verifySessionJwt, verifyVerificationToken } from "./tokens.mjs";
 
 export { DISCOVERY_PATH, fetchServiceKeys, publicKeysFor } from "./discovery.mjs";
 export { encryptOtpCode, verifyOtpTargetBundle } from "./otp.mjs";
+export { decryptExportBundle, encryptWalletToBundle, generateTargetKeyPair } from "./bundles.mjs";
 export { verifySessionJwt, verifyVerificationToken } from "./tokens.mjs";
 export { AUTH_PROXY_CONFIG_HEADER, AuthProxyRequestError, verifyOtpWithProxy } from "./proxy.mjs";
 
@@ -48,5 +50,7 @@ export function createSigilClient(options) {
     verifyOtpTargetBundle: (bundle) => withKeys("OTP_ENCRYPTION_TARGET", (keys) => verifyOtpTargetBundle(bundle, keys)),
     verifySessionJwt: (jwt, opts) => withKeys("SESSION_JWT", (keys) => verifySessionJwt(jwt, keys, opts)),
     verifyVerificationToken: (token, opts) => withKeys("VERIFICATION_TOKEN", (keys) => verifyVerificationToken(token, keys, opts)),
+    decryptExportBundle: (p) => withKeys("BUNDLE_SIGNER", (keys) => decryptExportBundle({ ...p, signerPublicKeys: keys })),
+    encryptWalletToBundle: (p) => withKeys("BUNDLE_SIGNER", (keys) => encryptWalletToBundle({ ...p, signerPublicKeys: keys })),
   };
 }

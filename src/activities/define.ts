@@ -41,8 +41,11 @@ export interface AdmitEnv {
   webhookUrls: WebhookUrlPolicy;
 }
 
-/** What `policyWallets` names: wallets of the organization by id, or the one being created (by name). */
-export type PolicyWallets = { existing: readonly string[] } | { creating: string };
+/**
+ * What `policyWallets` names: wallets of the organization by id, the one being created (by
+ * name), or the wallet holding an account (by address).
+ */
+export type PolicyWallets = { existing: readonly string[] } | { creating: string } | { accountAddress: string };
 
 /** Who is acting: the user whose credential signed the request, and where that user lives. */
 export interface Actor {
@@ -155,6 +158,11 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    * waits for approvals (docs/signing.md §1).
    */
   checkSigner?(params: Static<P>, curve: SigningCurve): void;
+  /**
+   * The private key (by id) an activity exports: binds `private_key` as for a signer, without
+   * the signer's look-up at submission (the activity answers 404 itself; docs/export-import.md §3.4).
+   */
+  policyPrivateKey?(params: Static<P>): string;
   /** docs/policy-language.md §6.8: allowed without a policy unless one explicitly allows or denies (own credentials). */
   implicitlyAllowed?(params: Static<P>, actor: Actor): boolean;
   /** docs/policy-language.md §4.9: decided by the root quorum alone; policies are never consulted. */
@@ -238,6 +246,7 @@ export interface CompiledActivity<R extends TObject = TObject> {
   policySigner?(params: ActivityParams): string;
   policySigning?(params: ActivityParams): SigningFacts | undefined;
   checkSigner?(params: ActivityParams, curve: SigningCurve): void;
+  policyPrivateKey?(params: ActivityParams): string;
   implicitlyAllowed?(params: ActivityParams, actor: Actor): boolean;
   check?(params: ActivityParams): void;
   admit?(params: ActivityParams, env: AdmitEnv): Promise<void>;
@@ -263,7 +272,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     if (validator.is(params)) return params;
     throw new Error(`${def.type}: parameters do not match the definition's schema`);
   };
-  const { policyParams, policyWallets, policySigner, policySigning, checkSigner, implicitlyAllowed, check, admit, prepare, execute } = def;
+  const { policyParams, policyWallets, policySigner, policySigning, checkSigner, policyPrivateKey, implicitlyAllowed, check, admit, prepare, execute } = def;
   return {
     route: "activity",
     op: def.op ?? names.op,
@@ -285,6 +294,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     ...(policySigner ? { policySigner: (params: ActivityParams) => policySigner(typed(params)) } : {}),
     ...(policySigning ? { policySigning: (params: ActivityParams) => policySigning(typed(params)) } : {}),
     ...(checkSigner ? { checkSigner: (params: ActivityParams, curve: SigningCurve) => checkSigner(typed(params), curve) } : {}),
+    ...(policyPrivateKey ? { policyPrivateKey: (params: ActivityParams) => policyPrivateKey(typed(params)) } : {}),
     ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(typed(params), actor) } : {}),
     ...(check ? { check: (params: ActivityParams) => check(typed(params)) } : {}),
     ...(admit ? { admit: (params: ActivityParams, env: AdmitEnv) => admit(typed(params), env) } : {}),

@@ -36,6 +36,13 @@ import { createWalletActivity } from "./wallets/create_wallet.ts";
 import { createWalletAccounts } from "./wallets/create_wallet_accounts.ts";
 import { updateWallet } from "./wallets/update_wallet.ts";
 import { deleteWallets } from "./wallets/delete_wallets.ts";
+import { exportWallet } from "./wallets/export_wallet.ts";
+import { exportWalletAccount } from "./wallets/export_wallet_account.ts";
+import { initImportWallet } from "./wallets/init_import_wallet.ts";
+import { importWallet } from "./wallets/import_wallet.ts";
+import { exportPrivateKey } from "./private-keys/export_private_key.ts";
+import { initImportPrivateKey } from "./private-keys/init_import_private_key.ts";
+import { importPrivateKey } from "./private-keys/import_private_key.ts";
 import { updateUserEmail } from "./users/update_user_email.ts";
 import { updateUserPhoneNumber } from "./users/update_user_phone_number.ts";
 import { updateUserName } from "./users/update_user_name.ts";
@@ -115,6 +122,13 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   createWalletAccounts,
   updateWallet,
   deleteWallets,
+  exportWallet,
+  exportWalletAccount,
+  initImportWallet,
+  importWallet,
+  exportPrivateKey,
+  initImportPrivateKey,
+  importPrivateKey,
   updateUserEmail,
   updateUserPhoneNumber,
   updateUserName,

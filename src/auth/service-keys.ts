@@ -1,7 +1,9 @@
 // The service's own P-256 keys, one active key per purpose (docs/logins.md §1): SESSION_JWT
 // signs session tokens, OTP_ENCRYPTION_TARGET signs OTP target bundles, VERIFICATION_TOKEN
 // signs verification tokens, OIDC_TOKEN signs the OIDC tokens oauth2_authenticate returns,
-// and OAUTH2_CLIENT_SECRET receives OAuth client secrets (clients encrypt to it). Private
+// OAUTH2_CLIENT_SECRET receives OAuth client secrets (clients encrypt to it), and
+// BUNDLE_SIGNER signs wallet export bundles and import target bundles
+// (docs/export-import.md §1). Private
 // halves are sealed with the master key (AAD binds each to its id and purpose) and opened
 // once per key into the per-store cache. Rotation mirrors the webhook keys: the new key
 // becomes active, the previous one stays `published` (what it signed still verifies, and
@@ -12,7 +14,7 @@ import type { MasterKey } from "../crypto/envelope.ts";
 import { generateP256, p256FromPkcs8, toPkcs8, type P256Private } from "../crypto/p256.ts";
 import type { Db, Executor, ServiceKeyPurpose } from "../store/schema.ts";
 
-export const SERVICE_KEY_PURPOSES: readonly ServiceKeyPurpose[] = ["SESSION_JWT", "OTP_ENCRYPTION_TARGET", "VERIFICATION_TOKEN", "OAUTH2_CLIENT_SECRET", "OIDC_TOKEN"];
+export const SERVICE_KEY_PURPOSES: readonly ServiceKeyPurpose[] = ["SESSION_JWT", "OTP_ENCRYPTION_TARGET", "VERIFICATION_TOKEN", "OAUTH2_CLIENT_SECRET", "OIDC_TOKEN", "BUNDLE_SIGNER"];
 
 export interface ServiceKey {
   id: string;

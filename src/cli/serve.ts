@@ -45,7 +45,7 @@ export async function serve(argv: string[]): Promise<void> {
   // The key set is published before the first delivery needs it.
   await activeSigningKey(service.state.signingKey, store.db, service.masterKey);
   if (config.webhooksAllowLoopback) logger.warn("SIGIL_WEBHOOKS_ALLOW_LOOPBACK is on: webhooks may target loopback addresses (development only)");
-  // Expired OTPs, verification tokens, limit slots and session keys are swept every 10 minutes
+  // Expired OTPs, verification tokens, limit slots, session keys and import targets are swept every 10 minutes
   // (through the store's transaction path, so SQLite's commit group orders it with activities).
   const sweep = setInterval(() => {
     store

@@ -1,5 +1,5 @@
 // sigil service-keys list | rotate [purpose] | retire <keyId>: the lifecycle of the service's
-// P-256 keys (SESSION_JWT, OTP_ENCRYPTION_TARGET, VERIFICATION_TOKEN). rotate makes a new
+// P-256 keys (docs/logins.md §1.1 lists the purposes). rotate makes a new
 // active key (for one purpose, or all) and keeps the previous one published; retire removes a
 // non-active key from /public/v1/discovery/keys (tokens it signed stop verifying).
 import { openService } from "../service.ts";
@@ -25,7 +25,7 @@ export async function serviceKeys(argv: string[]): Promise<void> {
         `${JSON.stringify({ keys: keys.map((k) => ({ keyId: k.id, purpose: k.purpose, status: k.status, publicKey: k.public_key, createdAt: k.created_at })) })}\n`,
       );
     } else {
-      throw new Error("usage: sigil service-keys list | rotate [SESSION_JWT|OTP_ENCRYPTION_TARGET|VERIFICATION_TOKEN] | retire <keyId>");
+      throw new Error(`usage: sigil service-keys list | rotate [${SERVICE_KEY_PURPOSES.join("|")}] | retire <keyId>`);
     }
   } finally {
     await service.store.close();

@@ -85,6 +85,9 @@ export async function activityFacts(db: Executor, def: CompiledActivity, params:
   // The key a signing activity names: `private_key`, `wallet_account`, `wallet` (docs/signing.md §4).
   const signWith = def.policySigner?.(params);
   if (signWith !== undefined) Object.assign(facts, await signerFacts(db, organizationId, signWith));
+  // The private key an export names: `private_key` (docs/export-import.md §3.4).
+  const privateKeyId = def.policyPrivateKey?.(params);
+  if (privateKeyId !== undefined) Object.assign(facts, await signerFacts(db, organizationId, privateKeyId));
   // What it signs, parsed: `eth.tx`, `solana.tx`, … (docs/signing-policies.md §1).
   const signing = def.policySigning?.(params);
   if (signing) facts.signing = signing;

@@ -58,10 +58,15 @@ export function checkPrivateKeys(keys: readonly PrivateKeyParamsT[], field: stri
   });
 }
 
+/**
+ * With `imported` (one key: import_private_key, docs/export-import.md §3.5), the key holds that
+ * key pair instead of a new one and is marked imported; the caller zeroes its private key.
+ */
 export async function createPrivateKeys(
   w: { tx: Tx; organizationId: string; masterKey: MasterKey; now: number },
   keys: readonly PrivateKeyParamsT[],
   field: string,
+  imported?: { privateKey: Uint8Array; publicKey: Uint8Array },
 ): Promise<{ privateKeyId: string; addresses: { format: string; address: string }[] }[]> {
   checkPrivateKeys(keys, field);
   await lockOrganization(w.tx, w.organizationId);
@@ -79,7 +84,7 @@ export async function createPrivateKeys(
   const results = [];
   for (const [i, k] of keys.entries()) {
     const id = newOrderedId(w.now);
-    const pair = newKeyPair(k.curve as SigningCurve);
+    const pair = imported ? { privateKey: Uint8Array.from(imported.privateKey), publicKey: imported.publicKey } : newKeyPair(k.curve as SigningCurve);
     let addresses: { format: string; address: string }[];
     let sealed: string;
     try {
@@ -101,7 +106,7 @@ export async function createPrivateKeys(
       curve: k.curve,
       public_key: Buffer.from(pair.publicKey).toString("hex"),
       key_sealed: sealed,
-      imported: 0,
+      imported: imported ? 1 : 0,
       exported: 0,
       created_at: w.now,
       updated_at: w.now,

@@ -34,3 +34,15 @@ export function newKeyPair(curve: SigningCurve): { privateKey: Uint8Array; publi
   const privateKey = secp256k1.utils.randomSecretKey();
   return { privateKey, publicKey: secp256k1.getPublicKey(privateKey, true) };
 }
+
+/**
+ * The key pair of a given private key (an imported one, docs/export-import.md §3.5); undefined
+ * when the bytes are not a private key of the curve (secp256k1: a scalar in 1..n-1; ed25519: a
+ * 32-byte seed).
+ */
+export function keyPairOf(curve: SigningCurve, privateKey: Uint8Array): { privateKey: Uint8Array; publicKey: Uint8Array } | undefined {
+  if (privateKey.length !== 32) return undefined;
+  if (curve === "CURVE_ED25519") return { privateKey, publicKey: ed25519.getPublicKey(privateKey) };
+  if (!secp256k1.utils.isValidSecretKey(privateKey)) return undefined;
+  return { privateKey, publicKey: secp256k1.getPublicKey(privateKey, true) };
+}

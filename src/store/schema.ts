@@ -39,7 +39,7 @@ export type CredentialType =
   | "CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR"
   | "CREDENTIAL_TYPE_OTP_AUTH_KEY_P256";
 /** service_keys.purpose: what a service P-256 key signs (published at /public/v1/discovery/keys). */
-export type ServiceKeyPurpose = "SESSION_JWT" | "OTP_ENCRYPTION_TARGET" | "VERIFICATION_TOKEN" | "OAUTH2_CLIENT_SECRET" | "OIDC_TOKEN";
+export type ServiceKeyPurpose = "SESSION_JWT" | "OTP_ENCRYPTION_TARGET" | "VERIFICATION_TOKEN" | "OAUTH2_CLIENT_SECRET" | "OIDC_TOKEN" | "BUNDLE_SIGNER";
 /** otps.otp_type and verification_tokens.verification_type */
 export type OtpType = "OTP_TYPE_EMAIL" | "OTP_TYPE_SMS";
 /** otps.status: live (may be verified) | verified (used once) | burnt (3 wrong codes) | expired is read from expires_at. */
@@ -584,6 +584,24 @@ export interface AuthProxyConfigsTable {
   updated_at: number;
 }
 
+/**
+ * The encryption target of a pending import (init_import_wallet, docs/export-import.md §3):
+ * at most one per (organization, user, kind); import_wallet reads it once and deletes it.
+ */
+export interface ImportTargetsTable {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  /** What the target receives: "WALLET" (a mnemonic) or "PRIVATE_KEY" (a raw private key). */
+  kind: string;
+  /** Uncompressed P-256 public key, lower-case hex (the bundle's targetPublic). */
+  public_key: string;
+  /** PKCS#8 DER of the target's private key, sealed with the master key (`import-target:<id>`). */
+  private_key_sealed: string;
+  expires_at: number;
+  created_at: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   root_quorum_members: RootQuorumMembersTable;
@@ -624,6 +642,7 @@ export interface Database {
   tvc_manifest_approvals: TvcManifestApprovalsTable;
   sigil_meta: MetaTable;
   auth_proxy_configs: AuthProxyConfigsTable;
+  import_targets: ImportTargetsTable;
 }
 
 export type Db = Kysely<Database>;

@@ -1,5 +1,5 @@
-// Expired login records are dead weight: OTPs, verification tokens, limit slots and session
-// keys past their expiry (plus a grace period, so that a late request still meets a clear
+// Expired login records are dead weight: OTPs, verification tokens, limit slots, session
+// keys and wallet import targets (docs/export-import.md §3.3) past their expiry (plus a grace period, so that a late request still meets a clear
 // "expired" answer rather than "unknown"). `sigil serve` sweeps them periodically; every
 // statement is a bounded-by-index delete, safe to run on several nodes at once.
 import type { Executor } from "./schema.ts";
@@ -12,6 +12,7 @@ export interface Swept {
   verificationTokens: number;
   limitSlots: number;
   sessionKeys: number;
+  importTargets: number;
 }
 
 export async function sweepExpired(db: Executor, now: number, graceMs = SWEEP_GRACE_MS): Promise<Swept> {
@@ -25,5 +26,7 @@ export async function sweepExpired(db: Executor, now: number, graceMs = SWEEP_GR
   const sessionKeys = count(
     await db.deleteFrom("api_keys").where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN").where("expires_at", "<", before).execute(),
   );
-  return { otps, verificationTokens, limitSlots, sessionKeys };
+  // Unused import targets: their sealed private keys go with them.
+  const importTargets = count(await db.deleteFrom("import_targets").where("expires_at", "<", before).execute());
+  return { otps, verificationTokens, limitSlots, sessionKeys, importTargets };
 }

@@ -37,9 +37,18 @@ export interface NewWallet {
 /** The aad a wallet's mnemonic is sealed under. */
 export const sealAad = (walletId: string) => `wallet-seed:${walletId}`;
 
-/** Where a field of the request is named in errors: "parameters" or "parameters.wallet". */
-export async function createWallet(w: WalletWriter, p: NewWallet, at: string): Promise<{ walletId: string; addresses: string[] }> {
-  const words = p.mnemonicLength ?? 12;
+/** The wallet's mnemonic (UTF-8 bytes): the caller zeroes it once used. */
+export function openMnemonic(masterKey: MasterKey, wallet: Pick<WalletRow, "id" | "seed_sealed">): Buffer {
+  return masterKey.open(wallet.seed_sealed, sealAad(wallet.id));
+}
+
+/**
+ * `at` names the request's field in errors: "parameters" or "parameters.wallet". With
+ * `imported`, the wallet holds that (already checked) mnemonic instead of a new one and is
+ * marked imported (import_wallet, docs/export-import.md §3).
+ */
+export async function createWallet(w: WalletWriter, p: NewWallet, at: string, imported?: { mnemonic: string }): Promise<{ walletId: string; addresses: string[] }> {
+  const words = imported ? imported.mnemonic.split(" ").length : (p.mnemonicLength ?? 12);
   if (!(MNEMONIC_LENGTHS as readonly number[]).includes(words)) {
     throw invalid(`${at}.mnemonicLength: must be one of ${MNEMONIC_LENGTHS.join(", ")} words`, [
       { field: `${at}.mnemonicLength`, description: `must be one of ${MNEMONIC_LENGTHS.join(", ")}` },
@@ -55,7 +64,7 @@ export async function createWallet(w: WalletWriter, p: NewWallet, at: string): P
   if (taken) throw alreadyExists(`${at}.walletName: a wallet named ${JSON.stringify(p.walletName)} already exists in the organization`);
 
   const walletId = newOrderedId(w.now);
-  const mnemonic = generateMnemonic(words);
+  const mnemonic = imported ? imported.mnemonic : generateMnemonic(words);
   const seed = await seedOfAsync(mnemonic);
   let derived;
   try {
@@ -69,7 +78,7 @@ export async function createWallet(w: WalletWriter, p: NewWallet, at: string): P
     name: p.walletName,
     seed_sealed: w.masterKey.seal(Buffer.from(mnemonic, "utf8"), sealAad(walletId)),
     mnemonic_length: words,
-    imported: 0,
+    imported: imported ? 1 : 0,
     exported: 0,
     created_at: w.now,
     updated_at: w.now,
@@ -128,7 +137,7 @@ export async function addWalletAccounts(
       throw exhausted(`wallet ${walletId} has ${count} accounts; at most ${MAX_ACCOUNTS_PER_WALLET} per wallet`);
     }
   }
-  const mnemonic = w.masterKey.open(wallet.seed_sealed, sealAad(wallet.id));
+  const mnemonic = openMnemonic(w.masterKey, wallet);
   let derived;
   try {
     const seed = await seedOfAsync(mnemonic.toString("utf8"));

@@ -99,7 +99,7 @@ for (const engine of engines()) {
         return (await res.json()) as Doc;
       };
       const first = await discover();
-      assert.deepEqual(first.keys.map((k) => k.purpose).sort(), ["OAUTH2_CLIENT_SECRET", "OIDC_TOKEN", "OTP_ENCRYPTION_TARGET", "SESSION_JWT", "VERIFICATION_TOKEN"]);
+      assert.deepEqual(first.keys.map((k) => k.purpose).sort(), ["BUNDLE_SIGNER", "OAUTH2_CLIENT_SECRET", "OIDC_TOKEN", "OTP_ENCRYPTION_TARGET", "SESSION_JWT", "VERIFICATION_TOKEN"]);
       for (const k of first.keys) {
         assert.match(k.publicKey, /^04[0-9a-f]{128}$/);
         assert.match(k.createdAt, /^\d+$/);

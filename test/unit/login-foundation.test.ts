@@ -37,7 +37,7 @@ for (const spec of engines()) {
       const cache = new ServiceKeyCache();
       await ensureServiceKeys(cache, s.store.db, master);
       const doc = await discoveryDocument(s.store.db);
-      assert.deepEqual(doc.keys.map((k) => k.purpose).sort(), ["OAUTH2_CLIENT_SECRET", "OIDC_TOKEN", "OTP_ENCRYPTION_TARGET", "SESSION_JWT", "VERIFICATION_TOKEN"]);
+      assert.deepEqual(doc.keys.map((k) => k.purpose).sort(), ["BUNDLE_SIGNER", "OAUTH2_CLIENT_SECRET", "OIDC_TOKEN", "OTP_ENCRYPTION_TARGET", "SESSION_JWT", "VERIFICATION_TOKEN"]);
       for (const k of doc.keys) assert.match(k.publicKey, /^04[0-9a-f]{128}$/);
       const sessionKey = await activeServiceKey(cache, s.store.db, master, "SESSION_JWT");
       const published = doc.keys.find((k) => k.purpose === "SESSION_JWT")!.publicKey;
@@ -190,7 +190,7 @@ for (const spec of engines()) {
     });
     after(async () => s?.cleanup());
 
-    it("deletes OTPs, tokens, slots and session keys a day past expiry, and nothing younger or lasting", async () => {
+    it("deletes OTPs, tokens, slots, session keys and import targets a day past expiry, and nothing younger or lasting", async () => {
       const { sweepExpired, SWEEP_GRACE_MS } = await import("../../src/store/sweeper.ts");
       const db = s.store.db;
       const now = Date.now();
@@ -219,8 +219,13 @@ for (const spec of engines()) {
         key("apikey-old", "CREDENTIAL_TYPE_API_KEY_P256", old),
         key("apikey-lasting", "CREDENTIAL_TYPE_API_KEY_P256", null),
       ]).execute();
+      const target = (id: string, expires_at: number) => ({
+        id, organization_id: s.orgId, user_id: `${userId}-${id}`, kind: "WALLET", public_key: "04", private_key_sealed: "x", expires_at, created_at: 1,
+      });
+      await db.insertInto("import_targets").values([target("imt-old", old), target("imt-new", recent)]).execute();
       const swept = await s.store.transact((tx) => sweepExpired(tx, now));
-      assert.deepEqual(swept, { otps: 1, verificationTokens: 1, limitSlots: 1, sessionKeys: 1 });
+      assert.deepEqual(swept, { otps: 1, verificationTokens: 1, limitSlots: 1, sessionKeys: 1, importTargets: 1 });
+      assert.deepEqual((await db.selectFrom("import_targets").select("id").execute()).map((r) => r.id), ["imt-new"]);
       assert.deepEqual((await db.selectFrom("otps").select("id").execute()).map((r) => r.id), ["otp-new"]);
       assert.deepEqual((await db.selectFrom("verification_tokens").select("id").execute()).map((r) => r.id), ["t-new"]);
       assert.deepEqual((await db.selectFrom("api_keys").select("id").orderBy("id").execute()).map((r) => r.id), ["apikey-lasting", "apikey-old", "session-new"]);

@@ -1,0 +1,44 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { invalid } from "../../errors.ts";
+import { Id, Name } from "../../schemas/common.ts";
+import { AccountList, checkAccounts } from "../../wallets/accounts.ts";
+import { isValidMnemonic } from "../../wallets/derivation.ts";
+import { takeImportTarget } from "../../wallets/transfer.ts";
+import { createWallet } from "../../wallets/wallets.ts";
+import { defineActivity, type ExecuteContext } from "../define.ts";
+
+const Params = Type.Object({
+  userId: Id("user"),
+  walletName: Name("walletName"),
+  encryptedBundle: Type.String({ minLength: 1, maxLength: 8192, errorMessage: "must be the JSON text encryptWalletToBundle returns" }),
+  accounts: AccountList(),
+});
+
+async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
+  const { tx, organization, services, now } = ctx;
+  const plain = await takeImportTarget(tx, services.masterKey, organization.id, p.userId, "WALLET", p.encryptedBundle, "parameters.encryptedBundle", now);
+  // Words separated by any whitespace, as typed; the stored mnemonic is single-spaced.
+  const mnemonic = Buffer.from(plain).toString("utf8").trim().split(/\s+/).join(" ");
+  plain.fill(0);
+  if (!isValidMnemonic(mnemonic)) {
+    throw invalid("parameters.encryptedBundle: the decrypted content is not a valid English BIP-39 mnemonic (12–24 words with a valid checksum)", [
+      { field: "parameters.encryptedBundle", description: "must hold a BIP-39 mnemonic" },
+    ]);
+  }
+  const writer = { tx, organizationId: organization.id, masterKey: services.masterKey, now };
+  return createWallet(writer, { walletName: p.walletName, accounts: p.accounts }, "parameters", { mnemonic });
+}
+
+export const importWallet = defineActivity({
+  type: "ACTIVITY_TYPE_IMPORT_WALLET",
+  resource: "WALLET",
+  action: "IMPORT",
+  kind: "IMPORT_WALLET",
+  summary: "Import a wallet from a mnemonic encrypted to the user's init_import_wallet target (docs/export-import.md §3); each target is used once.",
+  params: Params,
+  returns: Type.Object({ walletId: Type.String(), addresses: Type.Array(Type.String()) }),
+  // The wallet to be, by its name (as create_wallet).
+  policyWallets: (p) => ({ creating: p.walletName }),
+  check: (p) => checkAccounts(p.accounts, "parameters.accounts"),
+  execute,
+});
