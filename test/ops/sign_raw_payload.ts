@@ -117,6 +117,41 @@ perEngine("sign_raw_payload", (h) => {
     forbidden(await sign(h(), req(allowed), member), /denied|deny|polic/i);
   });
 
+  it("policies read eth.eip_712 of typed data; typed data the parser cannot read binds nothing and never allows", async () => {
+    const org = await h().newOrg("Typed-data policies");
+    const [member] = await addUsersWithKeys(h(), 1, org);
+    const wallet = completed(await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: "typed", accounts: [ETH()] }, { as: org }), "createWalletResult");
+    const [account] = wallet.addresses as [string];
+    const good = "0x" + "ab".repeat(20);
+    const other = "0x" + "cd".repeat(20);
+    const typed = (verifyingContract: string, withDomainType = true) =>
+      JSON.stringify({
+        types: {
+          ...(withDomainType ? { EIP712Domain: [{ name: "name", type: "string" }, { name: "chainId", type: "uint256" }, { name: "verifyingContract", type: "address" }] } : {}),
+          Permit: [{ name: "owner", type: "address" }, { name: "value", type: "uint256" }],
+        },
+        primaryType: "Permit",
+        domain: { name: "Token", chainId: 1, verifyingContract },
+        message: { owner: account, value: "5" },
+      });
+    const req = (payload: string) => ({ signWith: account, payload, encoding: "PAYLOAD_ENCODING_EIP712", hashFunction: "HASH_FUNCTION_NO_OP" });
+    completed(
+      await h().submit(
+        "create_policy",
+        "ACTIVITY_TYPE_CREATE_POLICY_V3",
+        { policyName: "permit on one contract", effect: "EFFECT_ALLOW", condition: `eth.eip_712.domain.verifying_contract == '${good}' && eth.eip_712.primary_type == 'Permit' && eth.eip_712.message['value'] < 10`, consensus: "", notes: "" },
+        { as: org },
+      ),
+      "createPolicyResult",
+    );
+    completed(await sign(h(), req(typed(good.toUpperCase().replace("0X", "0x"))), member), "signRawPayloadResult");
+    forbidden(await sign(h(), req(typed(other)), member));
+    // Without an EIP712Domain type the hash still works (an empty domain) but nothing is bound: no allow.
+    forbidden(await sign(h(), req(typed(good, false)), member));
+    // The root user signs it all the same (no policy needed): the payload itself is valid.
+    completed(await sign(h(), req(typed(good, false)), org), "signRawPayloadResult");
+  });
+
   it("consensus: with a 2-of-2 root quorum signing waits (CONSENSUS_NEEDED) and the approval signs", async () => {
     const { a, b } = await twoOfTwo(h());
     const pending = await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: "shared", accounts: [ETH()] }, { as: a });

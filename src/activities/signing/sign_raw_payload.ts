@@ -4,6 +4,25 @@ import { requireSigner, withSigningKey } from "../../signing/resolve.ts";
 import { SignWith, SignatureSchema } from "../../signing/schema.ts";
 import { signWithKey } from "../../signing/sign.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
+import { parseEip712 } from "../../signing/parsers/eip712.ts";
+import { ParseError } from "../../signing/parsers/errors.ts";
+import { eip712Facts } from "../../signing/facts.ts";
+import type { SigningFacts } from "../../policy/facts.ts";
+
+/**
+ * `eth.eip_712` for typed data the parser reads (docs/signing-policies.md §1.2). Typed data it
+ * cannot read (e.g. no EIP712Domain type, which the hash tolerates) binds nothing, so a policy
+ * reading `eth.eip_712` is OUTCOME_ERROR there — never an allow.
+ */
+export function typedDataFacts(p: { payload: string; encoding: string }): SigningFacts | undefined {
+  if (p.encoding !== "PAYLOAD_ENCODING_EIP712") return undefined;
+  try {
+    return eip712Facts(parseEip712(p.payload));
+  } catch (err) {
+    if (err instanceof ParseError) return undefined;
+    throw err;
+  }
+}
 
 const Params = Type.Object({
   signWith: SignWith,
@@ -30,5 +49,6 @@ export const signRawPayloadV2 = defineActivity({
   policySigner: (p) => p.signWith,
   check: (p) => checkPayload(p.payload, p.encoding, p.hashFunction, "parameters.payload"),
   checkSigner: (p, curve) => void signingInput(curve, p.payload, p.encoding, p.hashFunction, "parameters.payload"),
+  policySigning: typedDataFacts,
   execute,
 });
