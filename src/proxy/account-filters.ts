@@ -51,3 +51,15 @@ export function accountLookup(filterType: string, filterValue: string, withVerif
 export function sameContact(type: "OTP_TYPE_EMAIL" | "OTP_TYPE_SMS", a: string, b: string): boolean {
   return type === "OTP_TYPE_EMAIL" ? a.trim().toLowerCase() === b.trim().toLowerCase() : a.trim() === b.trim();
 }
+
+/**
+ * A name the browser chose, unless it is the user's own email or phone number (then undefined:
+ * the default name is used), so a NAME or USERNAME look-up never finds by contact what
+ * verificationTokenRequiredForGetAccountPii guards (docs/auth-proxy-service.md §2.2).
+ */
+export function nameOtherThanContact(name: unknown, email: unknown, phone: unknown): string | undefined {
+  if (typeof name !== "string") return undefined;
+  if (typeof email === "string" && sameContact("OTP_TYPE_EMAIL", name, email)) return undefined;
+  if (typeof phone === "string" && sameContact("OTP_TYPE_SMS", name, phone)) return undefined;
+  return name;
+}

@@ -10,17 +10,33 @@ import { sameContact, type AccountLookup } from "./account-filters.ts";
 import type { ApiClient } from "./api-client.ts";
 
 const KEYS_TTL_MS = 60_000;
+/** A forced refresh (a token signed by an unknown key) reuses keys at most this old. */
+const REFRESH_AFTER_MS = 5_000;
 
-/** The API's VERIFICATION_TOKEN public keys, kept a minute (a rotated key is published before it signs). */
+/**
+ * The API's VERIFICATION_TOKEN public keys, kept a minute (a rotated key is published before
+ * it signs). Forged tokens cannot make every request fetch: a forced refresh reuses keys
+ * fetched in the last few seconds, and concurrent fetches share one.
+ */
 export class VerificationKeys {
   #cached: { at: number; keys: string[] } | undefined;
+  #inFlight: Promise<string[]> | undefined;
   constructor(private readonly api: ApiClient) {}
 
   async get(refresh = false): Promise<string[]> {
-    if (!refresh && this.#cached && Date.now() - this.#cached.at < KEYS_TTL_MS) return this.#cached.keys;
-    const keys = (await this.api.discoveryKeys()).filter((k) => k.purpose === "VERIFICATION_TOKEN").map((k) => k.publicKey);
-    this.#cached = { at: Date.now(), keys };
-    return keys;
+    const age = this.#cached ? Date.now() - this.#cached.at : Infinity;
+    if (age < (refresh ? REFRESH_AFTER_MS : KEYS_TTL_MS)) return this.#cached!.keys;
+    this.#inFlight ??= this.api
+      .discoveryKeys()
+      .then((all) => {
+        const keys = all.filter((k) => k.purpose === "VERIFICATION_TOKEN").map((k) => k.publicKey);
+        this.#cached = { at: Date.now(), keys };
+        return keys;
+      })
+      .finally(() => {
+        this.#inFlight = undefined;
+      });
+    return this.#inFlight;
   }
 }
 

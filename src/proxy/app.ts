@@ -13,6 +13,7 @@ import { ENDPOINTS } from "./endpoints.ts";
 import { proxyLimiter, type ProxyLimiter } from "./limits.ts";
 import { canonicalOrigin, originAllowed, preflightAllowed } from "./origins.ts";
 import { readBody } from "./bodies.ts";
+import { parseJsonBody } from "../pipeline/body.ts";
 import { VerificationKeys } from "./account-pii.ts";
 import type { ProxySettings } from "./settings.ts";
 
@@ -56,13 +57,15 @@ export function buildProxyApp(settings: ProxySettings, logger: FastifyBaseLogger
 
   // JSON whatever the content type says; an empty body is {} (wallet_kit_config is sometimes sent without one).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => {
-    const text = String(body);
-    if (text.trim() === "") return done(null, {});
+  // Parsed as the public API parses (pipeline/body.ts: nesting bounded, an object): the proxy
+  // re-serializes what it forwards.
+  app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, body, done) => {
+    const raw = body as Buffer;
+    if (raw.toString("utf8").trim() === "") return done(null, {});
     try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(invalid("the request body is not valid JSON"), undefined);
+      done(null, parseJsonBody(raw));
+    } catch (err) {
+      done(err as Error, undefined);
     }
   });
 

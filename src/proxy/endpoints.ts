@@ -1,7 +1,7 @@
 // The auth proxy's endpoints (docs/auth-proxy-service.md §2): each reads its body, applies
 // captcha and limits where they belong, and makes the public API calls it maps to — signed by
 // the config's proxy key, in the config's organization or the sub-organization the request
-// names — answering plain JSON (no activity wrapper; SDK types of auth_proxy.swagger.json).
+// names — answering plain JSON (no activity wrapper; the SDK's auth proxy types).
 import { invalid, notFound, permissionDenied } from "../errors.ts";
 import type { ForwardedActivityType } from "../auth-proxy/forwarded.ts";
 import { ApiClient, type SigningKey } from "./api-client.ts";
@@ -9,7 +9,7 @@ import type { ConfigEntry } from "./config-source.ts";
 import type { ProxyLimiter } from "./limits.ts";
 import type { ProxySettings } from "./settings.ts";
 import { verifyCaptcha } from "./captcha.ts";
-import { accountLookup } from "./account-filters.ts";
+import { accountLookup, nameOtherThanContact } from "./account-filters.ts";
 import { oidcEmail, requireVerifiedContact, type VerificationKeys } from "./account-pii.ts";
 import { sameContact } from "./account-filters.ts";
 import * as B from "./bodies.ts";
@@ -82,7 +82,7 @@ function signup(version: 7 | 8): Endpoint {
       // Our choice: never name the sub-organization or user after a contact (a NAME or USERNAME
       // look-up would otherwise find by email what verificationTokenRequiredForGetAccountPii guards).
       const rootUser = {
-        userName: b.userName ?? "User",
+        userName: nameOtherThanContact(b.userName, b.userEmail, b.userPhoneNumber) ?? "User",
         ...opt(b.userEmail, { userEmail: b.userEmail }),
         ...opt(b.userPhoneNumber, { userPhoneNumber: b.userPhoneNumber }),
         apiKeys: b.apiKeys,
@@ -90,7 +90,7 @@ function signup(version: 7 | 8): Endpoint {
         oauthProviders: b.oauthProviders,
       };
       const parameters = {
-        subOrganizationName: b.organizationName ?? `Sub-organization ${new Date().toISOString()}`,
+        subOrganizationName: nameOtherThanContact(b.organizationName, b.userEmail, b.userPhoneNumber) ?? `Sub-organization ${new Date().toISOString()}`,
         rootUsers: [rootUser],
         rootQuorumThreshold: 1,
         ...opt(b.wallet, { wallet: b.wallet }),

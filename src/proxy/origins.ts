@@ -1,6 +1,7 @@
 // Which browser origins the auth proxy serves (docs/auth-proxy-service.md §3). A config's
 // allowedOrigins are exact origins (scheme://host[:port]); an empty list allows every origin.
-// No partial wildcards: "https://*.example.com" matches only itself, i.e. nothing a browser sends.
+// No partial wildcards: update_auth_proxy_config refuses any "*" but a lone one (every origin),
+// so stored origins are exact.
 import type { OriginsResponse } from "../auth-proxy/channel.ts";
 
 /**
@@ -17,7 +18,6 @@ export function canonicalOrigin(text: string | undefined): string | undefined {
   }
   if (u.protocol !== "http:" && u.protocol !== "https:") return undefined;
   if (u.username || u.password || u.search || u.hash || (u.pathname !== "/" && u.pathname !== "")) return undefined;
-  // A wildcard host is kept as written by URL (it is not an origin a browser sends).
   return u.origin;
 }
 

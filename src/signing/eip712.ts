@@ -1,7 +1,7 @@
 // EIP-712 typed-data hashing (docs/signing.md §2.3): the digest signed for
 // PAYLOAD_ENCODING_EIP712, keccak256(0x19 0x01 ‖ domainSeparator ‖ hashStruct(message)).
 // A small implementation over @noble/hashes' keccak, so no Ethereum library is a runtime
-// dependency; test/unit/signing-eip712.test.ts checks it against viem's hashTypedData.
+// dependency; test/unit/signing-payload.test.ts checks it against viem's hashTypedData.
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { concatBytes } from "@noble/hashes/utils.js";
 
@@ -99,11 +99,24 @@ function encodeValue(types: Types, type: string, value: unknown, what: string, d
   throw new TypedDataError(`${what}: unknown type ${JSON.stringify(type.slice(0, 60))}`);
 }
 
+/**
+ * keccak(encodeType) once per type of a document: a struct value repeated thousands of times
+ * (arrays of structs) must not rebuild and rehash its type's dependency closure each time.
+ */
+const typeHashes = new WeakMap<Types, Map<string, Uint8Array>>();
+function typeHash(types: Types, type: string): Uint8Array {
+  let cache = typeHashes.get(types);
+  if (!cache) typeHashes.set(types, (cache = new Map()));
+  let h = cache.get(type);
+  if (!h) cache.set(type, (h = keccak_256(utf8(encodeType(types, type)))));
+  return h;
+}
+
 function hashStruct(types: Types, type: string, value: unknown, what: string, depth: number): Uint8Array {
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new TypedDataError(`${what}: must be an object (${type})`);
   const obj = value as Record<string, unknown>;
   const fields = types.get(type)!;
-  const parts: Uint8Array[] = [keccak_256(utf8(encodeType(types, type)))];
+  const parts: Uint8Array[] = [typeHash(types, type)];
   for (const f of fields) {
     if (!hasOwn.call(obj, f.name)) throw new TypedDataError(`${what}.${f.name}: missing`);
     parts.push(encodeValue(types, f.type, obj[f.name], `${what}.${f.name}`, depth));

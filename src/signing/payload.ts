@@ -40,10 +40,14 @@ const bad = (field: string, description: string) => invalid(`${field}: ${descrip
  * curve-dependent rules are in `signingInput`. `field` names the payload in errors.
  */
 export function checkPayload(payload: string, encoding: Encoding, hash: Hash, field: string): void {
+  checkHashFunction(encoding, hash);
+  messageBytes(payload, encoding, field);
+}
+
+function checkHashFunction(encoding: Encoding, hash: Hash): void {
   if (encoding === "PAYLOAD_ENCODING_EIP712" || encoding === "PAYLOAD_ENCODING_EIP7702_AUTHORIZATION") {
     if (hash !== "HASH_FUNCTION_NO_OP") throw bad("parameters.hashFunction", `${encoding} payloads are hashed as their standard defines: use HASH_FUNCTION_NO_OP`);
   }
-  messageBytes(payload, encoding, field);
 }
 
 function messageBytes(payload: string, encoding: Encoding, field: string): Uint8Array {
@@ -74,7 +78,7 @@ function messageBytes(payload: string, encoding: Encoding, field: string): Uint8
  * ed25519 the message (HASH_FUNCTION_NOT_APPLICABLE only: ed25519 hashes internally).
  */
 export function signingInput(curve: SigningCurve, payload: string, encoding: Encoding, hash: Hash, field: string): Uint8Array {
-  checkPayload(payload, encoding, hash, field);
+  checkHashFunction(encoding, hash);
   const bytes = messageBytes(payload, encoding, field);
   if (curve === "CURVE_ED25519") {
     if (encoding === "PAYLOAD_ENCODING_EIP712" || encoding === "PAYLOAD_ENCODING_EIP7702_AUTHORIZATION") {

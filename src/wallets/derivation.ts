@@ -94,9 +94,16 @@ export function deriveKey(seed: Uint8Array, curve: WalletCurve, path: string): D
     const privateKey = slip10Ed25519(seed, indices);
     return { curve, privateKey, publicKey: ed25519.getPublicKey(privateKey) };
   }
-  const node = HDKey.fromMasterSeed(seed).derive(path.replace(/[hH]/g, "'"));
-  if (!node.privateKey || !node.publicKey) throw new DerivationError(`could not derive ${path}`);
-  return { curve, privateKey: node.privateKey, publicKey: node.publicKey };
+  const master = HDKey.fromMasterSeed(seed);
+  const node = master.derive(path.replace(/[hH]/g, "'"));
+  try {
+    if (!node.privateKey || !node.publicKey) throw new DerivationError(`could not derive ${path}`);
+    // Copies: the master node (the whole wallet) and the leaf are wiped before returning.
+    return { curve, privateKey: Uint8Array.from(node.privateKey), publicKey: Uint8Array.from(node.publicKey) };
+  } finally {
+    node.wipePrivateData();
+    master.wipePrivateData();
+  }
 }
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");

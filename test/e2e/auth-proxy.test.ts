@@ -239,6 +239,8 @@ for (const spec of engines()) {
       });
       assertSdkError(await proxy("/v1/wallet_kit_config", undefined, { raw: "{not json" }), 400, 3);
       assertSdkError(await proxy("/v1/wallet_kit_config", undefined, { raw: JSON.stringify({ pad: "x".repeat(70 * 1024) }) }), 413, 3);
+      // 10,000 levels deep within the size limit: a 400, never a 500 from re-serializing it.
+      assertSdkError(await proxy("/v1/signup_v2", undefined, { raw: `{"apiKeys":[],"authenticators":[],"oauthProviders":[],"wallet":${"[".repeat(10_000)}${"]".repeat(10_000)}}` }), 400, 3);
       assertSdkError(await proxy("/v1/nothing", {}), 404, 5);
     });
 

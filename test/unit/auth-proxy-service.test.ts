@@ -3,7 +3,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { canonicalOrigin, originAllowed, preflightAllowed } from "../../src/proxy/origins.ts";
-import { accountLookup, sameContact } from "../../src/proxy/account-filters.ts";
+import { accountLookup, nameOtherThanContact, sameContact } from "../../src/proxy/account-filters.ts";
 import { oidcClaims } from "../../src/auth/oauth/oidc-claims.ts";
 import { readBody, SIGNUP, OTP_INIT, EMPTY } from "../../src/proxy/bodies.ts";
 import { MemoryCounters } from "../../src/proxy/window-counters.ts";
@@ -155,5 +155,14 @@ describe("auth proxy limits", () => {
     for (let i = 0; i < 5; i++) await limiter.origin("cfg", "https://a.test");
     await limiter.signup("cfg", "203.0.113.9");
     assert.equal(((await limiter.signup("cfg", "203.0.113.10").catch((e: unknown) => e)) as ApiError).code, 8);
+  });
+});
+
+describe("auth proxy sign-up names", () => {
+  it("a chosen name that is the user's own email or phone number is dropped (the default is used); others are kept", () => {
+    assert.equal(nameOtherThanContact(" Alice@Example.com ", "alice@example.com", undefined), undefined);
+    assert.equal(nameOtherThanContact("+15550001111", undefined, "+15550001111"), undefined);
+    assert.equal(nameOtherThanContact("Alice", "alice@example.com", "+15550001111"), "Alice");
+    assert.equal(nameOtherThanContact(undefined, "alice@example.com", undefined), undefined);
   });
 });
