@@ -5,7 +5,7 @@ import { refusedPort, sinkPerHarness, TEST_FROM } from "../helpers/smtp-sink.ts"
 import { activityCount, freshEmail, invitationParams, invitationRow, invite, subOrg } from "../helpers/invitations.ts";
 import { DEFAULT_LOGIN_SETTINGS, DEFAULT_OTP_LIMITS } from "../../src/auth/login-settings.ts";
 import { smtpTransport } from "../../src/auth/otp/transports/index.ts";
-import { createInvitations, INVITATION_TTL_HOURS } from "../../src/activities/invitations/create_invitations.ts";
+import { createInvitations, INVITATION_TTL_HOURS, MAX_LIVE_INVITATIONS } from "../../src/activities/invitations/create_invitations.ts";
 import { createUserTag } from "../../src/activities/users/create_user_tag.ts";
 import { invitationView } from "../../src/store/invitations.ts";
 
@@ -121,6 +121,20 @@ perEngine(
         invalidRequest(await h().submit(OP, TYPE, params), undefined, [field]);
       });
     }
+
+    it("at most 100 live invitations per organization: the 101st is 429; deleting one makes room", async () => {
+      const org = await h().newOrg("Busy");
+      const ids: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        const res = await h().submit(OP, TYPE, { invitations: Array.from({ length: 10 }, () => invitationParams(org)) }, { as: org });
+        ids.push(...completed(res, createInvitations).invitationIds);
+      }
+      assert.equal(ids.length, MAX_LIVE_INVITATIONS);
+      const res = await h().submit(OP, TYPE, { invitations: [invitationParams(org)] }, { as: org });
+      exhausted(res, /100 live invitations/);
+      completed(await h().submit("delete_invitation", "ACTIVITY_TYPE_DELETE_INVITATION", { invitationId: ids[0] }, { as: org }), "deleteInvitationResult");
+      completed(await h().submit(OP, TYPE, { invitations: [invitationParams(org)] }, { as: org }), createInvitations);
+    });
 
     it("messages per recipient mailbox are the OTP send limit: the 11th within an hour is 429 with Retry-After, nothing recorded", async () => {
       const email = freshEmail();
