@@ -7,6 +7,10 @@ import { updateUser } from "./users/update_user.ts";
 import { deleteUsers } from "./users/delete_users.ts";
 import { createUserTag } from "./users/create_user_tag.ts";
 import { deleteUserTags } from "./users/delete_user_tags.ts";
+import { updateUserTag } from "./users/update_user_tag.ts";
+import { createInvitations } from "./invitations/create_invitations.ts";
+import { deleteInvitation } from "./invitations/delete_invitation.ts";
+import { acceptInvitation } from "./invitations/accept_invitation.ts";
 import { createApiKeysV1, createApiKeysV2 } from "./credentials/create_api_keys.ts";
 import { deleteApiKeys } from "./credentials/delete_api_keys.ts";
 import { createPolicies, createPolicyV3 } from "./policies/create_policy.ts";
@@ -88,6 +92,10 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   deleteUsers,
   createUserTag,
   deleteUserTags,
+  updateUserTag,
+  createInvitations,
+  deleteInvitation,
+  acceptInvitation,
   createApiKeysV2,
   createApiKeysV1,
   deleteApiKeys,

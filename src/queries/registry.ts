@@ -6,6 +6,8 @@ import { whoami } from "./whoami.ts";
 import { listSuborgs } from "./list_suborgs.ts";
 import { getUser, listUsers } from "./users.ts";
 import { listUserTags } from "./user_tags.ts";
+import { getActivePolicies } from "./active_policies.ts";
+import { listAppProofs } from "./app_proofs.ts";
 import { getApiKey, getApiKeys } from "./api_keys.ts";
 import { getPolicy, getPolicyEvaluations, listPolicies } from "./policies.ts";
 import { listWebhookEndpoints } from "./webhooks.ts";
@@ -39,6 +41,8 @@ export const QUERIES: readonly CompiledQuery[] = [
   getUser,
   listUsers,
   listUserTags,
+  getActivePolicies,
+  listAppProofs,
   getApiKey,
   getApiKeys,
   getPolicy,

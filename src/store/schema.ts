@@ -602,6 +602,32 @@ export interface ImportTargetsTable {
   created_at: number;
 }
 
+/** invitations.access_type (SDK enum v1AccessType). */
+export type AccessType = "ACCESS_TYPE_WEB" | "ACCESS_TYPE_API" | "ACCESS_TYPE_ALL";
+/** invitations.status (SDK enum v1InvitationStatus). */
+export type InvitationStatus = "INVITATION_STATUS_CREATED" | "INVITATION_STATUS_ACCEPTED" | "INVITATION_STATUS_REVOKED";
+
+export interface InvitationsTable {
+  id: string;
+  organization_id: string;
+  /** The user who submitted create_invitations (the request's senderUserId, checked). */
+  sender_user_id: string;
+  receiver_user_name: string;
+  /** As given; the mail goes there and the accepted user gets it as userEmail. */
+  receiver_email: string;
+  /** JSON array of user tag ids of the organization. */
+  receiver_user_tags: string;
+  access_type: AccessType;
+  status: InvitationStatus;
+  /** SHA-256 of the invitation id and token (hex); null once accepted or revoked. */
+  token_digest: string | null;
+  /** The user accept_invitation created. */
+  accepted_user_id: string | null;
+  expires_at: number;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   root_quorum_members: RootQuorumMembersTable;
@@ -643,6 +669,7 @@ export interface Database {
   sigil_meta: MetaTable;
   auth_proxy_configs: AuthProxyConfigsTable;
   import_targets: ImportTargetsTable;
+  invitations: InvitationsTable;
 }
 
 export type Db = Kysely<Database>;
