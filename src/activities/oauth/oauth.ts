@@ -41,7 +41,7 @@ export const oauth = defineActivity({
   async prepare(ctx, p) {
     const identity = await requireOidcToken(ctx.db, p.oidcToken, oauthSettingsOf(ctx.services.logins), TOKEN, { now: ctx.now });
     const problem = nonceProblem(identity, p.targetPublicKey);
-    if (problem) throw invalidOidcToken(TOKEN, problem.replace("publicKey", "targetPublicKey"));
+    if (problem) throw invalidOidcToken(TOKEN, `${problem} (here the key is parameters.targetPublicKey)`);
     return identity;
   },
   async execute(ctx, p) {
