@@ -4,7 +4,7 @@
 // older versions are refused; the bundle is in no record.
 import { after, it } from "node:test";
 import assert from "node:assert/strict";
-import { completed, failsWith, invalidRequest, notFound, perEngine, userParams } from "../helpers/inproc.ts";
+import { completed, failsWith, invalidRequest, notFound, onSqlite, perEngine, userParams } from "../helpers/inproc.ts";
 import { sinkPerHarness } from "../helpers/smtp-sink.ts";
 import { bundleFrom, openBundle, subOrgWithEmail, targetKey } from "../helpers/credential-bundles.ts";
 import { emailAuthV3 } from "../../src/activities/otp/email_auth.ts";
@@ -94,3 +94,14 @@ perEngine(
   undefined,
   s.options,
 );
+
+onSqlite("email_auth without a mail transport", (h) => {
+  it("is refused (FAILED_PRECONDITION EMAIL_SENDING_DISABLED) and issues no key", async () => {
+    const email = fresh();
+    const user = await subOrgWithEmail(h(), email);
+    const res = await h().submit(OP, TYPE, { email, targetPublicKey: targetKey().publicKey, emailCustomization: { appName: "Demo" } }, { organizationId: user.orgId });
+    failsWith(res, 400, 9, "EMAIL_SENDING_DISABLED", /no mail transport/);
+    const keys = await h().service.store.db.selectFrom("api_keys").select("id").where("user_id", "=", user.userId).where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN").execute();
+    assert.equal(keys.length, 0);
+  });
+});
