@@ -2,6 +2,7 @@
 import type { CompiledActivity, SubmitRoute, VoteDefinition } from "./define.ts";
 import { createSubOrganizationV7, createSubOrganizationV8 } from "./organizations/create_sub_organization.ts";
 import { createUsersV3, createUsersV4 } from "./users/create_users.ts";
+import { createApiOnlyUsers } from "./users/create_api_only_users.ts";
 import { updateUser } from "./users/update_user.ts";
 import { deleteUsers } from "./users/delete_users.ts";
 import { createUserTag } from "./users/create_user_tag.ts";
@@ -88,6 +89,7 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   createSubOrganizationV7,
   createUsersV4,
   createUsersV3,
+  createApiOnlyUsers,
   updateUser,
   deleteUsers,
   createUserTag,

@@ -3,18 +3,17 @@
 // it like any key and its expiry answers "expired api key") and returns a session JWT signed
 // with the SESSION_JWT service key. stamp_login, otp_login, the attested stamp_login
 // (both schemes) and oauth_login all end here.
-import { exhausted, invalid, notFound, alreadyExists } from "../errors.ts";
+import { invalid, notFound, alreadyExists } from "../errors.ts";
 import { publicKeyProblem } from "../crypto/public-keys.ts";
 import type { ExecuteContext } from "../activities/define.ts";
 import { lockUsers } from "../store/locks.ts";
 import { isUniqueViolation, newId } from "../store/util.ts";
 import { signSessionJwt } from "./tokens.ts";
 import { organizationsAbove, refuseAncestorKeys } from "../activities/credentials/ancestor-keys.ts";
+import { makeRoomForExpiringKeys } from "../activities/credentials/api-keys.ts";
 
 /** 15 minutes when the login names no expirationSeconds (docs/logins.md §2.2). */
 export const DEFAULT_SESSION_SECONDS = 900;
-/** Per user, expiring keys (sessions included) as upstream documents: the oldest session makes room. */
-export const MAX_SESSIONS_PER_USER = 10;
 
 /**
  * The session length a login asked for, in seconds: a positive integer string up to the
@@ -66,22 +65,9 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
     ? logins
     : logins.where((eb) => eb.or([eb("expires_at", "<=", now), eb("public_key_normalized", "=", normalized)]));
   await logins.execute();
-  await tx.deleteFrom("api_keys").where("user_id", "=", s.userId).where("expires_at", "<=", now).execute();
-
-  const live = await tx
-    .selectFrom("api_keys")
-    .select(["id", "credential_type", "created_at"])
-    .where("user_id", "=", s.userId)
-    .where("expires_at", "is not", null)
-    .orderBy("created_at")
-    .orderBy("id")
-    .execute();
-  if (live.length >= MAX_SESSIONS_PER_USER) {
-    const sessions = live.filter((k) => k.credential_type === "CREDENTIAL_TYPE_LOGIN");
-    const excess = live.length - MAX_SESSIONS_PER_USER + 1;
-    if (sessions.length < excess) throw exhausted(`user has exceeded maximum short-lived api keys (${MAX_SESSIONS_PER_USER})`);
-    await tx.deleteFrom("api_keys").where("id", "in", sessions.slice(0, excess).map((k) => k.id)).execute();
-  }
+  // At most MAX_EXPIRING_KEYS per user, sessions included: expired keys, else the oldest
+  // expiring ones, make room (docs/organizations.md §3.2).
+  await makeRoomForExpiringKeys(tx, s.userId, 1, now);
 
   const apiKeyId = newId();
   try {

@@ -22,7 +22,8 @@ export async function sweepExpired(db: Executor, now: number, graceMs = SWEEP_GR
   const verificationTokens = count(await db.deleteFrom("verification_tokens").where("expires_at", "<", before).execute());
   // A slot whose `until` passed is free either way; deleting it only trims the table.
   const limitSlots = count(await db.deleteFrom("limit_slots").where("until", "<", before).execute());
-  // Session keys only: expiring API keys created by hand stay listed until their user deletes them.
+  // Session keys only: expiring API keys created by hand stay listed until deleted, or evicted
+  // when their user gets new keys (docs/organizations.md §3.2).
   const sessionKeys = count(
     await db.deleteFrom("api_keys").where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN").where("expires_at", "<", before).execute(),
   );

@@ -11,6 +11,9 @@
 //       OAuth 2.0 server on loopback (oidc-provider), then core's completeOauth;
 //   (d) Ethereum-wallet sign-up and login (core's loginOrSignupWithWallet; the wallet is a
 //       viem local account behind an EIP-1193 provider in the page), then session-stamped reads.
+// After every login the session also signs: core's createWallet, then core's signMessage on
+// the new Ethereum account (EIP-191 prefixed, and core's unprefixed default), and viem, in
+// Node, recovers the account's address from each signature (docs/signing.md).
 // The same page from another origin is refused and no mail is sent; a disabled configuration is
 // refused; the proxy's forwarded activities are in the organization's activity list, stamped by
 // the proxy key.
@@ -23,6 +26,7 @@ import { Turnkey } from "@turnkey/sdk-server";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { encryptOauth2ClientSecret } from "@turnkey/crypto";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { getAddress, keccak256, recoverAddress, serializeSignature, stringToBytes, verifyMessage, type Hex } from "viem";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { engines, freePort, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { browserMissing } from "../helpers/browser.ts";
@@ -151,6 +155,30 @@ for (const spec of engines()) {
       assert.match(made.accounts[0], /^0x[0-9a-fA-F]{40}$/);
       const { wallets: seenByParent } = await parent.getWallets({ organizationId: subOrganizationId });
       assert.ok(seenByParent.some((w: Json) => w.walletName === walletName));
+      await signsWithSession(tab, subOrganizationId, made.accounts[0] as Hex);
+    };
+
+    /** core's signMessage with the session on `address`: signatures viem recovers to that address. */
+    const signsWithSession = async (tab: CoreTab, subOrganizationId: string, address: Hex) => {
+      const signature = (sig: Json) => {
+        assert.match(`${sig.r}${sig.s}`, /^[0-9a-f]{128}$/i, JSON.stringify(sig));
+        assert.match(sig.v as string, /^0[01]$/, JSON.stringify(sig));
+        return { r: `0x${sig.r}` as Hex, s: `0x${sig.s}` as Hex, yParity: Number(sig.v) };
+      };
+      const message = `${uniq("sign in to the app")} — ünïcode too`;
+      const prefixed = ok(await tab.call<Json>("signMessage", { address, message, addEthereumPrefix: true }), "signMessage (EIP-191)", tab);
+      assert.ok(await verifyMessage({ address, message, signature: serializeSignature(signature(prefixed)) }), "viem verifies the EIP-191 signature");
+      // core's default for an embedded account: no prefix, keccak256 of the UTF-8 bytes.
+      const plain = ok(await tab.call<Json>("signMessage", { address, message }), "signMessage (unprefixed)", tab);
+      assert.equal(await recoverAddress({ hash: keccak256(stringToBytes(message)), signature: signature(plain) }), getAddress(address));
+      // Both were sign_raw_payload activities in the user's sub-organization, stamped by the session key.
+      const s = await sessionOf(tab);
+      const signed = ((await parent.getActivities({ organizationId: subOrganizationId })).activities as Json[]).filter((a) => a.type === "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2");
+      assert.equal(signed.length, 2, `two signing activities: ${JSON.stringify(signed.map((a) => a.status))}`);
+      for (const a of signed) {
+        assert.equal(a.status, "ACTIVITY_STATUS_COMPLETED");
+        assert.equal(a.votes[0].publicKey, s.claims.public_key);
+      }
     };
 
     it("(a) passkey: sign-up through the proxy, login, session-stamped reads", async () => {

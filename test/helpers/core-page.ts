@@ -122,6 +122,15 @@ window.app = {
   user: () => attempt(() => client.fetchUser()),
   wallets: () => attempt(async () => (await client.fetchWallets()).map((w) => ({ walletId: w.walletId, walletName: w.walletName, accounts: (w.accounts ?? []).map((a) => a.address) }))),
   createWallet: (name) => attempt(() => client.createWallet({ walletName: name, accounts: ["ADDRESS_FORMAT_ETHEREUM"] })),
+  // core's signMessage on an embedded account (found by address in fetchWallets, as an app
+  // holds it): sign_raw_payload stamped by the session key; the result is { r, s, v }.
+  signMessage: (p) =>
+    attempt(async () => {
+      const accounts = (await client.fetchWallets()).flatMap((w) => w.accounts ?? []);
+      const walletAccount = accounts.find((a) => a.address.toLowerCase() === String(p.address).toLowerCase());
+      if (!walletAccount) throw new Error("no wallet account " + p.address + " among " + JSON.stringify(accounts.map((a) => a.address)));
+      return client.signMessage({ message: p.message, walletAccount, ...(p.addEthereumPrefix === undefined ? {} : { addEthereumPrefix: p.addEthereumPrefix }) });
+    }),
   // A raw call to the proxy, as core makes it (for refusals).
   proxy: (p) =>
     attempt(async () => {

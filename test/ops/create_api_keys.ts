@@ -66,12 +66,60 @@ perEngine("create_api_keys limits and uniqueness", (h) => {
     conflict(await h().submit(OP, V2, { userId: h().root.userId, apiKeys: [key({ publicKey: u!.key.publicKey })] }), /already exists/);
   });
 
-  it("a user holds at most 10 long-lived and 10 expiring keys (429); the request that would pass the cap adds nothing", async () => {
+  /** The user's keys as stored, oldest first (the eviction order of docs/organizations.md §3.2). */
+  const rowsOf = (userId: string) =>
+    h().service.store.db.selectFrom("api_keys").select(["id", "public_key", "expires_at", "credential_type"]).where("user_id", "=", userId).orderBy("created_at").orderBy("id").execute();
+  const expiring = (n: number) => Array.from({ length: n }, () => key({ expirationSeconds: "600" }));
+
+  it("a user holds at most 10 long-lived keys (429, nothing added); an 11th expiring key evicts the oldest expiring one instead of failing", async () => {
     const [u] = await addUsersWithKeys(h(), 1);
     completed(await h().submit(OP, V2, { userId: u!.userId, apiKeys: Array.from({ length: 9 }, () => key()) }), createApiKeysV2);
-    completed(await h().submit(OP, V2, { userId: u!.userId, apiKeys: Array.from({ length: 10 }, () => key({ expirationSeconds: "600" })) }), createApiKeysV2);
+    completed(await h().submit(OP, V2, { userId: u!.userId, apiKeys: expiring(4) }), createApiKeysV2);
+    completed(await h().submit(OP, V2, { userId: u!.userId, apiKeys: expiring(6) }), createApiKeysV2);
     exhausted(await h().submit(OP, V2, { userId: u!.userId, apiKeys: [key()] }), /long-lived/);
-    exhausted(await h().submit(OP, V2, { userId: u!.userId, apiKeys: [key({ expirationSeconds: "600" })] }), /short-lived/);
-    assert.equal((await h().query("get_api_keys", { userId: u!.userId })).json.apiKeys.length, 20);
+    assert.equal((await rowsOf(u!.userId)).length, 20);
+
+    const before = (await rowsOf(u!.userId)).filter((k) => k.expires_at !== null);
+    const eleventh = key({ expirationSeconds: "600" });
+    completed(await h().submit(OP, V2, { userId: u!.userId, apiKeys: [eleventh] }), createApiKeysV2);
+    const listed = ((await h().query("get_api_keys", { userId: u!.userId })).json.apiKeys as Json[]).map((k) => k.credential.publicKey as string);
+    assert.equal(listed.length, 20);
+    assert.ok(listed.includes(eleventh.publicKey));
+    assert.ok(!listed.includes(before[0]!.public_key), "the oldest expiring key made room");
+    for (const k of before.slice(1)) assert.ok(listed.includes(k.public_key), "no other key went");
+
+    // Ten at once replace all ten; the long-lived keys stay.
+    const ten = expiring(10);
+    completed(await h().submit(OP, V2, { userId: u!.userId, apiKeys: ten }), createApiKeysV2);
+    const after = await rowsOf(u!.userId);
+    assert.deepEqual(after.filter((k) => k.expires_at !== null).map((k) => k.public_key).sort(), ten.map((k) => k.publicKey).sort());
+    assert.equal(after.filter((k) => k.expires_at === null).length, 10);
+  });
+
+  it("expired keys make room first: live expiring keys stay while expired ones cover the need", async () => {
+    const [u] = await addUsersWithKeys(h(), 1);
+    completed(await h().submit(OP, V2, { userId: u!.userId, apiKeys: expiring(10) }), createApiKeysV2);
+    const all = await rowsOf(u!.userId);
+    // Two keys expire: the newest two, so that evicting by age would have picked others.
+    const gone = all.filter((k) => k.expires_at !== null).slice(-2).map((k) => k.id);
+    await h().service.store.db.updateTable("api_keys").set({ expires_at: Date.now() - 1 }).where("id", "in", gone).execute();
+    const fresh = expiring(2);
+    completed(await h().submit(OP, V2, { userId: u!.userId, apiKeys: fresh }), createApiKeysV2);
+    const now = await rowsOf(u!.userId);
+    assert.ok(!now.some((k) => gone.includes(k.id)), "the expired keys are deleted");
+    const live = now.filter((k) => k.expires_at !== null).map((k) => k.id);
+    assert.equal(live.length, 10);
+    for (const k of all.filter((k) => k.expires_at !== null && !gone.includes(k.id))) assert.ok(live.includes(k.id), "every live key stayed");
+  });
+
+  it("15 concurrent requests each adding one expiring key: all complete and the user holds exactly 10 live expiring keys, all new", async () => {
+    const [u] = await addUsersWithKeys(h(), 1);
+    completed(await h().submit(OP, V2, { userId: u!.userId, apiKeys: expiring(10) }), createApiKeysV2);
+    const old = new Set((await rowsOf(u!.userId)).filter((k) => k.expires_at !== null).map((k) => k.id));
+    const results = await Promise.all(Array.from({ length: 15 }, () => h().submit(OP, V2, { userId: u!.userId, apiKeys: expiring(1) })));
+    for (const r of results) completed(r, createApiKeysV2);
+    const live = (await rowsOf(u!.userId)).filter((k) => k.expires_at !== null);
+    assert.equal(live.length, 10);
+    for (const k of live) assert.ok(!old.has(k.id), "the ten earlier keys were evicted first");
   });
 });

@@ -170,6 +170,34 @@ perEngine(
       assert.equal((await h().query("whoami")).status, 200);
     });
 
+    it("10 expiring keys per user, sessions included (docs/organizations.md §3.2): an 11th login evicts the oldest expiring API key; an 11th expiring API key evicts the oldest session", async () => {
+      const [u] = await addUsersWithKeys(h(), 1);
+      const expiringKeys = Array.from({ length: 10 }, (_, i) => ({ apiKeyName: `exp-${i}`, publicKey: generateP256KeyPair().publicKey, curveType: "API_KEY_CURVE_P256", expirationSeconds: "600" }));
+      completed(await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: u!.userId, apiKeys: expiringKeys }), createApiKeysV2);
+      const expiringRows = () =>
+        h().service.store.db.selectFrom("api_keys").select(["id", "public_key", "credential_type"]).where("user_id", "=", u!.userId).where("expires_at", "is not", null).orderBy("created_at").orderBy("id").execute();
+      const [oldest] = await expiringRows();
+      // The login is not refused: the oldest expiring key (not a session) makes room.
+      const session = await login(h(), u!);
+      let rows = await expiringRows();
+      assert.equal(rows.length, 10);
+      assert.ok(!rows.some((r) => r.id === oldest!.id), "the oldest expiring API key was evicted");
+      assert.ok(rows.some((r) => r.public_key === session.creds.key.publicKey && r.credential_type === "CREDENTIAL_TYPE_LOGIN"));
+      assert.equal((await h().query("whoami", {}, { as: session.creds })).status, 200);
+      // Nine more logins replace the remaining API keys; then an expiring API key evicts the oldest session.
+      for (let i = 0; i < 9; i++) await login(h(), u!);
+      rows = await expiringRows();
+      assert.deepEqual(rows.map((r) => r.credential_type), Array(10).fill("CREDENTIAL_TYPE_LOGIN"));
+      assert.equal(rows[0]!.public_key, session.creds.key.publicKey);
+      completed(await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: u!.userId, apiKeys: [{ ...expiringKeys[0]!, publicKey: generateP256KeyPair().publicKey }] }), createApiKeysV2);
+      rows = await expiringRows();
+      assert.equal(rows.length, 10);
+      assert.ok(!rows.some((r) => r.public_key === session.creds.key.publicKey));
+      failsWith(await h().query("whoami", {}, { as: session.creds }), 401, 16, "PUBLIC_KEY_NOT_FOUND");
+      // The user's long-lived key is untouched throughout.
+      assert.equal((await h().query("whoami", {}, { as: u! })).status, 200);
+    });
+
     it("expirationSeconds \"1\": the session key is refused as expired once the second has passed", async () => {
       const { creds, session } = await login(h(), h().root, { expirationSeconds: "1" });
       assert.ok(parseSession(session).exp <= Math.floor(Date.now() / 1000) + 1);

@@ -2,7 +2,7 @@
 // create_sub_organization, so every path applies the same checks and limits.
 import { alreadyExists, exhausted, invalid, notFound } from "../../errors.ts";
 import { publicKeyProblem, type Curve } from "../../crypto/public-keys.ts";
-import { credentialTypeFor, insertApiKeys, isExpired, type ApiKeyRow } from "../../store/api-keys.ts";
+import { credentialTypeFor, insertApiKeys, type ApiKeyRow } from "../../store/api-keys.ts";
 import type { Executor } from "../../store/schema.ts";
 import { lockUsers } from "../../store/locks.ts";
 import { isUniqueViolation, newId } from "../../store/util.ts";
@@ -67,14 +67,13 @@ export async function addApiKeys(
   // delete_users holds it while deleting).
   const [locked] = await lockUsers(tx, organizationId, [userId]);
   if (!locked) throw notFound(`no user ${userId} in organization ${organizationId}`);
-  const existing = await tx.selectFrom("api_keys").select(["expires_at"]).where("user_id", "=", userId).execute();
-  const live = existing.filter((k) => !isExpired(k, now));
-  const longLived = live.filter((k) => k.expires_at === null).length + rows.filter((r) => r.expires_at === null).length;
-  const expiring = live.filter((k) => k.expires_at !== null).length + rows.filter((r) => r.expires_at !== null).length;
-  if (longLived > MAX_LONG_LIVED_KEYS) throw exhausted(`user has exceeded maximum long-lived api keys (${MAX_LONG_LIVED_KEYS})`);
-  if (expiring > MAX_EXPIRING_KEYS) throw exhausted(`user has exceeded maximum short-lived api keys (${MAX_EXPIRING_KEYS})`);
-  // Expired keys are dead weight; drop them while we are here.
-  await tx.deleteFrom("api_keys").where("user_id", "=", userId).where("expires_at", "<=", now).execute();
+  const newExpiring = rows.filter((r) => r.expires_at !== null).length;
+  const newLongLived = rows.length - newExpiring;
+  if (newLongLived > 0) {
+    const held = await tx.selectFrom("api_keys").select(["id"]).where("user_id", "=", userId).where("expires_at", "is", null).execute();
+    if (held.length + newLongLived > MAX_LONG_LIVED_KEYS) throw exhausted(`user has exceeded maximum long-lived api keys (${MAX_LONG_LIVED_KEYS})`);
+  }
+  await makeRoomForExpiringKeys(tx, userId, newExpiring, now);
 
   try {
     await insertApiKeys(tx, rows);
@@ -83,4 +82,27 @@ export async function addApiKeys(
     throw err;
   }
   return rows.map((r) => r.id);
+}
+
+/**
+ * Makes room for `incoming` new expiring keys of `userId` (docs/organizations.md §3.2): the
+ * user's expired keys go first; if the live expiring keys and the new ones would still pass
+ * MAX_EXPIRING_KEYS, the oldest live expiring keys (by creation) go too, whatever made them
+ * (create_api_keys, a login). Only a request that alone brings more than the cap is refused.
+ * The caller holds the user's row lock (lockUsers), so concurrent writers count in turn.
+ */
+export async function makeRoomForExpiringKeys(tx: Executor, userId: string, incoming: number, now: number): Promise<void> {
+  if (incoming > MAX_EXPIRING_KEYS) throw exhausted(`user has exceeded maximum short-lived api keys (${MAX_EXPIRING_KEYS})`);
+  await tx.deleteFrom("api_keys").where("user_id", "=", userId).where("expires_at", "<=", now).execute();
+  if (incoming === 0) return;
+  const live = await tx
+    .selectFrom("api_keys")
+    .select(["id"])
+    .where("user_id", "=", userId)
+    .where("expires_at", "is not", null)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+  const excess = live.length + incoming - MAX_EXPIRING_KEYS;
+  if (excess > 0) await tx.deleteFrom("api_keys").where("id", "in", live.slice(0, excess).map((k) => k.id)).execute();
 }
