@@ -216,7 +216,7 @@ for (const spec of engines()) {
       assert.equal(who.userId, user.userId);
     });
 
-    it("sdk-server's expressProxyHandler serves its default allow-list end to end, and refuses other methods", async (t) => {
+    it("sdk-server's expressProxyHandler serves its default allow-list end to end, and refuses other methods; nextProxyHandler likewise", async (t) => {
       const sdk = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey, defaultOrganizationId: init.organizationId });
       const proxy = await mountProxy(sdk.expressProxyHandler({}) as (req: { body: Record<string, unknown> }, res: ProxyResponse) => Promise<void>);
       const call = async (methodName: string, params: unknown[]) => {
@@ -274,6 +274,21 @@ for (const spec of engines()) {
         assert.match(failed.text, /no user with the verified email/);
       } finally {
         await proxy.close();
+      }
+      // nextProxyHandler is the same handler for Next.js API routes: its default list serves emailAuth too.
+      const next = await mountProxy(sdk.nextProxyHandler({}) as (req: { body: Record<string, unknown> }, res: ProxyResponse) => Promise<void>);
+      try {
+        const email = fresh();
+        const user = await endUser(email);
+        const target = targetKey();
+        const mark = sink.mark();
+        const res = await fetch(next.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ methodName: "emailAuth", params: [{ organizationId: user.subId, email, targetPublicKey: target.publicKey, emailCustomization: APP }] }) });
+        assert.equal(res.status, 200, await res.clone().text());
+        assert.equal(((await res.json()) as { userId: string }).userId, user.userId);
+        const credential = open(bundleFrom(await sink.nextMail(email, mark)), target, true);
+        assert.equal((await as(credential, user.subId).getWhoami({ organizationId: user.subId })).userId, user.userId);
+      } finally {
+        await next.close();
       }
     });
 
