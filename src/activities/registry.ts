@@ -33,6 +33,12 @@ import { createAuthenticatorsV2 } from "./authenticators/create_authenticators.t
 import { deleteAuthenticators } from "./authenticators/delete_authenticators.ts";
 import { recoverUser } from "./authenticators/recover_user.ts";
 // imports: recovery and contacts
+// imports: legacy logins (docs/logins.md §9)
+import { emailAuthV3 } from "./otp/email_auth.ts";
+import { initOtpAuthV3 } from "./otp/init_otp_auth.ts";
+import { otpAuth } from "./otp/otp_auth.ts";
+import { oauth } from "./oauth/oauth.ts";
+import { initUserEmailRecoveryV2 } from "./authenticators/init_user_email_recovery.ts";
 // imports: ip-allowlist
 import { setIpAllowlist } from "./ip-allowlist/set_ip_allowlist.ts";
 import { removeIpAllowlist } from "./ip-allowlist/remove_ip_allowlist.ts";
@@ -124,6 +130,12 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   deleteAuthenticators,
   recoverUser,
   // activities: recovery and contacts
+  // activities: legacy logins
+  emailAuthV3,
+  initOtpAuthV3,
+  otpAuth,
+  oauth,
+  initUserEmailRecoveryV2,
   // activities: ip-allowlist
   setIpAllowlist,
   removeIpAllowlist,

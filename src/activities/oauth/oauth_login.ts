@@ -10,11 +10,11 @@ import { ApiError, Grpc, notFound } from "../../errors.ts";
 import { HexPublicKey, Id } from "../../schemas/common.ts";
 import { loginSession } from "../../auth/sessions.ts";
 import { oauthSettingsOf } from "../../auth/oauth/configure.ts";
-import { invalidOidcToken, requireOidcToken } from "../../auth/oauth/verify-oidc.ts";
+import { invalidOidcToken, requireOidcToken, type OidcIdentity } from "../../auth/oauth/verify-oidc.ts";
 import { nonceProblem } from "../../auth/oauth/nonce.ts";
 import { identityHolders } from "../../store/oauth-providers.ts";
 import { organizationChain } from "../../store/organizations.ts";
-import { defineActivity } from "../define.ts";
+import { defineActivity, type ExecuteContext } from "../define.ts";
 import { OidcTokenParam } from "./oidc-params.ts";
 
 const TOKEN = "parameters.oidcToken";
@@ -48,17 +48,21 @@ export const oauthLogin = defineActivity({
     return identity;
   },
   async execute(ctx, p) {
-    const identity = ctx.prepared;
-    const target = ctx.organization.id;
-    const holders = [];
-    for (const h of await identityHolders(ctx.tx, identity.iss, identity.sub, identity.aud)) {
-      if ((await organizationChain(ctx.tx, h.organization_id, ctx.chains)).includes(target)) holders.push(h);
-    }
-    if (holders.length === 0) throw notFound(`no user with this OAuth identity in organization ${target} or its sub-organizations`);
-    if (new Set(holders.map((h) => h.user_id)).size > 1) {
-      throw new ApiError(Grpc.INVALID_ARGUMENT, "CREDENTIAL_CONFLICT", `more than one user associated with this OAuth identity below organization ${target}`);
-    }
-    const user = holders[0]!;
+    const user = await identityHolder(ctx, ctx.prepared);
     return { session: await loginSession(ctx, { userId: user.user_id, organizationId: user.organization_id }, p) };
   },
 });
+
+/** The one user holding the identity in the target organization or below it (oauth_login, oauth). */
+export async function identityHolder(ctx: ExecuteContext<unknown>, identity: Pick<OidcIdentity, "iss" | "sub" | "aud">): Promise<{ user_id: string; organization_id: string }> {
+  const target = ctx.organization.id;
+  const holders = [];
+  for (const h of await identityHolders(ctx.tx, identity.iss, identity.sub, identity.aud)) {
+    if ((await organizationChain(ctx.tx, h.organization_id, ctx.chains)).includes(target)) holders.push(h);
+  }
+  if (holders.length === 0) throw notFound(`no user with this OAuth identity in organization ${target} or its sub-organizations`);
+  if (new Set(holders.map((h) => h.user_id)).size > 1) {
+    throw new ApiError(Grpc.INVALID_ARGUMENT, "CREDENTIAL_CONFLICT", `more than one user associated with this OAuth identity below organization ${target}`);
+  }
+  return holders[0]!;
+}

@@ -34,7 +34,8 @@ export const contactScope = (organizationId: string, contactNormalized: string) 
 const retryMs = (at: number | undefined, now: number) => Math.max(1000, (at ?? now + 1000) - now);
 const retryIn = (ms: number) => `; try again in ${Math.ceil(ms / 1000)} seconds`;
 
-async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ otpId: string; otpEncryptionTargetBundle: string }> {
+/** Sends a code (init_otp, init_otp_auth): the OTP row, its limits and its message. */
+export async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ otpId: string; otpEncryptionTargetBundle: string }> {
   const { tx, now, services } = ctx;
   const org = ctx.organization.id;
   const email = p.otpType === "OTP_TYPE_EMAIL";

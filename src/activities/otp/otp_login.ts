@@ -54,13 +54,22 @@ async function otpLogin(ctx: ExecuteContext, p: Params) {
   if (typeof login?.publicKey !== "string" || login.publicKey.toLowerCase() !== p.publicKey.toLowerCase()) {
     throw bad("parameters.clientSignature", "clientSignature.message.login.publicKey must be parameters.publicKey");
   }
+  const user = await consumeForLogin(ctx, claims, field);
+  return { session: await loginSession(ctx, { userId: user.id, organizationId: user.organization_id }, p) };
+}
+
+/**
+ * The user a verified token logs in (otp_login, otp_auth): found by the token's contact in
+ * the target organization; the token's login use is spent and the contact marked verified.
+ */
+export async function consumeForLogin(ctx: ExecuteContext, claims: VerificationClaims, field: string): Promise<{ id: string; organization_id: string }> {
   const user = await userFor(ctx, claims);
   await consumeLogin(ctx.tx, claims.id, ctx.now, field);
   // The swagger: "Verification status of a user is updated when the token is consumed (in
   // OTP_LOGIN requests)" — the contact is now proven.
   const verified = claims.verification_type === "OTP_TYPE_EMAIL" ? "email_verified_at" : "phone_verified_at";
   await ctx.tx.updateTable("users").set({ [verified]: ctx.now }).where("id", "=", user.id).where(verified, "is", null).execute();
-  return { session: await loginSession(ctx, { userId: user.id, organizationId: user.organization_id }, p) };
+  return user;
 }
 
 const common = {

@@ -53,9 +53,10 @@ function tokenSeconds(given: string | undefined): number {
 }
 
 /** The OTP's code and client key, from whichever version's parameters. */
-type Submitted = (target: () => ReturnType<typeof p256FromPkcs8>) => Promise<{ code: string; publicKey: string; field: string }>;
+export type Submitted = (target: () => ReturnType<typeof p256FromPkcs8>) => Promise<{ code: string; publicKey: string; field: string }>;
 
-async function verify(ctx: ExecuteContext, otpId: string, expirationSeconds: string | undefined, submitted: Submitted) {
+/** Checks a code against an OTP and issues a token bound to the submitted key (verify_otp, otp_auth). */
+export async function verify(ctx: ExecuteContext, otpId: string, expirationSeconds: string | undefined, submitted: Submitted) {
   const { tx, now, services } = ctx;
   const lifetimeSeconds = tokenSeconds(expirationSeconds);
   const otp = await lockingRead(tx, tx.selectFrom("otps").selectAll().where("id", "=", otpId).where("organization_id", "=", ctx.organization.id)).executeTakeFirst();

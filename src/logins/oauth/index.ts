@@ -17,9 +17,11 @@ export const oauth = defineLoginMethod({
     "ACTIVITY_TYPE_CREATE_OAUTH_PROVIDERS_V2",
     "ACTIVITY_TYPE_DELETE_OAUTH_PROVIDERS",
     "ACTIVITY_TYPE_OAUTH_LOGIN",
+    "ACTIVITY_TYPE_OAUTH",
   ],
-  // A parent's backend logs its sub-organizations' users in with their OIDC tokens (docs/logins.md §2.4).
-  parentStampable: [{ type: "ACTIVITY_TYPE_OAUTH_LOGIN" }],
+  // A parent's backend logs its sub-organizations' users in with their OIDC tokens
+  // (docs/logins.md §2.4), by the legacy oauth too (docs/logins.md §9.6).
+  parentStampable: [{ type: "ACTIVITY_TYPE_OAUTH_LOGIN" }, { type: "ACTIVITY_TYPE_OAUTH" }],
   knobs: OAUTH_KNOBS,
   settings: (config, { port, log }) => {
     if (config.oauthAllowLoopback) log.warn({ setting: "SIGIL_OAUTH_ALLOW_LOOPBACK" }, "development setting: OAuth providers and issuers on loopback addresses are allowed (http there)");

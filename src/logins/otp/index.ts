@@ -17,17 +17,20 @@ export const otp = defineLoginMethod({
     "ACTIVITY_TYPE_VERIFY_OTP_V2",
     "ACTIVITY_TYPE_OTP_LOGIN",
     "ACTIVITY_TYPE_OTP_LOGIN_V2",
+    "ACTIVITY_TYPE_EMAIL_AUTH_V3",
+    "ACTIVITY_TYPE_INIT_OTP_AUTH_V3",
+    "ACTIVITY_TYPE_OTP_AUTH",
   ],
   // A parent's backend starts and finishes its sub-organizations' users' OTP logins (SDK
-  // `@turnkey/sdk-server` usage, docs/logins.md §2.4); the legacy email and OTP auth flows
-  // are opened likewise should they be served.
+  // `@turnkey/sdk-server` usage, docs/logins.md §2.4), and the legacy email and OTP auth
+  // flows likewise (docs/logins.md §9.1).
   parentStampable: [
     { type: "ACTIVITY_TYPE_INIT_OTP", everyVersion: true },
     { type: "ACTIVITY_TYPE_VERIFY_OTP", everyVersion: true },
     { type: "ACTIVITY_TYPE_OTP_LOGIN", everyVersion: true },
-    { type: "ACTIVITY_TYPE_EMAIL_AUTH", everyVersion: true, legacy: true },
-    { type: "ACTIVITY_TYPE_INIT_OTP_AUTH", everyVersion: true, legacy: true },
-    { type: "ACTIVITY_TYPE_OTP_AUTH", everyVersion: true, legacy: true },
+    { type: "ACTIVITY_TYPE_EMAIL_AUTH", everyVersion: true },
+    { type: "ACTIVITY_TYPE_INIT_OTP_AUTH", everyVersion: true },
+    { type: "ACTIVITY_TYPE_OTP_AUTH", everyVersion: true },
   ],
   knobs: OTP_KNOBS,
   settings: (config, { log }) => ({

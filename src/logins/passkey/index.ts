@@ -8,9 +8,9 @@ import { defineLoginMethod } from "../define.ts";
 export const passkey = defineLoginMethod({
   name: "passkey",
   doc: "docs/logins.md §6",
-  activities: ["ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", "ACTIVITY_TYPE_DELETE_AUTHENTICATORS", "ACTIVITY_TYPE_RECOVER_USER", "ACTIVITY_TYPE_STAMP_LOGIN"],
-  // Upstream's legacy email recovery starts the flow that ends in recover_user (docs/logins.md §6.5).
-  parentStampable: [{ type: "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY", everyVersion: true, legacy: true }],
+  activities: ["ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", "ACTIVITY_TYPE_DELETE_AUTHENTICATORS", "ACTIVITY_TYPE_RECOVER_USER", "ACTIVITY_TYPE_STAMP_LOGIN", "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2"],
+  // Upstream's legacy email recovery starts the flow that ends in recover_user (docs/logins.md §6.5, §9.4).
+  parentStampable: [{ type: "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY", everyVersion: true }],
   knobs: [
     defineKnob({
       env: "SIGIL_WEBAUTHN_RP_ID",

@@ -1,0 +1,46 @@
+// init_user_email_recovery V2 (docs/logins.md §9.4): the legacy email recovery. The user of
+// the target organization with that verified email receives, by email, a recovery
+// credential sealed to targetPublicKey; stamped with it, the user's recover_user adds a
+// passkey (recover_user.ts, implicitly allowed for the user's own credentials). The
+// credential is an expiring session key of the user, as email_auth's (our choice: email_auth
+// to the same address already yields one, so a narrower key would protect nothing more).
+import { Type, type Static } from "@sinclair/typebox";
+import { sessionSeconds } from "../../auth/sessions.ts";
+import { checkTargetKey, issueCredential } from "../../logins/credential-bundles/issue.ts";
+import { defineActivity, type ExecuteContext } from "../define.ts";
+import { checkCredentialMail, credentialMailFields, prepareCredentialMail, userWithVerifiedEmail } from "../otp/credential-mail.ts";
+
+const Params = Type.Object(credentialMailFields);
+
+async function initRecovery(ctx: ExecuteContext, p: Static<typeof Params>) {
+  const secs = sessionSeconds(p.expirationSeconds, ctx.services.logins.sessionMaxSeconds);
+  const user = await userWithVerifiedEmail(ctx, p.email);
+  const send = await prepareCredentialMail(ctx, p, "recovery");
+  const issued = await issueCredential(ctx, {
+    userId: user.id,
+    organizationId: user.organization_id,
+    targetPublicKey: p.targetPublicKey,
+    label: "Recovery",
+    ...(p.expirationSeconds !== undefined ? { expirationSeconds: p.expirationSeconds } : {}),
+  });
+  await send(issued.credentialBundle, secs);
+  return { userId: user.id };
+}
+
+export const initUserEmailRecoveryV2 = defineActivity({
+  type: "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2",
+  result: "initUserEmailRecoveryResult",
+  resource: "RECOVERY",
+  action: "CREATE",
+  kind: "INIT_USER_EMAIL_RECOVERY",
+  summary: "Email a recovery credential (a session key sealed to targetPublicKey) to the user with this verified email; it then stamps recover_user.",
+  params: Params,
+  returns: Type.Object({ userId: Type.String() }),
+  // docs/request-path.md §5: a recovery flow a parent's backend starts for its sub-organizations' users.
+  parentMayStamp: true,
+  check: (p) => {
+    checkTargetKey(p.targetPublicKey);
+    checkCredentialMail(p);
+  },
+  execute: initRecovery,
+});

@@ -1,0 +1,53 @@
+// email_auth V3 (docs/logins.md §9.3): the legacy email login. The user of the target
+// organization with that verified email receives, by email, a credential bundle sealed to
+// the request's targetPublicKey; the credential is an expiring session key of that user
+// (logins/credential-bundles). The result names the user and the key, never the bundle.
+// A parent's backend starts it for its sub-organizations' users (sdk-server's
+// sendCredential and emailAuth proxy method), as it does the OTP flows.
+import { Type, type Static } from "@sinclair/typebox";
+import { sessionSeconds } from "../../auth/sessions.ts";
+import { checkTargetKey, issueCredential } from "../../logins/credential-bundles/issue.ts";
+import { defineActivity, type ExecuteContext } from "../define.ts";
+import { checkCredentialMail, credentialMailFields, prepareCredentialMail, userWithVerifiedEmail } from "./credential-mail.ts";
+
+const Params = Type.Object({
+  ...credentialMailFields,
+  apiKeyName: Type.Optional(Type.String({ minLength: 1, maxLength: 256, errorMessage: "apiKeyName must be 1 to 256 characters" })),
+  invalidateExisting: Type.Optional(Type.Boolean()),
+});
+type Params = Static<typeof Params>;
+
+async function emailAuth(ctx: ExecuteContext, p: Params) {
+  const secs = sessionSeconds(p.expirationSeconds, ctx.services.logins.sessionMaxSeconds);
+  const user = await userWithVerifiedEmail(ctx, p.email);
+  const send = await prepareCredentialMail(ctx, p, "login");
+  const issued = await issueCredential(ctx, {
+    userId: user.id,
+    organizationId: user.organization_id,
+    targetPublicKey: p.targetPublicKey,
+    label: "Email Auth",
+    ...(p.expirationSeconds !== undefined ? { expirationSeconds: p.expirationSeconds } : {}),
+    ...(p.invalidateExisting !== undefined ? { invalidateExisting: p.invalidateExisting } : {}),
+    ...(p.apiKeyName !== undefined ? { apiKeyName: p.apiKeyName } : {}),
+  });
+  await send(issued.credentialBundle, secs);
+  return { userId: user.id, apiKeyId: issued.apiKeyId };
+}
+
+export const emailAuthV3 = defineActivity({
+  type: "ACTIVITY_TYPE_EMAIL_AUTH_V3",
+  result: "emailAuthResult",
+  resource: "AUTH",
+  action: "CREATE",
+  kind: "EMAIL_AUTH",
+  summary: "Email a credential bundle (a session key sealed to targetPublicKey) to the user with this verified email; returns the user and key ids.",
+  params: Params,
+  returns: Type.Object({ userId: Type.String(), apiKeyId: Type.String() }),
+  // docs/request-path.md §5: an authentication flow a parent's backend starts for its sub-organizations' users.
+  parentMayStamp: true,
+  check: (p) => {
+    checkTargetKey(p.targetPublicKey);
+    checkCredentialMail(p);
+  },
+  execute: emailAuth,
+});
