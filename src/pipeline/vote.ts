@@ -20,6 +20,7 @@ import { activityByType } from "../activities/registry.ts";
 import { activityServices } from "./services.ts";
 import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
 import type { Validated } from "./validate.ts";
+import { executableParams, recordedVote } from "./secret-params.ts";
 
 export interface VoteRequest {
   selection: VoteSelection;
@@ -116,7 +117,8 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
       );
     }
 
-    const vote = voteRow(target.id, req.selection, v, now);
+    // An identical resubmission's body carries the secrets too: recorded sealed (docs/activities.md §10).
+    const vote = recordedVote(deps, def, voteRow(target.id, req.selection, v, now));
     const approvals = liveApprovals(req.selection === "VOTE_SELECTION_APPROVED" ? [...votes, vote] : votes, now);
     const others = await approverRows(tx, approvals, me);
     const othersFacts = new Map((await userFacts(tx, [...others.values()], gov.set.readsTags)).map((u) => [u.id, u]));
@@ -138,7 +140,8 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
       activity: target,
       previous: target,
       def,
-      params,
+      // Executed with the secrets opened (docs/activities.md §10.2); a rejection executes nothing.
+      params: req.selection === "VOTE_SELECTION_APPROVED" ? executableParams(deps, def, params, target.id) : params,
       initiator,
       vote,
       evaluated,
@@ -172,7 +175,7 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
  */
 async function prepareTarget(v: Pick<Validated, "ctx" | "principal">, fingerprint: string): Promise<unknown> {
   const { deps } = v.ctx;
-  const target = await deps.db.selectFrom("activities").select(["type", "intent", "organization_id", "status", "submitted_by"]).where("fingerprint", "=", fingerprint).executeTakeFirst();
+  const target = await deps.db.selectFrom("activities").select(["id", "type", "intent", "organization_id", "status", "submitted_by"]).where("fingerprint", "=", fingerprint).executeTakeFirst();
   if (!target || target.status !== STATUS.CONSENSUS_NEEDED || target.organization_id !== v.principal.organization.id) return undefined;
   const def = activityByType(target.type);
   if (!def?.prepare) return undefined;
@@ -186,7 +189,7 @@ async function prepareTarget(v: Pick<Validated, "ctx" | "principal">, fingerprin
       chains: deps.state.chains,
       services: activityServices(deps, deps.db, now),
     },
-    JSON.parse(target.intent),
+    executableParams(deps, def, JSON.parse(target.intent), target.id),
     "approval",
   );
 }
