@@ -1,7 +1,7 @@
 import { after, it } from "node:test";
 import assert from "node:assert/strict";
 import { verifyOtpVerificationToken } from "@turnkey/crypto";
-import { completed, exhausted, invalidRequest, notFound, perEngine, precondition, twoOfTwo, type Harness, type Json, type Res } from "../helpers/inproc.ts";
+import { completed, exhausted, invalidRequest, notFound, newEndpoint, perEngine, precondition, twoOfTwo, type Harness, type Json, type Res } from "../helpers/inproc.ts";
 import { codeFrom, encryptedCode, publishedKey, sinkPerHarness, startOtp } from "../helpers/smtp-sink.ts";
 import { SECRET_PLACEHOLDER } from "../../src/activities/secret-params.ts";
 import { initOtpV3 } from "../../src/activities/otp/init_otp.ts";
@@ -165,6 +165,18 @@ perEngine(
       const listed = (await h().query("list_activities", {})).json.activities as Json[];
       assert.equal(listed.find((a) => a.id === id)?.intent.verifyOtpIntent.otpCode, SECRET_PLACEHOLDER);
       assert.ok(!JSON.stringify(listed).includes(otp.code));
+    });
+
+    it("V1: the webhook event's payload shows the placeholder", async () => {
+      const org = await h().newOrg("Hooked");
+      await newEndpoint(h(), org);
+      const otp = await startOtp(h(), s.sink(), fresh(), {}, { as: org });
+      const res = await h().submit(OP, V1, { otpId: otp.otpId, otpCode: otp.code, publicKey: generateP256().publicCompressed }, { as: org });
+      completed(res, verifyOtpV2);
+      const events = await h().service.store.db.selectFrom("webhook_events").select(["payload"]).where("activity_id", "=", res.json.activity.id).execute();
+      assert.equal(events.length, 1);
+      assert.ok(!events[0]!.payload.includes(otp.code), events[0]!.payload);
+      assert.equal(JSON.parse(events[0]!.payload).intent.verifyOtpIntent.otpCode, SECRET_PLACEHOLDER);
     });
 
     it("V1 awaiting consensus: executed on approval with the unsealed code; a sealed code copied into another activity does not open", async () => {
