@@ -6,6 +6,12 @@ import { secp256k1 } from "@noble/curves/secp256k1.js";
 
 export type SigningCurve = "CURVE_SECP256K1" | "CURVE_ED25519";
 
+/** A signing key as checks before authorization see it: its curve and public key (stored form, hex). */
+export interface SignerKey {
+  curve: SigningCurve;
+  publicKey: string;
+}
+
 export interface RawSignature {
   r: string;
   s: string;

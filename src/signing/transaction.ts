@@ -76,7 +76,7 @@ export function signParsed(parsed: ParsedTransaction, privateKey: Uint8Array, pu
 }
 
 /** Refuses a key of the wrong curve for the chain (at submission, and again at execution). */
-export function checkCurve(parsed: ParsedTransaction, curve: SigningCurve): void {
+function checkCurve(parsed: ParsedTransaction, curve: SigningCurve): void {
   const want = curveFor(parsed);
   if (curve !== want) throw bad("parameters.signWith", `a ${parsed.chain} transaction is signed with a ${want} key; this key is ${curve}`);
 }
