@@ -33,7 +33,7 @@ export const signTransactionV2 = defineActivity({
   resource: "PRIVATE_KEY",
   action: "SIGN",
   kind: "SIGN_TRANSACTION",
-  summary: "Sign an unsigned Ethereum or Solana transaction; policies see it parsed as eth.tx / solana.tx (docs/signing-policies.md §2).",
+  summary: "Sign an unsigned Ethereum or Solana transaction or a Bitcoin PSBT; policies see it parsed as eth.tx / solana.tx / bitcoin.tx (docs/signing-policies.md §2).",
   params: Params,
   // SDK type v1SignTransactionResult.
   returns: Type.Object({ signedTransaction: Type.String() }),
