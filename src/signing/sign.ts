@@ -20,6 +20,11 @@ export interface RawSignature {
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 
+// A secp256k1 signature is one multiplication of the base point, the cost of signing
+// (docs/signing.md §5): 8-bit windows instead of the library's 6 make it ~20% cheaper for
+// ~4 MiB of tables, built on the first use (~0.2 s) rather than at start.
+secp256k1.Point.BASE.precompute(8, true);
+
 /** Signs `input` (secp256k1: the 32-byte digest; ed25519: the message) with a raw private key. */
 export function signWithKey(curve: SigningCurve, privateKey: Uint8Array, input: Uint8Array): RawSignature {
   if (curve === "CURVE_ED25519") {
