@@ -8,7 +8,7 @@
 // transaction has found the account (a deleted account never signs from the cache).
 import type { MasterKey } from "../crypto/envelope.ts";
 
-/** Sealed derived keys kept per master key. [our choice: ~1 KiB each, ~1 MiB in all] */
+/** Sealed derived keys kept per master key. [our choice: a few hundred bytes each, under 1 MiB in all] */
 export const DERIVED_KEY_CACHE_ENTRIES = 1024;
 
 const aad = (id: string) => `derived-key-cache:${id}`;
