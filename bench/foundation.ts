@@ -11,6 +11,8 @@
 //   --warmup S / BENCH_WARMUP             unmeasured warm-up seconds before each run (default 2)
 //   --skip-sqlite                         only the PostgreSQL runs (with --postgres)
 //   --tag-members / BENCH_TAG_MEMBERS=1   create_user_tag also tags the submitting user (see below)
+//   --no-sign                             skip the stamped sign_raw_payload scenario (run after
+//                                         create_user_tag, reported as a share of its rate)
 //   --policies N / BENCH_POLICIES         then compare activities in an organization holding N
 //                                         policies with one holding none, same server, rounds
 //                                         alternating between the two (default 100; 0 skips)
@@ -78,6 +80,11 @@ const BEFORE_DIR = option("--before", "BENCH_BEFORE");
 // created so far) and the run would measure that growth rather than the pipeline.
 const TAG_MEMBERS = process.argv.includes("--tag-members") || process.env.BENCH_TAG_MEMBERS === "1";
 
+// The stamped sign_raw_payload scenario after create_user_tag (--no-sign skips it).
+const SIGN = !process.argv.includes("--no-sign");
+/** sign_raw_payload must run at this share of create_user_tag's rate or better. */
+const SIGN_GOAL_PCT = 80;
+
 const POLICIES = num("--policies", "BENCH_POLICIES", 100, 0, 100);
 const ROUNDS = num("--rounds", "BENCH_ROUNDS", 3, 1, 10);
 const PG_ROUNDS = num("--pg-rounds", "BENCH_PG_ROUNDS", 1, 1, 10);
@@ -103,7 +110,7 @@ function plannedBudgetS(): number {
   let runs = 4; // the two baselines, first and last
   let setups = 0;
   for (const e of engines) {
-    runs += 3 * trees + (POLICIES > 0 ? 2 * roundsOf(e) : 0);
+    runs += (SIGN ? 4 : 3) * trees + (POLICIES > 0 ? 2 * roundsOf(e) : 0);
     setups += trees + (POLICIES > 0 ? 1 : 0) + (PROFILE_DIR ? 2 * trees : 0);
   }
   return Math.ceil(1.3 * runs * run + 25 * setups + 30);
@@ -292,10 +299,78 @@ async function settledActivityCount(inst: SigilInstance): Promise<number> {
   return last;
 }
 
-function stampMany(stamper: FastStamper, creds: InitResult, count: number): { pool: BodyPool; ms: number } {
+/**
+ * The activity a run loads: create_user_tag (the reference), or sign_raw_payload with a
+ * secp256k1 wallet account of the organization (docs/benchmarks.md §1.1).
+ */
+interface ActivityKind {
+  op: string;
+  /** A distinct body per call. */
+  body(creds: InitResult): string;
+  /** Checks the answer of one request (throws with what is wrong). */
+  check(json: unknown): void;
+  describe: string;
+}
+
+const USER_TAG: ActivityKind = {
+  op: "create_user_tag",
+  body: activityBody,
+  check: (json) => {
+    const act = (json as { activity?: { status?: string } }).activity;
+    if (act?.status !== "ACTIVITY_STATUS_COMPLETED") throw new Error(`create_user_tag did not complete: ${JSON.stringify(json).slice(0, 500)}`);
+  },
+  describe: `userIds ${TAG_MEMBERS ? "[submitter]" : "[]"}, a distinct body per request (unique userTagName, fresh timestampMs)`,
+};
+
+let payloadCounter = 0;
+/** sign_raw_payload by `signWith` (an Ethereum wallet account): a distinct 32-byte payload per request, keccak256-hashed. */
+function signKind(signWith: string): ActivityKind {
+  return {
+    op: "sign_raw_payload",
+    body: (creds) =>
+      JSON.stringify({
+        type: "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2",
+        timestampMs: String(Date.now()),
+        organizationId: creds.organizationId,
+        parameters: {
+          signWith,
+          payload: `0x${RUN_TAG}${(++payloadCounter).toString(16).padStart(56, "0")}`,
+          encoding: "PAYLOAD_ENCODING_HEXADECIMAL",
+          hashFunction: "HASH_FUNCTION_KECCAK256",
+        },
+      }),
+    check: (json) => {
+      const act = (json as { activity?: { status?: string; result?: { signRawPayloadResult?: { r?: string; s?: string; v?: string } } } }).activity;
+      const sig = act?.result?.signRawPayloadResult;
+      if (act?.status !== "ACTIVITY_STATUS_COMPLETED" || !sig || sig.r?.length !== 64 || sig.s?.length !== 64 || !/^0[01]$/.test(sig.v ?? "")) {
+        throw new Error(`sign_raw_payload did not sign: ${JSON.stringify(json).slice(0, 500)}`);
+      }
+    },
+    describe: `signWith ${signWith} (secp256k1 wallet account m/44'/60'/0'/0/0), PAYLOAD_ENCODING_HEXADECIMAL, HASH_FUNCTION_KECCAK256, a distinct 32-byte payload per request`,
+  };
+}
+
+/** A wallet with one Ethereum account in the organization: its address. */
+async function benchWallet(server: Running, creds: InitResult): Promise<string> {
+  const body = JSON.stringify({
+    type: "ACTIVITY_TYPE_CREATE_WALLET",
+    timestampMs: String(Date.now()),
+    organizationId: creds.organizationId,
+    parameters: {
+      walletName: `bench-wallet-${RUN_TAG}-${randomUUID()}`,
+      accounts: [{ curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" }],
+    },
+  });
+  const r = await post(`${server.url}/public/v1/submit/create_wallet`, await sdkStamp(body, creds.apiPublicKey, creds.apiPrivateKey));
+  const address = (r.json as { activity?: { result?: { createWalletResult?: { addresses?: string[] } } } }).activity?.result?.createWalletResult?.addresses?.[0];
+  if (r.status !== 200 || !address) throw new Error(`create_wallet failed (${r.status}): ${JSON.stringify(r.json).slice(0, 500)}`);
+  return address;
+}
+
+function stampMany(stamper: FastStamper, creds: InitResult, count: number, kind: ActivityKind = USER_TAG): { pool: BodyPool; ms: number } {
   const t = performance.now();
   const items: Stamped[] = new Array(count);
-  for (let i = 0; i < count; i++) items[i] = stamper.stamp(activityBody(creds));
+  for (let i = 0; i < count; i++) items[i] = stamper.stamp(kind.body(creds));
   return { pool: new BodyPool(items), ms: performance.now() - t };
 }
 
@@ -463,41 +538,38 @@ async function runSessionQuery(inst: SigilInstance, creds: InitResult, server: R
   return f;
 }
 
-async function runActivity(inst: SigilInstance, creds: InitResult, server: Running, ceilingRps: number, label = ""): Promise<Figures> {
-  const url = `${server.url}/public/v1/submit/create_user_tag`;
+async function runActivity(inst: SigilInstance, creds: InitResult, server: Running, ceilingRps: number, label = "", kind: ActivityKind = USER_TAG): Promise<Figures> {
+  const path = `/public/v1/submit/${kind.op}`;
+  const url = `${server.url}${path}`;
   // One body stamped by the SDK's stamper proves the wire format; the bulk uses FastStamper.
-  const sdk = await sdkStamp(activityBody(creds), creds.apiPublicKey, creds.apiPrivateKey);
+  const sdk = await sdkStamp(kind.body(creds), creds.apiPublicKey, creds.apiPrivateKey);
   const check = await post(url, sdk);
-  const act = (check.json as { activity?: { status?: string } }).activity;
-  if (check.status !== 200 || act?.status !== "ACTIVITY_STATUS_COMPLETED") {
-    throw new Error(`create_user_tag check failed (${check.status}): ${JSON.stringify(check.json)}`);
-  }
+  if (check.status !== 200) throw new Error(`${kind.op} check failed (${check.status}): ${JSON.stringify(check.json)}`);
+  kind.check(check.json);
   const stamper = new FastStamper(creds.apiPublicKey, creds.apiPrivateKey);
-  const fastCheck = await post(url, stamper.stamp(activityBody(creds)));
-  if (fastCheck.status !== 200) throw new Error(`fast-stamped create_user_tag failed (${fastCheck.status}): ${JSON.stringify(fastCheck.json)}`);
+  const fastCheck = await post(url, stamper.stamp(kind.body(creds)));
+  if (fastCheck.status !== 200) throw new Error(`fast-stamped ${kind.op} failed (${fastCheck.status}): ${JSON.stringify(fastCheck.json)}`);
+  kind.check(fastCheck.json);
 
-  log(
-    `  stamped activity: POST /public/v1/submit/create_user_tag, userIds ${TAG_MEMBERS ? "[submitter]" : "[]"}, a distinct body per request ` +
-      `(unique userTagName, fresh timestampMs; body ${sdk.body.length} B), checked: SDK-stamped and fast-stamped bodies both answer 200`,
-  );
+  log(`  stamped activity: POST ${path}, ${kind.describe} (body ${sdk.body.length} B), checked: SDK-stamped and fast-stamped bodies both answer 200`);
   let warmRps = 0;
   if (WARMUP_S > 0) {
     // The baseline's rate bounds what any Sigil scenario can do.
-    const { pool, ms } = stampMany(stamper, creds, Math.ceil(Math.min(ceilingRps, 8000) * WARMUP_S * 1.2) + CONNECTIONS);
+    const { pool, ms } = stampMany(stamper, creds, Math.ceil(Math.min(ceilingRps, 8000) * WARMUP_S * 1.2) + CONNECTIONS, kind);
     log(`  ${fmtInt(pool.items.length)} distinct bodies pre-stamped for the warm-up in ${fmtInt(ms)} ms`);
-    const w = await load({ url: server.url, path: "/public/v1/submit/create_user_tag", pool, seconds: WARMUP_S });
+    const w = await load({ url: server.url, path, pool, seconds: WARMUP_S });
     warmRps = w.requests.total / Math.max(w.duration, 0.1);
     if (w.non2xx > 0 || w.errors > 0) log(`  warm-up: ${w.non2xx} non-2xx, ${w.errors} errors`);
   }
   // Enough fresh bodies for the measured run, generated (and timestamped) right before it.
   const expected = Math.max(warmRps, 500) * DURATION_S;
   const count = Math.min(Math.ceil(expected * 1.6) + 2000, Math.ceil(ceilingRps * DURATION_S * 1.1) + 2000, 400_000);
-  const { pool, ms } = stampMany(stamper, creds, count);
+  const { pool, ms } = stampMany(stamper, creds, count, kind);
   log(`  ${fmtInt(count)} distinct bodies pre-stamped for the measured run in ${fmtInt(ms)} ms (warm-up ran ${fmtInt(warmRps)} req/s)`);
   const before = await settledActivityCount(inst);
-  const { r, cpu } = await withCpu(server, () => load({ url: server.url, path: "/public/v1/submit/create_user_tag", pool, seconds: DURATION_S }));
+  const { r, cpu } = await withCpu(server, () => load({ url: server.url, path, pool, seconds: DURATION_S }));
   const recorded = (await settledActivityCount(inst)) - before;
-  const f = figures(`stamped activity (create_user_tag)${label}`, inst.engine, r, label ? undefined : GOALS[inst.engine].activity, cpu);
+  const f = figures(`stamped activity (${kind.op})${label}`, inst.engine, r, label || kind !== USER_TAG ? undefined : GOALS[inst.engine].activity, cpu);
   if (pool.dry) f.problems.push(`ran out of pre-stamped bodies after ${fmtInt(pool.used)}: run stopped early`);
   // Each 2xx must be a new activity (no idempotent replays). autocannon stops with up to one
   // request per connection in flight: the server records those, nobody counts their answer.
@@ -513,6 +585,20 @@ async function measuredOn(server: Running, scenario: () => Promise<Figures>): Pr
   server.rss.windowPeakMb();
   const f = await scenario();
   f.rssMb = server.rss.windowPeakMb();
+  return f;
+}
+
+/**
+ * Stamped sign_raw_payload next to create_user_tag on the same server: the signing goal is a
+ * share of the create_user_tag rate of the same run (docs/benchmarks.md §1.1).
+ */
+async function runSign(side: Side, ceilingRps: number, userTag: Figures): Promise<Figures> {
+  const signWith = await benchWallet(side.server, side.creds);
+  const f = await runActivity(side.inst, side.creds, side.server, ceilingRps, "", signKind(signWith));
+  const share = (100 * f.rps) / userTag.rps;
+  const cpu = f.cpuMsPerReq !== undefined && userTag.cpuMsPerReq !== undefined ? `; server CPU/request ${fmtCpu(f.cpuMsPerReq)} vs ${fmtCpu(userTag.cpuMsPerReq)} ms` : "";
+  f.note = `${share.toFixed(1)}% of the create_user_tag rate of this run (${fmtInt(f.rps)} vs ${fmtInt(userTag.rps)} req/s${cpu}; goal ≥ ${SIGN_GOAL_PCT}%): ${share >= SIGN_GOAL_PCT ? "met" : "MISSED"}`;
+  log(`  → sign_raw_payload: ${f.note}`);
   return f;
 }
 
@@ -614,7 +700,13 @@ async function runEngine(engine: Engine, ceilingRps: number): Promise<Figures[]>
         side.server = await startSigil(side.inst, profileArgs(engine, "activity", side.tree));
       }
     }
-    out.push(await both((s) => runActivity(s.inst, s.creds, s.server, ceilingRps)));
+    const tags = new Map<Side, Figures>();
+    out.push(await both(async (s) => {
+      const f = await runActivity(s.inst, s.creds, s.server, ceilingRps);
+      tags.set(s, f);
+      return f;
+    }));
+    if (SIGN) out.push(await both((s) => runSign(s, ceilingRps, tags.get(s)!)));
     if (POLICIES > 0) out.push(...(await comparePolicies(now.inst, now.creds, now.server, ceilingRps, roundsOf(engine))));
     for (const side of sides) log(`  peak RSS of the ${side.tree} server (${engine}, pid ${side.server.proc.pid}) over the whole run: ${fmtMb(side.server.rss.peakMb())} MiB`);
     return out;

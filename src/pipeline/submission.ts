@@ -20,7 +20,7 @@ import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts"
 import type { Validated } from "./validate.ts";
 import { castVote, voteRow } from "./vote.ts";
 import { STRICT_WEBHOOK_URLS } from "../webhooks/url-policy.ts";
-import { requireSigner } from "../signing/resolve.ts";
+import { requireSigner, signerKey, type Signer } from "../signing/resolve.ts";
 
 export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer> {
   const { ctx, principal, snapshot, def, params } = v;
@@ -42,16 +42,18 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   }
   // A signing activity names a key of the organization: an unknown one (404) or a request its
   // curve cannot sign (400) is refused here, before it could wait for approvals (docs/signing.md §1).
+  // The key found here also binds the policy facts (docs/signing.md §5).
+  let signer: Signer | undefined;
   if (def.policySigner) {
-    const signer = await requireSigner(deps.db, principal.organization.id, def.policySigner(params));
-    def.checkSigner?.(params, signer.curve);
+    signer = await requireSigner(deps.db, principal.organization.id, def.policySigner(params));
+    def.checkSigner?.(params, signerKey(signer));
   }
   // 6. authorize: the submitter's stamp is the first approval.
   const gov = await governance(deps.state.governance, deps.db, principal.actor.organizationId, snapshot.policyVersion);
   const evaluated = authorize({
     def,
     params,
-    facts: await activityFacts(deps.db, def, params, principal.organization.id),
+    facts: await activityFacts(deps.db, def, params, principal.organization.id, signer),
     gov,
     approvers: [userFact(principal.user, snapshot.tagIds)],
     credentials: [stampCredential(principal)],

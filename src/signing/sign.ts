@@ -6,6 +6,12 @@ import { secp256k1 } from "@noble/curves/secp256k1.js";
 
 export type SigningCurve = "CURVE_SECP256K1" | "CURVE_ED25519";
 
+/** A signing key as checks before authorization see it: its curve and public key (stored form, hex). */
+export interface SignerKey {
+  curve: SigningCurve;
+  publicKey: string;
+}
+
 export interface RawSignature {
   r: string;
   s: string;
@@ -13,6 +19,11 @@ export interface RawSignature {
 }
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
+
+// A secp256k1 signature is one multiplication of the base point, the cost of signing
+// (docs/signing.md §5): 8-bit windows instead of the library's 6 make it ~20% cheaper for
+// ~4 MiB of tables, built on the first use (~0.2 s) rather than at start.
+secp256k1.Point.BASE.precompute(8, true);
 
 /** Signs `input` (secp256k1: the 32-byte digest; ed25519: the message) with a raw private key. */
 export function signWithKey(curve: SigningCurve, privateKey: Uint8Array, input: Uint8Array): RawSignature {
