@@ -30,6 +30,7 @@ import { getAppStatus } from "./app_status.ts";
 import { getAuthProxyConfig } from "./get_auth_proxy_config.ts";
 // imports: private keys
 import { getPrivateKey, listPrivateKeys, listPrivateKeyTags } from "./private_keys.ts";
+import { getOrganization, getOrganizationConfigs } from "./organizations.ts";
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
@@ -76,6 +77,7 @@ export const QUERIES: readonly CompiledQuery[] = [
   getPrivateKey,
   listPrivateKeys,
   listPrivateKeyTags,
+  getOrganization, getOrganizationConfigs,
 ];
 
 const byOp = new Map<string, CompiledQuery>();
