@@ -109,24 +109,19 @@ export async function featureOnAlongChain(db: Executor, chain: readonly string[]
 }
 
 /**
- * The value of a valued feature for a flow in the organization whose chain is given: the
- * nearest organization that set it (itself, then its parent, …) — upstream: a parent's
- * WEBAUTHN_ORIGINS applies to its sub-organizations. Undefined: set nowhere.
+ * The values a valued feature was set to along a chain (the organization first, then its
+ * ancestors), one per organization that set it; empty: set nowhere.
  */
-export async function nearestFeatureValue(db: Executor, chain: readonly string[], name: FeatureName): Promise<string | undefined> {
-  if (chain.length === 0) return undefined;
+export async function featureValuesAlongChain(db: Executor, chain: readonly string[], name: FeatureName): Promise<string[]> {
+  if (chain.length === 0) return [];
   const rows = await db
     .selectFrom("organization_features")
-    .select(["organization_id", "value"])
+    .select("value")
     .where("organization_id", "in", [...chain])
     .where("name", "=", name)
     .where("enabled", "=", 1)
     .execute();
-  for (const id of chain) {
-    const row = rows.find((r) => r.organization_id === id);
-    if (row) return row.value;
-  }
-  return undefined;
+  return rows.map((r) => r.value);
 }
 
 /** Records the organization's choice for a feature (set: on with its value; removed: off). */

@@ -23,6 +23,7 @@ import { nextFreeAt, takeSlot } from "../../store/slots.ts";
 import { newId } from "../../store/util.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { messageContent } from "./otp-content.ts";
+import { OTP_FEATURE, requireFeature } from "../organizations/feature-gate.ts";
 import { checkInitOtp, InitOtpParamsV1, InitOtpParamsV2, normalizeContact, otpSeconds, type InitOtpParams } from "./otp-fields.ts";
 
 export const MAX_LIVE_CODES_PER_CONTACT = 3;
@@ -44,6 +45,8 @@ async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ otpId: 
       ? new ApiError(Grpc.FAILED_PRECONDITION, "EMAIL_SENDING_DISABLED", "email OTP is disabled: this server has no mail transport configured (set SMTP_URL)")
       : new ApiError(Grpc.FAILED_PRECONDITION, "REQUEST_INVALID", "SMS OTP is disabled: this server has no SMS transport configured (set SIGIL_SMS_URL)");
   }
+  // Before anything is counted or sent (docs/organizations.md §8.2).
+  await requireFeature(ctx, OTP_FEATURE[p.otpType], email ? "email OTP authentication" : "SMS OTP authentication");
   const secs = otpSeconds(p.expirationSeconds);
   const expiresAt = now + secs * 1000;
   const contactNormalized = normalizeContact(p.otpType, p.contact);
