@@ -39,14 +39,15 @@ async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ otpId: 
   const { tx, now, services } = ctx;
   const org = ctx.organization.id;
   const email = p.otpType === "OTP_TYPE_EMAIL";
+  // Before anything is counted or sent, and before the transport: the organization's choice
+  // is the more specific answer (docs/organizations.md §8.2).
+  await requireFeature(ctx, OTP_FEATURE[p.otpType], email ? "email OTP authentication" : "SMS OTP authentication");
   const transport = email ? services.logins.email : services.logins.sms;
   if (!transport) {
     throw email
       ? new ApiError(Grpc.FAILED_PRECONDITION, "EMAIL_SENDING_DISABLED", "email OTP is disabled: this server has no mail transport configured (set SMTP_URL)")
       : new ApiError(Grpc.FAILED_PRECONDITION, "REQUEST_INVALID", "SMS OTP is disabled: this server has no SMS transport configured (set SIGIL_SMS_URL)");
   }
-  // Before anything is counted or sent (docs/organizations.md §8.2).
-  await requireFeature(ctx, OTP_FEATURE[p.otpType], email ? "email OTP authentication" : "SMS OTP authentication");
   const secs = otpSeconds(p.expirationSeconds);
   const expiresAt = now + secs * 1000;
   const contactNormalized = normalizeContact(p.otpType, p.contact);
