@@ -2,7 +2,7 @@
 // started by one of its own root users and decided by its root quorum alone (`rootOnly`); a
 // parent's credential is refused before anything is recorded (pipeline/parent-writes.ts).
 // Everything the organization owns goes in this activity's transaction; its activities stay,
-// and from the commit on the organization id is answered as an unknown one (§7.3).
+// and from the commit on the organization id is answered as an unknown one (docs/organizations.md §7.3).
 import { Type } from "@sinclair/typebox";
 import { invalid, notFound, precondition } from "../../errors.ts";
 import {

@@ -1,5 +1,5 @@
 // set_organization_feature / remove_organization_feature (docs/organizations.md §8): the
-// organization's own feature switches, decided by its root quorum alone (POLICY-LANGUAGE §4.9:
+// organization's own feature switches, decided by its root quorum alone (docs/policy-language.md §4.9:
 // `rootOnly`, checked before any policy). A parent cannot set them in a sub-organization
 // (pipeline/parent-writes.ts). Both answer with the organization's features that are on.
 import { Type } from "@sinclair/typebox";

@@ -1,5 +1,5 @@
 // update_organization_name (docs/organizations.md §7.5): the organization renames itself;
-// root quorum only (POLICY-LANGUAGE §4.9). Names need not be unique (as at creation).
+// root quorum only (docs/policy-language.md §4.9). Names need not be unique (as at creation).
 import { Type } from "@sinclair/typebox";
 import { Name } from "../../schemas/common.ts";
 import { defineActivity } from "../define.ts";
