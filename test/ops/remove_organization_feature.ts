@@ -1,7 +1,9 @@
 import { after, it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, forbidden, invalidRequest, onSqlite, perEngine, precondition, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
-import { encryptedCode, sinkPerHarness, startOtp } from "../helpers/smtp-sink.ts";
+import { encryptedCode, sinkPerHarness, startOtp, verifiedToken } from "../helpers/smtp-sink.ts";
+import { clientSignature } from "../helpers/tokens.ts";
+import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { subOrganization } from "../helpers/sub-organizations.ts";
 import { removeOrganizationFeature } from "../../src/activities/organizations/set_organization_feature.ts";
 
@@ -97,6 +99,28 @@ perEngine(
       completed(await h().submit(OP, TYPE, { name: "FEATURE_NAME_OTP_EMAIL_AUTH" }, { as: org }), removeOrganizationFeature);
       const { encryptedOtpBundle } = await encryptedCode(h(), otp.code, otp.bundle);
       precondition(await h().submit("verify_otp", "ACTIVITY_TYPE_VERIFY_OTP_V2", { otpId: otp.otpId, encryptedOtpBundle }, { as: org }), /FEATURE_NAME_OTP_EMAIL_AUTH/);
+    });
+
+    it("a verification token issued before the removal logs in no more (400), no session made", async () => {
+      const email = fresh();
+      const sub = await subOrganization(h(), { rootUsers: [{ userName: "u", userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [] }] });
+      const { token, key } = await verifiedToken(h(), s.sink(), email);
+      completed(await h().submit(OP, TYPE, { name: "FEATURE_NAME_OTP_EMAIL_AUTH" }), removeOrganizationFeature);
+      try {
+        const session = generateP256KeyPair();
+        const id = JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString("utf8")).id as string;
+        const login = {
+          verificationToken: token,
+          publicKey: session.publicKey,
+          clientSignature: clientSignature(key, { login: { publicKey: session.publicKey }, tokenId: id, type: "USAGE_TYPE_LOGIN" }),
+        };
+        precondition(await h().submit("otp_login", "ACTIVITY_TYPE_OTP_LOGIN_V2", login, { organizationId: sub.organizationId }), /FEATURE_NAME_OTP_EMAIL_AUTH/);
+        const sessions = await h().service.store.db.selectFrom("api_keys").select("id").where("organization_id", "=", sub.organizationId).execute();
+        assert.deepEqual(sessions, []);
+      } finally {
+        // The harness's root organization serves the other tests.
+        completed(await h().submit("set_organization_feature", "ACTIVITY_TYPE_SET_ORGANIZATION_FEATURE", { name: "FEATURE_NAME_OTP_EMAIL_AUTH", value: "" }), "setOrganizationFeatureResult");
+      }
     });
 
     it("SMS removed: init_otp by SMS is refused (400) before any transport is asked", async () => {
