@@ -122,3 +122,29 @@ perEngine("delete_sub_organization under concurrency", (h) => {
     assert.deepEqual(await leftovers(h(), sub.organizationId), {});
   });
 });
+
+perEngine(
+  "delete_sub_organization row lock",
+  (h) => {
+    it("an activity reaching its transaction while the deletion holds the organization row waits for it, then is refused (404, nothing recorded)", async () => {
+      const sub = await subOrganization(h());
+      const db = h().service.store.db;
+      let late: Promise<{ status: number; json: Record<string, unknown> }> | undefined;
+      // This transaction stands in for the deletion: it holds the row as delete_sub_organization does.
+      await db.transaction().execute(async (tx) => {
+        await tx.selectFrom("organizations").select("id").where("id", "=", sub.organizationId).forUpdate().execute();
+        late = h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "late", userIds: [] }, { as: sub });
+        // Until the activity's transaction waits on the row lock (polled, not slept).
+        for (;;) {
+          const waiting = await sql<{ n: number }>`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(db);
+          if (Number(waiting.rows[0]!.n) > 0) break;
+          await new Promise((r) => setImmediate(r));
+        }
+        await tx.updateTable("organizations").set({ deleted_at: Date.now() }).where("id", "=", sub.organizationId).execute();
+      });
+      failsWith(await late!, 404, 5, "ORGANIZATION_NOT_FOUND", /not found/);
+      assert.equal((await db.selectFrom("user_tags").select("id").where("organization_id", "=", sub.organizationId).execute()).length, 0);
+    });
+  },
+  ["postgres"],
+);
