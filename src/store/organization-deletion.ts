@@ -9,9 +9,9 @@ import { bumpWebhookVersion } from "./webhooks.ts";
 import { bumpPolicyVersion } from "./policies.ts";
 
 /**
- * Every table with an organization_id column is in exactly one of these two lists (a unit test
- * reads the schema of a migrated database and checks it, so a table added later cannot be
- * forgotten here).
+ * Every table with an organization_id column is in exactly one of these two lists
+ * (test/ops/delete_sub_organization.ts reads the schema of a migrated database and checks it, so
+ * a table added later cannot be forgotten here).
  */
 export const DELETED_WITH_ORGANIZATION = [
   "organization_features",
@@ -52,7 +52,7 @@ export const KEPT_WITH_ORGANIZATION = ["activities", "policy_evaluations", "webh
 /**
  * Locks the organization row against every transaction that references it (FOR UPDATE
  * conflicts with the FOR KEY SHARE a row insert with a foreign key to it takes, and with the
- * liveness check of every activity: requireLiveOrganization), then reads it. Undefined: no
+ * liveness check of every activity: organizationIsLiveLocked in store/organizations.ts), then reads it. Undefined: no
  * such organization, or already deleted.
  */
 export async function lockOrganizationForDeletion(tx: Executor, organizationId: string) {
@@ -63,10 +63,9 @@ export async function lockOrganizationForDeletion(tx: Executor, organizationId: 
 
 /** Counts of the organization's wallets and private keys that were never exported. */
 export async function unexportedKeys(tx: Executor, organizationId: string): Promise<{ wallets: number; privateKeys: number }> {
-  const [w, k] = await Promise.all([
-    tx.selectFrom("wallets").select((eb) => eb.fn.countAll<number>().as("n")).where("organization_id", "=", organizationId).where("exported", "!=", 1).executeTakeFirstOrThrow(),
-    tx.selectFrom("private_keys").select((eb) => eb.fn.countAll<number>().as("n")).where("organization_id", "=", organizationId).where("exported", "!=", 1).executeTakeFirstOrThrow(),
-  ]);
+  // One after the other: a transaction is one connection.
+  const w = await tx.selectFrom("wallets").select((eb) => eb.fn.countAll<number>().as("n")).where("organization_id", "=", organizationId).where("exported", "!=", 1).executeTakeFirstOrThrow();
+  const k = await tx.selectFrom("private_keys").select((eb) => eb.fn.countAll<number>().as("n")).where("organization_id", "=", organizationId).where("exported", "!=", 1).executeTakeFirstOrThrow();
   return { wallets: Number(w.n), privateKeys: Number(k.n) };
 }
 

@@ -61,10 +61,9 @@ export async function featuresOfMany(db: Executor, organizationIds: readonly str
   const out = new Map<string, Feature[]>();
   if (organizationIds.length === 0) return out;
   const ids = [...organizationIds];
-  const [orgs, rows] = await Promise.all([
-    db.selectFrom("organizations").select(["id", "settings"]).where("id", "in", ids).execute(),
-    db.selectFrom("organization_features").select(["organization_id", "name", "enabled", "value"]).where("organization_id", "in", ids).execute(),
-  ]);
+  // One after the other: `db` may be an activity's transaction (one connection).
+  const orgs = await db.selectFrom("organizations").select(["id", "settings"]).where("id", "in", ids).execute();
+  const rows = await db.selectFrom("organization_features").select(["organization_id", "name", "enabled", "value"]).where("organization_id", "in", ids).execute();
   for (const org of orgs) {
     const explicit = new Map<string, { enabled: boolean; value: string }>();
     for (const r of rows) if (r.organization_id === org.id) explicit.set(r.name, { enabled: Number(r.enabled) === 1, value: r.value });
