@@ -87,6 +87,7 @@ import { createPrivateKeyTag } from "./private-keys/create_private_key_tag.ts";
 import { updatePrivateKeyTag } from "./private-keys/update_private_key_tag.ts";
 import { deletePrivateKeyTags } from "./private-keys/delete_private_key_tags.ts";
 import { deleteWalletAccounts } from "./wallets/delete_wallet_accounts.ts";
+import { ORGANIZATION_LIFECYCLE_ACTIVITIES } from "./organizations/index.ts";
 
 export const ACTIVITIES: readonly CompiledActivity[] = [
   createSubOrganizationV8,
@@ -111,6 +112,7 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   deletePolicy,
   deletePoliciesActivity,
   updateRootQuorum,
+  ...ORGANIZATION_LIFECYCLE_ACTIVITIES,
   createWebhookEndpoint,
   updateWebhookEndpoint,
   deleteWebhookEndpoint,

@@ -4,7 +4,8 @@
 //   request's vote and its evaluation record → the webhook event when the status changed.
 // After the commit, afterCommit() marks the policy set as stored and wakes the dispatcher.
 import { sql } from "kysely";
-import { ApiError, precondition } from "../errors.ts";
+import { ApiError, notFound, precondition } from "../errors.ts";
+import { organizationIsLiveLocked } from "../store/organizations.ts";
 import type { Actor, CompiledActivity } from "../activities/define.ts";
 import { insertSubmission, insertVote, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import { viewsOf } from "../store/users.ts";
@@ -62,6 +63,11 @@ export interface Settled {
 
 export async function settle(deps: PipelineDeps, tx: Tx, s: Settlement): Promise<Settled> {
   const { activity, previous, evaluated, now } = s;
+  // A request authenticated before its organization was deleted finds it gone here, and
+  // records nothing (docs/organizations.md §7.3).
+  if (!(await organizationIsLiveLocked(tx, activity.organization_id))) {
+    throw notFound(`organization ${activity.organization_id} not found`, "ORGANIZATION_NOT_FOUND");
+  }
   const outcome = await decidedOutcome(deps, tx, s);
   const row: ActivityRow = { ...activity, ...outcome, updated_at: now };
   const changed = outcome.status !== previous?.status;

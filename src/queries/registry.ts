@@ -32,6 +32,7 @@ import { getAppStatus } from "./app_status.ts";
 import { getAuthProxyConfig } from "./get_auth_proxy_config.ts";
 // imports: private keys
 import { getPrivateKey, listPrivateKeys, listPrivateKeyTags } from "./private_keys.ts";
+import { getOrganization, getOrganizationConfigs } from "./organizations.ts";
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
@@ -80,6 +81,7 @@ export const QUERIES: readonly CompiledQuery[] = [
   getPrivateKey,
   listPrivateKeys,
   listPrivateKeyTags,
+  getOrganization, getOrganizationConfigs,
 ];
 
 const byOp = new Map<string, CompiledQuery>();

@@ -64,6 +64,18 @@ export interface OrganizationsTable {
   ip_allowlist_version?: number;
   created_at: number;
   updated_at: number;
+  /** Set by delete_sub_organization: the row stays for its activities, the organization is unknown (migration 019). */
+  deleted_at?: number | null;
+}
+
+/** A feature an organization set (enabled 1, with its value) or removed (enabled 0); no row: the default (migration 019). */
+export interface OrganizationFeaturesTable {
+  organization_id: string;
+  name: string;
+  enabled: number;
+  value: string;
+  created_at: number;
+  updated_at: number;
 }
 
 /** An IP allowlist: the organization's (public_key '') or one of its API keys'. */
@@ -670,6 +682,7 @@ export interface Database {
   auth_proxy_configs: AuthProxyConfigsTable;
   import_targets: ImportTargetsTable;
   invitations: InvitationsTable;
+  organization_features: OrganizationFeaturesTable;
 }
 
 export type Db = Kysely<Database>;
