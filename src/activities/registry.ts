@@ -19,6 +19,7 @@ import { deleteWebhookEndpoint } from "./webhooks/delete_webhook_endpoint.ts";
 import { redeliverWebhookDeliveries } from "./webhooks/redeliver_webhook_deliveries.ts";
 // imports: sessions
 import { stampLogin } from "./sessions/stamp_login.ts";
+import { createSessionProfile } from "./sessions/create_session_profile.ts";
 // imports: otp
 import { initOtpV1, initOtpV2, initOtpV3 } from "./otp/init_otp.ts";
 import { verifyOtpV1, verifyOtpV2 } from "./otp/verify_otp.ts";
@@ -101,6 +102,7 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   redeliverWebhookDeliveries,
   // activities: sessions
   stampLogin,
+  createSessionProfile,
   // activities: otp
   initOtpV3,
   initOtpV2,

@@ -10,6 +10,7 @@ import { lockUsers } from "../store/locks.ts";
 import { isUniqueViolation, newId } from "../store/util.ts";
 import { signSessionJwt } from "./tokens.ts";
 import { organizationsAbove, refuseAncestorKeys } from "../activities/credentials/ancestor-keys.ts";
+import { visibleSessionProfile, type SessionProfileRow } from "../store/session-profiles.ts";
 
 /** 15 minutes when the login names no expirationSeconds (docs/logins.md §2.2). */
 export const DEFAULT_SESSION_SECONDS = 900;
@@ -47,8 +48,16 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
   const field = s.field ?? "parameters";
   const problem = publicKeyProblem("API_KEY_CURVE_P256", s.publicKey);
   if (problem) throw invalid(`${field}.publicKey: ${problem}`, [{ field: `${field}.publicKey`, description: problem }]);
-  const secs = sessionSeconds(s.expirationSeconds, ctx.services.logins.sessionMaxSeconds, `${field}.expirationSeconds`);
   const { tx, now } = ctx;
+  const max = ctx.services.logins.sessionMaxSeconds;
+  let secs = sessionSeconds(s.expirationSeconds, max, `${field}.expirationSeconds`);
+  const profile = s.sessionProfileId !== undefined ? await sessionProfileFor(ctx, s.organizationId, s.sessionProfileId, `${field}.sessionProfileId`) : undefined;
+  // The profile's expirationSeconds is a ceiling: the login's own value when shorter, the
+  // profile's when the login names none (docs/sessions-and-network.md §4.2); never above the configured maximum.
+  if (profile?.expiration_seconds) {
+    const ceiling = Math.min(Number(profile.expiration_seconds), max);
+    secs = s.expirationSeconds === undefined || s.expirationSeconds === "" ? ceiling : Math.min(secs, ceiling);
+  }
   const expiresAt = now + secs * 1000;
 
   // The user row lock serialises this user's key writers (sessions, create_api_keys) on
@@ -114,12 +123,24 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
   const session = signSessionJwt(key, {
     exp: Math.floor(expiresAt / 1000),
     public_key: s.publicKey,
-    session_type: "SESSION_TYPE_READ_WRITE",
+    // As upstream: a profiled session's type is the profile's name, and it carries the scope.
+    session_type: profile ? profile.name : "SESSION_TYPE_READ_WRITE",
     user_id: s.userId,
     organization_id: s.organizationId,
-    ...(s.sessionProfileId ? { session_profile_id: s.sessionProfileId } : {}),
+    ...(profile ? { session_profile_id: profile.id, scope: profile.scope } : {}),
   });
   return { session, apiKeyId, expiresAt };
+}
+
+/**
+ * The profile a login names, if the session user's organization may use it: one made by that
+ * organization or an organization above it (docs/sessions-and-network.md §4.1). Another
+ * tenant's profile — a sibling's, a sub-organization's — is answered as unknown.
+ */
+async function sessionProfileFor(ctx: ExecuteContext<unknown>, organizationId: string, id: string, field: string): Promise<SessionProfileRow> {
+  const profile = await visibleSessionProfile(ctx.tx, organizationId, id, ctx.chains);
+  if (!profile) throw notFound(`${field}: no session profile ${id} in organization ${organizationId} or the organizations above it`);
+  return profile;
 }
 
 /**

@@ -30,6 +30,7 @@ import { getAppStatus } from "./app_status.ts";
 import { getAuthProxyConfig } from "./get_auth_proxy_config.ts";
 // imports: private keys
 import { getPrivateKey, listPrivateKeys, listPrivateKeyTags } from "./private_keys.ts";
+import { getSessionProfile, getSessionProfiles } from "./session_profiles.ts";
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
@@ -76,6 +77,8 @@ export const QUERIES: readonly CompiledQuery[] = [
   getPrivateKey,
   listPrivateKeys,
   listPrivateKeyTags,
+  getSessionProfile,
+  getSessionProfiles,
 ];
 
 const byOp = new Map<string, CompiledQuery>();

@@ -602,6 +602,20 @@ export interface ImportTargetsTable {
   created_at: number;
 }
 
+/** Session profiles (migration 020, docs/sessions-and-network.md §4): never updated or deleted. */
+export interface SessionProfilesTable {
+  id: string;
+  /** The organization that made it: usable by logins of its users and of every organization below it. */
+  organization_id: string;
+  name: string;
+  /** A policy-language condition, as submitted. */
+  scope: string;
+  /** The longest session it allows, whole seconds as a string; null: the login decides. */
+  expiration_seconds: string | null;
+  notes: string | null;
+  created_at: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   root_quorum_members: RootQuorumMembersTable;
@@ -643,6 +657,7 @@ export interface Database {
   sigil_meta: MetaTable;
   auth_proxy_configs: AuthProxyConfigsTable;
   import_targets: ImportTargetsTable;
+  session_profiles: SessionProfilesTable;
 }
 
 export type Db = Kysely<Database>;
