@@ -20,6 +20,7 @@ import { redeliverWebhookDeliveries } from "./webhooks/redeliver_webhook_deliver
 // imports: sessions
 import { stampLogin } from "./sessions/stamp_login.ts";
 import { createSessionProfile } from "./sessions/create_session_profile.ts";
+import { createReadWriteSessionV2 } from "./sessions/create_read_write_session.ts";
 // imports: otp
 import { initOtpV1, initOtpV2, initOtpV3 } from "./otp/init_otp.ts";
 import { verifyOtpV1, verifyOtpV2 } from "./otp/verify_otp.ts";
@@ -103,6 +104,7 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   // activities: sessions
   stampLogin,
   createSessionProfile,
+  createReadWriteSessionV2,
   // activities: otp
   initOtpV3,
   initOtpV2,

@@ -42,7 +42,19 @@ export interface NewSession {
   invalidateExisting?: boolean;
   sessionProfileId?: string;
   field?: string;
+  /**
+   * LOGIN for the login flows; READ_WRITE_SESSION_KEY_P256 for create_read_write_session's
+   * legacy sessions (docs/sessions-and-network.md §5.1). invalidateExisting revokes the
+   * sessions of the same kind.
+   */
+  credentialType?: SessionCredentialType;
+  /** The key's name (default `Session <ISO time>`). */
+  name?: string;
 }
+
+/** The api_keys types of sessions: both expire, both are evicted to make room (MAX_SESSIONS_PER_USER). */
+export type SessionCredentialType = "CREDENTIAL_TYPE_LOGIN" | "CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256";
+const SESSION_TYPES: ReadonlySet<string> = new Set<SessionCredentialType>(["CREDENTIAL_TYPE_LOGIN", "CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256"]);
 
 export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession): Promise<{ session: string; apiKeyId: string; expiresAt: number }> {
   const field = s.field ?? "parameters";
@@ -68,7 +80,8 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
   // A session key is a credential like any API key: not one of an organization above the
   // user's unless that organization is the one logging the user in (ancestor-keys.ts).
   await refuseAncestorKeys(tx, await organizationsAbove(tx, s.organizationId, ctx.chains), ctx.actor.organizationId, [{ publicKey: s.publicKey, field: `${field}.publicKey` }]);
-  let logins = tx.deleteFrom("api_keys").where("user_id", "=", s.userId).where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN");
+  const credentialType = s.credentialType ?? "CREDENTIAL_TYPE_LOGIN";
+  let logins = tx.deleteFrom("api_keys").where("user_id", "=", s.userId).where("credential_type", "=", credentialType);
   // invalidateExisting revokes every other session; otherwise only expired keys and an
   // earlier session of this very key (a refresh with the same key) go.
   logins = s.invalidateExisting
@@ -86,7 +99,7 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
     .orderBy("id")
     .execute();
   if (live.length >= MAX_SESSIONS_PER_USER) {
-    const sessions = live.filter((k) => k.credential_type === "CREDENTIAL_TYPE_LOGIN");
+    const sessions = live.filter((k) => SESSION_TYPES.has(k.credential_type));
     const excess = live.length - MAX_SESSIONS_PER_USER + 1;
     if (sessions.length < excess) throw exhausted(`user has exceeded maximum short-lived api keys (${MAX_SESSIONS_PER_USER})`);
     await tx.deleteFrom("api_keys").where("id", "in", sessions.slice(0, excess).map((k) => k.id)).execute();
@@ -100,11 +113,11 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
         id: apiKeyId,
         organization_id: s.organizationId,
         user_id: s.userId,
-        name: `Session ${new Date(now).toISOString()}`,
+        name: s.name ?? `Session ${new Date(now).toISOString()}`,
         public_key: s.publicKey,
         public_key_normalized: normalized,
         curve: "API_KEY_CURVE_P256",
-        credential_type: "CREDENTIAL_TYPE_LOGIN",
+        credential_type: credentialType,
         expiration_seconds: String(secs),
         expires_at: expiresAt,
         session_profile_id: s.sessionProfileId ?? null,
