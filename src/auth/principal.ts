@@ -50,7 +50,7 @@ export interface Principal {
     authProxy?: true;
     /**
      * A session key issued with a session profile: the profile whose scope every activity and
-     * vote it submits must satisfy (auth/session-scope.ts, docs/sessions-and-network.md §4.3).
+     * vote it submits must satisfy (auth/session-scope.ts, docs/sessions-and-network.md §6.3).
      */
     sessionProfileId?: string;
   };

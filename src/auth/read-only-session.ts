@@ -1,4 +1,4 @@
-// X-Session (docs/sessions-and-network.md §5.2): the read-only session token that
+// X-Session (docs/sessions-and-network.md §7.2): the read-only session token that
 // create_read_only_session returns, which @turnkey/sdk-browser sends as the X-Session header
 // (its client config `readOnlySession`). A bearer token, so it may only read: the strategy
 // declares that it signs no activity, and the pipeline refuses every submission with a 403

@@ -1,8 +1,8 @@
-// The scope of a session issued with a session profile (docs/sessions-and-network.md §4.3):
+// The scope of a session issued with a session profile (docs/sessions-and-network.md §6.3):
 // a policy-language condition evaluated on every activity and vote the session submits,
 // before the policies. True lets the request go on to the policies (which still decide:
 // a scope only narrows); false, an evaluation error, or a profile that cannot be read refuse
-// it with a 403 before anything is recorded. Queries are not scoped (§4.3).
+// it with a 403 before anything is recorded. Queries are not scoped (docs/sessions-and-network.md §6.3).
 //
 // Cost: a request whose credential has no profile pays one property check. A profiled one
 // pays a look-up of the profile the first time this process sees it: profiles are immutable,

@@ -44,7 +44,7 @@ export interface NewSession {
   field?: string;
   /**
    * LOGIN for the login flows; READ_WRITE_SESSION_KEY_P256 for create_read_write_session's
-   * legacy sessions (docs/sessions-and-network.md §5.1). invalidateExisting revokes the
+   * legacy sessions (docs/sessions-and-network.md §7.1). invalidateExisting revokes the
    * sessions of the same kind.
    */
   credentialType?: SessionCredentialType;
@@ -65,7 +65,7 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
   let secs = sessionSeconds(s.expirationSeconds, max, `${field}.expirationSeconds`);
   const profile = s.sessionProfileId !== undefined ? await sessionProfileFor(ctx, s.organizationId, s.sessionProfileId, `${field}.sessionProfileId`) : undefined;
   // The profile's expirationSeconds is a ceiling: the login's own value when shorter, the
-  // profile's when the login names none (docs/sessions-and-network.md §4.2); never above the configured maximum.
+  // profile's when the login names none (docs/sessions-and-network.md §6.2); never above the configured maximum.
   if (profile?.expiration_seconds) {
     const ceiling = Math.min(Number(profile.expiration_seconds), max);
     secs = s.expirationSeconds === undefined || s.expirationSeconds === "" ? ceiling : Math.min(secs, ceiling);
@@ -147,7 +147,7 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
 
 /**
  * The profile a login names, if the session user's organization may use it: one made by that
- * organization or an organization above it (docs/sessions-and-network.md §4.1). Another
+ * organization or an organization above it (docs/sessions-and-network.md §6.1). Another
  * tenant's profile — a sibling's, a sub-organization's — is answered as unknown.
  */
 async function sessionProfileFor(ctx: ExecuteContext<unknown>, organizationId: string, id: string, field: string): Promise<SessionProfileRow> {

@@ -89,7 +89,7 @@ export interface SessionClaims {
   exp: number;
   /** Compressed P-256 hex: the session key. */
   public_key: string;
-  /** SESSION_TYPE_READ_WRITE, or for a session issued with a profile the profile's name (docs/sessions-and-network.md §4.2). */
+  /** SESSION_TYPE_READ_WRITE, or for a session issued with a profile the profile's name (docs/sessions-and-network.md §6.2). */
   session_type: string;
   user_id: string;
   /** The organization the user lives in. */

@@ -1,4 +1,4 @@
-// The credential bundle (docs/sessions-and-network.md §5.1): a secret HPKE-encrypted to a
+// The credential bundle (docs/sessions-and-network.md §7.1): a secret HPKE-encrypted to a
 // client's P-256 key, as @turnkey/crypto's decryptCredentialBundle opens it (the auth iframe
 // behind @turnkey/sdk-browser's injectCredentialBundle does the same) —
 //   base58check( compressed encapsulated key [33] ‖ AES-256-GCM ciphertext and tag )

@@ -1,4 +1,4 @@
-// get_session_profile / get_session_profiles (docs/sessions-and-network.md §4.1): the profiles an
+// get_session_profile / get_session_profiles (docs/sessions-and-network.md §6.1): the profiles an
 // organization's logins may name — its own and those of the organizations above it (upstream:
 // sub-organizations see their parent's profiles). Another tenant's profile is not found.
 import { Type } from "@sinclair/typebox";

@@ -38,9 +38,9 @@ export type CredentialType =
   | "CREDENTIAL_TYPE_LOGIN"
   | "CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR"
   | "CREDENTIAL_TYPE_OTP_AUTH_KEY_P256"
-  /** create_read_write_session's session keys (docs/sessions-and-network.md §5.1). */
+  /** create_read_write_session's session keys (docs/sessions-and-network.md §7.1). */
   | "CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256"
-  /** A read-only session token (X-Session, docs/sessions-and-network.md §5.2): never stored, never votes. */
+  /** A read-only session token (X-Session, docs/sessions-and-network.md §7.2): never stored, never votes. */
   | "CREDENTIAL_TYPE_READ_ONLY_SESSION";
 /** service_keys.purpose: what a service P-256 key signs (published at /public/v1/discovery/keys). */
 export type ServiceKeyPurpose = "SESSION_JWT" | "OTP_ENCRYPTION_TARGET" | "VERIFICATION_TOKEN" | "OAUTH2_CLIENT_SECRET" | "OIDC_TOKEN" | "BUNDLE_SIGNER";
@@ -606,7 +606,7 @@ export interface ImportTargetsTable {
   created_at: number;
 }
 
-/** Session profiles (migration 020, docs/sessions-and-network.md §4): never updated or deleted. */
+/** Session profiles (migration 020, docs/sessions-and-network.md §6): never updated or deleted. */
 export interface SessionProfilesTable {
   id: string;
   /** The organization that made it: usable by logins of its users and of every organization below it. */

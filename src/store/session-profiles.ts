@@ -1,4 +1,4 @@
-// Session profiles (docs/sessions-and-network.md §4): written once by create_session_profile,
+// Session profiles (docs/sessions-and-network.md §6): written once by create_session_profile,
 // never changed. A profile is visible to — and usable by the logins of — its own organization
 // and every organization below it: an organization's chain (itself, then its ancestors) names
 // the profiles it may see.

@@ -1,4 +1,4 @@
-// create_read_only_session (docs/sessions-and-network.md §5.2): a token sent as X-Session that
+// create_read_only_session (docs/sessions-and-network.md §7.2): a token sent as X-Session that
 // reads and never writes.
 import { it } from "node:test";
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// create_read_write_session V2 (docs/sessions-and-network.md §5.1): a session key made by the
+// create_read_write_session V2 (docs/sessions-and-network.md §7.1): a session key made by the
 // service, returned as a credential bundle that @turnkey/crypto's decryptCredentialBundle opens.
 import { it } from "node:test";
 import assert from "node:assert/strict";

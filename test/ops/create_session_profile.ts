@@ -1,4 +1,4 @@
-// create_session_profile and the sessions issued with a profile (docs/sessions-and-network.md §4):
+// create_session_profile and the sessions issued with a profile (docs/sessions-and-network.md §6):
 // validation, immutability, who may name a profile, the lifetime ceiling and the scope check.
 import { it } from "node:test";
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// get_session_profile (docs/sessions-and-network.md §4.1): one profile the organization may use.
+// get_session_profile (docs/sessions-and-network.md §6.1): one profile the organization may use.
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { completed, invalidRequest, notFound, perEngine } from "../helpers/inproc.ts";

@@ -1,4 +1,4 @@
-// get_session_profiles (docs/sessions-and-network.md §4.1): the organization's own profiles and
+// get_session_profiles (docs/sessions-and-network.md §6.1): the organization's own profiles and
 // its ancestors', oldest first; never another tenant's.
 import { it } from "node:test";
 import assert from "node:assert/strict";

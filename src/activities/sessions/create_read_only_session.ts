@@ -1,4 +1,4 @@
-// create_read_only_session (docs/sessions-and-network.md §5.2): a token that lets the submitting
+// create_read_only_session (docs/sessions-and-network.md §7.2): a token that lets the submitting
 // user read — @turnkey/sdk-browser sends it as X-Session (auth/read-only-session.ts) — and do
 // nothing else. Valid for an hour (upstream), or the configured session maximum if shorter.
 import { randomUUID } from "node:crypto";

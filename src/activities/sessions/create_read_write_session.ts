@@ -1,4 +1,4 @@
-// create_read_write_session V2 (docs/sessions-and-network.md §5.1): the legacy read-write
+// create_read_write_session V2 (docs/sessions-and-network.md §7.1): the legacy read-write
 // session of @turnkey/sdk-browser's iframe client (refreshSession, loginWithReadWriteSession).
 // The service makes the session key: a fresh P-256 key registered as an expiring api key of
 // type CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256, whose private half is returned only as a
@@ -26,7 +26,7 @@ const SESSION_KEY_TYPES: ReadonlySet<string> = new Set(["CREDENTIAL_TYPE_LOGIN",
 
 /**
  * The session profile of the credential that submitted the activity: a session made by a
- * profiled session keeps its scope (docs/sessions-and-network.md §4.3). At submission the key
+ * profiled session keeps its scope (docs/sessions-and-network.md §6.3). At submission the key
  * that stamped is the actor's; on a later approval it is read from the submitter's vote — and a
  * session key gone meanwhile cannot say which scope it had, so the activity is refused.
  */
@@ -74,7 +74,7 @@ export const createReadWriteSessionV2 = defineActivity({
   }),
   // An authentication flow (docs/request-path.md §5): a parent's credential may submit it in a
   // sub-organization, and the session is then the parent user's own — a parent never mints a
-  // session for a sub-organization's user (docs/sessions-and-network.md §5.1).
+  // session for a sub-organization's user (docs/sessions-and-network.md §7.1).
   parentMayStamp: true,
   check(p) {
     if (!uncompressedP256(p.targetPublicKey)) {

@@ -1,4 +1,4 @@
-// create_session_profile (docs/sessions-and-network.md §4.1): a named scope — a policy-language
+// create_session_profile (docs/sessions-and-network.md §6.1): a named scope — a policy-language
 // condition — and an optional session-length ceiling that logins of this organization's users
 // and of every organization below it may name (sessionProfileId). Immutable: nothing updates
 // or deletes a profile, so a session always runs under the scope it was issued with.

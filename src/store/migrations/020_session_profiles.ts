@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 
-// Session profiles (docs/sessions-and-network.md §4): immutable once created — no update or
+// Session profiles (docs/sessions-and-network.md §6): immutable once created — no update or
 // delete exists — so a session key naming one (api_keys.session_profile_id, migration 006)
 // always finds the scope it was issued with. Names are not unique (upstream keeps ids only).
 export async function up(db: Kysely<unknown>): Promise<void> {
