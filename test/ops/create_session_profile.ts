@@ -2,7 +2,7 @@
 // validation, immutability, who may name a profile, the lifetime ceiling and the scope check.
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { addUsersWithKeys, completed, exhausted, failsWith, forbidden, invalidRequest, notFound, onSqlite, perEngine, UUID, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
+import { addUsersWithKeys, twoOfTwo, completed, exhausted, failsWith, forbidden, invalidRequest, notFound, onSqlite, perEngine, UUID, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { newId } from "../../src/store/util.ts";
 import { createSessionProfile } from "../../src/activities/sessions/create_session_profile.ts";
@@ -140,6 +140,29 @@ onSqlite("create_session_profile", (h) => {
     const all = await profile(h(), { scope: "true" });
     const userSession = (await session(h(), all, user!)).creds;
     forbidden(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "n", userIds: [] }, { as: userSession }));
+  });
+
+  it("scope on votes: a scoped session approves only what its scope allows it to submit; a refused vote records nothing", async () => {
+    const { a, b } = await twoOfTwo(h());
+    // In a 2-of-2 organization a profile, too, needs both: a submits, b approves with its API key.
+    const agreed = async (scope: string) => {
+      const created = await h().submit(OP, TYPE, { sessionProfileName: "q", scope }, { as: a });
+      const approved = await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: created.json.activity.fingerprint }, { as: b });
+      return completed(approved, createSessionProfile).sessionProfileId;
+    };
+    const signingOnly = await agreed("activity.action == 'SIGN'");
+    const tagsToo = await agreed("activity.type == 'ACTIVITY_TYPE_CREATE_USER_TAG'");
+    const pending = await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: `v-${newId().slice(0, 6)}`, userIds: [] }, { as: a });
+    assert.equal(pending.json.activity.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED");
+    const { fingerprint, id } = pending.json.activity as { fingerprint: string; id: string };
+    const narrow = (await session(h(), signingOnly, b)).creds;
+    forbidden(await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint }, { as: narrow }), /session's scope/);
+    const after = (await h().query("get_activity", { activityId: id }, { as: a })).json.activity;
+    assert.equal(after.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED");
+    assert.equal(after.votes.length, 1);
+    const wide = (await session(h(), tagsToo, b)).creds;
+    const approved = await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint }, { as: wide });
+    assert.equal(approved.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(approved.json));
   });
 });
 
