@@ -62,9 +62,14 @@ const refused = (profileId: string, why: string) =>
  * signing keywords), `approvers` and `credentials` (the submitting user and the session key),
  * `time.now`. No-op for a credential without a profile.
  */
-export async function refuseOutsideSessionScope(db: Executor, principal: Principal, env: EvalEnv): Promise<void> {
+export function refuseOutsideSessionScope(db: Executor, principal: Principal, env: EvalEnv): void | Promise<void> {
   const profileId = principal.credential.sessionProfileId;
+  // Nothing to wait for without a profile: the hot path gets no extra tick.
   if (profileId === undefined) return;
+  return checkScope(db, profileId, env);
+}
+
+async function checkScope(db: Executor, profileId: string, env: EvalEnv): Promise<void> {
   // A scoped session renews itself only into the same scope: a login it submits (the types
   // exposing `session_profile_id`) must name its own profile, whatever the scope allows —
   // otherwise a refresh without sessionProfileId would shed the scope (core's refreshSession

@@ -52,7 +52,8 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   const approvers = [userFact(principal.user, snapshot.tagIds)];
   const credentials = [stampCredential(principal)];
   // A session issued with a profile: its scope first, over what the policies see (auth/session-scope.ts).
-  await refuseOutsideSessionScope(deps.db, principal, { activity: facts, approvers, credentials, nowMs: now });
+  const scoped = refuseOutsideSessionScope(deps.db, principal, { activity: facts, approvers, credentials, nowMs: now });
+  if (scoped) await scoped;
   const gov = await governance(deps.state.governance, deps.db, principal.actor.organizationId, snapshot.policyVersion);
   const evaluated = authorize({
     def,
