@@ -24,6 +24,9 @@ import { deleteWebhookEndpoint } from "./webhooks/delete_webhook_endpoint.ts";
 import { redeliverWebhookDeliveries } from "./webhooks/redeliver_webhook_deliveries.ts";
 // imports: sessions
 import { stampLogin } from "./sessions/stamp_login.ts";
+import { createSessionProfile } from "./sessions/create_session_profile.ts";
+import { createReadWriteSessionV2 } from "./sessions/create_read_write_session.ts";
+import { createReadOnlySession } from "./sessions/create_read_only_session.ts";
 // imports: otp
 import { initOtpV1, initOtpV2, initOtpV3 } from "./otp/init_otp.ts";
 import { verifyOtpV1, verifyOtpV2 } from "./otp/verify_otp.ts";
@@ -119,6 +122,9 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   redeliverWebhookDeliveries,
   // activities: sessions
   stampLogin,
+  createSessionProfile,
+  createReadWriteSessionV2,
+  createReadOnlySession,
   // activities: otp
   initOtpV3,
   initOtpV2,

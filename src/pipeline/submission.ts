@@ -21,6 +21,7 @@ import type { Validated } from "./validate.ts";
 import { castVote, voteRow } from "./vote.ts";
 import { STRICT_WEBHOOK_URLS } from "../webhooks/url-policy.ts";
 import { requireSigner, signerKey, type Signer } from "../signing/resolve.ts";
+import { refuseOutsideSessionScope } from "../auth/session-scope.ts";
 
 export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer> {
   const { ctx, principal, snapshot, def, params } = v;
@@ -49,14 +50,20 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
     def.checkSigner?.(params, signerKey(signer));
   }
   // 6. authorize: the submitter's stamp is the first approval.
+  const facts = await activityFacts(deps.db, def, params, principal.organization.id, signer);
+  const approvers = [userFact(principal.user, snapshot.tagIds)];
+  const credentials = [stampCredential(principal)];
+  // A session issued with a profile: its scope first, over what the policies see (auth/session-scope.ts).
+  const scoped = refuseOutsideSessionScope(deps.db, principal, { activity: facts, approvers, credentials, nowMs: now });
+  if (scoped) await scoped;
   const gov = await governance(deps.state.governance, deps.db, principal.actor.organizationId, snapshot.policyVersion);
   const evaluated = authorize({
     def,
     params,
-    facts: await activityFacts(deps.db, def, params, principal.organization.id, signer),
+    facts,
     gov,
-    approvers: [userFact(principal.user, snapshot.tagIds)],
-    credentials: [stampCredential(principal)],
+    approvers,
+    credentials,
     rejection: false,
     initiator: principal.actor,
     now,

@@ -14,7 +14,8 @@ import { dialectOf } from "../store/engines.ts";
 import type { UserRow } from "../store/users.ts";
 import { activityView } from "../views/activity.ts";
 import { credentialFacts, decidingOrganization, userFacts, voterStanding } from "./governance.ts";
-import { authorize, STATUS } from "./authorize.ts";
+import { authorize, stampCredential, STATUS } from "./authorize.ts";
+import { refuseOutsideSessionScope } from "../auth/session-scope.ts";
 import { respond, type Answer } from "./respond.ts";
 import { activityByType } from "../activities/registry.ts";
 import { activityServices } from "./services.ts";
@@ -108,6 +109,8 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
     const standing = await voterStanding(tx, target, orgId, principal.user, now, deps.state.governance);
     if (!standing) throw precondition(`activity type ${target.type} is no longer supported; it cannot be voted on`);
     const { def, params, facts, gov, voter } = standing;
+    // A session issued with a profile approves or rejects only what its scope allows it to submit (auth/session-scope.ts).
+    await refuseOutsideSessionScope(tx, principal, { activity: facts, approvers: [voter], credentials: [stampCredential(principal)], nowMs: now });
     if (!standing.eligible) {
       throw new ApiError(
         Grpc.PERMISSION_DENIED,

@@ -33,6 +33,7 @@ import { getAuthProxyConfig } from "./get_auth_proxy_config.ts";
 // imports: private keys
 import { getPrivateKey, listPrivateKeys, listPrivateKeyTags } from "./private_keys.ts";
 import { getOrganization, getOrganizationConfigs } from "./organizations.ts";
+import { getSessionProfile, getSessionProfiles } from "./session_profiles.ts";
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
@@ -82,6 +83,8 @@ export const QUERIES: readonly CompiledQuery[] = [
   listPrivateKeys,
   listPrivateKeyTags,
   getOrganization, getOrganizationConfigs,
+  getSessionProfile,
+  getSessionProfiles,
 ];
 
 const byOp = new Map<string, CompiledQuery>();

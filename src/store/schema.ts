@@ -37,7 +37,11 @@ export type CredentialType =
   | "CREDENTIAL_TYPE_API_KEY_ED25519"
   | "CREDENTIAL_TYPE_LOGIN"
   | "CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR"
-  | "CREDENTIAL_TYPE_OTP_AUTH_KEY_P256";
+  | "CREDENTIAL_TYPE_OTP_AUTH_KEY_P256"
+  /** create_read_write_session's session keys (docs/sessions-and-network.md §7.1). */
+  | "CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256"
+  /** A read-only session token (X-Session, docs/sessions-and-network.md §7.2): never stored, never votes. */
+  | "CREDENTIAL_TYPE_READ_ONLY_SESSION";
 /** service_keys.purpose: what a service P-256 key signs (published at /public/v1/discovery/keys). */
 export type ServiceKeyPurpose = "SESSION_JWT" | "OTP_ENCRYPTION_TARGET" | "VERIFICATION_TOKEN" | "OAUTH2_CLIENT_SECRET" | "OIDC_TOKEN" | "BUNDLE_SIGNER";
 /** otps.otp_type and verification_tokens.verification_type */
@@ -640,6 +644,20 @@ export interface InvitationsTable {
   updated_at: number;
 }
 
+/** Session profiles (migration 020, docs/sessions-and-network.md §6): never updated or deleted. */
+export interface SessionProfilesTable {
+  id: string;
+  /** The organization that made it: usable by logins of its users and of every organization below it. */
+  organization_id: string;
+  name: string;
+  /** A policy-language condition, as submitted. */
+  scope: string;
+  /** The longest session it allows, whole seconds as a string; null: the login decides. */
+  expiration_seconds: string | null;
+  notes: string | null;
+  created_at: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   root_quorum_members: RootQuorumMembersTable;
@@ -683,6 +701,7 @@ export interface Database {
   import_targets: ImportTargetsTable;
   invitations: InvitationsTable;
   organization_features: OrganizationFeaturesTable;
+  session_profiles: SessionProfilesTable;
 }
 
 export type Db = Kysely<Database>;
