@@ -51,9 +51,8 @@ export interface NewSession {
   name?: string;
 }
 
-/** The api_keys types of sessions: both expire, both are evicted to make room (MAX_SESSIONS_PER_USER). */
+/** The api_keys types of sessions: both expire, so both count among (and make room in) a user's expiring keys. */
 export type SessionCredentialType = "CREDENTIAL_TYPE_LOGIN" | "CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256";
-const SESSION_TYPES: ReadonlySet<string> = new Set<SessionCredentialType>(["CREDENTIAL_TYPE_LOGIN", "CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256"]);
 
 export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession): Promise<{ session: string; apiKeyId: string; expiresAt: number }> {
   const field = s.field ?? "parameters";
