@@ -21,6 +21,7 @@ import * as m015 from "./migrations/015_session_allowlist.ts";
 import * as m016 from "./migrations/016_auth_proxy.ts";
 import * as m017 from "./migrations/017_private_keys.ts";
 import * as m018 from "./migrations/018_import_targets.ts";
+import * as m021 from "./migrations/021_mfa_policies.ts";
 import { DEFAULT_STORE_TIMEOUTS, type OpenedStore, type StoreTimeouts } from "./engine.ts";
 import { engineFor, isStoreUnavailable, type Engine } from "./engines.ts";
 
@@ -53,6 +54,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "016_auth_proxy": m016,
   "017_private_keys": m017,
   "018_import_targets": m018,
+  "021_mfa_policies": m021,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -602,6 +602,35 @@ export interface ImportTargetsTable {
   created_at: number;
 }
 
+/** A user's MFA policy (migration 021, docs/mfa.md §1). `required`: JSON steps `[{ any: [{ type, id? }] }]`. */
+export interface MfaPoliciesTable {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  name: string;
+  condition: string;
+  required: string;
+  /** The policy's `order`: lower is evaluated first. */
+  position: number;
+  notes: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** What a user owes an activity waiting for authenticators (docs/mfa.md §3). */
+export interface MfaRequirementsTable {
+  activity_id: string;
+  user_id: string;
+  organization_id: string;
+  mfa_policy_id: string;
+  /** JSON steps, as the policy had them when it matched. */
+  required: string;
+  /** JSON array, one entry per step: the method `{ type, id? }` that met it, or null. */
+  satisfied: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   root_quorum_members: RootQuorumMembersTable;
@@ -643,6 +672,8 @@ export interface Database {
   sigil_meta: MetaTable;
   auth_proxy_configs: AuthProxyConfigsTable;
   import_targets: ImportTargetsTable;
+  mfa_policies: MfaPoliciesTable;
+  mfa_requirements: MfaRequirementsTable;
 }
 
 export type Db = Kysely<Database>;
