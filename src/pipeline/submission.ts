@@ -19,6 +19,7 @@ import { activityServices } from "./services.ts";
 import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
 import type { Validated } from "./validate.ts";
 import { castVote, voteRow } from "./vote.ts";
+import { awaitingAuthenticators, owedBySubmitter, recordOwed } from "./mfa-gate.ts";
 import { STRICT_WEBHOOK_URLS } from "../webhooks/url-policy.ts";
 import { requireSigner } from "../signing/resolve.ts";
 
@@ -48,10 +49,11 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   }
   // 6. authorize: the submitter's stamp is the first approval.
   const gov = await governance(deps.state.governance, deps.db, principal.actor.organizationId, snapshot.policyVersion);
-  const evaluated = authorize({
+  const facts = await activityFacts(deps.db, def, params, principal.organization.id);
+  let evaluated = authorize({
     def,
     params,
-    facts: await activityFacts(deps.db, def, params, principal.organization.id),
+    facts,
     gov,
     approvers: [userFact(principal.user, snapshot.tagIds)],
     credentials: [stampCredential(principal)],
@@ -61,6 +63,9 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   });
   const activityId = newId();
   reportPolicyErrors(deps, activityId, evaluated.decision);
+  // MFA: an activity the policies do not deny waits for its submitter's authenticators (docs/mfa.md §3).
+  const owed = isDenied(evaluated.decision) ? undefined : await owedBySubmitter(deps.db, principal, facts, snapshot.tagIds, now);
+  if (owed) evaluated = awaitingAuthenticators(evaluated, owed, principal.actor.userId);
   if (v.envelope.generateAppProofs) {
     if (!deps.masterKey) throw new Error("app proofs need the master key in the pipeline");
     await openProofKey(deps.state, deps.db, deps.masterKey);
@@ -125,6 +130,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
     now,
     caller: callerOf(ctx.network, principal),
     ...(prepared !== undefined ? { prepared } : {}),
+    ...(owed ? { extraWrites: recordOwed(activityId, principal.actor.organizationId, principal.actor.userId, owed, now, false) } : {}),
   };
   let { settled, twin } = await settleOrFindTwin(deps, settlement);
   if (twin && fingerprint === bodyFingerprint && !(await mayAnswerWith(deps, twin, principal))) {

@@ -14,7 +14,8 @@ import { dialectOf } from "../store/engines.ts";
 import type { UserRow } from "../store/users.ts";
 import { activityView } from "../views/activity.ts";
 import { credentialFacts, decidingOrganization, userFacts, voterStanding } from "./governance.ts";
-import { authorize, STATUS } from "./authorize.ts";
+import { authorize, isDenied, STATUS } from "./authorize.ts";
+import { awaitingAuthenticators, mfaStamp } from "./mfa-gate.ts";
 import { respond, type Answer } from "./respond.ts";
 import { activityByType } from "../activities/registry.ts";
 import { activityServices } from "./services.ts";
@@ -90,7 +91,12 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
         `organization mismatch: request is targeting organization (${orgId}), but voters are in organization (${principal.actor.organizationId})`,
       );
     }
-    if (hasStandingVote(votes, me, now)) {
+    // Waiting for its submitter's authenticators: the MFA gate's rules, not consensus's (docs/mfa.md §3.2).
+    const mfa = target.status === STATUS.AUTHENTICATORS_NEEDED
+      ? await mfaStamp(tx, target, principal, votes, ctx.raw.toString("utf8"), req.selection === "VOTE_SELECTION_REJECTED", now)
+      : undefined;
+    if (mfa?.unchanged) return { unchanged: target };
+    if (!mfa && hasStandingVote(votes, me, now)) {
       const rejected = votes.some((vote) => vote.user_id === me && vote.selection === "VOTE_SELECTION_REJECTED");
       // The initiator may still reject: for them rejecting cancels the activity (docs/consensus.md §3).
       const cancelling = req.selection === "VOTE_SELECTION_REJECTED" && me === target.submitted_by && !rejected;
@@ -101,14 +107,14 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
         throw invalid(`user ${me} has already voted on activity ${target.id}`);
       }
     }
-    if (target.status !== STATUS.CONSENSUS_NEEDED) {
+    if (!mfa && target.status !== STATUS.CONSENSUS_NEEDED) {
       if (req.resubmission) return { unchanged: target };
       throw precondition(`activity ${target.id} is ${target.status}; votes are accepted only while it awaits consensus`);
     }
     const standing = await voterStanding(tx, target, orgId, principal.user, now, deps.state.governance);
     if (!standing) throw precondition(`activity type ${target.type} is no longer supported; it cannot be voted on`);
     const { def, params, facts, gov, voter } = standing;
-    if (!standing.eligible) {
+    if (!mfa && !standing.eligible) {
       throw new ApiError(
         Grpc.PERMISSION_DENIED,
         "REQUEST_NOT_AUTHORIZED",
@@ -123,7 +129,7 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
     othersFacts.set(me, voter); // read with tags above
     const approving = approvals.filter((a) => othersFacts.has(a.user_id)); // deleted users no longer count
     const initiator = await initiatorOf(tx, target, orgId);
-    const evaluated = authorize({
+    let evaluated = authorize({
       def,
       params,
       facts,
@@ -134,6 +140,9 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
       initiator,
       now,
     });
+    if (mfa && !mfa.complete && !isDenied(evaluated.decision) && evaluated.decision.outcome !== "OUTCOME_REJECTED") {
+      evaluated = awaitingAuthenticators(evaluated, mfa.owed, me);
+    }
     const settlement: Settlement = {
       activity: target,
       previous: target,
@@ -148,6 +157,7 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
       appProofs: target.app_proofs !== null,
       now,
       ...(prepared !== undefined ? { prepared } : {}),
+      ...(mfa ? { extraWrites: mfa.write } : {}),
     };
     return { settled: await settle(deps, tx, settlement), settlement };
   });
