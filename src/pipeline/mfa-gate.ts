@@ -44,14 +44,26 @@ function applies(row: MfaPolicyRow, facts: ActivityFacts, principal: Principal, 
  * counted; undefined when none holds or that credential meets every step. The policies read
  * are the acting user's own, in the user's own organization (docs/mfa.md §4).
  */
-export async function owedBySubmitter(db: Executor, principal: Principal, facts: ActivityFacts, tagIds: readonly string[], nowMs: number): Promise<OwedMfa | undefined> {
-  const policies = await mfaPoliciesOf(db, principal.actor.organizationId, principal.actor.userId);
+export async function owedBySubmitter(
+  db: Executor,
+  principal: Principal,
+  /** The submitter's MFA policies (submitterMfaPolicies). */
+  policies: readonly MfaPolicyRow[],
+  facts: ActivityFacts,
+  tagIds: readonly string[],
+  nowMs: number,
+): Promise<OwedMfa | undefined> {
   const policy = policies.find((p) => applies(p, facts, principal, tagIds, nowMs));
   if (!policy) return undefined;
   const steps = stepsOf(policy.required);
   const none = steps.map(() => null);
   const satisfied = withProof(steps, none, await proofOf(db, principal)) ?? none;
   return allMet(satisfied) ? undefined : { policyId: policy.id, steps, satisfied };
+}
+
+/** The acting user's own MFA policies, in their own organization, in evaluation order (docs/mfa.md §4). */
+export function submitterMfaPolicies(db: Executor, principal: Principal): Promise<MfaPolicyRow[]> {
+  return mfaPoliciesOf(db, principal.actor.organizationId, principal.actor.userId);
 }
 
 /** The decision held back: the policies' outcomes stay in the record, the final one says why it waits. */

@@ -95,7 +95,7 @@ export async function settle(deps: PipelineDeps, tx: Tx, s: Settlement): Promise
     // which also reads the voter's extras for the answer.
     const extras = await insertSubmission(tx, row, s.vote, evaluation);
     // (Assigned either way: a retried transaction must not answer with an earlier attempt's.)
-    if (s.known) s.known.voterViews = extras ? viewsOf(s.known.voters, extras) : undefined;
+    if (s.known) s.known.voterViews = extras ? viewsOf(s.known.voters, extras, s.known.mfaPolicies ?? new Map()) : undefined;
   }
   await s.extraWrites?.(tx);
   if (!changed || !(s.listening ?? (await deps.state.listeners.hasListeners(tx, row.organization_id)))) return { row };

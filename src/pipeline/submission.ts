@@ -19,7 +19,7 @@ import { activityServices } from "./services.ts";
 import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
 import type { Validated } from "./validate.ts";
 import { castVote, voteRow } from "./vote.ts";
-import { awaitingAuthenticators, owedBySubmitter, recordOwed } from "./mfa-gate.ts";
+import { awaitingAuthenticators, owedBySubmitter, recordOwed, submitterMfaPolicies } from "./mfa-gate.ts";
 import { STRICT_WEBHOOK_URLS } from "../webhooks/url-policy.ts";
 import { requireSigner } from "../signing/resolve.ts";
 
@@ -64,7 +64,8 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   const activityId = newId();
   reportPolicyErrors(deps, activityId, evaluated.decision);
   // MFA: an activity the policies do not deny waits for its submitter's authenticators (docs/mfa.md §3).
-  const owed = isDenied(evaluated.decision) ? undefined : await owedBySubmitter(deps.db, principal, facts, snapshot.tagIds, now);
+  const mfaPolicies = await submitterMfaPolicies(deps.db, principal);
+  const owed = isDenied(evaluated.decision) ? undefined : await owedBySubmitter(deps.db, principal, mfaPolicies, facts, snapshot.tagIds, now);
   if (owed) evaluated = awaitingAuthenticators(evaluated, owed, principal.actor.userId);
   if (v.envelope.generateAppProofs) {
     if (!deps.masterKey) throw new Error("app proofs need the master key in the pipeline");
@@ -102,7 +103,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   const listening = await deps.state.listeners.hasListeners(deps.db, principal.organization.id, snapshot.webhookVersion);
   // 7. execute and record
   const vote = voteRow(activityId, "VOTE_SELECTION_APPROVED", v, now);
-  const known: KnownVotes = { votes: [vote], voters: [principal.user] };
+  const known: KnownVotes = { votes: [vote], voters: [principal.user], mfaPolicies: new Map([[principal.user.id, mfaPolicies]]) };
   const settlement: Settlement = {
     activity: {
       id: activityId,

@@ -15,6 +15,10 @@ onSqlite("get_mfa_policies", (h) => {
     const listed = (await h().query(OP, { userId: a!.userId })).json.mfaPolicies as Json[];
     assert.deepEqual(listed.map((p) => p.mfaPolicyId), [first, tie, late]);
     assert.deepEqual((await h().query(OP, { userId: b!.userId })).json.mfaPolicies, []);
+    // The user carries them (v1User.mfaPolicies), in the same order; a user without has [].
+    const { user } = (await h().query("get_user", { userId: a!.userId })).json;
+    assert.deepEqual(user.mfaPolicies, listed);
+    assert.deepEqual((await h().query("get_user", { userId: b!.userId })).json.user.mfaPolicies, []);
   });
 
   it("a user of another organization is 404", async () => {

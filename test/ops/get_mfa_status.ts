@@ -28,6 +28,7 @@ perEngine(
       });
       const activity = waiting(await h().submit("create_user_tag", TAG, { userTagName: "held", userIds: [] }, { as: org }));
       assert.deepEqual(activity.result, {});
+      assert.deepEqual(activity.votes[0].user.mfaPolicies.map((p: Json) => p.mfaPolicyId), [policyId], "the voter carries its MFA policies");
       assert.ok(!(await tagNames(org)).includes("held"), "nothing ran");
       const status = (await h().query(OP, { activityId: activity.id }, { as: org })).json.mfaStatuses as Json[];
       assert.deepEqual(status, [

@@ -4,17 +4,9 @@ import { Type } from "@sinclair/typebox";
 import { UUID_PATTERN } from "../../schemas/common.ts";
 import type { Executor } from "../../store/schema.ts";
 import type { Principal } from "../../auth/principal.ts";
+import { AUTHENTICATION_TYPES, type AuthenticationType, type Method, type Proof, type Step } from "./types.ts";
 
-/** v1AuthenticationType, in the SDK's order. */
-export const AUTHENTICATION_TYPES = [
-  "AUTHENTICATION_TYPE_EMAIL_OTP",
-  "AUTHENTICATION_TYPE_SMS_OTP",
-  "AUTHENTICATION_TYPE_PASSKEY",
-  "AUTHENTICATION_TYPE_API_KEY",
-  "AUTHENTICATION_TYPE_OAUTH",
-  "AUTHENTICATION_TYPE_SESSION",
-] as const;
-export type AuthenticationType = (typeof AUTHENTICATION_TYPES)[number];
+export { AUTHENTICATION_TYPES, methodView, type AuthenticationType, type Method, type Proof, type Step } from "./types.ts";
 
 /** Types whose methods have no id: a policy naming one is refused (docs/mfa.md §2). */
 const WITHOUT_ID: ReadonlySet<AuthenticationType> = new Set(["AUTHENTICATION_TYPE_EMAIL_OTP", "AUTHENTICATION_TYPE_SMS_OTP"]);
@@ -52,20 +44,6 @@ export const RequiredMethodsParams = Type.Array(StepParams, {
   maxItems: MAX_STEPS,
   errorMessage: `requiredAuthenticationMethods must hold 1 to ${MAX_STEPS} steps`,
 });
-
-/** One method as stored and shown (v1AuthenticationMethod). */
-export interface Method {
-  type: AuthenticationType;
-  id?: string;
-}
-export interface Step {
-  any: Method[];
-}
-
-/** A method a request proved: what it shows, and the credential that proved it (one credential meets one step). */
-export interface Proof extends Method {
-  credential: string;
-}
 
 /** The steps as stored: only type and id, in the order given. */
 export function normalizeSteps(steps: readonly { any: readonly { type: AuthenticationType; id?: string | undefined }[] }[]): Step[] {
@@ -125,5 +103,3 @@ export async function proofOf(db: Executor, p: Principal): Promise<Proof> {
   }
 }
 
-/** The method as the API shows it (no credential). */
-export const methodView = (m: Method): Method => (m.id !== undefined ? { type: m.type, id: m.id } : { type: m.type });

@@ -2,7 +2,7 @@
 // docs/mfa.md §1, §3).
 import type { Executor, MfaPoliciesTable, MfaRequirementsTable } from "../../store/schema.ts";
 import { timestampObject } from "../../store/util.ts";
-import { methodView, type Proof, type Step } from "./methods.ts";
+import { methodView, type Proof, type Step } from "./types.ts";
 
 export type MfaPolicyRow = MfaPoliciesTable;
 export type MfaRequirementRow = MfaRequirementsTable;
@@ -74,4 +74,13 @@ export function mfaStatusView(r: MfaRequirementRow) {
     satisfiedMethods: proofs.filter((p): p is Proof => p !== null).map(methodView),
     requiredMethods: stepsOf(r.required).map((s) => ({ any: s.any.map(methodView) })),
   };
+}
+
+/** The MFA policies of each user (every id a key), in evaluation order: what v1User.mfaPolicies lists. */
+export async function mfaPoliciesByUser(db: Executor, userIds: readonly string[]): Promise<Map<string, MfaPolicyRow[]>> {
+  const out = new Map<string, MfaPolicyRow[]>(userIds.map((id) => [id, []]));
+  if (userIds.length === 0) return out;
+  const rows = await db.selectFrom("mfa_policies").selectAll().where("user_id", "in", userIds).orderBy("position").orderBy("created_at").orderBy("id").execute();
+  for (const r of rows) out.get(r.user_id)?.push(r);
+  return out;
 }
