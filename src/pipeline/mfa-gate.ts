@@ -61,6 +61,23 @@ export async function owedBySubmitter(
   return allMet(satisfied) ? undefined : { policyId: policy.id, steps, satisfied };
 }
 
+/**
+ * A held activity must be approvable where it runs: votes are taken only from users of the
+ * activity's deciding organization in that organization, and a parent's user never votes in a
+ * sub-organization. So an activity a parent's user starts below its own organization that its
+ * MFA policy would hold is refused (403, nothing recorded) rather than left waiting for ever
+ * (docs/mfa.md §4).
+ */
+export function refuseUnapprovable(principal: Principal, owed: OwedMfa): void {
+  if (principal.organization.id === principal.actor.organizationId) return;
+  throw new ApiError(
+    Grpc.PERMISSION_DENIED,
+    "REQUEST_NOT_AUTHORIZED",
+    `request not authorized: MFA policy ${owed.policyId} of user ${principal.actor.userId} holds this activity, ` +
+      `but it runs in organization ${principal.organization.id}, where that user cannot approve it`,
+  );
+}
+
 /** The acting user's own MFA policies, in their own organization, in evaluation order (docs/mfa.md §4). */
 export function submitterMfaPolicies(db: Executor, principal: Principal): Promise<MfaPolicyRow[]> {
   return mfaPoliciesOf(db, principal.actor.organizationId, principal.actor.userId);

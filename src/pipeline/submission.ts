@@ -19,7 +19,7 @@ import { activityServices } from "./services.ts";
 import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
 import type { Validated } from "./validate.ts";
 import { castVote, voteRow } from "./vote.ts";
-import { awaitingAuthenticators, owedBySubmitter, recordOwed, submitterMfaPolicies } from "./mfa-gate.ts";
+import { awaitingAuthenticators, owedBySubmitter, recordOwed, refuseUnapprovable, submitterMfaPolicies } from "./mfa-gate.ts";
 import { STRICT_WEBHOOK_URLS } from "../webhooks/url-policy.ts";
 import { requireSigner } from "../signing/resolve.ts";
 
@@ -66,7 +66,10 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   // MFA: an activity the policies do not deny waits for its submitter's authenticators (docs/mfa.md §3).
   const mfaPolicies = await submitterMfaPolicies(deps.db, principal);
   const owed = isDenied(evaluated.decision) ? undefined : await owedBySubmitter(deps.db, principal, mfaPolicies, facts, snapshot.tagIds, now);
-  if (owed) evaluated = awaitingAuthenticators(evaluated, owed, principal.actor.userId);
+  if (owed) {
+    refuseUnapprovable(principal, owed);
+    evaluated = awaitingAuthenticators(evaluated, owed, principal.actor.userId);
+  }
   if (v.envelope.generateAppProofs) {
     if (!deps.masterKey) throw new Error("app proofs need the master key in the pipeline");
     await openProofKey(deps.state, deps.db, deps.masterKey);

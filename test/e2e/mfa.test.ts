@@ -144,6 +144,25 @@ for (const spec of engines()) {
       assert.deepEqual(user.mfaPolicies.map((p: { mfaPolicyId: string }) => p.mfaPolicyId), [mfaPolicies[0]!.mfaPolicyId]);
     });
 
+    it("a parent's user whose MFA policy would hold an auth flow it starts in the sub-organization is refused there (403), held at home", async () => {
+      const { mfaPolicyId } = await parent.createMfaPolicy({
+        userId: init.userId,
+        mfaPolicyName: "parent: passkey for OTP",
+        condition: "activity.type == 'ACTIVITY_TYPE_INIT_OTP_V3'",
+        requiredAuthenticationMethods: [{ any: [{ type: "AUTHENTICATION_TYPE_API_KEY" }] }, { any: [{ type: "AUTHENTICATION_TYPE_PASSKEY" }] }],
+        order: 0,
+      });
+      const mark = sink.mark();
+      await assert.rejects(
+        parent.initOtp({ organizationId: subId, otpType: "OTP_TYPE_EMAIL", contact: EMAIL, appName: "Sigil E2E" }),
+        /holds this activity, but it runs in organization/,
+      );
+      const home = await parent.initOtp({ organizationId: init.organizationId, otpType: "OTP_TYPE_EMAIL", contact: "nobody@example.com", appName: "Sigil E2E" });
+      assert.equal(home.activity.status, NEEDED);
+      assert.equal(sink.mark(), mark, "no mail was sent");
+      await parent.deleteMfaPolicy({ userId: init.userId, mfaPolicyId });
+    });
+
     it("the browser's passkey (CDP virtual authenticator, @turnkey/webauthn-stamper) meets the step through onMfaRequired", { skip: browser }, async () => {
       const client = coreClient(
         (payload) => page!.stamp(payload),
