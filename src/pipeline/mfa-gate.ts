@@ -162,3 +162,16 @@ export async function mfaStamp(tx: Tx, target: ActivityRow, principal: Principal
   const after = { ...owed, satisfied: next };
   return { owed: after, complete: allMet(next), write: recordOwed(target.id, row.organization_id, me, after, now, true) };
 }
+
+/**
+ * Whether an approval by this principal would meet the last step the activity's submitter
+ * owes: read without the lock, to decide whether the approval prepares the activity's work
+ * outside the database (vote.ts) — a single-use authorization code is redeemed only by the
+ * stamp that can run it.
+ */
+export async function meetsLastStep(db: Executor, activityId: string, principal: Principal): Promise<boolean> {
+  const [row] = await requirementsOf(db, activityId, principal.actor.userId);
+  if (!row) return false;
+  const next = withProof(stepsOf(row.required), proofsOf(row.satisfied), await proofOf(db, principal));
+  return next !== undefined && allMet(next);
+}

@@ -15,7 +15,7 @@ import type { UserRow } from "../store/users.ts";
 import { activityView } from "../views/activity.ts";
 import { credentialFacts, decidingOrganization, userFacts, voterStanding } from "./governance.ts";
 import { authorize, isDenied, STATUS } from "./authorize.ts";
-import { awaitingAuthenticators, mfaStamp } from "./mfa-gate.ts";
+import { awaitingAuthenticators, meetsLastStep, mfaStamp } from "./mfa-gate.ts";
 import { respond, type Answer } from "./respond.ts";
 import { activityByType } from "../activities/registry.ts";
 import { activityServices } from "./services.ts";
@@ -182,10 +182,13 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
  */
 async function prepareTarget(v: Pick<Validated, "ctx" | "principal">, fingerprint: string): Promise<unknown> {
   const { deps } = v.ctx;
-  const target = await deps.db.selectFrom("activities").select(["type", "intent", "organization_id", "status", "submitted_by"]).where("fingerprint", "=", fingerprint).executeTakeFirst();
-  if (!target || target.status !== STATUS.CONSENSUS_NEEDED || target.organization_id !== v.principal.organization.id) return undefined;
+  const target = await deps.db.selectFrom("activities").select(["id", "type", "intent", "organization_id", "status", "submitted_by"]).where("fingerprint", "=", fingerprint).executeTakeFirst();
+  if (!target || target.organization_id !== v.principal.organization.id) return undefined;
   const def = activityByType(target.type);
   if (!def?.prepare) return undefined;
+  // Waiting for authenticators: only the stamp that meets the last step may run it (docs/mfa.md §3.2).
+  const runnable = target.status === STATUS.CONSENSUS_NEEDED || (target.status === STATUS.AUTHENTICATORS_NEEDED && (await meetsLastStep(deps.db, target.id, v.principal)));
+  if (!runnable) return undefined;
   const now = v.ctx.now;
   return def.prepare(
     {

@@ -3,7 +3,7 @@
 // stamped by the required credentials meet every step, then is decided like any vote.
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { completed, forbidden, invalidRequest, notFound, perEngine, precondition, type Json } from "../helpers/inproc.ts";
+import { completed, forbidden, invalidRequest, notFound, perEngine, precondition, userParams, type Json } from "../helpers/inproc.ts";
 import { TEST_WEBAUTHN } from "../helpers/webauthn.ts";
 import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
 import { addMfaPolicy, approveWithKey, approveWithPasskey, passkeyOf, secondKey, step, waiting } from "../helpers/mfa.ts";
@@ -111,6 +111,17 @@ perEngine(
       // A user of the organization who owes nothing: 403.
       const [u] = await import("../helpers/inproc.ts").then((m) => m.addUsersWithKeys(h(), 1, child));
       forbidden(await approveWithKey(h(), u!, held.fingerprint), /owes it none/);
+    });
+
+    it("an activity that prepares work outside the database (create_users) runs when the last step is met", async () => {
+      const org = await h().newOrg("mfa prepare");
+      const second = await secondKey(h(), org);
+      await addMfaPolicy(h(), org, { condition: "activity.type == 'ACTIVITY_TYPE_CREATE_USERS_V4'", requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY", id: second.apiKeyId })] });
+      const activity = waiting(await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams({ userName: "held user" })] }, { as: org }));
+      const done = await approveWithKey(h(), second, activity.fingerprint);
+      assert.equal(done.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(done.json));
+      const users = (await h().query("list_users", {}, { as: org })).json.users as Json[];
+      assert.ok(users.some((u) => u.userName === "held user"));
     });
 
     it("the submitter's rejection cancels a waiting activity", async () => {
