@@ -39,12 +39,12 @@ function applies(row: MfaPolicyRow, facts: ActivityFacts, principal: Principal, 
 }
 
 /**
- * What the submitter owes a new activity: the first of their MFA policies (by `order`) whose
+ * What the acting user (the submitter, or an approver: §3.4) owes an activity: the first of their MFA policies (by `order`) whose
  * condition holds — only one is ever enforced — with the step the submitting credential meets
  * counted; undefined when none holds or that credential meets every step. The policies read
  * are the acting user's own, in the user's own organization (docs/mfa.md §4).
  */
-export async function owedBySubmitter(
+export async function owedByActor(
   db: Executor,
   principal: Principal,
   /** The submitter's MFA policies (submitterMfaPolicies). */
@@ -174,4 +174,60 @@ export async function meetsLastStep(db: Executor, activityId: string, principal:
   if (!row) return false;
   const next = withProof(stepsOf(row.required), proofsOf(row.satisfied), await proofOf(db, principal));
   return next !== undefined && allMet(next);
+}
+
+/** An approver's own MFA on an activity awaiting consensus (docs/mfa.md §3.4). */
+export interface ApproverMfa {
+  /** Users whose approvals do not count (yet): steps of their own MFA policy are owed. */
+  held: Set<string>;
+  /** This request is a further stamp by a held approver: its earlier approval is not a standing vote. */
+  stamping: boolean;
+  /** The voter's MFA on this activity was already decided (a requirement row exists). */
+  decided: boolean;
+  write?: (tx: Tx) => Promise<void>;
+}
+
+/**
+ * Before the standing-vote check: the users held by their own MFA on this activity, and — when
+ * the voter is one of them — this vote as a further stamp (refused when it meets no step still
+ * owed; a retried one is answered unchanged).
+ */
+export async function approverStamp(tx: Tx, target: ActivityRow, principal: Principal, votes: readonly VoteRow[], raw: string, rejecting: boolean, now: number): Promise<ApproverMfa | { unchanged: true }> {
+  const me = principal.actor.userId;
+  const rows = await requirementsOf(tx, target.id);
+  const held = new Set(rows.filter((r) => !allMet(proofsOf(r.satisfied))).map((r) => r.user_id));
+  const mine = rows.find((r) => r.user_id === me);
+  if (!mine || !held.has(me)) return { held, stamping: false, decided: mine !== undefined };
+  if (votes.some((v) => v.user_id === me && v.message === raw)) return { unchanged: true };
+  if (rejecting) return { held, stamping: true, decided: true };
+  const proof = await proofOf(tx, principal);
+  const next = withProof(stepsOf(mine.required), proofsOf(mine.satisfied), proof);
+  if (!next) {
+    throw precondition(`the credential that stamped this approval (${proof.type}) meets none of the steps user ${me} still owes on activity ${target.id}, or already met one; see get_mfa_status`);
+  }
+  if (allMet(next)) held.delete(me);
+  const owed: OwedMfa = { policyId: mine.mfa_policy_id, steps: stepsOf(mine.required), satisfied: next };
+  return { held, stamping: true, decided: true, write: recordOwed(target.id, mine.organization_id, me, owed, now, true) };
+}
+
+/**
+ * A first approval by a voter whose own MFA policy holds the activity: the credential meets
+ * what it can; while steps remain the voter joins `held` and its approval does not count.
+ */
+export async function holdApprover(
+  tx: Tx,
+  target: ActivityRow,
+  principal: Principal,
+  facts: ActivityFacts,
+  tagIds: readonly string[],
+  gate: ApproverMfa,
+  now: number,
+): Promise<void> {
+  const me = principal.actor.userId;
+  if (gate.decided) return;
+  const policies = await mfaPoliciesOf(tx, principal.actor.organizationId, me);
+  const owed = await owedByActor(tx, principal, policies, facts, tagIds, now);
+  if (!owed) return;
+  gate.held.add(me);
+  gate.write = recordOwed(target.id, principal.actor.organizationId, me, owed, now, false);
 }

@@ -19,7 +19,7 @@ import { activityServices } from "./services.ts";
 import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
 import type { Validated } from "./validate.ts";
 import { castVote, voteRow } from "./vote.ts";
-import { awaitingAuthenticators, owedBySubmitter, recordOwed, refuseUnapprovable, submitterMfaPolicies } from "./mfa-gate.ts";
+import { awaitingAuthenticators, owedByActor, recordOwed, refuseUnapprovable, submitterMfaPolicies } from "./mfa-gate.ts";
 import { STRICT_WEBHOOK_URLS } from "../webhooks/url-policy.ts";
 import { requireSigner } from "../signing/resolve.ts";
 
@@ -65,7 +65,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   reportPolicyErrors(deps, activityId, evaluated.decision);
   // MFA: an activity the policies do not deny waits for its submitter's authenticators (docs/mfa.md §3).
   const mfaPolicies = await submitterMfaPolicies(deps.db, principal);
-  const owed = isDenied(evaluated.decision) ? undefined : await owedBySubmitter(deps.db, principal, mfaPolicies, facts, snapshot.tagIds, now);
+  const owed = isDenied(evaluated.decision) ? undefined : await owedByActor(deps.db, principal, mfaPolicies, facts, snapshot.tagIds, now);
   if (owed) {
     refuseUnapprovable(principal, owed);
     evaluated = awaitingAuthenticators(evaluated, owed, principal.actor.userId);

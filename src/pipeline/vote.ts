@@ -15,7 +15,7 @@ import type { UserRow } from "../store/users.ts";
 import { activityView } from "../views/activity.ts";
 import { credentialFacts, decidingOrganization, userFacts, voterStanding } from "./governance.ts";
 import { authorize, isDenied, STATUS } from "./authorize.ts";
-import { awaitingAuthenticators, meetsLastStep, mfaStamp } from "./mfa-gate.ts";
+import { approverStamp, awaitingAuthenticators, holdApprover, meetsLastStep, mfaStamp } from "./mfa-gate.ts";
 import { respond, type Answer } from "./respond.ts";
 import { activityByType } from "../activities/registry.ts";
 import { activityServices } from "./services.ts";
@@ -96,7 +96,12 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
       ? await mfaStamp(tx, target, principal, votes, ctx.raw.toString("utf8"), req.selection === "VOTE_SELECTION_REJECTED", now)
       : undefined;
     if (mfa?.unchanged) return { unchanged: target };
-    if (!mfa && hasStandingVote(votes, me, now)) {
+    // Awaiting consensus: an approver's own MFA holds its approval (docs/mfa.md §3.4).
+    const approver = target.status === STATUS.CONSENSUS_NEEDED
+      ? await approverStamp(tx, target, principal, votes, ctx.raw.toString("utf8"), req.selection === "VOTE_SELECTION_REJECTED", now)
+      : undefined;
+    if (approver && "unchanged" in approver) return { unchanged: target };
+    if (!mfa && !approver?.stamping && hasStandingVote(votes, me, now)) {
       const rejected = votes.some((vote) => vote.user_id === me && vote.selection === "VOTE_SELECTION_REJECTED");
       // The initiator may still reject: for them rejecting cancels the activity (docs/consensus.md §3).
       const cancelling = req.selection === "VOTE_SELECTION_REJECTED" && me === target.submitted_by && !rejected;
@@ -123,7 +128,8 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
     }
 
     const vote = voteRow(target.id, req.selection, v, now);
-    const approvals = liveApprovals(req.selection === "VOTE_SELECTION_APPROVED" ? [...votes, vote] : votes, now);
+    if (approver && req.selection === "VOTE_SELECTION_APPROVED") await holdApprover(tx, target, principal, facts, voter.tags, approver, now);
+    const approvals = liveApprovals(req.selection === "VOTE_SELECTION_APPROVED" ? [...votes, vote] : votes, now).filter((a) => !approver?.held.has(a.user_id));
     const others = await approverRows(tx, approvals, me);
     const othersFacts = new Map((await userFacts(tx, [...others.values()], gov.set.readsTags)).map((u) => [u.id, u]));
     othersFacts.set(me, voter); // read with tags above
@@ -157,7 +163,7 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
       appProofs: target.app_proofs !== null,
       now,
       ...(prepared !== undefined ? { prepared } : {}),
-      ...(mfa ? { extraWrites: mfa.write } : {}),
+      ...(mfa ? { extraWrites: mfa.write } : approver?.write ? { extraWrites: approver.write } : {}),
     };
     return { settled: await settle(deps, tx, settlement), settlement };
   });

@@ -3,7 +3,7 @@
 // stamped by the required credentials meet every step, then is decided like any vote.
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { completed, forbidden, invalidRequest, notFound, perEngine, precondition, userParams, type Json } from "../helpers/inproc.ts";
+import { completed, forbidden, invalidRequest, notFound, perEngine, precondition, twoOfTwo, userParams, type Json } from "../helpers/inproc.ts";
 import { TEST_WEBAUTHN } from "../helpers/webauthn.ts";
 import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
 import { addMfaPolicy, approveWithKey, approveWithPasskey, passkeyOf, secondKey, step, waiting } from "../helpers/mfa.ts";
@@ -122,6 +122,30 @@ perEngine(
       assert.equal(done.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(done.json));
       const users = (await h().query("list_users", {}, { as: org })).json.users as Json[];
       assert.ok(users.some((u) => u.userName === "held user"));
+    });
+
+    it("an approver's own MFA holds its approval: it counts once the approver's steps are met", async () => {
+      const { a, b } = await twoOfTwo(h());
+      const b2 = await secondKey(h(), b);
+      // In a 2-of-2 organization the MFA policy itself needs both root users.
+      const proposed = await h().submit("create_mfa_policy", "ACTIVITY_TYPE_CREATE_MFA_POLICY", {
+        userId: b.userId, mfaPolicyName: "b's second key", condition: ON_TAGS, order: 0,
+        requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY" }), step({ type: "AUTHENTICATION_TYPE_API_KEY", id: b2.apiKeyId })],
+      }, { as: b });
+      completed(await approveWithKey(h(), a, proposed.json.activity.fingerprint), "createMfaPolicyResult");
+      const res = await h().submit("create_user_tag", TAG, { userTagName: "quorum", userIds: [] }, { as: a });
+      assert.equal(res.json.activity.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED");
+      const fingerprint = res.json.activity.fingerprint as string;
+      const first = await approveWithKey(h(), b, fingerprint);
+      assert.equal(first.json.activity?.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED", JSON.stringify(first.json));
+      const [held] = (await h().query(OP, { activityId: res.json.activity.id, userId: b.userId }, { as: a })).json.mfaStatuses as Json[];
+      assert.equal(held!.satisfied, false);
+      assert.equal(held!.satisfiedMethods.length, 1);
+      // The same key again meets nothing (400); the approval still does not count.
+      precondition(await approveWithKey(h(), b, fingerprint), /meets none/);
+      const done = await approveWithKey(h(), b2, fingerprint);
+      assert.equal(done.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(done.json));
+      assert.ok((await tagNames(a)).includes("quorum"));
     });
 
     it("the submitter's rejection cancels a waiting activity", async () => {
