@@ -39,7 +39,7 @@ function applies(row: MfaPolicyRow, facts: ActivityFacts, principal: Principal, 
 }
 
 /**
- * What the acting user (the submitter, or an approver: §3.4) owes an activity: the first of their MFA policies (by `order`) whose
+ * What the acting user (the submitter, or an approver: docs/mfa.md §3.4) owes an activity: the first of their MFA policies (by `order`) whose
  * condition holds — only one is ever enforced — with the step the submitting credential meets
  * counted; undefined when none holds or that credential meets every step. The policies read
  * are the acting user's own, in the user's own organization (docs/mfa.md §4).
