@@ -4,7 +4,9 @@
 // stamps with another credential meets one more step, and once all are met the activity is
 // decided again like any vote (settle.ts). Records: the submission's and each stamp's
 // evaluation record carry OUTCOME_REQUIRES_AUTHENTICATORS while steps are owed, and the
-// mfa_requirements row says which policy and which steps (get_mfa_status).
+// mfa_requirements row says which policy and which steps (get_mfa_status). On an activity
+// awaiting consensus, an approver's own MFA policy holds that approver's approval the same way
+// (docs/mfa.md §3.4): recorded, not counted until the approver's steps are met.
 import { ApiError, Grpc, precondition } from "../errors.ts";
 import { compileExpression, PolicyCompileError, PolicyRuntimeError } from "../policy/index.ts";
 import type { ActivityFacts } from "../policy/facts.ts";
@@ -39,15 +41,16 @@ function applies(row: MfaPolicyRow, facts: ActivityFacts, principal: Principal, 
 }
 
 /**
- * What the acting user (the submitter, or an approver: docs/mfa.md §3.4) owes an activity: the first of their MFA policies (by `order`) whose
- * condition holds — only one is ever enforced — with the step the submitting credential meets
- * counted; undefined when none holds or that credential meets every step. The policies read
- * are the acting user's own, in the user's own organization (docs/mfa.md §4).
+ * What the acting user — the submitter, or an approver (docs/mfa.md §3.4) — owes an activity:
+ * the first of their MFA policies (by `order`) whose condition holds — only one is ever
+ * enforced — with the step the request's credential meets counted; undefined when none holds
+ * or that credential meets every step. The policies are the acting user's own, in the user's
+ * own organization (docs/mfa.md §4).
  */
 export async function owedByActor(
   db: Executor,
   principal: Principal,
-  /** The submitter's MFA policies (submitterMfaPolicies). */
+  /** The acting user's MFA policies, in evaluation order. */
   policies: readonly MfaPolicyRow[],
   facts: ActivityFacts,
   tagIds: readonly string[],
