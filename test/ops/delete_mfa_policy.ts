@@ -1,6 +1,6 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { addUsersWithKeys, completed, notFound, onSqlite } from "../helpers/inproc.ts";
+import { addUsersWithKeys, completed, forbidden, notFound, onSqlite } from "../helpers/inproc.ts";
 import { deleteMfaPolicy } from "../../src/activities/mfa/delete_mfa_policy.ts";
 import { addMfaPolicy, step } from "../helpers/mfa.ts";
 
@@ -24,6 +24,23 @@ onSqlite("delete_mfa_policy", (h) => {
     notFound(await h().submit(OP, TYPE, { userId: b!.userId, mfaPolicyId: id }), /no MFA policy/);
     notFound(await h().submit(OP, TYPE, { userId: a!.userId, mfaPolicyId: id }, { as: await h().newOrg() }), /no user/);
     assert.equal((await h().query("get_mfa_policies", { userId: a!.userId })).json.mfaPolicies.length, 1);
+  });
+
+  it("a delegated user allowed `activity.resource == 'MFA_POLICY' && activity.action == 'DELETE'` may delete (recovery); without it 403", async () => {
+    const [delegate] = await addUsersWithKeys(h(), 1);
+    const id = await addMfaPolicy(h(), h().root, { userId: h().root.userId, mfaPolicyName: "root's", condition: "false", requiredAuthenticationMethods: methods });
+    forbidden(await h().submit(OP, TYPE, { userId: h().root.userId, mfaPolicyId: id }, { as: delegate! }));
+    completed(
+      await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", {
+        policyName: "MFA recovery",
+        effect: "EFFECT_ALLOW",
+        condition: "activity.resource == 'MFA_POLICY' && activity.action == 'DELETE' && activity.params.user_id == '" + h().root.userId + "'",
+        consensus: `approvers.any(user, user.id == '${delegate!.userId}')`,
+        notes: "",
+      }),
+      "createPolicyResult",
+    );
+    assert.equal(completed(await h().submit(OP, TYPE, { userId: h().root.userId, mfaPolicyId: id }, { as: delegate! }), deleteMfaPolicy).mfaPolicyId, id);
   });
 
   it("deleting the user deletes its policies", async () => {
