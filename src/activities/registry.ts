@@ -81,6 +81,9 @@ import { enableAuthProxy } from "./auth-proxy/enable_auth_proxy.ts";
 import { updateAuthProxyConfig } from "./auth-proxy/update_auth_proxy_config.ts";
 import { disableAuthProxy } from "./auth-proxy/disable_auth_proxy.ts";
 // imports: signing and private keys
+import { createMfaPolicy } from "./mfa/create_mfa_policy.ts";
+import { updateMfaPolicy } from "./mfa/update_mfa_policy.ts";
+import { deleteMfaPolicy } from "./mfa/delete_mfa_policy.ts";
 import { signRawPayloadV2 } from "./signing/sign_raw_payload.ts";
 import { signRawPayloads } from "./signing/sign_raw_payloads.ts";
 import { signTransactionV2 } from "./signing/sign_transaction.ts";
@@ -116,6 +119,9 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   deletePoliciesActivity,
   updateRootQuorum,
   ...ORGANIZATION_LIFECYCLE_ACTIVITIES,
+  createMfaPolicy,
+  updateMfaPolicy,
+  deleteMfaPolicy,
   createWebhookEndpoint,
   updateWebhookEndpoint,
   deleteWebhookEndpoint,

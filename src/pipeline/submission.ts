@@ -19,6 +19,7 @@ import { activityServices } from "./services.ts";
 import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
 import type { Validated } from "./validate.ts";
 import { castVote, voteRow } from "./vote.ts";
+import { awaitingAuthenticators, owedByActor, recordOwed, refuseUnapprovable, submitterMfaPolicies } from "./mfa-gate.ts";
 import { STRICT_WEBHOOK_URLS } from "../webhooks/url-policy.ts";
 import { requireSigner, signerKey, type Signer } from "../signing/resolve.ts";
 import { refuseOutsideSessionScope } from "../auth/session-scope.ts";
@@ -57,7 +58,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   const scoped = refuseOutsideSessionScope(deps.db, principal, { activity: facts, approvers, credentials, nowMs: now });
   if (scoped) await scoped;
   const gov = await governance(deps.state.governance, deps.db, principal.actor.organizationId, snapshot.policyVersion);
-  const evaluated = authorize({
+  let evaluated = authorize({
     def,
     params,
     facts,
@@ -70,6 +71,13 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   });
   const activityId = newId();
   reportPolicyErrors(deps, activityId, evaluated.decision);
+  // MFA: an activity the policies do not deny waits for its submitter's authenticators (docs/mfa.md §3).
+  const mfaPolicies = await submitterMfaPolicies(deps.db, principal);
+  const owed = isDenied(evaluated.decision) ? undefined : await owedByActor(deps.db, principal, mfaPolicies, facts, snapshot.tagIds, now);
+  if (owed) {
+    refuseUnapprovable(principal, owed);
+    evaluated = awaitingAuthenticators(evaluated, owed, principal.actor.userId);
+  }
   if (v.envelope.generateAppProofs) {
     if (!deps.masterKey) throw new Error("app proofs need the master key in the pipeline");
     await openProofKey(deps.state, deps.db, deps.masterKey);
@@ -106,7 +114,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   const listening = await deps.state.listeners.hasListeners(deps.db, principal.organization.id, snapshot.webhookVersion);
   // 7. execute and record
   const vote = voteRow(activityId, "VOTE_SELECTION_APPROVED", v, now);
-  const known: KnownVotes = { votes: [vote], voters: [principal.user] };
+  const known: KnownVotes = { votes: [vote], voters: [principal.user], mfaPolicies: new Map([[principal.user.id, mfaPolicies]]) };
   const settlement: Settlement = {
     activity: {
       id: activityId,
@@ -134,6 +142,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
     now,
     caller: callerOf(ctx.network, principal),
     ...(prepared !== undefined ? { prepared } : {}),
+    ...(owed ? { extraWrites: recordOwed(activityId, principal.actor.organizationId, principal.actor.userId, owed, now, false) } : {}),
   };
   let { settled, twin } = await settleOrFindTwin(deps, settlement);
   if (twin && fingerprint === bodyFingerprint && !(await mayAnswerWith(deps, twin, principal))) {

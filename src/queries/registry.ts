@@ -31,6 +31,7 @@ import { getAppStatus } from "./app_status.ts";
 // imports: auth proxy
 import { getAuthProxyConfig } from "./get_auth_proxy_config.ts";
 // imports: private keys
+import { getMfaPolicies, getMfaPolicy, getMfaStatus } from "./mfa.ts";
 import { getPrivateKey, listPrivateKeys, listPrivateKeyTags } from "./private_keys.ts";
 import { getOrganization, getOrganizationConfigs } from "./organizations.ts";
 import { getSessionProfile, getSessionProfiles } from "./session_profiles.ts";
@@ -39,6 +40,9 @@ export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
   listActivitiesQuery,
   whoami,
+  getMfaPolicy,
+  getMfaPolicies,
+  getMfaStatus,
   listSuborgs,
   getUser,
   listUsers,

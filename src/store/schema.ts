@@ -644,6 +644,21 @@ export interface InvitationsTable {
   updated_at: number;
 }
 
+/** A user's MFA policy (migration 021, docs/mfa.md §1). `required`: JSON steps `[{ any: [{ type, id? }] }]`. */
+export interface MfaPoliciesTable {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  name: string;
+  condition: string;
+  required: string;
+  /** The policy's `order`: lower is evaluated first. */
+  position: number;
+  notes: string;
+  created_at: number;
+  updated_at: number;
+}
+
 /** Session profiles (migration 020, docs/sessions-and-network.md §6): never updated or deleted. */
 export interface SessionProfilesTable {
   id: string;
@@ -656,6 +671,20 @@ export interface SessionProfilesTable {
   expiration_seconds: string | null;
   notes: string | null;
   created_at: number;
+}
+
+/** What a user owes an activity waiting for authenticators (docs/mfa.md §3). */
+export interface MfaRequirementsTable {
+  activity_id: string;
+  user_id: string;
+  organization_id: string;
+  mfa_policy_id: string;
+  /** JSON steps, as the policy had them when it matched. */
+  required: string;
+  /** JSON array, one entry per step: the method `{ type, id? }` that met it, or null. */
+  satisfied: string;
+  created_at: number;
+  updated_at: number;
 }
 
 export interface Database {
@@ -702,6 +731,8 @@ export interface Database {
   invitations: InvitationsTable;
   organization_features: OrganizationFeaturesTable;
   session_profiles: SessionProfilesTable;
+  mfa_policies: MfaPoliciesTable;
+  mfa_requirements: MfaRequirementsTable;
 }
 
 export type Db = Kysely<Database>;
