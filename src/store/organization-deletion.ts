@@ -40,6 +40,10 @@ export const DELETED_WITH_ORGANIZATION = [
   "tvc_manifest_approvals",
   "auth_proxy_configs",
   "import_targets",
+  "invitations",
+  "session_profiles",
+  "mfa_policies",
+  "mfa_requirements",
 ] as const satisfies readonly (keyof Database)[];
 
 /**
@@ -115,6 +119,11 @@ export async function deleteOrganizationContents(tx: Executor, organizationId: s
   await tx.deleteFrom("auth_proxy_configs").where("organization_id", "=", org).execute();
   await tx.deleteFrom("import_targets").where("organization_id", "=", org).execute();
   await tx.deleteFrom("organization_features").where("organization_id", "=", org).execute();
+  await tx.deleteFrom("invitations").where("organization_id", "=", org).execute();
+  await tx.deleteFrom("mfa_requirements").where("organization_id", "=", org).execute();
+  await tx.deleteFrom("mfa_policies").where("organization_id", "=", org).execute();
+  // After api_keys: a session key names the profile it was issued with.
+  await tx.deleteFrom("session_profiles").where("organization_id", "=", org).execute();
   await deleteEndpoints(tx, org, now);
   await tx.deleteFrom("users").where("organization_id", "=", org).execute();
   await tx
