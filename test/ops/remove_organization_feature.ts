@@ -130,6 +130,35 @@ perEngine(
       const res = await h().submit("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_SMS", contact: "+15005550006", appName: "T" }, { as: org });
       precondition(res, /SMS OTP authentication is disabled.*FEATURE_NAME_SMS_AUTH/);
     });
+
+    it("email_auth and email recovery are refused when EMAIL_AUTH, ROOT_USER_EMAIL_RECOVERY or EMAIL_RECOVERY is off above them; no mail is sent", async () => {
+      const parent = await h().newOrg();
+      const email = fresh();
+      const key = generateP256KeyPair();
+      const sub = completed(
+        await h().submit(
+          "create_sub_organization",
+          "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8",
+          { subOrganizationName: `features-${n}`, rootQuorumThreshold: 1, rootUsers: [{ userName: "end user", userEmail: email, apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }] },
+          { as: parent },
+        ),
+        "createSubOrganizationResultV8",
+      );
+      const at = { as: parent, organizationId: sub.subOrganizationId as string };
+      const params = () => ({ email, targetPublicKey: generateP256KeyPair().publicKey, emailCustomization: { appName: "Demo" } });
+      // On by default: both flows mail a credential.
+      completed(await h().submit("email_auth", "ACTIVITY_TYPE_EMAIL_AUTH_V3", params(), at), "emailAuthResult");
+      completed(await h().submit("init_user_email_recovery", "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2", params(), at), "initUserEmailRecoveryResult");
+      const mark = s.sink().mails.length;
+      completed(await h().submit(OP, TYPE, { name: "FEATURE_NAME_EMAIL_AUTH" }, { as: parent }), removeOrganizationFeature);
+      precondition(await h().submit("email_auth", "ACTIVITY_TYPE_EMAIL_AUTH_V3", params(), at), /email authentication is disabled.*FEATURE_NAME_EMAIL_AUTH/);
+      // The sub-organization's only user is a root user: its own switch applies.
+      completed(await h().submit(OP, TYPE, { name: "FEATURE_NAME_ROOT_USER_EMAIL_RECOVERY" }, { as: parent }), removeOrganizationFeature);
+      precondition(await h().submit("init_user_email_recovery", "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2", params(), at), /FEATURE_NAME_ROOT_USER_EMAIL_RECOVERY/);
+      completed(await h().submit(OP, TYPE, { name: "FEATURE_NAME_EMAIL_RECOVERY" }, { as: parent }), removeOrganizationFeature);
+      precondition(await h().submit("init_user_email_recovery", "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2", params(), at), /email recovery is disabled.*FEATURE_NAME_EMAIL_RECOVERY/);
+      assert.equal(s.sink().mails.length, mark);
+    });
   },
   undefined,
   s.options,
