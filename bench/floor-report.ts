@@ -47,12 +47,29 @@ export interface JsonRow {
   cpuUsPerReq: number | null;
   /** req/s ÷ the signature floor's req/s of the same run (1 = as fast as the floor). */
   floorRatio: number;
+  /**
+   * The floor's server CPU per request ÷ this scenario's: the same ratio from CPU time, which
+   * other load on the machine inflates less than it does req/s; null when either is unknown.
+   */
+  floorCpuRatio: number | null;
   rssMb: number | null;
   /** The goal in words, null for scenarios without one. */
   goal: string | null;
   met: boolean | null;
   /** false when the run was flagged (non-2xx answers, connection errors, too few bodies). */
   valid: boolean;
+}
+
+/** The floor's figures a ratio is taken to. */
+export interface Floor {
+  rps: number;
+  cpuMsPerReq?: number;
+}
+
+/** The floor's server CPU per request as a fraction of `cpuMsPerReq`; undefined when either is unknown. */
+export function floorCpuRatio(cpuMsPerReq: number | undefined, floor: Floor): number | undefined {
+  const f = floor.cpuMsPerReq;
+  return cpuMsPerReq !== undefined && f !== undefined && cpuMsPerReq > 0 && f > 0 ? f / cpuMsPerReq : undefined;
 }
 
 /** req/s as a fraction of the floor's. */
@@ -74,9 +91,11 @@ export function goalMet(f: ScenarioFigures, floorRps: number): boolean | undefin
 const round = (n: number, digits: number) => Number(n.toFixed(digits));
 const known = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? null : n);
 
-function row(f: ScenarioFigures, tree: JsonRow["tree"], floorRps: number, goalOf: ScenarioFigures): JsonRow {
+function row(f: ScenarioFigures, tree: JsonRow["tree"], floor: Floor, goalOf: ScenarioFigures): JsonRow {
+  const floorRps = floor.rps;
   const cpu = known(f.cpuMsPerReq);
   const rss = known(f.rssMb);
+  const cpuRatio = floorCpuRatio(f.cpuMsPerReq, floor);
   // A before row is judged against the same floor goal, on its own figures; a verdict made
   // elsewhere (a share of another scenario) is each tree's own.
   const goal = goalOf.goal ? describeGoal(goalOf.goal) : (f.verdict?.goal ?? null);
@@ -90,6 +109,7 @@ function row(f: ScenarioFigures, tree: JsonRow["tree"], floorRps: number, goalOf
     p99Ms: f.p99,
     cpuUsPerReq: cpu === null ? null : round(1000 * cpu, 1),
     floorRatio: round(floorRatio(f.rps, floorRps), 4),
+    floorCpuRatio: cpuRatio === undefined ? null : round(cpuRatio, 4),
     rssMb: rss === null ? null : round(rss, 1),
     goal,
     met: goal === null ? null : met,
@@ -98,11 +118,11 @@ function row(f: ScenarioFigures, tree: JsonRow["tree"], floorRps: number, goalOf
 }
 
 /** One row per scenario and tree ("now", then "before" where the run measured one). */
-export function jsonRows(rows: readonly ScenarioFigures[], floorRps: number): JsonRow[] {
+export function jsonRows(rows: readonly ScenarioFigures[], floor: Floor): JsonRow[] {
   const out: JsonRow[] = [];
   for (const f of rows) {
-    out.push(row(f, "now", floorRps, f));
-    if (f.before) out.push(row(f.before, "before", floorRps, f));
+    out.push(row(f, "now", floor, f));
+    if (f.before) out.push(row(f.before, "before", floor, f));
   }
   return out;
 }

@@ -71,7 +71,7 @@ import { FastStamper, newP256KeyPair, sdkStamp, type Stamped } from "./stamp.ts"
 import { num, option } from "./options.ts";
 import { formatSummary, summarize } from "./profile-summary.ts";
 import { setupPinning } from "./pin.ts";
-import { describeGoal, floorRatio, goalMet, jsonRows, type Goal, type ScenarioFigures } from "./floor-report.ts";
+import { describeGoal, floorCpuRatio, floorRatio, goalMet, jsonRows, type Goal, type ScenarioFigures } from "./floor-report.ts";
 
 // ---------------------------------------------------------------- options
 
@@ -734,9 +734,14 @@ function goalVerdict(f: Figures, floorRps: number): string {
   return `${want}: ${met ? "met" : "MISSED"}`;
 }
 
-function table(rows: Figures[], baseline: number, floorRps: number): string {
+function table(rows: Figures[], baseline: number, floor: Figures): string {
+  const floorRps = floor.rps;
+  const cpuShare = (f: Figures) => {
+    const r = floorCpuRatio(f.cpuMsPerReq, floor);
+    return r === undefined ? "" : `${(100 * r).toFixed(1)}%`;
+  };
   const withBefore = rows.some((f) => f.before);
-  const head = ["scenario", "engine", "req/s", "± sd", "p50 ms", "p99 ms", "non-2xx", "errors", "CPU µs/req", "vs floor", "vs fastify", "RSS MiB", "goal"];
+  const head = ["scenario", "engine", "req/s", "± sd", "p50 ms", "p99 ms", "non-2xx", "errors", "CPU µs/req", "vs floor", "vs floor (CPU)", "vs fastify", "RSS MiB", "goal"];
   if (withBefore) head.push("before req/s", "before p99", "before CPU µs/req", "before vs floor", "before RSS");
   const body = rows.map((f) => {
     const cells = [
@@ -750,6 +755,7 @@ function table(rows: Figures[], baseline: number, floorRps: number): string {
       String(f.errors),
       fmtUs(f.cpuMsPerReq),
       pct(f.rps, floorRps),
+      cpuShare(f),
       pct(f.rps, baseline),
       fmtMb(f.rssMb),
       goalVerdict(f, floorRps),
@@ -761,7 +767,7 @@ function table(rows: Figures[], baseline: number, floorRps: number): string {
     return cells;
   });
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
-  const left = new Set([0, 1, 12]);
+  const left = new Set([0, 1, 13]);
   const line = (cells: string[]) => cells.map((c, i) => (left.has(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();
   return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");
 }
@@ -822,7 +828,7 @@ async function main(): Promise<void> {
   const floor = meanOf(firsts.verify, lasts.verify, "signature floor: fastify + X-Stamp verify");
   rows.unshift(baseline, floor);
 
-  log(`\n${table(rows, baseline.rps, floor.rps)}`);
+  log(`\n${table(rows, baseline.rps, floor)}`);
   for (const r of rows) if (r.note) log(`${r.scenario} [${r.engine}]: ${r.note}`);
   log(
     `\ngoals (shares of this run's signature floor, ${fmtInt(floor.rps)} req/s = ${pct(floor.rps, baseline.rps)} of bare fastify's ${fmtInt(baseline.rps)}; ` +
@@ -833,7 +839,7 @@ async function main(): Promise<void> {
   const bad = rows.filter((r) => r.problems.length || r.before?.problems.length);
   for (const r of bad) log(`INVALID: ${r.scenario} [${r.engine}]: ${[...r.problems, ...(r.before?.problems ?? []).map((p) => `before: ${p}`)].join("; ")}`);
   if (JSON_FILE) {
-    writeFileSync(JSON_FILE, `${JSON.stringify(jsonRows(rows, floor.rps), null, 2)}\n`);
+    writeFileSync(JSON_FILE, `${JSON.stringify(jsonRows(rows, floor), null, 2)}\n`);
     log(`JSON: ${rows.length} scenarios written to ${path.resolve(JSON_FILE)}`);
   }
   log(`\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s (budget ${TIMEOUT_S} s)${bad.length ? `; ${bad.length} invalid run(s)` : ""}`);

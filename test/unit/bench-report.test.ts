@@ -3,7 +3,7 @@
 // The benchmark itself is not run here.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { floorRatio, goalMet, jsonRows, type ScenarioFigures } from "../../bench/floor-report.ts";
+import { floorCpuRatio, floorRatio, goalMet, jsonRows, type ScenarioFigures } from "../../bench/floor-report.ts";
 import { splitCores } from "../../bench/pin.ts";
 
 const FLOOR = 20_000;
@@ -17,6 +17,13 @@ describe("bench report: ratios to the signature floor", () => {
     assert.equal(floorRatio(5_000, FLOOR), 0.25);
     assert.throws(() => floorRatio(5_000, 0), /floor/);
     assert.throws(() => floorRatio(5_000, Number.NaN), /floor/);
+  });
+
+  it("takes the CPU ratio the other way round (the floor's CPU over the scenario's) and only when both are known", () => {
+    assert.equal(floorCpuRatio(0.2, { rps: FLOOR, cpuMsPerReq: 0.05 }), 0.25);
+    assert.equal(floorCpuRatio(undefined, { rps: FLOOR, cpuMsPerReq: 0.05 }), undefined);
+    assert.equal(floorCpuRatio(Number.NaN, { rps: FLOOR, cpuMsPerReq: 0.05 }), undefined);
+    assert.equal(floorCpuRatio(0.2, { rps: FLOOR }), undefined);
   });
 
   it("judges a floor goal on the share and on p99, each alone able to miss it", () => {
@@ -40,14 +47,14 @@ describe("bench report: --json rows", () => {
         }),
         fig({ scenario: "stamped activity (sign_raw_payload)", engine: "postgres", rps: 300, p99: 45, cpuMsPerReq: 1.7771, verdict: { goal: "≥ 80% of create_user_tag's rate", met: false } }),
       ],
-      FLOOR,
+      { rps: FLOOR, cpuMsPerReq: 0.05 },
     );
     assert.deepEqual(rows, [
-      { name: "signature floor", engine: "none", tree: "now", rps: 20_000, p50Ms: 2, p99Ms: 5, cpuUsPerReq: 50, floorRatio: 1, rssMb: 152.3, goal: null, met: null, valid: true },
-      { name: "stamped query (whoami)", engine: "sqlite", tree: "now", rps: 17_000, p50Ms: 2, p99Ms: 5, cpuUsPerReq: 114, floorRatio: 0.85, rssMb: 152.3, goal: "≥ 85% of the floor", met: true, valid: true },
+      { name: "signature floor", engine: "none", tree: "now", rps: 20_000, p50Ms: 2, p99Ms: 5, cpuUsPerReq: 50, floorRatio: 1, floorCpuRatio: 1, rssMb: 152.3, goal: null, met: null, valid: true },
+      { name: "stamped query (whoami)", engine: "sqlite", tree: "now", rps: 17_000, p50Ms: 2, p99Ms: 5, cpuUsPerReq: 114, floorRatio: 0.85, floorCpuRatio: 0.4386, rssMb: 152.3, goal: "≥ 85% of the floor", met: true, valid: true },
       // The before tree is judged against the same goal, on its own figures; unknowns are null.
-      { name: "stamped query (whoami)", engine: "sqlite", tree: "before", rps: 12_400, p50Ms: 2, p99Ms: 9, cpuUsPerReq: null, floorRatio: 0.62, rssMb: null, goal: "≥ 85% of the floor", met: false, valid: false },
-      { name: "stamped activity (sign_raw_payload)", engine: "postgres", tree: "now", rps: 300, p50Ms: 2, p99Ms: 45, cpuUsPerReq: 1777.1, floorRatio: 0.015, rssMb: 152.3, goal: "≥ 80% of create_user_tag's rate", met: false, valid: true },
+      { name: "stamped query (whoami)", engine: "sqlite", tree: "before", rps: 12_400, p50Ms: 2, p99Ms: 9, cpuUsPerReq: null, floorRatio: 0.62, floorCpuRatio: null, rssMb: null, goal: "≥ 85% of the floor", met: false, valid: false },
+      { name: "stamped activity (sign_raw_payload)", engine: "postgres", tree: "now", rps: 300, p50Ms: 2, p99Ms: 45, cpuUsPerReq: 1777.1, floorRatio: 0.015, floorCpuRatio: 0.0281, rssMb: 152.3, goal: "≥ 80% of create_user_tag's rate", met: false, valid: true },
     ]);
     // What tools read survives a JSON round trip unchanged (no NaN, no undefined).
     assert.deepEqual(JSON.parse(JSON.stringify(rows)), rows);
