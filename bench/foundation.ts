@@ -798,7 +798,7 @@ async function main(): Promise<void> {
       `servers are child processes, Sigil at LOG_LEVEL=${process.env.BENCH_LOG_LEVEL || "warn"}; budget ${TIMEOUT_S} s`,
   );
   // Before any server starts: PostgreSQL backends forked later inherit the postmaster's mask.
-  log(setupPinning({ disabled: NO_PIN, warn: log }));
+  log(setupPinning({ disabled: NO_PIN }));
   if (POSTGRES_URL) log(await pinDatabase(POSTGRES_URL, log));
   if (BEFORE_DIR) log(`before: the tree in ${path.resolve(BEFORE_DIR)}, measured on every scenario in the same run, alternating with this tree`);
   if (PROFILE_DIR) log(`PROFILING into ${PROFILE_DIR}: one server per scenario under --cpu-prof; figures include profiler overhead`);

@@ -58,15 +58,12 @@ function hasTaskset(): boolean {
 
 /**
  * Decides the split and pins this process (the load generator, all threads) to its side.
- * Returns a line for the run's header; on any obstacle warns through `warn` and stays unpinned.
+ * Returns a line for the run's header: where things run, or a warning and why it stays unpinned.
  */
-export function setupPinning(opts: { disabled: boolean; warn: (msg: string) => void }): string {
+export function setupPinning(opts: { disabled: boolean }): string {
   active = undefined;
   if (opts.disabled) return "CPU pinning off (--no-pin): server, load generator and database share all cores";
-  const unpinned = (why: string) => {
-    opts.warn(`WARNING: running unpinned (${why}); the ratios to the signature floor are less steady`);
-    return `CPU pinning unavailable (${why})`;
-  };
+  const unpinned = (why: string) => `WARNING: running unpinned (${why}): server, load generator and database share all cores, the ratios to the signature floor are less steady`;
   if (process.platform !== "linux") return unpinned(`taskset pins on Linux only, this is ${process.platform}`);
   if (!hasTaskset()) return unpinned("no taskset binary (util-linux)");
   const split = splitCores(os.availableParallelism());

@@ -1125,7 +1125,7 @@ function engineTable(results: EngineResult[], rawSignRate: number): string {
 async function main(): Promise<void> {
   const cpu = os.cpus()[0]?.model ?? "unknown CPU";
   log(`Sigil webhooks benchmark — node ${process.version}, ${os.cpus().length} cores (${cpu})`);
-  log(setupPinning({ disabled: process.argv.includes("--no-pin"), warn: log }));
+  log(setupPinning({ disabled: process.argv.includes("--no-pin") }));
   if (POSTGRES_URL) log(await pinDatabase(POSTGRES_URL, log));
 
   // 1 + 2: signing in this process.
