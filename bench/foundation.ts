@@ -1,8 +1,9 @@
 // Load benchmark of Sigil's foundation: the stamped query (by an API key, and by a session key
 // from stamp_login) and stamped activity paths, next to a bare fastify baseline loaded
-// identically (the ceiling of this machine's HTTP stack).
+// identically (the ceiling of this machine's HTTP stack) and the signature floor (that route
+// plus the one P-256 verification every stamped request does), against which the goals are set.
 //
-//   npm run bench [-- --postgres <url>] [--before DIR] [--connections N] [--duration S] [--warmup S] [--profile DIR]
+//   npm run bench [-- --postgres <url>] [--before DIR] [--connections N] [--duration S] [--warmup S] [--profile DIR] [--json FILE] [--no-pin]
 //
 //   --postgres URL / BENCH_DATABASE_URL   also run the Sigil scenarios on PostgreSQL, in a fresh
 //                                         database created next to URL's and dropped afterwards
@@ -11,6 +12,8 @@
 //   --warmup S / BENCH_WARMUP             unmeasured warm-up seconds before each run (default 2)
 //   --skip-sqlite                         only the PostgreSQL runs (with --postgres)
 //   --tag-members / BENCH_TAG_MEMBERS=1   create_user_tag also tags the submitting user (see below)
+//   --no-sign                             skip the stamped sign_raw_payload scenario (run after
+//                                         create_user_tag, reported as a share of its rate)
 //   --policies N / BENCH_POLICIES         then compare activities in an organization holding N
 //                                         policies with one holding none, same server, rounds
 //                                         alternating between the two (default 100; 0 skips)
@@ -22,6 +25,10 @@
 //                                         earlier commit with node_modules) on every scenario, in
 //                                         its own data dir/database, alternating with this tree's
 //                                         runs; the table then shows "before" next to "now"
+//   --json FILE / BENCH_JSON              also write the figures as a JSON array to FILE, one object
+//                                         per scenario and tree (docs/benchmarks.md §1.3)
+//   --no-pin                              do not pin servers, this process and PostgreSQL to
+//                                         separate cores (docs/benchmarks.md §1.2)
 //   BENCH_LOG_LEVEL=info                  the server's log level (default warn: no per-request log lines)
 //   --timeout S / BENCH_TIMEOUT           abort (and clean up) after S seconds in all (default: from
 //                                         the runs the options ask for, printed at the start)
@@ -31,17 +38,18 @@
 //                                         print where the time goes (figures then include the
 //                                         profiler's overhead: not representative)
 //
-// The bare-fastify baseline runs first and last; ratios are to the mean of the two. The memory
+// The baselines run first and last; ratios are to the mean of the two. The memory
 // column is the server process's peak RSS (sampled every 250 ms) during the scenario; CPU ms/req
 // is the server process's CPU time (all threads, from /proc) over the measured run divided by
 // its requests: steadier than req/s on a shared machine. Round trips to PostgreSQL per request
 // are counted by bench/statements.ts.
 //
-// Every server is a child process (autocannon runs in this one); the machine's cores are
-// shared by the server, the load generator and, for PostgreSQL, the database.
+// Every server is a child process (autocannon runs in this one). Unless --no-pin, each server
+// runs on core 0 and this process and PostgreSQL on the other core(s) (bench/pin.ts), so the
+// floor and every scenario are measured with the same CPU available to the server.
 import os from "node:os";
 import path from "node:path";
-import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { randomBytes, randomUUID } from "node:crypto";
 import autocannon from "autocannon";
@@ -49,6 +57,7 @@ import {
   cleanupAll,
   guardRun,
   countActivities,
+  pinDatabase,
   newSigilInstance,
   sigilInit,
   startBaseline,
@@ -61,6 +70,8 @@ import {
 import { FastStamper, newP256KeyPair, sdkStamp, type Stamped } from "./stamp.ts";
 import { num, option } from "./options.ts";
 import { formatSummary, summarize } from "./profile-summary.ts";
+import { setupPinning } from "./pin.ts";
+import { describeGoal, floorCpuRatio, floorRatio, goalMet, jsonRows, type Goal, type ScenarioFigures } from "./floor-report.ts";
 
 // ---------------------------------------------------------------- options
 
@@ -73,24 +84,27 @@ const POSTGRES_URL = option("--postgres", "BENCH_DATABASE_URL");
 const PROFILE_DIR = option("--profile", "BENCH_PROFILE_DIR");
 const SKIP_SQLITE = process.argv.includes("--skip-sqlite");
 const BEFORE_DIR = option("--before", "BENCH_BEFORE");
+const JSON_FILE = option("--json", "BENCH_JSON");
+const NO_PIN = process.argv.includes("--no-pin");
 // Tag the submitting (root) user with every new tag. Off by default: the activity response
 // embeds the voter's User object with ALL its tags, so each request would cost O(tags
 // created so far) and the run would measure that growth rather than the pipeline.
 const TAG_MEMBERS = process.argv.includes("--tag-members") || process.env.BENCH_TAG_MEMBERS === "1";
+
+// The stamped sign_raw_payload scenario after create_user_tag (--no-sign skips it).
+const SIGN = !process.argv.includes("--no-sign");
+/** sign_raw_payload must run at this share of create_user_tag's rate or better. */
+const SIGN_GOAL_PCT = 80;
 
 const POLICIES = num("--policies", "BENCH_POLICIES", 100, 0, 100);
 const ROUNDS = num("--rounds", "BENCH_ROUNDS", 3, 1, 10);
 const PG_ROUNDS = num("--pg-rounds", "BENCH_PG_ROUNDS", 1, 1, 10);
 const roundsOf = (engine: Engine) => (engine === "postgres" ? PG_ROUNDS : ROUNDS);
 
-/** The goals on the 2-core machine, as shares of the bare-fastify baseline (docs/benchmarks.md §1). */
-interface Goal {
-  minPct: number;
-  maxP99?: number;
-}
+/** The goals, as shares of the signature floor of the same run, server pinned (docs/benchmarks.md §1). */
 const GOALS: Record<Engine, { query: Goal; activity: Goal }> = {
-  sqlite: { query: { minPct: 40 }, activity: { minPct: 20, maxP99: 25 } },
-  postgres: { query: { minPct: 25 }, activity: { minPct: 10, maxP99: 40 } },
+  sqlite: { query: { minFloorPct: 85 }, activity: { minFloorPct: 33, maxP99: 20 } },
+  postgres: { query: { minFloorPct: 60 }, activity: { minFloorPct: 15, maxP99: 40 } },
 };
 const MEMORY_GOAL_MB = 200;
 
@@ -103,7 +117,7 @@ function plannedBudgetS(): number {
   let runs = 4; // the two baselines, first and last
   let setups = 0;
   for (const e of engines) {
-    runs += 3 * trees + (POLICIES > 0 ? 2 * roundsOf(e) : 0);
+    runs += (SIGN ? 4 : 3) * trees + (POLICIES > 0 ? 2 * roundsOf(e) : 0);
     setups += trees + (POLICIES > 0 ? 1 : 0) + (PROFILE_DIR ? 2 * trees : 0);
   }
   return Math.ceil(1.3 * runs * run + 25 * setups + 30);
@@ -118,23 +132,12 @@ const { bail, watchdog } = guardRun(TIMEOUT_S);
 
 // ---------------------------------------------------------------- load generation
 
-interface Figures {
-  scenario: string;
-  engine: string;
-  rps: number;
+interface Figures extends ScenarioFigures {
   /** Standard deviation of the per-second request counts. */
   sd: number;
-  p50: number;
-  p99: number;
   non2xx: number;
   errors: number;
   total: number;
-  problems: string[];
-  goal?: Goal;
-  /** Peak RSS of the server process during the scenario, MiB. */
-  rssMb?: number;
-  /** Server CPU time (all its threads) per request of the measured run, ms. */
-  cpuMsPerReq?: number;
   /** The same scenario served by the --before tree, in the same run. */
   before?: Figures;
   /** A comparison printed under the table. */
@@ -292,10 +295,78 @@ async function settledActivityCount(inst: SigilInstance): Promise<number> {
   return last;
 }
 
-function stampMany(stamper: FastStamper, creds: InitResult, count: number): { pool: BodyPool; ms: number } {
+/**
+ * The activity a run loads: create_user_tag (the reference), or sign_raw_payload with a
+ * secp256k1 wallet account of the organization (docs/benchmarks.md §1.1).
+ */
+interface ActivityKind {
+  op: string;
+  /** A distinct body per call. */
+  body(creds: InitResult): string;
+  /** Checks the answer of one request (throws with what is wrong). */
+  check(json: unknown): void;
+  describe: string;
+}
+
+const USER_TAG: ActivityKind = {
+  op: "create_user_tag",
+  body: activityBody,
+  check: (json) => {
+    const act = (json as { activity?: { status?: string } }).activity;
+    if (act?.status !== "ACTIVITY_STATUS_COMPLETED") throw new Error(`create_user_tag did not complete: ${JSON.stringify(json).slice(0, 500)}`);
+  },
+  describe: `userIds ${TAG_MEMBERS ? "[submitter]" : "[]"}, a distinct body per request (unique userTagName, fresh timestampMs)`,
+};
+
+let payloadCounter = 0;
+/** sign_raw_payload by `signWith` (an Ethereum wallet account): a distinct 32-byte payload per request, keccak256-hashed. */
+function signKind(signWith: string): ActivityKind {
+  return {
+    op: "sign_raw_payload",
+    body: (creds) =>
+      JSON.stringify({
+        type: "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2",
+        timestampMs: String(Date.now()),
+        organizationId: creds.organizationId,
+        parameters: {
+          signWith,
+          payload: `0x${RUN_TAG}${(++payloadCounter).toString(16).padStart(56, "0")}`,
+          encoding: "PAYLOAD_ENCODING_HEXADECIMAL",
+          hashFunction: "HASH_FUNCTION_KECCAK256",
+        },
+      }),
+    check: (json) => {
+      const act = (json as { activity?: { status?: string; result?: { signRawPayloadResult?: { r?: string; s?: string; v?: string } } } }).activity;
+      const sig = act?.result?.signRawPayloadResult;
+      if (act?.status !== "ACTIVITY_STATUS_COMPLETED" || !sig || sig.r?.length !== 64 || sig.s?.length !== 64 || !/^0[01]$/.test(sig.v ?? "")) {
+        throw new Error(`sign_raw_payload did not sign: ${JSON.stringify(json).slice(0, 500)}`);
+      }
+    },
+    describe: `signWith ${signWith} (secp256k1 wallet account m/44'/60'/0'/0/0), PAYLOAD_ENCODING_HEXADECIMAL, HASH_FUNCTION_KECCAK256, a distinct 32-byte payload per request`,
+  };
+}
+
+/** A wallet with one Ethereum account in the organization: its address. */
+async function benchWallet(server: Running, creds: InitResult): Promise<string> {
+  const body = JSON.stringify({
+    type: "ACTIVITY_TYPE_CREATE_WALLET",
+    timestampMs: String(Date.now()),
+    organizationId: creds.organizationId,
+    parameters: {
+      walletName: `bench-wallet-${RUN_TAG}-${randomUUID()}`,
+      accounts: [{ curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" }],
+    },
+  });
+  const r = await post(`${server.url}/public/v1/submit/create_wallet`, await sdkStamp(body, creds.apiPublicKey, creds.apiPrivateKey));
+  const address = (r.json as { activity?: { result?: { createWalletResult?: { addresses?: string[] } } } }).activity?.result?.createWalletResult?.addresses?.[0];
+  if (r.status !== 200 || !address) throw new Error(`create_wallet failed (${r.status}): ${JSON.stringify(r.json).slice(0, 500)}`);
+  return address;
+}
+
+function stampMany(stamper: FastStamper, creds: InitResult, count: number, kind: ActivityKind = USER_TAG): { pool: BodyPool; ms: number } {
   const t = performance.now();
   const items: Stamped[] = new Array(count);
-  for (let i = 0; i < count; i++) items[i] = stamper.stamp(activityBody(creds));
+  for (let i = 0; i < count; i++) items[i] = stamper.stamp(kind.body(creds));
   return { pool: new BodyPool(items), ms: performance.now() - t };
 }
 
@@ -365,9 +436,11 @@ async function runBaseline(): Promise<Baselines> {
       const check = await post(`${server.url}${route}`, sample);
       if (check.status !== 200) throw new Error(`baseline ${route} answered ${check.status}: ${JSON.stringify(check.json)}`);
       if (WARMUP_S > 0) await load({ url: server.url, path: route, fixed: sample, seconds: WARMUP_S });
-      const r = await load({ url: server.url, path: route, fixed: sample, seconds: DURATION_S });
-      const f = figures(scenario, "-", r);
-      log(`  ${route} → ${fmtInt(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms`);
+      server.rss.windowPeakMb();
+      const { r, cpu } = await withCpu(server, () => load({ url: server.url, path: route, fixed: sample, seconds: DURATION_S }));
+      const f = figures(scenario, "-", r, undefined, cpu);
+      f.rssMb = server.rss.windowPeakMb();
+      log(`  ${route} → ${fmtInt(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, server CPU ${fmtUs(f.cpuMsPerReq)} µs/req`);
       return f;
     };
     log(
@@ -463,41 +536,38 @@ async function runSessionQuery(inst: SigilInstance, creds: InitResult, server: R
   return f;
 }
 
-async function runActivity(inst: SigilInstance, creds: InitResult, server: Running, ceilingRps: number, label = ""): Promise<Figures> {
-  const url = `${server.url}/public/v1/submit/create_user_tag`;
+async function runActivity(inst: SigilInstance, creds: InitResult, server: Running, ceilingRps: number, label = "", kind: ActivityKind = USER_TAG): Promise<Figures> {
+  const path = `/public/v1/submit/${kind.op}`;
+  const url = `${server.url}${path}`;
   // One body stamped by the SDK's stamper proves the wire format; the bulk uses FastStamper.
-  const sdk = await sdkStamp(activityBody(creds), creds.apiPublicKey, creds.apiPrivateKey);
+  const sdk = await sdkStamp(kind.body(creds), creds.apiPublicKey, creds.apiPrivateKey);
   const check = await post(url, sdk);
-  const act = (check.json as { activity?: { status?: string } }).activity;
-  if (check.status !== 200 || act?.status !== "ACTIVITY_STATUS_COMPLETED") {
-    throw new Error(`create_user_tag check failed (${check.status}): ${JSON.stringify(check.json)}`);
-  }
+  if (check.status !== 200) throw new Error(`${kind.op} check failed (${check.status}): ${JSON.stringify(check.json)}`);
+  kind.check(check.json);
   const stamper = new FastStamper(creds.apiPublicKey, creds.apiPrivateKey);
-  const fastCheck = await post(url, stamper.stamp(activityBody(creds)));
-  if (fastCheck.status !== 200) throw new Error(`fast-stamped create_user_tag failed (${fastCheck.status}): ${JSON.stringify(fastCheck.json)}`);
+  const fastCheck = await post(url, stamper.stamp(kind.body(creds)));
+  if (fastCheck.status !== 200) throw new Error(`fast-stamped ${kind.op} failed (${fastCheck.status}): ${JSON.stringify(fastCheck.json)}`);
+  kind.check(fastCheck.json);
 
-  log(
-    `  stamped activity: POST /public/v1/submit/create_user_tag, userIds ${TAG_MEMBERS ? "[submitter]" : "[]"}, a distinct body per request ` +
-      `(unique userTagName, fresh timestampMs; body ${sdk.body.length} B), checked: SDK-stamped and fast-stamped bodies both answer 200`,
-  );
+  log(`  stamped activity: POST ${path}, ${kind.describe} (body ${sdk.body.length} B), checked: SDK-stamped and fast-stamped bodies both answer 200`);
   let warmRps = 0;
   if (WARMUP_S > 0) {
     // The baseline's rate bounds what any Sigil scenario can do.
-    const { pool, ms } = stampMany(stamper, creds, Math.ceil(Math.min(ceilingRps, 8000) * WARMUP_S * 1.2) + CONNECTIONS);
+    const { pool, ms } = stampMany(stamper, creds, Math.ceil(Math.min(ceilingRps, 8000) * WARMUP_S * 1.2) + CONNECTIONS, kind);
     log(`  ${fmtInt(pool.items.length)} distinct bodies pre-stamped for the warm-up in ${fmtInt(ms)} ms`);
-    const w = await load({ url: server.url, path: "/public/v1/submit/create_user_tag", pool, seconds: WARMUP_S });
+    const w = await load({ url: server.url, path, pool, seconds: WARMUP_S });
     warmRps = w.requests.total / Math.max(w.duration, 0.1);
     if (w.non2xx > 0 || w.errors > 0) log(`  warm-up: ${w.non2xx} non-2xx, ${w.errors} errors`);
   }
   // Enough fresh bodies for the measured run, generated (and timestamped) right before it.
   const expected = Math.max(warmRps, 500) * DURATION_S;
   const count = Math.min(Math.ceil(expected * 1.6) + 2000, Math.ceil(ceilingRps * DURATION_S * 1.1) + 2000, 400_000);
-  const { pool, ms } = stampMany(stamper, creds, count);
+  const { pool, ms } = stampMany(stamper, creds, count, kind);
   log(`  ${fmtInt(count)} distinct bodies pre-stamped for the measured run in ${fmtInt(ms)} ms (warm-up ran ${fmtInt(warmRps)} req/s)`);
   const before = await settledActivityCount(inst);
-  const { r, cpu } = await withCpu(server, () => load({ url: server.url, path: "/public/v1/submit/create_user_tag", pool, seconds: DURATION_S }));
+  const { r, cpu } = await withCpu(server, () => load({ url: server.url, path, pool, seconds: DURATION_S }));
   const recorded = (await settledActivityCount(inst)) - before;
-  const f = figures(`stamped activity (create_user_tag)${label}`, inst.engine, r, label ? undefined : GOALS[inst.engine].activity, cpu);
+  const f = figures(`stamped activity (${kind.op})${label}`, inst.engine, r, label || kind !== USER_TAG ? undefined : GOALS[inst.engine].activity, cpu);
   if (pool.dry) f.problems.push(`ran out of pre-stamped bodies after ${fmtInt(pool.used)}: run stopped early`);
   // Each 2xx must be a new activity (no idempotent replays). autocannon stops with up to one
   // request per connection in flight: the server records those, nobody counts their answer.
@@ -513,6 +583,21 @@ async function measuredOn(server: Running, scenario: () => Promise<Figures>): Pr
   server.rss.windowPeakMb();
   const f = await scenario();
   f.rssMb = server.rss.windowPeakMb();
+  return f;
+}
+
+/**
+ * Stamped sign_raw_payload next to create_user_tag on the same server: the signing goal is a
+ * share of the create_user_tag rate of the same run (docs/benchmarks.md §1.1).
+ */
+async function runSign(side: Side, ceilingRps: number, userTag: Figures): Promise<Figures> {
+  const signWith = await benchWallet(side.server, side.creds);
+  const f = await runActivity(side.inst, side.creds, side.server, ceilingRps, "", signKind(signWith));
+  const share = (100 * f.rps) / userTag.rps;
+  const cpu = f.cpuMsPerReq !== undefined && userTag.cpuMsPerReq !== undefined ? `; server CPU/request ${fmtUs(f.cpuMsPerReq)} vs ${fmtUs(userTag.cpuMsPerReq)} µs` : "";
+  f.verdict = { goal: `≥ ${SIGN_GOAL_PCT}% of create_user_tag's rate`, met: share >= SIGN_GOAL_PCT };
+  f.note = `${share.toFixed(1)}% of the create_user_tag rate of this run (${fmtInt(f.rps)} vs ${fmtInt(userTag.rps)} req/s${cpu}; goal ≥ ${SIGN_GOAL_PCT}%): ${f.verdict.met ? "met" : "MISSED"}`;
+  log(`  → sign_raw_payload: ${f.note}`);
   return f;
 }
 
@@ -545,6 +630,7 @@ async function comparePolicies(inst: SigilInstance, plainOrg: InitResult, server
     total: fs.reduce((a, f) => a + f.total, 0),
     problems: fs.flatMap((f) => f.problems),
     goal: undefined,
+    verdict: undefined,
     rssMb: Math.max(...fs.map((f) => f.rssMb ?? 0)),
     cpuMsPerReq: fs.reduce((a, f) => a + (f.cpuMsPerReq ?? Number.NaN), 0) / fs.length,
   });
@@ -552,6 +638,7 @@ async function comparePolicies(inst: SigilInstance, plainOrg: InitResult, server
   const withPolicies = merge(runs.policies, `stamped activity${label} (mean of ${ROUNDS} A/B rounds)`);
   const drop = 1 - withPolicies.rps / plain.rps;
   const perRound = runs.policies.map((f, i) => `${(100 * (1 - f.rps / runs.plain[i]!.rps)).toFixed(1)}%`).join(", ");
+  withPolicies.verdict = { goal: `≤ ${100 * POLICY_DROP_LIMIT}% below the organization without policies`, met: drop <= POLICY_DROP_LIMIT };
   withPolicies.note = `${drop >= 0 ? `${(100 * drop).toFixed(1)}% below` : `${(-100 * drop).toFixed(1)}% above (faster than)`} the organization without policies (rounds: ${perRound}; limit ${100 * POLICY_DROP_LIMIT}%): ${drop <= POLICY_DROP_LIMIT ? "met" : "MISSED"}`;
   return [plain, withPolicies];
 }
@@ -614,7 +701,13 @@ async function runEngine(engine: Engine, ceilingRps: number): Promise<Figures[]>
         side.server = await startSigil(side.inst, profileArgs(engine, "activity", side.tree));
       }
     }
-    out.push(await both((s) => runActivity(s.inst, s.creds, s.server, ceilingRps)));
+    const tags = new Map<Side, Figures>();
+    out.push(await both(async (s) => {
+      const f = await runActivity(s.inst, s.creds, s.server, ceilingRps);
+      tags.set(s, f);
+      return f;
+    }));
+    if (SIGN) out.push(await both((s) => runSign(s, ceilingRps, tags.get(s)!)));
     if (POLICIES > 0) out.push(...(await comparePolicies(now.inst, now.creds, now.server, ceilingRps, roundsOf(engine))));
     for (const side of sides) log(`  peak RSS of the ${side.tree} server (${engine}, pid ${side.server.proc.pid}) over the whole run: ${fmtMb(side.server.rss.peakMb())} MiB`);
     return out;
@@ -626,26 +719,30 @@ async function runEngine(engine: Engine, ceilingRps: number): Promise<Figures[]>
   }
 }
 
-const fmtCpu = (ms: number | undefined) => (ms === undefined || Number.isNaN(ms) ? "" : ms.toFixed(3));
+const fmtUs = (ms: number | undefined) => (ms === undefined || Number.isNaN(ms) ? "" : (1000 * ms).toFixed(0));
 const fmtMb = (mb: number | undefined) => (mb === undefined || Number.isNaN(mb) ? "?" : mb.toFixed(0));
 
 // ---------------------------------------------------------------- report
 
-const pct = (rps: number, baseline: number) => `${((100 * rps) / baseline).toFixed(1)}%`;
+const pct = (rps: number, of: number) => `${((100 * rps) / of).toFixed(1)}%`;
 
-function goalVerdict(f: Figures, baseline: number): string {
-  const g = f.goal;
-  if (!g) return "";
-  const share = (100 * f.rps) / baseline;
-  const want = `≥ ${g.minPct}%${g.maxP99 !== undefined ? `, p99 ≤ ${g.maxP99} ms` : ""}`;
-  const ok = share >= g.minPct && (g.maxP99 === undefined || f.p99 <= g.maxP99);
-  return `${want}: ${ok ? "met" : "MISSED"}`;
+/** The goal and whether this run met it: a floor goal, or a verdict made elsewhere. */
+function goalVerdict(f: Figures, floorRps: number): string {
+  const met = goalMet(f, floorRps);
+  if (met === undefined) return "";
+  const want = f.goal ? describeGoal(f.goal) : f.verdict!.goal;
+  return `${want}: ${met ? "met" : "MISSED"}`;
 }
 
-function table(rows: Figures[], baseline: number): string {
+function table(rows: Figures[], baseline: number, floor: Figures): string {
+  const floorRps = floor.rps;
+  const cpuShare = (f: Figures) => {
+    const r = floorCpuRatio(f.cpuMsPerReq, floor);
+    return r === undefined ? "" : `${(100 * r).toFixed(1)}%`;
+  };
   const withBefore = rows.some((f) => f.before);
-  const head = ["scenario", "engine", "req/s", "± sd", "p50 ms", "p99 ms", "non-2xx", "errors", "vs baseline", "RSS MiB", "CPU ms/req", "goal"];
-  if (withBefore) head.push("before req/s", "before p99", "before vs baseline", "before RSS", "before CPU ms/req");
+  const head = ["scenario", "engine", "req/s", "± sd", "p50 ms", "p99 ms", "non-2xx", "errors", "CPU µs/req", "vs floor", "vs floor (CPU)", "vs fastify", "RSS MiB", "goal"];
+  if (withBefore) head.push("before req/s", "before p99", "before CPU µs/req", "before vs floor", "before RSS");
   const body = rows.map((f) => {
     const cells = [
       f.scenario,
@@ -656,39 +753,37 @@ function table(rows: Figures[], baseline: number): string {
       String(f.p99),
       String(f.non2xx),
       String(f.errors),
+      fmtUs(f.cpuMsPerReq),
+      pct(f.rps, floorRps),
+      cpuShare(f),
       pct(f.rps, baseline),
       fmtMb(f.rssMb),
-      fmtCpu(f.cpuMsPerReq),
-      goalVerdict(f, baseline),
+      goalVerdict(f, floorRps),
     ];
     if (withBefore) {
       const b = f.before;
-      cells.push(b ? fmtInt(b.rps) : "", b ? String(b.p99) : "", b ? pct(b.rps, baseline) : "", b ? fmtMb(b.rssMb) : "", b ? fmtCpu(b.cpuMsPerReq) : "");
+      cells.push(b ? fmtInt(b.rps) : "", b ? String(b.p99) : "", b ? fmtUs(b.cpuMsPerReq) : "", b ? pct(b.rps, floorRps) : "", b ? fmtMb(b.rssMb) : "");
     }
     return cells;
   });
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
-  const left = new Set([0, 1, 11]);
+  const left = new Set([0, 1, 13]);
   const line = (cells: string[]) => cells.map((c, i) => (left.has(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();
   return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");
 }
 
-/** The signature floor's rate in this run (set once both baselines ran). */
-let floorRps = 0;
-
-/** The goals table: before → now as shares of this run's baseline, and the goal. */
-function goalsTable(rows: Figures[], baseline: number): string {
+/** The goals table (docs/benchmarks.md §1): before → now as shares of this run's signature floor, and the goal. */
+function goalsTable(rows: Figures[], floor: Figures): string {
   const out = [
-    "| scenario | before (share of baseline), p99, server CPU/request | now (share of baseline), p99, server CPU/request | now as share of the signature floor | peak RSS now | goal |",
+    "| scenario | before: share of the floor, p99, server CPU/request | now: share of the floor, p99, server CPU/request | req/s now | peak RSS now | goal |",
     "|---|---|---|---|---|---|",
   ];
+  const cell = (f: Figures) => `${(100 * floorRatio(f.rps, floor.rps)).toFixed(0)} %, p99 ${f.p99} ms, ${fmtUs(f.cpuMsPerReq)} µs`;
+  out.push(`| signature floor (fastify + P-256 verify) | | 100 %, p99 ${floor.p99} ms, ${fmtUs(floor.cpuMsPerReq)} µs | ${fmtInt(floor.rps)} | ${fmtMb(floor.rssMb)} MiB | |`);
   for (const f of rows) {
-    if (!f.goal) continue;
+    if (!f.goal && !f.verdict) continue;
     const b = f.before;
-    const name = `${f.scenario.startsWith("stamped query") ? "stamped query `whoami`" : "stamped activity"}, ${f.engine === "sqlite" ? "SQLite" : "PostgreSQL"}`;
-    out.push(
-      `| ${name} | ${b ? `${fmtInt(b.rps)} (${pct(b.rps, baseline)}), p99 ${b.p99} ms, ${fmtCpu(b.cpuMsPerReq)} ms` : "(no --before)"} | ${fmtInt(f.rps)} (${pct(f.rps, baseline)}), p99 ${f.p99} ms, ${fmtCpu(f.cpuMsPerReq)} ms | ${floorRps ? pct(f.rps, floorRps) : "?"} | ${fmtMb(f.rssMb)} MiB | ${goalVerdict(f, baseline)} |`,
-    );
+    out.push(`| ${f.scenario}, ${f.engine === "sqlite" ? "SQLite" : "PostgreSQL"} | ${b ? cell(b) : "(no --before)"} | ${cell(f)} | ${fmtInt(f.rps)} | ${fmtMb(f.rssMb)} MiB | ${goalVerdict(f, floor.rps)} |`);
   }
   return out.join("\n");
 }
@@ -700,8 +795,11 @@ async function main(): Promise<void> {
   log(`Sigil foundation benchmark — node ${process.version}, ${os.cpus().length} cores (${cpu}), load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   log(
     `autocannon: ${CONNECTIONS} connections, pipelining ${PIPELINING}, ${WARMUP_S} s warm-up + ${DURATION_S} s measured per run; ` +
-      `servers are child processes, Sigil at LOG_LEVEL=${process.env.BENCH_LOG_LEVEL || "warn"}; load generator, server${POSTGRES_URL ? " and PostgreSQL" : ""} share the cores; budget ${TIMEOUT_S} s`,
+      `servers are child processes, Sigil at LOG_LEVEL=${process.env.BENCH_LOG_LEVEL || "warn"}; budget ${TIMEOUT_S} s`,
   );
+  // Before any server starts: PostgreSQL backends forked later inherit the postmaster's mask.
+  log(setupPinning({ disabled: NO_PIN }));
+  if (POSTGRES_URL) log(await pinDatabase(POSTGRES_URL, log));
   if (BEFORE_DIR) log(`before: the tree in ${path.resolve(BEFORE_DIR)}, measured on every scenario in the same run, alternating with this tree`);
   if (PROFILE_DIR) log(`PROFILING into ${PROFILE_DIR}: one server per scenario under --cpu-prof; figures include profiler overhead`);
   const rows: Figures[] = [];
@@ -722,20 +820,28 @@ async function main(): Promise<void> {
     non2xx: a.non2xx + b.non2xx,
     errors: a.errors + b.errors,
     problems: [...a.problems, ...b.problems],
+    cpuMsPerReq: ((a.cpuMsPerReq ?? Number.NaN) + (b.cpuMsPerReq ?? Number.NaN)) / 2,
+    rssMb: Math.max(a.rssMb ?? Number.NaN, b.rssMb ?? Number.NaN),
     note: `first ${fmtInt(a.rps)} req/s, last ${fmtInt(b.rps)} req/s`,
   });
   const baseline = meanOf(first, lasts.echo, "baseline: bare fastify POST (no auth)");
   const floor = meanOf(firsts.verify, lasts.verify, "signature floor: fastify + X-Stamp verify");
-  floorRps = floor.rps;
   rows.unshift(baseline, floor);
 
-  log(`\n${table(rows, baseline.rps)}`);
+  log(`\n${table(rows, baseline.rps, floor)}`);
   for (const r of rows) if (r.note) log(`${r.scenario} [${r.engine}]: ${r.note}`);
-  log(`\ngoals (shares of this run's baseline, ${fmtInt(baseline.rps)} req/s, and of its signature floor, ${fmtInt(floor.rps)} req/s; memory goal < ${MEMORY_GOAL_MB} MiB per API process):\n${goalsTable(rows, baseline.rps)}`);
+  log(
+    `\ngoals (shares of this run's signature floor, ${fmtInt(floor.rps)} req/s = ${pct(floor.rps, baseline.rps)} of bare fastify's ${fmtInt(baseline.rps)}; ` +
+      `memory goal < ${MEMORY_GOAL_MB} MiB per API process):\n${goalsTable(rows.slice(2), floor)}`,
+  );
   const peakRss = Math.max(...rows.map((r) => r.rssMb ?? 0));
   log(`peak RSS of any Sigil server during a scenario: ${fmtMb(peakRss)} MiB (goal < ${MEMORY_GOAL_MB}): ${peakRss < MEMORY_GOAL_MB ? "met" : "MISSED"}`);
   const bad = rows.filter((r) => r.problems.length || r.before?.problems.length);
   for (const r of bad) log(`INVALID: ${r.scenario} [${r.engine}]: ${[...r.problems, ...(r.before?.problems ?? []).map((p) => `before: ${p}`)].join("; ")}`);
+  if (JSON_FILE) {
+    writeFileSync(JSON_FILE, `${JSON.stringify(jsonRows(rows, floor), null, 2)}\n`);
+    log(`JSON: ${rows.length} scenarios written to ${path.resolve(JSON_FILE)}`);
+  }
   log(`\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s (budget ${TIMEOUT_S} s)${bad.length ? `; ${bad.length} invalid run(s)` : ""}`);
   await cleanupAll();
   clearTimeout(watchdog);

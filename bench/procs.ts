@@ -11,6 +11,7 @@ import SQLite from "better-sqlite3";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import type { InitResult } from "../test/helpers/server.ts";
+import { affinityOf, pinnedCommand, pinning, pinPostgres } from "./pin.ts";
 
 export const ROOT = path.resolve(import.meta.dirname, "..");
 export const SIGIL_BIN = path.join(ROOT, "bin/sigil.mjs");
@@ -18,6 +19,19 @@ export const SIGIL_BIN = path.join(ROOT, "bin/sigil.mjs");
 const children = new Set<ChildProcess>();
 const dirs = new Set<string>();
 const finalizers = new Set<() => Promise<void>>();
+/** Undo steps that must run even on a synchronous exit (e.g. PostgreSQL's CPU affinity). */
+const syncFinalizers = new Set<() => void>();
+
+function runSyncFinalizers(): void {
+  for (const f of [...syncFinalizers]) {
+    syncFinalizers.delete(f);
+    try {
+      f();
+    } catch (e) {
+      console.error(`cleanup: ${(e as Error).message}`);
+    }
+  }
+}
 
 export function tempDir(prefix: string): string {
   const d = mkdtempSync(path.join(tmpdir(), prefix));
@@ -37,13 +51,28 @@ export async function cleanupAll(): Promise<void> {
     finalizers.delete(f);
     await f().catch((e: unknown) => console.error(`cleanup: ${(e as Error).message}`));
   }
+  runSyncFinalizers();
   for (const d of [...dirs]) removeDir(d);
 }
 
 /** Last resort on process exit: nothing async is possible any more. */
 export function cleanupSync(): void {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  runSyncFinalizers();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
+}
+
+/**
+ * Pins the PostgreSQL server behind `url` to the load generator's cores for the rest of the run
+ * (docs/benchmarks.md §1.2); its affinity is restored by the cleanup, whatever ends the run.
+ * Returns a line for the run's header.
+ */
+export async function pinDatabase(url: string, warn: (msg: string) => void): Promise<string> {
+  if (!pinning()) return "PostgreSQL unpinned";
+  const pinned = await pinPostgres(url, warn);
+  if (!pinned) return "PostgreSQL unpinned";
+  syncFinalizers.add(pinned.restore);
+  return `PostgreSQL (postmaster pid ${pinned.pid} and its processes) on ${pinning()!.rest}, restored to ${pinned.original} at the end`;
 }
 
 function stopChild(c: ChildProcess, signal: NodeJS.Signals, graceMs: number): Promise<void> {
@@ -150,7 +179,9 @@ export async function startListening(opts: {
   cwd?: string;
   timeoutMs?: number;
 }): Promise<Running> {
-  const proc = spawn(process.execPath, [...opts.nodeArgs, opts.script, ...opts.args], {
+  // On the server's core when the run is pinned (docs/benchmarks.md §1.2).
+  const cmd = pinnedCommand(process.execPath, [...opts.nodeArgs, opts.script, ...opts.args]);
+  const proc = spawn(cmd.file, cmd.args, {
     env: opts.env,
     cwd: opts.cwd ?? ROOT,
     stdio: ["ignore", "pipe", "pipe"],
@@ -182,6 +213,12 @@ export async function startListening(opts: {
       throw new Error(`${path.basename(opts.script)} not ready after ${opts.timeoutMs ?? 30_000} ms:\n${out}`);
     }
     await new Promise((r) => setTimeout(r, 100));
+  }
+  const want = pinning()?.server;
+  const got = proc.pid === undefined ? undefined : affinityOf(proc.pid);
+  if (want !== undefined && got !== want) {
+    await stopChild(proc, "SIGKILL", 0);
+    throw new Error(`${path.basename(opts.script)} runs on cores ${got ?? "?"}, not on core ${want}: pinning failed`);
   }
   return { url, proc, rss: sampleRss(proc), output: () => out, stop: (signal = "SIGTERM", graceMs = 5000) => stopChild(proc, signal, graceMs) };
 }

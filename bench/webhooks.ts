@@ -50,10 +50,13 @@
 //   --drain-timeout S / BENCH_DRAIN_TIMEOUT  give up waiting for a burst's deliveries (default 60)
 //   --timeout S / BENCH_TIMEOUT           abort (and clean up) after S seconds in all (default 170
 //                                         per end-to-end run, e.g. 680 for both engines with --before)
+//   --json FILE / BENCH_JSON              also write the delivery rates as a JSON array to FILE
+//                                         (docs/benchmarks.md §6)
+//   --no-pin                              leave every process on all cores
 //   BENCH_LOG_LEVEL=info                  the server's log level (default warn)
 //
-// The machine's cores are shared by the server, this process (submitters and receiver) and,
-// for PostgreSQL, the database.
+// Unless --no-pin, the server runs on core 0, and this process (submitters and receiver) and
+// PostgreSQL on the other core(s), as in `npm run bench` (docs/benchmarks.md §1.2).
 import os from "node:os";
 import http from "node:http";
 import path from "node:path";
@@ -69,6 +72,7 @@ import { migrate, openStore } from "../src/store/db.ts";
 import {
   cleanupAll,
   guardRun,
+  pinDatabase,
   freePort,
   newSigilInstance,
   removeDir,
@@ -82,6 +86,8 @@ import {
 } from "./procs.ts";
 import { FastStamper, sdkStamp, type Stamped } from "./stamp.ts";
 import { num, option } from "./options.ts";
+import { setupPinning } from "./pin.ts";
+import { writeFileSync } from "node:fs";
 
 // ---------------------------------------------------------------- options
 
@@ -103,6 +109,7 @@ const BACKLOG = Math.round(num("--backlog", "BENCH_BACKLOG", 10_000, 100, 1_000_
 /** create_webhook_endpoint's limit per organization. */
 const ENDPOINTS_PER_ORG = 20;
 const E2E_RUNS = ((SKIP_SQLITE ? 0 : 1) + (POSTGRES_URL ? 1 : 0)) * (BEFORE_ROOT ? 2 : 1);
+const JSON_FILE = option("--json", "BENCH_JSON");
 const TIMEOUT_S = num("--timeout", "BENCH_TIMEOUT", Math.max(1, E2E_RUNS) * 170, 10, 7200);
 const SIGN_ROUNDS = 6;
 /** Signatures verified by the receiver: the first few of each phase, then one in VERIFY_EVERY. */
@@ -1118,6 +1125,8 @@ function engineTable(results: EngineResult[], rawSignRate: number): string {
 async function main(): Promise<void> {
   const cpu = os.cpus()[0]?.model ?? "unknown CPU";
   log(`Sigil webhooks benchmark — node ${process.version}, ${os.cpus().length} cores (${cpu})`);
+  log(setupPinning({ disabled: process.argv.includes("--no-pin") }));
+  if (POSTGRES_URL) log(await pinDatabase(POSTGRES_URL, log));
 
   // 1 + 2: signing in this process.
   const s = await benchSigning();
@@ -1169,6 +1178,15 @@ async function main(): Promise<void> {
     }
     log(`\nwebhook deliveries/s, before (${BEFORE_ROOT}) and now, same run; raw-sign baseline ${fmtInt(rawSign)}/s`);
     log(table(["scenario", "before", "now", "now / before", "share of raw sign"], rows, new Set([1, 2, 3])));
+  }
+  if (JSON_FILE) {
+    const oneEndpoint = (r: EngineResult) => r.hooked.reduce((a, h) => a + (h.delivered * 1000) / h.e2eMs, 0) / Math.max(1, r.hooked.length);
+    const rows = results.flatMap((r) => [
+      { name: "webhook deliveries, one endpoint", engine: r.engine, tree: r.tree, deliveriesPerS: Math.round(oneEndpoint(r)), goal: "≥ 1,500/s", met: oneEndpoint(r) >= 1500, valid: r.problems.length === 0 },
+      ...(r.backlog ? [{ name: `webhook deliveries, backlog over ${ENDPOINTS} endpoints`, engine: r.engine, tree: r.tree, deliveriesPerS: Math.round(r.backlog.rate), goal: "≥ 5,000/s", met: r.backlog.rate >= 5000, valid: r.problems.length === 0 }] : []),
+    ]);
+    writeFileSync(JSON_FILE, `${JSON.stringify(rows, null, 2)}\n`);
+    log(`JSON: ${rows.length} rows written to ${path.resolve(JSON_FILE)}`);
   }
   for (const r of results) for (const n of r.notes) log(`note [${r.engine} ${r.tree}]: ${n}`);
   const bad = results.filter((r) => r.problems.length);

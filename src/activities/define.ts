@@ -15,7 +15,7 @@ import type { MasterKey } from "../crypto/envelope.ts";
 import type { ServiceKeyPurpose } from "../store/schema.ts";
 import type { Caller } from "../network/request-network.ts";
 import type { WebhookUrlPolicy } from "../webhooks/url-policy.ts";
-import type { SigningCurve } from "../signing/sign.ts";
+import type { SignerKey } from "../signing/sign.ts";
 import { checkSecretPaths, redactSecrets, relaxSecrets } from "./secret-params.ts";
 
 /** What a handler may use beyond its transaction (pipeline/services.ts builds it). */
@@ -160,12 +160,12 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    */
   policySigning?(params: Static<P>): SigningFacts | undefined;
   /**
-   * With policySigner: checks that need the key's curve (an encoding or hash function the
-   * curve cannot sign), run at submission before authorization once the key is found — a key
+   * With policySigner: checks that need the key's curve or public key (an encoding or hash
+   * function the curve cannot sign, a transaction the key is no signer of), run at submission before authorization once the key is found — a key
    * the organization does not hold is a 404 there — so a request that cannot sign never
    * waits for approvals (docs/signing.md §1).
    */
-  checkSigner?(params: Static<P>, curve: SigningCurve): void;
+  checkSigner?(params: Static<P>, key: SignerKey): void;
   /**
    * The private key (by id) an activity exports: binds `private_key` as for a signer, without
    * the signer's look-up at submission (the activity answers 404 itself; docs/export-import.md §3.4).
@@ -255,7 +255,7 @@ export interface CompiledActivity<R extends TObject = TObject> {
   policyWallets?(params: ActivityParams): PolicyWallets | undefined;
   policySigner?(params: ActivityParams): string;
   policySigning?(params: ActivityParams): SigningFacts | undefined;
-  checkSigner?(params: ActivityParams, curve: SigningCurve): void;
+  checkSigner?(params: ActivityParams, key: SignerKey): void;
   policyPrivateKey?(params: ActivityParams): string;
   implicitlyAllowed?(params: ActivityParams, actor: Actor): boolean;
   check?(params: ActivityParams): void;
@@ -314,7 +314,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     ...(policyWallets ? { policyWallets: (params: ActivityParams) => policyWallets(forPolicy(params)) } : {}),
     ...(policySigner ? { policySigner: (params: ActivityParams) => policySigner(forPolicy(params)) } : {}),
     ...(policySigning ? { policySigning: (params: ActivityParams) => policySigning(forPolicy(params)) } : {}),
-    ...(checkSigner ? { checkSigner: (params: ActivityParams, curve: SigningCurve) => checkSigner(typed(params), curve) } : {}),
+    ...(checkSigner ? { checkSigner: (params: ActivityParams, key: SignerKey) => checkSigner(typed(params), key) } : {}),
     ...(policyPrivateKey ? { policyPrivateKey: (params: ActivityParams) => policyPrivateKey(forPolicy(params)) } : {}),
     ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(forPolicy(params), actor) } : {}),
     ...(check ? { check: (params: ActivityParams) => check(typed(params)) } : {}),

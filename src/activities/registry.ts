@@ -24,6 +24,9 @@ import { deleteWebhookEndpoint } from "./webhooks/delete_webhook_endpoint.ts";
 import { redeliverWebhookDeliveries } from "./webhooks/redeliver_webhook_deliveries.ts";
 // imports: sessions
 import { stampLogin } from "./sessions/stamp_login.ts";
+import { createSessionProfile } from "./sessions/create_session_profile.ts";
+import { createReadWriteSessionV2 } from "./sessions/create_read_write_session.ts";
+import { createReadOnlySession } from "./sessions/create_read_only_session.ts";
 // imports: otp
 import { initOtpV1, initOtpV2, initOtpV3 } from "./otp/init_otp.ts";
 import { verifyOtpV1, verifyOtpV2 } from "./otp/verify_otp.ts";
@@ -78,6 +81,9 @@ import { enableAuthProxy } from "./auth-proxy/enable_auth_proxy.ts";
 import { updateAuthProxyConfig } from "./auth-proxy/update_auth_proxy_config.ts";
 import { disableAuthProxy } from "./auth-proxy/disable_auth_proxy.ts";
 // imports: signing and private keys
+import { createMfaPolicy } from "./mfa/create_mfa_policy.ts";
+import { updateMfaPolicy } from "./mfa/update_mfa_policy.ts";
+import { deleteMfaPolicy } from "./mfa/delete_mfa_policy.ts";
 import { signRawPayloadV2 } from "./signing/sign_raw_payload.ts";
 import { signRawPayloads } from "./signing/sign_raw_payloads.ts";
 import { signTransactionV2 } from "./signing/sign_transaction.ts";
@@ -87,6 +93,7 @@ import { createPrivateKeyTag } from "./private-keys/create_private_key_tag.ts";
 import { updatePrivateKeyTag } from "./private-keys/update_private_key_tag.ts";
 import { deletePrivateKeyTags } from "./private-keys/delete_private_key_tags.ts";
 import { deleteWalletAccounts } from "./wallets/delete_wallet_accounts.ts";
+import { ORGANIZATION_LIFECYCLE_ACTIVITIES } from "./organizations/index.ts";
 
 export const ACTIVITIES: readonly CompiledActivity[] = [
   createSubOrganizationV8,
@@ -111,12 +118,19 @@ export const ACTIVITIES: readonly CompiledActivity[] = [
   deletePolicy,
   deletePoliciesActivity,
   updateRootQuorum,
+  ...ORGANIZATION_LIFECYCLE_ACTIVITIES,
+  createMfaPolicy,
+  updateMfaPolicy,
+  deleteMfaPolicy,
   createWebhookEndpoint,
   updateWebhookEndpoint,
   deleteWebhookEndpoint,
   redeliverWebhookDeliveries,
   // activities: sessions
   stampLogin,
+  createSessionProfile,
+  createReadWriteSessionV2,
+  createReadOnlySession,
   // activities: otp
   initOtpV3,
   initOtpV2,

@@ -3,7 +3,7 @@
 // by what the stamp names (a public key, a WebAuthn credential id, …) in all organizations
 // at once, and this module picks the holder the request may act as.
 import { unauthenticated } from "../errors.ts";
-import { organizationChain, type ChainCache } from "../store/organizations.ts";
+import { organizationChain, organizationIsLive, type ChainCache } from "../store/organizations.ts";
 import type { Executor } from "../store/schema.ts";
 
 /**
@@ -58,7 +58,13 @@ export async function resolveHolder<H extends Holder>(
   const [chain, holders] = await Promise.all([organizationChain(db, targetOrganizationId, chains), lookUp()]);
   for (const orgId of chain) {
     const holder = holders.find((h) => h.organization_id === orgId);
-    if (holder) return { holder, fromAncestor: orgId !== targetOrganizationId, organizationId: targetOrganizationId };
+    if (!holder) continue;
+    const fromAncestor = orgId !== targetOrganizationId;
+    // The chain is cached structure; a deleted organization keeps its place in it. A holder in
+    // the target proves it live (deletion removes every credential with it); an ancestor's
+    // credential names it only by id, so its deletion is read (docs/organizations.md §7.3).
+    if (fromAncestor && !(await organizationIsLive(db, targetOrganizationId))) return undefined;
+    return { holder, fromAncestor, organizationId: targetOrganizationId };
   }
   if (scope !== "then-descendants" || chain.length === 0) return undefined;
   let below: H[] = [];

@@ -48,6 +48,11 @@ export interface Principal {
      * proxy forwards (auth-proxy/scope.ts) and is not subject to the IP allowlist.
      */
     authProxy?: true;
+    /**
+     * A session key issued with a session profile: the profile whose scope every activity and
+     * vote it submits must satisfy (auth/session-scope.ts, docs/sessions-and-network.md §6.3).
+     */
+    sessionProfileId?: string;
   };
   stamp: StampFacts;
   /**

@@ -11,6 +11,7 @@ import { isUniqueViolation, newId } from "../store/util.ts";
 import { signSessionJwt } from "./tokens.ts";
 import { organizationsAbove, refuseAncestorKeys } from "../activities/credentials/ancestor-keys.ts";
 import { makeRoomForExpiringKeys } from "../activities/credentials/api-keys.ts";
+import { visibleSessionProfile, type SessionProfileRow } from "../store/session-profiles.ts";
 
 /** 15 minutes when the login names no expirationSeconds (docs/logins.md §2.2). */
 export const DEFAULT_SESSION_SECONDS = 900;
@@ -40,14 +41,33 @@ export interface NewSession {
   invalidateExisting?: boolean;
   sessionProfileId?: string;
   field?: string;
+  /**
+   * LOGIN for the login flows; READ_WRITE_SESSION_KEY_P256 for create_read_write_session's
+   * legacy sessions (docs/sessions-and-network.md §7.1). invalidateExisting revokes the
+   * sessions of the same kind.
+   */
+  credentialType?: SessionCredentialType;
+  /** The key's name (default `Session <ISO time>`). */
+  name?: string;
 }
+
+/** The api_keys types of sessions: both expire, so both count among (and make room in) a user's expiring keys. */
+export type SessionCredentialType = "CREDENTIAL_TYPE_LOGIN" | "CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256";
 
 export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession): Promise<{ session: string; apiKeyId: string; expiresAt: number }> {
   const field = s.field ?? "parameters";
   const problem = publicKeyProblem("API_KEY_CURVE_P256", s.publicKey);
   if (problem) throw invalid(`${field}.publicKey: ${problem}`, [{ field: `${field}.publicKey`, description: problem }]);
-  const secs = sessionSeconds(s.expirationSeconds, ctx.services.logins.sessionMaxSeconds, `${field}.expirationSeconds`);
   const { tx, now } = ctx;
+  const max = ctx.services.logins.sessionMaxSeconds;
+  let secs = sessionSeconds(s.expirationSeconds, max, `${field}.expirationSeconds`);
+  const profile = s.sessionProfileId !== undefined ? await sessionProfileFor(ctx, s.organizationId, s.sessionProfileId, `${field}.sessionProfileId`) : undefined;
+  // The profile's expirationSeconds is a ceiling: the login's own value when shorter, the
+  // profile's when the login names none (docs/sessions-and-network.md §6.2); never above the configured maximum.
+  if (profile?.expiration_seconds) {
+    const ceiling = Math.min(Number(profile.expiration_seconds), max);
+    secs = s.expirationSeconds === undefined || s.expirationSeconds === "" ? ceiling : Math.min(secs, ceiling);
+  }
   const expiresAt = now + secs * 1000;
 
   // The user row lock serialises this user's key writers (sessions, create_api_keys) on
@@ -58,7 +78,8 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
   // A session key is a credential like any API key: not one of an organization above the
   // user's unless that organization is the one logging the user in (ancestor-keys.ts).
   await refuseAncestorKeys(tx, await organizationsAbove(tx, s.organizationId, ctx.chains), ctx.actor.organizationId, [{ publicKey: s.publicKey, field: `${field}.publicKey` }]);
-  let logins = tx.deleteFrom("api_keys").where("user_id", "=", s.userId).where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN");
+  const credentialType = s.credentialType ?? "CREDENTIAL_TYPE_LOGIN";
+  let logins = tx.deleteFrom("api_keys").where("user_id", "=", s.userId).where("credential_type", "=", credentialType);
   // invalidateExisting revokes every other session; otherwise only expired keys and an
   // earlier session of this very key (a refresh with the same key) go.
   logins = s.invalidateExisting
@@ -77,11 +98,11 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
         id: apiKeyId,
         organization_id: s.organizationId,
         user_id: s.userId,
-        name: `Session ${new Date(now).toISOString()}`,
+        name: s.name ?? `Session ${new Date(now).toISOString()}`,
         public_key: s.publicKey,
         public_key_normalized: normalized,
         curve: "API_KEY_CURVE_P256",
-        credential_type: "CREDENTIAL_TYPE_LOGIN",
+        credential_type: credentialType,
         expiration_seconds: String(secs),
         expires_at: expiresAt,
         session_profile_id: s.sessionProfileId ?? null,
@@ -100,12 +121,24 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
   const session = signSessionJwt(key, {
     exp: Math.floor(expiresAt / 1000),
     public_key: s.publicKey,
-    session_type: "SESSION_TYPE_READ_WRITE",
+    // As upstream: a profiled session's type is the profile's name, and it carries the scope.
+    session_type: profile ? profile.name : "SESSION_TYPE_READ_WRITE",
     user_id: s.userId,
     organization_id: s.organizationId,
-    ...(s.sessionProfileId ? { session_profile_id: s.sessionProfileId } : {}),
+    ...(profile ? { session_profile_id: profile.id, scope: profile.scope } : {}),
   });
   return { session, apiKeyId, expiresAt };
+}
+
+/**
+ * The profile a login names, if the session user's organization may use it: one made by that
+ * organization or an organization above it (docs/sessions-and-network.md §6.1). Another
+ * tenant's profile — a sibling's, a sub-organization's — is answered as unknown.
+ */
+async function sessionProfileFor(ctx: ExecuteContext<unknown>, organizationId: string, id: string, field: string): Promise<SessionProfileRow> {
+  const profile = await visibleSessionProfile(ctx.tx, organizationId, id, ctx.chains);
+  if (!profile) throw notFound(`${field}: no session profile ${id} in organization ${organizationId} or the organizations above it`);
+  return profile;
 }
 
 /**

@@ -10,6 +10,7 @@ import { apiKeyStamps } from "./api-key-stamp.ts";
 import { webauthnStamps } from "./webauthn-stamp.ts";
 import type { LoginSettings } from "./login-settings.ts";
 import { attestedStamps } from "./attested-stamp.ts";
+import { readOnlySessions } from "./read-only-session.ts";
 import type { Principal } from "./principal.ts";
 import type { StampStrategy, VerifiedStamp } from "./strategy.ts";
 
@@ -21,6 +22,7 @@ export const STRATEGIES: readonly StampStrategy[] = [
   apiKeyStamps,
   webauthnStamps,
   attestedStamps,
+  readOnlySessions,
 ];
 
 /** Strategies by the credential kind of the principals they resolve. */
@@ -73,5 +75,5 @@ export function strategyOf(principal: Principal): StampStrategy {
 export function refuseUnsignableRoute(principal: Principal, type: string | undefined): void {
   const { signs } = strategyOf(principal);
   if (signs === "any") return;
-  if (type === undefined || !signs.activityTypes.includes(type)) throw signs.refusal();
+  if (type === undefined ? signs.queries !== true : !signs.activityTypes.includes(type)) throw signs.refusal();
 }

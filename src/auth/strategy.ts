@@ -50,11 +50,11 @@ export interface VerifiedStamp {
 }
 
 /**
- * The routes a stamp kind may sign: every one, or only some activity types (and then no query),
- * with the error that refuses the rest. Checked once the route is known (pipeline/validate.ts,
+ * The routes a stamp kind may sign: every one, or only some activity types and — when `queries`
+ * is set — the queries, with the error that refuses the rest. Checked once the route is known (pipeline/validate.ts,
  * pipeline/query.ts): the strategy itself never reads the body (docs/stamps.md §1.3).
  */
-export type SignableRoutes = "any" | { readonly activityTypes: readonly string[]; refusal(): ApiError };
+export type SignableRoutes = "any" | { readonly activityTypes: readonly string[]; readonly queries?: boolean; refusal(): ApiError };
 
 export interface StampStrategy {
   /**

@@ -89,11 +89,14 @@ export interface SessionClaims {
   exp: number;
   /** Compressed P-256 hex: the session key. */
   public_key: string;
-  session_type: "SESSION_TYPE_READ_WRITE" | "SESSION_TYPE_READ_ONLY";
+  /** SESSION_TYPE_READ_WRITE, or for a session issued with a profile the profile's name (docs/sessions-and-network.md §6.2). */
+  session_type: string;
   user_id: string;
   /** The organization the user lives in. */
   organization_id: string;
   session_profile_id?: string;
+  /** The profile's scope, as written (clients may read what the session may do). */
+  scope?: string;
 }
 
 export function signSessionJwt(key: ServiceKey, claims: SessionClaims): string {

@@ -13,13 +13,14 @@ import { unauthenticated } from "../errors.ts";
 import { advanceSignCount, AUTHENTICATOR_CREDENTIAL_TYPE } from "../store/authenticators.ts";
 import { precompiled } from "../store/precompiled.ts";
 import type { Db } from "../store/schema.ts";
-import type { ChainCache } from "../store/organizations.ts";
+import { organizationChain, type ChainCache } from "../store/organizations.ts";
+import { featureValuesAlongChain } from "../store/organization-features.ts";
 import { HOLDER_COLUMNS, holderParts } from "./holder.ts";
 import { resolveHolder, type CredentialScope } from "./credential-scope.ts";
 import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "./login-settings.ts";
 import type { Principal } from "./principal.ts";
 import { kindAndId, type Resolution, type Rider, type StampStrategy, type VerifiedStamp } from "./strategy.ts";
-import { assertionSignatureValid, checkAssertion, decodeAssertion, type Assertion, type AssertionProblem } from "./webauthn/assertion.ts";
+import { assertionSignatureValid, checkAssertion, clientDataOrigin, decodeAssertion, type Assertion, type AssertionProblem } from "./webauthn/assertion.ts";
 
 /** Votes record this as the stamp's scheme (there is no SIGNATURE_SCHEME_* for passkeys in the API). */
 export const WEBAUTHN_SCHEME = "SIGNATURE_SCHEME_WEBAUTHN";
@@ -106,6 +107,8 @@ async function resolve<T>(
   if (!found) throw unauthenticated("CREDENTIAL_NOT_FOUND", "credential ID could not be found in organization or its parent organization");
   const passkey = found.holder;
   if (passkey !== checked && !(await assertionSignatureValid(stamp, passkey.public_key))) throw badSignature("the signature does not verify with the registered passkey");
+  const originProblem = await organizationOriginProblem(db, chains, passkey.organization_id, stamp);
+  if (originProblem) throw badSignature(originProblem);
   // A counter that does not move forward means a replayed assertion or a cloned
   // authenticator. Authenticators that keep no counter always report 0 (and stay at 0).
   const stored = Number(passkey.sign_count);
@@ -124,6 +127,20 @@ async function resolve<T>(
     fromAncestor: found.fromAncestor,
   };
   return { principal, rider: rider.read(passkey) };
+}
+
+/**
+ * FEATURE_NAME_WEBAUTHN_ORIGINS (docs/organizations.md §8.3): each organization of the
+ * passkey's chain that set it must list the assertion's origin, so a parent's list applies to
+ * every sub-organization and a sub-organization can only narrow it. Checked after the
+ * server-wide origins (checkAssertion), once the passkey's organization is known.
+ */
+async function organizationOriginProblem(db: Db, chains: ChainCache, organizationId: string, stamp: Assertion): Promise<string | undefined> {
+  const lists = await featureValuesAlongChain(db, await organizationChain(db, organizationId, chains), "FEATURE_NAME_WEBAUTHN_ORIGINS");
+  if (lists.length === 0) return undefined;
+  const origin = clientDataOrigin(stamp);
+  if (lists.every((list) => list.split(",").includes(origin))) return undefined;
+  return `origin ${JSON.stringify(origin.slice(0, 200))} is not among the WebAuthn origins of the passkey's organization`;
 }
 
 export const webauthnStamps: StampStrategy = {

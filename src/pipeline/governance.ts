@@ -15,6 +15,7 @@ import { activityByType } from "../activities/registry.ts";
 import type { Params } from "./validate.ts";
 import { walletFacts } from "../wallets/policy-facts.ts";
 import { signerFacts } from "../signing/policy-facts.ts";
+import type { Signer } from "../signing/resolve.ts";
 import { GovernanceCache, type OrgGovernance } from "./governance-cache.ts";
 
 export { GovernanceCache, type OrgGovernance };
@@ -71,7 +72,7 @@ export async function governance(cache: GovernanceCache, db: Executor, organizat
 
 const NO_PARAMS: Readonly<Record<string, ParamValue>> = Object.freeze({});
 
-export async function activityFacts(db: Executor, def: CompiledActivity, params: Params, organizationId: string): Promise<ActivityFacts> {
+export async function activityFacts(db: Executor, def: CompiledActivity, params: Params, organizationId: string, signer?: Signer): Promise<ActivityFacts> {
   const facts: ActivityFacts = {
     type: def.type,
     kind: def.kind,
@@ -82,9 +83,10 @@ export async function activityFacts(db: Executor, def: CompiledActivity, params:
   // The wallets it names, as they stand now: the `wallet` / `wallets` condition keywords.
   const named = def.policyWallets?.(params);
   if (named) facts.wallets = await walletFacts(db, organizationId, named);
-  // The key a signing activity names: `private_key`, `wallet_account`, `wallet` (docs/signing.md §4).
+  // The key a signing activity names: `private_key`, `wallet_account`, `wallet` (docs/signing.md §4);
+  // at submission the key already resolved (docs/signing.md §5).
   const signWith = def.policySigner?.(params);
-  if (signWith !== undefined) Object.assign(facts, await signerFacts(db, organizationId, signWith));
+  if (signWith !== undefined) Object.assign(facts, await signerFacts(db, organizationId, signWith, signer));
   // The private key an export names: `private_key` (docs/export-import.md §3.4).
   const privateKeyId = def.policyPrivateKey?.(params);
   if (privateKeyId !== undefined) Object.assign(facts, await signerFacts(db, organizationId, privateKeyId));

@@ -4,7 +4,8 @@
 //   request's vote and its evaluation record → the webhook event when the status changed.
 // After the commit, afterCommit() marks the policy set as stored and wakes the dispatcher.
 import { sql } from "kysely";
-import { ApiError, precondition } from "../errors.ts";
+import { ApiError, notFound, precondition } from "../errors.ts";
+import { organizationIsLiveLocked } from "../store/organizations.ts";
 import type { Actor, CompiledActivity } from "../activities/define.ts";
 import { insertSubmission, insertVote, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import { viewsOf } from "../store/users.ts";
@@ -52,6 +53,8 @@ export interface Settlement {
   caller?: Caller;
   /** What the definition's prepare returned before this transaction (submission.ts, vote.ts). */
   prepared?: unknown;
+  /** Rows that go with this decision, written once the activity row exists (the MFA requirement: pipeline/mfa-gate.ts). */
+  extraWrites?: (tx: Tx) => Promise<void>;
 }
 
 export interface Settled {
@@ -62,6 +65,11 @@ export interface Settled {
 
 export async function settle(deps: PipelineDeps, tx: Tx, s: Settlement): Promise<Settled> {
   const { activity, previous, evaluated, now } = s;
+  // A request authenticated before its organization was deleted finds it gone here, and
+  // records nothing (docs/organizations.md §7.3).
+  if (!(await organizationIsLiveLocked(tx, activity.organization_id))) {
+    throw notFound(`organization ${activity.organization_id} not found`, "ORGANIZATION_NOT_FOUND");
+  }
   const outcome = await decidedOutcome(deps, tx, s);
   const row: ActivityRow = { ...activity, ...outcome, updated_at: now };
   const changed = outcome.status !== previous?.status;
@@ -93,8 +101,9 @@ export async function settle(deps: PipelineDeps, tx: Tx, s: Settlement): Promise
     // which also reads the voter's extras for the answer.
     const extras = await insertSubmission(tx, row, s.vote, evaluation);
     // (Assigned either way: a retried transaction must not answer with an earlier attempt's.)
-    if (s.known) s.known.voterViews = extras ? viewsOf(s.known.voters, extras) : undefined;
+    if (s.known) s.known.voterViews = extras ? viewsOf(s.known.voters, extras, s.known.mfaPolicies ?? new Map()) : undefined;
   }
+  await s.extraWrites?.(tx);
   if (!changed || !(s.listening ?? (await deps.state.listeners.hasListeners(tx, row.organization_id)))) return { row };
   const event = await activityView(tx, row, s.known);
   await recordActivityEvent(tx, event, now);
@@ -112,6 +121,7 @@ async function decidedOutcome(deps: PipelineDeps, tx: Tx, s: Settlement): Promis
   const { decision } = s.evaluated;
   if (decision.outcome === "OUTCOME_ALLOW") return executed(deps, tx, s);
   if (decision.outcome === "OUTCOME_REJECTED") return { status: STATUS.REJECTED, result: null, failure: null };
+  if (decision.outcome === "OUTCOME_REQUIRES_AUTHENTICATORS") return { status: STATUS.AUTHENTICATORS_NEEDED, result: null, failure: null };
   if (isDenied(decision)) {
     return { status: STATUS.FAILED, result: null, failure: JSON.stringify(deniedFailure(decision, s.activity.id).toBody()) };
   }

@@ -20,8 +20,10 @@ import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts"
 import type { Validated } from "./validate.ts";
 import { castVote, voteRow } from "./vote.ts";
 import { recordedIntent, recordedVote } from "./secret-params.ts";
+import { awaitingAuthenticators, owedByActor, recordOwed, refuseUnapprovable, submitterMfaPolicies } from "./mfa-gate.ts";
 import { STRICT_WEBHOOK_URLS } from "../webhooks/url-policy.ts";
-import { requireSigner } from "../signing/resolve.ts";
+import { requireSigner, signerKey, type Signer } from "../signing/resolve.ts";
+import { refuseOutsideSessionScope } from "../auth/session-scope.ts";
 
 export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer> {
   const { ctx, principal, snapshot, def, params } = v;
@@ -43,25 +45,40 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   }
   // A signing activity names a key of the organization: an unknown one (404) or a request its
   // curve cannot sign (400) is refused here, before it could wait for approvals (docs/signing.md §1).
+  // The key found here also binds the policy facts (docs/signing.md §5).
+  let signer: Signer | undefined;
   if (def.policySigner) {
-    const signer = await requireSigner(deps.db, principal.organization.id, def.policySigner(params));
-    def.checkSigner?.(params, signer.curve);
+    signer = await requireSigner(deps.db, principal.organization.id, def.policySigner(params));
+    def.checkSigner?.(params, signerKey(signer));
   }
   // 6. authorize: the submitter's stamp is the first approval.
+  const facts = await activityFacts(deps.db, def, params, principal.organization.id, signer);
+  const approvers = [userFact(principal.user, snapshot.tagIds)];
+  const credentials = [stampCredential(principal)];
+  // A session issued with a profile: its scope first, over what the policies see (auth/session-scope.ts).
+  const scoped = refuseOutsideSessionScope(deps.db, principal, { activity: facts, approvers, credentials, nowMs: now });
+  if (scoped) await scoped;
   const gov = await governance(deps.state.governance, deps.db, principal.actor.organizationId, snapshot.policyVersion);
-  const evaluated = authorize({
+  let evaluated = authorize({
     def,
     params,
-    facts: await activityFacts(deps.db, def, params, principal.organization.id),
+    facts,
     gov,
-    approvers: [userFact(principal.user, snapshot.tagIds)],
-    credentials: [stampCredential(principal)],
+    approvers,
+    credentials,
     rejection: false,
     initiator: principal.actor,
     now,
   });
   const activityId = newId();
   reportPolicyErrors(deps, activityId, evaluated.decision);
+  // MFA: an activity the policies do not deny waits for its submitter's authenticators (docs/mfa.md §3).
+  const mfaPolicies = await submitterMfaPolicies(deps.db, principal);
+  const owed = isDenied(evaluated.decision) ? undefined : await owedByActor(deps.db, principal, mfaPolicies, facts, snapshot.tagIds, now);
+  if (owed) {
+    refuseUnapprovable(principal, owed);
+    evaluated = awaitingAuthenticators(evaluated, owed, principal.actor.userId);
+  }
   if (v.envelope.generateAppProofs) {
     if (!deps.masterKey) throw new Error("app proofs need the master key in the pipeline");
     await openProofKey(deps.state, deps.db, deps.masterKey);
@@ -99,7 +116,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   // 7. execute and record
   // Secret parameters are recorded sealed, in the intent and in the vote's copy of the body (docs/activities.md §10).
   const vote = recordedVote(deps, def, voteRow(activityId, "VOTE_SELECTION_APPROVED", v, now));
-  const known: KnownVotes = { votes: [vote], voters: [principal.user] };
+  const known: KnownVotes = { votes: [vote], voters: [principal.user], mfaPolicies: new Map([[principal.user.id, mfaPolicies]]) };
   const settlement: Settlement = {
     activity: {
       id: activityId,
@@ -127,6 +144,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
     now,
     caller: callerOf(ctx.network, principal),
     ...(prepared !== undefined ? { prepared } : {}),
+    ...(owed ? { extraWrites: recordOwed(activityId, principal.actor.organizationId, principal.actor.userId, owed, now, false) } : {}),
   };
   let { settled, twin } = await settleOrFindTwin(deps, settlement);
   if (twin && fingerprint === bodyFingerprint && !(await mayAnswerWith(deps, twin, principal))) {

@@ -14,7 +14,9 @@ import { dialectOf } from "../store/engines.ts";
 import type { UserRow } from "../store/users.ts";
 import { activityView } from "../views/activity.ts";
 import { credentialFacts, decidingOrganization, userFacts, voterStanding } from "./governance.ts";
-import { authorize, STATUS } from "./authorize.ts";
+import { authorize, isDenied, stampCredential, STATUS } from "./authorize.ts";
+import { refuseOutsideSessionScope } from "../auth/session-scope.ts";
+import { approverStamp, awaitingAuthenticators, holdApprover, meetsLastStep, mfaStamp } from "./mfa-gate.ts";
 import { respond, type Answer } from "./respond.ts";
 import { activityByType } from "../activities/registry.ts";
 import { activityServices } from "./services.ts";
@@ -91,7 +93,17 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
         `organization mismatch: request is targeting organization (${orgId}), but voters are in organization (${principal.actor.organizationId})`,
       );
     }
-    if (hasStandingVote(votes, me, now)) {
+    // Waiting for its submitter's authenticators: the MFA gate's rules, not consensus's (docs/mfa.md §3.2).
+    const mfa = target.status === STATUS.AUTHENTICATORS_NEEDED
+      ? await mfaStamp(tx, target, principal, votes, ctx.raw.toString("utf8"), req.selection === "VOTE_SELECTION_REJECTED", now)
+      : undefined;
+    if (mfa?.unchanged) return { unchanged: target };
+    // Awaiting consensus: an approver's own MFA holds its approval (docs/mfa.md §3.4).
+    const approver = target.status === STATUS.CONSENSUS_NEEDED
+      ? await approverStamp(tx, target, principal, votes, ctx.raw.toString("utf8"), req.selection === "VOTE_SELECTION_REJECTED", now)
+      : undefined;
+    if (approver && "unchanged" in approver) return { unchanged: target };
+    if (!mfa && !approver?.stamping && hasStandingVote(votes, me, now)) {
       const rejected = votes.some((vote) => vote.user_id === me && vote.selection === "VOTE_SELECTION_REJECTED");
       // The initiator may still reject: for them rejecting cancels the activity (docs/consensus.md §3).
       const cancelling = req.selection === "VOTE_SELECTION_REJECTED" && me === target.submitted_by && !rejected;
@@ -102,14 +114,16 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
         throw invalid(`user ${me} has already voted on activity ${target.id}`);
       }
     }
-    if (target.status !== STATUS.CONSENSUS_NEEDED) {
+    if (!mfa && target.status !== STATUS.CONSENSUS_NEEDED) {
       if (req.resubmission) return { unchanged: target };
       throw precondition(`activity ${target.id} is ${target.status}; votes are accepted only while it awaits consensus`);
     }
     const standing = await voterStanding(tx, target, orgId, principal.user, now, deps.state.governance);
     if (!standing) throw precondition(`activity type ${target.type} is no longer supported; it cannot be voted on`);
     const { def, params, facts, gov, voter } = standing;
-    if (!standing.eligible) {
+    // A session issued with a profile approves or rejects only what its scope allows it to submit (auth/session-scope.ts).
+    await refuseOutsideSessionScope(tx, principal, { activity: facts, approvers: [voter], credentials: [stampCredential(principal)], nowMs: now });
+    if (!mfa && !standing.eligible) {
       throw new ApiError(
         Grpc.PERMISSION_DENIED,
         "REQUEST_NOT_AUTHORIZED",
@@ -119,13 +133,14 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
 
     // An identical resubmission's body carries the secrets too: recorded sealed (docs/activities.md §10).
     const vote = recordedVote(deps, def, voteRow(target.id, req.selection, v, now));
-    const approvals = liveApprovals(req.selection === "VOTE_SELECTION_APPROVED" ? [...votes, vote] : votes, now);
+    if (approver && req.selection === "VOTE_SELECTION_APPROVED") await holdApprover(tx, target, principal, facts, voter.tags, approver, now);
+    const approvals = liveApprovals(req.selection === "VOTE_SELECTION_APPROVED" ? [...votes, vote] : votes, now).filter((a) => !approver?.held.has(a.user_id));
     const others = await approverRows(tx, approvals, me);
     const othersFacts = new Map((await userFacts(tx, [...others.values()], gov.set.readsTags)).map((u) => [u.id, u]));
     othersFacts.set(me, voter); // read with tags above
     const approving = approvals.filter((a) => othersFacts.has(a.user_id)); // deleted users no longer count
     const initiator = await initiatorOf(tx, target, orgId);
-    const evaluated = authorize({
+    let evaluated = authorize({
       def,
       params,
       facts,
@@ -136,6 +151,9 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
       initiator,
       now,
     });
+    if (mfa && !mfa.complete && !isDenied(evaluated.decision) && evaluated.decision.outcome !== "OUTCOME_REJECTED") {
+      evaluated = awaitingAuthenticators(evaluated, mfa.owed, me);
+    }
     const settlement: Settlement = {
       activity: target,
       previous: target,
@@ -151,6 +169,7 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
       appProofs: target.app_proofs !== null,
       now,
       ...(prepared !== undefined ? { prepared } : {}),
+      ...(mfa ? { extraWrites: mfa.write } : approver?.write ? { extraWrites: approver.write } : {}),
     };
     return { settled: await settle(deps, tx, settlement), settlement };
   });
@@ -176,9 +195,12 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
 async function prepareTarget(v: Pick<Validated, "ctx" | "principal">, fingerprint: string): Promise<unknown> {
   const { deps } = v.ctx;
   const target = await deps.db.selectFrom("activities").select(["id", "type", "intent", "organization_id", "status", "submitted_by"]).where("fingerprint", "=", fingerprint).executeTakeFirst();
-  if (!target || target.status !== STATUS.CONSENSUS_NEEDED || target.organization_id !== v.principal.organization.id) return undefined;
+  if (!target || target.organization_id !== v.principal.organization.id) return undefined;
   const def = activityByType(target.type);
   if (!def?.prepare) return undefined;
+  // Waiting for authenticators: only the stamp that meets the last step may run it (docs/mfa.md §3.2).
+  const runnable = target.status === STATUS.CONSENSUS_NEEDED || (target.status === STATUS.AUTHENTICATORS_NEEDED && (await meetsLastStep(deps.db, target.id, v.principal)));
+  if (!runnable) return undefined;
   const now = v.ctx.now;
   return def.prepare(
     {

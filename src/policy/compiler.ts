@@ -250,6 +250,7 @@ export function compile(checked: Checked, source: string): Bool {
         return (f) => f.env.activity?.privateKey ?? absent("private_key");
       case "eth":
       case "solana":
+      case "bitcoin":
         // Bound by a signing activity to what its request parses into (docs/signing-policies.md §1).
         return (f) => {
           const signing = f.env.activity?.signing;
@@ -257,7 +258,6 @@ export function compile(checked: Checked, source: string): Bool {
           return root ?? absent(name);
         };
       case "tron":
-      case "bitcoin":
       case "tempo":
       case "secret":
         // Never bound by any activity of this service (types.ts, SIGNING_KEYWORDS).

@@ -13,7 +13,9 @@ export type Outcome =
   | "OUTCOME_REQUIRES_CONSENSUS"
   | "OUTCOME_REJECTED"
   | "OUTCOME_ERROR"
-  | "OUTCOME_TIME_INACTIVE";
+  | "OUTCOME_TIME_INACTIVE"
+  // Never a policy's own outcome: the decision while the submitter's MFA is unmet (docs/mfa.md §3).
+  | "OUTCOME_REQUIRES_AUTHENTICATORS";
 
 export type Effect = "EFFECT_ALLOW" | "EFFECT_DENY";
 

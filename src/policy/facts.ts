@@ -85,6 +85,7 @@ export type SigningValue = string | bigint | boolean | readonly SigningValue[] |
 export interface SigningFacts {
   readonly eth?: { readonly [field: string]: SigningValue | undefined };
   readonly solana?: { readonly [field: string]: SigningValue | undefined };
+  readonly bitcoin?: { readonly [field: string]: SigningValue | undefined };
 }
 
 /** A field reads only its own keywords; the others may be left out. */

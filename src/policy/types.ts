@@ -57,10 +57,10 @@ export const PRIVATE_KEY: Type = {
 
 /**
  * Turnkey's transaction-signing keywords (docs/policy-language.md §4.1). Accepted in `condition` so that a policy set
- * written for the hosted service can be imported. `eth` and `solana` are bound by the signing
+ * written for the hosted service can be imported. `eth`, `solana` and `bitcoin` are bound by the signing
  * activities to their parsed request (docs/signing-policies.md §1); their member chains
  * type-check as dynamic values and are checked when read, so a wrong field or type is an
- * evaluation error (OUTCOME_ERROR), never an allow. `tron`, `bitcoin`, `tempo` and `secret`
+ * evaluation error (OUTCOME_ERROR), never an allow. `tron`, `tempo` and `secret`
  * are never bound here: reading one is an AbsentKeyword error. `private_key` and
  * `wallet_account` are bound by the activities that sign (docs/signing.md §4); `wallet` and
  * `wallets` by the wallet activities and signing with a wallet account.

@@ -110,7 +110,9 @@ export const listSuborgs = defineQuery({
     let q: OrgQuery = db
       .selectFrom("organizations")
       .select(["organizations.id as id", "organizations.created_at as created_at"])
-      .where("organizations.parent_id", "=", organization.id);
+      .where("organizations.parent_id", "=", organization.id)
+      // A deleted sub-organization is unknown (docs/organizations.md §7.3).
+      .where("organizations.deleted_at", "is", null);
     const type = req.filterType || undefined;
     if (type !== undefined) {
       const filter = FILTERS.get(type);

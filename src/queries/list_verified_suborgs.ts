@@ -44,7 +44,8 @@ export const listVerifiedSuborgs = defineQuery({
       db
         .selectFrom("organizations")
         .select(["organizations.id as id", "organizations.created_at as created_at"])
-        .where("organizations.parent_id", "=", organization.id),
+        .where("organizations.parent_id", "=", organization.id)
+        .where("organizations.deleted_at", "is", null),
       req.filterValue,
     );
     return { organizationIds: await pageOfSubOrganizations(db, organization.id, q, pageReq) };

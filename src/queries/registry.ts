@@ -31,12 +31,18 @@ import { getAppStatus } from "./app_status.ts";
 // imports: auth proxy
 import { getAuthProxyConfig } from "./get_auth_proxy_config.ts";
 // imports: private keys
+import { getMfaPolicies, getMfaPolicy, getMfaStatus } from "./mfa.ts";
 import { getPrivateKey, listPrivateKeys, listPrivateKeyTags } from "./private_keys.ts";
+import { getOrganization, getOrganizationConfigs } from "./organizations.ts";
+import { getSessionProfile, getSessionProfiles } from "./session_profiles.ts";
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
   listActivitiesQuery,
   whoami,
+  getMfaPolicy,
+  getMfaPolicies,
+  getMfaStatus,
   listSuborgs,
   getUser,
   listUsers,
@@ -80,6 +86,9 @@ export const QUERIES: readonly CompiledQuery[] = [
   getPrivateKey,
   listPrivateKeys,
   listPrivateKeyTags,
+  getOrganization, getOrganizationConfigs,
+  getSessionProfile,
+  getSessionProfiles,
 ];
 
 const byOp = new Map<string, CompiledQuery>();

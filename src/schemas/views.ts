@@ -26,6 +26,8 @@ export const User = Type.Object({
   oauthProviders: Type.Array(OauthProviderSchema),
   createdAt: Timestamp,
   updatedAt: Timestamp,
+  /** v1User.mfaPolicies: v1MfaPolicy objects (docs/mfa.md §1). */
+  mfaPolicies: Type.Array(Type.Unknown()),
 });
 
 export const Vote = Type.Object({

@@ -8,7 +8,8 @@ import type { SigningFacts } from "../policy/facts.ts";
 import { ParseError } from "./parsers/errors.ts";
 import { parseEthereumTransaction, serializeSignedEthereum, type ParsedEthereumTx } from "./parsers/ethereum.ts";
 import { parseSolanaTransaction, placeSolanaSignature, type ParsedSolanaTx } from "./parsers/solana.ts";
-import { ethTxFacts, solanaTxFacts } from "./facts.ts";
+import { NoOwnInputError, networkOf, ownInputs, parseBitcoinPsbt, signBitcoinPsbt, type ParsedBitcoinTx } from "./parsers/bitcoin.ts";
+import { bitcoinTxFacts, ethTxFacts, solanaTxFacts } from "./facts.ts";
 import { signWithKey, type SigningCurve } from "./sign.ts";
 
 export const TRANSACTION_TYPES = [
@@ -20,7 +21,10 @@ export const TRANSACTION_TYPES = [
 ] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 
-export type ParsedTransaction = { chain: "ethereum"; tx: ParsedEthereumTx } | { chain: "solana"; tx: ParsedSolanaTx };
+export type ParsedTransaction =
+  | { chain: "ethereum"; tx: ParsedEthereumTx }
+  | { chain: "solana"; tx: ParsedSolanaTx }
+  | { chain: "bitcoin"; tx: ParsedBitcoinTx };
 
 const FIELD = "parameters.unsignedTransaction";
 const bad = (field: string, description: string) => invalid(`${field}: ${description}`, [{ field, description }]);
@@ -38,6 +42,8 @@ export function parseTransaction(type: TransactionType, unsigned: string, signWi
         return { chain: "ethereum", tx: parseEthereumTransaction(unsigned, fromOf(signWith)) };
       case "TRANSACTION_TYPE_SOLANA":
         return { chain: "solana", tx: parseSolanaTransaction(unsigned) };
+      case "TRANSACTION_TYPE_BITCOIN":
+        return { chain: "bitcoin", tx: parseBitcoinPsbt(unsigned, networkOf(signWith)) };
       default:
         throw bad("parameters.type", `${type} is not supported by this service (docs/signing-policies.md §3)`);
     }
@@ -48,12 +54,19 @@ export function parseTransaction(type: TransactionType, unsigned: string, signWi
 }
 
 export function transactionFacts(parsed: ParsedTransaction): SigningFacts {
-  return parsed.chain === "ethereum" ? ethTxFacts(parsed.tx.facts) : solanaTxFacts(parsed.tx.facts);
+  switch (parsed.chain) {
+    case "ethereum":
+      return ethTxFacts(parsed.tx.facts);
+    case "solana":
+      return solanaTxFacts(parsed.tx.facts);
+    case "bitcoin":
+      return bitcoinTxFacts(parsed.tx.facts);
+  }
 }
 
 /** The curve each chain signs with. */
 export function curveFor(parsed: ParsedTransaction): SigningCurve {
-  return parsed.chain === "ethereum" ? "CURVE_SECP256K1" : "CURVE_ED25519";
+  return parsed.chain === "solana" ? "CURVE_ED25519" : "CURVE_SECP256K1";
 }
 
 /**
@@ -65,9 +78,16 @@ export function signParsed(parsed: ParsedTransaction, privateKey: Uint8Array, pu
     const sig = signWithKey("CURVE_SECP256K1", privateKey, keccak_256(parsed.tx.payload));
     return serializeSignedEthereum(parsed.tx, { r: BigInt(`0x${sig.r}`), s: BigInt(`0x${sig.s}`), recovery: Number.parseInt(sig.v, 16) }).slice(2);
   }
-  const sig = signWithKey("CURVE_ED25519", privateKey, parsed.tx.message);
-  const signer = base58.encode(Uint8Array.from(Buffer.from(publicKey, "hex")));
+  if (parsed.chain === "bitcoin") {
+    try {
+      return signBitcoinPsbt(parsed.tx, privateKey, Uint8Array.from(Buffer.from(publicKey, "hex")));
+    } catch (err) {
+      throw bitcoinRefusal(err);
+    }
+  }
   try {
+    const sig = signWithKey("CURVE_ED25519", privateKey, parsed.tx.message);
+    const signer = base58.encode(Uint8Array.from(Buffer.from(publicKey, "hex")));
     return placeSolanaSignature(parsed.tx, signer, Uint8Array.from(Buffer.from(sig.r + sig.s, "hex")));
   } catch (err) {
     if (err instanceof ParseError) throw bad("parameters.signWith", err.message);
@@ -76,17 +96,35 @@ export function signParsed(parsed: ParsedTransaction, privateKey: Uint8Array, pu
 }
 
 /** Refuses a key of the wrong curve for the chain (at submission, and again at execution). */
-export function checkCurve(parsed: ParsedTransaction, curve: SigningCurve): void {
+function checkCurve(parsed: ParsedTransaction, curve: SigningCurve): void {
   const want = curveFor(parsed);
   if (curve !== want) throw bad("parameters.signWith", `a ${parsed.chain} transaction is signed with a ${want} key; this key is ${curve}`);
 }
 
-/** Refuses a key of the wrong curve or one that is not a required Solana signer, before any key is opened. */
+/** A key that spends no input names the wrong signWith; an input it cannot sign is the PSBT's fault. */
+function bitcoinRefusal(err: unknown): unknown {
+  if (err instanceof NoOwnInputError) return bad("parameters.signWith", err.message);
+  if (err instanceof ParseError) return bad(FIELD, err.message);
+  return err;
+}
+
+/**
+ * Refuses, before any key is opened (and at submission before any policy): a key of the
+ * wrong curve, one that is not a required Solana signer, one that spends no input of a
+ * Bitcoin PSBT or spends one in a form this service does not sign.
+ */
 export function checkSigner(parsed: ParsedTransaction, curve: SigningCurve, publicKey: string): void {
   checkCurve(parsed, curve);
   if (parsed.chain === "solana") {
     const signer = base58.encode(Uint8Array.from(Buffer.from(publicKey, "hex")));
     const slot = parsed.tx.facts.account_keys.indexOf(signer);
     if (slot < 0 || slot >= parsed.tx.signatures.length) throw bad("parameters.signWith", `${signer} is not a required signer of this transaction`);
+  }
+  if (parsed.chain === "bitcoin") {
+    try {
+      ownInputs(parsed.tx, Uint8Array.from(Buffer.from(publicKey, "hex")));
+    } catch (err) {
+      throw bitcoinRefusal(err);
+    }
   }
 }

@@ -21,6 +21,9 @@ import * as m015 from "./migrations/015_session_allowlist.ts";
 import * as m016 from "./migrations/016_auth_proxy.ts";
 import * as m017 from "./migrations/017_private_keys.ts";
 import * as m018 from "./migrations/018_import_targets.ts";
+import * as m019 from "./migrations/019_organization_features.ts";
+import * as m020 from "./migrations/020_session_profiles.ts";
+import * as m021 from "./migrations/021_mfa_policies.ts";
 import * as m023 from "./migrations/023_invitations.ts";
 import { DEFAULT_STORE_TIMEOUTS, type OpenedStore, type StoreTimeouts } from "./engine.ts";
 import { engineFor, isStoreUnavailable, type Engine } from "./engines.ts";
@@ -54,6 +57,9 @@ const MIGRATIONS: Record<string, Migration> = {
   "016_auth_proxy": m016,
   "017_private_keys": m017,
   "018_import_targets": m018,
+  "019_organization_features": m019,
+  "020_session_profiles": m020,
+  "021_mfa_policies": m021,
   "023_invitations": m023,
 };
 

@@ -1,6 +1,6 @@
 // Organizations and their root quorum.
 import type { Executor, OrganizationsTable } from "./schema.ts";
-import { lockOrganization } from "./locks.ts";
+import { lockOrganization, locksRows } from "./locks.ts";
 
 export type OrganizationRow = OrganizationsTable;
 
@@ -68,4 +68,27 @@ export async function setRootQuorum(db: Executor, organizationId: string, userId
       .values(userIds.map((user_id) => ({ organization_id: organizationId, user_id })))
       .execute();
   }
+}
+
+/**
+ * Whether the organization exists and was not deleted (docs/organizations.md §7.3). The chain
+ * cache knows only the structure, which never changes; deletion is read here.
+ */
+export async function organizationIsLive(db: Executor, id: string): Promise<boolean> {
+  const row = await db.selectFrom("organizations").select("deleted_at").where("id", "=", id).executeTakeFirst();
+  return row !== undefined && row.deleted_at == null;
+}
+
+/**
+ * In an activity's transaction, before it runs: whether its organization is still live. On
+ * PostgreSQL the read takes FOR KEY SHARE on the row — what any insert referencing the row
+ * takes anyway, so it queues behind nothing but a deletion (FOR UPDATE): an activity
+ * authenticated before its organization was deleted waits for that deletion to commit and
+ * then finds it gone (docs/organizations.md §7.3).
+ */
+export async function organizationIsLiveLocked(tx: Executor, id: string): Promise<boolean> {
+  let q = tx.selectFrom("organizations").select("deleted_at").where("id", "=", id);
+  if (locksRows(tx)) q = q.forKeyShare();
+  const row = await q.executeTakeFirst();
+  return row !== undefined && row.deleted_at == null;
 }

@@ -37,7 +37,11 @@ export type CredentialType =
   | "CREDENTIAL_TYPE_API_KEY_ED25519"
   | "CREDENTIAL_TYPE_LOGIN"
   | "CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR"
-  | "CREDENTIAL_TYPE_OTP_AUTH_KEY_P256";
+  | "CREDENTIAL_TYPE_OTP_AUTH_KEY_P256"
+  /** create_read_write_session's session keys (docs/sessions-and-network.md §7.1). */
+  | "CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256"
+  /** A read-only session token (X-Session, docs/sessions-and-network.md §7.2): never stored, never votes. */
+  | "CREDENTIAL_TYPE_READ_ONLY_SESSION";
 /** service_keys.purpose: what a service P-256 key signs (published at /public/v1/discovery/keys). */
 export type ServiceKeyPurpose = "SESSION_JWT" | "OTP_ENCRYPTION_TARGET" | "VERIFICATION_TOKEN" | "OAUTH2_CLIENT_SECRET" | "OIDC_TOKEN" | "BUNDLE_SIGNER";
 /** otps.otp_type and verification_tokens.verification_type */
@@ -62,6 +66,18 @@ export interface OrganizationsTable {
   policy_version: number;
   /** Bumped with every change to the organization's IP allowlists (0: never had one). */
   ip_allowlist_version?: number;
+  created_at: number;
+  updated_at: number;
+  /** Set by delete_sub_organization: the row stays for its activities, the organization is unknown (migration 019). */
+  deleted_at?: number | null;
+}
+
+/** A feature an organization set (enabled 1, with its value) or removed (enabled 0); no row: the default (migration 019). */
+export interface OrganizationFeaturesTable {
+  organization_id: string;
+  name: string;
+  enabled: number;
+  value: string;
   created_at: number;
   updated_at: number;
 }
@@ -628,6 +644,49 @@ export interface InvitationsTable {
   updated_at: number;
 }
 
+/** A user's MFA policy (migration 021, docs/mfa.md §1). `required`: JSON steps `[{ any: [{ type, id? }] }]`. */
+export interface MfaPoliciesTable {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  name: string;
+  condition: string;
+  required: string;
+  /** The policy's `order`: lower is evaluated first. */
+  position: number;
+  notes: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Session profiles (migration 020, docs/sessions-and-network.md §6): never updated or deleted. */
+export interface SessionProfilesTable {
+  id: string;
+  /** The organization that made it: usable by logins of its users and of every organization below it. */
+  organization_id: string;
+  name: string;
+  /** A policy-language condition, as submitted. */
+  scope: string;
+  /** The longest session it allows, whole seconds as a string; null: the login decides. */
+  expiration_seconds: string | null;
+  notes: string | null;
+  created_at: number;
+}
+
+/** What a user owes an activity waiting for authenticators (docs/mfa.md §3). */
+export interface MfaRequirementsTable {
+  activity_id: string;
+  user_id: string;
+  organization_id: string;
+  mfa_policy_id: string;
+  /** JSON steps, as the policy had them when it matched. */
+  required: string;
+  /** JSON array, one entry per step: the method `{ type, id? }` that met it, or null. */
+  satisfied: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   root_quorum_members: RootQuorumMembersTable;
@@ -670,6 +729,10 @@ export interface Database {
   auth_proxy_configs: AuthProxyConfigsTable;
   import_targets: ImportTargetsTable;
   invitations: InvitationsTable;
+  organization_features: OrganizationFeaturesTable;
+  session_profiles: SessionProfilesTable;
+  mfa_policies: MfaPoliciesTable;
+  mfa_requirements: MfaRequirementsTable;
 }
 
 export type Db = Kysely<Database>;

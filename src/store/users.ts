@@ -8,6 +8,7 @@ import { ownedBy, timestampObject } from "./util.ts";
 import { precompiled } from "./precompiled.ts";
 import { missingIn } from "./ownership.ts";
 import { oauthProvidersOfUsers, oauthProviderView, type OauthProviderView } from "./oauth-providers.ts";
+import { mfaPoliciesByUser, mfaPolicyView, type MfaPolicyRow } from "../activities/mfa/store.ts";
 
 export type UserRow = UsersTable;
 
@@ -22,6 +23,8 @@ export interface UserView {
   oauthProviders: OauthProviderView[];
   createdAt: { seconds: string; nanos: string };
   updatedAt: { seconds: string; nanos: string };
+  /** v1User.mfaPolicies (docs/mfa.md §1). */
+  mfaPolicies: ReturnType<typeof mfaPolicyView>[];
 }
 
 export async function findUser(db: Executor, organizationId: string, userId: string): Promise<UserRow | undefined> {
@@ -105,11 +108,11 @@ export async function userViews(db: Executor, rows: readonly UserRow[]): Promise
     tagIdsByUser(db, ids),
     oauthProvidersOfUsers(db, ids),
   ]);
-  return viewsOf(rows, extras);
+  return viewsOf(rows, extras, await mfaPoliciesByUser(db, ids));
 }
 
 /** User views of `rows` from their extras (read by userViews, or with another statement). */
-export function viewsOf(rows: readonly UserRow[], [keys, passkeys, tagsBy, providers]: UserExtras): UserView[] {
+export function viewsOf(rows: readonly UserRow[], [keys, passkeys, tagsBy, providers]: UserExtras, mfaPolicies: ReadonlyMap<string, readonly MfaPolicyRow[]>): UserView[] {
   const providersBy = groupBy(providers, (p) => p.user_id);
   const keysBy = groupBy(keys, (k) => k.user_id);
   const passkeysBy = groupBy(passkeys, (a) => a.user_id);
@@ -124,6 +127,7 @@ export function viewsOf(rows: readonly UserRow[], [keys, passkeys, tagsBy, provi
     oauthProviders: (providersBy.get(u.id) ?? []).map(oauthProviderView),
     createdAt: timestampObject(u.created_at),
     updatedAt: timestampObject(u.updated_at),
+    mfaPolicies: (mfaPolicies.get(u.id) ?? []).map(mfaPolicyView),
   }));
 }
 

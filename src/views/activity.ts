@@ -5,6 +5,7 @@ import type { ActivityView } from "../schemas/views.ts";
 import type { AppProof } from "../app-proofs/proofs.ts";
 import { votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import { userViews, type UserRow, type UserView } from "../store/users.ts";
+import type { MfaPolicyRow } from "../activities/mfa/store.ts";
 import { json, timestampObject } from "../store/util.ts";
 import { activityByType } from "../activities/registry.ts";
 import { mapMessageSecrets, redactSecrets } from "../activities/secret-params.ts";
@@ -32,6 +33,8 @@ export interface KnownVotes {
   voters: readonly UserRow[];
   /** The voters' User views, when the settling statement already read them (PostgreSQL). */
   voterViews?: UserView[];
+  /** The voters' MFA policies, when the caller read them (a submission's gate): the settling statement reads none. */
+  mfaPolicies?: ReadonlyMap<string, readonly MfaPolicyRow[]>;
 }
 
 function voteView(v: VoteRow, users: Map<string, UserView>, type: string, secrets: readonly string[]) {
@@ -45,6 +48,7 @@ function voteView(v: VoteRow, users: Map<string, UserView>, type: string, secret
     oauthProviders: [],
     createdAt: timestampObject(v.created_at),
     updatedAt: timestampObject(v.created_at),
+    mfaPolicies: [],
   };
   return {
     id: v.id,

@@ -10,7 +10,8 @@ import { newInstance, sigilInit, startServer, type InitResult, type Instance, ty
 import { goodStamp } from "../helpers/raw-http.ts";
 
 const ALLOWED = "https://app.example.com";
-const SDK_HEADERS = ["content-type", "x-client-version", "x-stamp", "x-stamp-webauthn", "x-stamp-attested"];
+// x-session: @turnkey/sdk-browser's read-only session header (docs/sessions-and-network.md §7.2).
+const SDK_HEADERS = ["content-type", "x-client-version", "x-stamp", "x-stamp-webauthn", "x-stamp-attested", "x-session"];
 
 /** Any method, exact headers (fetch would refuse to send Origin itself on OPTIONS as a browser does). */
 function send(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
@@ -47,7 +48,7 @@ describe("CORS (sqlite; no store behaviour involved)", { timeout: 60_000 }, () =
   });
 
   it("a preflight from an allowed origin passes with the SDK's headers, for each stamp header", async () => {
-    for (const stamp of ["x-stamp", "x-stamp-webauthn", "x-stamp-attested"]) {
+    for (const stamp of ["x-stamp", "x-stamp-webauthn", "x-stamp-attested", "x-session"]) {
       const res = await preflight(server.url, ALLOWED, stamp);
       assert.equal(res.status, 204);
       assert.equal(res.headers["access-control-allow-origin"], ALLOWED);

@@ -4,9 +4,11 @@ import { parseTransaction, recoverTransactionAddress, serializeTransaction, type
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { base58 } from "@scure/base";
 import { Keypair, MessageV0, PublicKey, SystemProgram, Transaction, VersionedTransaction } from "@solana/web3.js";
+import * as btc from "@scure/btc-signer";
+import { schnorr, secp256k1 } from "@noble/curves/secp256k1.js";
 import { addUsersWithKeys, completed, forbidden, invalidRequest, notFound, perEngine, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
 import { ETH, SOL, newWallet } from "./create_wallet.ts";
-import { newPrivateKey } from "./create_private_keys.ts";
+import { newPrivateKey, openedPrivateKey } from "./create_private_keys.ts";
 
 const OP = "sign_transaction";
 const TYPE = "ACTIVITY_TYPE_SIGN_TRANSACTION_V2";
@@ -22,6 +24,19 @@ const solTransfer = (from: string, to = Keypair.generate().publicKey, lamports =
     payerKey: new PublicKey(from), recentBlockhash: BLOCKHASH,
     instructions: [SystemProgram.transfer({ fromPubkey: new PublicKey(from), toPubkey: to, lamports })],
   })).serialize()).toString("hex");
+const BTC = (path = "m/84'/0'/0'/0/0"): Json => ({ curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path, addressFormat: "ADDRESS_FORMAT_BITCOIN_MAINNET_P2WPKH" });
+const BTC_TO = "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4";
+const txid = (n: number) => n.toString(16).padStart(64, "0");
+/** A PSBT (v0, hex) spending `prevouts` (script and value) to `outputs`. */
+function psbtOf(prevouts: { script: Uint8Array; amount: bigint; tapInternalKey?: Uint8Array }[], outputs: { address?: string; script?: Uint8Array; amount: bigint }[]): string {
+  const tx = new btc.Transaction({ allowUnknownOutputs: true, allowUnknownInputs: true });
+  prevouts.forEach((p, i) => tx.addInput({ txid: txid(i + 1), index: i, witnessUtxo: { script: p.script, amount: p.amount }, ...(p.tapInternalKey ? { tapInternalKey: p.tapInternalKey } : {}) }));
+  for (const o of outputs) {
+    if (o.address) tx.addOutputAddress(o.address, o.amount);
+    else tx.addOutput({ script: o.script!, amount: o.amount });
+  }
+  return Buffer.from(tx.toPSBT()).toString("hex");
+}
 const activityCount = async (h: Harness, as: Creds) => ((await h.query("list_activities", {}, { as })).json.activities as Json[]).length;
 
 perEngine("sign_transaction", (h) => {
@@ -76,13 +91,105 @@ perEngine("sign_transaction", (h) => {
     invalidRequest(await sign(h(), { signWith: eth, unsignedTransaction: eip1559(), type: "TRANSACTION_TYPE_TRON" }, org), /not supported/, ["parameters.type"]);
     invalidRequest(await sign(h(), { signWith: eth, unsignedTransaction: eip1559(), type: "TRANSACTION_TYPE_DOGE" }, org), /type/);
     assert.equal(await activityCount(h(), org), before);
-    // Refused once the key is known: a Solana key for an Ethereum transaction (at submission), a key that is not a signer (at execution).
+    // Refused once the key is known, at submission: a Solana key for an Ethereum transaction, a key that is not a signer.
     invalidRequest(await sign(h(), { signWith: sol, unsignedTransaction: eip1559(), type: "TRANSACTION_TYPE_ETHEREUM" }, org), /CURVE_SECP256K1/, ["parameters.signWith"]);
     const stranger = Keypair.generate().publicKey.toBase58();
     invalidRequest(await sign(h(), { signWith: sol, unsignedTransaction: solTransfer(stranger), type: "TRANSACTION_TYPE_SOLANA" }, org), /not a required signer/, ["parameters.signWith"]);
     notFound(await sign(h(), { signWith: "0x1111111111111111111111111111111111111111", unsignedTransaction: eip1559(), type: "TRANSACTION_TYPE_ETHEREUM" }, org), /no wallet account/);
-    // Refused inside the activity's transaction: rolled back, nothing recorded either.
     assert.equal(await activityCount(h(), org), before);
+  });
+
+  it("a key that is no signer of the transaction is a 400 before any policy (not a 403 from the policies)", async () => {
+    const org = await h().newOrg("Not a signer");
+    const [member] = await addUsersWithKeys(h(), 1, org);
+    const wallet = completed(await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: "w", accounts: [SOL(), BTC()] }, { as: org }), "createWalletResult");
+    const [sol, bitcoin] = wallet.addresses as [string, string];
+    const before = await activityCount(h(), org);
+    // The member has no policy allowing anything: a check after authorization would answer 403.
+    invalidRequest(await sign(h(), { signWith: sol, unsignedTransaction: solTransfer(Keypair.generate().publicKey.toBase58()), type: "TRANSACTION_TYPE_SOLANA" }, member), /not a required signer/, ["parameters.signWith"]);
+    const other = btc.p2wpkh(secp256k1.getPublicKey(secp256k1.utils.randomSecretKey(), true));
+    invalidRequest(await sign(h(), { signWith: bitcoin, unsignedTransaction: psbtOf([{ script: other.script, amount: 5000n }], [{ address: BTC_TO, amount: 4000n }]), type: "TRANSACTION_TYPE_BITCOIN" }, member), /no input of the PSBT spends an output of this key/, ["parameters.signWith"]);
+    assert.equal(await activityCount(h(), org), before);
+  });
+
+  it("Bitcoin: the key's P2WPKH, P2TR (key path) and P2PKH inputs are signed into the PSBT, which finalizes into a valid transaction", async () => {
+    const key = await newPrivateKey(h(), "CURVE_SECP256K1", ["ADDRESS_FORMAT_BITCOIN_MAINNET_P2WPKH"]);
+    const pub = secp256k1.getPublicKey(await openedPrivateKey(h(), key.privateKeyId), true);
+    const wpkh = btc.p2wpkh(pub);
+    const tr = btc.p2tr(pub.subarray(1));
+    assert.equal(key.addresses[0]!.address, wpkh.address);
+    // Someone else's input stays unsigned; the key's own are signed.
+    const stranger = btc.p2wpkh(secp256k1.getPublicKey(secp256k1.utils.randomSecretKey(), true));
+    const unsigned = psbtOf(
+      [{ script: wpkh.script, amount: 10_000n }, { script: tr.script, amount: 20_000n }, { script: stranger.script, amount: 1_000n }],
+      [{ address: BTC_TO, amount: 25_000n }, { script: btc.Script.encode(["RETURN", new Uint8Array([1, 2])]), amount: 0n }],
+    );
+    const { signedTransaction } = completed(await sign(h(), { signWith: key.privateKeyId, unsignedTransaction: unsigned, type: "TRANSACTION_TYPE_BITCOIN" }), RESULT);
+    assert.match(signedTransaction, /^[0-9a-f]+$/);
+    const signed = btc.Transaction.fromPSBT(Buffer.from(signedTransaction, "hex"), { allowUnknownOutputs: true, allowUnknownInputs: true });
+    assert.equal(signed.isFinal, false, "returned unfinalized, as upstream");
+    const [sig0] = signed.getInput(0).partialSig!;
+    assert.deepEqual(sig0![0], pub);
+    assert.equal(sig0![1].at(-1), btc.SigHash.ALL);
+    assert.equal(signed.getInput(1).tapKeySig?.length, 64, "SIGHASH_DEFAULT Schnorr signature");
+    assert.equal(signed.getInput(2).partialSig, undefined);
+    // The signatures check against the sighashes the library computes.
+    const sighash0 = signed.preimageWitnessV0(0, btc.p2pkh(pub).script, btc.SigHash.ALL, 10_000n);
+    assert.ok(secp256k1.verify(sig0![1].subarray(0, -1), sighash0, pub, { prehash: false, format: "der" }));
+    const prevScripts = [wpkh.script, tr.script, stranger.script];
+    const sighash1 = signed.preimageWitnessV1(1, prevScripts, btc.SigHash.DEFAULT, [10_000n, 20_000n, 1_000n]);
+    assert.ok(schnorr.verify(signed.getInput(1).tapKeySig!, sighash1, tr.tweakedPubkey));
+    signed.finalizeIdx(0);
+    signed.finalizeIdx(1);
+
+    // P2PKH needs the previous transaction (non_witness_utxo).
+    const prev = new btc.Transaction();
+    prev.addInput({ txid: txid(9), index: 0 });
+    prev.addOutputAddress(btc.p2pkh(pub).address!, 7_000n);
+    const legacy = new btc.Transaction();
+    legacy.addInput({ txid: prev.id, index: 0, nonWitnessUtxo: prev.toBytes(true, false) });
+    legacy.addOutputAddress(BTC_TO, 6_000n);
+    const res = completed(await sign(h(), { signWith: key.privateKeyId, unsignedTransaction: Buffer.from(legacy.toPSBT()).toString("hex"), type: "TRANSACTION_TYPE_BITCOIN" }), RESULT);
+    const legacySigned = btc.Transaction.fromPSBT(Buffer.from(res.signedTransaction, "hex"));
+    legacySigned.finalize();
+    assert.ok(legacySigned.extract().length > 100);
+  });
+
+  it("Bitcoin: what cannot be read or signed is a 400 naming it", async () => {
+    const { addresses } = await newWallet(h(), [BTC()]);
+    const from = addresses[0]!;
+    const script = btc.OutScript.encode(btc.Address(btc.NETWORK).decode(from));
+    const bad = (unsignedTransaction: string, pattern: RegExp, field = "parameters.unsignedTransaction") =>
+      sign(h(), { signWith: from, unsignedTransaction, type: "TRANSACTION_TYPE_BITCOIN" }).then((r) => invalidRequest(r, pattern, [field]));
+    await bad("deadbeef", /not a PSBT/);
+    await bad(Buffer.from("psbt").toString("base64"), /not hex|not a PSBT/);
+    await bad(psbtOf([{ script, amount: 1_000n }], [{ address: BTC_TO, amount: 2_000n }]), /exceed the inputs/);
+    // Spending without the prevout: the value (and the fee) are unknown.
+    const noUtxo = new btc.Transaction();
+    noUtxo.addInput({ txid: txid(1), index: 0 });
+    noUtxo.addOutputAddress(BTC_TO, 1n);
+    await bad(Buffer.from(noUtxo.toPSBT()).toString("hex"), /neither witness_utxo nor non_witness_utxo/);
+    // A sighash type other than the default.
+    const single = new btc.Transaction({ allowUnknownOutputs: true });
+    single.addInput({ txid: txid(1), index: 0, witnessUtxo: { script, amount: 5_000n }, sighashType: btc.SigHash.SINGLE });
+    single.addOutputAddress(BTC_TO, 4_000n);
+    await bad(Buffer.from(single.toPSBT()).toString("hex"), /sighash type 3/);
+  });
+
+  it("bitcoin.tx: policies read outputs, inputs, fee and locktime", async () => {
+    const org = await h().newOrg("Bitcoin policies");
+    const [member] = await addUsersWithKeys(h(), 1, org);
+    const wallet = completed(await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: "w", accounts: [BTC()] }, { as: org }), "createWalletResult");
+    const from = wallet.addresses[0] as string;
+    const script = btc.OutScript.encode(btc.Address(btc.NETWORK).decode(from));
+    const condition = `bitcoin.tx.outputs.all(o, o.address == '${BTC_TO}' && o.value < 200000 && o.address_type == 'P2WPKH') && bitcoin.tx.fee <= 1000 && bitcoin.tx.inputs.all(i, i.tx_id == '${txid(1)}' && i.vout == 0) && bitcoin.tx.locktime.type == 'Blocks' && bitcoin.tx.version == '2'`;
+    completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName: "btc", effect: "EFFECT_ALLOW", condition, consensus: "", notes: "" }, { as: org }), "createPolicyResult");
+    const to = (address: string, amount: bigint, input = 10_000n) => psbtOf([{ script, amount: input }], [{ address, amount }]);
+    completed(await sign(h(), { signWith: from, unsignedTransaction: to(BTC_TO, 9_500n), type: "TRANSACTION_TYPE_BITCOIN" }, member), RESULT);
+    forbidden(await sign(h(), { signWith: from, unsignedTransaction: to(from, 9_500n), type: "TRANSACTION_TYPE_BITCOIN" }, member));
+    // A fee above 1000 sat; an output of 200000 sat or more.
+    forbidden(await sign(h(), { signWith: from, unsignedTransaction: to(BTC_TO, 8_000n), type: "TRANSACTION_TYPE_BITCOIN" }, member));
+    forbidden(await sign(h(), { signWith: from, unsignedTransaction: to(BTC_TO, 209_500n, 210_000n), type: "TRANSACTION_TYPE_BITCOIN" }, member));
   });
 
   it("policies read eth.tx and solana.tx: allowed for the named recipient, denied otherwise", async () => {

@@ -28,6 +28,7 @@ import { createApiKeysV2 } from "../../src/activities/credentials/create_api_key
 import { verifyOtpV2 } from "../../src/activities/otp/verify_otp.ts";
 import { createPolicyV3 } from "../../src/activities/policies/create_policy.ts";
 import { stampLogin } from "../../src/activities/sessions/stamp_login.ts";
+import { createSessionProfile } from "../../src/activities/sessions/create_session_profile.ts";
 import { updateUserEmail } from "../../src/activities/users/update_user_email.ts";
 
 const TYPE = "ACTIVITY_TYPE_STAMP_LOGIN";
@@ -64,6 +65,12 @@ async function login(h: Harness, as: Creds, params: Json = {}, organizationId?: 
   const session = completed(res, stampLogin).session;
   const claims = parseSession(session);
   return { session, creds: { organizationId: claims.organization_id, userId: claims.user_id, key }, res };
+}
+
+/** A session profile of `as`'s organization that allows everything. */
+async function newProfile(h: Harness, as: Creds): Promise<string> {
+  const res = await h.submit("create_session_profile", "ACTIVITY_TYPE_CREATE_SESSION_PROFILE", { sessionProfileName: "all", scope: "true" }, { as });
+  return completed(res, createSessionProfile).sessionProfileId;
 }
 
 async function subOrgWith(h: Harness, name: string, user: Json): Promise<{ orgId: string; userId: string }> {
@@ -227,9 +234,12 @@ perEngine(
     });
 
     it("sessionProfileId: in the JWT, on the session key (credential.sessionProfileId), and as the policy param session_profile_id", async () => {
-      const profile = "11111111-1111-4111-8111-111111111111";
+      const profile = await newProfile(h(), h().root);
       const { session, creds } = await login(h(), h().root, { sessionProfileId: profile });
       assert.equal(parseSession(session).session_profile_id, profile);
+      // An id no organization of the chain made is not found, and nothing is logged in.
+      const unknown = await h().submit("stamp_login", TYPE, { publicKey: generateP256KeyPair().publicKey, sessionProfileId: "11111111-1111-4111-8111-111111111111" });
+      failsWith(unknown, 404, 5, "REQUEST_INVALID", /no session profile/);
       const key = await h().query("get_api_keys", { userId: h().root.userId });
       const mine = (key.json.apiKeys as Json[]).find((k) => k.credential.publicKey === creds.key.publicKey);
       assert.equal(mine?.credential.sessionProfileId, profile);
@@ -250,7 +260,7 @@ perEngine(
       forbidden(denied);
       assert.equal(await sessionKeysOf(h(), user!.userId), 0);
       // With a profile the deny does not apply, and a user logs itself in without any allowing policy (docs/policy-language.md §6.8).
-      await login(h(), user!, { sessionProfileId: "22222222-2222-4222-8222-222222222222" });
+      await login(h(), user!, { sessionProfileId: await newProfile(h(), org) });
       assert.equal(await sessionKeysOf(h(), user!.userId), 1);
     });
 

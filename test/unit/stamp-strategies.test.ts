@@ -26,12 +26,13 @@ function principal(kind: string, extra: Partial<Principal["credential"]> = {}): 
 
 describe("stamp strategies: one list", () => {
   it("the headers, in the order errors and CORS name them", () => {
-    assert.deepEqual(STAMP_HEADERS, ["x-stamp", "x-stamp-webauthn", "x-stamp-attested"]);
-    assert.deepEqual(STRATEGIES.map((s) => s.credentialKind), ["api_key", "authenticator", "attested"]);
+    assert.deepEqual(STAMP_HEADERS, ["x-stamp", "x-stamp-webauthn", "x-stamp-attested", "x-session"]);
+    assert.deepEqual(STRATEGIES.map((s) => s.credentialKind), ["api_key", "authenticator", "attested", "read_only_session"]);
   });
 
   it("CORS allows exactly the SDKs' headers", () => {
-    assert.deepEqual(corsAllowedHeaders(STAMP_HEADERS), ["content-type", "x-client-version", "x-stamp", "x-stamp-webauthn", "x-stamp-attested"]);
+    // X-Session: @turnkey/sdk-browser's read-only session header (docs/sessions-and-network.md §7.2).
+    assert.deepEqual(corsAllowedHeaders(STAMP_HEADERS), ["content-type", "x-client-version", "x-stamp", "x-stamp-webauthn", "x-stamp-attested", "x-session"]);
   });
 
   it("no stamp: SIGNATURE_MISSING with upstream's wording (X-Stamp/X-Stamp-WebAuthn only)", async () => {
@@ -49,17 +50,17 @@ describe("stamp strategies: one list", () => {
 
   it("every stamp header is redacted from the logs", () => {
     // The header paths (secret parameters have theirs too: test/unit/secret-params.test.ts).
-    assert.deepEqual(LOG_REDACT_PATHS.filter((p) => p.startsWith("req.headers")), ["req.headers.authorization", 'req.headers["x-stamp"]', 'req.headers["x-stamp-webauthn"]', 'req.headers["x-stamp-attested"]']);
+    assert.deepEqual(LOG_REDACT_PATHS.filter((p) => p.startsWith("req.headers")), ["req.headers.authorization", 'req.headers["x-stamp"]', 'req.headers["x-stamp-webauthn"]', 'req.headers["x-stamp-attested"]', 'req.headers["x-session"]']);
     let out = "";
     const sink = new Writable({ write: (chunk, _enc, done) => ((out += String(chunk)), done()) });
     const log = pino({ redact: [...LOG_REDACT_PATHS] }, sink);
-    log.info({ req: { headers: { "x-stamp": "S1", "x-stamp-webauthn": "S2", "x-stamp-attested": "S3", "content-type": "application/json" } } }, "r");
-    assert.ok(!/S1|S2|S3/.test(out), out);
+    log.info({ req: { headers: { "x-stamp": "S1", "x-stamp-webauthn": "S2", "x-stamp-attested": "S3", "x-session": "S4", "content-type": "application/json" } } }, "r");
+    assert.ok(!/S1|S2|S3|S4/.test(out), out);
     assert.match(out, /application\/json/);
   });
 
   it("rate-limit buckets stay kind:id (shared through Redis)", () => {
-    for (const kind of ["api_key", "authenticator", "attested"]) {
+    for (const kind of ["api_key", "authenticator", "attested", "read_only_session"]) {
       const p = principal(kind);
       assert.equal(strategyOf(p).rateLimitKey(p), `${kind}:${kind}-id`);
     }
@@ -70,6 +71,9 @@ describe("stamp strategies: one list", () => {
     assert.equal(listKeyOf(principal("api_key", { allowlistKey: "03ff" })), "03ff");
     assert.equal(listKeyOf(principal("authenticator")), undefined);
     assert.equal(listKeyOf(principal("attested")), undefined);
+    // A read-only session: the key that asked for it, when one did.
+    assert.equal(listKeyOf(principal("read_only_session")), undefined);
+    assert.equal(listKeyOf(principal("read_only_session", { allowlistKey: "03ff" })), "03ff");
   });
 
   it("an attested stamp signs stamp_login and nothing else; the others sign anything", () => {
@@ -88,6 +92,14 @@ describe("stamp strategies: one list", () => {
     for (const kind of ["api_key", "authenticator"]) {
       refuseUnsignableRoute(principal(kind), "ACTIVITY_TYPE_CREATE_USER_TAG");
       refuseUnsignableRoute(principal(kind), undefined);
+    }
+  });
+
+  it("a read-only session (X-Session) signs queries and no activity (403)", () => {
+    const readOnly = principal("read_only_session");
+    refuseUnsignableRoute(readOnly, undefined);
+    for (const type of ["ACTIVITY_TYPE_CREATE_USER_TAG", "ACTIVITY_TYPE_STAMP_LOGIN", "ACTIVITY_TYPE_APPROVE_ACTIVITY"]) {
+      assert.throws(() => refuseUnsignableRoute(readOnly, type), (e: unknown) => e instanceof ApiError && e.httpStatus === 403 && /read-only session/.test(e.message));
     }
   });
 });

@@ -8,13 +8,18 @@ import { Type, type Static } from "@sinclair/typebox";
 import { sessionSeconds } from "../../auth/sessions.ts";
 import { checkTargetKey, issueCredential } from "../../logins/credential-bundles/issue.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
+import { requireFeature } from "../organizations/feature-gate.ts";
 import { checkCredentialMail, credentialMailFields, prepareCredentialMail, userWithVerifiedEmail } from "../otp/credential-mail.ts";
 
 const Params = Type.Object(credentialMailFields);
 
 async function initRecovery(ctx: ExecuteContext, p: Static<typeof Params>) {
   const secs = sessionSeconds(p.expirationSeconds, ctx.services.logins.sessionMaxSeconds);
+  // Switched-off recovery refuses before any look-up or mail (docs/organizations.md §8.2).
+  await requireFeature(ctx, "FEATURE_NAME_EMAIL_RECOVERY", "email recovery");
   const user = await userWithVerifiedEmail(ctx, p.email);
+  const root = await ctx.tx.selectFrom("root_quorum_members").select("user_id").where("organization_id", "=", user.organization_id).where("user_id", "=", user.id).executeTakeFirst();
+  if (root) await requireFeature(ctx, "FEATURE_NAME_ROOT_USER_EMAIL_RECOVERY", "email recovery of a root user");
   const send = await prepareCredentialMail(ctx, p, "recovery");
   const issued = await issueCredential(ctx, {
     userId: user.id,

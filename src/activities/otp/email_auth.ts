@@ -8,6 +8,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { sessionSeconds } from "../../auth/sessions.ts";
 import { checkTargetKey, issueCredential } from "../../logins/credential-bundles/issue.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
+import { requireFeature } from "../organizations/feature-gate.ts";
 import { checkCredentialMail, credentialMailFields, prepareCredentialMail, userWithVerifiedEmail } from "./credential-mail.ts";
 
 const Params = Type.Object({
@@ -19,6 +20,8 @@ type Params = Static<typeof Params>;
 
 async function emailAuth(ctx: ExecuteContext, p: Params) {
   const secs = sessionSeconds(p.expirationSeconds, ctx.services.logins.sessionMaxSeconds);
+  // Switched-off email auth refuses before any look-up or mail (docs/organizations.md §8.2).
+  await requireFeature(ctx, "FEATURE_NAME_EMAIL_AUTH", "email authentication");
   const user = await userWithVerifiedEmail(ctx, p.email);
   const send = await prepareCredentialMail(ctx, p, "login");
   const issued = await issueCredential(ctx, {

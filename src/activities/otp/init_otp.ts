@@ -23,6 +23,7 @@ import { nextFreeAt, takeSlot } from "../../store/slots.ts";
 import { newId } from "../../store/util.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { messageContent } from "./otp-content.ts";
+import { OTP_FEATURE, requireFeature } from "../organizations/feature-gate.ts";
 import { checkInitOtp, InitOtpParamsV1, InitOtpParamsV2, normalizeContact, otpSeconds, type InitOtpParams } from "./otp-fields.ts";
 
 export const MAX_LIVE_CODES_PER_CONTACT = 3;
@@ -39,6 +40,9 @@ export async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ 
   const { tx, now, services } = ctx;
   const org = ctx.organization.id;
   const email = p.otpType === "OTP_TYPE_EMAIL";
+  // Before anything is counted or sent, and before the transport: the organization's choice
+  // is the more specific answer (docs/organizations.md §8.2).
+  await requireFeature(ctx, OTP_FEATURE[p.otpType], email ? "email OTP authentication" : "SMS OTP authentication");
   const transport = email ? services.logins.email : services.logins.sms;
   if (!transport) {
     throw email

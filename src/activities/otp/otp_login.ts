@@ -8,6 +8,7 @@ import { readClientSignature, type ClientSignature as Sig, type VerificationClai
 import { consumeLogin, requireToken } from "../../auth/verification.ts";
 import { loginSession } from "../../auth/sessions.ts";
 import { HexPublicKey, Id } from "../../schemas/common.ts";
+import { OTP_FEATURE, requireFeature } from "../organizations/feature-gate.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 const ClientSignature = Type.Object({
@@ -47,6 +48,8 @@ async function userFor(ctx: ExecuteContext, claims: VerificationClaims): Promise
 async function otpLogin(ctx: ExecuteContext, p: Params) {
   const field = "parameters.verificationToken";
   const claims = await requireToken(ctx, p.verificationToken, field);
+  // A token issued before the channel was switched off logs in no more (docs/organizations.md §8.2).
+  await requireFeature(ctx, OTP_FEATURE[claims.verification_type], claims.verification_type === "OTP_TYPE_EMAIL" ? "email OTP authentication" : "SMS OTP authentication");
   if (!p.clientSignature) throw bad("parameters.clientSignature", "required: the verification token is bound to a key, and the login must be signed by it");
   const read = readClientSignature(p.clientSignature as Sig, claims, "USAGE_TYPE_LOGIN");
   if ("problem" in read) throw bad("parameters.clientSignature", read.problem);

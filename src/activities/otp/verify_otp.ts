@@ -24,6 +24,7 @@ import { lockingRead } from "../../store/locks.ts";
 import { releaseSlots } from "../../store/slots.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { contactScope } from "./init_otp.ts";
+import { OTP_FEATURE, requireFeature } from "../organizations/feature-gate.ts";
 import { contactKey, guessScope, takeGuess } from "../../auth/otp/limits.ts";
 
 export const MAX_ATTEMPTS = 3;
@@ -65,6 +66,7 @@ export async function verify(ctx: ExecuteContext, otpId: string, expirationSecon
   if (otp.status === "verified") throw bad("parameters.otpId", "this OTP has already been verified; request a new code");
   if (otp.status === "burnt") throw bad("parameters.otpId", `this OTP is locked after ${MAX_ATTEMPTS} invalid codes; request a new code`);
   if (Number(otp.expires_at) <= now) throw bad("parameters.otpId", "this OTP has expired; request a new code");
+  await requireFeature(ctx, OTP_FEATURE[otp.otp_type], otp.otp_type === "OTP_TYPE_EMAIL" ? "email OTP authentication" : "SMS OTP authentication");
 
   const given = await submitted(() => p256FromPkcs8(services.masterKey.open(otp.target_private_key_sealed, `otp-target:${otp.id}`)));
   const keyProblem = publicKeyProblem("API_KEY_CURVE_P256", given.publicKey);

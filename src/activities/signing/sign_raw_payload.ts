@@ -34,7 +34,7 @@ const Params = Type.Object({
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const signer = await requireSigner(ctx.tx, ctx.organization.id, p.signWith);
   const input = signingInput(signer.curve, p.payload, p.encoding, p.hashFunction, "parameters.payload");
-  return withSigningKey(ctx.tx, ctx.services.masterKey, signer, (key) => signWithKey(signer.curve, key, input));
+  return withSigningKey(ctx.services.masterKey, signer, (key) => signWithKey(signer.curve, key, input));
 }
 
 export const signRawPayloadV2 = defineActivity({
@@ -48,7 +48,7 @@ export const signRawPayloadV2 = defineActivity({
   returns: SignatureSchema,
   policySigner: (p) => p.signWith,
   check: (p) => checkPayload(p.payload, p.encoding, p.hashFunction, "parameters.payload"),
-  checkSigner: (p, curve) => void signingInput(curve, p.payload, p.encoding, p.hashFunction, "parameters.payload"),
+  checkSigner: (p, { curve }) => void signingInput(curve, p.payload, p.encoding, p.hashFunction, "parameters.payload"),
   policySigning: typedDataFacts,
   execute,
 });

@@ -17,7 +17,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const signer = await requireSigner(ctx.tx, ctx.organization.id, p.signWith);
   // Every payload is checked before the key is opened: one bad payload signs nothing.
   const inputs = p.payloads.map((payload, i) => signingInput(signer.curve, payload, p.encoding, p.hashFunction, `parameters.payloads[${i}]`));
-  const signatures = await withSigningKey(ctx.tx, ctx.services.masterKey, signer, (key) => inputs.map((input) => signWithKey(signer.curve, key, input)));
+  const signatures = await withSigningKey(ctx.services.masterKey, signer, (key) => inputs.map((input) => signWithKey(signer.curve, key, input)));
   return { signatures };
 }
 
@@ -31,6 +31,6 @@ export const signRawPayloads = defineActivity({
   returns: Type.Object({ signatures: Type.Array(SignatureSchema) }),
   policySigner: (p) => p.signWith,
   check: (p) => p.payloads.forEach((payload, i) => checkPayload(payload, p.encoding, p.hashFunction, `parameters.payloads[${i}]`)),
-  checkSigner: (p, curve) => p.payloads.forEach((payload, i) => void signingInput(curve, payload, p.encoding, p.hashFunction, `parameters.payloads[${i}]`)),
+  checkSigner: (p, { curve }) => p.payloads.forEach((payload, i) => void signingInput(curve, payload, p.encoding, p.hashFunction, `parameters.payloads[${i}]`)),
   execute,
 });

@@ -1,7 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { requireSigner, withSigningKey, type Signer } from "../../signing/resolve.ts";
+import { requireSigner, signerPublicKey, withSigningKey } from "../../signing/resolve.ts";
 import { SignWith } from "../../signing/schema.ts";
-import { checkCurve, checkSigner, parseTransaction, signParsed, transactionFacts, TRANSACTION_TYPES } from "../../signing/transaction.ts";
+import { checkSigner, parseTransaction, signParsed, transactionFacts, TRANSACTION_TYPES } from "../../signing/transaction.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 /** 128 KiB of transaction as hex, with a 0x prefix allowed. [our choice] */
@@ -18,14 +18,12 @@ const Params = Type.Object({
   type: Type.Union(TRANSACTION_TYPES.map((t) => Type.Literal(t)), { errorMessage: `must be one of ${TRANSACTION_TYPES.join(", ")}` }),
 });
 
-const publicKeyOf = (s: Signer): string => (s.kind === "wallet_account" ? s.account.public_key : s.key.public_key);
-
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const parsed = parseTransaction(p.type, p.unsignedTransaction, p.signWith);
   const signer = await requireSigner(ctx.tx, ctx.organization.id, p.signWith);
-  const publicKey = publicKeyOf(signer);
+  const publicKey = signerPublicKey(signer);
   checkSigner(parsed, signer.curve, publicKey);
-  const signedTransaction = await withSigningKey(ctx.tx, ctx.services.masterKey, signer, (key) => signParsed(parsed, key, publicKey));
+  const signedTransaction = await withSigningKey(ctx.services.masterKey, signer, (key) => signParsed(parsed, key, publicKey));
   return { signedTransaction };
 }
 
@@ -35,15 +33,16 @@ export const signTransactionV2 = defineActivity({
   resource: "PRIVATE_KEY",
   action: "SIGN",
   kind: "SIGN_TRANSACTION",
-  summary: "Sign an unsigned Ethereum or Solana transaction; policies see it parsed as eth.tx / solana.tx (docs/signing-policies.md §2).",
+  summary: "Sign an unsigned Ethereum or Solana transaction or a Bitcoin PSBT; policies see it parsed as eth.tx / solana.tx / bitcoin.tx (docs/signing-policies.md §2).",
   params: Params,
   // SDK type v1SignTransactionResult.
   returns: Type.Object({ signedTransaction: Type.String() }),
   policySigner: (p) => p.signWith,
   // Parsed before any policy is consulted: what does not parse is a 400 and nothing is recorded.
   check: (p) => void parseTransaction(p.type, p.unsignedTransaction, p.signWith),
-  // docs/signing.md §1: an unknown key (404) or one of the wrong curve (400) is refused at submission.
-  checkSigner: (p, curve) => checkCurve(parseTransaction(p.type, p.unsignedTransaction, p.signWith), curve),
+  // docs/signing.md §1: an unknown key (404), one of the wrong curve or one that is no signer
+  // of the transaction (400) is refused at submission, before any policy.
+  checkSigner: (p, key) => checkSigner(parseTransaction(p.type, p.unsignedTransaction, p.signWith), key.curve, key.publicKey),
   policySigning: (p) => transactionFacts(parseTransaction(p.type, p.unsignedTransaction, p.signWith)),
   execute,
 });

@@ -44,6 +44,16 @@ export function decodeAssertion(fields: Record<string, unknown>): Assertion | As
   };
 }
 
+/** The origin clientData names ("" when it names none); checkAssertion has parsed it once already. */
+export function clientDataOrigin(a: Assertion): string {
+  try {
+    const clientData = JSON.parse(a.clientDataJson.toString("utf8")) as { origin?: unknown };
+    return typeof clientData.origin === "string" ? clientData.origin : "";
+  } catch {
+    return "";
+  }
+}
+
 /** Everything but the signature: clientData binds this body; origin, RP ID and presence as configured. */
 export function checkAssertion(a: Assertion, rawBody: Uint8Array, settings: WebauthnSettings): AssertionProblem | undefined {
   let clientData: { type?: unknown; challenge?: unknown; origin?: unknown };

@@ -8,9 +8,10 @@ import { defineLoginMethod } from "../define.ts";
 export const session = defineLoginMethod({
   name: "session",
   doc: "docs/logins.md §2",
-  activities: ["ACTIVITY_TYPE_STAMP_LOGIN"],
-  // A parent's own stamp_login logs in the parent's user, never the sub-organization's (docs/request-path.md §5.2).
-  parentStampable: [{ type: "ACTIVITY_TYPE_STAMP_LOGIN" }],
+  activities: ["ACTIVITY_TYPE_STAMP_LOGIN", "ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION_V2", "ACTIVITY_TYPE_CREATE_READ_ONLY_SESSION"],
+  // A parent's own stamp_login logs in the parent's user, never the sub-organization's (docs/request-path.md §5.2);
+  // so does its create_read_write_session (docs/sessions-and-network.md §7.1).
+  parentStampable: [{ type: "ACTIVITY_TYPE_STAMP_LOGIN" }, { type: "ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION", everyVersion: true }],
   knobs: [
     defineKnob({
       env: "SIGIL_SESSION_MAX_SECONDS",

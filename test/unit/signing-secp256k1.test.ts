@@ -1,0 +1,35 @@
+// The secp256k1 signer (libsecp256k1 through WebAssembly, docs/signing.md §5) held to the
+// pure-JavaScript reference: the same RFC 6979 signature byte for byte, a low S, and a `v`
+// that recovers the signing key.
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { secp256k1 } from "@noble/curves/secp256k1.js";
+import { signWithKey } from "../../src/signing/sign.ts";
+
+const N = secp256k1.Point.CURVE().n;
+
+describe("secp256k1 signatures", () => {
+  it("equal @noble/curves' RFC 6979 signature, low S, v recovers the key (200 random keys and digests)", () => {
+    for (let i = 0; i < 200; i++) {
+      const key = secp256k1.utils.randomSecretKey();
+      const digest = new Uint8Array(randomBytes(32));
+      const got = signWithKey("CURVE_SECP256K1", key, digest);
+      const ref = secp256k1.sign(digest, key, { prehash: false, format: "recovered", lowS: true });
+      assert.equal(got.r + got.s, Buffer.from(ref.subarray(1)).toString("hex"));
+      assert.equal(got.v, ref[0]!.toString(16).padStart(2, "0"));
+      assert.ok(BigInt(`0x${got.s}`) <= N / 2n, "S is low");
+      const sig = secp256k1.Signature.fromHex(got.r + got.s, "compact").addRecoveryBit(Number.parseInt(got.v, 16));
+      assert.equal(sig.recoverPublicKey(digest).toHex(true), Buffer.from(secp256k1.getPublicKey(key, true)).toString("hex"));
+    }
+  });
+
+  it("digests that are zero or above the order still sign and recover", () => {
+    const key = secp256k1.utils.randomSecretKey();
+    for (const digest of [new Uint8Array(32), new Uint8Array(32).fill(0xff)]) {
+      const got = signWithKey("CURVE_SECP256K1", key, digest);
+      const ref = secp256k1.sign(digest, key, { prehash: false, format: "recovered", lowS: true });
+      assert.equal(got.r + got.s + got.v, Buffer.from(ref.subarray(1)).toString("hex") + ref[0]!.toString(16).padStart(2, "0"));
+    }
+  });
+});
