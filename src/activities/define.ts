@@ -16,6 +16,7 @@ import type { ServiceKeyPurpose } from "../store/schema.ts";
 import type { Caller } from "../network/request-network.ts";
 import type { WebhookUrlPolicy } from "../webhooks/url-policy.ts";
 import type { SignerKey } from "../signing/sign.ts";
+import { checkSecretPaths, redactSecrets, relaxSecrets } from "./secret-params.ts";
 
 /** What a handler may use beyond its transaction (pipeline/services.ts builds it). */
 export interface ActivityServices {
@@ -127,6 +128,13 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
   kind: string;
   summary: string;
   params: P;
+  /**
+   * Parameters that are live secrets (a one-time code, a token), as paths of string fields
+   * ("otpCode", "a.b"): the recorded intent holds them sealed with the master key and bound to
+   * the activity, every reader sees "<redacted>", and the policy hooks below see the
+   * placeholder too, so a secret is never a policy fact (docs/activities.md §10).
+   */
+  secretParams?: readonly string[];
   /** The result object (`activity.result.<result>`): documents it and types `execute`. */
   returns: R;
   /**
@@ -234,6 +242,8 @@ export interface CompiledActivity<R extends TObject = TObject> {
   action: string;
   kind: string;
   summary: string;
+  /** ActivityDefinition.secretParams (docs/activities.md §10). */
+  secretParams?: readonly string[];
   rootOnly?: boolean;
   parentMayStamp?: boolean;
   credentialScope?: CredentialScope;
@@ -272,6 +282,16 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     if (validator.is(params)) return params;
     throw new Error(`${def.type}: parameters do not match the definition's schema`);
   };
+  // The policy hooks see secret parameters as the placeholder, at submission and when an
+  // approval re-derives the facts from the recorded (sealed) intent alike (docs/activities.md §10.3).
+  const secrets = def.secretParams ?? [];
+  checkSecretPaths(def.type, def.params, secrets);
+  const policyValidator = secrets.length ? compile(relaxSecrets(def.params, secrets)) : validator;
+  const forPolicy = (params: ActivityParams): Static<P> => {
+    const shown = redactSecrets(params, secrets);
+    if (policyValidator.is(shown)) return shown;
+    throw new Error(`${def.type}: parameters do not match the definition's schema`);
+  };
   const { policyParams, policyWallets, policySigner, policySigning, checkSigner, policyPrivateKey, implicitlyAllowed, check, admit, prepare, execute } = def;
   return {
     route: "activity",
@@ -283,19 +303,20 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     action: def.action,
     kind: def.kind,
     summary: def.summary,
+    ...(secrets.length ? { secretParams: [...secrets] } : {}),
     ...(def.rootOnly !== undefined ? { rootOnly: def.rootOnly } : {}),
     ...(def.parentMayStamp !== undefined ? { parentMayStamp: def.parentMayStamp } : {}),
     ...(def.credentialScope !== undefined ? { credentialScope: def.credentialScope } : {}),
     params: def.params,
     returns: def.returns,
     validator,
-    ...(policyParams ? { policyParams: (params: ActivityParams) => policyParams(typed(params)) } : {}),
-    ...(policyWallets ? { policyWallets: (params: ActivityParams) => policyWallets(typed(params)) } : {}),
-    ...(policySigner ? { policySigner: (params: ActivityParams) => policySigner(typed(params)) } : {}),
-    ...(policySigning ? { policySigning: (params: ActivityParams) => policySigning(typed(params)) } : {}),
+    ...(policyParams ? { policyParams: (params: ActivityParams) => policyParams(forPolicy(params)) } : {}),
+    ...(policyWallets ? { policyWallets: (params: ActivityParams) => policyWallets(forPolicy(params)) } : {}),
+    ...(policySigner ? { policySigner: (params: ActivityParams) => policySigner(forPolicy(params)) } : {}),
+    ...(policySigning ? { policySigning: (params: ActivityParams) => policySigning(forPolicy(params)) } : {}),
     ...(checkSigner ? { checkSigner: (params: ActivityParams, key: SignerKey) => checkSigner(typed(params), key) } : {}),
-    ...(policyPrivateKey ? { policyPrivateKey: (params: ActivityParams) => policyPrivateKey(typed(params)) } : {}),
-    ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(typed(params), actor) } : {}),
+    ...(policyPrivateKey ? { policyPrivateKey: (params: ActivityParams) => policyPrivateKey(forPolicy(params)) } : {}),
+    ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(forPolicy(params), actor) } : {}),
     ...(check ? { check: (params: ActivityParams) => check(typed(params)) } : {}),
     ...(admit ? { admit: (params: ActivityParams, env: AdmitEnv) => admit(typed(params), env) } : {}),
     ...(prepare ? { prepare: (ctx: PrepareContext, params: ActivityParams, when: "submission" | "approval") => prepare(ctx, typed(params), when) } : {}),

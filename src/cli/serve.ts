@@ -16,15 +16,22 @@ import { proxySettingsFrom } from "../proxy/settings.ts";
 import { PROXY_REDACT_PATHS, startProxy, type RunningProxy } from "../proxy/start.ts";
 import { ACTIVITIES, VOTES } from "../activities/registry.ts";
 import { checkParentStampable } from "../pipeline/parent-writes.ts";
+import { secretLogPaths } from "../activities/secret-params.ts";
 
 const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
 /**
  * What pino redacts. Stamps are signatures, not secrets, but headers are never logged
  * wholesale anyway: every stamp header auth/strategies.ts lists is redacted, so a new stamp
- * kind is too (docs/stamps.md §7).
+ * kind is too (docs/stamps.md §7). Request bodies are not logged; should one (or an
+ * activity's parameters) ever be, the secret parameters every definition declares are
+ * redacted as well (docs/activities.md §10.4).
  */
-export const LOG_REDACT_PATHS: readonly string[] = ["req.headers.authorization", ...STAMP_HEADERS.map((h) => `req.headers[${JSON.stringify(h)}]`)];
+export const LOG_REDACT_PATHS: readonly string[] = [
+  "req.headers.authorization",
+  ...STAMP_HEADERS.map((h) => `req.headers[${JSON.stringify(h)}]`),
+  ...secretLogPaths(ACTIVITIES),
+];
 
 export async function serve(argv: string[]): Promise<void> {
   // A definition opening a type to parents that may not be stops the service (docs/request-path.md §5.2).

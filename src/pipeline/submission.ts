@@ -19,6 +19,7 @@ import { activityServices } from "./services.ts";
 import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
 import type { Validated } from "./validate.ts";
 import { castVote, voteRow } from "./vote.ts";
+import { recordedIntent, recordedVote } from "./secret-params.ts";
 import { awaitingAuthenticators, owedByActor, recordOwed, refuseUnapprovable, submitterMfaPolicies } from "./mfa-gate.ts";
 import { STRICT_WEBHOOK_URLS } from "../webhooks/url-policy.ts";
 import { requireSigner, signerKey, type Signer } from "../signing/resolve.ts";
@@ -113,7 +114,8 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   // them: an activity that creates the organization's first endpoint does not notify it.
   const listening = await deps.state.listeners.hasListeners(deps.db, principal.organization.id, snapshot.webhookVersion);
   // 7. execute and record
-  const vote = voteRow(activityId, "VOTE_SELECTION_APPROVED", v, now);
+  // Secret parameters are recorded sealed, in the intent and in the vote's copy of the body (docs/activities.md §10).
+  const vote = recordedVote(deps, def, voteRow(activityId, "VOTE_SELECTION_APPROVED", v, now));
   const known: KnownVotes = { votes: [vote], voters: [principal.user], mfaPolicies: new Map([[principal.user.id, mfaPolicies]]) };
   const settlement: Settlement = {
     activity: {
@@ -121,7 +123,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
       organization_id: principal.organization.id,
       type: def.type,
       fingerprint,
-      intent: JSON.stringify(params),
+      intent: recordedIntent(deps, def, params, activityId),
       submitted_by: principal.actor.userId,
       app_proofs: null,
       created_at: now,

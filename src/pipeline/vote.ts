@@ -22,6 +22,7 @@ import { activityByType } from "../activities/registry.ts";
 import { activityServices } from "./services.ts";
 import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
 import type { Validated } from "./validate.ts";
+import { executableParams, recordedVote } from "./secret-params.ts";
 
 export interface VoteRequest {
   selection: VoteSelection;
@@ -130,7 +131,8 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
       );
     }
 
-    const vote = voteRow(target.id, req.selection, v, now);
+    // An identical resubmission's body carries the secrets too: recorded sealed (docs/activities.md §10).
+    const vote = recordedVote(deps, def, voteRow(target.id, req.selection, v, now));
     if (approver && req.selection === "VOTE_SELECTION_APPROVED") await holdApprover(tx, target, principal, facts, voter.tags, approver, now);
     const approvals = liveApprovals(req.selection === "VOTE_SELECTION_APPROVED" ? [...votes, vote] : votes, now).filter((a) => !approver?.held.has(a.user_id));
     const others = await approverRows(tx, approvals, me);
@@ -156,7 +158,8 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
       activity: target,
       previous: target,
       def,
-      params,
+      // Executed with the secrets opened (docs/activities.md §10.2); a rejection executes nothing.
+      params: req.selection === "VOTE_SELECTION_APPROVED" ? executableParams(deps, def, params, target.id) : params,
       initiator,
       vote,
       evaluated,
@@ -208,7 +211,7 @@ async function prepareTarget(v: Pick<Validated, "ctx" | "principal">, fingerprin
       chains: deps.state.chains,
       services: activityServices(deps, deps.db, now),
     },
-    JSON.parse(target.intent),
+    executableParams(deps, def, JSON.parse(target.intent), target.id),
     "approval",
   );
 }

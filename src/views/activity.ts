@@ -8,16 +8,20 @@ import { userViews, type UserRow, type UserView } from "../store/users.ts";
 import type { MfaPolicyRow } from "../activities/mfa/store.ts";
 import { json, timestampObject } from "../store/util.ts";
 import { activityByType } from "../activities/registry.ts";
+import { mapMessageSecrets, redactSecrets } from "../activities/secret-params.ts";
 import { hasStandingVote } from "../policy/approval-window.ts";
 import { decidingOrganization, voterStanding, type GovernanceCache } from "../pipeline/governance.ts";
 
 /** The Activity object: its schema (schemas/views.ts) is the one the OpenAPI document shows. */
 export type { ActivityView };
 
-/** Intent/result keys for a type; derived by convention for types no longer registered. */
-function keysOf(type: string): { intent: string; result: string } {
+/**
+ * Intent/result keys for a type, and its secret parameters (shown as the placeholder:
+ * docs/activities.md §10.3); keys derived by convention for types no longer registered.
+ */
+function keysOf(type: string): { intent: string; result: string; secrets?: readonly string[] } {
   const def = activityByType(type);
-  if (def) return { intent: def.intent, result: def.result };
+  if (def) return { intent: def.intent, result: def.result, ...(def.secretParams ? { secrets: def.secretParams } : {}) };
   const m = /^ACTIVITY_TYPE_(.+?)(_V\d+)?$/.exec(type);
   const camel = (m?.[1] ?? "unknown").toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
   const v = m?.[2] ? m[2].slice(1) : "";
@@ -33,7 +37,7 @@ export interface KnownVotes {
   mfaPolicies?: ReadonlyMap<string, readonly MfaPolicyRow[]>;
 }
 
-function voteView(v: VoteRow, users: Map<string, UserView>) {
+function voteView(v: VoteRow, users: Map<string, UserView>, type: string, secrets: readonly string[]) {
   const user = users.get(v.user_id) ?? {
     // The voter was deleted since; keep the vote readable.
     userId: v.user_id,
@@ -52,7 +56,7 @@ function voteView(v: VoteRow, users: Map<string, UserView>) {
     user,
     activityId: v.activity_id,
     selection: v.selection,
-    message: v.message,
+    message: mapMessageSecrets(v.message, type, secrets, (p) => redactSecrets(p, secrets)),
     publicKey: v.public_key,
     signature: v.signature,
     scheme: v.scheme,
@@ -105,9 +109,9 @@ export async function activityViews(
       organizationId: r.organization_id,
       status: r.status,
       type: r.type,
-      intent: { [keys.intent]: json<unknown>(r.intent) },
+      intent: { [keys.intent]: keys.secrets ? redactSecrets(json<Record<string, unknown>>(r.intent)!, keys.secrets) : json<unknown>(r.intent) },
       result: result ? { [keys.result]: result } : {},
-      votes: votesByRow.get(r.id)!.map((v) => voteView(v, users)),
+      votes: votesByRow.get(r.id)!.map((v) => voteView(v, users, r.type, keys.secrets ?? [])),
       fingerprint: r.fingerprint,
       canApprove: canVote.get(r.id) ?? false,
       canReject: canVote.get(r.id) ?? false,

@@ -1,5 +1,6 @@
 // Secrets of the login flows never reach the store or the logs in a readable form: after a
-// full OTP flow (and a wrong attempt) against a child-process server logging at trace level,
+// full OTP flow (a wrong attempt, and a verify_otp V1 with its code in plain: a secret
+// parameter, docs/activities.md §10) against a child-process server logging at trace level,
 // the SQLite files (database, WAL) — or a text dump of every table of the instance's
 // PostgreSQL database — and the server's output are searched for the OTP code, the session
 // and token private keys, the per-OTP HPKE private keys and every service private key
@@ -11,6 +12,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { Turnkey } from "@turnkey/sdk-server";
+import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { encryptOtpCodeToBundle } from "@turnkey/crypto";
 import { engines, newInstance, sigilInit, startServer, type Instance, type RunningServer } from "../helpers/server.ts";
 import { SmtpSink, discoveredKeys, e2eOtpLogin, type E2eLogin } from "../helpers/smtp-sink.ts";
@@ -40,6 +42,7 @@ for (const spec of engines()) {
     let logins: E2eLogin[] = [];
     let wrongCodeSent = "";
     let unusedCode = "";
+    let plainCode = "";
 
     before(async () => {
       sink = await SmtpSink.start();
@@ -65,6 +68,21 @@ for (const spec of engines()) {
       unusedCode = code;
       const bundle = await encryptOtpCodeToBundle(wrongCodeSent, started.otpEncryptionTargetBundle, generateP256().publicCompressed, (await discoveredKeys(server.url)).otp);
       await assert.rejects(parent.verifyOtp({ organizationId: sub.subOrganizationId, otpId: started.otpId, encryptedOtpBundle: bundle }), /Invalid OTP code/);
+      // verify_otp V1 (the SDKs send V2 only): the code in plain, stamped by the parent's key.
+      const mark1 = sink.mark();
+      const plain = await parent.initOtp({ organizationId: sub.subOrganizationId, otpType: "OTP_TYPE_EMAIL", contact: EMAIL, appName: "Secrets" });
+      plainCode = /^([0-9A-Z]{9})\r?$/m.exec((await sink.nextMail(EMAIL, mark1)).text)![1]!;
+      const body = JSON.stringify({
+        type: "ACTIVITY_TYPE_VERIFY_OTP",
+        timestampMs: String(Date.now()),
+        organizationId: sub.subOrganizationId,
+        parameters: { otpId: plain.otpId, otpCode: plainCode, publicKey: generateP256().publicCompressed },
+      });
+      const stamp = await new ApiKeyStamper({ apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey }).stamp(body);
+      const res = await fetch(`${server.url}/public/v1/submit/verify_otp`, { method: "POST", headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue }, body });
+      const answer = (await res.json()) as { activity?: { status: string; intent: { verifyOtpIntent: { otpCode: string } } } };
+      assert.equal(answer.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(answer));
+      assert.equal(answer.activity.intent.verifyOtpIntent.otpCode, "<redacted>");
       await server.stop();
     });
     after(async () => {
@@ -114,7 +132,7 @@ for (const spec of engines()) {
       // LOG_LEVEL=trace: whatever the service logs at any level is in `logs` (every request was).
       assert.ok(logs.includes("incoming request") && logs.includes("/public/v1/submit/verify_otp"), "the server's log covers the flow");
       assert.equal(sealed.serviceKeys.length >= 3, true, "the three service keys exist");
-      assert.equal(sealed.otps.length, 3, "three OTPs were initiated");
+      assert.equal(sealed.otps.length, 4, "four OTPs were initiated");
       assert.ok(stored.includes(sealed.otps[0]!.id), "the dump holds the rows");
 
       const needles: [string, string][] = [];
@@ -126,6 +144,7 @@ for (const spec of engines()) {
       }
       add("wrong code", wrongCodeSent);
       add("code of the OTP never verified", unusedCode);
+      add("code sent in plain to verify_otp V1", plainCode);
       add("master key", master.toHex());
       for (const k of sealed.serviceKeys) {
         for (const e of encodings(master.open(k.private_key_sealed, `service-key:${k.purpose}:${k.id}`))) add(`${k.purpose} service private key (${e.slice(0, 6)}…)`, e);
@@ -133,7 +152,7 @@ for (const spec of engines()) {
       for (const o of sealed.otps) {
         for (const e of encodings(master.open(o.target_private_key_sealed, `otp-target:${o.id}`))) add(`OTP ${o.id} target private key (${e.slice(0, 6)}…)`, e);
       }
-      // 3 service keys and 3 OTP target keys × 7 encodings, 2 token keys × 7, codes, sessions, master key.
+      // 3 service keys and 4 OTP target keys × 7 encodings, 2 token keys × 7, codes, sessions, master key.
       assert.ok(needles.length >= 6 * 7 + 2 * 7 + 4 + 4 + 1, `${needles.length} needles`);
       const found: string[] = [];
       for (const [what, needle] of needles) {
@@ -143,7 +162,7 @@ for (const spec of engines()) {
       }
       assert.deepEqual(found, []);
       // The mails themselves did carry the codes (the search above would have found them had they leaked).
-      for (const code of [...logins.map((l) => l.code), unusedCode]) assert.ok(sink.mails.some((m) => m.text.includes(code)));
+      for (const code of [...logins.map((l) => l.code), unusedCode, plainCode]) assert.ok(sink.mails.some((m) => m.text.includes(code)));
     });
   });
 }

@@ -23,8 +23,13 @@ perEngine(
       const tag = await newTag(`ops-${Date.now()}`);
       const sent = await invite(h(), s.sink(), { receiverUserName: "Grace", receiverUserTags: [tag], accessType: "ACCESS_TYPE_API" });
       const key = generateP256KeyPair();
-      const r = completed(await h().submit(OP, TYPE, { invitationId: sent.invitationId, invitationToken: sent.token, apiKey: apiKey(key.publicKey) }), acceptInvitation);
+      const res = await h().submit(OP, TYPE, { invitationId: sent.invitationId, invitationToken: sent.token, apiKey: apiKey(key.publicKey) });
+      const r = completed(res, acceptInvitation);
       assert.equal(r.invitationId, sent.invitationId);
+      // The token is a secret parameter (docs/activities.md §10): sealed in the row, redacted for readers.
+      const recorded = await h().service.store.db.selectFrom("activities").select(["intent"]).where("id", "=", res.json.activity.id).executeTakeFirstOrThrow();
+      assert.ok(!recorded.intent.includes(sent.token), recorded.intent);
+      assert.equal((await h().query("get_activity", { activityId: res.json.activity.id })).json.activity.intent.acceptInvitationIntentV2.invitationToken, "<redacted>");
       const user = (await h().query("get_user", { userId: r.userId })).json.user;
       assert.equal(user.userName, "Grace");
       assert.equal(user.userEmail, sent.email);

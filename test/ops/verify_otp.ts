@@ -1,19 +1,30 @@
 import { after, it } from "node:test";
 import assert from "node:assert/strict";
 import { verifyOtpVerificationToken } from "@turnkey/crypto";
-import { completed, exhausted, invalidRequest, notFound, perEngine, type Harness, type Res } from "../helpers/inproc.ts";
-import { encryptedCode, publishedKey, sinkPerHarness, startOtp } from "../helpers/smtp-sink.ts";
+import { completed, exhausted, invalidRequest, notFound, newEndpoint, perEngine, precondition, twoOfTwo, type Harness, type Json, type Res } from "../helpers/inproc.ts";
+import { codeFrom, encryptedCode, publishedKey, sinkPerHarness, startOtp } from "../helpers/smtp-sink.ts";
+import { SECRET_PLACEHOLDER } from "../../src/activities/secret-params.ts";
+import { initOtpV3 } from "../../src/activities/otp/init_otp.ts";
 import { generateP256 } from "../../src/crypto/p256.ts";
 import { DEFAULT_OTP_LIMITS } from "../../src/auth/login-settings.ts";
 import { verifyOtpV2 } from "../../src/activities/otp/verify_otp.ts";
 
 const OP = "verify_otp";
 const V2 = "ACTIVITY_TYPE_VERIFY_OTP_V2";
+const V1 = "ACTIVITY_TYPE_VERIFY_OTP";
+const CONSENSUS = "ACTIVITY_STATUS_CONSENSUS_NEEDED";
 let n = 0;
 const fresh = () => `verify${++n}-${Date.now()}@example.com`;
 
 async function otpRow(h: Harness, id: string) {
   return h.service.store.db.selectFrom("otps").select(["attempts", "status"]).where("id", "=", id).executeTakeFirstOrThrow();
+}
+/** The activity's row and its votes' messages, read from the engine's own tables. */
+async function activityRow(h: Harness, id: string) {
+  return h.service.store.db.selectFrom("activities").select(["intent"]).where("id", "=", id).executeTakeFirstOrThrow();
+}
+async function voteMessages(h: Harness, id: string): Promise<string[]> {
+  return (await h.service.store.db.selectFrom("votes").select(["message"]).where("activity_id", "=", id).execute()).map((v) => v.message);
 }
 /** A code of the same form that is not `code`. */
 const wrong = (code: string, i = 0) => {
@@ -131,6 +142,74 @@ perEngine(
       assert.deepEqual(await otpRow(h(), a.otpId), { attempts: 0, status: "live" });
       invalidRequest(await submitCode(a.otpId, a.code, a.bundle, { expirationSeconds: "86401" }), /86400/);
       notFound(await submitCode("00000000-0000-4000-8000-000000000000", a.code, a.bundle), /no OTP/);
+    });
+
+    // docs/activities.md §10: a plain code is a secret parameter.
+    it("V1: the recorded intent and vote hold the code sealed, never in plain; get_activity shows the placeholder", async () => {
+      const otp = await startOtp(h(), s.sink(), fresh());
+      const key = generateP256();
+      const res = await h().submit(OP, V1, { otpId: otp.otpId, otpCode: otp.code, publicKey: key.publicCompressed });
+      completed(res, verifyOtpV2);
+      const id = res.json.activity.id as string;
+      const row = await activityRow(h(), id);
+      assert.ok(!row.intent.includes(otp.code), `intent ${row.intent}`);
+      const recorded = JSON.parse(row.intent) as { otpCode: string; otpId: string };
+      assert.match(recorded.otpCode, /^sgl1\./);
+      assert.equal(recorded.otpId, otp.otpId);
+      for (const v of await voteMessages(h(), id)) assert.ok(!v.includes(otp.code), `vote message ${v}`);
+      assert.equal(res.json.activity.intent.verifyOtpIntent.otpCode, SECRET_PLACEHOLDER);
+      const got = (await h().query("get_activity", { activityId: id })).json.activity;
+      assert.equal(got.intent.verifyOtpIntent.otpCode, SECRET_PLACEHOLDER);
+      assert.equal(got.intent.verifyOtpIntent.otpId, otp.otpId);
+      assert.ok(!JSON.stringify(got).includes(otp.code));
+      const listed = (await h().query("list_activities", {})).json.activities as Json[];
+      assert.equal(listed.find((a) => a.id === id)?.intent.verifyOtpIntent.otpCode, SECRET_PLACEHOLDER);
+      assert.ok(!JSON.stringify(listed).includes(otp.code));
+    });
+
+    it("V1: the webhook event's payload shows the placeholder", async () => {
+      const org = await h().newOrg("Hooked");
+      await newEndpoint(h(), org);
+      const otp = await startOtp(h(), s.sink(), fresh(), {}, { as: org });
+      const res = await h().submit(OP, V1, { otpId: otp.otpId, otpCode: otp.code, publicKey: generateP256().publicCompressed }, { as: org });
+      completed(res, verifyOtpV2);
+      const events = await h().service.store.db.selectFrom("webhook_events").select(["payload"]).where("activity_id", "=", res.json.activity.id).execute();
+      assert.equal(events.length, 1);
+      assert.ok(!events[0]!.payload.includes(otp.code), events[0]!.payload);
+      assert.equal(JSON.parse(events[0]!.payload).intent.verifyOtpIntent.otpCode, SECRET_PLACEHOLDER);
+    });
+
+    it("V1 awaiting consensus: executed on approval with the unsealed code; a sealed code copied into another activity does not open", async () => {
+      const { a, b } = await twoOfTwo(h());
+      const contact = fresh();
+      const mark = s.sink().mark();
+      const init = await h().submit("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact, appName: "Sigil Test" }, { as: a });
+      assert.equal(init.json.activity?.status, CONSENSUS, JSON.stringify(init.json));
+      const otpId = completed(await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: init.json.activity.fingerprint }, { as: b }), initOtpV3).otpId;
+      const code = codeFrom(await s.sink().nextMail(contact, mark));
+      const key = generateP256();
+      const mine = await h().submit(OP, V1, { otpId, otpCode: code, publicKey: key.publicCompressed }, { as: a });
+      assert.equal(mine.json.activity?.status, CONSENSUS, JSON.stringify(mine.json));
+      // While it waits, the database and every reader hold no code.
+      assert.ok(!(await activityRow(h(), mine.json.activity.id)).intent.includes(code));
+      const seen = (await h().query("get_activity", { activityId: mine.json.activity.id }, { as: b })).json.activity;
+      assert.equal(seen.intent.verifyOtpIntent.otpCode, SECRET_PLACEHOLDER);
+      assert.ok(!JSON.stringify(seen).includes(code));
+      // Another pending verify_otp (a wrong code) given the first one's sealed code: it must not open there.
+      const other = await h().submit(OP, V1, { otpId, otpCode: wrong(code), publicKey: generateP256().publicCompressed }, { as: a });
+      assert.equal(other.json.activity?.status, CONSENSUS, JSON.stringify(other.json));
+      const sealed = (await activityRow(h(), mine.json.activity.id)).intent;
+      await h().service.store.db.updateTable("activities").set({ intent: sealed }).where("id", "=", other.json.activity.id).execute();
+      precondition(await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: other.json.activity.fingerprint }, { as: b }), /secret parameters do not open/);
+      assert.deepEqual(await otpRow(h(), otpId), { attempts: 0, status: "live" });
+      // The approval executes the first with its own code, opened.
+      const approved = await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: mine.json.activity.fingerprint }, { as: b });
+      const claims = await verifyOtpVerificationToken(completed(approved, verifyOtpV2).verificationToken, await publishedKey(h(), "VERIFICATION_TOKEN"));
+      assert.equal(claims.public_key, key.publicCompressed);
+      assert.equal(claims.contact, contact);
+      assert.deepEqual(await otpRow(h(), otpId), { attempts: 0, status: "verified" });
+      assert.equal(approved.json.activity.intent.verifyOtpIntent.otpCode, SECRET_PLACEHOLDER);
+      assert.ok(!(await activityRow(h(), mine.json.activity.id)).intent.includes(code));
     });
   },
   undefined,

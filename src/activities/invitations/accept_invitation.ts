@@ -81,6 +81,8 @@ export const acceptInvitation = defineActivity({
   kind: "ACCEPT_INVITATION",
   summary: "Accept an invitation with its one-time token: creates the invited user with the passkey and/or API key it registers.",
   params: Params,
+  // The one-time token works until the invitation is accepted: recorded sealed (docs/activities.md §10).
+  secretParams: ["invitationToken"],
   returns: Type.Object({ invitationId: Type.String(), userId: Type.String() }),
   implicitlyAllowed: () => true,
   execute,

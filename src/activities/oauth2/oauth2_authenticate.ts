@@ -104,6 +104,8 @@ export const oauth2Authenticate = defineActivity({
   summary:
     "Exchange an OAuth 2.0 authorization code (PKCE) at the credential's provider and return an OIDC token signed by this service (iss = SIGIL_PUBLIC_URL, aud = client id, sub = provider-scoped id, nonce as given; encrypted_bearer_token when bearerTokenTargetPublicKey is set).",
   params: Params,
+  // Code and PKCE verifier together redeem the authorization: recorded sealed (docs/activities.md §10).
+  secretParams: ["authCode", "codeVerifier"],
   returns: Type.Object({ oidcToken: Type.String() }),
   check,
   prepare,

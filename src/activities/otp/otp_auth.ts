@@ -46,6 +46,8 @@ export const otpAuth = defineActivity({
   kind: "OTP_AUTH",
   summary: "Check an OTP code (from init_otp_auth or init_otp) and log its contact's user in: returns a credential bundle sealed to targetPublicKey.",
   params: Params,
+  // The code is live until verified: recorded sealed, shown as "<redacted>" (docs/activities.md §10).
+  secretParams: ["otpCode"],
   returns: Type.Object({
     userId: Type.String(),
     apiKeyId: Type.String(),

@@ -130,6 +130,8 @@ export const verifyOtpV1 = defineActivity({
   ...common,
   type: "ACTIVITY_TYPE_VERIFY_OTP",
   params: ParamsV1,
+  // The plain code is live until verified: recorded sealed, shown as "<redacted>" (docs/activities.md §10).
+  secretParams: ["otpCode"],
   summary: "Check an OTP code sent in plain (older version); publicKey is required: tokens here are always bound to a client key.",
   // Tokens are always key-bound (otp_login and sign-up check a client signature by that key),
   // so the key the swagger calls optional is required here.
