@@ -73,7 +73,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   const activityId = newId();
   reportPolicyErrors(deps, activityId, evaluated.decision);
   // MFA: an activity the policies do not deny waits for its submitter's authenticators (docs/mfa.md §3).
-  const mfaPolicies = await submitterMfaPolicies(deps.db, principal);
+  const mfaPolicies = snapshot.hasMfaPolicies ? await submitterMfaPolicies(deps.db, principal) : [];
   const owed = isDenied(evaluated.decision) ? undefined : await owedByActor(deps.db, principal, mfaPolicies, facts, snapshot.tagIds, now);
   if (owed) {
     refuseUnapprovable(principal, owed);
