@@ -4,16 +4,17 @@
 // of its rows left afterwards; email OTP refused once its feature is removed (no mail sent) and
 // served again once set.
 //
-// The deletion is sent with @turnkey/sdk-server's apiClient().deleteSubOrganization. @turnkey/core's
-// deleteSubOrganization sends the same request through the same generated method (same path,
-// type and `{deleteWithoutExport}` parameters), but core's TurnkeyClient needs a browser's
-// storage to start, so it does not run in Node.
+// The owner deletes through @turnkey/core's generated client (TurnkeySDKClientBase), the
+// `httpClient` that core's TurnkeyClient.deleteSubOrganization hands `{deleteWithoutExport}` to;
+// TurnkeyClient itself needs a browser's storage to start, so it does not run in Node. The
+// parent's refused attempt goes through @turnkey/sdk-server.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { Turnkey } from "@turnkey/sdk-server";
 import { TurnkeyClient } from "@turnkey/http";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
+import { TurnkeySDKClientBase } from "@turnkey/core/dist/__generated__/sdk-client-base.js";
 import { engines, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { SmtpSink, e2eOtpLogin } from "../helpers/smtp-sink.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
@@ -60,7 +61,12 @@ for (const spec of engines()) {
         wallet: { walletName: "main", accounts: [{ curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" }] },
       });
       const subId: string = sub.subOrganizationId;
-      const owner = clientFor(ownerKey, subId);
+      const owner = new TurnkeySDKClientBase({
+        apiBaseUrl: server.url,
+        organizationId: subId,
+        apiKeyStamper: new ApiKeyStamper({ apiPublicKey: ownerKey.publicKey, apiPrivateKey: ownerKey.privateKey }),
+        activityPoller: { intervalMs: 50, numRetries: 5 },
+      });
       // The user logs in by email OTP (the parent's backend starts the flow, as sdk-server's do).
       const login = await e2eOtpLogin(parent, sink, server.url, subId, email);
       const session = clientFor(login.sessionKey, subId);
