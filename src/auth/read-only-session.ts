@@ -79,7 +79,15 @@ function decode(value: string | string[]): Decoded {
   }
   const signature = Buffer.from(parts[2]!, "base64url");
   if (signature.length !== 64) throw malformed();
-  return { claims: payload as unknown as ReadOnlyClaims, input: `${parts[0]}.${parts[1]}`, signature: signature.toString("hex") };
+  const claims: ReadOnlyClaims = {
+    exp,
+    jti,
+    session_type: READ_ONLY_SESSION_TYPE,
+    user_id,
+    organization_id,
+    ...(typeof allowlist_public_key === "string" ? { allowlist_public_key } : {}),
+  };
+  return { claims, input: `${parts[0]}.${parts[1]}`, signature: signature.toString("hex") };
 }
 
 async function resolve<T>(db: Db, chains: ChainCache, token: Decoded, organizationId: string, scope: CredentialScope, now: number, rider: Rider<T>): Promise<Resolution<T>> {
