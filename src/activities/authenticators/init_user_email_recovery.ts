@@ -6,7 +6,7 @@
 // to the same address already yields one, so a narrower key would protect nothing more).
 import { Type, type Static } from "@sinclair/typebox";
 import { sessionSeconds } from "../../auth/sessions.ts";
-import { checkTargetKey, issueCredential } from "../../logins/credential-bundles/issue.ts";
+import { checkTargetKey, credentialFor, issueCredential } from "../../logins/credential-bundles/issue.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { requireFeature } from "../organizations/feature-gate.ts";
 import { checkCredentialMail, credentialMailFields, prepareCredentialMail, userWithVerifiedEmail } from "../otp/credential-mail.ts";
@@ -21,13 +21,7 @@ async function initRecovery(ctx: ExecuteContext, p: Static<typeof Params>) {
   const root = await ctx.tx.selectFrom("root_quorum_members").select("user_id").where("organization_id", "=", user.organization_id).where("user_id", "=", user.id).executeTakeFirst();
   if (root) await requireFeature(ctx, "FEATURE_NAME_ROOT_USER_EMAIL_RECOVERY", "email recovery of a root user");
   const send = await prepareCredentialMail(ctx, p, "recovery");
-  const issued = await issueCredential(ctx, {
-    userId: user.id,
-    organizationId: user.organization_id,
-    targetPublicKey: p.targetPublicKey,
-    label: "Recovery",
-    ...(p.expirationSeconds !== undefined ? { expirationSeconds: p.expirationSeconds } : {}),
-  });
+  const issued = await issueCredential(ctx, credentialFor(user, "Recovery", p));
   await send(issued.credentialBundle, secs);
   return { userId: user.id };
 }

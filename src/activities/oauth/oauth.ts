@@ -8,7 +8,7 @@ import { Type } from "@sinclair/typebox";
 import { oauthSettingsOf } from "../../auth/oauth/configure.ts";
 import { invalidOidcToken, requireOidcToken } from "../../auth/oauth/verify-oidc.ts";
 import { nonceProblem } from "../../auth/oauth/nonce.ts";
-import { checkTargetKey, issueCredential } from "../../logins/credential-bundles/issue.ts";
+import { checkTargetKey, credentialFor, issueCredential } from "../../logins/credential-bundles/issue.ts";
 import { defineActivity } from "../define.ts";
 import { identityHolder } from "./oauth_login.ts";
 import { OidcTokenParam } from "./oidc-params.ts";
@@ -46,15 +46,7 @@ export const oauth = defineActivity({
   },
   async execute(ctx, p) {
     const user = await identityHolder(ctx, ctx.prepared);
-    const issued = await issueCredential(ctx, {
-      userId: user.user_id,
-      organizationId: user.organization_id,
-      targetPublicKey: p.targetPublicKey,
-      label: "Oauth",
-      ...(p.expirationSeconds !== undefined ? { expirationSeconds: p.expirationSeconds } : {}),
-      ...(p.invalidateExisting !== undefined ? { invalidateExisting: p.invalidateExisting } : {}),
-      ...(p.apiKeyName !== undefined ? { apiKeyName: p.apiKeyName } : {}),
-    });
+    const issued = await issueCredential(ctx, credentialFor({ id: user.user_id, organization_id: user.organization_id }, "Oauth", p));
     return { userId: user.user_id, apiKeyId: issued.apiKeyId, credentialBundle: issued.credentialBundle };
   },
 });

@@ -6,7 +6,7 @@
 // sendCredential and emailAuth proxy method), as it does the OTP flows.
 import { Type, type Static } from "@sinclair/typebox";
 import { sessionSeconds } from "../../auth/sessions.ts";
-import { checkTargetKey, issueCredential } from "../../logins/credential-bundles/issue.ts";
+import { checkTargetKey, credentialFor, issueCredential } from "../../logins/credential-bundles/issue.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { requireFeature } from "../organizations/feature-gate.ts";
 import { checkCredentialMail, credentialMailFields, prepareCredentialMail, userWithVerifiedEmail } from "./credential-mail.ts";
@@ -24,15 +24,7 @@ async function emailAuth(ctx: ExecuteContext, p: Params) {
   await requireFeature(ctx, "FEATURE_NAME_EMAIL_AUTH", "email authentication");
   const user = await userWithVerifiedEmail(ctx, p.email);
   const send = await prepareCredentialMail(ctx, p, "login");
-  const issued = await issueCredential(ctx, {
-    userId: user.id,
-    organizationId: user.organization_id,
-    targetPublicKey: p.targetPublicKey,
-    label: "Email Auth",
-    ...(p.expirationSeconds !== undefined ? { expirationSeconds: p.expirationSeconds } : {}),
-    ...(p.invalidateExisting !== undefined ? { invalidateExisting: p.invalidateExisting } : {}),
-    ...(p.apiKeyName !== undefined ? { apiKeyName: p.apiKeyName } : {}),
-  });
+  const issued = await issueCredential(ctx, credentialFor(user, "Email Auth", p));
   await send(issued.credentialBundle, secs);
   return { userId: user.id, apiKeyId: issued.apiKeyId };
 }

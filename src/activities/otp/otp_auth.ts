@@ -6,7 +6,7 @@
 // targetPublicKey (logins/credential-bundles). The token never leaves the activity.
 import { Type, type Static } from "@sinclair/typebox";
 import { requireToken } from "../../auth/verification.ts";
-import { checkTargetKey, issueCredential } from "../../logins/credential-bundles/issue.ts";
+import { checkTargetKey, credentialFor, issueCredential } from "../../logins/credential-bundles/issue.ts";
 import { Id } from "../../schemas/common.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { consumeForLogin } from "./otp_login.ts";
@@ -27,15 +27,7 @@ async function authenticate(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { verificationToken } = await verify(ctx, p.otpId, undefined, async () => ({ code: p.otpCode, publicKey: p.targetPublicKey, field: CODE }));
   const claims = await requireToken(ctx, verificationToken, CODE);
   const user = await consumeForLogin(ctx, claims, CODE);
-  const issued = await issueCredential(ctx, {
-    userId: user.id,
-    organizationId: user.organization_id,
-    targetPublicKey: p.targetPublicKey,
-    label: "OTP Auth",
-    ...(p.expirationSeconds !== undefined ? { expirationSeconds: p.expirationSeconds } : {}),
-    ...(p.invalidateExisting !== undefined ? { invalidateExisting: p.invalidateExisting } : {}),
-    ...(p.apiKeyName !== undefined ? { apiKeyName: p.apiKeyName } : {}),
-  });
+  const issued = await issueCredential(ctx, credentialFor(user, "OTP Auth", p));
   return { userId: user.id, apiKeyId: issued.apiKeyId, credentialBundle: issued.credentialBundle };
 }
 

@@ -21,6 +21,27 @@ export interface CredentialRequest {
   label: string;
 }
 
+/** The fields the credential-bundle logins' intents share (SDK: v1EmailAuthIntentV3, v1OauthIntent, v1OtpAuthIntent …). */
+export interface BundleLoginFields {
+  targetPublicKey: string;
+  expirationSeconds?: string;
+  invalidateExisting?: boolean;
+  apiKeyName?: string;
+}
+
+/** The credential request for `user` from a login's own fields (absent ones stay absent). */
+export function credentialFor(user: { id: string; organization_id: string }, label: string, p: BundleLoginFields): CredentialRequest {
+  return {
+    userId: user.id,
+    organizationId: user.organization_id,
+    targetPublicKey: p.targetPublicKey,
+    label,
+    ...(p.expirationSeconds !== undefined ? { expirationSeconds: p.expirationSeconds } : {}),
+    ...(p.invalidateExisting !== undefined ? { invalidateExisting: p.invalidateExisting } : {}),
+    ...(p.apiKeyName !== undefined ? { apiKeyName: p.apiKeyName } : {}),
+  };
+}
+
 export interface IssuedCredential {
   apiKeyId: string;
   credentialBundle: string;
