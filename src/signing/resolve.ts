@@ -12,6 +12,7 @@ import { canonicalAddress } from "../wallets/lookup.ts";
 import { deriveKey, seedOfAsync, type WalletCurve } from "../wallets/derivation.ts";
 import { sealAad as walletSealAad } from "../wallets/wallets.ts";
 import { UUID_PATTERN } from "../schemas/common.ts";
+import { precompiled } from "../store/precompiled.ts";
 import { openPrivateKey } from "./private-keys.ts";
 import type { SignerKey, SigningCurve } from "./sign.ts";
 import { cacheDerivedKey, cachedDerivedKey, derivedKeyId } from "./key-cache.ts";
@@ -45,22 +46,32 @@ function storedPublicKey(v: string): string | undefined {
   return undefined;
 }
 
+// Compiled once per dialect (store/precompiled.ts): a signature looks its key up twice, at
+// submission and in the signing transaction, and building the query cost more than running it.
+const accountBy = (column: "address" | "public_key") =>
+  precompiled(["organizationId", "value"], (db, v) =>
+    db
+      .selectFrom("wallet_accounts")
+      .innerJoin("wallets", "wallets.id", "wallet_accounts.wallet_id")
+      .selectAll("wallet_accounts")
+      .select(["wallets.name as wallet_name", "wallets.imported as wallet_imported", "wallets.exported as wallet_exported", "wallets.seed_sealed as wallet_seed_sealed"])
+      .where("wallet_accounts.organization_id", "=", v.organizationId)
+      .where(`wallet_accounts.${column}`, "=", v.value)
+      .orderBy("wallet_accounts.created_at")
+      .orderBy("wallet_accounts.id")
+      .limit(1),
+  );
+const ACCOUNT_BY = { address: accountBy("address"), public_key: accountBy("public_key") };
+const privateKeyById = precompiled(["id", "organizationId"], (db, v) =>
+  db.selectFrom("private_keys").selectAll().where("id", "=", v.id).where("organization_id", "=", v.organizationId),
+);
+
 /**
  * The organization's first-created wallet account with this address or public key, with its
  * wallet in the same statement: one read serves the policy facts (`wallet`) and the signing.
  */
 async function firstAccount(db: Executor, organizationId: string, column: "address" | "public_key", value: string): Promise<Signer | undefined> {
-  const row = await db
-    .selectFrom("wallet_accounts")
-    .innerJoin("wallets", "wallets.id", "wallet_accounts.wallet_id")
-    .selectAll("wallet_accounts")
-    .select(["wallets.name as wallet_name", "wallets.imported as wallet_imported", "wallets.exported as wallet_exported", "wallets.seed_sealed as wallet_seed_sealed"])
-    .where("wallet_accounts.organization_id", "=", organizationId)
-    .where(`wallet_accounts.${column}`, "=", value)
-    .orderBy("wallet_accounts.created_at")
-    .orderBy("wallet_accounts.id")
-    .limit(1)
-    .executeTakeFirst();
+  const [row] = await ACCOUNT_BY[column](db, { organizationId, value });
   if (!row) return undefined;
   const { wallet_name, wallet_imported, wallet_exported, wallet_seed_sealed, ...account } = row;
   return {
@@ -74,7 +85,7 @@ async function firstAccount(db: Executor, organizationId: string, column: "addre
 /** The key signWith names in the organization, or undefined. */
 export async function findSigner(db: Executor, organizationId: string, signWith: string): Promise<Signer | undefined> {
   if (UUID.test(signWith)) {
-    const key = await db.selectFrom("private_keys").selectAll().where("id", "=", signWith.toLowerCase()).where("organization_id", "=", organizationId).executeTakeFirst();
+    const [key] = await privateKeyById(db, { id: signWith.toLowerCase(), organizationId });
     if (key) return { kind: "private_key", curve: key.curve as SigningCurve, key };
   }
   const address = canonicalAddress(signWith);

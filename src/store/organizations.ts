@@ -1,6 +1,7 @@
 // Organizations and their root quorum.
 import type { Executor, OrganizationsTable } from "./schema.ts";
 import { lockOrganization, locksRows } from "./locks.ts";
+import { precompiled } from "./precompiled.ts";
 
 export type OrganizationRow = OrganizationsTable;
 
@@ -87,8 +88,12 @@ export async function organizationIsLive(db: Executor, id: string): Promise<bool
  * then finds it gone (docs/organizations.md §7.3).
  */
 export async function organizationIsLiveLocked(tx: Executor, id: string): Promise<boolean> {
-  let q = tx.selectFrom("organizations").select("deleted_at").where("id", "=", id);
-  if (locksRows(tx)) q = q.forKeyShare();
-  const row = await q.executeTakeFirst();
+  const [row] = await liveness(tx, { id });
   return row !== undefined && row.deleted_at == null;
 }
+
+// Every activity runs it: compiled once per dialect (store/precompiled.ts).
+const liveness = precompiled(["id"], (db, v) => {
+  const q = db.selectFrom("organizations").select("deleted_at").where("id", "=", v.id);
+  return locksRows(db) ? q.forKeyShare() : q;
+});
