@@ -8,10 +8,24 @@ import { eip55 } from "./derivation.ts";
  * public keys in lower case (their case carries no meaning), Solana (base58) as given.
  */
 export function canonicalAddress(v: string): string {
-  if (/^0x[0-9a-fA-F]{40}$/.test(v)) return eip55(v.slice(2));
+  if (/^0x[0-9a-fA-F]{40}$/.test(v)) return checksummed(v.slice(2).toLowerCase());
   if (/^(bc|tb)1[0-9a-zA-Z]{6,90}$/i.test(v)) return v.toLowerCase();
   if (/^(?:[0-9a-fA-F]{64}|[0-9a-fA-F]{66}|[0-9a-fA-F]{130})$/.test(v)) return v.toLowerCase();
   return v;
+}
+
+// The EIP-55 casing costs a keccak-256 in JavaScript, and a signature resolves its signWith
+// twice (docs/signing.md §5): the last few thousand addresses are remembered. Bounded, and
+// emptied whole when full: addresses are public, so nothing here needs evicting with care.
+const CHECKSUMMED_MAX = 4_096;
+const checksummedCache = new Map<string, string>();
+function checksummed(lower40: string): string {
+  let out = checksummedCache.get(lower40);
+  if (out === undefined) {
+    if (checksummedCache.size >= CHECKSUMMED_MAX) checksummedCache.clear();
+    checksummedCache.set(lower40, (out = eip55(lower40)));
+  }
+  return out;
 }
 
 type OrgQuery = SelectQueryBuilder<Database, "organizations", { id: string; created_at: number }>;
