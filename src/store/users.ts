@@ -97,7 +97,12 @@ export async function tagIdsByUser(db: Executor, userIds: readonly string[]): Pr
 }
 
 /** Builds full User objects for rows, with four queries however many users there are. */
-export async function userViews(db: Executor, rows: readonly UserRow[]): Promise<UserView[]> {
+export async function userViews(
+  db: Executor,
+  rows: readonly UserRow[],
+  /** Their MFA policies when the caller already read them (a submission's gate): not read again. */
+  knownMfa?: ReadonlyMap<string, readonly MfaPolicyRow[]>,
+): Promise<UserView[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   // One user is the common case (every activity's vote, get_user): precompiled queries, or
@@ -108,7 +113,8 @@ export async function userViews(db: Executor, rows: readonly UserRow[]): Promise
     tagIdsByUser(db, ids),
     oauthProvidersOfUsers(db, ids),
   ]);
-  return viewsOf(rows, extras, await mfaPoliciesByUser(db, ids));
+  const mfa = knownMfa && ids.every((id) => knownMfa.has(id)) ? knownMfa : await mfaPoliciesByUser(db, ids);
+  return viewsOf(rows, extras, mfa);
 }
 
 /** User views of `rows` from their extras (read by userViews, or with another statement). */

@@ -92,7 +92,7 @@ export async function activityViews(
   const voterIds = [...new Set(votes.map((v) => v.user_id))];
   const voterRows =
     known?.voters ?? (voterIds.length ? await db.selectFrom("users").selectAll().where("id", "in", voterIds).execute() : []);
-  const users = new Map((known?.voterViews ?? (await userViews(db, voterRows))).map((u) => [u.userId, u]));
+  const users = new Map((known?.voterViews ?? (await userViews(db, voterRows, known?.mfaPolicies))).map((u) => [u.userId, u]));
   const now = Date.now();
   const votesByRow = new Map(rows.map((r) => [r.id, votes.filter((v) => v.activity_id === r.id)]));
   const canVote = new Map<string, boolean>();

@@ -1,6 +1,7 @@
 // MFA policies and the requirements of waiting activities, in the store (migration 021,
 // docs/mfa.md §1, §3).
 import type { Executor, MfaPoliciesTable, MfaRequirementsTable } from "../../store/schema.ts";
+import { precompiled } from "../../store/precompiled.ts";
 import { timestampObject } from "../../store/util.ts";
 import { methodView, type Proof, type Step } from "./types.ts";
 
@@ -76,11 +77,19 @@ export function mfaStatusView(r: MfaRequirementRow) {
   };
 }
 
+// One user is the common case (every activity's answer shows its voter): compiled once per dialect.
+const mfaPoliciesOfUser = precompiled(["userId"], (db, v) =>
+  db.selectFrom("mfa_policies").selectAll().where("user_id", "=", v.userId).orderBy("position").orderBy("created_at").orderBy("id"),
+);
+
 /** The MFA policies of each user (every id a key), in evaluation order: what v1User.mfaPolicies lists. */
 export async function mfaPoliciesByUser(db: Executor, userIds: readonly string[]): Promise<Map<string, MfaPolicyRow[]>> {
   const out = new Map<string, MfaPolicyRow[]>(userIds.map((id) => [id, []]));
   if (userIds.length === 0) return out;
-  const rows = await db.selectFrom("mfa_policies").selectAll().where("user_id", "in", userIds).orderBy("position").orderBy("created_at").orderBy("id").execute();
+  const rows =
+    userIds.length === 1
+      ? await mfaPoliciesOfUser(db, { userId: userIds[0] })
+      : await db.selectFrom("mfa_policies").selectAll().where("user_id", "in", userIds).orderBy("position").orderBy("created_at").orderBy("id").execute();
   for (const r of rows) out.get(r.user_id)?.push(r);
   return out;
 }
