@@ -6,10 +6,10 @@ import { decryptCredentialBundle, getPublicKey } from "@turnkey/crypto";
 import { uint8ArrayToHexString } from "@turnkey/encoding";
 import { completed, failsWith, forbidden, invalidRequest, notFound, onSqlite, perEngine, UUID, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
-import { newId } from "../../src/store/util.ts";
 import { createReadWriteSessionV2 } from "../../src/activities/sessions/create_read_write_session.ts";
 import { createSessionProfile } from "../../src/activities/sessions/create_session_profile.ts";
 import { stampLogin } from "../../src/activities/sessions/stamp_login.ts";
+import { subOrganization } from "../helpers/sub-organizations.ts";
 
 const OP = "create_read_write_session";
 const TYPE = "ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION_V2";
@@ -27,17 +27,6 @@ async function rwSession(h: Harness, params: Json = {}, as: Creds = h.root, orga
 async function keyOf(h: Harness, userId: string, publicKey: string, as: Creds = h.root): Promise<Json | undefined> {
   const keys = (await h.query("get_api_keys", { userId }, { as })).json.apiKeys as Json[];
   return keys.find((k) => k.credential.publicKey === publicKey);
-}
-
-async function subOrg(h: Harness): Promise<Creds> {
-  const key = generateP256KeyPair();
-  const res = await h.submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", {
-    subOrganizationName: `sub-${newId().slice(0, 6)}`,
-    rootQuorumThreshold: 1,
-    rootUsers: [{ userName: "sub root", apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
-  });
-  const r = completed(res, "createSubOrganizationResultV8");
-  return { organizationId: r.subOrganizationId, userId: r.rootUserIds[0], key };
 }
 
 onSqlite("create_read_write_session", (h) => {
@@ -95,12 +84,12 @@ onSqlite("create_read_write_session", (h) => {
     const { r } = await rwSession(h(), { userId: other });
     assert.equal(r.userId, other);
     assert.equal(r.username, "other");
-    const sub = await subOrg(h());
+    const sub = await subOrganization(h());
     notFound(await h().submit(OP, TYPE, { targetPublicKey: generateP256KeyPair().publicKey, userId: sub.userId }), /no user/);
   });
 
   it("a parent's credential may start it in a sub-organization: the session is the parent user's own", async () => {
-    const sub = await subOrg(h());
+    const sub = await subOrganization(h());
     const { r, creds } = await rwSession(h(), {}, h().root, sub.organizationId);
     assert.deepEqual([r.organizationId, r.userId], [h().root.organizationId, h().root.userId]);
     assert.ok(await keyOf(h(), h().root.userId, creds.key.publicKey));

@@ -9,6 +9,7 @@ import { createSessionProfile } from "../../src/activities/sessions/create_sessi
 import { stampLogin } from "../../src/activities/sessions/stamp_login.ts";
 import { createUserTag } from "../../src/activities/users/create_user_tag.ts";
 import { MAX_SESSION_PROFILES_PER_ORGANIZATION } from "../../src/store/session-profiles.ts";
+import { subOrganization } from "../helpers/sub-organizations.ts";
 
 const OP = "create_session_profile";
 const TYPE = "ACTIVITY_TYPE_CREATE_SESSION_PROFILE";
@@ -32,17 +33,6 @@ async function session(h: Harness, sessionProfileId: string, as: Creds = h.root,
 
 async function activityCount(h: Harness, as: Creds = h.root): Promise<number> {
   return ((await h.query("list_activities", { paginationOptions: { limit: "100" } }, { as })).json.activities as Json[]).length;
-}
-
-async function subOrg(h: Harness): Promise<Creds> {
-  const key = generateP256KeyPair();
-  const res = await h.submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", {
-    subOrganizationName: `sub-${newId().slice(0, 6)}`,
-    rootQuorumThreshold: 1,
-    rootUsers: [{ userName: "sub root", apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
-  });
-  const r = completed(res, "createSubOrganizationResultV8");
-  return { organizationId: r.subOrganizationId, userId: r.rootUserIds[0], key };
 }
 
 onSqlite("create_session_profile", (h) => {
@@ -78,7 +68,7 @@ onSqlite("create_session_profile", (h) => {
 
   it("a profile is the organization's and its descendants': a sub-organization names its parent's, another tenant's is unknown", async () => {
     const parents = await profile(h(), { scope: "true" });
-    const sub = await subOrg(h());
+    const sub = await subOrganization(h());
     // The sub-organization sees it and its users may log in with it.
     assert.equal((await h().query("get_session_profile", { sessionProfileId: parents }, { as: sub })).json.sessionProfile.sessionProfileId, parents);
     assert.ok(((await h().query("get_session_profiles", {}, { as: sub })).json.sessionProfiles as Json[]).some((p) => p.sessionProfileId === parents));
