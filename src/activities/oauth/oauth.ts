@@ -8,7 +8,7 @@ import { Type } from "@sinclair/typebox";
 import { oauthSettingsOf } from "../../auth/oauth/configure.ts";
 import { invalidOidcToken, requireOidcToken } from "../../auth/oauth/verify-oidc.ts";
 import { nonceProblem } from "../../auth/oauth/nonce.ts";
-import { checkTargetKey, credentialFor, issueCredential } from "../../logins/credential-bundles/issue.ts";
+import { BundleLoginResult, checkTargetKey, credentialFor, issueCredential } from "../../logins/credential-bundles/issue.ts";
 import { defineActivity } from "../define.ts";
 import { identityHolder } from "./oauth_login.ts";
 import { OidcTokenParam } from "./oidc-params.ts";
@@ -30,11 +30,7 @@ export const oauth = defineActivity({
   kind: "OAUTH",
   summary: "Log in the user holding the OIDC token's identity (nonce = sha256 hex of targetPublicKey): returns a credential bundle sealed to targetPublicKey.",
   params: Params,
-  returns: Type.Object({
-    userId: Type.String(),
-    apiKeyId: Type.String(),
-    credentialBundle: Type.String({ description: "HPKE-sealed to targetPublicKey: @turnkey/crypto decryptCredentialBundle opens it" }),
-  }),
+  returns: BundleLoginResult,
   // docs/request-path.md §5: an authentication flow a parent's backend runs for its sub-organizations' users.
   parentMayStamp: true,
   check: (p) => checkTargetKey(p.targetPublicKey),

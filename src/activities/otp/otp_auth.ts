@@ -6,7 +6,7 @@
 // targetPublicKey (logins/credential-bundles). The token never leaves the activity.
 import { Type, type Static } from "@sinclair/typebox";
 import { requireToken } from "../../auth/verification.ts";
-import { checkTargetKey, credentialFor, issueCredential } from "../../logins/credential-bundles/issue.ts";
+import { BundleLoginResult, checkTargetKey, credentialFor, issueCredential } from "../../logins/credential-bundles/issue.ts";
 import { Id } from "../../schemas/common.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { consumeForLogin } from "./otp_login.ts";
@@ -40,11 +40,7 @@ export const otpAuth = defineActivity({
   params: Params,
   // The code is live until verified: recorded sealed, shown as "<redacted>" (docs/activities.md §10).
   secretParams: ["otpCode"],
-  returns: Type.Object({
-    userId: Type.String(),
-    apiKeyId: Type.String(),
-    credentialBundle: Type.String({ description: "HPKE-sealed to targetPublicKey: @turnkey/crypto decryptCredentialBundle opens it" }),
-  }),
+  returns: BundleLoginResult,
   // docs/request-path.md §5: an authentication flow a parent's backend runs for its sub-organizations' users.
   parentMayStamp: true,
   check: (p) => checkTargetKey(p.targetPublicKey),

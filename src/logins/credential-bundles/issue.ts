@@ -3,6 +3,7 @@
 // the same lifetime bounds, 10-key cap and invalidateExisting as every login), its private
 // half leaves only sealed to the client's target key. Nothing private is stored or logged:
 // the bundle is ciphertext only the target key's holder opens.
+import { Type } from "@sinclair/typebox";
 import type { ExecuteContext } from "../../activities/define.ts";
 import { createSession } from "../../auth/sessions.ts";
 import { invalid } from "../../errors.ts";
@@ -41,6 +42,13 @@ export function credentialFor(user: { id: string; organization_id: string }, lab
     ...(p.apiKeyName !== undefined ? { apiKeyName: p.apiKeyName } : {}),
   };
 }
+
+/** What a credential-bundle login answers (v1OauthResult, v1OtpAuthResult): the user, its new key, the sealed bundle. */
+export const BundleLoginResult = Type.Object({
+  userId: Type.String(),
+  apiKeyId: Type.String(),
+  credentialBundle: Type.String({ description: "HPKE-sealed to targetPublicKey: @turnkey/crypto decryptCredentialBundle opens it" }),
+});
 
 export interface IssuedCredential {
   apiKeyId: string;
