@@ -60,6 +60,12 @@ export async function insertOrganization(db: Executor, row: OrganizationRow): Pr
  * quorum nobody asked for) or collide on the primary key. So the organization row is locked
  * first (a no-op when the caller already holds it, and on SQLite).
  */
+/** Whether the user is in the organization's root quorum. */
+export async function isRootUser(db: Executor, organizationId: string, userId: string): Promise<boolean> {
+  const row = await db.selectFrom("root_quorum_members").select("user_id").where("organization_id", "=", organizationId).where("user_id", "=", userId).executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function setRootQuorum(db: Executor, organizationId: string, userIds: string[]): Promise<void> {
   await lockOrganization(db, organizationId);
   await db.deleteFrom("root_quorum_members").where("organization_id", "=", organizationId).execute();

@@ -1,4 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
+import { isRootUser } from "../../store/organizations.ts";
 import { notFound, precondition } from "../../errors.ts";
 import { Id, maxItems } from "../../schemas/common.ts";
 import { lockUsers } from "../../store/locks.ts";
@@ -18,7 +19,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   if (missing.length) throw notFound(`user ${userId} has no authenticator ${missing.join(", ")}`);
   if (own.size === authenticatorIds.length) {
     const [root, keys] = await Promise.all([
-      tx.selectFrom("root_quorum_members").select("user_id").where("organization_id", "=", organization.id).where("user_id", "=", userId).executeTakeFirst(),
+      isRootUser(tx, organization.id, userId),
       tx.selectFrom("api_keys").select("id").where("user_id", "=", userId).where("expires_at", "is", null).executeTakeFirst(),
     ]);
     // A root user with no lasting credential can never vote again; refuse to lock the org out.

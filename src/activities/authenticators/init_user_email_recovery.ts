@@ -5,6 +5,7 @@
 // credential is an expiring session key of the user, as email_auth's (our choice: email_auth
 // to the same address already yields one, so a narrower key would protect nothing more).
 import { Type, type Static } from "@sinclair/typebox";
+import { isRootUser } from "../../store/organizations.ts";
 import { sessionSeconds } from "../../auth/sessions.ts";
 import { checkTargetKey, credentialFor, issueCredential } from "../../logins/credential-bundles/issue.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
@@ -18,8 +19,7 @@ async function initRecovery(ctx: ExecuteContext, p: Static<typeof Params>) {
   // Switched-off recovery refuses before any look-up or mail (docs/organizations.md §8.2).
   await requireFeature(ctx, "FEATURE_NAME_EMAIL_RECOVERY", "email recovery");
   const user = await userWithVerifiedEmail(ctx, p.email);
-  const root = await ctx.tx.selectFrom("root_quorum_members").select("user_id").where("organization_id", "=", user.organization_id).where("user_id", "=", user.id).executeTakeFirst();
-  if (root) await requireFeature(ctx, "FEATURE_NAME_ROOT_USER_EMAIL_RECOVERY", "email recovery of a root user");
+  if (await isRootUser(ctx.tx, user.organization_id, user.id)) await requireFeature(ctx, "FEATURE_NAME_ROOT_USER_EMAIL_RECOVERY", "email recovery of a root user");
   const send = await prepareCredentialMail(ctx, p, "recovery");
   const issued = await issueCredential(ctx, credentialFor(user, "Recovery", p));
   await send(issued.credentialBundle, secs);

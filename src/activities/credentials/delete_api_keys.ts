@@ -1,4 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
+import { isRootUser } from "../../store/organizations.ts";
 import { notFound, precondition } from "../../errors.ts";
 import { Id, maxItems } from "../../schemas/common.ts";
 import { lockUsers } from "../../store/locks.ts";
@@ -25,7 +26,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const lastingKeyLeft = keys.some((k) => !deleting.has(k.id) && k.expires_at === null);
   if (!lastingKeyLeft) {
     const [root, passkey] = await Promise.all([
-      tx.selectFrom("root_quorum_members").select("user_id").where("organization_id", "=", organization.id).where("user_id", "=", user.id).executeTakeFirst(),
+      isRootUser(tx, organization.id, user.id),
       tx.selectFrom("authenticators").select("id").where("user_id", "=", user.id).executeTakeFirst(),
     ]);
     // A root user with no lasting credential can never vote again; refuse to lock the org out.
