@@ -11,6 +11,7 @@ import { SigningKeyCache } from "./webhooks/signing-keys.ts";
 import { ServiceKeyCache } from "./auth/service-keys.ts";
 import { AllowlistCache } from "./network/allowlist-cache.ts";
 import { TvcObservations } from "./tvc/observed.ts";
+import { SignerCache } from "./signing/signer-cache.ts";
 
 export interface ServiceState {
   /** Organization → its chain of ancestors (parents never change). */
@@ -29,6 +30,8 @@ export interface ServiceState {
   readonly allowlists: AllowlistCache;
   /** What the TVC runtime of this process last observed, per deployment. */
   readonly tvc: TvcObservations;
+  /** (organization, signWith) → the key it names, per version of the organization's keys. */
+  readonly signers: SignerCache;
 }
 
 export function newServiceState(): ServiceState {
@@ -42,5 +45,6 @@ export function newServiceState(): ServiceState {
     serviceKeys: new ServiceKeyCache(),
     allowlists: new AllowlistCache(),
     tvc: new TvcObservations(),
+    signers: new SignerCache(),
   };
 }

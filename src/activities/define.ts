@@ -16,6 +16,7 @@ import type { ServiceKeyPurpose } from "../store/schema.ts";
 import type { Caller } from "../network/request-network.ts";
 import type { WebhookUrlPolicy } from "../webhooks/url-policy.ts";
 import type { SignerKey } from "../signing/sign.ts";
+import type { Signer } from "../signing/resolve.ts";
 import { checkSecretPaths, redactSecrets, relaxSecrets } from "./secret-params.ts";
 
 /** What a handler may use beyond its transaction (pipeline/services.ts builds it). */
@@ -111,6 +112,12 @@ export interface ExecuteContext<X = undefined> {
    * (absent when a later approval executes it): set_ip_allowlist refuses to lock its caller out.
    */
   caller?: Caller;
+  /**
+   * With policySigner: the key its signWith names, as the submission found it, when this
+   * transaction found the organization's keys unchanged since (docs/signing.md §5). Absent:
+   * the handler reads it in this transaction (signerInTransaction).
+   */
+  signer?: Signer;
 }
 
 export interface ActivityDefinition<P extends TObject = TObject, R extends TObject = TObject, X = undefined> {

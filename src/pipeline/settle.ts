@@ -5,7 +5,9 @@
 // After the commit, afterCommit() marks the policy set as stored and wakes the dispatcher.
 import { sql } from "kysely";
 import { ApiError, notFound, precondition } from "../errors.ts";
-import { organizationIsLiveLocked } from "../store/organizations.ts";
+import { liveOrganizationLocked } from "../store/organizations.ts";
+import type { VersionedSigner } from "../signing/signer-cache.ts";
+import type { Signer } from "../signing/resolve.ts";
 import type { Actor, CompiledActivity } from "../activities/define.ts";
 import { insertSubmission, insertVote, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import { viewsOf } from "../store/users.ts";
@@ -53,6 +55,8 @@ export interface Settlement {
   caller?: Caller;
   /** What the definition's prepare returned before this transaction (submission.ts, vote.ts). */
   prepared?: unknown;
+  /** The key the submission found for the definition's policySigner, with the keys version it is current for. */
+  signer?: VersionedSigner;
   /** Rows that go with this decision, written once the activity row exists (the MFA requirement: pipeline/mfa-gate.ts). */
   extraWrites?: (tx: Tx) => Promise<void>;
 }
@@ -67,10 +71,12 @@ export async function settle(deps: PipelineDeps, tx: Tx, s: Settlement): Promise
   const { activity, previous, evaluated, now } = s;
   // A request authenticated before its organization was deleted finds it gone here, and
   // records nothing (docs/organizations.md §7.3).
-  if (!(await organizationIsLiveLocked(tx, activity.organization_id))) {
-    throw notFound(`organization ${activity.organization_id} not found`, "ORGANIZATION_NOT_FOUND");
-  }
-  const outcome = await decidedOutcome(deps, tx, s);
+  const live = await liveOrganizationLocked(tx, activity.organization_id);
+  if (!live) throw notFound(`organization ${activity.organization_id} not found`, "ORGANIZATION_NOT_FOUND");
+  // The submission's signer signs only if no key of the organization was written since it was
+  // read (docs/signing.md §5); otherwise the handler reads it again, here.
+  const signer = s.signer?.keysVersion !== undefined && s.signer.keysVersion === live.keysVersion ? s.signer.signer : undefined;
+  const outcome = await decidedOutcome(deps, tx, s, signer);
   const row: ActivityRow = { ...activity, ...outcome, updated_at: now };
   const changed = outcome.status !== previous?.status;
   if (s.appProofs && changed && deps.masterKey) {
@@ -117,9 +123,9 @@ export function afterCommit(deps: PipelineDeps, s: Pick<Settlement, "evaluated">
 }
 
 /** The status the decision gives the activity; ALLOW runs the handler first. */
-async function decidedOutcome(deps: PipelineDeps, tx: Tx, s: Settlement): Promise<Outcome> {
+async function decidedOutcome(deps: PipelineDeps, tx: Tx, s: Settlement, signer: Signer | undefined): Promise<Outcome> {
   const { decision } = s.evaluated;
-  if (decision.outcome === "OUTCOME_ALLOW") return executed(deps, tx, s);
+  if (decision.outcome === "OUTCOME_ALLOW") return executed(deps, tx, s, signer);
   if (decision.outcome === "OUTCOME_REJECTED") return { status: STATUS.REJECTED, result: null, failure: null };
   if (decision.outcome === "OUTCOME_REQUIRES_AUTHENTICATORS") return { status: STATUS.AUTHENTICATORS_NEEDED, result: null, failure: null };
   if (isDenied(decision)) {
@@ -128,7 +134,7 @@ async function decidedOutcome(deps: PipelineDeps, tx: Tx, s: Settlement): Promis
   return { status: STATUS.CONSENSUS_NEEDED, result: null, failure: null };
 }
 
-async function executed(deps: PipelineDeps, tx: Tx, s: Settlement): Promise<Outcome> {
+async function executed(deps: PipelineDeps, tx: Tx, s: Settlement, signer: Signer | undefined): Promise<Outcome> {
   const run = async (): Promise<Outcome> => {
     if (s.def.prepare && s.prepared === undefined) {
       throw precondition(
@@ -146,6 +152,7 @@ async function executed(deps: PipelineDeps, tx: Tx, s: Settlement): Promise<Outc
         chains: deps.state.chains,
         services: activityServices(deps, tx, s.now),
         ...(s.caller ? { caller: s.caller } : {}),
+        ...(signer ? { signer } : {}),
       },
       s.params,
     );

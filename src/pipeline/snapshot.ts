@@ -24,6 +24,8 @@ export interface RequestSnapshot {
   webhookVersion: number;
   /** Whether the acting user has any MFA policy (the submission reads them only then). */
   hasMfaPolicies: boolean;
+  /** Version of the acting user's organization's signing keys (a remembered signer is good for it: docs/signing.md §5). */
+  keysVersion: number;
 }
 
 export const requestSnapshot: Rider<RequestSnapshot> = {
@@ -33,6 +35,7 @@ export const requestSnapshot: Rider<RequestSnapshot> = {
     dialectOf(db).tagIdList().as("snapshot_tag_ids"),
     sql<string | null>`(select value from sigil_meta where key = ${WEBHOOK_VERSION_KEY})`.as("snapshot_webhook_version"),
     sql<number | boolean>`exists(select 1 from mfa_policies where mfa_policies.user_id = users.id)`.as("snapshot_has_mfa"),
+    sql<number | string>`organizations.keys_version`.as("snapshot_keys_version"),
   ],
   read(row) {
     const tags = row.snapshot_tag_ids;
@@ -44,6 +47,8 @@ export const requestSnapshot: Rider<RequestSnapshot> = {
       webhookVersion: webhookVersion === null || webhookVersion === undefined ? 0 : Number(webhookVersion),
       // PostgreSQL answers a boolean, SQLite 0 or 1.
       hasMfaPolicies: hasMfa === true || Number(hasMfa) === 1,
+      // PostgreSQL answers a bigint as a string.
+      keysVersion: Number(row.snapshot_keys_version),
     };
   },
 };

@@ -22,7 +22,8 @@ import { castVote, voteRow } from "./vote.ts";
 import { recordedIntent, recordedVote } from "./secret-params.ts";
 import { awaitingAuthenticators, owedByActor, recordOwed, refuseUnapprovable, submitterMfaPolicies } from "./mfa-gate.ts";
 import { STRICT_WEBHOOK_URLS } from "../webhooks/url-policy.ts";
-import { requireSigner, signerKey, type Signer } from "../signing/resolve.ts";
+import { signerKey } from "../signing/resolve.ts";
+import type { VersionedSigner } from "../signing/signer-cache.ts";
 import { refuseOutsideSessionScope } from "../auth/session-scope.ts";
 
 export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer> {
@@ -45,14 +46,17 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   }
   // A signing activity names a key of the organization: an unknown one (404) or a request its
   // curve cannot sign (400) is refused here, before it could wait for approvals (docs/signing.md §1).
-  // The key found here also binds the policy facts (docs/signing.md §5).
-  let signer: Signer | undefined;
+  // The key found here also binds the policy facts, and signs if the signing transaction finds
+  // the organization's keys unchanged since the credential read (docs/signing.md §5).
+  let signer: VersionedSigner | undefined;
   if (def.policySigner) {
-    signer = await requireSigner(deps.db, principal.organization.id, def.policySigner(params));
-    def.checkSigner?.(params, signerKey(signer));
+    // The snapshot's version is the acting user's organization's: it vouches for that organization's keys only.
+    const keysVersion = principal.organization.id === principal.actor.organizationId ? snapshot.keysVersion : undefined;
+    signer = await deps.state.signers.resolve(deps.db, principal.organization.id, def.policySigner(params), keysVersion);
+    def.checkSigner?.(params, signerKey(signer.signer));
   }
   // 6. authorize: the submitter's stamp is the first approval.
-  const facts = await activityFacts(deps.db, def, params, principal.organization.id, signer);
+  const facts = await activityFacts(deps.db, def, params, principal.organization.id, signer?.signer);
   const approvers = [userFact(principal.user, snapshot.tagIds)];
   const credentials = [stampCredential(principal)];
   // A session issued with a profile: its scope first, over what the policies see (auth/session-scope.ts).
@@ -144,6 +148,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
     now,
     caller: callerOf(ctx.network, principal),
     ...(prepared !== undefined ? { prepared } : {}),
+    ...(signer ? { signer } : {}),
     ...(owed ? { extraWrites: recordOwed(activityId, principal.actor.organizationId, principal.actor.userId, owed, now, false) } : {}),
   };
   let { settled, twin } = await settleOrFindTwin(deps, settlement);

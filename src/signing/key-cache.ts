@@ -7,43 +7,19 @@
 // entry cannot go stale; the caller serves it only after its own read in the signing
 // transaction has found the account (a deleted account never signs from the cache).
 import type { MasterKey } from "../crypto/envelope.ts";
+import { Lru } from "../cache/lru.ts";
 
 /** Sealed derived keys kept per master key. [our choice: a few hundred bytes each, under 1 MiB in all] */
 export const DERIVED_KEY_CACHE_ENTRIES = 1024;
 
 const aad = (id: string) => `derived-key-cache:${id}`;
 
-class SealedLru {
-  readonly #entries = new Map<string, string>();
-  constructor(readonly max: number) {}
+const caches = new WeakMap<MasterKey, Lru<string>>();
 
-  get(id: string): string | undefined {
-    const sealed = this.#entries.get(id);
-    if (sealed !== undefined) {
-      // Map order is insertion order: re-inserting marks it most recently used.
-      this.#entries.delete(id);
-      this.#entries.set(id, sealed);
-    }
-    return sealed;
-  }
-
-  set(id: string, sealed: string): void {
-    this.#entries.delete(id);
-    this.#entries.set(id, sealed);
-    while (this.#entries.size > this.max) this.#entries.delete(this.#entries.keys().next().value!);
-  }
-
-  get size(): number {
-    return this.#entries.size;
-  }
-}
-
-const caches = new WeakMap<MasterKey, SealedLru>();
-
-function cacheOf(masterKey: MasterKey): SealedLru {
+function cacheOf(masterKey: MasterKey): Lru<string> {
   let c = caches.get(masterKey);
   if (!c) {
-    c = new SealedLru(DERIVED_KEY_CACHE_ENTRIES);
+    c = new Lru<string>(DERIVED_KEY_CACHE_ENTRIES);
     caches.set(masterKey, c);
   }
   return c;

@@ -118,6 +118,15 @@ export async function requireSigner(db: Executor, organizationId: string, signWi
 }
 
 /**
+ * The key a signing handler signs with: the one its submission found, if the settling
+ * transaction found the organization's keys unchanged since (ExecuteContext.signer), else read
+ * here, in the signing transaction — the read that proves the key still exists (docs/signing.md §5).
+ */
+export function signerInTransaction(ctx: { tx: Executor; organization: { id: string }; signer?: Signer }, signWith: string): Promise<Signer> {
+  return ctx.signer ? Promise.resolve(ctx.signer) : requireSigner(ctx.tx, ctx.organization.id, signWith);
+}
+
+/**
  * The signer's private key in memory: a private key opened from its sealed row, or a wallet
  * account's key — from the sealed derived-key cache, else derived from its wallet's sealed
  * mnemonic (and then cached sealed: docs/signing.md §5). The caller zeroes it. `s` must come

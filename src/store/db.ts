@@ -25,6 +25,7 @@ import * as m019 from "./migrations/019_organization_features.ts";
 import * as m020 from "./migrations/020_session_profiles.ts";
 import * as m021 from "./migrations/021_mfa_policies.ts";
 import * as m023 from "./migrations/023_invitations.ts";
+import * as m024 from "./migrations/024_keys_version.ts";
 import { DEFAULT_STORE_TIMEOUTS, type OpenedStore, type StoreTimeouts } from "./engine.ts";
 import { engineFor, isStoreUnavailable, type Engine } from "./engines.ts";
 
@@ -61,6 +62,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "020_session_profiles": m020,
   "021_mfa_policies": m021,
   "023_invitations": m023,
+  "024_keys_version": m024,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -35,6 +35,14 @@ export interface StoreDialect {
   lock<DB, TB extends keyof DB, O>(q: SelectQueryBuilder<DB, TB, O>, strength: LockStrength): SelectQueryBuilder<DB, TB, O>;
   /** A correlated subquery: the tag ids of `users.id`, sorted, comma-separated (null when none). */
   tagIdList(): RawBuilder<string | null>;
+  /**
+   * Creates triggers that add 1 to `organizations.<counter>` of the organization of every row
+   * inserted into, updated in or deleted from `table` (its `organization_id`), in the same
+   * transaction: a version no writer can forget to bump (migration 024).
+   */
+  createCounterTriggers(db: Kysely<any>, table: string, counter: string): Promise<void>;
+  /** Drops what createCounterTriggers made. */
+  dropCounterTriggers(db: Kysely<any>, table: string, counter: string): Promise<void>;
   /** Announces a change on `channel` at commit (no-op where nobody else can be listening). */
   notify(db: Kysely<any>, channel: string): Promise<void>;
 }

@@ -56,7 +56,7 @@ export const KEPT_WITH_ORGANIZATION = ["activities", "policy_evaluations", "webh
 /**
  * Locks the organization row against every transaction that references it (FOR UPDATE
  * conflicts with the FOR KEY SHARE a row insert with a foreign key to it takes, and with the
- * liveness check of every activity: organizationIsLiveLocked in store/organizations.ts), then reads it. Undefined: no
+ * liveness check of every activity: liveOrganizationLocked in store/organizations.ts), then reads it. Undefined: no
  * such organization, or already deleted.
  */
 export async function lockOrganizationForDeletion(tx: Executor, organizationId: string) {

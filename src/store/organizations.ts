@@ -87,19 +87,20 @@ export async function organizationIsLive(db: Executor, id: string): Promise<bool
 }
 
 /**
- * In an activity's transaction, before it runs: whether its organization is still live. On
+ * In an activity's transaction, before it runs: whether its organization is still live, and
+ * the version of its signing keys (docs/signing.md §5; undefined when not live). On
  * PostgreSQL the read takes FOR KEY SHARE on the row — what any insert referencing the row
  * takes anyway, so it queues behind nothing but a deletion (FOR UPDATE): an activity
  * authenticated before its organization was deleted waits for that deletion to commit and
  * then finds it gone (docs/organizations.md §7.3).
  */
-export async function organizationIsLiveLocked(tx: Executor, id: string): Promise<boolean> {
+export async function liveOrganizationLocked(tx: Executor, id: string): Promise<{ keysVersion: number } | undefined> {
   const [row] = await liveness(tx, { id });
-  return row !== undefined && row.deleted_at == null;
+  return row !== undefined && row.deleted_at == null ? { keysVersion: Number(row.keys_version) } : undefined;
 }
 
 // Every activity runs it: compiled once per dialect (store/precompiled.ts).
 const liveness = precompiled(["id"], (db, v) => {
-  const q = db.selectFrom("organizations").select("deleted_at").where("id", "=", v.id);
+  const q = db.selectFrom("organizations").select(["deleted_at", "keys_version"]).where("id", "=", v.id);
   return locksRows(db) ? q.forKeyShare() : q;
 });

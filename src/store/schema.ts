@@ -66,6 +66,8 @@ export interface OrganizationsTable {
   policy_version: number;
   /** Bumped with every change to the organization's IP allowlists (0: never had one). */
   ip_allowlist_version?: number;
+  /** Moved by triggers with every write to the organization's signing keys (migration 024; docs/signing.md §5). */
+  keys_version?: number | string;
   created_at: number;
   updated_at: number;
   /** Set by delete_sub_organization: the row stays for its activities, the organization is unknown (migration 019). */

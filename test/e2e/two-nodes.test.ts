@@ -31,6 +31,7 @@ const COMPLETED = "ACTIVITY_STATUS_COMPLETED";
 const CONSENSUS = "ACTIVITY_STATUS_CONSENSUS_NEEDED";
 const PERMISSION_DENIED = 7;
 const FAILED_PRECONDITION = 9;
+const NOT_FOUND = 5;
 
 const postgres = engines().find((e) => e.name === "postgres")!;
 const uniq = (label: string) => `${label}-${randomBytes(4).toString("hex")}`;
@@ -394,6 +395,41 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
       await ursula[y]!.sdk.updateRootQuorum({ threshold: 1, userIds: [org.users[0]!.userId] });
       await expect(x, false, step("out of the root quorum again"));
     }
+  });
+
+  it("a key deleted or exported at one node is never signed with at the other, whose remembered signer held it", async () => {
+    const org = await newOrg("keys", 1, 1);
+    const R = org.at(0, 0);
+    // A non-root user signs, under a policy that reads the wallet: root users are not governed by policies.
+    const key = generateP256KeyPair();
+    const made = await R.sdk.createUsers({
+      users: [{ userName: "signer", apiKeys: [{ apiKeyName: "signer-key", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [], userTags: [] }],
+    });
+    const [A, B] = nodes.map((node) => partyFor(node.url, key, made.userIds[0]!, org.orgId));
+    await R.sdk.createPolicy({ policyName: uniq("unexported"), effect: "EFFECT_ALLOW", condition: "activity.resource == 'PRIVATE_KEY' && wallet.exported == false", notes: "" });
+    const wallet = await R.sdk.createWallet({
+      walletName: uniq("w"),
+      accounts: [0, 1].map((i) => ({ curve: "CURVE_SECP256K1" as const, pathFormat: "PATH_FORMAT_BIP32" as const, path: `m/44'/60'/0'/0/${i}`, addressFormat: "ADDRESS_FORMAT_ETHEREUM" as const })),
+    });
+    const [kept, doomed] = wallet.addresses as [string, string];
+    let n = 0;
+    const sign = (p: Party, signWith: string) =>
+      outcome(p.http.signRawPayload(envelope("ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", org.orgId, { signWith, payload: (n++).toString(16).padStart(64, "0"), encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NO_OP" })));
+    // Both nodes sign twice with each account: the second time from the signer they remembered.
+    for (const p of [A!, B!, A!, B!]) for (const a of [kept, doomed]) assert.equal((await sign(p, a)).ok, true);
+    const accounts = await R.sdk.getWalletAccounts({ walletId: wallet.walletId });
+    const doomedId = accounts.accounts.find((a: AnyRec) => a.address === doomed)!.walletAccountId;
+    await R.sdk.deleteWalletAccounts({ walletAccountIds: [doomedId], deleteWithoutExport: true });
+    const refused = await sign(B!, doomed);
+    assert.ok(!refused.ok && refused.code === NOT_FOUND, `node B signed with an account node A deleted: ${JSON.stringify(refused).slice(0, 300)}`);
+    assert.equal((await sign(B!, kept)).ok, true, "the other account of the wallet still signs at node B");
+    // The policy sees an export made at the other node on the very next request.
+    await R.sdk.exportWallet({ walletId: wallet.walletId, targetPublicKey: generateP256KeyPair().publicKey });
+    const denied = await sign(B!, kept);
+    assert.ok(!denied.ok && denied.code === PERMISSION_DENIED, `node B signed with a wallet exported at node A: ${JSON.stringify(denied).slice(0, 300)}`);
+    // The keys version moved with the key writes (triggers): creation, deletion, export.
+    const version = (await rows("select keys_version from organizations where id = $1", org.orgId))[0]!.keys_version;
+    assert.ok(Number(version) >= 3, `keys_version ${version}`);
   });
 
   it("webhook workers on both nodes never deliver one attempt twice, under load through both", async (t) => {

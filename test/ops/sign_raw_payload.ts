@@ -66,6 +66,53 @@ perEngine("sign_raw_payload", (h) => {
     assert.ok(ed25519.verify(Buffer.from(sig.r + sig.s, "hex"), Buffer.from("ed"), base58.decode(ed.addresses[0]!.address)));
   });
 
+  it("every write to the organization's keys moves its keys version, and no other organization's", async () => {
+    const org = await h().newOrg("Versions");
+    const version = async (id: string) =>
+      Number((await h().service.store.db.selectFrom("organizations").select("keys_version").where("id", "=", id).executeTakeFirstOrThrow()).keys_version);
+    const theirs = await version(h().root.organizationId);
+    let last = await version(org.organizationId);
+    const moved = async (what: string, work: () => Promise<unknown>) => {
+      await work();
+      const now = await version(org.organizationId);
+      assert.ok(now > last, `${what}: keys_version stayed ${now}`);
+      last = now;
+    };
+    const as = { as: org };
+    let walletId = "";
+    await moved("create_wallet", async () => (walletId = completed(await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: "v", accounts: [ETH()] }, as), "createWalletResult").walletId));
+    await moved("create_wallet_accounts", async () => completed(await h().submit("create_wallet_accounts", "ACTIVITY_TYPE_CREATE_WALLET_ACCOUNTS", { walletId, accounts: [ETH("m/44'/60'/0'/0/1")] }, as), "createWalletAccountsResult"));
+    await moved("update_wallet", async () => completed(await h().submit("update_wallet", "ACTIVITY_TYPE_UPDATE_WALLET", { walletId, walletName: "v2" }, as), "updateWalletResult"));
+    let privateKeyId = "";
+    await moved("create_private_keys", async () => (privateKeyId = (await newPrivateKey(h(), "CURVE_SECP256K1", ["ADDRESS_FORMAT_ETHEREUM"], org)).privateKeyId));
+    await moved("delete_private_keys", async () => completed(await h().submit("delete_private_keys", "ACTIVITY_TYPE_DELETE_PRIVATE_KEYS", { privateKeyIds: [privateKeyId], deleteWithoutExport: true }, as), "deletePrivateKeysResult"));
+    await moved("delete_wallets", async () => completed(await h().submit("delete_wallets", "ACTIVITY_TYPE_DELETE_WALLETS", { walletIds: [walletId], deleteWithoutExport: true }, as), "deleteWalletsResult"));
+    assert.equal(await version(h().root.organizationId), theirs, "another organization's keys version moved");
+  });
+
+  it("a key deleted after the submission found it, before the signing transaction, does not sign (404, nothing recorded)", async () => {
+    const { addresses } = await newWallet(h(), [ETH(), ETH("m/44'/60'/0'/0/1")]);
+    const [, doomed] = addresses as [string, string];
+    const req = { signWith: doomed, payload: "ab", encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_KECCAK256" };
+    completed(await sign(h(), req), "signRawPayloadResult"); // remembered now
+    // Another node deletes the account between this node's look-up and its transaction.
+    const signers = h().service.state.signers;
+    const resolve = signers.resolve.bind(signers);
+    signers.resolve = async (...args) => {
+      const found = await resolve(...args);
+      await h().service.store.db.deleteFrom("wallet_accounts").where("address", "=", doomed).execute();
+      return found;
+    };
+    try {
+      const before = await h().service.store.db.selectFrom("activities").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
+      notFound(await sign(h(), { ...req, payload: "abcd" }), /no wallet account, private key or public key/);
+      const after = await h().service.store.db.selectFrom("activities").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
+      assert.equal(Number(after.n), Number(before.n));
+    } finally {
+      signers.resolve = resolve;
+    }
+  });
+
   it("invalid combinations are 400 naming the field; an unknown or another organization's key is 404 with no signature", async () => {
     const { addresses } = await newWallet(h(), [ETH(), SOL()]);
     const [eth, sol] = addresses as [string, string];

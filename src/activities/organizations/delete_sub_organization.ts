@@ -24,7 +24,7 @@ export const deleteSubOrganization = defineActivity({
   rootOnly: true,
   async execute({ tx, organization, now }, p) {
     // First: every activity of the organization still running queues behind this lock, and
-    // finds the organization gone once this commits (store/organizations.ts organizationIsLiveLocked).
+    // finds the organization gone once this commits (store/organizations.ts liveOrganizationLocked).
     const org = await lockOrganizationForDeletion(tx, organization.id);
     if (!org) throw notFound(`organization ${organization.id} not found`, "ORGANIZATION_NOT_FOUND");
     if (org.parent_id === null) {

@@ -1,6 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { checkPayload, HashFunction, Payload, PayloadEncoding, signingInput } from "../../signing/payload.ts";
-import { requireSigner, withSigningKey } from "../../signing/resolve.ts";
+import { signerInTransaction, withSigningKey } from "../../signing/resolve.ts";
 import { SignWith, SignatureSchema } from "../../signing/schema.ts";
 import { signWithKey } from "../../signing/sign.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
@@ -32,7 +32,7 @@ const Params = Type.Object({
 });
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
-  const signer = await requireSigner(ctx.tx, ctx.organization.id, p.signWith);
+  const signer = await signerInTransaction(ctx, p.signWith);
   const input = signingInput(signer.curve, p.payload, p.encoding, p.hashFunction, "parameters.payload");
   return withSigningKey(ctx.services.masterKey, signer, (key) => signWithKey(signer.curve, key, input));
 }

@@ -1,7 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { maxItems } from "../../schemas/common.ts";
 import { checkPayload, HashFunction, Payload, PayloadEncoding, signingInput } from "../../signing/payload.ts";
-import { requireSigner, withSigningKey } from "../../signing/resolve.ts";
+import { signerInTransaction, withSigningKey } from "../../signing/resolve.ts";
 import { MAX_PAYLOADS_PER_REQUEST, SignWith, SignatureSchema } from "../../signing/schema.ts";
 import { signWithKey } from "../../signing/sign.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
@@ -14,7 +14,7 @@ const Params = Type.Object({
 });
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
-  const signer = await requireSigner(ctx.tx, ctx.organization.id, p.signWith);
+  const signer = await signerInTransaction(ctx, p.signWith);
   // Every payload is checked before the key is opened: one bad payload signs nothing.
   const inputs = p.payloads.map((payload, i) => signingInput(signer.curve, payload, p.encoding, p.hashFunction, `parameters.payloads[${i}]`));
   const signatures = await withSigningKey(ctx.services.masterKey, signer, (key) => inputs.map((input) => signWithKey(signer.curve, key, input)));

@@ -1,5 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { requireSigner, signerPublicKey, withSigningKey } from "../../signing/resolve.ts";
+import { signerInTransaction, signerPublicKey, withSigningKey } from "../../signing/resolve.ts";
 import { SignWith } from "../../signing/schema.ts";
 import { checkSigner, parseTransaction, signParsed, transactionFacts, TRANSACTION_TYPES } from "../../signing/transaction.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
@@ -20,7 +20,7 @@ const Params = Type.Object({
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const parsed = parseTransaction(p.type, p.unsignedTransaction, p.signWith);
-  const signer = await requireSigner(ctx.tx, ctx.organization.id, p.signWith);
+  const signer = await signerInTransaction(ctx, p.signWith);
   const publicKey = signerPublicKey(signer);
   checkSigner(parsed, signer.curve, publicKey);
   const signedTransaction = await withSigningKey(ctx.services.masterKey, signer, (key) => signParsed(parsed, key, publicKey));
