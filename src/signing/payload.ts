@@ -78,6 +78,18 @@ function messageBytes(payload: string, encoding: Encoding, field: string): Uint8
  * ed25519 the message (HASH_FUNCTION_NOT_APPLICABLE only: ed25519 hashes internally).
  */
 export function signingInput(curve: SigningCurve, payload: string, encoding: Encoding, hash: Hash, field: string): Uint8Array {
+  return inputFor(curve, payload, encoding, hash, field, true);
+}
+
+/**
+ * Refuses (400) what signingInput would refuse for a key of this curve, without hashing: the
+ * check before authorization (ActivityDefinition.checkSigner); the handler hashes once.
+ */
+export function checkSigningInput(curve: SigningCurve, payload: string, encoding: Encoding, hash: Hash, field: string): void {
+  inputFor(curve, payload, encoding, hash, field, false);
+}
+
+function inputFor(curve: SigningCurve, payload: string, encoding: Encoding, hash: Hash, field: string, digest: boolean): Uint8Array {
   checkHashFunction(encoding, hash);
   const bytes = messageBytes(payload, encoding, field);
   if (curve === "CURVE_ED25519") {
@@ -92,9 +104,9 @@ export function signingInput(curve: SigningCurve, payload: string, encoding: Enc
     case "HASH_FUNCTION_NOT_APPLICABLE":
       throw bad("parameters.hashFunction", "secp256k1 signs a digest: use HASH_FUNCTION_KECCAK256, HASH_FUNCTION_SHA256, or HASH_FUNCTION_NO_OP with a 32-byte hex digest");
     case "HASH_FUNCTION_SHA256":
-      return sha256(bytes);
+      return digest ? sha256(bytes) : bytes;
     case "HASH_FUNCTION_KECCAK256":
-      return keccak_256(bytes);
+      return digest ? keccak_256(bytes) : bytes;
     case "HASH_FUNCTION_NO_OP":
       if (encoding !== "PAYLOAD_ENCODING_HEXADECIMAL" || bytes.length !== 32) {
         throw bad(field, "with HASH_FUNCTION_NO_OP a secp256k1 payload must be the 32-byte digest, as hex (PAYLOAD_ENCODING_HEXADECIMAL)");

@@ -3,7 +3,7 @@
 // ("00" / "01"), ed25519 with r and s the two 32-byte halves of the signature and v empty.
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
-import { signRecoverable } from "tiny-secp256k1";
+import { signDigest } from "./secp256k1.ts";
 
 export type SigningCurve = "CURVE_SECP256K1" | "CURVE_ED25519";
 
@@ -21,10 +21,9 @@ export interface RawSignature {
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 
-// secp256k1 signatures come from libsecp256k1 compiled to WebAssembly (tiny-secp256k1): about
-// a fifth of the CPU of the pure-JS signer, which was most of a signing activity's cost
-// (docs/signing.md §5). Both derive the nonce by RFC 6979 and return a low S, so they give the
-// same bytes; a unit test holds them to it. Key generation and derivation stay on @noble.
+// secp256k1 signatures come from libsecp256k1 (./secp256k1.ts: native, or WebAssembly where no
+// native build exists), a fraction of the CPU of the pure-JS signer, which was most of a signing
+// activity's cost (docs/signing.md §5). Key generation and derivation stay on @noble.
 
 /** Signs `input` (secp256k1: the 32-byte digest; ed25519: the message) with a raw private key. */
 export function signWithKey(curve: SigningCurve, privateKey: Uint8Array, input: Uint8Array): RawSignature {
@@ -33,7 +32,7 @@ export function signWithKey(curve: SigningCurve, privateKey: Uint8Array, input: 
     return { r: hex(sig.subarray(0, 32)), s: hex(sig.subarray(32, 64)), v: "" };
   }
   // The input is the 32-byte digest; the signature is r ‖ s with a low S, and the recovery id is v.
-  const { signature, recoveryId } = signRecoverable(input, privateKey);
+  const { signature, recoveryId } = signDigest(input, privateKey);
   return { r: hex(signature.subarray(0, 32)), s: hex(signature.subarray(32, 64)), v: recoveryId.toString(16).padStart(2, "0") };
 }
 

@@ -1,11 +1,12 @@
-// The secp256k1 signer (libsecp256k1 through WebAssembly, docs/signing.md §5) held to the
-// pure-JavaScript reference: the same RFC 6979 signature byte for byte, a low S, and a `v`
-// that recovers the signing key.
+// The secp256k1 signers (libsecp256k1, native and through WebAssembly, docs/signing.md §5) held
+// to the pure-JavaScript reference: the same RFC 6979 signature byte for byte, a low S, and a
+// `v` that recovers the signing key.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { signWithKey } from "../../src/signing/sign.ts";
+import { SECP256K1_BACKEND, SECP256K1_SIGNERS, type RecoverableSignature } from "../../src/signing/secp256k1.ts";
 
 const N = secp256k1.Point.CURVE().n;
 
@@ -22,6 +23,25 @@ describe("secp256k1 signatures", () => {
       const sig = secp256k1.Signature.fromHex(got.r + got.s, "compact").addRecoveryBit(Number.parseInt(got.v, 16));
       assert.equal(sig.recoverPublicKey(digest).toHex(true), Buffer.from(secp256k1.getPublicKey(key, true)).toString("hex"));
     }
+  });
+
+  it("the native and the WebAssembly signer give the same bytes; the native one loads on this (x64 Linux) machine", () => {
+    if (process.arch === "x64" && process.platform === "linux") assert.equal(SECP256K1_BACKEND, "native");
+    const native = SECP256K1_SIGNERS.native;
+    const wasm = SECP256K1_SIGNERS.wasm;
+    assert.ok(wasm);
+    if (!native) return;
+    for (let i = 0; i < 100; i++) {
+      const key = secp256k1.utils.randomSecretKey();
+      const digest = new Uint8Array(randomBytes(32));
+      const a: RecoverableSignature = native(digest, key);
+      const b: RecoverableSignature = wasm(digest, key);
+      assert.equal(Buffer.from(a.signature).toString("hex"), Buffer.from(b.signature).toString("hex"));
+      assert.equal(a.recoveryId, b.recoveryId);
+    }
+    // An invalid key is refused by both, never signed with.
+    assert.throws(() => native(new Uint8Array(32), new Uint8Array(32)));
+    assert.throws(() => wasm(new Uint8Array(32), new Uint8Array(32)));
   });
 
   it("digests that are zero or above the order still sign and recover", () => {

@@ -1,5 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { checkPayload, HashFunction, Payload, PayloadEncoding, signingInput } from "../../signing/payload.ts";
+import { checkPayload, checkSigningInput, HashFunction, Payload, PayloadEncoding, signingInput } from "../../signing/payload.ts";
 import { signerInTransaction, withSigningKey } from "../../signing/resolve.ts";
 import { SignWith, SignatureSchema } from "../../signing/schema.ts";
 import { signWithKey } from "../../signing/sign.ts";
@@ -48,7 +48,7 @@ export const signRawPayloadV2 = defineActivity({
   returns: SignatureSchema,
   policySigner: (p) => p.signWith,
   check: (p) => checkPayload(p.payload, p.encoding, p.hashFunction, "parameters.payload"),
-  checkSigner: (p, { curve }) => void signingInput(curve, p.payload, p.encoding, p.hashFunction, "parameters.payload"),
+  checkSigner: (p, { curve }) => checkSigningInput(curve, p.payload, p.encoding, p.hashFunction, "parameters.payload"),
   policySigning: typedDataFacts,
   execute,
 });

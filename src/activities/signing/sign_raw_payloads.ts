@@ -1,6 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { maxItems } from "../../schemas/common.ts";
-import { checkPayload, HashFunction, Payload, PayloadEncoding, signingInput } from "../../signing/payload.ts";
+import { checkPayload, checkSigningInput, HashFunction, Payload, PayloadEncoding, signingInput } from "../../signing/payload.ts";
 import { signerInTransaction, withSigningKey } from "../../signing/resolve.ts";
 import { MAX_PAYLOADS_PER_REQUEST, SignWith, SignatureSchema } from "../../signing/schema.ts";
 import { signWithKey } from "../../signing/sign.ts";
@@ -31,6 +31,6 @@ export const signRawPayloads = defineActivity({
   returns: Type.Object({ signatures: Type.Array(SignatureSchema) }),
   policySigner: (p) => p.signWith,
   check: (p) => p.payloads.forEach((payload, i) => checkPayload(payload, p.encoding, p.hashFunction, `parameters.payloads[${i}]`)),
-  checkSigner: (p, { curve }) => p.payloads.forEach((payload, i) => void signingInput(curve, payload, p.encoding, p.hashFunction, `parameters.payloads[${i}]`)),
+  checkSigner: (p, { curve }) => p.payloads.forEach((payload, i) => checkSigningInput(curve, payload, p.encoding, p.hashFunction, `parameters.payloads[${i}]`)),
   execute,
 });
