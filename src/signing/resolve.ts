@@ -2,7 +2,8 @@
 // organization's wallets hold, a private key id, an address a private key was created with,
 // or a public key (compressed or uncompressed secp256k1 hex, raw ed25519 hex) — always of the
 // target organization only, so a sub-organization can never name another's key. One read
-// finds the key and, for a wallet account, its wallet (docs/signing.md §5). The key is opened
+// finds the key and, for a wallet account, its wallet (docs/signing.md §5; remembered per keys
+// version by signing/signer-cache.ts). The key is opened
 // in memory for one signing and zeroed by the caller.
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { notFound } from "../errors.ts";
@@ -46,8 +47,8 @@ function storedPublicKey(v: string): string | undefined {
   return undefined;
 }
 
-// Compiled once per dialect (store/precompiled.ts): a signature looks its key up twice, at
-// submission and in the signing transaction, and building the query cost more than running it.
+// Compiled once per dialect (store/precompiled.ts): a signature not served by a remembered
+// signer looks its key up here (docs/signing.md §5), and building the query cost more than running it.
 const accountBy = (column: "address" | "public_key") =>
   precompiled(["organizationId", "value"], (db, v) =>
     db
