@@ -399,6 +399,14 @@ export const KNOBS = [
     doc: { meaning: "Public site key the proxy returns from `/v1/wallet_kit_client_params` (`turnstileSiteKey`)" },
   }),
   defineKnob({
+    env: "SIGIL_AUTH_PROXY_CONFIG_TTL_MS",
+    flag: "--auth-proxy-config-ttl-ms",
+    key: "authProxyConfigTtlMs",
+    parse: int("SIGIL_AUTH_PROXY_CONFIG_TTL_MS", 0, 300_000),
+    default: 5_000,
+    doc: { meaning: "Auth proxy: how long it keeps a configuration fetched from the API (a change — disabled, origins, settings — reaches it within this time); unknown ids are kept at most 2 s" },
+  }),
+  defineKnob({
     env: "SIGIL_AUTH_PROXY_OTP_INITS_PER_CONTACT_PER_HOUR",
     flag: "--auth-proxy-otp-inits-per-contact-per-hour",
     key: "authProxyOtpInitsPerContactPerHour",

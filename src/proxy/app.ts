@@ -44,7 +44,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
 
 export function buildProxyApp(settings: ProxySettings, logger: FastifyBaseLogger): ProxyApp {
   const api = new ApiClient(settings.apiUrl, settings.secret);
-  const configs = new ConfigSource(api);
+  const configs = new ConfigSource(api, settings.configTtlMs);
   const limiter = proxyLimiter(settings.limits, settings.redisUrl, logger);
   const verificationKeys = new VerificationKeys(api);
   const app = Fastify({

@@ -1,12 +1,13 @@
 // The auth proxy's view of its configurations (docs/auth-proxy-service.md §2): fetched from
-// the API's channel routes and kept at most CONFIG_TTL_MS, so a change (disabled, new origins,
-// new settings) applies within that time. Unknown ids are remembered for a shorter while, so a
-// flood of made-up ids costs the API one request per id per MISS_TTL_MS at most; concurrent
+// the API's channel routes and kept at most `ttlMs` (SIGIL_AUTH_PROXY_CONFIG_TTL_MS, default
+// DEFAULT_CONFIG_TTL_MS), so a change (disabled, new origins, new settings) applies within that
+// time. Unknown ids are remembered for a shorter while, so a flood of made-up ids costs the
+// API one request per id per MISS_TTL_MS (or the TTL, if shorter) at most; concurrent
 // requests for one id share one fetch. Only the sealed key is kept (src/auth-proxy/channel.ts).
 import type { AuthProxyConfigView, OriginsResponse } from "../auth-proxy/channel.ts";
 import type { ApiClient } from "./api-client.ts";
 
-export const CONFIG_TTL_MS = 5_000;
+export const DEFAULT_CONFIG_TTL_MS = 5_000;
 export const MISS_TTL_MS = 2_000;
 export const MAX_CACHED_CONFIGS = 10_000;
 
@@ -28,16 +29,21 @@ export class ConfigSource {
   #origins: { at: number; value: OriginsResponse } | undefined;
   #originsInflight: Promise<OriginsResponse> | undefined;
 
+  readonly #missTtlMs: number;
+
   constructor(
     private readonly api: ApiClient,
+    private readonly ttlMs: number = DEFAULT_CONFIG_TTL_MS,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.#missTtlMs = Math.min(MISS_TTL_MS, ttlMs);
+  }
 
   /** The config with this id (undefined: the API knows none). Throws 503 when the API cannot answer. */
   async get(configId: string): Promise<ConfigEntry | undefined> {
     const c = this.#cache.get(configId);
     const now = this.now();
-    if (c && now - c.at < (c.entry ? CONFIG_TTL_MS : MISS_TTL_MS)) return c.entry;
+    if (c && now - c.at < (c.entry ? this.ttlMs : this.#missTtlMs)) return c.entry;
     const running = this.#inflight.get(configId);
     if (running) return running;
     const p = (async () => {
@@ -59,7 +65,7 @@ export class ConfigSource {
     if (this.#cache.size >= MAX_CACHED_CONFIGS) {
       // Oldest first (insertion order): entries past their time go, then the oldest.
       const now = this.now();
-      for (const [k, v] of this.#cache) if (now - v.at >= CONFIG_TTL_MS) this.#cache.delete(k);
+      for (const [k, v] of this.#cache) if (now - v.at >= this.ttlMs) this.#cache.delete(k);
       for (const k of this.#cache.keys()) {
         if (this.#cache.size < MAX_CACHED_CONFIGS) break;
         this.#cache.delete(k);
@@ -68,10 +74,10 @@ export class ConfigSource {
     this.#cache.set(configId, c);
   }
 
-  /** Every origin some enabled config allows (for preflights), kept at most CONFIG_TTL_MS. */
+  /** Every origin some enabled config allows (for preflights), kept at most the TTL. */
   async origins(): Promise<OriginsResponse> {
     const now = this.now();
-    if (this.#origins && now - this.#origins.at < CONFIG_TTL_MS) return this.#origins.value;
+    if (this.#origins && now - this.#origins.at < this.ttlMs) return this.#origins.value;
     if (this.#originsInflight) return this.#originsInflight;
     this.#originsInflight = (async () => {
       try {

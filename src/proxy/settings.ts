@@ -26,6 +26,8 @@ export interface ProxySettings {
   redisUrl: string | undefined;
   /** Largest request body (bytes). */
   bodyLimitBytes: number;
+  /** How long a configuration fetched from the API is kept (config-source.ts). */
+  configTtlMs: number;
 }
 
 /** Request bodies the SDK sends are small; a sign-up with a few keys and authenticators is a few KiB. */
@@ -64,5 +66,6 @@ export function proxySettingsFrom(config: Config, opts: { apiPort?: number; mast
     trustProxy: config.trustProxy,
     redisUrl: config.redisUrl,
     bodyLimitBytes: PROXY_BODY_LIMIT_BYTES,
+    configTtlMs: config.authProxyConfigTtlMs,
   };
 }

@@ -33,7 +33,6 @@ import { browserMissing } from "../helpers/browser.ts";
 import { openCorePage, type Attempt, type CoreConfig, type CorePage, type CoreTab } from "../helpers/core-page.ts";
 import { SmtpSink, codeFrom } from "../helpers/smtp-sink.ts";
 import { OidcServer, type Account } from "../helpers/oidc-server.ts";
-import { CONFIG_TTL_MS } from "../../src/proxy/config-source.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
@@ -53,6 +52,9 @@ function failure(a: Attempt<unknown>, what: string): string {
   return a.error.map((e) => `${e.name}: ${e.message}`).join(" <- ");
 }
 const claimsOf = (jwt: string): Json => JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString("utf8")) as Json;
+
+/** SIGIL_AUTH_PROXY_CONFIG_TTL_MS of these tests. */
+const CONFIG_TTL_MS = 300;
 
 for (const spec of engines()) {
   describe(`auth proxy from a browser app on @turnkey/core [${spec.name}]`, { skip: spec.skip ?? browserMissing() }, () => {
@@ -104,6 +106,8 @@ for (const spec of engines()) {
         // admitted because the enabled proxy configuration lists its origin (docs/auth-proxy.md §5).
         SIGIL_PUBLIC_URL: `http://127.0.0.1:${port}`,
         SIGIL_OAUTH_ALLOW_LOOPBACK: "true",
+        // A short proxy config TTL: the disabled config below reaches the proxy within it.
+        SIGIL_AUTH_PROXY_CONFIG_TTL_MS: String(CONFIG_TTL_MS),
       });
       const providersFile = path.join(inst.dataDir, "oauth-providers.json");
       writeFileSync(providersFile, JSON.stringify({ providers: { OAUTH2_PROVIDER_X: { tokenUrl: oidc.tokenUrl, userInfoUrl: `${oidc.issuer}/2/users/me` } }, issuers: [] }));
@@ -337,7 +341,7 @@ for (const spec of engines()) {
       const raw = await rawCall("/v1/otp_init_v2", { otpType: "OTP_TYPE_EMAIL", contact: email });
       assert.ok(raw.status >= 400 && raw.status < 500, `disabled config: ${raw.status} ${JSON.stringify(raw.json)}`);
       assert.match(raw.json.message as string, /disabled/);
-      // Answers the proxy makes from its own copy of the config follow within CONFIG_TTL_MS
+      // Answers the proxy makes from its own copy of the config follow within its TTL
       // (docs/auth-proxy-service.md §2): polled, with a deadline, not slept through.
       const deadline = Date.now() + CONFIG_TTL_MS + 5_000;
       let last: { status: number; json: Json };

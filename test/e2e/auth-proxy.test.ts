@@ -39,6 +39,8 @@ let ipCounter = 1;
 const nextIp = () => `198.51.100.${(ipCounter++ % 250) + 1}`;
 
 /** Polls (bounded) until `check` answers true: config changes reach the proxy within 5 s. */
+const CONFIG_TTL_MS = 300;
+
 async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 12_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -160,6 +162,9 @@ for (const spec of engines()) {
         SIGIL_CAPTCHA_SITE_KEY: "site-key-1",
         SIGIL_AUTH_PROXY_OTP_INITS_PER_CONTACT_PER_HOUR: String(LIMIT_OTP_PER_CONTACT),
         SIGIL_AUTH_PROXY_SIGNUPS_PER_ADDRESS_PER_HOUR: String(LIMIT_SIGNUPS_PER_ADDRESS),
+        // Config changes reach the proxy within its TTL (docs/auth-proxy-service.md §2): a short one
+        // here, so the tests of changes wait a fraction of a second instead of five.
+        SIGIL_AUTH_PROXY_CONFIG_TTL_MS: String(CONFIG_TTL_MS),
         LOG_LEVEL: "trace",
       });
       const providersFile = path.join(inst.dataDir, "oauth-providers.json");
