@@ -5,6 +5,7 @@
 // port instead (refusedPort()).
 import net from "node:net";
 import { SMTPServer } from "smtp-server";
+import { SMTPConnection } from "smtp-server/lib/smtp-connection.js";
 import assert from "node:assert/strict";
 import { encryptOtpCodeToBundle } from "@turnkey/crypto";
 import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../../src/auth/login-settings.ts";
@@ -13,6 +14,18 @@ import { generateP256, type P256Private } from "../../src/crypto/p256.ts";
 import { completed, type CallOptions, type Harness, type InprocOptions, type Json } from "./inproc.ts";
 import { initOtpV3 } from "../../src/activities/otp/init_otp.ts";
 import { verifyOtpV2 } from "../../src/activities/otp/verify_otp.ts";
+
+// smtp-server holds every greeting back 100 ms to catch clients that talk first (hard-coded in
+// SMTPConnection.init); the service opens a connection per message, so across the suite that
+// pause was most of what mail cost. The sink greets at once; everything after the greeting is
+// the package's own protocol handling. A package update that renames these methods fails here.
+{
+  const proto = SMTPConnection.prototype as unknown as { init(): void; _setListeners(ready: () => void): void; connectionReady(): void };
+  assert.equal(typeof proto._setListeners, "function", "smtp-server changed: SMTPConnection._setListeners is gone");
+  proto.init = function (this: typeof proto) {
+    this._setListeners(() => this.connectionReady());
+  };
+}
 
 export interface Mail {
   from: string;
@@ -79,6 +92,7 @@ export class SmtpSink {
     this.#server = new SMTPServer({
       authOptional: true,
       disabledCommands: ["STARTTLS", "AUTH"],
+      disableReverseLookup: true,
       logger: false,
       onData: (stream, session, callback) => {
         const chunks: Buffer[] = [];
