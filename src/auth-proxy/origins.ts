@@ -5,7 +5,7 @@ import type { Executor } from "../store/schema.ts";
 import { enabledSettings } from "../store/auth-proxy-configs.ts";
 import type { OriginsResponse } from "./channel.ts";
 
-/** How long the public API's CORS keeps a snapshot: a change applies within this long. */
+/** How long the public API's CORS keeps a snapshot by default (SIGIL_AUTH_PROXY_CONFIG_TTL_MS): a change applies within this long. */
 export const ORIGINS_REFRESH_MS = 5_000;
 
 /** Every origin some enabled configuration lists; anyOrigin when one allows all (an empty list). */
@@ -56,7 +56,7 @@ export class ProxyOriginsCache {
 }
 
 /** What registerCors (network/cors.ts) asks about an origin it was not configured with. */
-export function proxyOriginsAdmitter(db: Executor): (origin: string) => Promise<boolean> {
-  const cache = new ProxyOriginsCache(db);
+export function proxyOriginsAdmitter(db: Executor, refreshMs = ORIGINS_REFRESH_MS): (origin: string) => Promise<boolean> {
+  const cache = new ProxyOriginsCache(db, refreshMs);
   return (origin) => cache.admits(origin);
 }

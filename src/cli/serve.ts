@@ -104,6 +104,7 @@ export async function serve(argv: string[]): Promise<void> {
     network: {
       trustProxy: config.trustProxy,
       corsOrigins: config.corsOrigins,
+      proxyOriginsTtlMs: config.authProxyConfigTtlMs,
       limiter,
     },
   });

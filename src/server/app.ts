@@ -54,6 +54,8 @@ export interface AppOptions {
 export interface NetworkOptions {
   trustProxy?: TrustProxy;
   corsOrigins?: readonly string[];
+  /** How long CORS keeps the enabled auth proxy configurations' origins (SIGIL_AUTH_PROXY_CONFIG_TTL_MS). */
+  proxyOriginsTtlMs?: number;
   /** Rate limits (rateLimiter(config)); closed with the app. */
   limiter?: RateLimiter;
 }
@@ -89,7 +91,7 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   void app.register(errorsPlugin, { bodyLimitBytes: opts.bodyLimitBytes });
   void app.register(drainingPlugin);
   // Auth proxy origins are admitted too (docs/auth-proxy.md §5).
-  void app.register(corsPlugin, { origins: opts.network?.corsOrigins ?? [], stampHeaders: STAMP_HEADERS, admit: proxyOriginsAdmitter(opts.store.db) });
+  void app.register(corsPlugin, { origins: opts.network?.corsOrigins ?? [], stampHeaders: STAMP_HEADERS, admit: proxyOriginsAdmitter(opts.store.db, opts.network?.proxyOriginsTtlMs) });
   void app.register(addressLimitPlugin, limiter ? { limiter } : {});
   void app.register(metricsPlugin, opts.metricsRegistry ? { registry: opts.metricsRegistry } : {});
   void app.register(publicApiPlugin, { deps, version: opts.version, ...(limiter ? { limiter } : {}) });

@@ -48,7 +48,8 @@ for (const spec of engines()) {
 
     before(async () => {
       sink = await SmtpSink.start();
-      inst = await newInstance(spec.name, { SMTP_URL: sink.url, SIGIL_SMTP_FROM: "Sigil <otp@sigil.test>" });
+      // A short SIGIL_AUTH_PROXY_CONFIG_TTL_MS: CORS follows configuration changes within it.
+      inst = await newInstance(spec.name, { SMTP_URL: sink.url, SIGIL_SMTP_FROM: "Sigil <otp@sigil.test>", SIGIL_AUTH_PROXY_CONFIG_TTL_MS: "300" });
       root = await sigilInit(inst);
       server = await startServer(inst);
       secret = proxySecretFromMasterKey(MasterKey.parse(inst.env.SIGIL_MASTER_KEY!));
@@ -152,7 +153,7 @@ for (const spec of engines()) {
       scalar.fill(0);
     });
 
-    it("the public API's CORS admits an enabled configuration's explicit origins within 5 s, never 'every origin' (docs/auth-proxy.md §5)", async () => {
+    it("the public API's CORS admits an enabled configuration's explicit origins within the configuration TTL, never 'every origin' (docs/auth-proxy.md §5)", async () => {
       const APP = "https://proxy-app.example.com";
       // Allowing every origin (the default so far) opens the proxy, not the public API.
       assert.equal((await preflight(server.url, APP)).allowOrigin, undefined);
@@ -172,7 +173,7 @@ for (const spec of engines()) {
       const r = await rejection(proxy.initOtp({ otpType: "OTP_TYPE_EMAIL", contact: "other@example.com", appName: "Example" }));
       assert.equal(r.code, 16, r.message);
       assert.deepEqual((await channel(ORIGINS_ROUTE, { timestampMs: String(Date.now()) })).json, { origins: [], anyOrigin: false });
-      // A disabled configuration's origins leave the public API's CORS within 5 s.
+      // A disabled configuration's origins leave the public API's CORS within the configuration TTL.
       await pollUntil("the proxy origin dropped", 10_000, 250, async () => ((await preflight(server.url, "https://proxy-app.example.com")).allowOrigin === undefined ? true : undefined));
     });
   });
