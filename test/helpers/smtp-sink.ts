@@ -20,9 +20,8 @@ import { verifyOtpV2 } from "../../src/activities/otp/verify_otp.ts";
 // pause was most of what mail cost. The sink greets at once; everything after the greeting is
 // the package's own protocol handling. A package update that renames these methods fails here.
 {
-  const proto = SMTPConnection.prototype as unknown as { init(): void; _setListeners(ready: () => void): void; connectionReady(): void };
-  assert.equal(typeof proto._setListeners, "function", "smtp-server changed: SMTPConnection._setListeners is gone");
-  proto.init = function (this: typeof proto) {
+  assert.equal(typeof SMTPConnection.prototype._setListeners, "function", "smtp-server changed: SMTPConnection._setListeners is gone");
+  SMTPConnection.prototype.init = function (this: SMTPConnection) {
     this._setListeners(() => this.connectionReady());
   };
 }
