@@ -29,7 +29,8 @@ export async function countStatements(adminUrl: string, tree?: string, print: (s
   const inst = await newSigilInstance("postgres", adminUrl, tree);
   try {
     const creds = await sigilInit(inst, "Statements Org");
-    const server = await startSigil(inst, ["--import", TRACE]);
+    // From the sources (SIGIL_NO_BUNDLE): the bundle carries its own copy of pg, which the trace cannot reach.
+    const server = await startSigil({ ...inst, env: { ...inst.env, SIGIL_NO_BUNDLE: "1" } }, ["--import", TRACE]);
     try {
       const lines = () => server.output().split("\n").filter((l) => l.startsWith("pg-trace "));
       const once = async (label: string, send: () => Promise<void>, tries = 1): Promise<number> => {
