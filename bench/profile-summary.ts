@@ -6,8 +6,10 @@
 // --after <name>: ignore samples before the first stack containing a function of that name
 // (skips process start-up and module compilation; default "authenticate", i.e. the first
 // request through the pipeline). Pass --after "" to keep everything.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { SourceMap } from "node:module";
 import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 interface CallFrame {
   functionName: string;
@@ -88,11 +90,42 @@ function packageOf(url: string): string {
   return u || "(native)";
 }
 
+/**
+ * Frames in a bundle (dist/cli/main.mjs holds the dependencies too) named by the file and line
+ * they were bundled from, through the bundle's linked source map: packages and Sigil's
+ * directories are told apart as if the sources had run.
+ */
+function unbundle(prof: CpuProfile): void {
+  const maps = new Map<string, SourceMap | undefined>();
+  const mapOf = (url: string): SourceMap | undefined => {
+    if (!maps.has(url)) {
+      let m: SourceMap | undefined;
+      if (url.startsWith("file://")) {
+        const file = `${fileURLToPath(url)}.map`;
+        if (existsSync(file)) m = new SourceMap(JSON.parse(readFileSync(file, "utf8")));
+      }
+      maps.set(url, m);
+    }
+    return maps.get(url);
+  };
+  for (const node of prof.nodes) {
+    const f = node.callFrame;
+    const map = f.url ? mapOf(f.url) : undefined;
+    if (!map) continue;
+    const entry = map.findEntry(f.lineNumber, f.columnNumber) as { originalSource?: string; originalLine?: number };
+    if (!entry.originalSource) continue;
+    const source = entry.originalSource.startsWith("file://") ? entry.originalSource : pathToFileURL(path.resolve(path.dirname(fileURLToPath(f.url)), entry.originalSource)).href;
+    f.url = source;
+    f.lineNumber = entry.originalLine ?? f.lineNumber;
+  }
+}
+
 export function summarize(file: string, opts: { top?: number; after?: string } = {}): Summary {
   const top = opts.top ?? 25;
   const after = opts.after ?? "authenticate";
   const prof = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
   ROOT = sigilRootOf(prof);
+  unbundle(prof);
   const byId = new Map<number, ProfileNode>();
   const parent = new Map<number, number>();
   for (const n of prof.nodes) {
