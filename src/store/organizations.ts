@@ -1,4 +1,6 @@
 // Organizations and their root quorum.
+import { sql } from "kysely";
+import { dialectOf } from "./engines.ts";
 import type { Executor, OrganizationsTable } from "./schema.ts";
 import { lockOrganization, locksRows } from "./locks.ts";
 import { precompiled } from "./precompiled.ts";
@@ -95,9 +97,17 @@ export async function organizationIsLive(db: Executor, id: string): Promise<bool
  * then finds it gone (docs/organizations.md §7.3).
  */
 export async function liveOrganizationLocked(tx: Executor, id: string): Promise<{ keysVersion: number } | undefined> {
-  const [row] = await liveness(tx, { id });
+  // Where every statement is a round trip, the id goes in as a literal (an id Sigil made: a
+  // UUID, checked): a statement without parameters rides with the transaction's BEGIN in one
+  // message (store/postgres/pool.ts; docs/storage.md §3).
+  const [row] =
+    dialectOf(tx).roundTrips && UUID_LITERAL.test(id)
+      ? (await sql<{ deleted_at: number | null; keys_version: number | string }>`select deleted_at, keys_version from organizations where id = ${sql.lit(id)} for key share`.execute(tx)).rows
+      : await liveness(tx, { id });
   return row !== undefined && row.deleted_at == null ? { keysVersion: Number(row.keys_version) } : undefined;
 }
+
+const UUID_LITERAL = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 // Every activity runs it: compiled once per dialect (store/precompiled.ts).
 const liveness = precompiled(["id"], (db, v) => {

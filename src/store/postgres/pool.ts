@@ -54,6 +54,9 @@ function isStalePlan(e: unknown): boolean {
   return (e as { code?: unknown }).code === "0A000" && /cached plan must not change result type/.test(String((e as Error).message));
 }
 
+/** What a held-back BEGIN (or the COMMIT of a transaction that ran nothing) answers. */
+const EMPTY_RESULT = { command: "", rowCount: 0, rows: [], fields: [] };
+
 /** Hands Kysely pool clients whose queries cannot hang and whose failures are not reused. */
 export function guardedPool(pool: pg.Pool, queryDeadlineMs: number, names: StatementNames): PostgresPool {
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
@@ -71,15 +74,25 @@ export function guardedPool(pool: pg.Pool, queryDeadlineMs: number, names: State
   };
 }
 
+/**
+ * BEGIN costs a round trip of its own. Held back instead, it goes with the transaction's first
+ * statement when that one has no parameters — one simple-protocol message, "begin; <statement>",
+ * whose last result is the statement's (docs/storage.md §3): the first statement of an
+ * activity's transaction, the organization's row, is sent that way. A first statement with
+ * parameters is preceded by the BEGIN as before; a transaction with no statement sends none.
+ */
+const BEGIN = /^\s*begin\s*;?\s*$/i;
+const ENDS = /^\s*(commit|rollback)\s*;?\s*$/i;
+
 function guardedClient(client: pg.PoolClient, deadlineMs: number, names: StatementNames): PostgresPoolClient {
   // Set when a query timed out during the current checkout.
   let broken: Error | undefined;
-  const query = (text: unknown, params?: unknown) => {
-    if (typeof text !== "string") return client.query(text as never);
-    const values = params as unknown[] | undefined;
+  // A BEGIN not sent yet (above).
+  let beginHeld = false;
+  const send = (text: string, values: unknown[] | undefined) => {
     // Statements without parameters (BEGIN, COMMIT, SAVEPOINT) go as simple queries: one message.
     const name = values && values.length > 0 ? names.nameOf(text) : undefined;
-    return new Promise((resolve, reject) => {
+    return new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
         broken = new StoreUnavailableError(`the database did not answer within ${deadlineMs} ms`);
         reject(broken);
@@ -102,11 +115,37 @@ function guardedClient(client: pg.PoolClient, deadlineMs: number, names: Stateme
       );
     });
   };
+  const query = async (text: unknown, params?: unknown) => {
+    if (typeof text !== "string") {
+      if (beginHeld) {
+        beginHeld = false;
+        await send("begin", undefined);
+      }
+      return client.query(text as never);
+    }
+    const values = params as unknown[] | undefined;
+    if (BEGIN.test(text)) {
+      if (beginHeld) await send("begin", undefined);
+      beginHeld = true;
+      return EMPTY_RESULT;
+    }
+    if (!beginHeld) return send(text, values);
+    beginHeld = false;
+    // A transaction that ran no statement: nothing to begin or end.
+    if (ENDS.test(text)) return EMPTY_RESULT;
+    if (values && values.length > 0) {
+      await send("begin", undefined);
+      return send(text, values);
+    }
+    const results = (await send(`begin; ${text}`, undefined)) as unknown[];
+    return results[results.length - 1];
+  };
   return {
     query: query as PostgresPoolClient["query"],
     release() {
       const err = broken;
       broken = undefined;
+      beginHeld = false;
       // With an error the pool closes the client instead of keeping it.
       client.release(err);
     },
