@@ -404,7 +404,7 @@ export const KNOBS = [
     key: "authProxyConfigTtlMs",
     parse: int("SIGIL_AUTH_PROXY_CONFIG_TTL_MS", 0, 300_000),
     default: 5_000,
-    doc: { meaning: "Auth proxy configurations: how long the proxy keeps one fetched from the API, and the public API's CORS the enabled ones' origins — a change (disabled, origins, settings) applies within this time; unknown ids are kept at most 2 s" },
+    doc: { meaning: "Auth proxy configurations: how long the proxy keeps one fetched from the API, and the public API's CORS the enabled ones' origins — a change (disabled, origins, settings) applies within this time; unknown ids are kept 2 s whatever this says" },
   }),
   defineKnob({
     env: "SIGIL_AUTH_PROXY_OTP_INITS_PER_CONTACT_PER_HOUR",

@@ -13,7 +13,7 @@
 //             who must still exist, found as any credential is (credential-scope.ts).
 import { permissionDenied, unauthenticated } from "../errors.ts";
 import { sha256, signP256, verifyP256 } from "../crypto/p256.ts";
-import { atobSafe } from "./tokens.ts";
+import { atobSafe, jwtParts } from "./tokens.ts";
 import type { Db } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
 import { resolveHolder, type CredentialScope } from "./credential-scope.ts";
@@ -54,17 +54,10 @@ interface Decoded {
 function decode(value: string | string[]): Decoded {
   if (Array.isArray(value)) throw unauthenticated("UNAUTHENTICATED", "exactly one X-Session header is allowed");
   if (!value || value.length > MAX_TOKEN_LENGTH) throw malformed();
-  const parts = value.split(".");
-  if (parts.length !== 3 || !parts.every((p) => PART.test(p))) throw malformed();
-  let header: Record<string, unknown>;
-  let payload: Record<string, unknown>;
-  try {
-    header = JSON.parse(Buffer.from(parts[0]!, "base64url").toString("utf8")) as Record<string, unknown>;
-    payload = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8")) as Record<string, unknown>;
-  } catch {
-    throw malformed();
-  }
-  if (header?.alg !== "ES256" || typeof payload !== "object" || payload === null) throw malformed();
+  if (!value.split(".").every((p) => PART.test(p))) throw malformed();
+  const jwt = jwtParts(value);
+  if (!jwt || jwt.header.alg !== "ES256") throw malformed();
+  const { payload } = jwt;
   const { exp, jti, session_type, user_id, organization_id, public_key, allowlist_public_key } = payload;
   if (
     session_type !== READ_ONLY_SESSION_TYPE ||
@@ -77,7 +70,7 @@ function decode(value: string | string[]): Decoded {
   ) {
     throw malformed();
   }
-  const signature = Buffer.from(parts[2]!, "base64url");
+  const { signature } = jwt;
   if (signature.length !== 64) throw malformed();
   const claims: ReadOnlyClaims = {
     exp,
@@ -87,7 +80,7 @@ function decode(value: string | string[]): Decoded {
     organization_id,
     ...(typeof allowlist_public_key === "string" ? { allowlist_public_key } : {}),
   };
-  return { claims, input: `${parts[0]}.${parts[1]}`, signature: signature.toString("hex") };
+  return { claims, input: jwt.input, signature: signature.toString("hex") };
 }
 
 async function resolve<T>(db: Db, chains: ChainCache, token: Decoded, organizationId: string, scope: CredentialScope, now: number, rider: Rider<T>): Promise<Resolution<T>> {

@@ -131,6 +131,26 @@ export function signVerificationToken(key: ServiceKey, claims: Omit<Verification
 
 const FIELDS = ["exp", "id", "organization_id", "verification_type", "contact", "public_key"] as const;
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * A compact JWS split and read: its header and payload (JSON objects), the signed input
+ * (`header.payload` as sent) and the raw signature. Undefined when it is not three parts whose
+ * first two are JSON objects. Nothing is verified here.
+ */
+export function jwtParts(token: string): { header: Record<string, unknown>; payload: Record<string, unknown>; input: string; signature: Buffer } | undefined {
+  const parts = token.split(".");
+  if (parts.length !== 3) return undefined;
+  try {
+    const header: unknown = JSON.parse(Buffer.from(parts[0]!, "base64url").toString("utf8"));
+    const payload: unknown = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8"));
+    if (!isObject(header) || !isObject(payload)) return undefined;
+    return { header, payload, input: `${parts[0]}.${parts[1]}`, signature: Buffer.from(parts[2]!, "base64url") };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The claims of a verification token whose signature one of `publicKeys` (uncompressed hex:
  * the VERIFICATION_TOKEN keys, active and published) verifies; why not, otherwise. Expiry is
@@ -138,20 +158,12 @@ const FIELDS = ["exp", "id", "organization_id", "verification_type", "contact", 
  */
 export function readVerificationToken(token: string, publicKeys: readonly string[], now: number): { claims: VerificationClaims } | { problem: string } {
   if (typeof token !== "string" || token.length > 8192) return { problem: "malformed verification token" };
-  const parts = token.split(".");
-  if (parts.length !== 3) return { problem: "malformed verification token" };
-  let header: Record<string, unknown>;
-  let payload: Record<string, unknown>;
-  try {
-    header = JSON.parse(Buffer.from(parts[0]!, "base64url").toString("utf8")) as Record<string, unknown>;
-    payload = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8")) as Record<string, unknown>;
-  } catch {
-    return { problem: "malformed verification token" };
-  }
+  const jwt = jwtParts(token);
+  if (!jwt) return { problem: "malformed verification token" };
+  const { header, payload, signature: sig } = jwt;
   if (header.alg !== "ES256" || header.typ !== "JWT") return { problem: "verification token must be an ES256 JWT" };
-  const sig = Buffer.from(parts[2]!, "base64url");
   if (sig.length !== 64) return { problem: "invalid verification token signature" };
-  const input = Buffer.from(`${parts[0]}.${parts[1]}`);
+  const input = Buffer.from(jwt.input);
   if (!publicKeys.some((k) => verifyP256(k, input, sig.toString("hex")))) return { problem: "invalid verification token signature" };
   for (const f of FIELDS) {
     if (typeof payload[f] !== "string" || payload[f] === "") return { problem: `verification token claim ${f} is missing` };

@@ -19,10 +19,6 @@ export class Lru<V> {
     while (this.#entries.size > this.max) this.#entries.delete(this.#entries.keys().next().value!);
   }
 
-  delete(key: string): void {
-    this.#entries.delete(key);
-  }
-
   get size(): number {
     return this.#entries.size;
   }

@@ -1,8 +1,8 @@
 // The auth proxy's view of its configurations (docs/auth-proxy-service.md §2): fetched from
 // the API's channel routes and kept at most `ttlMs` (SIGIL_AUTH_PROXY_CONFIG_TTL_MS, default
 // DEFAULT_CONFIG_TTL_MS), so a change (disabled, new origins, new settings) applies within that
-// time. Unknown ids are remembered for a shorter while, so a flood of made-up ids costs the
-// API one request per id per MISS_TTL_MS (or the TTL, if shorter) at most; concurrent
+// time. Unknown ids are remembered MISS_TTL_MS whatever the TTL, so a flood of made-up ids
+// costs the API one request per id per MISS_TTL_MS at most; concurrent
 // requests for one id share one fetch. Only the sealed key is kept (src/auth-proxy/channel.ts).
 import type { AuthProxyConfigView, OriginsResponse } from "../auth-proxy/channel.ts";
 import type { ApiClient } from "./api-client.ts";
@@ -29,21 +29,17 @@ export class ConfigSource {
   #origins: { at: number; value: OriginsResponse } | undefined;
   #originsInflight: Promise<OriginsResponse> | undefined;
 
-  readonly #missTtlMs: number;
-
   constructor(
     private readonly api: ApiClient,
     private readonly ttlMs: number = DEFAULT_CONFIG_TTL_MS,
     private readonly now: () => number = Date.now,
-  ) {
-    this.#missTtlMs = Math.min(MISS_TTL_MS, ttlMs);
-  }
+  ) {}
 
   /** The config with this id (undefined: the API knows none). Throws 503 when the API cannot answer. */
   async get(configId: string): Promise<ConfigEntry | undefined> {
     const c = this.#cache.get(configId);
     const now = this.now();
-    if (c && now - c.at < (c.entry ? this.ttlMs : this.#missTtlMs)) return c.entry;
+    if (c && now - c.at < (c.entry ? this.ttlMs : MISS_TTL_MS)) return c.entry;
     const running = this.#inflight.get(configId);
     if (running) return running;
     const p = (async () => {

@@ -41,8 +41,4 @@ export class SignerCache {
     this.#lru.set(key, entry);
     return entry;
   }
-
-  get size(): number {
-    return this.#lru.size;
-  }
 }

@@ -4,6 +4,7 @@ import { dialectOf } from "./engines.ts";
 import type { Executor, OrganizationsTable } from "./schema.ts";
 import { lockOrganization, locksRows } from "./locks.ts";
 import { precompiled } from "./precompiled.ts";
+import { UUID_PATTERN } from "../schemas/common.ts";
 
 export type OrganizationRow = OrganizationsTable;
 
@@ -107,7 +108,7 @@ export async function liveOrganizationLocked(tx: Executor, id: string): Promise<
   return row !== undefined && row.deleted_at == null ? { keysVersion: Number(row.keys_version) } : undefined;
 }
 
-const UUID_LITERAL = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const UUID_LITERAL = new RegExp(UUID_PATTERN);
 
 // Every activity runs it: compiled once per dialect (store/precompiled.ts).
 const liveness = precompiled(["id"], (db, v) => {

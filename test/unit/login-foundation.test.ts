@@ -69,6 +69,11 @@ for (const spec of engines()) {
       const forged = `${h}.${Buffer.from(JSON.stringify({ ...claims, contact: "x@example.com" })).toString("base64url")}.${sig}`;
       assert.deepEqual(readVerificationToken(forged, [vKey.signer.publicUncompressed], Date.now()), { problem: "invalid verification token signature" });
       assert.ok(p);
+      // A header or payload that is JSON but not an object (null, an array) is malformed, not a crash.
+      const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+      for (const bad of [`${b64(null)}.${p}.${sig}`, `${h}.${b64(null)}.${sig}`, `${b64([])}.${p}.${sig}`, `${h}.${b64(["__proto__"])}.${sig}`]) {
+        assert.deepEqual(readVerificationToken(bad, [vKey.signer.publicUncompressed], Date.now()), { problem: "malformed verification token" });
+      }
     });
 
     it("rotation keeps the previous key published (it still verifies) until it is retired; private keys are sealed", async () => {

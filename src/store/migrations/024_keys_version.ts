@@ -7,7 +7,7 @@ import { dialectOf } from "../engines.ts";
 // is still the key when the signing transaction reads the same version with the organization's
 // liveness (docs/signing.md §5). Adding a column with a constant default rewrites no table on
 // either engine.
-export const KEY_TABLES = ["wallets", "wallet_accounts", "private_keys", "private_key_addresses"] as const;
+const KEY_TABLES = ["wallets", "wallet_accounts", "private_keys", "private_key_addresses"] as const;
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable("organizations").addColumn("keys_version", "bigint", (c) => c.notNull().defaultTo(0)).execute();

@@ -125,7 +125,6 @@ function guardedClient(client: pg.PoolClient, deadlineMs: number, names: Stateme
     }
     const values = params as unknown[] | undefined;
     if (BEGIN.test(text)) {
-      if (beginHeld) await send("begin", undefined);
       beginHeld = true;
       return EMPTY_RESULT;
     }
@@ -137,6 +136,7 @@ function guardedClient(client: pg.PoolClient, deadlineMs: number, names: Stateme
       await send("begin", undefined);
       return send(text, values);
     }
+    // Two statements: node-postgres answers with one result per statement.
     const results = (await send(`begin; ${text}`, undefined)) as unknown[];
     return results[results.length - 1];
   };
