@@ -39,5 +39,9 @@ export async function main(argv: string[]): Promise<void> {
   } catch (err) {
     process.stderr.write(`sigil ${name}: ${(err as Error).message}\n`);
     process.exitCode = 1;
+    // A server that failed to start has released what it opened; should anything still hold
+    // the event loop, the process exits all the same rather than linger without serving
+    // (docs/operations.md §1).
+    if (name === "serve" || name === "proxy") setTimeout(() => process.exit(1), 10_000).unref();
   }
 }

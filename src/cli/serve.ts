@@ -44,6 +44,30 @@ export async function serve(argv: string[]): Promise<void> {
     redact: [...LOG_REDACT_PATHS, ...PROXY_REDACT_PATHS],
   });
   for (const w of service.warnings) logger.warn(w);
+  // What startup has opened, closed in reverse order should a later step fail (a taken port,
+  // an unreadable file): a pool or a LISTEN connection left open would otherwise keep a
+  // process that will never serve alive forever (docs/operations.md §1).
+  const opened: Array<() => Promise<unknown>> = [() => store.close()];
+  try {
+    await startServing(service, logger, opened);
+  } catch (err) {
+    await releaseAll(opened, config.shutdownGraceMs);
+    throw err;
+  }
+}
+
+async function releaseAll(opened: Array<() => Promise<unknown>>, graceMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+  const closeInOrder = async () => {
+    for (const close of opened.reverse()) await close().catch(() => undefined);
+  };
+  await Promise.race([closeInOrder(), deadline]);
+  clearTimeout(timer);
+}
+
+async function startServing(service: Awaited<ReturnType<typeof openService>>, logger: pino.Logger, opened: Array<() => Promise<unknown>>): Promise<void> {
+  const { config, store } = service;
   // A stray rejection is a bug to log, not a reason to drop every in-flight request.
   process.on("unhandledRejection", (err) => logger.error({ err }, "unhandled rejection"));
   store.checkpointInBackground((msg) => logger.warn(msg));
@@ -61,6 +85,7 @@ export async function serve(argv: string[]): Promise<void> {
       .catch((err: unknown) => logger.warn({ err: (err as Error).message }, "sweeping expired login records failed; retried in 10 minutes"));
   }, 10 * 60_000);
   sweep.unref();
+  opened.push(async () => clearInterval(sweep));
   const dispatcher = startDispatcher({
     db: store.db,
     state: service.state,
@@ -74,12 +99,14 @@ export async function serve(argv: string[]): Promise<void> {
     worker: config.webhookWorker,
     webhookUrls,
   });
+  opened.push(() => dispatcher.stop());
   // Rate limits: with REDIS_URL, the shared buckets are connected before the first request.
   const limiter = rateLimiter(
     { credential: config.rateLimitCredential, organization: config.rateLimitOrganization, address: config.rateLimitAddress },
     config.redisUrl,
     logger,
   );
+  opened.push(() => limiter.close());
   if (config.redisUrl && !(await limiter.ready())) logger.warn("REDIS_URL: Redis is not reachable yet; rate limits count in this process until it is");
   // Service keys exist before the first login or discovery request needs them.
   await ensureServiceKeys(service.state.serviceKeys, store.db, service.masterKey);
@@ -87,6 +114,7 @@ export async function serve(argv: string[]): Promise<void> {
   // now, and the ingress listens (its address is logged) before the API does.
   const metricsRegistry = new client.Registry();
   const tvc = await startTvc({ config, db: store.db, state: service.state, log: logger.child({ component: "tvc" }), registry: metricsRegistry });
+  opened.push(() => tvc.stop());
   const app = buildApp({
     metricsRegistry,
     logins: loginSettingsFrom(config, logger),
@@ -108,6 +136,7 @@ export async function serve(argv: string[]): Promise<void> {
       limiter,
     },
   });
+  opened.push(() => app.close());
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;

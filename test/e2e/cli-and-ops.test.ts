@@ -75,6 +75,31 @@ for (const engine of engines()) {
       );
     });
 
+    it("a port already taken: serve says so on stderr and exits with code 1, nothing left holding the process", async () => {
+      // On PostgreSQL the webhook listener's connection is open by then: it must be closed too,
+      // or the process would live on without ever listening.
+      const { createServer } = await import("node:net");
+      const blocker = createServer();
+      await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+      const port = (blocker.address() as { port: number }).port;
+      try {
+        const started = Date.now();
+        await assert.rejects(
+          run(process.execPath, [BIN, "serve", "--port", String(port), "--host", "127.0.0.1"], { env: inst.env, timeout: 60_000 }),
+          (e: { code: number; signal: string | null; stderr: string }) => {
+            assert.equal(e.signal, null, "exited by itself, not killed at the timeout");
+            assert.equal(e.code, 1);
+            assert.match(e.stderr, /sigil serve: .*EADDRINUSE/);
+            return true;
+          },
+        );
+        // Closing what startup opened, not the 10 s backstop, ended it.
+        assert.ok(Date.now() - started < 9_000, `exited after ${Date.now() - started} ms`);
+      } finally {
+        await new Promise<void>((resolve) => blocker.close(() => resolve()));
+      }
+    });
+
     it("serves health, readiness, metrics and an OpenAPI document derived from the registry", async () => {
       assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
       const ready = await fetch(`${server.url}/readyz`);

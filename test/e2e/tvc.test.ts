@@ -16,9 +16,9 @@ import assert from "node:assert/strict";
 import { chmodSync, cpSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, appendFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import net from "node:net";
 import { ECDH, createHash, createSign, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { Turnkey } from "@turnkey/sdk-server";
+import { freePort } from "../helpers/ports.ts";
 import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 
 const FIXTURE_DIR = path.resolve(import.meta.dirname, "../fixtures/tvc-app");
@@ -59,14 +59,6 @@ function newImageDir(): string {
   chmodSync(dir, 0o755);
   cpSync(FIXTURE_DIR, dir, { recursive: true });
   return dir;
-}
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
 }
 
 /** Running and not a zombie (an unreaped zombie still answers kill(pid, 0)). */

@@ -7,6 +7,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import pg from "pg";
+export { freePort } from "./ports.ts";
 import { pgTemplate } from "./pg-template.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -117,15 +118,6 @@ export interface RunningServer {
 }
 
 /** A port free right now on 127.0.0.1, for a server whose own URL must be configured before it starts (SIGIL_PUBLIC_URL). */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
-
 /**
  * Spawns `sigil serve`. `authProxy: true` also runs the auth proxy in it (on a free port unless
  * AUTH_PROXY_PORT is set in the instance's env); the promise then waits for both to listen.
@@ -172,6 +164,20 @@ interface Spawned {
   handle: { proc: ChildProcess; output(): string; stop(): Promise<void>; kill(): Promise<void> };
 }
 
+const STARTUP_DEADLINE_MS = 60_000;
+/** Every server process a test started and that has not exited yet. */
+const LIVE = new Set<ChildProcess>();
+const reapAll = () => {
+  for (const proc of LIVE) proc.kill("SIGKILL");
+};
+process.once("exit", reapAll);
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.once(signal, () => {
+    reapAll();
+    process.exit(128 + (signal === "SIGTERM" ? 15 : 2));
+  });
+}
+
 /** Spawns the CLI and resolves with the port of each `messages` log line, in order, once all are printed. */
 async function spawnListening(argv: string[], env: NodeJS.ProcessEnv, messages: string[]): Promise<Spawned> {
   const proc = spawn(process.execPath, argv, {
@@ -179,16 +185,17 @@ async function spawnListening(argv: string[], env: NodeJS.ProcessEnv, messages: 
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  // Never leave a server behind, even when the test process dies on an uncaught error.
-  const reap = () => proc.kill("SIGKILL");
-  process.once("exit", reap);
+  // Never leave a server behind, even when the test process dies on an uncaught error or is
+  // terminated by the runner at a test's deadline.
+  LIVE.add(proc);
   let out = "";
   const exited = new Promise<void>((resolve) =>
     proc.once("exit", () => {
-      process.off("exit", reap);
+      LIVE.delete(proc);
       resolve();
     }),
   );
+  let settle = () => {};
   const ports = await new Promise<number[]>((resolve, reject) => {
     const found = new Map<string, number>();
     const onData = (chunk: Buffer) => {
@@ -208,7 +215,14 @@ async function spawnListening(argv: string[], env: NodeJS.ProcessEnv, messages: 
     proc.stdout!.on("data", onData);
     proc.stderr!.on("data", (c: Buffer) => (out += c.toString()));
     proc.once("exit", (code) => reject(new Error(`server exited with ${code} before listening:\n${out}`)));
-  });
+    // A server that neither listens nor exits fails the test with its output, not at the
+    // runner's five-minute deadline.
+    const deadline = setTimeout(() => {
+      proc.kill("SIGKILL");
+      reject(new Error(`server did not listen within ${STARTUP_DEADLINE_MS} ms:\n${out}`));
+    }, STARTUP_DEADLINE_MS);
+    settle = () => clearTimeout(deadline);
+  }).finally(() => settle());
   const wait = (signal: NodeJS.Signals) => async () => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
     await exited;

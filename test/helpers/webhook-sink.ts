@@ -7,6 +7,7 @@ import net from "node:net";
 import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
+export { freePort } from "./ports.ts";
 import type { Instance } from "./server.ts";
 
 export interface Receipt {
@@ -124,15 +125,6 @@ export class WebhookSink {
     s.closeAllConnections();
     await new Promise<void>((resolve) => s.close(() => resolve()));
   }
-}
-
-/** A port nothing listens on right now (bound once, then released). */
-export async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
 }
 
 /**
