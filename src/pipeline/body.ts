@@ -5,7 +5,7 @@
 import { invalid } from "../errors.ts";
 import { UUID_PATTERN } from "../schemas/common.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../schemas/json-depth.ts";
-import { nulViolations } from "../schemas/nul-characters.ts";
+import { unstorableCharacters } from "../schemas/unstorable-characters.ts";
 
 /** The request body as a JSON object, or a 400 saying what is wrong with it. */
 export function parseJsonBody(raw: Buffer): Record<string, unknown> {
@@ -42,9 +42,9 @@ export function targetOrganizationId(body: Record<string, unknown>): string {
   throw invalid(`bad request body: organizationId ${description}`, [{ field: "organizationId", description }]);
 }
 
-/** 400 naming every field (and field name) that holds U+0000. */
-export function refuseNulCharacters(body: Record<string, unknown>): void {
-  const violations = nulViolations(body);
+/** 400 naming every field (and field name) that holds U+0000 or an unpaired surrogate (docs/network.md §6.3). */
+export function refuseUnstorableCharacters(body: Record<string, unknown>): void {
+  const violations = unstorableCharacters(body);
   if (violations.length === 0) return;
   throw invalid(`bad request body: ${violations[0]!.field} ${violations[0]!.description}`, violations);
 }

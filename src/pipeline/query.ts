@@ -10,7 +10,7 @@ import { notFound } from "../errors.ts";
 import { queryAt } from "../queries/registry.ts";
 import { NO_RIDER } from "../auth/strategy.ts";
 import { authenticate } from "./authenticate.ts";
-import { refuseNulCharacters } from "./body.ts";
+import { refuseUnstorableCharacters } from "./body.ts";
 import { refuseUnsignableRoute } from "../auth/strategies.ts";
 import { refuseOutsideProxyScope } from "../auth-proxy/scope.ts";
 import { requestContext } from "./context.ts";
@@ -26,7 +26,7 @@ export async function runQuery(deps: PipelineDeps, op: string, raw: Buffer, head
   refuseUnsignableRoute(principal, undefined);
   // The auth proxy's key reads only what the proxy looks up (docs/auth-proxy.md §3).
   refuseOutsideProxyScope(principal, { query: def.op });
-  refuseNulCharacters(body);
+  refuseUnstorableCharacters(body);
   const req = def.validator.parse(body, "");
   return def.run({ db: deps.db, state: deps.state, organization: principal.organization, actor: principal.actor, viewer: principal.user, now: ctx.now, ...(deps.logins ? { logins: deps.logins } : {}) }, req);
 }

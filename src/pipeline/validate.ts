@@ -8,7 +8,7 @@ import { compile } from "../schemas/validate.ts";
 import { OrganizationId, UintString } from "../schemas/common.ts";
 import type { SubmitRoute } from "../activities/define.ts";
 import type { Principal } from "../auth/principal.ts";
-import { refuseNulCharacters } from "./body.ts";
+import { refuseUnstorableCharacters } from "./body.ts";
 import { refuseParentWrite } from "./parent-writes.ts";
 import { refuseTvc } from "../activities/tvc/gate.ts";
 import { refuseAuthProxyOutsideRoot } from "../activities/auth-proxy/gate.ts";
@@ -67,7 +67,7 @@ export function validate<D extends SubmitRoute>(
   refuseUnsignableRoute(principal, def.type);
   // The auth proxy's key signs only what the proxy forwards, votes never (docs/auth-proxy.md §3).
   refuseOutsideProxyScope(principal, { activityType: def.type });
-  refuseNulCharacters(body);
+  refuseUnstorableCharacters(body);
   const env = envelope.parse(body, "");
   // The envelope schema knows nothing of parameters (cleaning drops them): read them raw.
   const params = def.validator.parse(body.parameters, "parameters");

@@ -198,6 +198,36 @@ for (const engine of engines()) {
       });
     });
 
+    describe("4b. unpaired surrogates", () => {
+      it("a lone \\ud800 or \\udc00 escape is refused in values and field names, kept fields or dropped ones; a pair is one character", async () => {
+        const before = await tagNames();
+        // JSON.stringify would escape them itself; written out here as a client could send them.
+        const lone = (body: string, esc: string) => body.replace("@@", esc);
+        const cases: [string, string, string[]][] = [
+          [TAG, lone(tagBody({ userTagName: "@@" }), "\\ud800"), ["parameters.userTagName"]],
+          [TAG, lone(tagBody({ userTagName: "x@@" }), "\\udc00"), ["parameters.userTagName"]],
+          [TAG, lone(tagBody({ userTagName: "@@" }), "\\udc00\\ud800"), ["parameters.userTagName"]],
+          [TAG, lone(tagBody({ dropped: "@@" }), "\\ud800"), ["parameters.dropped"]],
+          [TAG, lone(tagBody({ "k@@": 1 }), "\\udfff"), ['parameters["k\\udfff"]']],
+          [
+            "/public/v1/submit/delete_sub_organization",
+            lone(JSON.stringify({ type: "ACTIVITY_TYPE_DELETE_SUB_ORGANIZATION", timestampMs: String(Date.now()), organizationId: root.organizationId, parameters: { userTagName: "@@" } }), "\\ud800"),
+            ["parameters.userTagName"],
+          ],
+          [WHOAMI, lone(JSON.stringify({ organizationId: root.organizationId, note: "@@" }), "\\ud800"), ["note"]],
+        ];
+        for (const [path, body, fields] of cases) {
+          const e = assertError(await stampedPost(server.url, path, body, rootKey), 400, 3, "REQUEST_INVALID");
+          assert.deepEqual(violatedFields(e), fields, `${path} ${body.slice(0, 200)}`);
+          assert.match(e.message, /unpaired surrogate/);
+        }
+        assert.deepEqual(await tagNames(), before);
+        const pair = await stampedPost(server.url, TAG, lone(tagBody({ userTagName: "smile @@" }), "\\ud83d\\ude00"), rootKey);
+        assert.equal(pair.status, 200, pair.text);
+        assert.ok((await tagNames()).includes("smile \u{1F600}"));
+      });
+    });
+
     describe("5. prototype names", () => {
       it("list_suborgs refuses every Object.prototype name as a filter type", async () => {
         for (const filterType of PROTOTYPE_NAMES) {

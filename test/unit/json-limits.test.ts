@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../src/schemas/json-depth.ts";
-import { nulViolations } from "../../src/schemas/nul-characters.ts";
+import { unstorableCharacters } from "../../src/schemas/unstorable-characters.ts";
 
 /** Nesting depth of a parsed JSON value: a scalar is 0, `[]` and `{}` are 1. */
 function depthOf(v: unknown): number {
@@ -54,14 +54,22 @@ describe("U+0000 walk", () => {
       JSON.stringify({ a: "ok", b: "x\u0000", c: [{ d: "\u0000" }, "fine"], "e\u0000": 1, "f g": ["\u0000"], __proto__x: "\u0000" }),
     ) as unknown;
     assert.deepEqual(
-      nulViolations(body).map((v) => v.field),
+      unstorableCharacters(body).map((v) => v.field),
       ["b", "c[0].d", '["e\\u0000"]', '["f g"][0]', "__proto__x"],
     );
-    assert.deepEqual(nulViolations(JSON.parse('{"__proto__":{"a":"\\u0000"}}')).map((v) => v.field), ["__proto__.a"]);
-    assert.deepEqual(nulViolations({ a: ["", 1, null, true, { b: "\u0001" }] }), []);
+    assert.deepEqual(unstorableCharacters(JSON.parse('{"__proto__":{"a":"\\u0000"}}')).map((v) => v.field), ["__proto__.a"]);
+    assert.deepEqual(unstorableCharacters({ a: ["", 1, null, true, { b: "\u0001" }] }), []);
+  });
+
+  it("names unpaired surrogates, high or low, in values and keys; a pair passes", () => {
+    const body = JSON.parse('{"a":"\\ud800","b":"x\\udc00y","c":["\\udbff\\udbff\\udc00"],"d\\udfff":1,"ok":"\\ud83d\\ude00","e":"\\udc00\\ud800"}') as unknown;
+    const found = unstorableCharacters(body);
+    assert.deepEqual(found.map((v) => v.field), ["a", "b", "c[0]", '["d\\udfff"]', "e"]);
+    assert.match(found[0]!.description, /unpaired surrogate/);
+    assert.deepEqual(unstorableCharacters({ s: "\u{1F600} plain \u00e9" }), []);
   });
 
   it("stops at 20 violations", () => {
-    assert.equal(nulViolations(Array.from({ length: 100 }, () => "\u0000")).length, 20);
+    assert.equal(unstorableCharacters(Array.from({ length: 100 }, () => "\u0000")).length, 20);
   });
 });
