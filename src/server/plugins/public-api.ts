@@ -31,6 +31,8 @@ export async function publicApiPlugin(app: FastifyInstance, opts: PublicApiOptio
   app.post<{ Params: { op: string } }>("/public/v1/query/:op", async (req, reply) =>
     runQuery(deps, req.params.op, raw(req), req.headers, { address: req.ip, limiter }).catch((err: unknown) => retryAfter(reply, err)),
   );
-  const doc = openApiDocument(opts.version);
-  app.get("/openapi.json", async () => doc);
+  // Built on first request: most servers (and every in-process test app) never serve it,
+  // and it walks every schema of the registry.
+  let doc: Record<string, unknown> | undefined;
+  app.get("/openapi.json", async () => (doc ??= openApiDocument(opts.version)));
 }
