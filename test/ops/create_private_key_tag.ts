@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { completed, conflict, notFound, perEngine } from "../helpers/inproc.ts";
-import { newPrivateKey } from "./create_private_keys.ts";
+import { newPrivateKey } from "../helpers/keys-and-wallets.ts";
 
 const OP = "create_private_key_tag";
 const TYPE = "ACTIVITY_TYPE_CREATE_PRIVATE_KEY_TAG";

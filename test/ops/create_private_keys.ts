@@ -4,28 +4,11 @@ import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { base58 } from "@scure/base";
 import { addressOf } from "../../src/wallets/derivation.ts";
-import { completed, conflict, invalidRequest, notFound, perEngine, UUID, type Creds, type Harness } from "../helpers/inproc.ts";
+import { completed, conflict, invalidRequest, notFound, perEngine, UUID } from "../helpers/inproc.ts";
+import { openedPrivateKey } from "../helpers/keys-and-wallets.ts";
 
 const OP = "create_private_keys";
 const TYPE = "ACTIVITY_TYPE_CREATE_PRIVATE_KEYS_V2";
-
-let n = 0;
-/** A new private key of the root organization (or `as`'s); returns its create_private_keys result entry. */
-export async function newPrivateKey(
-  h: Harness,
-  curve: "CURVE_SECP256K1" | "CURVE_ED25519",
-  addressFormats: string[],
-  as?: Creds,
-): Promise<{ privateKeyId: string; addresses: { format: string; address: string }[] }> {
-  const res = await h.submit(OP, TYPE, { privateKeys: [{ privateKeyName: `k-${Date.now()}-${n++}`, curve, privateKeyTags: [], addressFormats }] }, as ? { as } : {});
-  return completed(res, "createPrivateKeysResultV2").privateKeys[0];
-}
-
-/** The key opened with the service's master key (what only the server can do). */
-export async function openedPrivateKey(h: Harness, privateKeyId: string): Promise<Uint8Array> {
-  const row = await h.service.store.db.selectFrom("private_keys").selectAll().where("id", "=", privateKeyId).executeTakeFirstOrThrow();
-  return Uint8Array.from(h.service.masterKey.open(row.key_sealed, `private-key:${privateKeyId}`));
-}
 
 perEngine("create_private_keys", (h) => {
   it("creates keys sealed at rest whose addresses derive from the sealed key, in request order", async () => {

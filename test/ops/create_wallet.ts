@@ -4,38 +4,13 @@ import { HDKey } from "@scure/bip32";
 import { mnemonicToSeedSync, validateMnemonic } from "@scure/bip39";
 import { wordlist } from "@scure/bip39/wordlists/english.js";
 import { addressOf, deriveKey } from "../../src/wallets/derivation.ts";
-import { assertIdempotent, completed, conflict, invalidRequest, perEngine, UUID, type Harness, type Json } from "../helpers/inproc.ts";
-import { createWalletActivity } from "../../src/activities/wallets/create_wallet.ts";
+import { assertIdempotent, completed, conflict, invalidRequest, perEngine, UUID, type Json } from "../helpers/inproc.ts";
+import { ETH, SOL, newWallet, openedMnemonic } from "../helpers/keys-and-wallets.ts";
 
 const OP = "create_wallet";
 const TYPE = "ACTIVITY_TYPE_CREATE_WALLET";
 
-export const ETH = (path = "m/44'/60'/0'/0/0", over: Json = {}): Json => ({
-  curve: "CURVE_SECP256K1",
-  pathFormat: "PATH_FORMAT_BIP32",
-  path,
-  addressFormat: "ADDRESS_FORMAT_ETHEREUM",
-  ...over,
-});
-export const SOL = (path = "m/44'/501'/0'/0'"): Json => ({
-  curve: "CURVE_ED25519",
-  pathFormat: "PATH_FORMAT_BIP32",
-  path,
-  addressFormat: "ADDRESS_FORMAT_SOLANA",
-});
-
 let n = 0;
-/** A new wallet of the root organization (or `as`'s); returns the create_wallet result. */
-export async function newWallet(h: Harness, accounts: Json[] = [ETH()], over: Json = {}): Promise<{ walletId: string; addresses: string[] }> {
-  const res = await h.submit(OP, TYPE, { walletName: `w-${Date.now()}-${n++}`, accounts, ...over });
-  return completed(res, createWalletActivity);
-}
-
-/** The wallet row's mnemonic, opened with the service's master key (what only the server can do). */
-export async function openedMnemonic(h: Harness, walletId: string): Promise<string> {
-  const row = await h.service.store.db.selectFrom("wallets").selectAll().where("id", "=", walletId).executeTakeFirstOrThrow();
-  return h.service.masterKey.open(row.seed_sealed, `wallet-seed:${walletId}`).toString("utf8");
-}
 
 perEngine("create_wallet", (h) => {
   it("creates a wallet whose addresses derive from its sealed mnemonic; formats of one path in request order", async () => {

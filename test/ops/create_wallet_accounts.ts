@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mnemonicToSeedSync } from "@scure/bip39";
 import { addressOf, deriveKey } from "../../src/wallets/derivation.ts";
 import { completed, conflict, exhausted, invalidRequest, notFound, perEngine, type Json } from "../helpers/inproc.ts";
-import { ETH, newWallet, openedMnemonic, SOL } from "./create_wallet.ts";
+import { ETH, SOL, newWallet, openedMnemonic } from "../helpers/keys-and-wallets.ts";
 import { createWalletAccounts } from "../../src/activities/wallets/create_wallet_accounts.ts";
 
 const OP = "create_wallet_accounts";

@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { completed, notFound, perEngine } from "../helpers/inproc.ts";
-import { newPrivateKey } from "./create_private_keys.ts";
+import { newPrivateKey } from "../helpers/keys-and-wallets.ts";
 
 const OP = "delete_private_key_tags";
 const TYPE = "ACTIVITY_TYPE_DELETE_PRIVATE_KEY_TAGS";

@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { completed, invalidRequest, notFound, perEngine } from "../helpers/inproc.ts";
-import { ETH, newWallet } from "./create_wallet.ts";
+import { ETH, newWallet } from "../helpers/keys-and-wallets.ts";
 
 const OP = "delete_wallet_accounts";
 const TYPE = "ACTIVITY_TYPE_DELETE_WALLET_ACCOUNTS";

@@ -4,8 +4,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { decryptExportBundle, generateP256KeyPair } from "@turnkey/crypto";
 import { addUsersWithKeys, completed, forbidden, invalidRequest, notFound, perEngine } from "../helpers/inproc.ts";
-import { newPrivateKey, openedPrivateKey } from "./create_private_keys.ts";
-import { bundleSigner } from "./export_wallet.ts";
+import { bundleSigner, newPrivateKey, openedPrivateKey } from "../helpers/keys-and-wallets.ts";
 
 const OP = "export_private_key";
 const TYPE = "ACTIVITY_TYPE_EXPORT_PRIVATE_KEY";

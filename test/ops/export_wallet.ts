@@ -3,17 +3,11 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { decryptExportBundle, generateP256KeyPair } from "@turnkey/crypto";
-import { activeServiceKey } from "../../src/auth/service-keys.ts";
-import { addUsersWithKeys, completed, failsWith, forbidden, invalidRequest, notFound, perEngine, type Harness } from "../helpers/inproc.ts";
-import { ETH, newWallet, openedMnemonic } from "./create_wallet.ts";
+import { addUsersWithKeys, completed, failsWith, forbidden, invalidRequest, notFound, perEngine } from "../helpers/inproc.ts";
+import { ETH, bundleSigner, newWallet, openedMnemonic } from "../helpers/keys-and-wallets.ts";
 
 const OP = "export_wallet";
 const TYPE = "ACTIVITY_TYPE_EXPORT_WALLET";
-
-/** The active BUNDLE_SIGNER public key (what discovery publishes; `sigil serve` creates it at start). */
-export async function bundleSigner(h: Harness): Promise<string> {
-  return (await activeServiceKey(h.service.state.serviceKeys, h.service.store.db, h.service.masterKey, "BUNDLE_SIGNER")).signer.publicUncompressed;
-}
 
 perEngine("export_wallet", (h) => {
   it("exports the mnemonic to the target key (uncompressed or compressed); the wallet is marked exported", async () => {

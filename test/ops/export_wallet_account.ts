@@ -9,8 +9,7 @@ import { keccak_256 } from "@noble/hashes/sha3.js";
 import { base58 } from "@scure/base";
 import { eip55 } from "../../src/wallets/derivation.ts";
 import { completed, invalidRequest, notFound, perEngine } from "../helpers/inproc.ts";
-import { ETH, newWallet, SOL } from "./create_wallet.ts";
-import { bundleSigner } from "./export_wallet.ts";
+import { ETH, SOL, bundleSigner, newWallet } from "../helpers/keys-and-wallets.ts";
 
 const OP = "export_wallet_account";
 const TYPE = "ACTIVITY_TYPE_EXPORT_WALLET_ACCOUNT";

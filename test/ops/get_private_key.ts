@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { invalidRequest, notFound, perEngine } from "../helpers/inproc.ts";
-import { newPrivateKey } from "./create_private_keys.ts";
+import { newPrivateKey } from "../helpers/keys-and-wallets.ts";
 
 perEngine("get_private_key", (h) => {
   it("returns the key as the SDK reads it (v1PrivateKey), never the key itself", async () => {

@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { invalidRequest, notFound, perEngine } from "../helpers/inproc.ts";
-import { newWallet } from "./create_wallet.ts";
+import { newWallet } from "../helpers/keys-and-wallets.ts";
 
 perEngine("get_wallet", (h) => {
   it("returns the wallet as the SDK reads it, never its seed", async () => {

@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { invalidRequest, notFound, perEngine } from "../helpers/inproc.ts";
-import { ETH, newWallet, SOL } from "./create_wallet.ts";
+import { ETH, SOL, newWallet } from "../helpers/keys-and-wallets.ts";
 
 perEngine("get_wallet_account", (h) => {
   it("finds an account by address or by path", async () => {

@@ -5,10 +5,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { encryptPrivateKeyToBundle } from "@turnkey/crypto";
 import { completed, invalidRequest, notFound, perEngine, type Harness } from "../helpers/inproc.ts";
-import { openedPrivateKey } from "./create_private_keys.ts";
-import { bundleSigner } from "./export_wallet.ts";
-import { initKeyImport } from "./init_import_private_key.ts";
-import { initImport } from "./init_import_wallet.ts";
+import { bundleSigner, initImport, initKeyImport, openedPrivateKey } from "../helpers/keys-and-wallets.ts";
 
 const OP = "import_private_key";
 const TYPE = "ACTIVITY_TYPE_IMPORT_PRIVATE_KEY";

@@ -5,9 +5,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { encryptWalletToBundle, generateP256KeyPair } from "@turnkey/crypto";
 import { completed, conflict, invalidRequest, notFound, perEngine, type Harness } from "../helpers/inproc.ts";
-import { ETH, openedMnemonic, SOL } from "./create_wallet.ts";
-import { bundleSigner } from "./export_wallet.ts";
-import { initImport } from "./init_import_wallet.ts";
+import { ETH, SOL, bundleSigner, initImport, openedMnemonic } from "../helpers/keys-and-wallets.ts";
 
 const OP = "import_wallet";
 const TYPE = "ACTIVITY_TYPE_IMPORT_WALLET";

@@ -3,16 +3,11 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { encryptPrivateKeyToBundle } from "@turnkey/crypto";
-import { completed, notFound, perEngine, type Harness } from "../helpers/inproc.ts";
-import { bundleSigner } from "./export_wallet.ts";
-import { initImport } from "./init_import_wallet.ts";
+import { notFound, perEngine } from "../helpers/inproc.ts";
+import { bundleSigner, initImport, initKeyImport } from "../helpers/keys-and-wallets.ts";
 
 const OP = "init_import_private_key";
 const TYPE = "ACTIVITY_TYPE_INIT_IMPORT_PRIVATE_KEY";
-
-export async function initKeyImport(h: Harness, userId = h.root.userId): Promise<string> {
-  return completed(await h.submit(OP, TYPE, { userId }), "initImportPrivateKeyResult").importBundle as string;
-}
 
 perEngine("init_import_private_key", (h) => {
   it("returns a bundle the SDK accepts; the user's wallet target is a different one", async () => {

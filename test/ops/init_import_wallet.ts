@@ -3,15 +3,11 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { encryptWalletToBundle } from "@turnkey/crypto";
-import { completed, notFound, perEngine, type Harness } from "../helpers/inproc.ts";
-import { bundleSigner } from "./export_wallet.ts";
+import { notFound, perEngine } from "../helpers/inproc.ts";
+import { bundleSigner, initImport } from "../helpers/keys-and-wallets.ts";
 
 const OP = "init_import_wallet";
 const TYPE = "ACTIVITY_TYPE_INIT_IMPORT_WALLET";
-
-export async function initImport(h: Harness, userId = h.root.userId): Promise<string> {
-  return completed(await h.submit(OP, TYPE, { userId }), "initImportWalletResult").importBundle as string;
-}
 
 perEngine("init_import_wallet", (h) => {
   it("returns a bundle signed by BUNDLE_SIGNER naming the organization, user and target; a second init replaces the target", async () => {

@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { perEngine } from "../helpers/inproc.ts";
-import { newPrivateKey } from "./create_private_keys.ts";
+import { newPrivateKey } from "../helpers/keys-and-wallets.ts";
 
 perEngine("list_private_keys", (h) => {
   it("lists the organization's keys oldest first, and no other organization's", async () => {

@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { invalidRequest, notFound, perEngine, type Json } from "../helpers/inproc.ts";
-import { ETH, newWallet } from "./create_wallet.ts";
+import { ETH, newWallet } from "../helpers/keys-and-wallets.ts";
 
 perEngine("list_wallet_accounts", (h) => {
   it("pages through a wallet's accounts in creation (request) order", async () => {

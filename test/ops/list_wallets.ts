@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { perEngine } from "../helpers/inproc.ts";
-import { newWallet } from "./create_wallet.ts";
+import { newWallet } from "../helpers/keys-and-wallets.ts";
 
 perEngine("list_wallets", (h) => {
   it("lists the organization's wallets oldest first, and only its own", async () => {

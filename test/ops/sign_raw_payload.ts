@@ -6,8 +6,7 @@ import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { base58 } from "@scure/base";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { addUsersWithKeys, completed, forbidden, invalidRequest, notFound, perEngine, twoOfTwo, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
-import { ETH, SOL, newWallet } from "./create_wallet.ts";
-import { newPrivateKey } from "./create_private_keys.ts";
+import { ETH, SOL, newPrivateKey, newWallet } from "../helpers/keys-and-wallets.ts";
 
 const OP = "sign_raw_payload";
 const TYPE = "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2";

@@ -4,7 +4,7 @@ import { keccak256, recoverAddress, toHex } from "viem";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { base58 } from "@scure/base";
 import { completed, invalidRequest, notFound, perEngine } from "../helpers/inproc.ts";
-import { ETH, SOL, newWallet } from "./create_wallet.ts";
+import { ETH, SOL, newWallet } from "../helpers/keys-and-wallets.ts";
 
 const OP = "sign_raw_payloads";
 const TYPE = "ACTIVITY_TYPE_SIGN_RAW_PAYLOADS";

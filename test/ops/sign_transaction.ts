@@ -7,8 +7,7 @@ import { Keypair, MessageV0, PublicKey, SystemProgram, Transaction, VersionedTra
 import * as btc from "@scure/btc-signer";
 import { schnorr, secp256k1 } from "@noble/curves/secp256k1.js";
 import { addUsersWithKeys, completed, forbidden, invalidRequest, notFound, perEngine, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
-import { ETH, SOL, newWallet } from "./create_wallet.ts";
-import { newPrivateKey, openedPrivateKey } from "./create_private_keys.ts";
+import { ETH, SOL, newPrivateKey, newWallet, openedPrivateKey } from "../helpers/keys-and-wallets.ts";
 
 const OP = "sign_transaction";
 const TYPE = "ACTIVITY_TYPE_SIGN_TRANSACTION_V2";

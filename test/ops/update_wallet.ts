@@ -1,7 +1,7 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { assertIdempotent, completed, conflict, invalidRequest, notFound, perEngine } from "../helpers/inproc.ts";
-import { newWallet } from "./create_wallet.ts";
+import { newWallet } from "../helpers/keys-and-wallets.ts";
 import { createPolicyV3 } from "../../src/activities/policies/create_policy.ts";
 import { createWalletActivity } from "../../src/activities/wallets/create_wallet.ts";
 import { deleteWallets } from "../../src/activities/wallets/delete_wallets.ts";
@@ -41,7 +41,7 @@ perEngine("update_wallet", (h) => {
 perEngine("wallet policies (update_wallet, create_wallet_accounts, delete_wallets)", (h) => {
   it("`wallet` is the wallet the activity names: a DENY on its label governs, an ALLOW on a signing object never allows", async () => {
     const { addUsersWithKeys, forbidden } = await import("../helpers/inproc.ts");
-    const { ETH } = await import("./create_wallet.ts");
+    const { ETH } = await import("../helpers/keys-and-wallets.ts");
     const org = await h().newOrg("Wallet policies");
     const [member] = await addUsersWithKeys(h(), 1, org);
     const policy = (policyName: string, effect: string, condition: string) =>

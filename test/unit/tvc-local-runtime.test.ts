@@ -20,6 +20,7 @@ import { openService, type Service } from "../../src/service.ts";
 import { newId } from "../../src/store/util.ts";
 import { newInstance, type Instance } from "../helpers/server.ts";
 import { plainIsolation } from "../helpers/tvc.ts";
+import { freePort } from "../helpers/ports.ts";
 import { pollUntil } from "../helpers/raw-http.ts";
 
 const FIXTURE = path.resolve(import.meta.dirname, "../fixtures/tvc-app/server.mjs");
@@ -262,7 +263,9 @@ describe("local runtime", () => {
     const image = imageDir();
     const file = realpathSync(image.file);
     // A replica "left behind": running the recorded executable, in its own group.
-    const orphan = spawn(file, [], { env: { PATH: process.env.PATH, PORT: "0" }, detached: true, stdio: "ignore" });
+    // (A real port: the fixture refuses PORT=0 and exits at once, which left the test racing
+    // the orphan's own exit.)
+    const orphan = spawn(file, [], { env: { PATH: process.env.PATH, PORT: String(await freePort()) }, detached: true, stdio: "ignore" });
     remember([orphan.pid!]);
     // A record whose pid runs something else (a reused pid): left alone.
     const bystander = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { detached: true, stdio: "ignore" });
