@@ -5,10 +5,9 @@
 // its own top-level suites, exactly as when run alone (`node --import tsx --test <file>`).
 //
 // This file is not itself named *.test.ts, so nothing runs it twice.
-import { it } from "node:test";
 import { readdirSync } from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { importEach } from "../helpers/import-files.ts";
 
 const dir = import.meta.dirname;
 const listed = process.env.TEST_UNIT_FILES;
@@ -19,13 +18,4 @@ const files = listed
       .sort()
       .map((f) => path.join(dir, f));
 
-for (const f of files) {
-  try {
-    await import(pathToFileURL(f).href);
-  } catch (err) {
-    // A file that does not even load fails here, by name, and the others still run.
-    it(`${path.relative(process.cwd(), f)} loads`, () => {
-      throw err;
-    });
-  }
-}
+await importEach(files);
