@@ -9,7 +9,7 @@ import { DEFAULT_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, parseDuration, par
 import { parseTrustProxy } from "./network/trust-proxy.ts";
 import { DEFAULT_RATE_LIMITS } from "./network/rate-limit.ts";
 import { parseCorsOrigins } from "./network/cors.ts";
-import { parseProxySecret } from "./auth-proxy/channel.ts";
+import { DEFAULT_CONFIG_TTL_MS, parseProxySecret } from "./auth-proxy/channel.ts";
 import { LOGIN_KNOBS } from "./logins/index.ts";
 import { bool, defaultsOf, defineKnob, int, list, readKnobs, secondsAsMs, str, url, type ConfigOf } from "./config/define.ts";
 
@@ -403,7 +403,7 @@ export const KNOBS = [
     flag: "--auth-proxy-config-ttl-ms",
     key: "authProxyConfigTtlMs",
     parse: int("SIGIL_AUTH_PROXY_CONFIG_TTL_MS", 0, 300_000),
-    default: 5_000,
+    default: DEFAULT_CONFIG_TTL_MS,
     doc: { meaning: "Auth proxy configurations: how long the proxy keeps one fetched from the API, and the public API's CORS the enabled ones' origins — a change (disabled, origins, settings) applies within this time; unknown ids are kept 2 s whatever this says" },
   }),
   defineKnob({

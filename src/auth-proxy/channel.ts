@@ -21,6 +21,12 @@ export const ORIGINS_ROUTE = "/internal/v1/auth_proxy/origins";
 export const SIGNATURE_HEADER = "x-sigil-proxy-signature";
 /** How far a request's timestampMs may be from the receiver's clock. */
 export const MAX_SKEW_MS = 60_000;
+/**
+ * How long a configuration is kept once read — by the proxy (its copy of each configuration)
+ * and by the public API's CORS (the enabled configurations' origins): the default of
+ * SIGIL_AUTH_PROXY_CONFIG_TTL_MS (docs/auth-proxy-service.md §3).
+ */
+export const DEFAULT_CONFIG_TTL_MS = 5_000;
 
 const SECRET_LABEL = "sigil auth-proxy secret v1";
 

@@ -3,10 +3,8 @@
 // (the ORIGINS_ROUTE of the channel, server/auth-proxy-channel.ts).
 import type { Executor } from "../store/schema.ts";
 import { enabledSettings } from "../store/auth-proxy-configs.ts";
-import type { OriginsResponse } from "./channel.ts";
+import { DEFAULT_CONFIG_TTL_MS, type OriginsResponse } from "./channel.ts";
 
-/** How long the public API's CORS keeps a snapshot by default (SIGIL_AUTH_PROXY_CONFIG_TTL_MS): a change applies within this long. */
-export const ORIGINS_REFRESH_MS = 5_000;
 
 /** Every origin some enabled configuration lists; anyOrigin when one allows all (an empty list). */
 export async function enabledOrigins(db: Executor): Promise<OriginsResponse> {
@@ -23,7 +21,7 @@ export async function enabledOrigins(db: Executor): Promise<OriginsResponse> {
 /**
  * The public API's view: the explicit origins only. A configuration that allows every origin
  * opens its proxy to every page, not the public API (docs/auth-proxy.md §5). Read at most once
- * per ORIGINS_REFRESH_MS (one read at a time); a failed read keeps the previous snapshot.
+ * per `refreshMs` (SIGIL_AUTH_PROXY_CONFIG_TTL_MS; one read at a time); a failed read keeps the previous snapshot.
  */
 export class ProxyOriginsCache {
   #origins: ReadonlySet<string> = new Set();
@@ -32,7 +30,7 @@ export class ProxyOriginsCache {
 
   constructor(
     private readonly db: Executor,
-    private readonly refreshMs = ORIGINS_REFRESH_MS,
+    private readonly refreshMs = DEFAULT_CONFIG_TTL_MS,
     private readonly clock: () => number = Date.now,
   ) {}
 
@@ -56,7 +54,7 @@ export class ProxyOriginsCache {
 }
 
 /** What registerCors (network/cors.ts) asks about an origin it was not configured with. */
-export function proxyOriginsAdmitter(db: Executor, refreshMs = ORIGINS_REFRESH_MS): (origin: string) => Promise<boolean> {
+export function proxyOriginsAdmitter(db: Executor, refreshMs = DEFAULT_CONFIG_TTL_MS): (origin: string) => Promise<boolean> {
   const cache = new ProxyOriginsCache(db, refreshMs);
   return (origin) => cache.admits(origin);
 }

@@ -4,10 +4,9 @@
 // time. Unknown ids are remembered MISS_TTL_MS whatever the TTL, so a flood of made-up ids
 // costs the API one request per id per MISS_TTL_MS at most; concurrent
 // requests for one id share one fetch. Only the sealed key is kept (src/auth-proxy/channel.ts).
-import type { AuthProxyConfigView, OriginsResponse } from "../auth-proxy/channel.ts";
+import { DEFAULT_CONFIG_TTL_MS, type AuthProxyConfigView, type OriginsResponse } from "../auth-proxy/channel.ts";
 import type { ApiClient } from "./api-client.ts";
 
-export const DEFAULT_CONFIG_TTL_MS = 5_000;
 export const MISS_TTL_MS = 2_000;
 export const MAX_CACHED_CONFIGS = 10_000;
 

@@ -11,14 +11,14 @@ import type { FieldViolation } from "../errors.ts";
 
 const MAX_REPORTED = 20;
 const PLAIN_KEY = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-// Code units, not code points (no `u` flag): a high surrogate not followed by a low one, or a
-// low one not preceded by a high one.
-const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// One pass over each string (every request string goes through it): U+0000, or, in code units
+// rather than code points (no `u` flag), a high surrogate not followed by a low one or a low
+// one not preceded by a high one.
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function problem(s: string): string | undefined {
-  if (s.includes("\u0000")) return "the NUL character (U+0000)";
-  if (UNPAIRED_SURROGATE.test(s)) return "an unpaired surrogate (U+D800–U+DFFF without its partner)";
-  return undefined;
+  if (!UNSTORABLE.test(s)) return undefined;
+  return s.includes("\u0000") ? "the NUL character (U+0000)" : "an unpaired surrogate (U+D800–U+DFFF without its partner)";
 }
 
 /** Field paths (as the schema validator names them: `parameters.users[0].userName`) holding a character no store can keep. */
