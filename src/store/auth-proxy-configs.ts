@@ -59,3 +59,14 @@ export function configView(row: AuthProxyConfigRow): AuthProxyConfigView {
     updatedAt: new Date(Number(row.updated_at)).toISOString(),
   };
 }
+
+/**
+ * True when the user is an auth proxy's user, or the key is a proxy key (enabled or not):
+ * what such a credential signs is the browser's word, never the backend's
+ * (docs/login-lookups.md §1).
+ */
+export async function isAuthProxyCredential(db: Executor, userId: string, publicKey: string | undefined): Promise<boolean> {
+  let q = db.selectFrom("auth_proxy_configs").select("id").where("user_id", "=", userId);
+  if (publicKey) q = db.selectFrom("auth_proxy_configs").select("id").where((eb) => eb.or([eb("user_id", "=", userId), eb("public_key", "=", publicKey.toLowerCase())]));
+  return (await q.limit(1).executeTakeFirst()) !== undefined;
+}

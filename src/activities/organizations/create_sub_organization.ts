@@ -10,6 +10,7 @@ import { refuseAncestorKeys } from "../credentials/ancestor-keys.ts";
 import { MAX_USERS_PER_REQUEST, RootUserParams } from "../users/user-schemas.ts";
 import { bindToken, markVerified, VerificationTokenParam, vouchContacts } from "../users/contact-verification.ts";
 import { checkVerifiedSignup, ClientSignatureParams } from "./verified-signup.ts";
+import { writtenByBackend } from "./backend-word.ts";
 import { createSignupWallet, signupPolicyWallets, SignupWalletParams, SignupWalletResult } from "../../wallets/signup.ts";
 
 const Params = Type.Object({
@@ -75,9 +76,10 @@ const execute = (usageKey: "signupV2" | "signup") => async (ctx: ExecuteContext<
     // One transaction: a token already bound (or bound concurrently) undoes the whole sign-up.
     await bindToken(ctx.tx, verified.claims.id, ctx.now, "parameters.verificationToken");
     await markVerified(ctx.tx, rootUserIds[verified.holder]!, verified.kind, ctx.now);
-  } else if (depth === 1) {
-    // The app's backend (a top-level organization: `depth` counts it alone) wrote these
-    // contacts itself: vouched for, so the user can then log in by OTP naming the parent
+  } else if (await writtenByBackend(plain, depth)) {
+    // The app's backend (a top-level organization's own credential: `depth` counts it alone;
+    // never its auth proxy's key, which signs what a browser typed) wrote these contacts
+    // itself: vouched for, so the user can then log in by OTP naming the parent
     // (docs/login-lookups.md §1). A sign-up carrying a token is the end user's own: only the
     // contact the token proves is verified.
     await vouchContacts(ctx.tx, rootUserIds, ctx.now);
