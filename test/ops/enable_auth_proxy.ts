@@ -1,7 +1,8 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { addUsersWithKeys, completed, failsWith, forbidden, perEngine, stampedFrom, UUID, type Json } from "../helpers/inproc.ts";
-import { activitiesOf, disable, enable, enabledOrg, getConfig, proxyCreds, subOrgRoot } from "../helpers/auth-proxy.ts";
+import { addUsersWithKeys, completed, failsWith, forbidden, invalidRequest, perEngine, stampedFrom, UUID, type Json } from "../helpers/inproc.ts";
+import { activitiesOf, disable, enable, enabledOrg, getConfig, proxyCreds, subOrgRoot, update } from "../helpers/auth-proxy.ts";
+import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
 import { FORWARDED_ACTIVITY_TYPES } from "../../src/auth-proxy/forwarded.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 
@@ -137,3 +138,28 @@ perEngine(OP, (h) => {
     completed(await stampedFrom(h(), outside, proxy, "/public/v1/submit/create_sub_organization", body("ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7", subOrgParams("from-anywhere"))), "createSubOrganizationResultV7");
   });
 });
+
+// The operator allows From / Reply-To in example.com only (SIGIL_MAIL_SENDER_DOMAINS).
+perEngine(
+  `${OP} sender domains`,
+  (h) => {
+    it("re-enabling a configuration whose From or Reply-To is outside SIGIL_MAIL_SENDER_DOMAINS is refused (400 naming each), writing nothing; fixed, it enables", async () => {
+      const { org, userId } = await enabledOrg(h(), "enable-sender");
+      completed(await update(h(), org, { sendFromEmailAddress: "login@example.com" }), "updateAuthProxyConfigResult");
+      completed(await disable(h(), org), "disableAuthProxyResult");
+      // Written when the operator still allowed old.example (update_auth_proxy_config refuses it now).
+      const db = h().service.store.db;
+      const stale = JSON.stringify({ sendFromEmailAddress: "login@old.example", replyToEmailAddress: "help@old.example" });
+      await db.updateTable("auth_proxy_configs").set({ settings: stale }).where("organization_id", "=", org.organizationId).execute();
+      const before = await db.selectFrom("auth_proxy_configs").selectAll().where("organization_id", "=", org.organizationId).executeTakeFirstOrThrow();
+      invalidRequest(await enable(h(), org), /SIGIL_MAIL_SENDER_DOMAINS/, ["authProxyConfig.sendFromEmailAddress", "authProxyConfig.replyToEmailAddress"]);
+      assert.deepEqual(await db.selectFrom("auth_proxy_configs").selectAll().where("organization_id", "=", org.organizationId).executeTakeFirstOrThrow(), before);
+      assert.equal((await getConfig(h(), org)).json.authProxyConfig.enabled, false);
+      completed(await update(h(), org, { sendFromEmailAddress: "login@example.com", replyToEmailAddress: "help@example.com" }), "updateAuthProxyConfigResult");
+      assert.equal(completed(await enable(h(), org), "enableAuthProxyResult").userId, userId);
+      assert.equal((await getConfig(h(), org)).json.authProxyConfig.enabled, true);
+    });
+  },
+  undefined,
+  { logins: { ...DEFAULT_LOGIN_SETTINGS, mailSenderDomains: ["example.com"] } },
+);

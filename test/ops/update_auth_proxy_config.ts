@@ -1,7 +1,8 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { completed, forbidden, invalidRequest, notFound, perEngine, onSqlite, type Json } from "../helpers/inproc.ts";
+import { completed, forbidden, invalidRequest, notFound, perEngine, type Json } from "../helpers/inproc.ts";
 import { activitiesOf, enabledOrg, getConfig, subOrgRoot, update } from "../helpers/auth-proxy.ts";
+import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
 
 const OP = "update_auth_proxy_config";
 const TYPE = "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG";
@@ -26,6 +27,9 @@ const everything: Json = {
   socialLinkingClientIds: ["g-client"],
   captchaEnabled: true,
 };
+
+/** The operator allows From / Reply-To in example.com (SIGIL_MAIL_SENDER_DOMAINS), as `everything` uses. */
+const SENDER_DOMAINS = { logins: { ...DEFAULT_LOGIN_SETTINGS, mailSenderDomains: ["example.com"] } };
 
 perEngine(OP, (h) => {
   it("sets every field of v1UpdateAuthProxyConfigIntent; origins are normalized; the result names the config", async () => {
@@ -64,9 +68,22 @@ perEngine(OP, (h) => {
     forbidden(await update(h(), subRoot, { otpLength: 99 }), /only by a top-level organization/);
     assert.deepEqual(await activitiesOf(h(), subRoot, /AUTH_PROXY/), []);
   });
-});
 
-onSqlite(`${OP} validation`, (h) => {
+  it("From and Reply-To outside SIGIL_MAIL_SENDER_DOMAINS are refused when written (400 naming each), changing nothing; the domain in any case is accepted", async () => {
+    const { org } = await enabledOrg(h(), "update-sender");
+    completed(await update(h(), org, { sendFromEmailAddress: "login@EXAMPLE.com", otpLength: 7 }), "updateAuthProxyConfigResult");
+    const refused: [Json, string[]][] = [
+      [{ sendFromEmailAddress: "login@evil.example", otpLength: 8 }, ["parameters.sendFromEmailAddress"]],
+      [{ replyToEmailAddress: "help@mail.example.com" }, ["parameters.replyToEmailAddress"]],
+      [{ sendFromEmailAddress: "a@other.test", replyToEmailAddress: "b@other.test" }, ["parameters.sendFromEmailAddress", "parameters.replyToEmailAddress"]],
+    ];
+    for (const [p, fields] of refused) invalidRequest(await update(h(), org, p), /SIGIL_MAIL_SENDER_DOMAINS/, fields);
+    const got = (await getConfig(h(), org)).json.authProxyConfig as Json;
+    assert.deepEqual([got.sendFromEmailAddress, got.replyToEmailAddress, got.otpLength], ["login@EXAMPLE.com", undefined, 7]);
+  });
+}, undefined, SENDER_DOMAINS);
+
+perEngine(`${OP} validation`, (h) => {
   const refused: [string, Json, string][] = [
     ["otpLength 5", { otpLength: 5 }, "parameters.otpLength"],
     ["otpLength 10", { otpLength: 10 }, "parameters.otpLength"],
@@ -114,7 +131,7 @@ onSqlite(`${OP} validation`, (h) => {
     invalidRequest(await h().submit(OP, TYPE, JSON.parse(body) as Json, { as: org }));
     assert.equal(({} as Json).x, undefined);
   });
-});
+}, ["sqlite"], SENDER_DOMAINS);
 
 let shared: Promise<{ org: import("../helpers/inproc.ts").Creds }> | undefined;
 function enabledOrgOnce(h: () => import("../helpers/inproc.ts").Harness) {

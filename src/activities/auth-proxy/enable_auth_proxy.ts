@@ -4,10 +4,11 @@
 // its id and key (and puts back a proxy user, key or policy a root user deleted meanwhile).
 import { Type } from "@sinclair/typebox";
 import { lockOrganization } from "../../store/locks.ts";
-import { configOfOrganization, sealProxyKey } from "../../store/auth-proxy-configs.ts";
+import { configOfOrganization, sealProxyKey, settingsOf } from "../../store/auth-proxy-configs.ts";
 import { newId } from "../../store/util.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { authProxyFacts, topLevelAtExecution } from "./gate.ts";
+import { requireSenderDomains } from "../otp/otp-content.ts";
 import { deleteProxyPolicies, ensureProxyUser, insertProxyPolicies, insertProxyUser, missingPolicies, newProxyKey } from "./proxy-user.ts";
 
 async function execute(ctx: ExecuteContext) {
@@ -44,6 +45,15 @@ async function execute(ctx: ExecuteContext) {
       pkcs8.fill(0);
     }
   }
+  // A configuration written under other sender domains (the operator changed
+  // SIGIL_MAIL_SENDER_DOMAINS or SIGIL_SMTP_FROM since) would fail every end user's email OTP:
+  // refused before anything is written, naming the field as get_auth_proxy_config shows it;
+  // update_auth_proxy_config works on a disabled configuration (docs/auth-proxy.md §2.2).
+  const stored = settingsOf(existing);
+  requireSenderDomains(ctx.services.logins, [
+    ["authProxyConfig.sendFromEmailAddress", stored.sendFromEmailAddress],
+    ["authProxyConfig.replyToEmailAddress", stored.replyToEmailAddress],
+  ]);
   const user = await ensureProxyUser(tx, org, existing.user_id, existing.public_key, now);
   let policyIds = JSON.parse(existing.policy_ids) as string[];
   const repairPolicies = user.changed && user.userId !== existing.user_id ? true : await missingPolicies(tx, org, policyIds);

@@ -9,10 +9,17 @@ import { defineActivity, type ExecuteContext } from "../define.ts";
 import { Type } from "@sinclair/typebox";
 import { authProxyFacts, topLevelAtExecution } from "./gate.ts";
 import { checkUpdate, UpdateAuthProxyConfigParams, type UpdateAuthProxyConfig } from "./fields.ts";
+import { requireSenderDomains } from "../otp/otp-content.ts";
 
 async function execute(ctx: ExecuteContext, p: UpdateAuthProxyConfig) {
   await topLevelAtExecution(ctx);
   const changes = checkUpdate(p);
+  // The proxy sends these in every end user's init_otp, where an address outside the operator's
+  // domains is a 400 the user cannot act on: refused here, to the backend (docs/auth-proxy.md §2.3).
+  requireSenderDomains(ctx.services.logins, [
+    ["parameters.sendFromEmailAddress", changes.sendFromEmailAddress],
+    ["parameters.replyToEmailAddress", changes.replyToEmailAddress],
+  ]);
   await lockOrganization(ctx.tx, ctx.organization.id);
   const existing = await configOfOrganization(ctx.tx, ctx.organization.id);
   if (!existing) throw notFound(`organization ${ctx.organization.id} has no auth proxy configuration; enable it first (enable_auth_proxy)`);

@@ -39,6 +39,27 @@ export function allowedSenderDomains(logins: LoginSettings): readonly string[] {
   return at > 0 ? [address.slice(at + 1).toLowerCase()] : [];
 }
 
+/**
+ * Throws 400 naming each From / Reply-To address (field name, value; absent ones skipped) whose
+ * domain is not one the operator allows (docs/otp-limits-and-mail.md §3.4). init_otp checks its
+ * own fields; the auth proxy's configuration activities check the addresses the proxy will
+ * later send in every end user's init_otp (docs/auth-proxy.md §2.3).
+ */
+export function requireSenderDomains(logins: LoginSettings, addresses: readonly (readonly [string, string | null | undefined])[]): void {
+  const domains = allowedSenderDomains(logins);
+  const violations: FieldViolation[] = [];
+  for (const [field, value] of addresses) {
+    if (!given(value)) continue;
+    const domain = value!.slice(value!.lastIndexOf("@") + 1).toLowerCase();
+    if (!domains.includes(domain)) {
+      violations.push({ field, description: domains.length ? `must be an address in ${domains.join(", ")} (SIGIL_MAIL_SENDER_DOMAINS)` : "no sender domain is allowed on this server (SIGIL_MAIL_SENDER_DOMAINS)" });
+    }
+  }
+  if (violations.length) {
+    throw invalid(`${violations.map((v) => v.field).join(", ")}: ${violations[0]!.description}`, violations);
+  }
+}
+
 export interface MessageContent {
   /** The app the message names (undefined: none, V1 without an app name from the backend). */
   appName: string | undefined;
@@ -56,21 +77,10 @@ export async function messageContent(ctx: ExecuteContext, p: InitOtpParams): Pro
 
   if (ctx.actor.organizationId === topOrganizationId) {
     // The app's backend: its own words, its From and Reply-To within the operator's domains.
-    const domains = allowedSenderDomains(ctx.services.logins);
-    const violations: FieldViolation[] = [];
-    for (const [field, value] of [
+    requireSenderDomains(ctx.services.logins, [
       ["parameters.sendFromEmailAddress", p.sendFromEmailAddress],
       ["parameters.replyToEmailAddress", p.replyToEmailAddress],
-    ] as const) {
-      if (!given(value)) continue;
-      const domain = value!.slice(value!.lastIndexOf("@") + 1).toLowerCase();
-      if (!domains.includes(domain)) {
-        violations.push({ field, description: domains.length ? `must be an address in ${domains.join(", ")} (SIGIL_MAIL_SENDER_DOMAINS)` : "no sender domain is allowed on this server (SIGIL_MAIL_SENDER_DOMAINS)" });
-      }
-    }
-    if (violations.length) {
-      throw invalid(`${violations.map((v) => v.field).join(", ")}: ${violations[0]!.description}`, violations);
-    }
+    ]);
     return { appName: requested, custom: true, topOrganizationId };
   }
 
