@@ -4,10 +4,10 @@
 // type CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256, whose private half is returned only as a
 // credential bundle encrypted to the client's targetPublicKey and never stored.
 import { Type } from "@sinclair/typebox";
-import { invalid, precondition } from "../../errors.ts";
+import { invalid } from "../../errors.ts";
 import { HexPublicKey, Id, Name } from "../../schemas/common.ts";
 import { createSession } from "../../auth/sessions.ts";
-import { stampKeyOf } from "../../auth/verification.ts";
+import { submitterProfile } from "../../auth/submitter-profile.ts";
 import { uncompressedP256 } from "../../crypto/bundles.ts";
 import { credentialBundle } from "../../crypto/credential-bundle.ts";
 import { generateP256, privateScalar } from "../../crypto/p256.ts";
@@ -21,38 +21,6 @@ const Params = Type.Object({
   expirationSeconds: Type.Optional(Type.String({ maxLength: 32, errorMessage: "invalid api key expiration: must be a whole number of seconds, as a string" })),
   invalidateExisting: Type.Optional(Type.Boolean()),
 });
-
-const SESSION_KEY_TYPES: ReadonlySet<string> = new Set(["CREDENTIAL_TYPE_LOGIN", "CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256"]);
-
-/**
- * The session profile of the credential that submitted the activity: a session made by a
- * profiled session keeps its scope (docs/sessions-and-network.md §6.3). At submission the key
- * that stamped is the actor's; on a later approval it is read from the submitter's vote — and a
- * session key gone meanwhile cannot say which scope it had, so the activity is refused.
- */
-async function submitterProfile(ctx: ExecuteContext): Promise<string | undefined> {
-  if (ctx.actor.stampPublicKey) {
-    const key = await ctx.tx
-      .selectFrom("api_keys")
-      .select("session_profile_id")
-      .where("user_id", "=", ctx.actor.userId)
-      .where("public_key_normalized", "=", ctx.actor.stampPublicKey.toLowerCase())
-      .executeTakeFirst();
-    return key?.session_profile_id ?? undefined;
-  }
-  const vote = await ctx.tx
-    .selectFrom("votes")
-    .select(["credential_id", "credential_type"])
-    .where("activity_id", "=", ctx.activityId)
-    .where("user_id", "=", ctx.actor.userId)
-    .orderBy("created_at")
-    .orderBy("id")
-    .executeTakeFirst();
-  if (!vote || !SESSION_KEY_TYPES.has(vote.credential_type)) return undefined;
-  const key = await ctx.tx.selectFrom("api_keys").select("session_profile_id").where("id", "=", vote.credential_id).executeTakeFirst();
-  if (!key) throw precondition("the session that submitted this activity has ended: a new session cannot be made on its behalf");
-  return key.session_profile_id ?? undefined;
-}
 
 export const createReadWriteSessionV2 = defineActivity({
   type: "ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION_V2",

@@ -6,6 +6,7 @@
 import { Type } from "@sinclair/typebox";
 import type { ExecuteContext } from "../../activities/define.ts";
 import { createSession } from "../../auth/sessions.ts";
+import { submitterProfile } from "../../auth/submitter-profile.ts";
 import { invalid } from "../../errors.ts";
 import { generateP256, privateScalar } from "../../crypto/p256.ts";
 import { sealCredentialBundle } from "./seal.ts";
@@ -73,12 +74,15 @@ export async function issueCredential(ctx: ExecuteContext<unknown>, r: Credentia
     if (!credentialBundle) {
       throw invalid("parameters.targetPublicKey: not a point of the P-256 curve", [{ field: "parameters.targetPublicKey", description: "a P-256 public key (hex)" }]);
     }
+    // Submitted by a session with a profile, the credential keeps that scope (docs/sessions-and-network.md §6.3).
+    const profile = await submitterProfile(ctx);
     const { apiKeyId } = await createSession(ctx, {
       userId: r.userId,
       organizationId: r.organizationId,
       publicKey: key.publicCompressed,
       ...(r.expirationSeconds !== undefined ? { expirationSeconds: r.expirationSeconds } : {}),
       ...(r.invalidateExisting !== undefined ? { invalidateExisting: r.invalidateExisting } : {}),
+      ...(profile !== undefined ? { sessionProfileId: profile } : {}),
     });
     const name = r.apiKeyName || `${r.label} - ${new Date(ctx.now).toISOString()}`;
     await ctx.tx.updateTable("api_keys").set({ name }).where("id", "=", apiKeyId).execute();
