@@ -5,12 +5,13 @@
 // file is this script's output.
 //
 //   node --import tsx scripts/signing-vectors.ts
+import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { serializeTransaction, type TransactionSerializable } from "viem";
 import {
-  Keypair, MessageV0, PublicKey, SystemProgram, Transaction, TransactionInstruction, VersionedTransaction,
+  ComputeBudgetProgram, Keypair, LAMPORTS_PER_SOL, MessageV0, PublicKey, SystemProgram, Transaction, TransactionInstruction, VersionedTransaction,
   type AddressLookupTableAccount,
 } from "@solana/web3.js";
 
@@ -178,8 +179,107 @@ function solanaVectors() {
   ];
 }
 
+const ATA = new PublicKey("ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL");
+const UNKNOWN_AMOUNT = 2n ** 64n - 1n;
+
+/**
+ * Instructions of the known programs (docs/signing-policies.md §1.3.1), each alone or in a small
+ * transaction: what `transfers` and `spl_transfers` must hold, or the refusal (a pattern of the
+ * ParseError's message). System instructions are @solana/web3.js's own encodings, some with
+ * bytes appended the programs ignore; Token instructions are their documented byte layouts.
+ */
+function solanaInstructionVectors() {
+  const payer = key(1), bob = key(3), mint = key(4), source = key(5), dest = key(6), fresh = key(8), nonce = key(9), base = key(10);
+  const pk = (k: Keypair) => k.publicKey.toBase58();
+  const meta = (k: Keypair, isSigner = false, isWritable = true) => ({ pubkey: k.publicKey, isSigner, isWritable });
+  const ix = (programId: PublicKey, data: Uint8Array, keys: ReturnType<typeof meta>[]) => new TransactionInstruction({ programId, keys, data: Buffer.from(data) });
+  const withData = (i: TransactionInstruction, data: Uint8Array) => new TransactionInstruction({ programId: i.programId, keys: i.keys, data: Buffer.from(data) });
+  const unsigned = (instructions: TransactionInstruction[]) =>
+    Buffer.from(new VersionedTransaction(MessageV0.compile({ payerKey: payer.publicKey, recentBlockhash: BLOCKHASH, instructions })).serialize()).toString("hex");
+  const transfer = (from: Keypair | string, to: Keypair | string, amount: bigint) =>
+    ({ from: typeof from === "string" ? from : pk(from), to: typeof to === "string" ? to : pk(to), amount: n(amount) });
+  const splTransfer = (to: string, amount: bigint, token_mint?: string) =>
+    ({ from: pk(source), to, amount: n(amount), owner: pk(payer), signers: [] as string[], ...(token_mint ? { token_mint } : {}) });
+  const moves = (name: string, instructions: TransactionInstruction[], transfers: unknown[], spl_transfers: unknown[] = []) =>
+    ({ name, unsigned: unsigned(instructions), transfers, spl_transfers });
+  const refused = (name: string, instructions: TransactionInstruction[], pattern: string) => ({ name, unsigned: unsigned(instructions), refused: pattern });
+
+  const FIVE_SOL = 5n * BigInt(LAMPORTS_PER_SOL);
+  const sysTransfer = SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: bob.publicKey, lamports: FIVE_SOL });
+  // PublicKey.createWithSeed, which is async: sha256(base ‖ seed ‖ owner).
+  const seeded = new PublicKey(createHash("sha256").update(Buffer.concat([base.publicKey.toBuffer(), Buffer.from("vault"), SystemProgram.programId.toBuffer()])).digest());
+  const createWithSeed = SystemProgram.createAccountWithSeed({
+    fromPubkey: payer.publicKey, newAccountPubkey: seeded, basePubkey: base.publicKey, seed: "vault", lamports: 3_000_000, space: 0, programId: SystemProgram.programId,
+  });
+  const withSeedData = Buffer.from(createWithSeed.data);
+  // The seed length field (u64 LE after the tag and the base key) claims more bytes than follow.
+  const longSeed = Buffer.from(withSeedData);
+  longSeed.writeBigUInt64LE(1000n, 36);
+  const prefund = Buffer.concat([Buffer.from([13, 0, 0, 0]), u64(2_000_000n), u64(0n), SystemProgram.programId.toBuffer()]);
+  const amount = (tag: number, v: bigint, ...tail: number[]) => Buffer.concat([Buffer.of(tag), u64(v), Buffer.of(...tail)]);
+  const checkedKeys = [meta(source), meta(mint, false, false), meta(dest), meta(payer, true, false)];
+  const burnKeys = [meta(source), meta(mint), meta(payer, true, false)];
+  return [
+    moves("System Transfer of 5 SOL with one trailing 00 byte", [withData(sysTransfer, Buffer.concat([sysTransfer.data, Buffer.of(0)]))], [transfer(payer, bob, FIVE_SOL)]),
+    moves("System CreateAccount: the lamports go to the new account", [SystemProgram.createAccount({
+      fromPubkey: payer.publicKey, newAccountPubkey: fresh.publicKey, lamports: 1_000_000, space: 165, programId: TOKEN,
+    })], [transfer(payer, fresh, 1_000_000n)]),
+    moves("System CreateAccountWithSeed, with trailing bytes", [withData(createWithSeed, Buffer.concat([withSeedData, Buffer.of(1, 2, 3)]))], [transfer(payer, seeded.toBase58(), 3_000_000n)]),
+    moves("System TransferWithSeed: from the derived account to the third account", [SystemProgram.transfer({
+      fromPubkey: seeded, basePubkey: base.publicKey, toPubkey: bob.publicKey, lamports: 42, seed: "vault", programId: SystemProgram.programId,
+    })], [transfer(seeded.toBase58(), bob, 42n)]),
+    moves("System WithdrawNonceAccount: from the nonce account to the recipient", [SystemProgram.nonceWithdraw({
+      noncePubkey: nonce.publicKey, authorizedPubkey: payer.publicKey, toPubkey: bob.publicKey, lamports: 777,
+    })], [transfer(nonce, bob, 777n)]),
+    moves("System CreateAccountAllowPrefund: from the funding account (second) to the new one (first)", [ix(SystemProgram.programId, prefund, [meta(fresh, true), meta(payer, true)])],
+      [transfer(payer, fresh, 2_000_000n)]),
+    moves("System Assign, AdvanceNonceAccount, Allocate: nothing moves", [
+      SystemProgram.assign({ accountPubkey: payer.publicKey, programId: TOKEN }),
+      SystemProgram.nonceAdvance({ noncePubkey: nonce.publicKey, authorizedPubkey: payer.publicKey }),
+      SystemProgram.allocate({ accountPubkey: fresh.publicKey, space: 10 }),
+    ], []),
+    moves("Token Transfer and TransferChecked with trailing bytes", [
+      ix(TOKEN, amount(3, 9n, 0, 0), [meta(source), meta(dest), meta(payer, true, false)]),
+      ix(TOKEN, amount(12, 10n, 6, 0xff), checkedKeys),
+    ], [], [splTransfer(pk(dest), 9n), splTransfer(pk(dest), 10n, pk(mint))]),
+    moves("Token-2022 TransferCheckedWithFee with a trailing byte", [
+      ix(TOKEN_2022, Buffer.concat([Buffer.of(26, 1), u64(500n), Buffer.of(6), u64(5n), Buffer.of(0)]), checkedKeys),
+    ], [], [splTransfer(pk(dest), 500n, pk(mint))]),
+    moves("Token Burn and Token-2022 BurnChecked: the tokens go to no one", [
+      ix(TOKEN, amount(8, 11n), burnKeys), ix(TOKEN_2022, amount(15, 12n, 6), burnKeys),
+    ], [], [splTransfer("", 11n, pk(mint)), splTransfer("", 12n, pk(mint))]),
+    moves("Token CloseAccount and Token-2022 WithdrawExcessLamports: lamports to the destination, amount read on chain", [
+      ix(TOKEN, Buffer.of(9), [meta(source), meta(bob), meta(payer, true, false)]),
+      ix(TOKEN_2022, Buffer.of(38), [meta(source), meta(dest), meta(payer, true, false)]),
+    ], [transfer(source, bob, UNKNOWN_AMOUNT), transfer(source, dest, UNKNOWN_AMOUNT)]),
+    moves("Compute Budget, Associated Token Account CreateIdempotent, Token SyncNative: nothing moves", [
+      ComputeBudgetProgram.setComputeUnitLimit({ units: 200_000 }), ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1000 }),
+      ix(ATA, Buffer.of(1), [meta(payer, true), meta(dest), meta(bob, false, false), meta(mint, false, false)]),
+      ix(TOKEN, Buffer.of(17), [meta(dest)]),
+    ], []),
+    refused("System Transfer one byte short", [withData(sysTransfer, sysTransfer.data.subarray(0, 11))], "^instruction 0: System Transfer needs at least 12 bytes of data and 2 accounts; it has 11 and 2$"),
+    refused("System Transfer with one account", [ix(SystemProgram.programId, sysTransfer.data, [meta(payer, true)])], "^instruction 0: System Transfer needs at least 12 bytes of data and 2 accounts"),
+    refused("a System tag the program does not have, after a memo", [ix(MEMO, Buffer.from("x"), []), ix(SystemProgram.programId, Buffer.of(14, 0, 0, 0), [meta(payer, true)])],
+      "^instruction 1: System instruction 14 is not one Sigil can show to a policy$"),
+    refused("Transfer's tag byte with a high byte set (a u32 tag of 16777218)", [withData(sysTransfer, Buffer.concat([Buffer.of(2, 0, 0, 1), sysTransfer.data.subarray(4)]))],
+      "^instruction 0: System instruction 16777218 is not one"),
+    refused("System data shorter than its tag", [ix(SystemProgram.programId, Buffer.of(2), [meta(payer, true), meta(bob)])], "^instruction 0: System instruction data is 1 bytes"),
+    refused("CreateAccountWithSeed whose seed runs past the data", [withData(createWithSeed, longSeed)], "^instruction 0: System CreateAccountWithSeed is too short for its 1000-byte seed$"),
+    refused("Token Transfer with two accounts", [ix(TOKEN, amount(3, 9n), [meta(source), meta(dest)])], "^instruction 0: Token Transfer needs at least 9 bytes of data and 3 accounts"),
+    refused("Token TransferChecked without its decimals byte", [ix(TOKEN, amount(12, 10n), checkedKeys)],
+      "^instruction 0: Token TransferChecked needs at least 10 bytes"),
+    refused("a Token batch (tag 255)", [ix(TOKEN, Buffer.of(255, 2, 9, 3), [meta(source), meta(dest), meta(payer, true, false)])], "^instruction 0: Token instruction 255 is not one"),
+    refused("a Token-2022 tag on the Token program", [ix(TOKEN, Buffer.concat([Buffer.of(26, 1), u64(1n), Buffer.of(6), u64(0n)]), checkedKeys)], "^instruction 0: Token instruction 26 is not one"),
+    refused("a Token-2022 confidential transfer", [ix(TOKEN_2022, Buffer.of(27, 7), checkedKeys)], "^instruction 0: Token-2022 instruction 27 is not one"),
+    refused("a Token-2022 withdrawal of withheld fees", [ix(TOKEN_2022, Buffer.of(26, 2), checkedKeys)], "^instruction 0: Token-2022 instruction 26/2 is not one"),
+    refused("an empty Token instruction", [ix(TOKEN_2022, Buffer.of(), checkedKeys)], "^instruction 0: Token-2022 instruction has no tag$"),
+    refused("an Associated Token Account instruction with an unknown tag", [ix(ATA, Buffer.of(3), [meta(payer, true)])], "^instruction 0: Associated Token Account instruction 3 is not one"),
+    refused("a Compute Budget instruction with the retired tag 0", [ix(ComputeBudgetProgram.programId, Buffer.of(0, 1, 2, 3, 4), [])], "^instruction 0: Compute Budget instruction 0 is not one"),
+  ];
+}
+
 export function signingVectors() {
-  return { ethereum: ethereumVectors(), solana: solanaVectors() };
+  return { ethereum: ethereumVectors(), solana: solanaVectors(), solana_instructions: solanaInstructionVectors() };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { parseTransaction, recoverTransactionAddress, serializeTransaction, type TransactionSerialized } from "viem";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { base58 } from "@scure/base";
-import { Keypair, MessageV0, PublicKey, SystemProgram, Transaction, VersionedTransaction } from "@solana/web3.js";
+import { Keypair, LAMPORTS_PER_SOL, MessageV0, PublicKey, SystemProgram, Transaction, TransactionInstruction, VersionedTransaction } from "@solana/web3.js";
 import * as btc from "@scure/btc-signer";
 import { schnorr, secp256k1 } from "@noble/curves/secp256k1.js";
 import { addUsersWithKeys, completed, forbidden, invalidRequest, notFound, perEngine, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
@@ -209,6 +209,40 @@ perEngine("sign_transaction", (h) => {
     completed(await sign(h(), { signWith: sol, unsignedTransaction: solTransfer(sol, allowedTo), type: "TRANSACTION_TYPE_SOLANA" }, member), RESULT);
     forbidden(await sign(h(), { signWith: sol, unsignedTransaction: solTransfer(sol), type: "TRANSACTION_TYPE_SOLANA" }, member));
     forbidden(await sign(h(), { signWith: sol, unsignedTransaction: solTransfer(sol, allowedTo, 10_000), type: "TRANSACTION_TYPE_SOLANA" }, member));
+  });
+
+  it("Solana facts describe instructions as the programs run them: a transfer with trailing data, CreateAccount and CloseAccount are transfers; an unknown System tag is a 400 naming the instruction", async () => {
+    const org = await h().newOrg("Solana instructions");
+    const [member] = await addUsersWithKeys(h(), 1, org);
+    const wallet = completed(await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: "w", accounts: [SOL()] }, { as: org }), "createWalletResult");
+    const sol = wallet.addresses[0] as string;
+    const me = new PublicKey(sol), a = Keypair.generate().publicKey, b = Keypair.generate().publicKey;
+    const condition = `solana.tx.transfers.all(t, t.to == '${a.toBase58()}') && solana.tx.spl_transfers.all(t, t.to == '${a.toBase58()}')`;
+    completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName: "only A", effect: "EFFECT_ALLOW", condition, consensus: "", notes: "" }, { as: org }), "createPolicyResult");
+    const solTx = (...instructions: TransactionInstruction[]) =>
+      Buffer.from(new VersionedTransaction(MessageV0.compile({ payerKey: me, recentBlockhash: BLOCKHASH, instructions })).serialize()).toString("hex");
+    /** A System transfer of 5 SOL with one 00 byte after its 12 bytes: the System program ignores it and moves the lamports. */
+    const padded = (to: PublicKey) => {
+      const ix = SystemProgram.transfer({ fromPubkey: me, toPubkey: to, lamports: 5n * BigInt(LAMPORTS_PER_SOL) });
+      return new TransactionInstruction({ programId: ix.programId, keys: ix.keys, data: Buffer.concat([ix.data, Buffer.of(0)]) });
+    };
+    completed(await sign(h(), { signWith: sol, unsignedTransaction: solTx(padded(a)), type: "TRANSACTION_TYPE_SOLANA" }, member), RESULT);
+    forbidden(await sign(h(), { signWith: sol, unsignedTransaction: solTx(padded(b)), type: "TRANSACTION_TYPE_SOLANA" }, member));
+    // CreateAccount moves its lamports to the new account; CloseAccount a token account's lamports to its destination.
+    forbidden(await sign(h(), { signWith: sol, unsignedTransaction: solTx(SystemProgram.createAccount({
+      fromPubkey: me, newAccountPubkey: b, lamports: 5 * LAMPORTS_PER_SOL, space: 0, programId: SystemProgram.programId,
+    })), type: "TRANSACTION_TYPE_SOLANA" }, member));
+    const token = new PublicKey("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA");
+    const close = (to: PublicKey) => new TransactionInstruction({ programId: token, data: Buffer.of(9), keys: [
+      { pubkey: Keypair.generate().publicKey, isSigner: false, isWritable: true }, { pubkey: to, isSigner: false, isWritable: true }, { pubkey: me, isSigner: true, isWritable: false }] });
+    forbidden(await sign(h(), { signWith: sol, unsignedTransaction: solTx(close(b)), type: "TRANSACTION_TYPE_SOLANA" }, member));
+    completed(await sign(h(), { signWith: sol, unsignedTransaction: solTx(close(a)), type: "TRANSACTION_TYPE_SOLANA" }, member), RESULT);
+    // A System instruction the program has no tag for: refused before any policy, nothing recorded.
+    const before = await activityCount(h(), org);
+    const unknownTag = new TransactionInstruction({ programId: SystemProgram.programId, data: Buffer.of(99, 0, 0, 0), keys: [{ pubkey: me, isSigner: true, isWritable: true }] });
+    invalidRequest(await sign(h(), { signWith: sol, unsignedTransaction: solTx(padded(a), unknownTag), type: "TRANSACTION_TYPE_SOLANA" }, member),
+      /cannot parse as TRANSACTION_TYPE_SOLANA: instruction 1: System instruction 99 is not one Sigil can show to a policy/, ["parameters.unsignedTransaction"]);
+    assert.equal(await activityCount(h(), org), before);
   });
 
   it("through the official SDK (signTransaction)", async () => {

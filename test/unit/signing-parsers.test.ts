@@ -11,7 +11,7 @@ import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { parseTransaction, recoverTransactionAddress, type TransactionSerialized } from "viem";
 import { privateKeyToAddress } from "viem/accounts";
-import { Keypair, Transaction, VersionedTransaction } from "@solana/web3.js";
+import { Keypair, PublicKey, Transaction, VersionedTransaction } from "@solana/web3.js";
 import { parseEthereumTransaction, serializeSignedEthereum } from "../../src/signing/parsers/ethereum.ts";
 import { parseSolanaTransaction, placeSolanaSignature } from "../../src/signing/parsers/solana.ts";
 import { parseEip712 } from "../../src/signing/parsers/eip712.ts";
@@ -111,6 +111,38 @@ describe("signing parsers", () => {
     const msgStart = 2 + 2 * 128;
     refuses(() => parseSolanaTransaction(`${v0.slice(0, msgStart)}81${v0.slice(msgStart + 2)}`), /version 1/);
     refuses(() => parseSolanaTransaction("80"), /non-minimal|truncated/);
+  });
+
+  it("Solana: known programs' instructions are read as the programs read them (trailing bytes ignored), or refused naming the instruction", () => {
+    assert.ok(vectors.solana_instructions.length >= 20);
+    for (const v of vectors.solana_instructions) {
+      if ("refused" in v) {
+        refuses(() => parseSolanaTransaction(v.unsigned), new RegExp(v.refused));
+        continue;
+      }
+      const { transfers, spl_transfers } = asJson(parseSolanaTransaction(v.unsigned).facts) as Record<string, unknown>;
+      assert.deepEqual({ transfers, spl_transfers }, { transfers: v.transfers, spl_transfers: v.spl_transfers }, v.name);
+    }
+  });
+
+  it("Solana: the largest transaction the parser accepts, all known-program instructions, parses in bounded time", () => {
+    // 64 KiB of System and Token transfers: one constant-work read each.
+    const payer = Keypair.generate().publicKey, to = Keypair.generate().publicKey;
+    const keys = [payer, to, new PublicKey("11111111111111111111111111111111"), new PublicKey("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA")];
+    const header = Buffer.concat([Buffer.of(1), Buffer.alloc(64), Buffer.of(1, 0, 2, keys.length), ...keys.map((k) => k.toBuffer()), Buffer.alloc(32, 1)]);
+    const sys = Buffer.concat([Buffer.of(2, 2, 0, 1, 12), Buffer.from([2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0])]);
+    const tok = Buffer.concat([Buffer.of(3, 3, 1, 1, 0, 9, 3, 1, 0, 0, 0, 0, 0, 0, 0)]);
+    const ixs: Buffer[] = [];
+    let size = header.length + 3;
+    while (size + sys.length + tok.length < 64 * 1024 && ixs.length < 0xfffe) { ixs.push(sys, tok); size += sys.length + tok.length; }
+    const count = ixs.length;
+    const shortvec = count < 0x4000 ? Buffer.of(0x80 | (count & 0x7f), count >> 7) : Buffer.of(0x80 | (count & 0x7f), 0x80 | ((count >> 7) & 0x7f), count >> 14);
+    const raw = Buffer.concat([header, shortvec, ...ixs]);
+    const started = process.hrtime.bigint();
+    const facts = parseSolanaTransaction(raw.toString("hex")).facts;
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    assert.equal(facts.transfers.length + facts.spl_transfers.length, count);
+    assert.ok(ms < 2000, `${count} instructions took ${ms} ms`);
   });
 
   it("EIP-712: domain, primary type and a message read through its types", () => {

@@ -3,10 +3,9 @@
 // (docs/signing-policies.md §1.3, §2.2).
 import { base58 } from "@scure/base";
 import { ParseError, hexBytes, toHex } from "./errors.ts";
+import { readKnownInstruction, type SolanaSplTransferFacts, type SolanaTransferFacts } from "./solana-programs.ts";
 
-export const SYSTEM_PROGRAM = "11111111111111111111111111111111";
-export const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
-export const TOKEN_2022_PROGRAM = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
+export type { SolanaSplTransferFacts, SolanaTransferFacts } from "./solana-programs.ts";
 
 export type SolanaAccountFacts = {
   /** '' for an account loaded from an address table (its key is not in the transaction). */
@@ -27,22 +26,6 @@ export type SolanaInstructionFacts = {
   instruction_data_hex: string;
   /** The address-table entries this instruction's accounts come from. */
   address_table_lookups: SolanaLookupFacts[];
-};
-
-export type SolanaTransferFacts = {
-  from: string;
-  to: string;
-  amount: bigint;
-};
-
-export type SolanaSplTransferFacts = {
-  from: string;
-  to: string;
-  amount: bigint;
-  owner: string;
-  signers: string[];
-  /** Absent for a plain Transfer, which names no mint. */
-  token_mint?: string;
 };
 
 export type SolanaTxFacts = {
@@ -94,8 +77,6 @@ class Reader {
     throw new ParseError(`${what}: length out of range`);
   }
 }
-
-const u64le = (b: Uint8Array, at: number): bigint => Buffer.from(b.buffer, b.byteOffset, b.byteLength).readBigUInt64LE(at);
 
 export function parseSolanaTransaction(hex: string): ParsedSolanaTx {
   const raw = hexBytes(hex, "unsignedTransaction");
@@ -180,16 +161,11 @@ export function parseSolanaTransaction(hex: string): ParsedSolanaTx {
       (l.writable ? entry.writable_indexes : entry.readonly_indexes).push(l.index);
     }
     instructions.push({ program_key, accounts, instruction_data_hex: toHex(ix.data), address_table_lookups: [...byTable.values()] });
-    const key = (k: number) => accounts[k]?.account_key ?? "";
-    if (program_key === SYSTEM_PROGRAM) {
-      // System Transfer: u32 LE 2, u64 LE lamports; accounts [from, to].
-      if (ix.data.length === 12 && ix.data[0] === 2 && ix.data[1] === 0 && ix.data[2] === 0 && ix.data[3] === 0 && accounts.length >= 2) {
-        transfers.push({ from: key(0), to: key(1), amount: u64le(ix.data, 4) });
-      }
-    } else if (program_key === TOKEN_PROGRAM || program_key === TOKEN_2022_PROGRAM) {
-      const t = splTransfer(ix.data, accounts.map((a) => a.account_key));
-      if (t) spl_transfers.push(t);
-    }
+    // What a known program's instruction moves, read as that program reads it; a form Sigil
+    // cannot show to a policy refuses the transaction (docs/signing-policies.md §1.3.1).
+    const moves = readKnownInstruction(n, program_key, ix.data, accounts.map((a) => a.account_key));
+    if (moves?.transfer) transfers.push(moves.transfer);
+    if (moves?.spl_transfer) spl_transfers.push(moves.spl_transfer);
   });
   return {
     version,
@@ -197,20 +173,6 @@ export function parseSolanaTransaction(hex: string): ParsedSolanaTx {
     signatures,
     facts: { account_keys: keys, program_keys, instructions, transfers, spl_transfers, address_table_lookups: lookups, recent_blockhash },
   };
-}
-
-/** Transfer (3), TransferChecked (12) and Token-2022's TransferCheckedWithFee (26, 1); other instructions: undefined. */
-function splTransfer(data: Uint8Array, keys: readonly string[]): SolanaSplTransferFacts | undefined {
-  if (data[0] === 3 && data.length === 9 && keys.length >= 3) {
-    return { from: keys[0]!, to: keys[1]!, owner: keys[2]!, signers: keys.slice(3), amount: u64le(data, 1) };
-  }
-  if (data[0] === 12 && data.length === 10 && keys.length >= 4) {
-    return { from: keys[0]!, token_mint: keys[1]!, to: keys[2]!, owner: keys[3]!, signers: keys.slice(4), amount: u64le(data, 1) };
-  }
-  if (data[0] === 26 && data[1] === 1 && data.length === 19 && keys.length >= 4) {
-    return { from: keys[0]!, token_mint: keys[1]!, to: keys[2]!, owner: keys[3]!, signers: keys.slice(4), amount: u64le(data, 2) };
-  }
-  return undefined;
 }
 
 /** The transaction with `signature` in the slot of `signer` (a base58 public key): 0x-less hex, as it came. */
