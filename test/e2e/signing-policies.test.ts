@@ -2,7 +2,8 @@
 // process), the official SDK (@turnkey/sdk-server), @turnkey/viem's account and
 // @turnkey/solana's signer, on both engines. A non-root user allowed to sign only for one
 // recipient signs for it and is refused (403, the evaluation record naming the outcome) for
-// another; a Solana v0 transfer comes back signed and verifies; input that does not parse is a
+// another; a Solana v0 transfer comes back signed and verifies, one with a byte appended to its
+// instruction is still a transfer; input that does not parse is a
 // 400 and records nothing; `solana.tx.transfers.all(...)` over a transaction with no transfers
 // holds.
 import { describe, it, before, after } from "node:test";
@@ -12,7 +13,7 @@ import { createAccount } from "@turnkey/viem";
 import { TurnkeySigner } from "@turnkey/solana";
 import { parseTransaction, recoverTransactionAddress, type TransactionSerialized } from "viem";
 import { ed25519 } from "@noble/curves/ed25519.js";
-import { Keypair, MessageV0, PublicKey, SystemProgram, TransactionInstruction, VersionedTransaction } from "@solana/web3.js";
+import { Keypair, LAMPORTS_PER_SOL, MessageV0, PublicKey, SystemProgram, TransactionInstruction, VersionedTransaction } from "@solana/web3.js";
 import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer, rejection } from "../helpers/server.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 
@@ -101,6 +102,14 @@ for (const engine of engines()) {
       }));
       const signer = new TurnkeySigner({ organizationId: init.organizationId, client: apiClient(member) });
       assert.match((await rejection(signer.signTransaction(transfer, solAddress))).message, /denied|not authorized|polic/i);
+      // 5 SOL with one 00 byte appended to the instruction: the System program ignores the byte and
+      // moves the lamports, so it is a transfer to someone all the same (docs/signing-policies.md §1.3.1).
+      const ix = SystemProgram.transfer({ fromPubkey: from, toPubkey: Keypair.generate().publicKey, lamports: 5 * LAMPORTS_PER_SOL });
+      const padded = new VersionedTransaction(MessageV0.compile({
+        payerKey: from, recentBlockhash: BLOCKHASH,
+        instructions: [new TransactionInstruction({ programId: ix.programId, keys: ix.keys, data: Buffer.concat([ix.data, Buffer.of(0)]) })],
+      }));
+      assert.match((await rejection(signer.signTransaction(padded, solAddress))).message, /denied|not authorized|polic/i);
       // The root user signs it (root may do anything); the signature verifies.
       const signed = (await new TurnkeySigner({ organizationId: init.organizationId, client: root() }).signTransaction(transfer, solAddress)) as VersionedTransaction;
       assert.ok(ed25519.verify(signed.signatures[0]!, signed.message.serialize(), from.toBytes()));
