@@ -125,7 +125,7 @@ describe("signing parsers", () => {
     }
   });
 
-  it("Solana: the largest transaction the parser accepts, all known-program instructions, parses in bounded time", () => {
+  it("Solana: the largest transaction the parser accepts lists every one of its known-program transfers (its cost: npm run bench:worst)", () => {
     // 64 KiB of System and Token transfers: one constant-work read each.
     const payer = Keypair.generate().publicKey, to = Keypair.generate().publicKey;
     const keys = [payer, to, new PublicKey("11111111111111111111111111111111"), new PublicKey("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA")];
@@ -138,11 +138,8 @@ describe("signing parsers", () => {
     const count = ixs.length;
     const shortvec = count < 0x4000 ? Buffer.of(0x80 | (count & 0x7f), count >> 7) : Buffer.of(0x80 | (count & 0x7f), 0x80 | ((count >> 7) & 0x7f), count >> 14);
     const raw = Buffer.concat([header, shortvec, ...ixs]);
-    const started = process.hrtime.bigint();
     const facts = parseSolanaTransaction(raw.toString("hex")).facts;
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
     assert.equal(facts.transfers.length + facts.spl_transfers.length, count);
-    assert.ok(ms < 2000, `${count} instructions took ${ms} ms`);
   });
 
   it("EIP-712: domain, primary type and a message read through its types", () => {
