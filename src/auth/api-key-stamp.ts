@@ -4,17 +4,19 @@
 //
 // The signature is checked with the public key the stamp names before anything else; the
 // key is then looked up by public key and the holder credential-scope.ts picks (the nearest
-// in the target's chain; below the target, the oldest registration) is the principal, unless
-// the key is of another curve than the stamp's scheme or has expired (docs/stamps.md §2).
+// in the target's chain; below the target, the registration key-registrations.ts ranks first)
+// is the principal, unless the key is of another curve than the stamp's scheme or has expired
+// (docs/stamps.md §2). The first stamp that resolves to a row proves it (docs/login-lookups.md §3).
 import { unauthenticated } from "../errors.ts";
 import { publicKeyProblem, verifyPersonalSignSignature, verifySignature, type Curve } from "../crypto/public-keys.ts";
-import { isExpired } from "../store/api-keys.ts";
+import { isExpired, markProved } from "../store/api-keys.ts";
 import { precompiled } from "../store/precompiled.ts";
 import type { Db } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
 import { resolveHolder, type CredentialScope } from "./credential-scope.ts";
 import { HOLDER_COLUMNS, holderParts } from "./holder.ts";
 import type { Principal, StampFacts } from "./principal.ts";
+import { chooseRegistration, DEFAULT_UNPROVED_KEY_WINDOW_MS } from "./key-registrations.ts";
 import { kindAndId, type Resolution, type Rider, type StampStrategy, type VerifiedStamp } from "./strategy.ts";
 
 /** principal.credential.kind of an API or session key; also the prefix of its rate-limit bucket. */
@@ -95,6 +97,8 @@ function apiKeysByPublicKey(rider: Rider<unknown>) {
         "api_keys.allowlist_public_key as allowlist_public_key",
         "api_keys.session_profile_id as session_profile_id",
         "api_keys.created_at as registered_at",
+        "api_keys.trusted as trusted",
+        "api_keys.proved_at as proved_at",
         "auth_proxy_configs.enabled as auth_proxy_enabled",
         ...HOLDER_COLUMNS,
       ])
@@ -111,10 +115,16 @@ function lookUpWith(rider: Rider<unknown>): ReturnType<typeof apiKeysByPublicKey
   return lookUp;
 }
 
+const ambiguousKey = () =>
+  unauthenticated(
+    "UNAUTHENTICATED",
+    "this public key was registered in more than one sub-organization recently and none of them has used it yet: log in naming your own organization, or try again later",
+  );
+
 const unknownKey = () =>
   unauthenticated("PUBLIC_KEY_NOT_FOUND", "could not find public key in organization or its parent organization");
 
-async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, organizationId: string, scope: CredentialScope, now: number, rider: Rider<T>): Promise<Resolution<T>> {
+async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, freshMs: number, organizationId: string, scope: CredentialScope, now: number, rider: Rider<T>): Promise<Resolution<T>> {
   const found = await resolveHolder(
     db,
     organizationId,
@@ -122,11 +132,15 @@ async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, organi
     () => lookUpWith(rider)(db, { publicKey: stamp.publicKey.toLowerCase() }),
     chains,
     "a public key",
-    // create_api_keys takes any public key without proof of possession: a tenant may copy
-    // another's. Below the target the oldest registration of the key is the one (its owner
-    // made the key before anyone could copy it), never a conflict another tenant can cause
-    // (docs/login-lookups.md §3).
-    (below) => [below.reduce((a, b) => (Number(b.registered_at) < Number(a.registered_at) || (Number(b.registered_at) === Number(a.registered_at) && b.id < a.id) ? b : a))],
+    // create_api_keys and proxy sign-ups take any public key without proof of possession,
+    // and a wallet's key is public: below the target only a registration the backend made,
+    // one the key has used, or a fresh one may be the one; two fresh ones are refused rather
+    // than guessed (docs/login-lookups.md §3).
+    (below) => {
+      const choice = chooseRegistration(below, now, freshMs);
+      if (choice.kind === "ambiguous") throw ambiguousKey();
+      return choice.kind === "one" ? [choice.registration] : [];
+    },
   );
   if (!found) throw unknownKey();
   const key = found.holder;
@@ -143,6 +157,9 @@ async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, organi
   if (key.auth_proxy_enabled === 0) {
     throw unauthenticated("UNAUTHENTICATED", `this key belongs to the auth proxy of organization ${key.organization_id}, which is disabled`);
   }
+  // The signature is verified and this row is the one it resolved to: its holder has the key.
+  // One conditional write, the first time only (docs/login-lookups.md §3).
+  if (!key.proved_at) await markProved(db, key.id, now);
   const principal: Principal = {
     ...holderParts(key),
     // The chain proved it exists (organizations are never re-parented); a holder found
@@ -177,7 +194,7 @@ export const apiKeyStamps: StampStrategy = {
    */
   allowlistKey: (principal) => principal.credential.allowlistKey ?? principal.stamp.publicKey.toLowerCase(),
   signs: "any",
-  async verify(value, rawBody): Promise<VerifiedStamp> {
+  async verify(value, rawBody, logins): Promise<VerifiedStamp> {
     const stamp = decode(value);
     const valid = stamp.digest === "personal_sign"
       ? verifyPersonalSignSignature(stamp.publicKey, rawBody, stamp.signature)
@@ -185,6 +202,7 @@ export const apiKeyStamps: StampStrategy = {
     if (!valid) {
       throw unauthenticated("SIGNATURE_INVALID", "could not verify api key signature");
     }
-    return { resolve: (db, chains, organizationId, scope, now, rider) => resolve(db, chains, stamp, organizationId, scope, now, rider) };
+    const freshMs = logins?.unprovedKeyWindowMs ?? DEFAULT_UNPROVED_KEY_WINDOW_MS;
+    return { resolve: (db, chains, organizationId, scope, now, rider) => resolve(db, chains, stamp, freshMs, organizationId, scope, now, rider) };
   },
 };

@@ -43,6 +43,11 @@ export interface LoginSettings {
    * (docs/otp-limits-and-mail.md §3). Absent: the domain of the email transport's defaultFrom.
    */
   mailSenderDomains?: readonly string[];
+  /**
+   * How long an API key registration that is neither trusted nor proved may receive a stamp
+   * naming an organization above it (docs/login-lookups.md §3). Absent: DEFAULT_UNPROVED_KEY_WINDOW_MS.
+   */
+  unprovedKeyWindowMs?: number;
 }
 
 /** Per-window limits on OTP codes and the messages carrying them (docs/otp-limits-and-mail.md §2, §4). */

@@ -28,5 +28,5 @@ export async function runQuery(deps: PipelineDeps, op: string, raw: Buffer, head
   refuseOutsideProxyScope(principal, { query: def.op });
   refuseUnstorableCharacters(body);
   const req = def.validator.parse(body, "");
-  return def.run({ db: deps.db, state: deps.state, organization: principal.organization, actor: principal.actor, viewer: principal.user, now: ctx.now, ...(deps.logins ? { logins: deps.logins } : {}) }, req);
+  return def.run({ db: deps.db, state: deps.state, organization: principal.organization, actor: principal.actor, viewer: principal.user, now: ctx.now, ...(deps.logins ? { logins: deps.logins } : {}), ...(principal.credential.authProxy ? { byAuthProxy: true } : {}) }, req);
 }

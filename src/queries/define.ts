@@ -21,6 +21,8 @@ export interface QueryContext {
   now: number;
   /** The service's login settings (list_suborgs's OIDC_TOKEN filter reads the trusted issuers); absent: defaults. */
   logins?: LoginSettings;
+  /** The caller is an auth proxy's key, i.e. anyone on the internet (docs/auth-proxy.md §3). */
+  byAuthProxy?: boolean;
 }
 
 export interface QueryDefinition<R extends TObject = TObject, S extends TSchema = TSchema> {

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import type { SelectQueryBuilder } from "kysely";
+import type { ExpressionBuilder, SelectQueryBuilder } from "kysely";
 import { invalid } from "../errors.ts";
 import { OrganizationId, Pagination } from "../schemas/common.ts";
 import { page, pageRequest, unknownCursor, type PageRequest } from "../store/pagination.ts";
@@ -50,14 +50,20 @@ const FILTERS = new Map<string, (q: OrgQuery, value: string) => OrgQuery>([
       );
     },
   ],
-  [
-    "PUBLIC_KEY",
-    (q, v) =>
-      q.where("organizations.id", "in", (s) =>
-        s.selectFrom("api_keys").select("organization_id").where("public_key_normalized", "=", v.toLowerCase()),
-      ),
-  ],
+  ["PUBLIC_KEY", (q, v) => q.where("organizations.id", "in", (s) => keyHolders(s, v))],
 ]);
+
+const keyHolders = (s: ExpressionBuilder<Database, "organizations">, v: string) =>
+  s.selectFrom("api_keys").select("organization_id").where("public_key_normalized", "=", v.toLowerCase());
+
+/**
+ * PUBLIC_KEY asked by the auth proxy (core's wallet account look-up, /v1/account): only
+ * registrations the app's backend made or whose key has stamped. Anyone can register anyone's
+ * public key through the proxy; offering such a registration to the key's holder would log her
+ * into it (docs/login-lookups.md §3). The backend's own list_suborgs keeps upstream's answer.
+ */
+const vouchedKeyHolders = (q: OrgQuery, v: string): OrgQuery =>
+  q.where("organizations.id", "in", (s) => keyHolders(s, v).where((eb) => eb.or([eb("trusted", "=", 1), eb("proved_at", "is not", null)])));
 
 /**
  * OIDC_TOKEN: the value is an OIDC token (Sigil's or a trusted issuer's), verified in full
@@ -105,7 +111,7 @@ export const listSuborgs = defineQuery({
   summary: "Ids of the organization's direct sub-organizations, oldest first, optionally filtered.",
   request: SubOrgsRequest,
   response: SubOrgsResponse,
-  async run({ db, organization, logins, now }, req) {
+  async run({ db, organization, logins, now, byAuthProxy }, req) {
     const pageReq = pageRequest(req.paginationOptions);
     let q: OrgQuery = db
       .selectFrom("organizations")
@@ -115,7 +121,7 @@ export const listSuborgs = defineQuery({
       .where("organizations.deleted_at", "is", null);
     const type = req.filterType || undefined;
     if (type !== undefined) {
-      const filter = FILTERS.get(type);
+      const filter = type === "PUBLIC_KEY" && byAuthProxy ? vouchedKeyHolders : FILTERS.get(type);
       if (!filter && type !== "OIDC_TOKEN") {
         throw invalid(`filterType ${JSON.stringify(type)} is not a known filter type`, [
           { field: "filterType", description: `one of ${[...FILTERS.keys(), "OIDC_TOKEN"].join(", ")}` },

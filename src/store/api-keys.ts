@@ -20,6 +20,23 @@ export async function insertApiKeys(db: Executor, rows: ApiKeyRow[]): Promise<vo
   if (rows.length) await db.insertInto("api_keys").values(rows).execute();
 }
 
+/**
+ * Marks every key of a new organization trusted: the app's backend registered them
+ * (create_sub_organization by a top-level organization's own credential; docs/login-lookups.md §3).
+ */
+export async function markKeysTrusted(db: Executor, organizationId: string): Promise<void> {
+  await db.updateTable("api_keys").set({ trusted: 1 }).where("organization_id", "=", organizationId).execute();
+}
+
+/**
+ * Records that the key has stamped a request resolved to this row (docs/login-lookups.md §3).
+ * Only the first time counts; a row already proved is never written again (the caller asks
+ * only for unproved rows, so the hot path costs nothing once a key is proved).
+ */
+export async function markProved(db: Executor, apiKeyId: string, now: number): Promise<void> {
+  await db.updateTable("api_keys").set({ proved_at: now }).where("id", "=", apiKeyId).where("proved_at", "is", null).execute();
+}
+
 export async function apiKeysOfUsers(db: Executor, userIds: readonly string[]): Promise<ApiKeyRow[]> {
   if (userIds.length === 0) return [];
   return db.selectFrom("api_keys").selectAll().where("user_id", "in", userIds).orderBy("created_at").orderBy("id").execute();

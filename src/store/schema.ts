@@ -153,6 +153,13 @@ export interface ApiKeysTable {
    * IP allowlist is the session's (migration 015, docs/sessions-and-network.md).
    */
   allowlist_public_key?: string | null;
+  /**
+   * 1 when the app's backend registered the key (a top-level organization's own credential
+   * creating the sub-organization), else 0 (migration 025, docs/login-lookups.md §3).
+   */
+  trusted?: number;
+  /** When the key first stamped a request resolved to this row; null until then (migration 025). */
+  proved_at?: number | null;
 }
 
 /** Passkeys (WebAuthn credentials) of users. */

@@ -7,31 +7,14 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { TurnkeyClient } from "@turnkey/http";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
-import { BaseEthereumWallet, WalletStamper } from "@turnkey/wallet-stamper";
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
-import { secp256k1 } from "@noble/curves/secp256k1.js";
+import { WalletStamper } from "@turnkey/wallet-stamper";
 import { engines, newInstance, sigilInit, startServer, rejection, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import { newWallet } from "../helpers/eth-wallet.ts";
 
 const COMPLETED = "ACTIVITY_STATUS_COMPLETED";
 const EIP191 = "SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191";
 type HttpSubOrgBody = Parameters<TurnkeyClient["createSubOrganization"]>[0];
 type HttpCreateApiKeysBody = Parameters<TurnkeyClient["createApiKeys"]>[0];
-
-/** The wallet: personal_sign by a viem local account. */
-class ViemWallet extends BaseEthereumWallet {
-  constructor(private readonly account: PrivateKeyAccount) {
-    super();
-  }
-  async signMessage(message: string): Promise<`0x${string}`> {
-    return this.account.signMessage({ message });
-  }
-}
-
-function newWallet(): { wallet: ViemWallet; publicKey: string } {
-  const pk = generatePrivateKey();
-  const publicKey = Buffer.from(secp256k1.getPublicKey(Buffer.from(pk.slice(2), "hex"), true)).toString("hex");
-  return { wallet: new ViemWallet(privateKeyToAccount(pk)), publicKey };
-}
 
 const nowMs = () => String(Date.now());
 

@@ -11,6 +11,7 @@ import { MAX_USERS_PER_REQUEST, RootUserParams } from "../users/user-schemas.ts"
 import { bindToken, markVerified, VerificationTokenParam, vouchContacts } from "../users/contact-verification.ts";
 import { checkVerifiedSignup, ClientSignatureParams } from "./verified-signup.ts";
 import { writtenByBackend } from "./backend-word.ts";
+import { markKeysTrusted } from "../../store/api-keys.ts";
 import { createSignupWallet, signupPolicyWallets, SignupWalletParams, SignupWalletResult } from "../../wallets/signup.ts";
 
 const Params = Type.Object({
@@ -72,11 +73,15 @@ const execute = (usageKey: "signupV2" | "signup") => async (ctx: ExecuteContext<
   await refuseAncestorKeys(ctx.tx, chain, ctx.actor.organizationId, keysOfUsers(p.rootUsers, "parameters.rootUsers"));
   const rootUserIds = await addUsers(ctx.tx, subOrganizationId, p.rootUsers, ctx.now, "parameters.rootUsers", ctx.services.logins.webauthn, ctx.prepared);
   await setRootQuorum(ctx.tx, subOrganizationId, rootUserIds);
+  const byBackend = await writtenByBackend(plain, depth);
+  // The backend's keys outrank any copy a tenant registers below the parent; what a browser
+  // or a tenant registers has to be used (proved) first (docs/login-lookups.md §3).
+  if (byBackend && p.rootUsers.some((u) => u.apiKeys.length > 0)) await markKeysTrusted(ctx.tx, subOrganizationId);
   if (verified) {
     // One transaction: a token already bound (or bound concurrently) undoes the whole sign-up.
     await bindToken(ctx.tx, verified.claims.id, ctx.now, "parameters.verificationToken");
     await markVerified(ctx.tx, rootUserIds[verified.holder]!, verified.kind, ctx.now);
-  } else if (await writtenByBackend(plain, depth)) {
+  } else if (byBackend) {
     // The app's backend (a top-level organization's own credential: `depth` counts it alone;
     // never its auth proxy's key, which signs what a browser typed) wrote these contacts
     // itself: vouched for, so the user can then log in by OTP naming the parent
