@@ -436,7 +436,15 @@ export const KNOBS = [
     key: "authProxyRequestsPerOriginPerMinute",
     parse: int("SIGIL_AUTH_PROXY_REQUESTS_PER_ORIGIN_PER_MINUTE", 0, 10_000_000),
     default: 600,
-    doc: { meaning: "Auth proxy: requests per config and origin per minute (every endpoint; a request without `Origin` counts as the origin `none`); `0` off" },
+    doc: { meaning: "Auth proxy: requests per config and listed origin per minute (every endpoint); origins the config does not list — every origin, absent included, for a config that lists none — share one count per config (docs/auth-proxy-service.md §4.1); `0` off" },
+  }),
+  defineKnob({
+    env: "SIGIL_AUTH_PROXY_REQUESTS_PER_ADDRESS_PER_MINUTE",
+    flag: "--auth-proxy-requests-per-address-per-minute",
+    key: "authProxyRequestsPerAddressPerMinute",
+    parse: int("SIGIL_AUTH_PROXY_REQUESTS_PER_ADDRESS_PER_MINUTE", 0, 10_000_000),
+    default: 120,
+    doc: { meaning: "Auth proxy: requests per client address (IPv6 per /64; `SIGIL_TRUST_PROXY` applies) per minute, every endpoint and config, counted first; past it 429 with `Retry-After`; `0` off" },
   }),
 ] as const;
 

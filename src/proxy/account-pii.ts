@@ -2,8 +2,8 @@
 // an EMAIL or PHONE_NUMBER look-up must prove the contact. A verification token proves it when
 // a VERIFICATION_TOKEN key the API publishes signed it, it has not expired, it was issued in the
 // config's organization and names that contact. An OIDC token proves an email when its `email`
-// claim is that address and the API accepts the token (it verifies it in full for an
-// OIDC_TOKEN look-up).
+// claim is that address, its provider says so (`email_verified` true) and the API accepts the
+// token (it verifies it in full for an OIDC_TOKEN look-up).
 import { permissionDenied } from "../errors.ts";
 import { readVerificationToken } from "../auth/tokens.ts";
 import { sameContact, type AccountLookup } from "./account-filters.ts";
@@ -53,15 +53,17 @@ export async function requireVerifiedContact(keys: VerificationKeys, token: stri
   }
 }
 
-/** The `email` claim of an OIDC token (unverified: the API verifies the token itself). */
+/** The `email` claim of an OIDC token when `email_verified` is true (the token itself unverified: the API verifies it). */
 export function oidcEmail(token: string): string | undefined {
   const parts = token.split(".");
   if (parts.length !== 3) return undefined;
   try {
     const p = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8")) as { email?: unknown; email_verified?: unknown };
     if (typeof p.email !== "string") return undefined;
-    // A provider that says the address is unverified proves nothing about it.
-    if (p.email_verified === false || p.email_verified === "false") return undefined;
+    // Only a provider that says it verified the address proves it: without email_verified, an
+    // email is whatever the account holder typed (docs/auth-proxy-service.md §2.2). True as the
+    // API reads it (a boolean, or the string some providers send).
+    if (p.email_verified !== true && p.email_verified !== "true") return undefined;
     return p.email;
   } catch {
     return undefined;

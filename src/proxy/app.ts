@@ -1,8 +1,9 @@
 // The auth proxy's HTTP side (docs/auth-proxy-service.md §2, §3): fastify, POST /v1/<endpoint>
-// and CORS preflights. Every POST names its config (X-Auth-Proxy-Config-ID, any casing); the
-// config is found (404 unknown, 403 disabled), the request's Origin is checked against it (403
-// before any other work), the per-origin limit is taken, and then the endpoint runs. Errors
-// have the public API's SDK body {code, message, details}; the API's own errors pass through.
+// and CORS preflights. Every POST first takes the per-address limit, then names its config
+// (X-Auth-Proxy-Config-ID, any casing); the config is found (404 unknown, 403 disabled), the
+// request's Origin is checked against it (403 before any other work), the per-origin limit is
+// taken, and then the endpoint runs. Errors have the public API's SDK body {code, message,
+// details}; the API's own errors pass through.
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { ApiError, Grpc, invalid, notFound, permissionDenied } from "../errors.ts";
@@ -11,7 +12,7 @@ import { ApiClient, UpstreamError } from "./api-client.ts";
 import { ConfigSource } from "./config-source.ts";
 import { ENDPOINTS } from "./endpoints.ts";
 import { proxyLimiter, type ProxyLimiter } from "./limits.ts";
-import { canonicalOrigin, originAllowed, preflightAllowed } from "./origins.ts";
+import { originAllowed, preflightAllowed } from "./origins.ts";
 import { readBody } from "./bodies.ts";
 import { parseJsonBody } from "../pipeline/body.ts";
 import { VerificationKeys } from "./account-pii.ts";
@@ -102,6 +103,14 @@ export function buildProxyApp(settings: ProxySettings, logger: FastifyBaseLogger
   });
 
   app.post("/v1/:endpoint", async (request) => {
+    // Before any look-up or forwarded call, whatever config id or Origin the request names
+    // (docs/auth-proxy-service.md §4.1). request.ip honours SIGIL_TRUST_PROXY only.
+    try {
+      await limiter.address(request.ip);
+    } catch (err) {
+      await allowIfKnownOrigin(request);
+      throw err;
+    }
     const endpoint = ENDPOINTS.get(request.url.split("?")[0]!);
     if (!endpoint) {
       await allowIfKnownOrigin(request);
@@ -126,7 +135,7 @@ export function buildProxyApp(settings: ProxySettings, logger: FastifyBaseLogger
     if (!originAllowed(entry.config.allowedOrigins, origin)) throw permissionDenied("this origin is not allowed by the auth proxy configuration", "FORBIDDEN");
     if (origin !== undefined) request.allowOrigin = origin;
     if (!entry.config.enabled) throw permissionDenied("the auth proxy is disabled for this configuration", "FORBIDDEN");
-    await limiter.origin(configId, canonicalOrigin(origin));
+    await limiter.origin(configId, entry.config.allowedOrigins, origin);
     const body = readBody(request.body ?? {}, endpoint.body);
     return endpoint.run(
       {

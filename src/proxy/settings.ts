@@ -11,6 +11,7 @@ export interface ProxyLimits {
   signupsPerAddressPerHour: number;
   signupsPerConfigPerHour: number;
   requestsPerOriginPerMinute: number;
+  requestsPerAddressPerMinute: number;
 }
 
 export interface ProxySettings {
@@ -62,6 +63,7 @@ export function proxySettingsFrom(config: Config, opts: { apiPort?: number; mast
       signupsPerAddressPerHour: config.authProxySignupsPerAddressPerHour,
       signupsPerConfigPerHour: config.authProxySignupsPerConfigPerHour,
       requestsPerOriginPerMinute: config.authProxyRequestsPerOriginPerMinute,
+      requestsPerAddressPerMinute: config.authProxyRequestsPerAddressPerMinute,
     },
     trustProxy: config.trustProxy,
     redisUrl: config.redisUrl,

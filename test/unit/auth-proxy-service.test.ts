@@ -91,10 +91,13 @@ describe("auth proxy /v1/account filters", () => {
     assert.equal(sameContact("OTP_TYPE_SMS", "+15555550100", "+15555550101"), false);
   });
 
-  it("an OIDC token's email proves nothing when the provider marks it unverified", () => {
+  it("an OIDC token's email counts only when the provider says it verified it (email_verified true)", () => {
     const tok = (p: object) => `e30.${Buffer.from(JSON.stringify(p)).toString("base64url")}.sig`;
     assert.equal(oidcEmail(tok({ email: "a@b.test", email_verified: true })), "a@b.test");
-    assert.equal(oidcEmail(tok({ email: "a@b.test" })), "a@b.test");
+    assert.equal(oidcEmail(tok({ email: "a@b.test", email_verified: "true" })), "a@b.test");
+    // No email_verified: the address is whatever the account holder typed.
+    assert.equal(oidcEmail(tok({ email: "a@b.test" })), undefined);
+    assert.equal(oidcEmail(tok({ email: "a@b.test", email_verified: "yes" })), undefined);
     assert.equal(oidcEmail(tok({ email: "a@b.test", email_verified: false })), undefined);
     assert.equal(oidcEmail("garbage"), undefined);
   });
@@ -145,16 +148,48 @@ describe("auth proxy limits", () => {
   });
 
   it("the limiter answers 429 with Retry-After; emails count in any case; 0 is off", async () => {
-    const limiter = new ProxyLimiter({ otpInitsPerContactPerHour: 2, signupsPerAddressPerHour: 0, signupsPerConfigPerHour: 1, requestsPerOriginPerMinute: 0 }, new MemoryCounters());
+    const limiter = new ProxyLimiter({ otpInitsPerContactPerHour: 2, signupsPerAddressPerHour: 0, signupsPerConfigPerHour: 1, requestsPerOriginPerMinute: 0, requestsPerAddressPerMinute: 0 }, new MemoryCounters());
     await limiter.otpInit("OTP_TYPE_EMAIL", "A@b.test");
     await limiter.otpInit("OTP_TYPE_EMAIL", "a@B.test");
     const err = (await limiter.otpInit("OTP_TYPE_EMAIL", "a@b.test").catch((e: unknown) => e)) as ApiError;
     assert.equal(err.code, 8);
     assert.equal(err.httpStatus, 429);
     assert.ok(err.retryAfterSeconds! > 3500 && err.retryAfterSeconds! <= 3600);
-    for (let i = 0; i < 5; i++) await limiter.origin("cfg", "https://a.test");
+    for (let i = 0; i < 5; i++) await limiter.origin("cfg", [], "https://a.test");
+    for (let i = 0; i < 5; i++) await limiter.address("203.0.113.9");
     await limiter.signup("cfg", "203.0.113.9");
     assert.equal(((await limiter.signup("cfg", "203.0.113.10").catch((e: unknown) => e)) as ApiError).code, 8);
+  });
+
+  const refused = (p: Promise<void>) => p.then(() => undefined, (e: unknown) => (e as ApiError).code);
+
+  it("requests per client address: one count whatever the config or Origin; IPv6 per /64", async () => {
+    const limiter = new ProxyLimiter({ otpInitsPerContactPerHour: 0, signupsPerAddressPerHour: 0, signupsPerConfigPerHour: 0, requestsPerOriginPerMinute: 0, requestsPerAddressPerMinute: 2 }, new MemoryCounters());
+    await limiter.address("2001:db8:1:2::1");
+    await limiter.address("2001:db8:1:2:ffff::9");
+    assert.equal(await refused(limiter.address("2001:db8:1:2::77")), 8);
+    assert.equal(await refused(limiter.address("2001:db8:1:3::1")), undefined);
+    await limiter.address("198.51.100.1");
+    await limiter.address("198.51.100.1");
+    const err = (await limiter.address("198.51.100.1").catch((e: unknown) => e)) as ApiError;
+    assert.equal(err.httpStatus, 429);
+    assert.ok(err.retryAfterSeconds! > 0 && err.retryAfterSeconds! <= 60);
+    assert.equal(await refused(limiter.address("198.51.100.2")), undefined);
+  });
+
+  it("requests per origin: each listed origin its own count; origins a config does not list (all, for a config listing none) one count per config", async () => {
+    const limiter = new ProxyLimiter({ otpInitsPerContactPerHour: 0, signupsPerAddressPerHour: 0, signupsPerConfigPerHour: 0, requestsPerOriginPerMinute: 2, requestsPerAddressPerMinute: 0 }, new MemoryCounters());
+    // Every origin admitted: invented origins, absent and "null" all count together.
+    await limiter.origin("open", [], "https://one.test");
+    await limiter.origin("open", [], undefined);
+    for (const o of ["https://two.test", "null", undefined, "HTTPS://ONE.test"]) assert.equal(await refused(limiter.origin("open", [], o)), 8, String(o));
+    assert.equal(await refused(limiter.origin("other", [], "https://one.test")), undefined, "another config counts on its own");
+    // Listed origins: one count each, in any spelling of the origin.
+    const list = ["https://a.test", "https://b.test"];
+    await limiter.origin("listed", list, "https://a.test");
+    await limiter.origin("listed", list, "HTTPS://A.test:443");
+    assert.equal(await refused(limiter.origin("listed", list, "https://a.test")), 8);
+    assert.equal(await refused(limiter.origin("listed", list, "https://b.test")), undefined);
   });
 });
 
