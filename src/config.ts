@@ -11,6 +11,7 @@ import { DEFAULT_RATE_LIMITS } from "./network/rate-limit.ts";
 import { parseCorsOrigins } from "./network/cors.ts";
 import { DEFAULT_CONFIG_TTL_MS, parseProxySecret } from "./auth-proxy/channel.ts";
 import { LOGIN_KNOBS } from "./logins/index.ts";
+import { DEFAULT_LIMITS } from "./policy/budget.ts";
 import { bool, defaultsOf, defineKnob, int, list, readKnobs, secondsAsMs, str, url, type ConfigOf } from "./config/define.ts";
 
 /** host[:port] with nothing else (no scheme, path or credentials): what an app's publicDomain starts with. */
@@ -265,6 +266,30 @@ export const KNOBS = [
     parse: int("SIGIL_RATE_LIMIT_ADDRESS", 0, 1_000_000),
     default: DEFAULT_RATE_LIMITS.address,
     doc: { meaning: "Requests per second per client address (IPv4: per address; IPv6: per /64 — docs/sessions-and-network.md), checked before anything else (unauthenticated requests included; not `/healthz`, `/readyz`, `/metrics`), bursts ×2; `0` off" },
+  }),
+  defineKnob({
+    env: "SIGIL_POLICY_MAX_STEPS",
+    flag: "--policy-max-steps",
+    key: "policyMaxSteps",
+    parse: int("SIGIL_POLICY_MAX_STEPS", 1_000, 100_000_000),
+    default: DEFAULT_LIMITS.steps,
+    doc: { meaning: "Evaluation budget of one policy, session scope or MFA condition, in steps (nodes evaluated, list elements scanned); past it the policy's outcome is `OUTCOME_ERROR` and the activity is refused (docs/policy-language.md §11)" },
+  }),
+  defineKnob({
+    env: "SIGIL_POLICY_MAX_PASS_STEPS",
+    flag: "--policy-max-pass-steps",
+    key: "policyMaxPassSteps",
+    parse: int("SIGIL_POLICY_MAX_PASS_STEPS", 1_000, 1_000_000_000),
+    default: DEFAULT_LIMITS.passSteps,
+    doc: { meaning: "Evaluation budget of a whole pass (every policy of an activity's organization, every MFA condition of a user), in steps (docs/policy-language.md §11)" },
+  }),
+  defineKnob({
+    env: "SIGIL_POLICY_MAX_ITERATIONS",
+    flag: "--policy-max-iterations",
+    key: "policyMaxIterations",
+    parse: int("SIGIL_POLICY_MAX_ITERATIONS", 1, 1_000_000_000),
+    default: DEFAULT_LIMITS.iterations,
+    doc: { meaning: "Static bound on a submitted expression (policy field, session scope, MFA condition): worst-case lambda iterations and list comparisons, the product of list lengths along nested lambdas; past it the activity is refused with 400 (docs/policy-language.md §11.3)" },
   }),
   // The login methods' knobs, in LOGIN_METHODS order (src/logins/index.ts; docs/configuration.md §2).
   ...LOGIN_KNOBS,

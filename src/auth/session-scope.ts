@@ -8,7 +8,7 @@
 // pays a look-up of the profile the first time this process sees it: profiles are immutable,
 // so the compiled scope is kept by profile id and never goes stale.
 import { permissionDenied } from "../errors.ts";
-import { compileExpression, PolicyCompileError, PolicyRuntimeError, type CompiledExpression, type EvalEnv } from "../policy/index.ts";
+import { compileExpression, PassBudget, PolicyCompileError, PolicyRuntimeError, type CompiledExpression, type EvalEnv } from "../policy/index.ts";
 import { sessionProfileById } from "../store/session-profiles.ts";
 import type { Executor } from "../store/schema.ts";
 import type { Principal } from "./principal.ts";
@@ -44,9 +44,11 @@ function evaluate(scope: CompiledExpression, env: EvalEnv): boolean | string {
   try {
     // As policies judge it (policy/engine.ts): with several wallets named, a scope reading
     // `wallet` must hold for each one.
+    // The passes share one budget (docs/policy-language.md §11.1); running out refuses.
+    const budget = new PassBudget();
     const wallets = env.activity?.wallets;
-    if (wallets && wallets.length > 1 && scope.roots.has("wallet")) return wallets.every((wallet) => scope.evaluate({ ...env, wallet }));
-    return scope.evaluate(env);
+    if (wallets && wallets.length > 1 && scope.roots.has("wallet")) return wallets.every((wallet) => budget.run((m) => scope.evaluate({ ...env, wallet }, m)));
+    return budget.run((m) => scope.evaluate(env, m));
   } catch (err) {
     if (err instanceof PolicyRuntimeError) return err.message;
     throw err;

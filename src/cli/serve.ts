@@ -9,6 +9,7 @@ import { startDispatcher } from "../webhooks/dispatcher.ts";
 import { activeSigningKey } from "../webhooks/signing-keys.ts";
 import { webhookUrlPolicy } from "../webhooks/url-policy.ts";
 import { rateLimiter } from "../network/rate-limit.ts";
+import { setEvaluationLimits } from "../policy/budget.ts";
 import { STAMP_HEADERS } from "../auth/strategies.ts";
 import client from "prom-client";
 import { startTvc } from "../tvc/service.ts";
@@ -115,6 +116,8 @@ async function startServing(service: Awaited<ReturnType<typeof openService>>, lo
   const metricsRegistry = new client.Registry();
   const tvc = await startTvc({ config, db: store.db, state: service.state, log: logger.child({ component: "tvc" }), registry: metricsRegistry });
   opened.push(() => tvc.stop());
+  // One evaluation budget per process (docs/policy-language.md §11).
+  setEvaluationLimits({ steps: config.policyMaxSteps, passSteps: config.policyMaxPassSteps, iterations: config.policyMaxIterations });
   const app = buildApp({
     metricsRegistry,
     logins: loginSettingsFrom(config, logger),

@@ -30,6 +30,7 @@ function brokenPolicy(row: PolicyRow, err: PolicyCompileError): CompiledPolicy {
     stringLiterals: new Set(),
     activityFields: new Set(["params"]),
     mayFail: true,
+    iterations: 0,
     evaluate() {
       throw new PolicyRuntimeError("Internal", `stored policy no longer compiles: ${err.message}`);
     },

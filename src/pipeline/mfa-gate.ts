@@ -8,7 +8,7 @@
 // awaiting consensus, an approver's own MFA policy holds that approver's approval the same way
 // (docs/mfa.md §3.4): recorded, not counted until the approver's steps are met.
 import { ApiError, Grpc, precondition } from "../errors.ts";
-import { compileExpression, PolicyCompileError, PolicyRuntimeError } from "../policy/index.ts";
+import { compileExpression, PassBudget, PolicyCompileError, PolicyRuntimeError } from "../policy/index.ts";
 import type { ActivityFacts } from "../policy/facts.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { ActivityRow, VoteRow } from "../store/activities.ts";
@@ -27,13 +27,14 @@ export interface OwedMfa {
 
 /**
  * Whether the condition of an MFA policy holds for the activity. A condition that fails to
- * evaluate (or no longer compiles) counts as holding: MFA fails closed (docs/mfa.md §3.1).
+ * evaluate (or no longer compiles) counts as holding: MFA fails closed (docs/mfa.md §3.1) —
+ * running out of the evaluation budget included (docs/policy-language.md §11.1).
  */
-function applies(row: MfaPolicyRow, facts: ActivityFacts, principal: Principal, tagIds: readonly string[], nowMs: number): boolean {
+function applies(row: MfaPolicyRow, facts: ActivityFacts, principal: Principal, tagIds: readonly string[], nowMs: number, budget: PassBudget): boolean {
   try {
     const expr = compileExpression("condition", row.condition);
     if (!expr) return true;
-    return expr.evaluate({ activity: facts, approvers: [userFact(principal.user, tagIds)], credentials: [stampCredential(principal)], nowMs });
+    return budget.run((m) => expr.evaluate({ activity: facts, approvers: [userFact(principal.user, tagIds)], credentials: [stampCredential(principal)], nowMs }, m));
   } catch (err) {
     if (err instanceof PolicyRuntimeError || err instanceof PolicyCompileError) return true;
     throw err;
@@ -56,7 +57,9 @@ export async function owedByActor(
   tagIds: readonly string[],
   nowMs: number,
 ): Promise<OwedMfa | undefined> {
-  const policy = policies.find((p) => applies(p, facts, principal, tagIds, nowMs));
+  // The user's MFA conditions share one pass budget (docs/policy-language.md §11.1).
+  const budget = new PassBudget();
+  const policy = policies.find((p) => applies(p, facts, principal, tagIds, nowMs, budget));
   if (!policy) return undefined;
   const steps = stepsOf(policy.required);
   const none = steps.map(() => null);

@@ -2,16 +2,21 @@
 // each evaluation only runs the closures. Static types pick a specialised
 // closure for every operator, so runtime checks are left only where
 // `activity.params` makes a value dynamic. Nothing short-circuits (docs/policy-language.md §2.5):
-// every operand and every lambda iteration runs, so any error surfaces.
+// every operand and every lambda iteration runs, so any error surfaces. Work is charged to
+// the frame's meter as it is done (docs/policy-language.md §11.1): the nodes outside lambdas
+// once per evaluation (index.ts), a lambda's predicate at each iteration, a membership test
+// per element scanned, a string index or slice by the length of the string.
 
 import type { Compare, Expr, Lambda } from "./ast.ts";
 import type { Cast, Checked } from "./checker.ts";
+import { overBudget, type Meter } from "./budget.ts";
 import { PolicyRuntimeError } from "./errors.ts";
 import type { ActivityFacts, EvalEnv, ParamValue } from "./facts.ts";
 import { eqClass, type Type } from "./types.ts";
 import {
   countOf,
   dynEquals,
+  hasSurrogates,
   indexList,
   indexString,
   readField,
@@ -21,11 +26,12 @@ import {
   typeMismatch,
 } from "./values.ts";
 
-/** Per-evaluation state: the inputs, lambda variables by slot, and `time.now` once read. */
+/** Per-evaluation state: the inputs, lambda variables by slot, `time.now` once read, the work left. */
 export interface Frame {
   env: EvalEnv;
   readonly slots: unknown[];
   now: Timestamp | undefined;
+  meter: Meter;
 }
 type Fn = (f: Frame) => unknown;
 type Bool = (f: Frame) => boolean;
@@ -50,6 +56,55 @@ function nowOf(f: Frame): Timestamp {
   const whole = Math.floor(ms);
   f.now = new Timestamp(BigInt(whole) * 1_000_000n + BigInt(Math.round((ms - whole) * 1e6)));
   return f.now;
+}
+
+/** Charges `n` steps; throws BudgetExceeded past the end. */
+function spend(f: Frame, n: number): void {
+  if ((f.meter.left -= n) < 0) throw overBudget(f.meter);
+}
+
+/**
+ * A string index or slice scans the string: one step per 32 characters, natively; a string
+ * with surrogate pairs is walked code point by code point in JavaScript, two steps a unit.
+ */
+const scanCost = (s: string): number => 1 + (hasSurrogates(s) ? 2 * s.length : s.length >>> 5);
+
+/** Steps a CronSpan costs: it walks up to eight local days of fires (cron.ts). */
+const CRON_STEPS = 64;
+
+/**
+ * The nodes evaluated once each time `e` is: its whole subtree, except the predicates of the
+ * lambdas in it, which charge their own nodes at each iteration.
+ */
+export function weightOf(e: Expr): number {
+  switch (e.kind) {
+    case "bool":
+    case "int":
+    case "string":
+    case "ident":
+      return 1;
+    case "list":
+      return e.items.reduce((n, i) => n + weightOf(i), 1);
+    case "member":
+    case "count":
+      return 1 + weightOf(e.object);
+    case "index":
+      return 1 + weightOf(e.object) + weightOf(e.index);
+    case "slice":
+      return 1 + weightOf(e.object) + weightOf(e.start) + weightOf(e.stop);
+    case "lambda":
+      return 1 + weightOf(e.object);
+    case "contains":
+      return 1 + weightOf(e.object) + weightOf(e.arg);
+    case "call":
+      return e.args.reduce((n, a) => n + weightOf(a), 1);
+    case "not":
+      return 1 + weightOf(e.operand);
+    case "logical":
+      return e.operands.reduce((n, o) => n + weightOf(o), 1);
+    case "compare":
+      return 1 + weightOf(e.left) + weightOf(e.right);
+  }
 }
 
 function absent(name: string): never {
@@ -103,7 +158,11 @@ export function compile(checked: Checked, source: string): Bool {
         const obj = node(e.object), ix = node(e.index) as Big, what = text(e.object);
         switch (typeOfNode(e.object).k) {
           case "string":
-            return (f) => indexString(obj(f) as string, ix(f), what);
+            return (f) => {
+              const v = obj(f) as string;
+              spend(f, scanCost(v));
+              return indexString(v, ix(f), what);
+            };
           case "list":
             return (f) => indexList(obj(f) as readonly unknown[], ix(f), what);
           default:
@@ -112,7 +171,10 @@ export function compile(checked: Checked, source: string): Bool {
               // A string key (the checker lets `dynamic['k']` through): only the signing facts have maps.
               if (typeof i === "string") return readField(v, i, what);
               if (typeof i !== "bigint") throw typeMismatch(what, v, "a map");
-              if (typeof v === "string") return indexString(v, i, what);
+              if (typeof v === "string") {
+                spend(f, scanCost(v));
+                return indexString(v, i, what);
+              }
               if (Array.isArray(v)) return indexList(v, i, what);
               throw typeMismatch(what, v, "a string or a list");
             };
@@ -122,14 +184,29 @@ export function compile(checked: Checked, source: string): Bool {
         const obj = node(e.object), a = node(e.start) as Big, b = node(e.stop) as Big, what = text(e.object);
         switch (typeOfNode(e.object).k) {
           case "string":
-            return (f) => sliceString(obj(f) as string, a(f), b(f), what);
+            return (f) => {
+              const v = obj(f) as string;
+              spend(f, scanCost(v));
+              return sliceString(v, a(f), b(f), what);
+            };
           case "list":
-            return (f) => sliceList(obj(f) as readonly unknown[], a(f), b(f), what);
+            return (f) => {
+              const v = sliceList(obj(f) as readonly unknown[], a(f), b(f), what);
+              spend(f, v.length);
+              return v;
+            };
           default:
             return (f) => {
               const v = obj(f), start = a(f), stop = b(f);
-              if (typeof v === "string") return sliceString(v, start, stop, what);
-              if (Array.isArray(v)) return sliceList(v, start, stop, what);
+              if (typeof v === "string") {
+                spend(f, scanCost(v));
+                return sliceString(v, start, stop, what);
+              }
+              if (Array.isArray(v)) {
+                const sliced = sliceList(v, start, stop, what);
+                spend(f, sliced.length);
+                return sliced;
+              }
               throw typeMismatch(what, v, "a string or a list");
             };
         }
@@ -149,7 +226,10 @@ export function compile(checked: Checked, source: string): Bool {
           return () => v;
         }
         const span = checked.cronSpans.get(e)!;
-        return (f) => span.isActive(nowMsOf(f));
+        return (f) => {
+          spend(f, CRON_STEPS);
+          return span.isActive(nowMsOf(f));
+        };
       }
       case "not": {
         const operand = node(e.operand) as Bool;
@@ -185,12 +265,15 @@ export function compile(checked: Checked, source: string): Bool {
 
   function lambda(e: Lambda): Fn {
     const list = listOf(e.object), body = node(e.body) as Bool, slot = slots.get(e)!;
+    // One iteration: binding the variable and the predicate's own nodes.
+    const step = 1 + weightOf(e.body);
     switch (e.method) {
       case "all":
         return (f) => {
           const xs = list(f);
           let result = true;
           for (let i = 0; i < xs.length; i++) {
+            spend(f, step);
             f.slots[slot] = xs[i];
             if (!body(f)) result = false;
           }
@@ -201,6 +284,7 @@ export function compile(checked: Checked, source: string): Bool {
           const xs = list(f);
           let result = false;
           for (let i = 0; i < xs.length; i++) {
+            spend(f, step);
             f.slots[slot] = xs[i];
             if (body(f)) result = true;
           }
@@ -211,6 +295,7 @@ export function compile(checked: Checked, source: string): Bool {
           const xs = list(f);
           const kept: unknown[] = [];
           for (let i = 0; i < xs.length; i++) {
+            spend(f, step);
             f.slots[slot] = xs[i];
             if (body(f)) kept.push(xs[i]);
           }
@@ -344,6 +429,7 @@ export function compile(checked: Checked, source: string): Bool {
       if (eqClass(typeOfNode(elemNode)) === "timestamp") {
         return (f) => {
           const xs = list(f) as readonly Timestamp[], x = (elem(f) as Timestamp).ns;
+          spend(f, xs.length);
           let found = false;
           for (let i = 0; i < xs.length; i++) if (xs[i]!.ns === x) found = true;
           return found;
@@ -351,12 +437,14 @@ export function compile(checked: Checked, source: string): Bool {
       }
       return (f) => {
         const xs = list(f), x = elem(f);
+        spend(f, xs.length);
         return xs.includes(x);
       };
     }
     const what = `${text(elemNode)} in ${text(listNode)}`;
     return (f) => {
       const xs = list(f), x = elem(f);
+      spend(f, xs.length);
       let found = false;
       for (let i = 0; i < xs.length; i++) if (dynEquals(x, xs[i], what)) found = true;
       return found;

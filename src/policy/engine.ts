@@ -3,7 +3,7 @@
 // § alone in this file: docs/policy-language.md
 // The order of the rules is docs/policy-language.md §6.3 (per policy) and §6.4 (aggregate);
 // the other § numbers in this file are that note's too.
-import { compileExpression, PolicyRuntimeError, type CompiledExpression } from "./index.ts";
+import { compileExpression, isBudgetError, meterOf, PassBudget, PolicyRuntimeError, type CompiledExpression, type Meter } from "./index.ts";
 import type { ActivityFacts, CredentialFacts, EvalEnv, UserFacts } from "./facts.ts";
 
 export type Outcome =
@@ -68,12 +68,13 @@ const IDENTITY = new Set(["type", "kind", "resource", "action"]);
  * Most policies of a realistic set do not apply to a given activity; this is what lets a
  * pass over 1,000 policies cost little more than the few that do.
  */
-function inapplicable(p: CompiledPolicy, identity: EvalEnv): boolean {
+function inapplicable(p: CompiledPolicy, identity: EvalEnv, budget: PassBudget): boolean {
   const c = p.condition;
   if (p.time || !c || c.mayFail || p.consensus?.mayFail) return false;
   for (const f of c.activityFields) if (!IDENTITY.has(f)) return false;
   for (const r of c.roots) if (r !== "activity") return false;
-  return run(c, identity) === false;
+  // Out of budget is an error, so not known inapplicable: the policy is judged in full.
+  return budget.run((m) => run(c, identity, m)) === false;
 }
 
 const MAX_PLANS = 1_000;
@@ -83,7 +84,9 @@ function planFor(set: PolicySet, activity: ActivityFacts): Uint8Array {
   let plan = set.plans.get(key);
   if (!plan) {
     const identity: EvalEnv = { activity: { ...activity, params: {} } };
-    plan = Uint8Array.from(set.policies, (p) => (inapplicable(p, identity) ? 1 : 0));
+    // A plan is made once per set and activity identity, under a pass budget of its own.
+    const budget = new PassBudget();
+    plan = Uint8Array.from(set.policies, (p) => (inapplicable(p, identity, budget) ? 1 : 0));
     if (set.plans.size >= MAX_PLANS) set.plans.clear();
     set.plans.set(key, plan);
   }
@@ -116,6 +119,8 @@ export interface PolicyOutcome {
   outcome: Outcome;
   /** The runtime error behind OUTCOME_ERROR, for logs and explanations. */
   error?: string;
+  /** The error is an exhausted evaluation budget: the activity is refused (docs/policy-language.md §11.2). */
+  overBudget?: true;
 }
 
 export interface Decision {
@@ -127,29 +132,34 @@ export interface Decision {
 
 type Verdict = boolean | PolicyRuntimeError;
 
-function run(expr: CompiledExpression | null, env: EvalEnv): Verdict {
+function run(expr: CompiledExpression | null, env: EvalEnv, meter: Meter): Verdict {
   if (!expr) return true; // an absent field does not restrict (§6.2)
   try {
-    return expr.evaluate(env);
+    return expr.evaluate(env, meter);
   } catch (err) {
     if (err instanceof PolicyRuntimeError) return err;
     throw err; // a bug, not a policy outcome
   }
 }
 
-/** One policy's outcome (§6.3). `condition` and `consensus` are both evaluated: no short-circuit. */
-export function evaluatePolicy(p: CompiledPolicy, env: EvalEnv): PolicyOutcome {
-  const time = run(p.time, env);
-  if (time instanceof PolicyRuntimeError) return { policyId: p.id, outcome: "OUTCOME_ERROR", error: `time: ${time.message}` };
+function failed(id: string, field: string, err: PolicyRuntimeError): PolicyOutcome {
+  const o: PolicyOutcome = { policyId: id, outcome: "OUTCOME_ERROR", error: `${field}: ${err.message}` };
+  if (isBudgetError(err)) o.overBudget = true;
+  return o;
+}
+
+/**
+ * One policy's outcome (§6.3). `condition` and `consensus` are both evaluated: no short-circuit.
+ * Its three fields share one meter (one evaluation, §11.1).
+ */
+export function evaluatePolicy(p: CompiledPolicy, env: EvalEnv, meter: Meter = meterOf()): PolicyOutcome {
+  const time = run(p.time, env, meter);
+  if (time instanceof PolicyRuntimeError) return failed(p.id, "time", time);
   if (!time) return { policyId: p.id, outcome: "OUTCOME_TIME_INACTIVE" };
-  const condition = run(p.condition, env);
-  const consensus = run(p.consensus, env);
-  if (condition instanceof PolicyRuntimeError) {
-    return { policyId: p.id, outcome: "OUTCOME_ERROR", error: `condition: ${condition.message}` };
-  }
-  if (consensus instanceof PolicyRuntimeError) {
-    return { policyId: p.id, outcome: "OUTCOME_ERROR", error: `consensus: ${consensus.message}` };
-  }
+  const condition = run(p.condition, env, meter);
+  const consensus = run(p.consensus, env, meter);
+  if (condition instanceof PolicyRuntimeError) return failed(p.id, "condition", condition);
+  if (consensus instanceof PolicyRuntimeError) return failed(p.id, "consensus", consensus);
   if (!condition) return { policyId: p.id, outcome: "OUTCOME_DENY_IMPLICIT" };
   if (p.effect === "EFFECT_DENY") return { policyId: p.id, outcome: consensus ? "OUTCOME_DENY_EXPLICIT" : "OUTCOME_DENY_IMPLICIT" };
   return { policyId: p.id, outcome: consensus ? "OUTCOME_ALLOW" : "OUTCOME_REQUIRES_CONSENSUS" };
@@ -171,12 +181,17 @@ const STRICTNESS: readonly Outcome[] = [
  * the strictest pass counts: a DENY for any one wallet denies, an ALLOW must hold for every
  * one. So deleting a protected wallet together with others is governed like deleting it alone.
  */
-function judge(p: CompiledPolicy, env: EvalEnv): PolicyOutcome {
+function judge(p: CompiledPolicy, env: EvalEnv, budget: PassBudget): PolicyOutcome {
+  // Once the pass is spent, the rest are errors without being started (§11.1).
+  const spent = budget.spent();
+  if (spent) return { policyId: p.id, outcome: "OUTCOME_ERROR", error: spent, overBudget: true };
   const named = env.activity?.wallets;
-  if (!named || named.length < 2 || !p.condition?.roots.has("wallet")) return evaluatePolicy(p, env);
+  if (!named || named.length < 2 || !p.condition?.roots.has("wallet")) return budget.run((m) => evaluatePolicy(p, env, m));
   let worst: PolicyOutcome | undefined;
   for (const wallet of named) {
-    const o = evaluatePolicy(p, { ...env, wallet });
+    const o = budget.run((m) => evaluatePolicy(p, { ...env, wallet }, m));
+    // A pass cut short decides the activity (§11.2), whatever the other passes say.
+    if (o.overBudget) return o;
     if (!worst || STRICTNESS.indexOf(o.outcome) < STRICTNESS.indexOf(worst.outcome)) worst = o;
   }
   return worst!;
@@ -212,10 +227,20 @@ export function decide(set: PolicySet, input: DecisionInput): Decision {
   // what each would have decided.
   const env: EvalEnv = { activity: input.activity, approvers: input.approvers, credentials: input.credentials, nowMs: input.nowMs };
   const plan = planFor(set, input.activity);
-  const policies = set.policies.map((p, i) => (plan[i] ? { policyId: p.id, outcome: "OUTCOME_DENY_IMPLICIT" as const } : judge(p, env)));
+  // One pass budget for every policy (§11.1): a set of policies each under its own bound cannot add up.
+  const budget = new PassBudget();
+  const policies = set.policies.map((p, i) => (plan[i] ? { policyId: p.id, outcome: "OUTCOME_DENY_IMPLICIT" as const } : judge(p, env, budget)));
   const has = (o: Outcome) => policies.find((p) => p.outcome === o);
 
   if (rootMet) return { outcome: "OUTCOME_ALLOW", policies, reason: `root quorum met (${quorumText}); policies bypassed` };
+  // A policy whose evaluation was cut short might have denied: the activity is refused (§11.2),
+  // unless the root quorum can still approve it.
+  const cut = policies.find((p) => p.overBudget);
+  if (cut) {
+    const why = `policy ${cut.policyId} could not be evaluated (${cut.error})`;
+    if (rootPending) return { outcome: "OUTCOME_REQUIRES_CONSENSUS", policies, reason: `${why}; the root quorum can still approve it (${quorumText})` };
+    return { outcome: "OUTCOME_DENY_IMPLICIT", policies, reason: `${why}; an activity whose policies cannot all be evaluated is refused` };
+  }
   const deny = has("OUTCOME_DENY_EXPLICIT");
   if (deny) {
     if (rootPending) {
@@ -261,9 +286,11 @@ export function mayVote(
   if (ctx.rootOnly) return false;
   if (voter.id === ctx.initiatorId) return true;
   const env: EvalEnv = { activity: ctx.activity, nowMs: ctx.nowMs };
+  const budget = new PassBudget();
   return set.policies.some((p) => {
     if (!p.consensus) return false;
-    if (run(p.time, env) !== true || run(p.condition, env) !== true) return false;
+    // Out of budget is not applicable: eligibility only ever narrows on an error.
+    if (budget.run((m) => run(p.time, env, m) !== true || run(p.condition, env, m) !== true)) return false;
     const c = p.consensus;
     const names = c.stringLiterals;
     if (names.has(voter.id) || (voter.email !== "" && names.has(voter.email)) || voter.tags.some((t) => names.has(t))) return true;

@@ -36,6 +36,7 @@ export class PolicyCompileError extends Error {
  * - TypeMismatch: a dynamic (`activity.params`) value of the wrong type for its use.
  * - AbsentKeyword: the keyword's object was not supplied for this evaluation.
  * - InvalidInput: the evaluation inputs themselves are malformed (e.g. nowMs out of range).
+ * - BudgetExceeded: the evaluation did more work than its budget allows (budget.ts).
  * - Internal: an unexpected failure, wrapped so callers only ever see this class.
  */
 export type PolicyRuntimeErrorKind =
@@ -44,6 +45,7 @@ export type PolicyRuntimeErrorKind =
   | "TypeMismatch"
   | "AbsentKeyword"
   | "InvalidInput"
+  | "BudgetExceeded"
   | "Internal";
 
 export class PolicyRuntimeError extends Error {

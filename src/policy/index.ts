@@ -2,14 +2,17 @@
 // field once, evaluate it many times. Pure: no I/O, no clocks (the caller
 // supplies time.now).
 
+import { evaluationLimits, meterOf, overBudget, type Meter } from "./budget.ts";
 import { check } from "./checker.ts";
-import { compile, type Frame } from "./compiler.ts";
-import { PolicyCompileError, PolicyRuntimeError, type Field } from "./errors.ts";
+import { compile, weightOf, type Frame } from "./compiler.ts";
+import { staticCost } from "./cost.ts";
+import { PolicyCompileError, PolicyRuntimeError, type Field, type SourcePos } from "./errors.ts";
 import type { EvalEnv } from "./facts.ts";
 import { tokenize } from "./lexer.ts";
 import { parse } from "./parser.ts";
 
 export { PolicyCompileError, PolicyRuntimeError } from "./errors.ts";
+export { evaluationLimits, isBudgetError, meterOf, PassBudget, setEvaluationLimits, type EvaluationLimits, type Meter } from "./budget.ts";
 export type { Field, PolicyRuntimeErrorKind, SourcePos } from "./errors.ts";
 export { activityKind } from "./facts.ts";
 export type { ActivityFacts, CredentialFacts, EvalEnv, ParamValue, UserFacts } from "./facts.ts";
@@ -23,8 +26,14 @@ export const CACHE_SIZE = 10_000;
 export interface CompiledExpression {
   readonly field: Field;
   readonly source: string;
-  /** True or false; any evaluation error throws PolicyRuntimeError (the policy's outcome is then OUTCOME_ERROR). */
-  evaluate(env: EvalEnv): boolean;
+  /**
+   * True or false; any evaluation error throws PolicyRuntimeError (the policy's outcome is then
+   * OUTCOME_ERROR), work past the meter's end included (BudgetExceeded, docs/policy-language.md §11).
+   * Without a meter, one of SIGIL_POLICY_MAX_STEPS for this evaluation alone.
+   */
+  evaluate(env: EvalEnv, meter?: Meter): boolean;
+  /** Worst-case lambda iterations and membership comparisons (docs/policy-language.md §11.3). */
+  readonly iterations: number;
   /** Keyword roots used: 'approvers', 'credentials', 'activity', 'time'. */
   readonly roots: ReadonlySet<string>;
   /** Fields read on User values: 'id', 'tags', 'email', 'alias'. */
@@ -40,6 +49,27 @@ export interface CompiledExpression {
 const BLANK = /^[ \t\r\n]*$/;
 const NO_ENV: EvalEnv = {};
 const cache = new Map<string, CompiledExpression>();
+
+/**
+ * Compiles an expression a tenant submits (a policy field, a session profile's scope, an MFA
+ * condition): as compileExpression, and refused past the static cost bound
+ * (SIGIL_POLICY_MAX_ITERATIONS, docs/policy-language.md §11.3). Stored expressions are only
+ * compiled: a bound lowered later still lets them run, under the evaluation budget.
+ */
+export function compileSubmitted(field: Field, source: string): CompiledExpression | null {
+  const compiled = compileExpression(field, source);
+  const bound = evaluationLimits().iterations;
+  if (compiled && compiled.iterations > bound) {
+    const at = costPositions.get(compiled) ?? { offset: 0, line: 1, column: 1 };
+    throw new PolicyCompileError(field, at,
+      `the expression may take up to ${formatCount(compiled.iterations)} lambda iterations and list comparisons; ` +
+        `the bound is ${bound} (SIGIL_POLICY_MAX_ITERATIONS: the product of list lengths along nested lambdas, docs/policy-language.md §11.3)`);
+  }
+  return compiled;
+}
+
+const formatCount = (n: number): string => (Number.isSafeInteger(n) ? String(n) : n.toExponential(2));
+const costPositions = new WeakMap<CompiledExpression, SourcePos>();
 
 /**
  * Compiles `source` as the given policy field. Returns null when the source is
@@ -69,9 +99,12 @@ function build(field: Field, source: string): CompiledExpression {
   const ast = parse(field, tokenize(field, source));
   const checked = check(field, ast);
   const run = compile(checked, source);
+  const cost = staticCost(checked);
+  // The nodes outside every lambda run once per evaluation.
+  const weight = weightOf(checked.root);
   // One frame per compiled expression, reused: evaluation is synchronous and never re-entrant.
-  const frame: Frame = { env: NO_ENV, slots: new Array<unknown>(checked.slotCount).fill(undefined), now: undefined };
-  return {
+  const frame: Frame = { env: NO_ENV, slots: new Array<unknown>(checked.slotCount).fill(undefined), now: undefined, meter: meterOf(0) };
+  const compiled: CompiledExpression = {
     field,
     source,
     roots: checked.roots,
@@ -79,10 +112,13 @@ function build(field: Field, source: string): CompiledExpression {
     stringLiterals: checked.stringLiterals,
     activityFields: checked.activityFields,
     mayFail: checked.mayFail,
-    evaluate(env: EvalEnv): boolean {
+    iterations: cost.iterations,
+    evaluate(env: EvalEnv, meter: Meter = meterOf()): boolean {
       frame.env = env;
       frame.now = undefined;
+      frame.meter = meter;
       try {
+        if ((meter.left -= weight) < 0) throw overBudget(meter);
         return run(frame);
       } catch (err) {
         if (err instanceof PolicyRuntimeError) throw err;
@@ -92,4 +128,6 @@ function build(field: Field, source: string): CompiledExpression {
       }
     },
   };
+  if (cost.at) costPositions.set(compiled, cost.at);
+  return compiled;
 }

@@ -3,7 +3,7 @@
 import { Type } from "@sinclair/typebox";
 import { exhausted, invalid, notFound } from "../../errors.ts";
 import { Name } from "../../schemas/common.ts";
-import { compileExpression, PolicyCompileError } from "../../policy/index.ts";
+import { compileSubmitted, PolicyCompileError } from "../../policy/index.ts";
 import { lockOrganization, lockUsers } from "../../store/locks.ts";
 import type { Executor } from "../../store/schema.ts";
 import { idlessProblem, normalizeSteps, type Step } from "./methods.ts";
@@ -22,11 +22,11 @@ export const Condition = Type.String({
 export const Order = Type.Integer({ minimum: 0, maximum: MAX_ORDER, errorMessage: `order must be an integer from 0 to ${MAX_ORDER}` });
 export const MfaNotes = Type.String({ maxLength: 4096, errorMessage: "notes must be at most 4096 characters" });
 
-/** The condition compiles (as a policy condition) and is not blank; refused naming the problem otherwise. */
+/** The condition compiles (as a policy condition, within the static cost bound of docs/policy-language.md §11.3) and is not blank; refused naming the problem otherwise. */
 export function checkCondition(source: string | undefined): void {
   if (source === undefined) return;
   try {
-    if (compileExpression("condition", source) === null) throw invalid("condition must not be blank", [{ field: "parameters.condition", description: "blank" }]);
+    if (compileSubmitted("condition", source) === null) throw invalid("condition must not be blank", [{ field: "parameters.condition", description: "blank" }]);
   } catch (err) {
     if (!(err instanceof PolicyCompileError)) throw err;
     throw invalid(`invalid MFA policy condition: ${err.message}`, [{ field: "parameters.condition", description: err.message }]);

@@ -2,7 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { exhausted, invalid } from "../../errors.ts";
 import { Name } from "../../schemas/common.ts";
-import { compileExpression, PolicyCompileError, type Field } from "../../policy/index.ts";
+import { compileSubmitted, PolicyCompileError, type Field } from "../../policy/index.ts";
 import { bumpPolicyVersion, countPolicies, MAX_POLICIES_PER_ORGANIZATION, type PolicyRow } from "../../store/policies.ts";
 import { isUniqueViolation } from "../../store/util.ts";
 import type { Executor } from "../../store/schema.ts";
@@ -30,15 +30,16 @@ export const CreatePolicyParams = Type.Object({
 });
 
 /**
- * Compiles each present expression so a policy that would not parse or type-check is
- * refused at submission, naming the field, line, column and problem.
+ * Compiles each present expression so a policy that would not parse or type-check, or whose
+ * worst evaluation is past the static cost bound (docs/policy-language.md §11.3), is refused
+ * at submission, naming the field, line, column and problem.
  */
 export function checkExpressions(exprs: Partial<Record<Field, string | undefined>>, path: string, names: Record<Field, string>): void {
   for (const field of ["condition", "consensus", "time"] as const) {
     const source = exprs[field];
     if (source === undefined) continue;
     try {
-      compileExpression(field, source);
+      compileSubmitted(field, source);
     } catch (err) {
       if (!(err instanceof PolicyCompileError)) throw err;
       throw invalid(`invalid policy ${field}: ${err.message}`, [{ field: `${path}.${names[field]}`, description: err.message }]);
