@@ -403,6 +403,51 @@ perEngine(
       assert.deepEqual([parseSession(session).user_id, parseSession(session).organization_id], [owner.userId, owner.orgId]);
     });
 
+    /** A sub-organization the backend made with a key of its own, where its user then registers `apiKey` (untrusted, unproved). */
+    const tenantCopying = async (name: string, apiKey: Json) => {
+      const ownKey = generateP256KeyPair();
+      const t = await subOrgWith(h(), name, { apiKeys: [{ apiKeyName: "own", publicKey: ownKey.publicKey, curveType: "API_KEY_CURVE_P256" }] });
+      const creds: Creds = { organizationId: t.orgId, userId: t.userId, key: ownKey };
+      completed(await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: t.userId, apiKeys: [{ ...apiKey, apiKeyName: `copy-${name}` }] }, { as: creds }), createApiKeysV2);
+      return t;
+    };
+    const keyRow = (organizationId: string, publicKey: string) =>
+      h().service.store.db.selectFrom("api_keys").select(["trusted", "proved_at"]).where("organization_id", "=", organizationId).where("public_key_normalized", "=", publicKey.toLowerCase()).executeTakeFirstOrThrow();
+
+    it("a key a tenant registered before the backend did: the backend's registration is the one below the parent (docs/login-lookups.md §3.2)", async () => {
+      const key = generateP256KeyPair();
+      const apiKey = { apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" };
+      const copier = await tenantCopying("early-copier", apiKey);
+      const owner = await subOrgWith(h(), "late-owner", { apiKeys: [apiKey] });
+      assert.deepEqual([Number((await keyRow(owner.orgId, key.publicKey)).trusted), Number((await keyRow(copier.orgId, key.publicKey)).trusted)], [1, 0]);
+      const { session } = await login(h(), { organizationId: owner.orgId, userId: owner.userId, key }, {}, h().root.organizationId);
+      assert.deepEqual([parseSession(session).user_id, parseSession(session).organization_id], [owner.userId, owner.orgId]);
+      assert.equal(await sessionKeysOf(h(), copier.userId), 0);
+    });
+
+    it("two fresh registrations nobody vouched for or used: a stamp naming the parent is refused (401, nothing written); once one has stamped in its own organization it is proved and is the one", async () => {
+      const key = generateP256KeyPair();
+      const apiKey = { apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" };
+      const a = await tenantCopying("fresh-a", apiKey);
+      const b = await tenantCopying("fresh-b", apiKey);
+      const asA: Creds = { organizationId: a.orgId, userId: a.userId, key };
+      const refused = await h().submit("stamp_login", TYPE, { publicKey: generateP256KeyPair().publicKey, expirationSeconds: "900" }, { as: asA, organizationId: h().root.organizationId });
+      failsWith(refused, 401, 16, "UNAUTHENTICATED", /more than one sub-organization recently/);
+      assert.deepEqual([await sessionKeysOf(h(), a.userId), await sessionKeysOf(h(), b.userId)], [0, 0]);
+      assert.equal((await keyRow(a.orgId, key.publicKey)).proved_at, null, "a refused stamp proves nothing");
+      // The holder stamps naming a's organization: that row is proved (at the first stamp only) …
+      await login(h(), asA);
+      const provedAt = (await keyRow(a.orgId, key.publicKey)).proved_at;
+      assert.ok(Number(provedAt) > 0);
+      await login(h(), asA);
+      assert.equal((await keyRow(a.orgId, key.publicKey)).proved_at, provedAt, "proved once");
+      assert.equal((await keyRow(b.orgId, key.publicKey)).proved_at, null);
+      // … and wins below the parent over b's fresh copy.
+      const { session } = await login(h(), asA, {}, h().root.organizationId);
+      assert.equal(parseSession(session).organization_id, a.orgId);
+      assert.equal(await sessionKeysOf(h(), b.userId), 0);
+    });
+
     it("attested: a token issued by a sub-organization does not serve its sibling or parent's users", async () => {
       const sibling = await subOrgWith(h(), "sibling", { userEmail: `sib-${newId().slice(0, 6)}@example.com` });
       const rows = await h().service.store.db.selectFrom("users").select("email").where("id", "=", sibling.userId).executeTakeFirstOrThrow();

@@ -16,13 +16,17 @@ import { sql, type Kysely } from "kysely";
 //     backend-word.ts decides today, read back from the activity that did it.
 // Everything else starts unproved and untrusted: a key a tenant copied stops resolving below
 // the parent once its window has passed, and the real holder's next stamp naming its own
-// organization (or any resolving to its row) proves it. Both statements are safe to re-run.
+// organization (or any resolving to its row) proves it. The backfill is safe to re-run.
 const BATCH = 500;
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable("api_keys").addColumn("trusted", "integer", (c) => c.notNull().defaultTo(0)).execute();
   await db.schema.alterTable("api_keys").addColumn("proved_at", "bigint").execute();
+  await backfill(db);
+}
 
+/** Marks the existing rows proved or trusted (above); changes nothing when run again. */
+export async function backfill(db: Kysely<unknown>): Promise<void> {
   // One pass over votes grouped by credential (UPDATE … FROM: PostgreSQL, SQLite ≥ 3.33).
   await sql`
     UPDATE api_keys SET proved_at = first_vote.at
