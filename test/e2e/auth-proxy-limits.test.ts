@@ -12,15 +12,12 @@ import { writeFileSync } from "node:fs";
 import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { stampedPost } from "../helpers/raw-http.ts";
 import { startIssuer, type FakeIssuer } from "../helpers/oidc-tokens.ts";
+import type { Answer as JsonAnswer, Json } from "../helpers/proxy-stack.ts";
 
 const PER_ADDRESS = 5;
 const PER_ORIGIN = 20;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
-interface Answer {
-  status: number;
-  json: Json;
+interface Answer extends JsonAnswer {
   headers: http.IncomingHttpHeaders;
 }
 
