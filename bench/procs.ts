@@ -240,7 +240,8 @@ export interface SigilInstance {
 /** Trees whose bundle was built in this run (scripts/build.mjs: what `npm start` runs; trees without it run through tsx). */
 const built = new Set<string>();
 async function buildBundle(root: string): Promise<void> {
-  if (built.has(root)) return;
+  // SIGIL_NO_BUNDLE=1: servers run from the sources (bin/sigil.mjs), so nothing to build.
+  if (built.has(root) || process.env.SIGIL_NO_BUNDLE === "1") return;
   built.add(root);
   const script = path.join(root, "scripts/build.mjs");
   if (existsSync(script)) await run(process.execPath, [script], { cwd: root });
@@ -327,7 +328,7 @@ export function serveNodeArgs(root: string): string[] {
   return m ? m[1]!.trim().split(/\s+/).filter(Boolean) : [];
 }
 
-export async function startSigil(inst: SigilInstance, nodeArgs: string[] = []): Promise<Running> {
+export async function startSigil(inst: SigilInstance, nodeArgs: string[] = [], timeoutMs?: number): Promise<Running> {
   const port = await freePort();
   return startListening({
     nodeArgs: [...serveNodeArgs(inst.root), ...nodeArgs],
@@ -336,6 +337,7 @@ export async function startSigil(inst: SigilInstance, nodeArgs: string[] = []): 
     args: ["serve", "--port", String(port), "--host", "127.0.0.1"],
     env: inst.env,
     port,
+    timeoutMs,
   });
 }
 
