@@ -1,19 +1,33 @@
 // Bitcoin PSBTs (BIP-174 v0, BIP-370 v2) as hex → the `bitcoin.tx` facts, and the inputs a
 // key signs with the signatures placed in the PSBT, unfinalized (docs/signing-policies.md
 // §1.4, §2.3). @scure/btc-signer reads and signs; this module decides which inputs are the
-// key's and which of those it refuses.
-import { Address, NETWORK, OutScript, TEST_NETWORK, Transaction } from "@scure/btc-signer";
-import { p2pkh, p2tr, p2wpkh } from "@scure/btc-signer";
+// key's and which of those it refuses. The digests are ./bitcoin-sighash.ts's and the
+// signatures libsecp256k1's (docs/signing.md §6): the library's own signer recomputes the
+// transaction-wide hashes for every input and signs in JavaScript.
+import { randomBytes } from "node:crypto";
+import { NETWORK, TEST_NETWORK, Transaction } from "@scure/btc-signer";
+import { ripemd160 } from "@noble/hashes/legacy.js";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { privateAdd, privateNegate, xOnlyPointAddTweak } from "tiny-secp256k1";
+import { schnorrSigner, signDigest, type SchnorrSigner } from "../secp256k1.ts";
+import { Sighasher, legacySighashBytes, taggedHash, type SighashTx } from "./bitcoin-sighash.ts";
+import { outputFacts, type BitcoinTxOutputFacts } from "./bitcoin-outputs.ts";
 import { ParseError, hexBytes, toHex } from "./errors.ts";
+import { withInputPairs, type PsbtPair } from "./psbt-maps.ts";
 
-/** Inputs and outputs one PSBT may have (bounds the sighash work of legacy inputs). [our choice] */
+/** Inputs and outputs one PSBT may have. [our choice] */
 export const MAX_BITCOIN_INPUTS = 256;
 export const MAX_BITCOIN_OUTPUTS = 256;
+/**
+ * What the legacy (P2PKH) digests of one request may hash in all: each serializes the whole
+ * transaction (docs/signing.md §6). 4 MiB is 256 P2PKH inputs of a transaction up to 16 KiB,
+ * a few milliseconds of SHA-256. [our choice]
+ */
+export const MAX_LEGACY_SIGHASH_BYTES = 4 * 1024 * 1024;
 /** nLockTime below this counts blocks, from it on seconds (Bitcoin's consensus rule). */
 const LOCKTIME_THRESHOLD = 500_000_000;
 
 export type BitcoinTxInputFacts = { tx_id: string; vout: bigint; sequence: bigint };
-export type BitcoinTxOutputFacts = { value: bigint; script_pubkey: string; address: string; address_type: string };
 export type BitcoinTxFacts = {
   version: string;
   inputs: BitcoinTxInputFacts[];
@@ -25,9 +39,15 @@ export type BitcoinTxFacts = {
 type Network = typeof NETWORK;
 const REGTEST: Network = { ...TEST_NETWORK, bech32: "bcrt" };
 
+type PsbtInput = ReturnType<Transaction["getInput"]>;
+
 export interface ParsedBitcoinTx {
-  /** A fresh PSBT of this parse (signing adds to it). */
-  psbt: Transaction;
+  /** The PSBT as sent (signing writes its signatures into a copy: ./psbt-maps.ts). */
+  bytes: Uint8Array;
+  /** Its inputs as read. */
+  inputs: PsbtInput[];
+  /** What the digests read: outpoints, sequences, the outputs spent, outputs, version, lock time. */
+  sighashTx: SighashTx;
   network: Network;
   facts: BitcoinTxFacts;
 }
@@ -43,54 +63,66 @@ export function networkOf(signWith: string): Network {
   return NETWORK;
 }
 
-// The address type names of `address_type` [our choice: upstream names the field, not its values].
-const ADDRESS_TYPES: Readonly<Record<string, string>> = { pkh: "P2PKH", sh: "P2SH", wpkh: "P2WPKH", wsh: "P2WSH", tr: "P2TR", pk: "P2PK", ms: "P2MS", p2a: "P2A" };
-
-function outputFacts(script: Uint8Array, value: bigint, network: Network): BitcoinTxOutputFacts {
-  const decoded = OutScript.decode(script);
-  let address = "";
-  let type = ADDRESS_TYPES[decoded.type] ?? (script[0] === 0x6a ? "OP_RETURN" : "UNKNOWN");
-  if (decoded.type === "pkh" || decoded.type === "sh" || decoded.type === "wpkh" || decoded.type === "wsh" || decoded.type === "tr") {
-    address = Address(network).encode(decoded);
-  } else if (type === "UNKNOWN" && script.length >= 4 && script.length <= 42 && script[0]! >= 0x51 && script[0]! <= 0x60 && script[1] === script.length - 2) {
-    // A witness program of a version this library does not name: still an address (BIP-350).
-    type = "WITNESS_UNKNOWN";
-  }
-  return { value, script_pubkey: toHex(script), address, address_type: type };
-}
-
 /** The output an input spends (its script and value), from witness_utxo or non_witness_utxo. */
-function prevout(psbt: Transaction, i: number): { script: Uint8Array; amount: bigint } | undefined {
-  const input = psbt.getInput(i);
+function prevout(input: PsbtInput): { script: Uint8Array; amount: bigint } | undefined {
   if (input.witnessUtxo) return input.witnessUtxo;
   const out = input.nonWitnessUtxo?.outputs[input.index ?? -1];
   return out ? { script: out.script, amount: out.amount } : undefined;
 }
 
+/**
+ * The last PSBTs read, by network and hex. One sign_transaction reads its PSBT up to four
+ * times (the check, the signer check, the policy facts, the signing), each a share of the
+ * request's event-loop time (docs/signing.md §6); a parse is a pure function of the two and
+ * nothing changes a ParsedBitcoinTx, so the later reads reuse the first. Four entries: the
+ * requests in flight at once rarely interleave more. [our choice]
+ */
+const recent = new Map<string, ParsedBitcoinTx>();
+const RECENT = 4;
+
 /** Reads a PSBT given as hex; anything unreadable or outside the bounds is a ParseError. */
 export function parseBitcoinPsbt(hex: string, network: Network): ParsedBitcoinTx {
+  const key = `${network.bech32}:${hex}`;
+  const hit = recent.get(key);
+  if (hit) return hit;
+  const parsed = readPsbt(hex, network);
+  if (recent.size >= RECENT) recent.delete(recent.keys().next().value!);
+  recent.set(key, parsed);
+  return parsed;
+}
+
+function readPsbt(hex: string, network: Network): ParsedBitcoinTx {
   const bytes = hexBytes(hex, "the PSBT");
   let psbt: Transaction;
   try {
     // Unknown input and output scripts are read (an OP_RETURN output, another party's input);
-    // only the key's own inputs are signed, and those must be of the supported kinds.
-    psbt = Transaction.fromPSBT(bytes, { allowUnknownInputs: true, allowUnknownOutputs: true, allowUnknownVersion: true });
+    // only the key's own inputs are signed, and those must be of the supported kinds. The
+    // library's checks of other parties' wrapper scripts and taproot commitments are skipped:
+    // they cost a point operation in JavaScript each, seconds for a PSBT of 256 taproot inputs,
+    // and concern inputs this key does not sign (docs/signing.md §6; ownInputs checks the key's).
+    psbt = Transaction.fromPSBT(bytes, { allowUnknownInputs: true, allowUnknownOutputs: true, allowUnknownVersion: true, disableScriptCheck: true });
   } catch (err) {
     throw new ParseError(`not a PSBT (BIP-174 / BIP-370, as hex): ${(err as Error).message.slice(0, 200)}`);
   }
   if (psbt.inputsLength === 0) throw new ParseError("the PSBT has no inputs");
   if (psbt.inputsLength > MAX_BITCOIN_INPUTS) throw new ParseError(`the PSBT has ${psbt.inputsLength} inputs; at most ${MAX_BITCOIN_INPUTS} are accepted`);
   if (psbt.outputsLength > MAX_BITCOIN_OUTPUTS) throw new ParseError(`the PSBT has ${psbt.outputsLength} outputs; at most ${MAX_BITCOIN_OUTPUTS} are accepted`);
+  const read: PsbtInput[] = [];
   const inputs: BitcoinTxInputFacts[] = [];
+  const spent: SighashTx["inputs"][number][] = [];
+  const paid: SighashTx["outputs"][number][] = [];
   let valueIn = 0n;
   for (let i = 0; i < psbt.inputsLength; i++) {
     const input = psbt.getInput(i);
     if (!input.txid || input.index === undefined) throw new ParseError(`input ${i} names no previous output`);
     // bitcoin.tx.fee is the inputs' value minus the outputs': every input's must be known.
-    const prev = prevout(psbt, i);
+    const prev = prevout(input);
     if (!prev) throw new ParseError(`input ${i} has neither witness_utxo nor non_witness_utxo: its value (and the fee) cannot be known`);
     valueIn += prev.amount;
-    inputs.push({ tx_id: toHex(input.txid), vout: BigInt(input.index), sequence: BigInt(input.sequence ?? 0xffffffff) });
+    const sequence = input.sequence ?? 0xffffffff;
+    read.push(input);
+    inputs.push({ tx_id: toHex(input.txid), vout: BigInt(input.index), sequence: BigInt(sequence) });
+    spent.push({ txid: input.txid, index: input.index, sequence, prevout: prev });
   }
   const outputs: BitcoinTxOutputFacts[] = [];
   let valueOut = 0n;
@@ -99,11 +131,14 @@ export function parseBitcoinPsbt(hex: string, network: Network): ParsedBitcoinTx
     if (!o.script || o.amount === undefined) throw new ParseError(`output ${i} has no script or amount`);
     valueOut += o.amount;
     outputs.push(outputFacts(o.script, o.amount, network));
+    paid.push({ script: o.script, amount: o.amount });
   }
   if (valueOut > valueIn) throw new ParseError(`the outputs (${valueOut} sat) exceed the inputs (${valueIn} sat)`);
   const lockTime = psbt.lockTime;
   return {
-    psbt,
+    bytes,
+    inputs: read,
+    sighashTx: { version: psbt.version, lockTime, inputs: spent, outputs: paid },
     network,
     facts: {
       version: String(psbt.version),
@@ -123,24 +158,41 @@ export class NoOwnInputError extends ParseError {}
 type OwnInput = { index: number; kind: "P2WPKH" | "P2PKH" | "P2TR" };
 
 /**
+ * The output scripts of a key: P2WPKH, P2PKH, and P2TR with the key as internal key and no
+ * script tree (BIP-341's tweak by libsecp256k1: the library's payment builders check the key
+ * and tweak it in JavaScript, milliseconds each).
+ */
+function keyScripts(publicKey: Uint8Array): Record<OwnInput["kind"], Uint8Array> {
+  const hash = ripemd160(sha256(publicKey));
+  const xOnly = publicKey.subarray(1, 33);
+  const output = xOnlyPointAddTweak(xOnly, taggedHash("TapTweak", xOnly));
+  if (!output) throw new ParseError("this key has no taproot output key");
+  return {
+    P2WPKH: Uint8Array.of(0x00, 0x14, ...hash),
+    P2PKH: Uint8Array.of(0x76, 0xa9, 0x14, ...hash, 0x88, 0xac),
+    P2TR: Uint8Array.of(0x51, 0x20, ...output.xOnlyPubkey),
+  };
+}
+
+/**
  * The inputs that spend an output of this key (compressed secp256k1, 33 bytes): P2WPKH, P2PKH
  * or P2TR key path (no script tree). Any of them in a form this service does not sign (a
  * sighash type other than the default, a P2TR script path, a P2PKH input without its previous
- * transaction) is a ParseError naming it; none at all is one too.
+ * transaction) is a ParseError naming it; none at all is one too, and so are more P2PKH inputs
+ * than MAX_LEGACY_SIGHASH_BYTES allows.
  */
 export function ownInputs(parsed: ParsedBitcoinTx, publicKey: Uint8Array): OwnInput[] {
-  const { psbt } = parsed;
   const xOnly = publicKey.subarray(1, 33);
-  const scripts = { P2WPKH: p2wpkh(publicKey).script, P2PKH: p2pkh(publicKey).script, P2TR: p2tr(xOnly).script };
+  const scripts = keyScripts(publicKey);
   const own: OwnInput[] = [];
-  for (let i = 0; i < psbt.inputsLength; i++) {
-    const prev = prevout(psbt, i);
-    if (!prev) continue;
+  parsed.inputs.forEach((input, i) => {
+    const prev = prevout(input);
+    if (!prev) return;
     const kind = (Object.keys(scripts) as OwnInput["kind"][]).find((k) => same(scripts[k], prev.script));
-    if (!kind) continue;
-    const input = psbt.getInput(i);
+    if (!kind) return;
     if (kind === "P2PKH" && !input.nonWitnessUtxo) throw new ParseError(`input ${i} (P2PKH) needs non_witness_utxo, the transaction it spends`);
     if (kind !== "P2PKH" && !input.witnessUtxo) throw new ParseError(`input ${i} (${kind}) needs witness_utxo`);
+    if (input.redeemScript || input.witnessScript) throw new ParseError(`input ${i} (${kind}) carries a redeem or witness script, which a ${kind} output has none of`);
     if (kind === "P2TR") {
       if (input.tapLeafScript?.length || input.tapMerkleRoot) throw new ParseError(`input ${i}: P2TR script-path spending is not signed; only the key path`);
       if (input.tapInternalKey && !same(input.tapInternalKey, xOnly)) throw new ParseError(`input ${i}: tap_internal_key is not this key's`);
@@ -150,27 +202,76 @@ export function ownInputs(parsed: ParsedBitcoinTx, publicKey: Uint8Array): OwnIn
       throw new ParseError(`input ${i}: sighash type ${input.sighashType} is not signed; only ${kind === "P2TR" ? "SIGHASH_DEFAULT" : "SIGHASH_ALL"}`);
     }
     own.push({ index: i, kind });
-  }
+  });
   if (own.length === 0) throw new NoOwnInputError("no input of the PSBT spends an output of this key (P2WPKH, P2PKH or P2TR key path)");
+  const legacy = legacySighashBytes(parsed.sighashTx, own.filter((o) => o.kind === "P2PKH").length);
+  if (legacy > MAX_LEGACY_SIGHASH_BYTES) {
+    throw new ParseError(`the P2PKH inputs of this key would hash ${legacy} bytes to sign (each hashes the whole transaction); at most ${MAX_LEGACY_SIGHASH_BYTES} are signed in one request`);
+  }
   return own;
+}
+
+/** A 64-byte r ‖ s as DER (BIP-66: minimal integers, positive). */
+function der(rs: Uint8Array): Uint8Array {
+  const int = (x: Uint8Array) => {
+    let i = 0;
+    while (i < x.length - 1 && x[i] === 0) i++;
+    const v = x.subarray(i);
+    return v[0]! & 0x80 ? Buffer.concat([Buffer.of(0x02, v.length + 1, 0), v]) : Buffer.concat([Buffer.of(0x02, v.length), v]);
+  };
+  const body = Buffer.concat([int(rs.subarray(0, 32)), int(rs.subarray(32, 64))]);
+  return Buffer.concat([Buffer.of(0x30, body.length), body]);
+}
+
+/** A signer with BIP-341's key-path private key: the key with an even Y, plus the tweak of its x alone. */
+function taprootSigner(privateKey: Uint8Array, publicKey: Uint8Array): SchnorrSigner {
+  const even = publicKey[0] === 0x02 ? privateKey : privateNegate(privateKey);
+  const tweaked = privateAdd(even, taggedHash("TapTweak", publicKey.subarray(1, 33)));
+  if (even !== privateKey) even.fill(0);
+  if (!tweaked) throw new Error("the tweaked key is zero");
+  try {
+    return schnorrSigner(tweaked);
+  } finally {
+    tweaked.fill(0);
+  }
 }
 
 /**
  * Signs every input of the key (ECDSA with SIGHASH_ALL into partial_sigs; Schnorr with
  * SIGHASH_DEFAULT into tap_key_sig, the key tweaked as BIP-341 says) and returns the PSBT as
- * lower-case hex, not finalized — as upstream returns it.
+ * lower-case hex, not finalized — as upstream returns it. Both are libsecp256k1's
+ * (../secp256k1.ts): ECDSA by RFC 6979 with a low S, the bytes @scure/btc-signer's signer
+ * made; Schnorr with fresh auxiliary randomness, as that signer's was.
  */
 export function signBitcoinPsbt(parsed: ParsedBitcoinTx, privateKey: Uint8Array, publicKey: Uint8Array): string {
-  const { psbt } = parsed;
-  for (const { index, kind } of ownInputs(parsed, publicKey)) {
-    // The internal key of a key-path output is the key itself: written where it is missing,
-    // as finalizers need it.
-    if (kind === "P2TR" && !psbt.getInput(index).tapInternalKey) psbt.updateInput(index, { tapInternalKey: publicKey.subarray(1, 33) });
-    try {
-      if (!psbt.signIdx(privateKey, index)) throw new Error("nothing signed");
-    } catch (err) {
-      throw new ParseError(`input ${index} (${kind}) cannot be signed: ${(err as Error).message.slice(0, 200)}`);
+  const own = ownInputs(parsed, publicKey);
+  const sighashes = new Sighasher(parsed.sighashTx);
+  const scriptCode = keyScripts(publicKey).P2PKH;
+  const added = new Map<number, PsbtPair[]>();
+  let schnorr: SchnorrSigner | undefined;
+  try {
+    for (const { index, kind } of own) {
+      try {
+        if (kind === "P2TR") {
+          schnorr ??= taprootSigner(privateKey, publicKey);
+          const tapKeySig = schnorr.sign(sighashes.taprootKeyPath(index), randomBytes(32));
+          // PSBT_IN_TAP_KEY_SIG; and the internal key of a key-path output, the key itself,
+          // written where it is missing (PSBT_IN_TAP_INTERNAL_KEY), as finalizers need it.
+          const pairs = [{ key: Buffer.of(0x13), value: tapKeySig }];
+          if (!parsed.inputs[index]!.tapInternalKey) pairs.push({ key: Buffer.of(0x17), value: publicKey.subarray(1, 33) });
+          added.set(index, pairs);
+        } else {
+          const digest = kind === "P2WPKH" ? sighashes.segwitV0(index, scriptCode) : sighashes.legacy(index, scriptCode);
+          // PSBT_IN_PARTIAL_SIG: the DER signature and its sighash byte, under the public key.
+          const sig = Buffer.concat([der(signDigest(digest, privateKey).signature), Buffer.of(1)]);
+          added.set(index, [{ key: Buffer.concat([Buffer.of(0x02), publicKey]), value: sig }]);
+        }
+      } catch (err) {
+        throw new ParseError(`input ${index} (${kind}) cannot be signed: ${(err as Error).message.slice(0, 200)}`);
+      }
     }
+  } finally {
+    schnorr?.close();
   }
-  return toHex(psbt.toPSBT());
+  return withInputPairs(parsed.bytes, parsed.inputs.length, added).toString("hex");
 }
