@@ -1,7 +1,9 @@
 // A migrated store on a fresh SQLite file or PostgreSQL database, with one organization,
 // for tests of the storage layer itself (no server).
-import { newInstance, type EngineSpec } from "./server.ts";
+import { describe, before, after } from "node:test";
+import { engines, newInstance, type EngineSpec } from "./server.ts";
 import { migrate, openStore, type Store, type StoreTimeouts } from "../../src/store/db.ts";
+import type { ActivityStatus, Executor } from "../../src/store/schema.ts";
 import { newId } from "../../src/store/util.ts";
 
 export interface ScratchStore {
@@ -29,4 +31,45 @@ export async function scratchStore(engine: EngineSpec["name"] = "sqlite", timeou
       await inst.cleanup();
     },
   };
+}
+
+/**
+ * One suite per engine (PostgreSQL when TEST_DATABASE_URL is set), each with its own scratch
+ * store, made before the suite's tests and removed after them; `store()` is the suite's.
+ */
+export function describeOnScratchStores(title: string, body: (store: () => ScratchStore) => void): void {
+  for (const spec of engines()) {
+    describe(`${title} [${spec.name}]`, { skip: spec.skip }, () => {
+      let s: ScratchStore;
+      before(async () => (s = await scratchStore(spec.name)));
+      after(async () => s?.cleanup());
+      body(() => s);
+    });
+  }
+}
+
+/** An activity row as the pipeline leaves a settled one (for migration tests); returns its id. */
+export async function insertActivityRow(
+  db: Executor,
+  a: { organizationId: string; type: string; submittedBy: string; result: unknown; at: number; status?: ActivityStatus },
+): Promise<string> {
+  const id = newId();
+  await db
+    .insertInto("activities")
+    .values({
+      id,
+      organization_id: a.organizationId,
+      type: a.type,
+      status: a.status ?? "ACTIVITY_STATUS_COMPLETED",
+      fingerprint: newId(),
+      intent: "{}",
+      result: JSON.stringify(a.result),
+      failure: null,
+      submitted_by: a.submittedBy,
+      app_proofs: null,
+      created_at: a.at,
+      updated_at: a.at,
+    })
+    .execute();
+  return id;
 }
