@@ -130,3 +130,16 @@ export const ms = (iso: string): number => {
   assert.ok(Number.isFinite(t), `test bug: bad time ${iso}`);
   return t;
 };
+
+/** `[0, …, n-1]` as a policy-language list literal. */
+export const literalList = (n: number): string => `[${Array.from({ length: n }, (_, i) => i).join(", ")}]`;
+
+/**
+ * `L.all(v0, L.all(v1, … true))`: `depth` nested lambdas over literal lists of `n`
+ * (docs/policy-language.md §11). `nestedAll(100, 4)` is the 1.3 KB policy of 10^8 iterations
+ * that the static bound refuses.
+ */
+export function nestedAll(n: number, depth: number, body = "true"): string {
+  for (let d = depth - 1; d >= 0; d--) body = `${literalList(n)}.all(v${d}, ${body})`;
+  return body;
+}

@@ -1,5 +1,6 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
+import { nestedAll } from "../helpers/policy-facts.ts";
 import { addUsersWithKeys, assertIdempotent, completed, conflict, exhausted, invalidRequest, notFound, onSqlite, perEngine, UUID, type Json } from "../helpers/inproc.ts";
 import { createMfaPolicy } from "../../src/activities/mfa/create_mfa_policy.ts";
 import { MAX_MFA_POLICIES_PER_USER } from "../../src/activities/mfa/store.ts";
@@ -63,6 +64,7 @@ onSqlite("create_mfa_policy", (h) => {
   for (const [what, over, pattern, field] of [
     ["a condition that does not compile", { condition: "activity.action ==" }, /invalid MFA policy condition/, "parameters.condition"],
     ["a blank condition", { condition: "   " }, /blank/, "parameters.condition"],
+    ["a condition past the static cost bound (docs/policy-language.md §11.3)", { condition: nestedAll(100, 3) }, /invalid MFA policy condition: .*the bound is 100000/, "parameters.condition"],
     ["no steps", { requiredAuthenticationMethods: [] }, /1 to 5 steps/, "parameters.requiredAuthenticationMethods"],
     ["six steps", { requiredAuthenticationMethods: Array(6).fill(step(PASSKEY)) }, /1 to 5 steps/, "parameters.requiredAuthenticationMethods"],
     ["an empty step", { requiredAuthenticationMethods: [step()] }, /1 to 6 methods/, undefined],

@@ -2,6 +2,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { assertIdempotent, completed, exhausted, invalidRequest, onSqlite, perEngine, UUID, type Json } from "../helpers/inproc.ts";
 import { createPolicies, createPolicyV3 } from "../../src/activities/policies/create_policy.ts";
+import { literalList, nestedAll } from "../helpers/policy-facts.ts";
 
 const OP = "create_policy";
 const TYPE = "ACTIVITY_TYPE_CREATE_POLICY_V3";
@@ -20,6 +21,11 @@ onSqlite("create_policy", (h) => {
     assert.equal(got.notes, "n");
   });
 
+  it("accepts a policy at the static cost bound (docs/policy-language.md §11.3)", async () => {
+    // 100 + 100 × 999 = 100,000 iterations.
+    completed(await h().submit(OP, TYPE, policy({ condition: `${literalList(100)}.all(a, ${literalList(999)}.all(b, true))` })), createPolicyV3);
+  });
+
   it("the same body twice is one policy", async () => {
     await assertIdempotent(h(), OP, TYPE, policy());
   });
@@ -34,6 +40,9 @@ onSqlite("create_policy", (h) => {
     ["missing notes", { ...policy(), notes: undefined }, /must be set/, "parameters.notes"],
     ["notes over 4096 characters", policy({ notes: "x".repeat(4097) }), /notes must be at most 4096/, "parameters.notes"],
     ["an expression over 8192 characters", policy({ condition: "true ".repeat(2000) }), /at most 8192/, "parameters.condition"],
+    // docs/policy-language.md §11.3: the reported 1.3 KB policy of 10^8 iterations, and a consensus past the bound.
+    ["a condition past the static cost bound", policy({ condition: nestedAll(100, 4) }), /invalid policy condition: condition:1:\d+: the expression may take up to 101010100 lambda iterations .*the bound is 100000 \(SIGIL_POLICY_MAX_ITERATIONS/, "parameters.condition"],
+    ["a consensus past the static cost bound", policy({ consensus: `approvers.all(u, ${literalList(1000)}.all(x, true))` }), /invalid policy consensus: .*up to 100100 .*the bound is 100000/, "parameters.consensus"],
   ];
   for (const [what, params, message, field] of refused) {
     it(`refuses ${what} (400, naming the field)`, async () => {

@@ -2,6 +2,7 @@
 // validation, immutability, who may name a profile, the lifetime ceiling and the scope check.
 import { it } from "node:test";
 import assert from "node:assert/strict";
+import { nestedAll } from "../helpers/policy-facts.ts";
 import { addUsersWithKeys, twoOfTwo, completed, exhausted, failsWith, forbidden, invalidRequest, notFound, onSqlite, perEngine, UUID, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { newId } from "../../src/store/util.ts";
@@ -55,6 +56,7 @@ onSqlite("create_session_profile", (h) => {
     ["a blank scope", { sessionProfileName: "x", scope: "  " }, "parameters.scope"],
     ["a scope that does not parse", { sessionProfileName: "x", scope: "activity.type ==" }, "parameters.scope"],
     ["a scope that does not type-check", { sessionProfileName: "x", scope: "activity.type" }, "parameters.scope"],
+    ["a scope past the static cost bound (docs/policy-language.md §11.3)", { sessionProfileName: "x", scope: nestedAll(100, 3) }, "parameters.scope"],
     ["expirationSeconds 0", { sessionProfileName: "x", scope: "true", expirationSeconds: "0" }, "parameters.expirationSeconds"],
     ["expirationSeconds above the session maximum", { sessionProfileName: "x", scope: "true", expirationSeconds: String(365 * 86400 + 1) }, "parameters.expirationSeconds"],
     ["notes over 4096 characters", { sessionProfileName: "x", scope: "true", notes: "n".repeat(4097) }, "parameters.notes"],

@@ -2,6 +2,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { assertIdempotent, completed, invalidRequest, notFound, onSqlite, perEngine, type Json } from "../helpers/inproc.ts";
 import { updatePolicyV2 } from "../../src/activities/policies/update_policy.ts";
+import { nestedAll } from "../helpers/policy-facts.ts";
 
 const OP = "update_policy";
 const TYPE = "ACTIVITY_TYPE_UPDATE_POLICY_V2";
@@ -35,6 +36,12 @@ onSqlite("update_policy", (h) => {
     assert.equal((await get(policyId)).consensus, "");
   });
 
+  it("a condition past the static cost bound leaves the policy as it was", async () => {
+    const policyId = await create("bounded");
+    invalidRequest(await h().submit(OP, TYPE, { policyId, policyCondition: nestedAll(100, 3) }), /the bound is 100000/, ["parameters.policyCondition"]);
+    assert.equal((await get(policyId)).condition, "activity.resource == 'USER'");
+  });
+
   it("the same body twice is one activity", async () => {
     await assertIdempotent(h(), OP, TYPE, { policyId: await create("idem"), policyNotes: "again" });
   });
@@ -47,6 +54,7 @@ onSqlite("update_policy", (h) => {
     ["a condition that does not type-check", { policyCondition: "activity.type > 1" }, /invalid policy condition/, "parameters.policyCondition"],
     ["a consensus that does not parse", { policyConsensus: "approvers.any(" }, /invalid policy consensus/, "parameters.policyConsensus"],
     ["a bad time expression", { time: "Timestamp('x')" }, /invalid policy time/, "parameters.time"],
+    ["a condition past the static cost bound (docs/policy-language.md §11.3)", { policyCondition: nestedAll(100, 4) }, /invalid policy condition: .*the bound is 100000 \(SIGIL_POLICY_MAX_ITERATIONS/, "parameters.policyCondition"],
     ["an unknown effect", { policyEffect: "ALLOW" }, /EFFECT_ALLOW or EFFECT_DENY/, "parameters.policyEffect"],
     ["a malformed policy id", { policyId: "p1" }, /policy id/, "parameters.policyId"],
   ];

@@ -17,20 +17,14 @@ import {
 } from "../../src/policy/index.ts";
 import { decide, evaluatePolicy, mayVote, policySet, type CompiledPolicy, type DecisionInput } from "../../src/policy/engine.ts";
 import { DEFAULT_LIMITS } from "../../src/policy/budget.ts";
-import { act, apiKey, ms, policy, user } from "../helpers/policy-facts.ts";
+import { act, apiKey, literalList, ms, nestedAll, policy, user } from "../helpers/policy-facts.ts";
 
 const NOW = ms("2026-03-02T15:00:00Z");
 const ROOT = user("r1-0000-4000-8000-000000000001");
 const ALICE = user("a1-0000-4000-8000-000000000001");
 
-/** `[0, 1, …, n-1]` */
-const list = (n: number) => `[${Array.from({ length: n }, (_, i) => i).join(", ")}]`;
-/** `L.all(a, L.all(b, … true))`, `depth` lambdas over lists of `n`. */
-const nested = (n: number, depth: number): string => {
-  let body = "true";
-  for (let d = depth - 1; d >= 0; d--) body = `${list(n)}.all(v${d}, ${body})`;
-  return body;
-};
+const list = literalList;
+const nested = (n: number, depth: number): string => nestedAll(n, depth);
 /** The defect as reported: four levels over 100 items (1.3 KB), ~5 s of CPU before the budget. */
 const FOUR_LEVELS = nested(100, 4);
 
