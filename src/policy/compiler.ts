@@ -444,7 +444,8 @@ export function compile(checked: Checked, source: string): Bool {
     const what = `${text(elemNode)} in ${text(listNode)}`;
     return (f) => {
       const xs = list(f), x = elem(f);
-      spend(f, xs.length);
+      // Two steps an element: each comparison checks both values' types (dynEquals).
+      spend(f, 2 * xs.length);
       let found = false;
       for (let i = 0; i < xs.length; i++) if (dynEquals(x, xs[i], what)) found = true;
       return found;

@@ -126,16 +126,12 @@ export function staticCost(checked: Checked): Cost {
       case "contains":
         return membership(e.object, e.arg, times, e.methodPos);
       case "count":
-        walk(e.object, times);
+      case "not":
+        walk(e.kind === "count" ? e.object : e.operand, times);
         return NONE;
       case "call":
-        for (const a of e.args) walk(a, times);
-        return NONE;
-      case "not":
-        walk(e.operand, times);
-        return NONE;
       case "logical":
-        for (const o of e.operands) walk(o, times);
+        for (const o of e.kind === "call" ? e.args : e.operands) walk(o, times);
         return NONE;
       case "compare":
         if (e.op === "in") return membership(e.right, e.left, times, e.opPos);

@@ -42,7 +42,7 @@ export interface CompiledExpression {
   readonly stringLiterals: ReadonlySet<string>;
   /** Fields read directly on `activity`: a condition reading only type/kind/resource/action depends on the activity type alone. */
   readonly activityFields: ReadonlySet<string>;
-  /** False when evaluation can never raise a runtime error (no indexing, slicing or dynamic params). */
+  /** False when evaluation can never raise a runtime error (no indexing, slicing or dynamic params) — its budget aside (docs/policy-language.md §11.1). */
   readonly mayFail: boolean;
 }
 
