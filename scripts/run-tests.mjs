@@ -62,6 +62,7 @@ const SECONDS = {
   "test/e2e/tvc.test.ts": 25,
   "test/e2e/security-tvc.test.ts": 23,
   "test/e2e/network-rate-limit.test.ts": 21,
+  "test/e2e/security-proxy-signups.test.ts": 40, // waits out a 4 s window twice per engine
   "test/e2e/oauth-flow.test.ts": 18,
   "test/e2e/otp-flow.test.ts": 15,
 };

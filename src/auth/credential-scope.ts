@@ -14,8 +14,8 @@ import type { Executor } from "../store/schema.ts";
  * credential, the unique organization *below* the target that holds it (stamp_login, whoami
  * and the attested schemes: core's loginWithPasskey stamps stamp_login with the parent
  * organization's id and a passkey registered in the user's sub-organization). Only the holders the caller deems
- * eligible count below (verified contacts, a passkey whose key verifies the assertion:
- * docs/login-lookups.md §2); two or more eligible holders in different organizations is
+ * eligible count below (verified contacts, a passkey whose key verifies the assertion, the
+ * one key registration ranked first: docs/login-lookups.md §2, §3); two or more eligible holders in different organizations is
  * CREDENTIAL_CONFLICT. A holder found below acts in its own organization: the request is
  * re-targeted there (Resolved.organizationId).
  */

@@ -17,11 +17,20 @@ import { newWallet } from "../helpers/eth-wallet.ts";
 let n = 0;
 const address = (who: string) => `${who}-${++n}-${Date.now()}@example.com`;
 
+// A key registration nobody proved never receives someone else's login (docs/login-lookups.md
+// §3). A wallet's public key is public, and the proxy's signup_v2 (anyone) or a tenant's
+// create_api_keys registers any key without proof. core's loginOrSignupWithWallet signs a
+// stamp_login naming the parent with the wallet first, then asks /v1/account PUBLIC_KEY, signs
+// up through the proxy when nothing is found, and sends the signed login. The window for
+// fresh unproved registrations is 4 s on this stack, so a stranger's registration can be
+// outwaited (the contact tests do not depend on it).
+const WINDOW_SECONDS = 4;
+
 for (const spec of engines()) {
   describe(`auth proxy sign-ups vouch for nothing [${spec.name}]`, { skip: spec.skip }, () => {
     let s: ProxyStack;
     before(async () => {
-      s = await startProxyStack(spec);
+      s = await startProxyStack(spec, { SIGIL_UNPROVED_KEY_LOGIN_WINDOW_SECONDS: String(WINDOW_SECONDS) });
     });
     after(async () => {
       await s?.stop();
@@ -101,160 +110,146 @@ for (const spec of engines()) {
       assert.match(refused.message, /400|verif/i);
       assert.deepEqual(await verifiedSubOrgs(other), []);
     });
-  });
-}
 
-// A key registration nobody proved never receives someone else's login (docs/login-lookups.md
-// §3). A wallet's public key is public, and the proxy's signup_v2 (anyone) or a tenant's
-// create_api_keys registers any key without proof. core's loginOrSignupWithWallet signs a
-// stamp_login naming the parent with the wallet first, then asks /v1/account PUBLIC_KEY, signs
-// up through the proxy when nothing is found, and sends the signed login. The window for
-// fresh unproved registrations is 4 s here, so a stranger's registration can be outwaited.
-const WINDOW_SECONDS = 4;
-
-for (const spec of engines()) {
-  describe(`a wallet key registered without proof receives no login [${spec.name}]`, { skip: spec.skip }, () => {
-    let s: ProxyStack;
-    before(async () => {
-      s = await startProxyStack(spec, { SIGIL_UNPROVED_KEY_LOGIN_WINDOW_SECONDS: String(WINDOW_SECONDS) });
-    });
-    after(async () => {
-      await s?.stop();
-    });
-
-    const claimsOf = (session: string) => JSON.parse(Buffer.from(session.split(".")[1]!, "base64url").toString("utf8")) as { organization_id: string; user_id: string };
-    const walletKey = (publicKey: string, apiKeyName = `wallet-auth:${publicKey}`) => ({ apiKeyName, publicKey, curveType: "API_KEY_CURVE_SECP256K1" });
-    const p256Key = () => {
-      const k = generateP256();
-      return { publicKey: k.publicCompressed, privateKey: privateScalar(k).toString("hex") };
-    };
-    const proxySignup = async (apiKeys: object[]) => {
-      const r = await s.proxy("/v1/signup_v2", { apiKeys, authenticators: [], oauthProviders: [] });
-      assert.equal(r.status, 200, JSON.stringify(r.json));
-      return r.json.organizationId as string;
-    };
-    const account = async (publicKey: string) => {
-      const r = await s.proxy("/v1/account", { filterType: "PUBLIC_KEY", filterValue: publicKey });
-      assert.equal(r.status, 200, JSON.stringify(r.json));
-      return r.json.organizationId as string | undefined;
-    };
-    /** A stranger's sign-up through the proxy: the victim's wallet key, and a key of the attacker's own. */
-    const strangerSignup = async (victimKey: string) => {
-      const mine = p256Key();
-      const organizationId = await proxySignup([walletKey(victimKey), { apiKeyName: "mine", publicKey: mine.publicKey, curveType: "API_KEY_CURVE_P256" }]);
-      return { organizationId, key: mine };
-    };
-    /**
-     * Waits until every unproved registration made before this call is out of the window,
-     * asking the server rather than the test's clock: a throwaway key is registered in two
-     * organizations, one after the other, and a whoami it stamps naming the parent is refused
-     * as ambiguous while both are fresh. Once it is not, the first of them — and so everything
-     * registered before it — is out of the window.
-     */
-    const outwaitWindow = async () => {
-      const probe = p256Key();
-      const probeKey = { apiKeyName: "probe", publicKey: probe.publicKey, curveType: "API_KEY_CURVE_P256" };
-      await proxySignup([probeKey]);
-      await proxySignup([probeKey]);
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        const r = await s.api("query/whoami", { organizationId: s.init.organizationId }, probe);
-        if (r.status === 200 || /could not find public key/.test(r.json.message)) return;
-        assert.match(r.json.message, /more than one sub-organization recently/);
-        assert.ok(Date.now() < deadline, "the probe's registrations never left the window");
-        await new Promise((done) => setTimeout(done, 200));
-      }
-    };
-    /** core's loginOrSignupWithWallet, step by step: the EIP-191 stamped login is built first. */
-    const loginOrSignupWithWallet = async (w: ReturnType<typeof newWallet>) => {
-      const client = new TurnkeyClient({ baseUrl: s.server.url }, new WalletStamper(w.wallet));
-      const signed = await client.stampStampLogin({
-        type: "ACTIVITY_TYPE_STAMP_LOGIN",
-        timestampMs: String(Date.now()),
-        organizationId: s.init.organizationId,
-        parameters: { publicKey: generateP256().publicCompressed, expirationSeconds: "900" },
-      });
-      assert.match(Buffer.from(signed.stamp.stampHeaderValue, "base64url").toString("utf8"), /SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191/);
-      const found = await account(w.publicKey);
-      const signedUp = found ? undefined : await proxySignup([walletKey(w.publicKey)]);
-      const res = await fetch(signed.url, { method: "POST", body: signed.body, headers: { "content-type": "application/json", [signed.stamp.stampHeaderName]: signed.stamp.stampHeaderValue } });
-      const json = await res.json();
-      const session = res.status === 200 ? claimsOf(json.activity.result.stampLoginResult.session) : undefined;
-      return { found, signedUp, status: res.status, json, session };
-    };
-    const sessionKeysIn = async (organizationId: string, as: { publicKey: string; privateKey: string }) => {
-      const r = await s.api("query/get_api_keys", { organizationId, userId: (await s.api("query/whoami", { organizationId }, as)).json.userId }, as);
-      assert.equal(r.status, 200, JSON.stringify(r.json));
-      return (r.json.apiKeys as { credential: { type: string } }[]).filter((k) => k.credential.type === "CREDENTIAL_TYPE_LOGIN").length;
-    };
-
-    it("a stranger's proxy sign-up with the wallet's key, older than the window: /v1/account offers it to nobody, and the wallet's own sign-up and login land in its own organization", async () => {
-      const w = newWallet();
-      const stranger = await strangerSignup(w.publicKey);
-      await outwaitWindow();
-      const flow = await loginOrSignupWithWallet(w);
-      assert.equal(flow.found, undefined, "the stranger's registration is not offered to the wallet");
-      assert.ok(flow.signedUp && flow.signedUp !== stranger.organizationId);
-      assert.equal(flow.status, 200, JSON.stringify(flow.json));
-      assert.equal(flow.session?.organization_id, flow.signedUp);
-      assert.equal(await sessionKeysIn(stranger.organizationId, stranger.key), 0, "no session was made in the stranger's organization");
-      // The login proved the wallet's own registration: the next look-up offers it, and logging in again lands there.
-      const again = await loginOrSignupWithWallet(w);
-      assert.deepEqual([again.found, again.signedUp, again.status, again.session?.organization_id], [flow.signedUp, undefined, 200, flow.signedUp]);
-    });
-
-    it("a stranger's registration inside the window: the wallet's login is refused (401), never handed to the stranger", async () => {
-      const w = newWallet();
-      const stranger = await strangerSignup(w.publicKey);
-      const flow = await loginOrSignupWithWallet(w);
-      assert.equal(flow.found, undefined);
-      assert.equal(flow.status, 401, JSON.stringify(flow.json));
-      assert.match(flow.json.message, /more than one sub-organization recently/);
-      assert.equal(flow.json.code, 16);
-      assert.equal(await sessionKeysIn(stranger.organizationId, stranger.key), 0);
-    });
-
-    it("a tenant copies the wallet's key into her own sub-organization (create_api_keys): once out of the window it is ignored; the wallet signs up and logs in as its own", async () => {
-      const w = newWallet();
-      const tenant = p256Key();
-      const tenantOrg = await proxySignup([{ apiKeyName: "tenant", publicKey: tenant.publicKey, curveType: "API_KEY_CURVE_P256" }]);
-      const userId = (await s.api("query/whoami", { organizationId: tenantOrg }, tenant)).json.userId as string;
-      const copy = await s.api("submit/create_api_keys", { type: "ACTIVITY_TYPE_CREATE_API_KEYS_V2", timestampMs: String(Date.now()), organizationId: tenantOrg, parameters: { userId, apiKeys: [walletKey(w.publicKey, "copy")] } }, tenant);
-      assert.equal(copy.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(copy.json));
-      await outwaitWindow();
-      const flow = await loginOrSignupWithWallet(w);
-      assert.equal(flow.found, undefined);
-      assert.ok(flow.signedUp && flow.signedUp !== tenantOrg);
-      assert.equal(flow.status, 200, JSON.stringify(flow.json));
-      assert.equal(flow.session?.organization_id, flow.signedUp);
-      assert.equal(await sessionKeysIn(tenantOrg, tenant), 0);
-    });
-
-    it("a key the backend registered for its user is the one, whether a tenant copied it before or after; /v1/account offers the backend's", async () => {
-      const w = newWallet();
-      const tenant = p256Key();
-      const tenantOrg = await proxySignup([{ apiKeyName: "tenant", publicKey: tenant.publicKey, curveType: "API_KEY_CURVE_P256" }]);
-      const userId = (await s.api("query/whoami", { organizationId: tenantOrg }, tenant)).json.userId as string;
-      const copyKey = async (name: string) => {
-        const r = await s.api("submit/create_api_keys", { type: "ACTIVITY_TYPE_CREATE_API_KEYS_V2", timestampMs: String(Date.now()), organizationId: tenantOrg, parameters: { userId, apiKeys: [walletKey(w.publicKey, name)] } }, tenant);
-        assert.equal(r.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(r.json));
+    describe("a wallet key registered without proof receives no login", () => {
+      const claimsOf = (session: string) => JSON.parse(Buffer.from(session.split(".")[1]!, "base64url").toString("utf8")) as { organization_id: string; user_id: string };
+      const walletKey = (publicKey: string, apiKeyName = `wallet-auth:${publicKey}`) => ({ apiKeyName, publicKey, curveType: "API_KEY_CURVE_SECP256K1" });
+      const p256Key = () => {
+        const k = generateP256();
+        return { publicKey: k.publicCompressed, privateKey: privateScalar(k).toString("hex") };
       };
-      // The tenant copies the key first (older than the backend's registration) …
-      await copyKey("copy-before");
-      // … then the app's backend signs the wallet's owner up with its own key.
-      const made = await s.api("submit/create_sub_organization", {
-        type: "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8",
-        timestampMs: String(Date.now()),
-        organizationId: s.init.organizationId,
-        parameters: { subOrganizationName: `wallet-${Date.now()}`, rootQuorumThreshold: 1, rootUsers: [{ userName: "owner", apiKeys: [walletKey(w.publicKey)], authenticators: [], oauthProviders: [] }] },
+      const proxySignup = async (apiKeys: object[]) => {
+        const r = await s.proxy("/v1/signup_v2", { apiKeys, authenticators: [], oauthProviders: [] });
+        assert.equal(r.status, 200, JSON.stringify(r.json));
+        return r.json.organizationId as string;
+      };
+      const account = async (publicKey: string) => {
+        const r = await s.proxy("/v1/account", { filterType: "PUBLIC_KEY", filterValue: publicKey });
+        assert.equal(r.status, 200, JSON.stringify(r.json));
+        return r.json.organizationId as string | undefined;
+      };
+      /** A stranger's sign-up through the proxy: the victim's wallet key, and a key of the attacker's own. */
+      const strangerSignup = async (victimKey: string) => {
+        const mine = p256Key();
+        const organizationId = await proxySignup([walletKey(victimKey), { apiKeyName: "mine", publicKey: mine.publicKey, curveType: "API_KEY_CURVE_P256" }]);
+        return { organizationId, key: mine };
+      };
+      /**
+       * Waits until every unproved registration made before this call is out of the window,
+       * asking the server rather than the test's clock: a throwaway key is registered in two
+       * organizations, one after the other, and a whoami it stamps naming the parent is refused
+       * as ambiguous while both are fresh. Once it is not, the first of them — and so everything
+       * registered before it — is out of the window.
+       */
+      const outwaitWindow = async () => {
+        const probe = p256Key();
+        const probeKey = { apiKeyName: "probe", publicKey: probe.publicKey, curveType: "API_KEY_CURVE_P256" };
+        await proxySignup([probeKey]);
+        await proxySignup([probeKey]);
+        const deadline = Date.now() + 60_000;
+        for (;;) {
+          const r = await s.api("query/whoami", { organizationId: s.init.organizationId }, probe);
+          if (r.status === 200 || /could not find public key/.test(r.json.message)) return;
+          assert.match(r.json.message, /more than one sub-organization recently/);
+          assert.ok(Date.now() < deadline, "the probe's registrations never left the window");
+          await new Promise((done) => setTimeout(done, 200));
+        }
+      };
+      /** core's loginOrSignupWithWallet, step by step: the EIP-191 stamped login is built first. */
+      const loginOrSignupWithWallet = async (w: ReturnType<typeof newWallet>) => {
+        const client = new TurnkeyClient({ baseUrl: s.server.url }, new WalletStamper(w.wallet));
+        const signed = await client.stampStampLogin({
+          type: "ACTIVITY_TYPE_STAMP_LOGIN",
+          timestampMs: String(Date.now()),
+          organizationId: s.init.organizationId,
+          parameters: { publicKey: generateP256().publicCompressed, expirationSeconds: "900" },
+        });
+        assert.match(Buffer.from(signed.stamp.stampHeaderValue, "base64url").toString("utf8"), /SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191/);
+        const found = await account(w.publicKey);
+        const signedUp = found ? undefined : await proxySignup([walletKey(w.publicKey)]);
+        const res = await fetch(signed.url, { method: "POST", body: signed.body, headers: { "content-type": "application/json", [signed.stamp.stampHeaderName]: signed.stamp.stampHeaderValue } });
+        const json = await res.json();
+        const session = res.status === 200 ? claimsOf(json.activity.result.stampLoginResult.session) : undefined;
+        return { found, signedUp, status: res.status, json, session };
+      };
+      const sessionKeysIn = async (organizationId: string, as: { publicKey: string; privateKey: string }) => {
+        const r = await s.api("query/get_api_keys", { organizationId, userId: (await s.api("query/whoami", { organizationId }, as)).json.userId }, as);
+        assert.equal(r.status, 200, JSON.stringify(r.json));
+        return (r.json.apiKeys as { credential: { type: string } }[]).filter((k) => k.credential.type === "CREDENTIAL_TYPE_LOGIN").length;
+      };
+
+      it("a stranger's proxy sign-up with the wallet's key, older than the window: /v1/account offers it to nobody, and the wallet's own sign-up and login land in its own organization", async () => {
+        const w = newWallet();
+        const stranger = await strangerSignup(w.publicKey);
+        await outwaitWindow();
+        const flow = await loginOrSignupWithWallet(w);
+        assert.notEqual(flow.session?.organization_id, stranger.organizationId, "the wallet's login never lands in the stranger's organization");
+        assert.equal(flow.found, undefined, "the stranger's registration is not offered to the wallet");
+        assert.ok(flow.signedUp && flow.signedUp !== stranger.organizationId);
+        assert.equal(flow.status, 200, JSON.stringify(flow.json));
+        assert.equal(flow.session?.organization_id, flow.signedUp);
+        assert.equal(await sessionKeysIn(stranger.organizationId, stranger.key), 0, "no session was made in the stranger's organization");
+        // The login proved the wallet's own registration: the next look-up offers it, and logging in again lands there.
+        const again = await loginOrSignupWithWallet(w);
+        assert.deepEqual([again.found, again.signedUp, again.status, again.session?.organization_id], [flow.signedUp, undefined, 200, flow.signedUp]);
       });
-      const ownerOrg = made.json.activity.result.createSubOrganizationResultV8.subOrganizationId as string;
-      // … and a stranger registers it again through the proxy afterwards (fresh).
-      const stranger = await strangerSignup(w.publicKey);
-      const flow = await loginOrSignupWithWallet(w);
-      assert.deepEqual([flow.found, flow.signedUp, flow.status, flow.session?.organization_id], [ownerOrg, undefined, 200, ownerOrg], JSON.stringify(flow.json));
-      assert.equal(await sessionKeysIn(tenantOrg, tenant), 0);
-      assert.equal(await sessionKeysIn(stranger.organizationId, stranger.key), 0);
+
+      it("a stranger's registration inside the window: the wallet's login is refused (401), never handed to the stranger", async () => {
+        const w = newWallet();
+        const stranger = await strangerSignup(w.publicKey);
+        const flow = await loginOrSignupWithWallet(w);
+        assert.notEqual(flow.session?.organization_id, stranger.organizationId, "the wallet's login never lands in the stranger's organization");
+        assert.equal(flow.found, undefined);
+        assert.equal(flow.status, 401, JSON.stringify(flow.json));
+        assert.match(flow.json.message, /more than one sub-organization recently/);
+        assert.equal(flow.json.code, 16);
+        assert.equal(await sessionKeysIn(stranger.organizationId, stranger.key), 0);
+      });
+
+      it("a tenant copies the wallet's key into her own sub-organization (create_api_keys): once out of the window it is ignored; the wallet signs up and logs in as its own", async () => {
+        const w = newWallet();
+        const tenant = p256Key();
+        const tenantOrg = await proxySignup([{ apiKeyName: "tenant", publicKey: tenant.publicKey, curveType: "API_KEY_CURVE_P256" }]);
+        const userId = (await s.api("query/whoami", { organizationId: tenantOrg }, tenant)).json.userId as string;
+        const copy = await s.api("submit/create_api_keys", { type: "ACTIVITY_TYPE_CREATE_API_KEYS_V2", timestampMs: String(Date.now()), organizationId: tenantOrg, parameters: { userId, apiKeys: [walletKey(w.publicKey, "copy")] } }, tenant);
+        assert.equal(copy.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(copy.json));
+        await outwaitWindow();
+        const flow = await loginOrSignupWithWallet(w);
+        assert.notEqual(flow.session?.organization_id, tenantOrg, "the wallet's login never lands in the tenant's organization");
+        assert.equal(flow.found, undefined);
+        assert.ok(flow.signedUp && flow.signedUp !== tenantOrg);
+        assert.equal(flow.status, 200, JSON.stringify(flow.json));
+        assert.equal(flow.session?.organization_id, flow.signedUp);
+        assert.equal(await sessionKeysIn(tenantOrg, tenant), 0);
+      });
+
+      it("a key the backend registered for its user is the one, whether a tenant copied it before or after; /v1/account offers the backend's", async () => {
+        const w = newWallet();
+        const tenant = p256Key();
+        const tenantOrg = await proxySignup([{ apiKeyName: "tenant", publicKey: tenant.publicKey, curveType: "API_KEY_CURVE_P256" }]);
+        const userId = (await s.api("query/whoami", { organizationId: tenantOrg }, tenant)).json.userId as string;
+        const copyKey = async (name: string) => {
+          const r = await s.api("submit/create_api_keys", { type: "ACTIVITY_TYPE_CREATE_API_KEYS_V2", timestampMs: String(Date.now()), organizationId: tenantOrg, parameters: { userId, apiKeys: [walletKey(w.publicKey, name)] } }, tenant);
+          assert.equal(r.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(r.json));
+        };
+        // The tenant copies the key first (older than the backend's registration) …
+        await copyKey("copy-before");
+        // … then the app's backend signs the wallet's owner up with its own key.
+        const made = await s.api("submit/create_sub_organization", {
+          type: "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8",
+          timestampMs: String(Date.now()),
+          organizationId: s.init.organizationId,
+          parameters: { subOrganizationName: `wallet-${Date.now()}`, rootQuorumThreshold: 1, rootUsers: [{ userName: "owner", apiKeys: [walletKey(w.publicKey)], authenticators: [], oauthProviders: [] }] },
+        });
+        const ownerOrg = made.json.activity.result.createSubOrganizationResultV8.subOrganizationId as string;
+        // … and a stranger registers it again through the proxy afterwards (fresh).
+        const stranger = await strangerSignup(w.publicKey);
+        const flow = await loginOrSignupWithWallet(w);
+        assert.notEqual(flow.session?.organization_id, tenantOrg, "the wallet's login never lands in the tenant's organization");
+        assert.deepEqual([flow.found, flow.signedUp, flow.status, flow.session?.organization_id], [ownerOrg, undefined, 200, ownerOrg], JSON.stringify(flow.json));
+        assert.equal(await sessionKeysIn(tenantOrg, tenant), 0);
+        assert.equal(await sessionKeysIn(stranger.organizationId, stranger.key), 0);
+      });
     });
   });
 }

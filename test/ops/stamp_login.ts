@@ -419,10 +419,10 @@ perEngine(
       const apiKey = { apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" };
       const copier = await tenantCopying("early-copier", apiKey);
       const owner = await subOrgWith(h(), "late-owner", { apiKeys: [apiKey] });
-      assert.deepEqual([Number((await keyRow(owner.orgId, key.publicKey)).trusted), Number((await keyRow(copier.orgId, key.publicKey)).trusted)], [1, 0]);
       const { session } = await login(h(), { organizationId: owner.orgId, userId: owner.userId, key }, {}, h().root.organizationId);
       assert.deepEqual([parseSession(session).user_id, parseSession(session).organization_id], [owner.userId, owner.orgId]);
       assert.equal(await sessionKeysOf(h(), copier.userId), 0);
+      assert.deepEqual([Number((await keyRow(owner.orgId, key.publicKey)).trusted), Number((await keyRow(copier.orgId, key.publicKey)).trusted)], [1, 0]);
     });
 
     it("two fresh registrations nobody vouched for or used: a stamp naming the parent is refused (401, nothing written); once one has stamped in its own organization it is proved and is the one", async () => {
