@@ -6,7 +6,7 @@
 // is OUTCOME_ERROR, never an allow).
 import { Type } from "@sinclair/typebox";
 import { OrganizationId } from "../schemas/common.ts";
-import { compileExpression, PolicyCompileError, PolicyRuntimeError } from "../policy/index.ts";
+import { compileExpression, PassBudget, PolicyCompileError, PolicyRuntimeError } from "../policy/index.ts";
 import { policiesOf } from "../store/policies.ts";
 import { defineQuery } from "./define.ts";
 
@@ -18,11 +18,14 @@ const ActivePolicyStatus = Type.Object({
   error: Type.Optional(Type.String()),
 });
 
-/** Whether a time expression holds at `nowMs`: true, false, or the error that stopped it. */
-export function timeWindowAt(source: string, nowMs: number): boolean | Error {
+/**
+ * Whether a time expression holds at `nowMs`: true, false, or the error that stopped it. The
+ * organization's expressions share one pass budget, as in a decision (docs/policy-language.md §11.1).
+ */
+export function timeWindowAt(source: string, nowMs: number, budget: PassBudget = new PassBudget()): boolean | Error {
   try {
     const expr = compileExpression("time", source);
-    return expr ? expr.evaluate({ nowMs }) === true : true;
+    return expr ? budget.run((m) => expr.evaluate({ nowMs }, m)) === true : true;
   } catch (err) {
     if (err instanceof PolicyRuntimeError || err instanceof PolicyCompileError) return err;
     throw err;
@@ -35,9 +38,10 @@ export const getActivePolicies = defineQuery({
   request: Type.Object({ organizationId: OrganizationId }),
   response: Type.Object({ statuses: Type.Array(ActivePolicyStatus), evaluatedAtMs: Type.String() }),
   async run({ db, organization, now }) {
+    const budget = new PassBudget();
     const statuses = (await policiesOf(db, organization.id)).map((row) => {
       const timed = row.time.trim() !== "";
-      const at = timed ? timeWindowAt(row.time, now) : true;
+      const at = timed ? timeWindowAt(row.time, now, budget) : true;
       return {
         organizationId: organization.id,
         policyId: row.id,

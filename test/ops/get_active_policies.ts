@@ -2,6 +2,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { completed, onSqlite, type Json } from "../helpers/inproc.ts";
 import { createPolicyV3 } from "../../src/activities/policies/create_policy.ts";
+import { literalList } from "../helpers/policy-facts.ts";
 
 const OP = "get_active_policies";
 const policy = (time: string | undefined): Json => ({
@@ -14,6 +15,24 @@ const policy = (time: string | undefined): Json => ({
 });
 
 onSqlite("get_active_policies", (h) => {
+  it("the organization's time expressions share one evaluation budget (docs/policy-language.md §11.1): past it, inactive with the reason", async () => {
+    const org = await h().newOrg("Heavy timed");
+    // ~40,000 steps each (6,000 iterations): under the budget of one evaluation, 400,000 together.
+    const time = `${literalList(100)}.all(a, ${literalList(60)}.all(b, time.now > Timestamp('2020-01-01T00:00:00Z')))`;
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) ids.push(completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", policy(time), { as: org }), createPolicyV3).policyId);
+    const res = await h().query(OP, {}, { as: org });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    const statuses = res.json.statuses as Json[];
+    assert.equal(statuses[0]!.active, true);
+    const cut = statuses.filter((s) => s.error !== undefined);
+    assert.ok(cut.length >= 1 && cut.length < 10, JSON.stringify(statuses));
+    for (const s of cut) {
+      assert.equal(s.active, false);
+      assert.match(s.error, /evaluation budget of the whole pass \(\d+ steps\) exceeded/);
+    }
+  });
+
   it("reports each policy: untimed always active, a window that holds, one that does not, one that errors", async () => {
     const org = await h().newOrg("Timed");
     const create = async (time?: string) => completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", policy(time), { as: org }), createPolicyV3).policyId;
