@@ -7,6 +7,7 @@ import { completed, forbidden, invalidRequest, notFound, perEngine, precondition
 import { TEST_WEBAUTHN } from "../helpers/webauthn.ts";
 import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
 import { addMfaPolicy, approveWithKey, approveWithPasskey, passkeyOf, secondKey, step, waiting } from "../helpers/mfa.ts";
+import { literalList } from "../helpers/policy-facts.ts";
 
 const OP = "get_mfa_status";
 const TAG = "ACTIVITY_TYPE_CREATE_USER_TAG";
@@ -18,6 +19,16 @@ perEngine(
   (h) => {
     const tagNames = async (as = h().root) =>
       ((await h().query("list_user_tags", {}, { as })).json.userTags as Json[]).map((t) => t.tagName as string);
+
+    it("a condition cut short by its evaluation budget counts as holding: MFA fails closed (docs/policy-language.md §11.1)", async () => {
+      const org = await h().newOrg("mfa budget");
+      const second = await secondKey(h(), org);
+      // False when evaluated in full (no a is 1000), but 99,900 iterations of it are past one evaluation's budget.
+      const condition = `${literalList(100)}.all(a, ${literalList(999)}.all(b, a == 1000 && b == 1000))`;
+      await addMfaPolicy(h(), org, { condition, requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY", id: second.apiKeyId })] });
+      waiting(await h().submit("create_user_tag", TAG, { userTagName: "budget-held", userIds: [] }, { as: org }));
+      assert.ok(!(await tagNames(org)).includes("budget-held"), "nothing ran");
+    });
 
     it("an API key step: the submission waits, the status says what is owed; the named key's approval completes it", async () => {
       const org = await h().newOrg("mfa api key");
