@@ -2,7 +2,7 @@
 // validation, immutability, who may name a profile, the lifetime ceiling and the scope check.
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { nestedAll } from "../helpers/policy-facts.ts";
+import { literalList, nestedAll } from "../helpers/policy-facts.ts";
 import { addUsersWithKeys, twoOfTwo, completed, exhausted, failsWith, forbidden, invalidRequest, notFound, onSqlite, perEngine, UUID, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { newId } from "../../src/store/util.ts";
@@ -101,6 +101,19 @@ onSqlite("create_session_profile", (h) => {
     // The JWT names the profile as upstream does: session_type is its name, scope its condition.
     assert.equal(unnamed.session_type, "p");
     assert.equal(unnamed.scope, "true");
+  });
+
+  it("scope: one cut short by its evaluation budget refuses (403 naming it), though in full it would allow (docs/policy-language.md §11.1)", async () => {
+    // Within the static bound (20,100 iterations), past one evaluation's budget of steps (8 a step).
+    const id = await profile(h(), { scope: `${literalList(100)}.all(a, ${literalList(200)}.all(b, a != 1000 || b == 0))` });
+    const { creds } = await session(h(), id);
+    const before = await activityCount(h());
+    const refused = forbidden(
+      await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: `t-${newId().slice(0, 6)}`, userIds: [] }, { as: creds }),
+      /not allowed by the session's scope .*could not be evaluated: evaluation budget of 100000 steps exceeded/,
+    );
+    assert.match(refused.message, new RegExp(id));
+    assert.equal(await activityCount(h()), before);
   });
 
   it("scope: an activity it allows goes on to the policies; one it refuses is a 403 and nothing is recorded", async () => {
