@@ -9,7 +9,7 @@
 //                                   postgres://postgres@127.0.0.1:5432/test); the large store is
 //                                   the database `sigil_bench_worst` next to it, the small one a
 //                                   throw-away database
-//   --kinds LIST                    only these kinds (1, 2, 3, 4, 5, 6, 7a, 7b)
+//   --kinds LIST                    only these kinds (1, 1b, 2, 3, 4, 5, 6, 7a, 7b; "1" and "7" name both)
 //   --duration S                    seconds each kind's request is repeated (default 4; at least once)
 //   --idle S                        seconds of the other tenant alone before each kind (default 2)
 //   --rows N                        sub-organizations and activities of the large store (1,000,000)
@@ -471,22 +471,56 @@ function solanaTx(signer: string, size: number, shape: "instructions" | "account
   return Buffer.from([...head, ...body]).toString("hex");
 }
 
+/** The largest Solana transactions of `a` the server takes, both shapes, largest size first. */
+const solanaLadders = (a: Attacker): Shot[][] =>
+  (["instructions", "accounts"] as const).map((shape) =>
+    [65_536, 32_768, 16_384, 4_096, 1_232].map((size): Shot => {
+      const hex = solanaTx(a.sol, size, shape);
+      return {
+        label: `sign_transaction, Solana, ${hex.length / 2} bytes of ${shape === "instructions" ? "empty instructions" : "account references"}`,
+        path: "/public/v1/submit/sign_transaction",
+        stamper: a.stamper,
+        body: () => activityBody("ACTIVITY_TYPE_SIGN_TRANSACTION_V2", a.organizationId, { signWith: a.sol, unsignedTransaction: hex, type: "TRANSACTION_TYPE_SOLANA" }),
+      };
+    }),
+  );
+
 const solanaKind: Kind = {
   id: "4",
   name: "largest Solana transaction",
+  prepare: (ctx) => slowest(ctx, solanaLadders(ctx.attacker)),
+};
+
+// Kind 1b: policies whose lambdas run over a signing fact sized by the request (Solana
+// instructions and their accounts), then the largest Solana transaction. The heaviest condition
+// create_policies accepts, in as many copies as it accepts, each try in a fresh sub-organization.
+const FACT_CONDITIONS = [
+  "solana.tx.instructions.all(i, i.accounts.all(a, a.account_key != '') && i.instruction_data_hex == '')",
+  "solana.tx.instructions.all(i, i.accounts.all(a, a.account_key != ''))",
+  "solana.tx.instructions.all(i, i.instruction_data_hex == '')",
+  "solana.tx.instructions.count() >= 0",
+];
+
+const factPolicyKind: Kind = {
+  id: "1b",
+  name: "policy set over the largest Solana transaction's facts",
   async prepare(ctx) {
-    const a = ctx.attacker;
-    const ladder = (shape: "instructions" | "accounts") =>
-      [65_536, 32_768, 16_384, 4_096, 1_232].map((size): Shot => {
-        const hex = solanaTx(a.sol, size, shape);
-        return {
-          label: `sign_transaction, Solana, ${hex.length / 2} bytes of ${shape === "instructions" ? "empty instructions" : "account references"}`,
-          path: "/public/v1/submit/sign_transaction",
-          stamper: a.stamper,
-          body: () => activityBody("ACTIVITY_TYPE_SIGN_TRANSACTION_V2", a.organizationId, { signWith: a.sol, unsignedTransaction: hex, type: "TRANSACTION_TYPE_SOLANA" }),
-        };
-      });
-    return slowest(ctx, [ladder("instructions"), ladder("accounts")]);
+    const steps: string[] = [];
+    for (const condition of FACT_CONDITIONS) {
+      for (const count of [MAX_POLICIES, 10, 1]) {
+        const a = await attacker(ctx.server.url, ctx.parent);
+        const policies = Array.from({ length: count }, (_, i) => ({ policyName: `facts ${i}`, effect: "EFFECT_ALLOW", condition, consensus: "", notes: "" }));
+        const create = await once(ctx, { label: "create_policies", path: "/public/v1/submit/create_policies", stamper: a.stamper, body: () => activityBody("ACTIVITY_TYPE_CREATE_POLICIES", a.organizationId, { policies }) });
+        if (create.status !== 200) {
+          steps.push(`${count} × ${condition} refused (${brief(create)})`);
+          if (VERBOSE) log(`     (${steps.at(-1)})`);
+          continue;
+        }
+        const chosen = await slowest(ctx, solanaLadders(a));
+        return { first: { ...chosen.first, shot: { ...chosen.first.shot, label: `${chosen.first.shot.label} under ${count} × ${condition}` } }, note: `${steps.join("; ")}${steps.length ? "; " : ""}${chosen.note}` };
+      }
+    }
+    throw new Error(`no policy over Solana facts accepted: ${steps.join("; ")}`);
   },
 };
 
@@ -564,7 +598,7 @@ function listKind(id: string, op: "list_suborgs" | "list_activities", deep: (ctx
 }
 
 let seedSamples: { deepSuborgId?: string; deepActivityId?: string } = {};
-const SMALL_KINDS: Kind[] = [policyKind, eip712Kind, psbtKind, solanaKind, bodyKind, depthKind];
+const SMALL_KINDS: Kind[] = [policyKind, factPolicyKind, eip712Kind, psbtKind, solanaKind, bodyKind, depthKind];
 const LARGE_KINDS: Kind[] = [listKind("7a", "list_suborgs", () => seedSamples.deepSuborgId), listKind("7b", "list_activities", () => seedSamples.deepActivityId)];
 const wanted = (k: Kind) => !KINDS || KINDS.includes(k.id) || KINDS.includes(k.id.slice(0, 1));
 
