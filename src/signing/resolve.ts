@@ -155,10 +155,11 @@ export async function openSigner(masterKey: MasterKey, s: Signer): Promise<Uint8
 }
 
 /** Opens the key, runs `use`, and zeroes the key whatever happens. */
-export async function withSigningKey<T>(masterKey: MasterKey, s: Signer, use: (key: Uint8Array) => T): Promise<T> {
+export async function withSigningKey<T>(masterKey: MasterKey, s: Signer, use: (key: Uint8Array) => T | Promise<T>): Promise<T> {
   const key = await openSigner(masterKey, s);
   try {
-    return use(key);
+    // Awaited: a signer that yields to the event loop (docs/signing.md §6) still holds the key.
+    return await use(key);
   } finally {
     key.fill(0);
   }

@@ -73,14 +73,14 @@ export function curveFor(parsed: ParsedTransaction): SigningCurve {
  * The signed transaction as the SDK expects it: lower-case hex without 0x (the viem and
  * Solana adapters add or decode it). `publicKey` is the signer's (ed25519: 32 bytes hex).
  */
-export function signParsed(parsed: ParsedTransaction, privateKey: Uint8Array, publicKey: string): string {
+export async function signParsed(parsed: ParsedTransaction, privateKey: Uint8Array, publicKey: string): Promise<string> {
   if (parsed.chain === "ethereum") {
     const sig = signWithKey("CURVE_SECP256K1", privateKey, keccak_256(parsed.tx.payload));
     return serializeSignedEthereum(parsed.tx, { r: BigInt(`0x${sig.r}`), s: BigInt(`0x${sig.s}`), recovery: Number.parseInt(sig.v, 16) }).slice(2);
   }
   if (parsed.chain === "bitcoin") {
     try {
-      return signBitcoinPsbt(parsed.tx, privateKey, Uint8Array.from(Buffer.from(publicKey, "hex")));
+      return await signBitcoinPsbt(parsed.tx, privateKey, Uint8Array.from(Buffer.from(publicKey, "hex")));
     } catch (err) {
       throw bitcoinRefusal(err);
     }

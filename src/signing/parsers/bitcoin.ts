@@ -237,20 +237,33 @@ function taprootSigner(privateKey: Uint8Array, publicKey: Uint8Array): SchnorrSi
 }
 
 /**
+ * How long signing runs before it lets the event loop serve others (docs/signing.md §6): 256
+ * inputs are some 25 ms of signatures and digests, which /healthz and every other request
+ * would otherwise wait out. [our choice]
+ */
+const SLICE_MS = 5;
+const otherWork = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
  * Signs every input of the key (ECDSA with SIGHASH_ALL into partial_sigs; Schnorr with
  * SIGHASH_DEFAULT into tap_key_sig, the key tweaked as BIP-341 says) and returns the PSBT as
  * lower-case hex, not finalized — as upstream returns it. Both are libsecp256k1's
  * (../secp256k1.ts): ECDSA by RFC 6979 with a low S, the bytes @scure/btc-signer's signer
  * made; Schnorr with fresh auxiliary randomness, as that signer's was.
  */
-export function signBitcoinPsbt(parsed: ParsedBitcoinTx, privateKey: Uint8Array, publicKey: Uint8Array): string {
+export async function signBitcoinPsbt(parsed: ParsedBitcoinTx, privateKey: Uint8Array, publicKey: Uint8Array): Promise<string> {
   const own = ownInputs(parsed, publicKey);
   const sighashes = new Sighasher(parsed.sighashTx);
   const scriptCode = keyScripts(publicKey).P2PKH;
   const added = new Map<number, PsbtPair[]>();
   let schnorr: SchnorrSigner | undefined;
+  let sliceStart = performance.now();
   try {
     for (const { index, kind } of own) {
+      if (performance.now() - sliceStart > SLICE_MS) {
+        await otherWork();
+        sliceStart = performance.now();
+      }
       try {
         if (kind === "P2TR") {
           schnorr ??= taprootSigner(privateKey, publicKey);
