@@ -21,6 +21,9 @@
 //                                   that long a wait, and the server is restarted
 //   --timeout S                     abort (and clean up) after S seconds (default 1800)
 //   --verbose                       print every request tried while choosing a kind's request
+//   --profile DIR                   run the servers under node --cpu-prof, profiles into DIR/<engine>-<kinds>/
+//                                   (read them with bench/profile-summary.ts; figures then include
+//                                   the profiler's overhead)
 //   --tree DIR                      serve (and seed with) the Sigil tree in DIR, with its node_modules,
 //                                   instead of this one: e.g. a clean export of a commit while this
 //                                   working tree is being edited
@@ -57,6 +60,7 @@ const INTERVAL_MS = num("--interval", "BENCH_INTERVAL", 10, 1, 1000);
 const CAP_MS = num("--cap-ms", "BENCH_CAP_MS", 1000, 10, 60_000);
 const TIMEOUT_S = num("--timeout", "BENCH_TIMEOUT", 1800, 10, 24 * 3600);
 const VERBOSE = process.argv.includes("--verbose");
+const PROFILE_DIR = option("--profile", "BENCH_PROFILE");
 const TREE = path.resolve(option("--tree", "BENCH_TREE") ?? ROOT);
 const KINDS = option("--kinds", "BENCH_KINDS")?.split(",").map((k) => k.trim());
 /** The goal: the other tenant never waits longer than this (docs/benchmarks.md §8). */
@@ -663,15 +667,17 @@ async function measure(ctx: Context, kind: Kind, engine: Engine): Promise<Row> {
 
 /** Serves `inst`, creates the other tenant, and measures each kind; restarts the server if a request never comes back. */
 async function session(inst: SigilInstance, parent: Tenant, kinds: Kind[], probe: Probe, withAttacker: boolean): Promise<Row[]> {
+  // --profile: every server of the session writes its main thread's CPU profile when it stops.
+  const nodeArgs = PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${path.join(PROFILE_DIR, `${inst.engine}-${kinds.map((k) => k.id).join("-")}`)}`] : [];
   const ctx: Context = {
-    server: await startSigil(inst, [], STARTUP_TIMEOUT_MS),
+    server: await startSigil(inst, nodeArgs, STARTUP_TIMEOUT_MS),
     parent,
     attacker: undefined as unknown as Attacker,
     probe,
     notes: [],
     async restart() {
       await ctx.server.stop("SIGKILL", 0);
-      ctx.server = await startSigil(inst, [], STARTUP_TIMEOUT_MS);
+      ctx.server = await startSigil(inst, nodeArgs, STARTUP_TIMEOUT_MS);
       await probe.configure(ctx.server.url, victim);
     },
   };
@@ -683,7 +689,8 @@ async function session(inst: SigilInstance, parent: Tenant, kinds: Kind[], probe
     for (const kind of kinds) rows.push(await measure(ctx, kind, inst.engine));
   } finally {
     for (const n of ctx.notes) log(`  note: ${n}`);
-    await ctx.server.stop();
+    // SIGINT lets node write the profile on its way out.
+    await ctx.server.stop(PROFILE_DIR ? "SIGINT" : "SIGTERM", 30_000);
   }
   return rows;
 }
