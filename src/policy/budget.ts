@@ -64,25 +64,31 @@ export function overBudget(m: Meter): PolicyRuntimeError {
  */
 export class PassBudget {
   private left: number;
+  // One meter per pass, reset for each evaluation: a decision over many policies allocates none
+  // (evaluations are synchronous and never nested within one pass).
+  private readonly meter: { left: number; message: string } = { left: 0, message: "" };
+  private readonly ownMessage: string;
+  private readonly passMessage: string;
 
   constructor(
     private readonly steps: number = limits.steps,
-    private readonly total: number = limits.passSteps,
+    total: number = limits.passSteps,
   ) {
     this.left = total;
+    this.ownMessage = budgetMessage(steps);
+    this.passMessage = passMessage(total);
   }
 
   /** The message of the pass's budget once nothing is left of it, so callers can skip the work. */
   spent(): string | undefined {
-    return this.left <= 0 ? passMessage(this.total) : undefined;
+    return this.left <= 0 ? this.passMessage : undefined;
   }
 
   run<T>(fn: (m: Meter) => T): T {
     const start = Math.max(0, Math.min(this.steps, this.left));
-    const m: Meter = {
-      left: start,
-      message: start < this.steps ? passMessage(this.total) : budgetMessage(this.steps),
-    };
+    const m = this.meter;
+    m.left = start;
+    m.message = start < this.steps ? this.passMessage : this.ownMessage;
     try {
       return fn(m);
     } finally {
