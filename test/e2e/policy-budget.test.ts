@@ -138,6 +138,10 @@ for (const engine of engines()) {
       const detail = (err.details ?? []).find((d) => d["@type"] === PERMISSION_ERROR) as { activityId: string; policyEvaluations: { policyId: string; outcome: string }[] } | undefined;
       assert.ok(detail, err.message);
       assert.deepEqual(detail.policyEvaluations, [{ policyId, outcome: "OUTCOME_ERROR" }]);
+      // The refused activity is recorded FAILED, its failure naming the budget.
+      const { activity: failed } = await alice.getActivity({ activityId: detail.activityId });
+      assert.equal(failed.status, "ACTIVITY_STATUS_FAILED");
+      assert.match(JSON.stringify(failed.failure), /evaluation budget of 100000 steps exceeded/);
       const records = (await alice.getPolicyEvaluations({ activityId: detail.activityId })).policyEvaluations;
       assert.equal(records.length, 1);
       assert.deepEqual(
