@@ -19,7 +19,8 @@ const b64url = (b: Buffer | string) => Buffer.from(b).toString("base64url");
  * each byte's alignment, so the text is searched for: spaces may go before structural
  * characters, and any character of a string may be written as a \uXXXX escape (lower- or
  * upper-case hex). Any JSON parser reads the same claims. A depth-first search that drops a
- * branch as soon as a completed 3-byte group would encode badly finds one at once.
+ * branch as soon as a completed 3-byte group would encode badly finds one at once (linear in
+ * practice: each character has a choice that fits).
  */
 export function atobSafe(claims: Record<string, unknown>): string {
   const json = JSON.stringify(claims);
@@ -68,19 +69,36 @@ export function atobSafe(claims: Record<string, unknown>): string {
     const h = hex4(code);
     return { texts: [...new Set([original, `\\u${h}`, `\\u${h.toUpperCase()}`])], next: i + len, inString: true };
   }
-  function search(i: number, inString: boolean, budget: { steps: number }): boolean {
-    if (--budget.steps < 0) return false;
-    if (i === json.length) return tailOk();
-    const o = options(i, inString);
-    for (const text of o.texts) {
-      const mark = out.length;
-      out.push(...Buffer.from(text, "utf8"));
-      if (fresh(mark) && search(o.next, o.inString, budget)) return true;
-      out.length = mark;
+  // Depth-first with an explicit stack, not recursion: the search is one level per character,
+  // and a session's claims carry its profile's scope (thousands of characters), which would
+  // overflow the call stack (a 500 for the login).
+  interface Frame {
+    o: ReturnType<typeof options>;
+    tried: number;
+    mark: number;
+  }
+  function search(): boolean {
+    let steps = 400_000;
+    const stack: Frame[] = [{ o: options(0, false), tried: 0, mark: out.length }];
+    while (stack.length > 0) {
+      if (--steps < 0) return false;
+      const f = stack[stack.length - 1]!;
+      out.length = f.mark;
+      if (f.tried === f.o.texts.length) {
+        stack.pop();
+        continue;
+      }
+      out.push(...Buffer.from(f.o.texts[f.tried++]!, "utf8"));
+      if (!fresh(f.mark)) continue;
+      if (f.o.next === json.length) {
+        if (tailOk()) return true;
+        continue;
+      }
+      stack.push({ o: options(f.o.next, f.o.inString), tried: 0, mark: out.length });
     }
     return false;
   }
-  if (!search(0, false, { steps: 200_000 })) throw new Error("could not encode the token payload for atob");
+  if (!search()) throw new Error("could not encode the token payload for atob");
   return Buffer.from(out).toString("base64url");
 }
 
