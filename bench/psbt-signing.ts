@@ -21,11 +21,13 @@ interface Shape {
   inputs: Kind;
   outputs: "wpkh" | "tr";
   outputCount: number;
+  derivations?: number;
 }
 const SHAPES: Shape[] = [
   { name: "256 P2WPKH in, 2 out", inputs: "wpkh", outputs: "wpkh", outputCount: 2 },
   { name: "256 P2TR in (tap_internal_key), 2 out", inputs: "tr", outputs: "wpkh", outputCount: 2 },
   { name: "256 P2WPKH in, 256 P2TR out", inputs: "wpkh", outputs: "tr", outputCount: 256 },
+  { name: "256 P2WPKH in, 10 BIP-32 derivations each", inputs: "wpkh", outputs: "wpkh", outputCount: 2, derivations: 10 },
   { name: "256 P2PKH in (non_witness_utxo ~350 B each)", inputs: "pkh", outputs: "wpkh", outputCount: 2 },
 ];
 
@@ -38,6 +40,9 @@ const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
+
+/** Keys for the BIP-32 derivation entries (each entry's key must differ). */
+const OTHER_KEYS = Array.from({ length: 16 }, () => secp256k1.getPublicKey(secp256k1.utils.randomSecretKey(), true));
 
 function build(shape: Shape, pub: Uint8Array): string {
   const tx = new btc.Transaction({ allowUnknownOutputs: true });
@@ -52,7 +57,14 @@ function build(shape: Shape, pub: Uint8Array): string {
       prev.addOutput({ script: spk, amount: 50_000n });
       tx.addInput({ txid: prev.id, index: 7, nonWitnessUtxo: prev.toBytes(true, false) });
     } else {
-      tx.addInput({ txid: randomBytes(32), index: i, witnessUtxo: { script: spk, amount: 50_000n }, ...(shape.inputs === "tr" ? { tapInternalKey: pub.subarray(1) } : {}) });
+      const bip32Derivation = OTHER_KEYS.slice(0, shape.derivations ?? 0).map((k, j) => [k, { fingerprint: j, path: [j] }] as [Uint8Array, { fingerprint: number; path: number[] }]);
+      tx.addInput({
+        txid: randomBytes(32),
+        index: i,
+        witnessUtxo: { script: spk, amount: 50_000n },
+        ...(shape.inputs === "tr" ? { tapInternalKey: pub.subarray(1) } : {}),
+        ...(bip32Derivation.length ? { bip32Derivation } : {}),
+      });
     }
   }
   const out = shape.outputs === "tr" ? btc.p2tr(pub.subarray(1)).script : btc.p2wpkh(pub).script;

@@ -79,6 +79,8 @@ describe("Bitcoin PSBT signing", () => {
     const other = newKey();
     const tx = psbtOf(pub, ["wpkh", "tr"]);
     tx.updateInput(0, { partialSig: [[other.pub, Uint8Array.of(0x30, 1, 2)], [pub, Uint8Array.of(0x30, 3, 4)]] }, true);
+    // Pairs the read skips (docs/signing.md §6) come back as sent.
+    tx.updateInput(0, { bip32Derivation: [[other.pub, { fingerprint: 7, path: [1, 2] }]] }, true);
     tx.updateInput(1, { tapKeySig: new Uint8Array(64).fill(7), tapInternalKey: pub.subarray(1) }, true);
     const signed = btc.Transaction.fromPSBT(Buffer.from(await signBitcoinPsbt(parseBitcoinPsbt(hex(tx.toPSBT()), MAINNET), priv, pub), "hex"), OPTS);
     const sigs = signed.getInput(0).partialSig!;
@@ -86,7 +88,13 @@ describe("Bitcoin PSBT signing", () => {
     assert.deepEqual(sigs.find(([k]) => hex(k) === hex(other.pub))![1], Uint8Array.of(0x30, 1, 2));
     assert.notDeepEqual(sigs.find(([k]) => hex(k) === hex(pub))![1], Uint8Array.of(0x30, 3, 4));
     assert.notDeepEqual(signed.getInput(1).tapKeySig, new Uint8Array(64).fill(7));
+    assert.deepEqual(signed.getInput(0).bip32Derivation, [[other.pub, { fingerprint: 7, path: [1, 2] }]]);
     signed.finalize();
+  });
+
+  it("a PSBT whose framing is cut short or runs on is refused as not a PSBT", () => {
+    const whole = hex(psbtOf(newKey().pub, ["wpkh"]).toPSBT());
+    for (const bad of [whole.slice(0, -4), `${whole}00`]) assert.throws(() => parseBitcoinPsbt(bad, MAINNET), /not a PSBT/);
   });
 
   it("P2PKH inputs whose digests would hash more than MAX_LEGACY_SIGHASH_BYTES are refused before signing", async () => {

@@ -13,7 +13,7 @@ import { schnorrSigner, signDigest, type SchnorrSigner } from "../secp256k1.ts";
 import { Sighasher, legacySighashBytes, taggedHash, type SighashTx } from "./bitcoin-sighash.ts";
 import { outputFacts, type BitcoinTxOutputFacts } from "./bitcoin-outputs.ts";
 import { ParseError, hexBytes, toHex } from "./errors.ts";
-import { withInputPairs, type PsbtPair } from "./psbt-maps.ts";
+import { reduced, withInputPairs, type InputExtras, type PsbtPair } from "./psbt-maps.ts";
 
 /** Inputs and outputs one PSBT may have. [our choice] */
 export const MAX_BITCOIN_INPUTS = 256;
@@ -44,8 +44,10 @@ type PsbtInput = ReturnType<Transaction["getInput"]>;
 export interface ParsedBitcoinTx {
   /** The PSBT as sent (signing writes its signatures into a copy: ./psbt-maps.ts). */
   bytes: Uint8Array;
-  /** Its inputs as read. */
+  /** Its inputs as read (the pairs ./psbt-maps.ts `reduced` keeps). */
   inputs: PsbtInput[];
+  /** What the signer needs of each input's other pairs. */
+  extras: InputExtras[];
   /** What the digests read: outpoints, sequences, the outputs spent, outputs, version, lock time. */
   sighashTx: SighashTx;
   network: Network;
@@ -94,16 +96,21 @@ export function parseBitcoinPsbt(hex: string, network: Network): ParsedBitcoinTx
 function readPsbt(hex: string, network: Network): ParsedBitcoinTx {
   const bytes = hexBytes(hex, "the PSBT");
   let psbt: Transaction;
+  let extras: InputExtras[];
   try {
+    // The library reads only the pairs facts and signatures need (./psbt-maps.ts `reduced`).
     // Unknown input and output scripts are read (an OP_RETURN output, another party's input);
     // only the key's own inputs are signed, and those must be of the supported kinds. The
     // library's checks of other parties' wrapper scripts and taproot commitments are skipped:
     // they cost a point operation in JavaScript each, seconds for a PSBT of 256 taproot inputs,
     // and concern inputs this key does not sign (docs/signing.md §6; ownInputs checks the key's).
-    psbt = Transaction.fromPSBT(bytes, { allowUnknownInputs: true, allowUnknownOutputs: true, allowUnknownVersion: true, disableScriptCheck: true });
+    const kept = reduced(bytes);
+    extras = kept.inputs;
+    psbt = Transaction.fromPSBT(kept.bytes, { allowUnknownInputs: true, allowUnknownOutputs: true, allowUnknownVersion: true, disableScriptCheck: true });
   } catch (err) {
     throw new ParseError(`not a PSBT (BIP-174 / BIP-370, as hex): ${(err as Error).message.slice(0, 200)}`);
   }
+  if (psbt.inputsLength !== extras.length) throw new ParseError(`not a PSBT (BIP-174 / BIP-370, as hex): ${extras.length} input maps for ${psbt.inputsLength} inputs`);
   if (psbt.inputsLength === 0) throw new ParseError("the PSBT has no inputs");
   if (psbt.inputsLength > MAX_BITCOIN_INPUTS) throw new ParseError(`the PSBT has ${psbt.inputsLength} inputs; at most ${MAX_BITCOIN_INPUTS} are accepted`);
   if (psbt.outputsLength > MAX_BITCOIN_OUTPUTS) throw new ParseError(`the PSBT has ${psbt.outputsLength} outputs; at most ${MAX_BITCOIN_OUTPUTS} are accepted`);
@@ -138,6 +145,7 @@ function readPsbt(hex: string, network: Network): ParsedBitcoinTx {
   return {
     bytes,
     inputs: read,
+    extras,
     sighashTx: { version: psbt.version, lockTime, inputs: spent, outputs: paid },
     network,
     facts: {
@@ -192,10 +200,11 @@ export function ownInputs(parsed: ParsedBitcoinTx, publicKey: Uint8Array): OwnIn
     if (!kind) return;
     if (kind === "P2PKH" && !input.nonWitnessUtxo) throw new ParseError(`input ${i} (P2PKH) needs non_witness_utxo, the transaction it spends`);
     if (kind !== "P2PKH" && !input.witnessUtxo) throw new ParseError(`input ${i} (${kind}) needs witness_utxo`);
-    if (input.redeemScript || input.witnessScript) throw new ParseError(`input ${i} (${kind}) carries a redeem or witness script, which a ${kind} output has none of`);
+    const extra = parsed.extras[i]!;
+    if (extra.redeemScript || extra.witnessScript) throw new ParseError(`input ${i} (${kind}) carries a redeem or witness script, which a ${kind} output has none of`);
     if (kind === "P2TR") {
-      if (input.tapLeafScript?.length || input.tapMerkleRoot) throw new ParseError(`input ${i}: P2TR script-path spending is not signed; only the key path`);
-      if (input.tapInternalKey && !same(input.tapInternalKey, xOnly)) throw new ParseError(`input ${i}: tap_internal_key is not this key's`);
+      if (extra.tapLeafScript || extra.tapMerkleRoot) throw new ParseError(`input ${i}: P2TR script-path spending is not signed; only the key path`);
+      if (extra.tapInternalKey && !same(extra.tapInternalKey, xOnly)) throw new ParseError(`input ${i}: tap_internal_key is not this key's`);
     }
     const defaultSighash = kind === "P2TR" ? 0 : 1;
     if (input.sighashType !== undefined && input.sighashType !== defaultSighash) {
@@ -271,7 +280,7 @@ export async function signBitcoinPsbt(parsed: ParsedBitcoinTx, privateKey: Uint8
           // PSBT_IN_TAP_KEY_SIG; and the internal key of a key-path output, the key itself,
           // written where it is missing (PSBT_IN_TAP_INTERNAL_KEY), as finalizers need it.
           const pairs = [{ key: Buffer.of(0x13), value: tapKeySig }];
-          if (!parsed.inputs[index]!.tapInternalKey) pairs.push({ key: Buffer.of(0x17), value: publicKey.subarray(1, 33) });
+          if (!parsed.extras[index]!.tapInternalKey) pairs.push({ key: Buffer.of(0x17), value: publicKey.subarray(1, 33) });
           added.set(index, pairs);
         } else {
           const digest = kind === "P2WPKH" ? sighashes.segwitV0(index, scriptCode) : sighashes.legacy(index, scriptCode);

@@ -34,6 +34,96 @@ function skipMap(b: Buffer, at: number): { pairs: { key: Buffer; start: number; 
   }
 }
 
+/** What the reduced read keeps aside of an input map (reduced() drops these pairs). */
+export interface InputExtras {
+  tapInternalKey?: Uint8Array;
+  tapLeafScript: boolean;
+  tapMerkleRoot: boolean;
+  redeemScript: boolean;
+  witnessScript: boolean;
+}
+
+// The pairs the facts and the signer read, by map (BIP-174 / BIP-370 / BIP-371 key types):
+// global: unsigned tx, tx version, fallback lock time, input and output counts, tx modifiable,
+// PSBT version; input: non-witness and witness UTXO, sighash type, previous txid, output
+// index, sequence, required time / height lock time; output: amount, script.
+const GLOBAL_KEPT = new Set([0x00, 0x02, 0x03, 0x04, 0x05, 0x06, 0xfb]);
+const INPUT_KEPT = new Set([0x00, 0x01, 0x03, 0x0e, 0x0f, 0x10, 0x11, 0x12]);
+const OUTPUT_KEPT = new Set([0x03, 0x04]);
+const IN_REDEEM_SCRIPT = 0x04;
+const IN_WITNESS_SCRIPT = 0x05;
+const IN_TAP_LEAF_SCRIPT = 0x15;
+const IN_TAP_INTERNAL_KEY = 0x17;
+const IN_TAP_MERKLE_ROOT = 0x18;
+
+/** The number of input and output maps the global map declares (v0: its unsigned transaction; v2: the counts). */
+function mapCounts(b: Buffer, pairs: { key: Buffer; start: number; end: number }[]): { inputs: number; outputs: number } {
+  const value = (type: number) => {
+    const p = pairs.find((x) => x.key.length === 1 && x.key[0] === type);
+    if (!p) return undefined;
+    const [, valueAt] = readVarint(b, p.start + 2);
+    return valueAt;
+  };
+  const tx = value(0x00);
+  if (tx !== undefined) {
+    // version (4), then the inputs: each 36 bytes of outpoint, a script, 4 of sequence.
+    let [inputs, at] = readVarint(b, tx + 4);
+    for (let i = 0; i < inputs; i++) {
+      const [len, scriptAt] = readVarint(b, at + 36);
+      at = scriptAt + len + 4;
+    }
+    const [outputs] = readVarint(b, at);
+    return { inputs, outputs };
+  }
+  const inAt = value(0x04);
+  const outAt = value(0x05);
+  if (inAt === undefined || outAt === undefined) throw new Error("the PSBT declares no inputs or outputs");
+  return { inputs: readVarint(b, inAt)[0], outputs: readVarint(b, outAt)[0] };
+}
+
+/**
+ * The PSBT with only the pairs the facts and the signer read (`*_KEPT`), and per input what
+ * the signer needs of the others. @scure/btc-signer validates every public key it reads — a
+ * square root in JavaScript each, ~0.3 ms — so a PSBT of BIP-32 derivation paths or other
+ * parties' signatures cost up to 0.7 s to read; they are neither facts nor signed
+ * (docs/signing.md §6). The signed PSBT is made from the bytes as sent (withInputPairs).
+ */
+export function reduced(psbt: Uint8Array): { bytes: Buffer; inputs: InputExtras[] } {
+  const b = Buffer.from(psbt.buffer, psbt.byteOffset, psbt.byteLength);
+  if (!b.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error("not a PSBT (no magic bytes)");
+  const parts: Buffer[] = [MAGIC];
+  const keep = (map: { pairs: { key: Buffer; start: number; end: number }[] }, kept: Set<number>) => {
+    for (const p of map.pairs) if (kept.has(p.key[0]!)) parts.push(b.subarray(p.start, p.end));
+    parts.push(Buffer.of(0));
+  };
+  const global = skipMap(b, MAGIC.length);
+  keep(global, GLOBAL_KEPT);
+  const counts = mapCounts(b, global.pairs);
+  const inputs: InputExtras[] = [];
+  let at = global.end;
+  for (let i = 0; i < counts.inputs; i++) {
+    const map = skipMap(b, at);
+    keep(map, INPUT_KEPT);
+    const has = (type: number) => map.pairs.some((p) => p.key[0] === type);
+    const internal = map.pairs.find((p) => p.key.length === 1 && p.key[0] === IN_TAP_INTERNAL_KEY);
+    inputs.push({
+      ...(internal ? { tapInternalKey: b.subarray(readVarint(b, internal.start + 2)[1], internal.end) } : {}),
+      tapLeafScript: has(IN_TAP_LEAF_SCRIPT),
+      tapMerkleRoot: has(IN_TAP_MERKLE_ROOT),
+      redeemScript: has(IN_REDEEM_SCRIPT),
+      witnessScript: has(IN_WITNESS_SCRIPT),
+    });
+    at = map.end;
+  }
+  for (let i = 0; i < counts.outputs; i++) {
+    const map = skipMap(b, at);
+    keep(map, OUTPUT_KEPT);
+    at = map.end;
+  }
+  if (at !== b.length) throw new Error("bytes after the last output map");
+  return { bytes: Buffer.concat(parts), inputs };
+}
+
 /**
  * The PSBT with `added` pairs in the maps of the inputs named (index → pairs); a pair of the
  * same key already there is replaced. `inputCount` is the number of input maps.
