@@ -9,14 +9,14 @@
 // (docs/stamps.md §2). The first stamp that resolves to a row proves it (docs/login-lookups.md §3).
 import { unauthenticated } from "../errors.ts";
 import { publicKeyProblem, verifyPersonalSignSignature, verifySignature, type Curve } from "../crypto/public-keys.ts";
-import { isExpired, markProved } from "../store/api-keys.ts";
+import { isExpired, isOnlyWayIn, markProved } from "../store/api-keys.ts";
 import { precompiled } from "../store/precompiled.ts";
 import type { Db } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
 import { resolveHolder, type CredentialScope } from "./credential-scope.ts";
 import { HOLDER_COLUMNS, holderParts } from "./holder.ts";
 import type { Principal, StampFacts } from "./principal.ts";
-import { chooseRegistration, DEFAULT_UNPROVED_KEY_WINDOW_MS } from "./key-registrations.ts";
+import { chooseRegistration, DEFAULT_UNPROVED_KEY_WINDOW_MS, needsSoleCheck } from "./key-registrations.ts";
 import { kindAndId, type Resolution, type Rider, type StampStrategy, type VerifiedStamp } from "./strategy.ts";
 
 /** principal.credential.kind of an API or session key; also the prefix of its rate-limit bucket. */
@@ -136,8 +136,11 @@ async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, freshM
     // and a wallet's key is public: below the target only a registration the backend made,
     // one the key has used, or a fresh one may be the one; two fresh ones are refused rather
     // than guessed (docs/login-lookups.md §3).
-    (below) => {
-      const choice = chooseRegistration(below, now, freshMs);
+    async (below) => {
+      // Whether the key is its organization's only way in matters only for rows nobody
+      // vouched for and the key never used: read for those alone (a login below the parent).
+      const ranked = await Promise.all(below.map(async (r) => (needsSoleCheck(r) ? { ...r, sole: await isOnlyWayIn(db, r) } : r)));
+      const choice = chooseRegistration(ranked, now, freshMs);
       if (choice.kind === "ambiguous") throw ambiguousKey();
       return choice.kind === "one" ? [choice.registration] : [];
     },

@@ -58,3 +58,31 @@ export function apiKeyView(k: ApiKeyRow) {
   };
 }
 export type ApiKeyView = ReturnType<typeof apiKeyView>;
+
+/**
+ * True when this key is the only way into its organization: the organization has one user,
+ * who has no email or phone number (a login naming the organization works by either, verified
+ * or not), and no other API key, passkey or OAuth identity exists there. Only the key's holder
+ * can then act in it, so whoever registered the key, the organization is the holder's
+ * (docs/login-lookups.md §3.2).
+ */
+export async function isOnlyWayIn(db: Executor, key: { id: string; organization_id: string; user_id: string }): Promise<boolean> {
+  const org = key.organization_id;
+  const row = await db
+    .selectFrom("users")
+    .select("users.id")
+    .where("users.id", "=", key.user_id)
+    .where("users.organization_id", "=", org)
+    .where("users.email", "is", null)
+    .where("users.phone", "is", null)
+    .where((eb) =>
+      eb.and([
+        eb.not(eb.exists(eb.selectFrom("users as others").select("others.id").where("others.organization_id", "=", org).where("others.id", "!=", key.user_id))),
+        eb.not(eb.exists(eb.selectFrom("api_keys").select("api_keys.id").where("api_keys.organization_id", "=", org).where("api_keys.id", "!=", key.id))),
+        eb.not(eb.exists(eb.selectFrom("authenticators").select("authenticators.id").where("authenticators.organization_id", "=", org))),
+        eb.not(eb.exists(eb.selectFrom("oauth_providers").select("oauth_providers.id").where("oauth_providers.organization_id", "=", org))),
+      ]),
+    )
+    .executeTakeFirst();
+  return row !== undefined;
+}

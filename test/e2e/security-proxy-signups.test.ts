@@ -144,8 +144,10 @@ for (const spec of engines()) {
       const outwaitWindow = async () => {
         const probe = p256Key();
         const probeKey = { apiKeyName: "probe", publicKey: probe.publicKey, curveType: "API_KEY_CURVE_P256" };
-        await proxySignup([probeKey]);
-        await proxySignup([probeKey]);
+        // Each with a second key: an organization the probe is the only way into would win at once.
+        const other = () => ({ apiKeyName: "other", publicKey: p256Key().publicKey, curveType: "API_KEY_CURVE_P256" });
+        await proxySignup([probeKey, other()]);
+        await proxySignup([probeKey, other()]);
         const deadline = Date.now() + 60_000;
         for (;;) {
           const r = await s.api("query/whoami", { organizationId: s.init.organizationId }, probe);
@@ -194,16 +196,30 @@ for (const spec of engines()) {
         assert.deepEqual([again.found, again.signedUp, again.status, again.session?.organization_id], [flow.signedUp, undefined, 200, flow.signedUp]);
       });
 
-      it("a stranger's registration inside the window: the wallet's login is refused (401), never handed to the stranger", async () => {
+      it("a stranger's registration inside the window: the wallet's own sign-up (its key the only way in) is the one, never the stranger's", async () => {
         const w = newWallet();
         const stranger = await strangerSignup(w.publicKey);
         const flow = await loginOrSignupWithWallet(w);
         assert.notEqual(flow.session?.organization_id, stranger.organizationId, "the wallet's login never lands in the stranger's organization");
         assert.equal(flow.found, undefined);
-        assert.equal(flow.status, 401, JSON.stringify(flow.json));
-        assert.match(flow.json.message, /more than one sub-organization recently/);
-        assert.equal(flow.json.code, 16);
+        assert.equal(flow.status, 200, JSON.stringify(flow.json));
+        assert.equal(flow.session?.organization_id, flow.signedUp);
         assert.equal(await sessionKeysIn(stranger.organizationId, stranger.key), 0);
+      });
+
+      it("two registrations inside the window that each give their organization another way in: refused (401), never guessed", async () => {
+        const w = newWallet();
+        const first = await strangerSignup(w.publicKey);
+        const second = await strangerSignup(w.publicKey);
+        const client = new TurnkeyClient({ baseUrl: s.server.url }, new WalletStamper(w.wallet));
+        const signed = await client.stampStampLogin({ type: "ACTIVITY_TYPE_STAMP_LOGIN", timestampMs: String(Date.now()), organizationId: s.init.organizationId, parameters: { publicKey: generateP256().publicCompressed, expirationSeconds: "900" } });
+        const res = await fetch(signed.url, { method: "POST", body: signed.body, headers: { "content-type": "application/json", [signed.stamp.stampHeaderName]: signed.stamp.stampHeaderValue } });
+        const json = (await res.json()) as { code: number; message: string };
+        assert.equal(res.status, 401, JSON.stringify(json));
+        assert.equal(json.code, 16);
+        assert.match(json.message, /more than one sub-organization recently/);
+        assert.equal(await sessionKeysIn(first.organizationId, first.key), 0);
+        assert.equal(await sessionKeysIn(second.organizationId, second.key), 0);
       });
 
       it("a tenant copies the wallet's key into her own sub-organization (create_api_keys): once out of the window it is ignored; the wallet signs up and logs in as its own", async () => {

@@ -6,11 +6,12 @@ import { chooseRegistration, rankOf, type KeyRegistration } from "../../src/auth
 
 const NOW = 1_000_000_000;
 const WINDOW = 600_000;
-const reg = (id: string, agoMs: number, o: { trusted?: boolean; provedAgoMs?: number } = {}): KeyRegistration => ({
+const reg = (id: string, agoMs: number, o: { trusted?: boolean; provedAgoMs?: number; sole?: boolean } = {}): KeyRegistration => ({
   id,
   registered_at: NOW - agoMs,
   trusted: o.trusted ? 1 : 0,
   proved_at: o.provedAgoMs === undefined ? null : NOW - o.provedAgoMs,
+  ...(o.sole ? { sole: true } : {}),
 });
 const chosen = (rows: KeyRegistration[], freshMs = WINDOW) => {
   const c = chooseRegistration(rows, NOW, freshMs);
@@ -46,6 +47,17 @@ describe("key registrations below the target", () => {
   it("two fresh unproved registrations and nothing better: refused, never guessed", () => {
     assert.equal(chosen([reg("a", 10), reg("b", 20)]), "ambiguous");
     assert.equal(chosen([reg("a", 10), reg("b", 20), reg("stale", 2 * WINDOW)]), "ambiguous");
+  });
+
+  it("a registration that is its organization's only way in ranks after proved ones and before fresh ones, at any age; the newest wins", () => {
+    assert.equal(rankOf(reg("a", 100 * WINDOW, { sole: true }), NOW, WINDOW), "sole");
+    assert.equal(rankOf(reg("a", 1, { sole: true, provedAgoMs: 1 }), NOW, WINDOW), "proved");
+    // A stranger's fresh copy in an organization of its own (another key there) loses to the owner's sign-up.
+    assert.equal(chosen([reg("stranger", 10), reg("owner", 5, { sole: true })]), "owner");
+    // Any number of sole ones: only the key's holder can act in any of them; the latest sign-up is core's.
+    assert.equal(chosen([reg("old-sole", 5 * WINDOW, { sole: true }), reg("new-sole", 10, { sole: true }), reg("fresh", 1)]), "new-sole");
+    assert.equal(chosen([reg("sole", 10, { sole: true }), reg("proved", 3 * WINDOW, { provedAgoMs: 5 })]), "proved");
+    assert.equal(chosen([reg("sole", 10, { sole: true }), reg("backend", 3 * WINDOW, { trusted: true })]), "backend");
   });
 
   it("only stale unproved registrations, or a window of 0: none", () => {

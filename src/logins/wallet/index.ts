@@ -22,8 +22,8 @@ export const wallet = defineLoginMethod({
       default: DEFAULT_UNPROVED_KEY_WINDOW_MS,
       doc: {
         meaning:
-          "How long after its registration an API key that neither the app's backend registered nor has yet stamped may receive a stamp naming an organization above its own (core's wallet sign-up then login); after that only trusted or proved registrations do ([docs/login-lookups.md §3](login-lookups.md#3-passkeys-and-api-keys-found-below-the-parent)). `0`: never",
-        default: "`600` (10 min)",
+          "How long after its registration an API key that neither the app's backend registered nor has yet stamped, and that is not its organization's only way in, may receive a stamp naming an organization above its own; after that only trusted, proved or sole registrations do ([docs/login-lookups.md §3](login-lookups.md#3-passkeys-and-api-keys-found-below-the-parent)). `0`: never",
+        default: "`120` (2 min)",
       },
     }),
   ],
