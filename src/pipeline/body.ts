@@ -1,29 +1,45 @@
 // The request body, in the order the pipelines may look at it: the stamp is verified over
-// the raw bytes first (authenticate.ts); then the bytes are parsed (bounded nesting); then
+// the raw bytes first (authenticate.ts); then the bytes are parsed (bounded nesting, members
+// and values: docs/network.md §6.2); then
 // only `organizationId` is read, to find the credential; everything else is validated once
 // the caller is known.
 import { invalid } from "../errors.ts";
 import { UUID_PATTERN } from "../schemas/common.ts";
-import { MAX_JSON_DEPTH, nestsDeeperThan } from "../schemas/json-depth.ts";
+import { JSON_LIMITS, exceededJsonLimit, type JsonLimits } from "../schemas/json-shape.ts";
 import { unstorableCharacters } from "../schemas/unstorable-characters.ts";
+
+const SHAPE_PROBLEMS: Record<keyof JsonLimits, (n: string) => [message: string, description: string]> = {
+  depth: (n) => [`JSON nested more than ${n} levels deep`, `objects and arrays may nest at most ${n} levels deep`],
+  members: (n) => [`JSON holds more than ${n} object members`, `may hold at most ${n} object members in all`],
+  values: (n) => [`JSON holds more than ${n} values`, `may hold at most ${n} values (objects, arrays, members and elements) in all`],
+};
+
+// Only a `\u` escape can put U+0000 or a lone surrogate in a parsed string: JSON.parse refuses
+// raw control characters, and the UTF-8 decoder turns encoded surrogates into U+FFFD. A body
+// whose text has no such escape (nearly every one) skips the walk over its values; one that
+// has any is walked, at a cost bounded by the value limit (docs/network.md §6.3).
+const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
+const withoutUnstorableEscapes = new WeakSet<object>();
 
 /** The request body as a JSON object, or a 400 saying what is wrong with it. */
 export function parseJsonBody(raw: Buffer): Record<string, unknown> {
   if (raw.length === 0) throw invalid("bad request body: empty; expected a JSON object");
-  if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) {
-    throw invalid(`bad request body: JSON nested more than ${MAX_JSON_DEPTH} levels deep`, [
-      { field: "body", description: `objects and arrays may nest at most ${MAX_JSON_DEPTH} levels deep` },
-    ]);
+  const exceeded = exceededJsonLimit(raw);
+  if (exceeded) {
+    const [message, description] = SHAPE_PROBLEMS[exceeded](JSON_LIMITS[exceeded].toLocaleString("en-US"));
+    throw invalid(`bad request body: ${message}`, [{ field: "body", description }]);
   }
+  const text = raw.toString("utf8");
   let body: unknown;
   try {
-    body = JSON.parse(raw.toString("utf8"));
+    body = JSON.parse(text);
   } catch (err) {
     throw invalid(`bad request body: malformed JSON (${(err as Error).message.slice(0, 120)})`);
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw invalid("bad request body: expected a JSON object");
   }
+  if (!UNSTORABLE_ESCAPE.test(text)) withoutUnstorableEscapes.add(body);
   return body as Record<string, unknown>;
 }
 
@@ -44,6 +60,7 @@ export function targetOrganizationId(body: Record<string, unknown>): string {
 
 /** 400 naming every field (and field name) that holds U+0000 or an unpaired surrogate (docs/network.md §6.3). */
 export function refuseUnstorableCharacters(body: Record<string, unknown>): void {
+  if (withoutUnstorableEscapes.has(body)) return;
   const violations = unstorableCharacters(body);
   if (violations.length === 0) return;
   throw invalid(`bad request body: ${violations[0]!.field} ${violations[0]!.description}`, violations);

@@ -27,7 +27,7 @@ export function compile<T extends TSchema>(schema: T): Validator<T> {
       (typeof value === "object" && value !== null && parsed.has(value)) || check.Check(value),
     parse(value: unknown, at: string): Static<T> {
       if (check.Check(value)) {
-        const out = clean(schema, structuredClone(value)) as Static<T>;
+        const out = cleanCopy(schema, value) as Static<T>;
         if (typeof out === "object" && out !== null) parsed.add(out);
         return out;
       }
@@ -60,27 +60,29 @@ function toField(at: string, pointer: string): string {
 }
 
 /**
- * Value.Clean, except that an object keeps only the properties its schema declares as its
- * OWN: TypeBox tests `key in schema.properties`, so "constructor", "toString" or
- * "__proto__" in a request were kept as if declared (and reached the stored intent). The
- * kinds request schemas use are handled here; any other is left to TypeBox. Mutates `value`
- * (a clone) in place, as Value.Clean does.
+ * A copy of `value` holding only what the schema declares: Value.Clean over a clone, except
+ * that (1) an object keeps only the properties its schema declares as its OWN (TypeBox tests
+ * `key in schema.properties`, so "constructor", "toString" or "__proto__" in a request were
+ * kept as if declared and reached the stored intent), and (2) a member the schema drops is
+ * never copied — cloning the whole request first made a dropped member of a megabyte cost
+ * seconds (docs/network.md §6.2). The kinds request schemas use are handled here; any other
+ * is cloned and left to TypeBox. `value` has passed the schema's check.
  */
-function clean(schema: TSchema, value: unknown): unknown {
+function cleanCopy(schema: TSchema, value: unknown): unknown {
   if (KindGuard.IsObject(schema) && schema.additionalProperties === undefined) {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return structuredClone(value);
     const obj = value as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
     for (const key of Object.keys(obj)) {
-      if (Object.hasOwn(schema.properties, key)) obj[key] = clean(schema.properties[key]!, obj[key]);
-      else delete obj[key];
+      if (Object.hasOwn(schema.properties, key)) out[key] = cleanCopy(schema.properties[key]!, obj[key]);
     }
-    return obj;
+    return out;
   }
-  if (KindGuard.IsArray(schema)) return Array.isArray(value) ? value.map((item) => clean(schema.items, item)) : value;
+  if (KindGuard.IsArray(schema)) return Array.isArray(value) ? value.map((item) => cleanCopy(schema.items, item)) : structuredClone(value);
   if (KindGuard.IsUnion(schema)) {
     // As TypeBox: cleaned by the first alternative the value satisfies.
     const match = schema.anyOf.find((inner) => Value.Check(inner, value));
-    return match ? clean(match, value) : value;
+    return match ? cleanCopy(match, value) : structuredClone(value);
   }
-  return Value.Clean(schema, value);
+  return Value.Clean(schema, structuredClone(value));
 }
