@@ -97,6 +97,17 @@ describe("Bitcoin PSBT signing", () => {
     for (const bad of [whole.slice(0, -4), `${whole}00`]) assert.throws(() => parseBitcoinPsbt(bad, MAINNET), /not a PSBT/);
   });
 
+  it("a non_witness_utxo that is not the transaction the input names is refused", () => {
+    const { pub } = newKey();
+    const tx = psbtOf(pub, ["pkh"]);
+    const previous = hex(tx.getInput(0).nonWitnessUtxo ? btc.RawTx.encode(tx.getInput(0).nonWitnessUtxo!) : new Uint8Array());
+    const whole = hex(tx.toPSBT());
+    assert.ok(previous.length > 0 && whole.includes(previous));
+    // Another version: other bytes, another txid.
+    const forged = whole.replace(previous, `03${previous.slice(2)}`);
+    assert.throws(() => parseBitcoinPsbt(forged, MAINNET), /non_witness_utxo is not the transaction/);
+  });
+
   it("P2PKH inputs whose digests would hash more than MAX_LEGACY_SIGHASH_BYTES are refused before signing", async () => {
     const { priv, pub } = newKey();
     // 256 P2PKH inputs and 256 outputs: each digest hashes the ~18 KB transaction, 256 × 18 KB > 4 MiB.

@@ -66,10 +66,24 @@ export function networkOf(signWith: string): Network {
 }
 
 /** The output an input spends (its script and value), from witness_utxo or non_witness_utxo. */
-function prevout(input: PsbtInput): { script: Uint8Array; amount: bigint } | undefined {
+function prevout(input: PsbtInput, extra: InputExtras): { script: Uint8Array; amount: bigint } | undefined {
   if (input.witnessUtxo) return input.witnessUtxo;
-  const out = input.nonWitnessUtxo?.outputs[input.index ?? -1];
-  return out ? { script: out.script, amount: out.amount } : undefined;
+  return extra.nonWitnessUtxo?.outputs[input.index ?? -1];
+}
+
+/**
+ * A non_witness_utxo must be the transaction the input names, holding the output it spends,
+ * and agree with a witness_utxo given too (BIP-174; what the library's reader checked).
+ */
+function checkPrevious(input: PsbtInput, extra: InputExtras, i: number): void {
+  const previous = extra.nonWitnessUtxo;
+  if (!previous) return;
+  if (!same(previous.txid, input.txid!)) throw new ParseError(`input ${i}: its non_witness_utxo is not the transaction ${toHex(input.txid!)}`);
+  const out = previous.outputs[input.index!];
+  if (!out) throw new ParseError(`input ${i}: its non_witness_utxo has no output ${input.index}`);
+  if (input.witnessUtxo && (input.witnessUtxo.amount !== out.amount || !same(input.witnessUtxo.script, out.script))) {
+    throw new ParseError(`input ${i}: its witness_utxo and non_witness_utxo differ`);
+  }
 }
 
 /**
@@ -122,8 +136,9 @@ function readPsbt(hex: string, network: Network): ParsedBitcoinTx {
   for (let i = 0; i < psbt.inputsLength; i++) {
     const input = psbt.getInput(i);
     if (!input.txid || input.index === undefined) throw new ParseError(`input ${i} names no previous output`);
+    checkPrevious(input, extras[i]!, i);
     // bitcoin.tx.fee is the inputs' value minus the outputs': every input's must be known.
-    const prev = prevout(input);
+    const prev = prevout(input, extras[i]!);
     if (!prev) throw new ParseError(`input ${i} has neither witness_utxo nor non_witness_utxo: its value (and the fee) cannot be known`);
     valueIn += prev.amount;
     const sequence = input.sequence ?? 0xffffffff;
@@ -194,13 +209,13 @@ export function ownInputs(parsed: ParsedBitcoinTx, publicKey: Uint8Array): OwnIn
   const scripts = keyScripts(publicKey);
   const own: OwnInput[] = [];
   parsed.inputs.forEach((input, i) => {
-    const prev = prevout(input);
+    const extra = parsed.extras[i]!;
+    const prev = prevout(input, extra);
     if (!prev) return;
     const kind = (Object.keys(scripts) as OwnInput["kind"][]).find((k) => same(scripts[k], prev.script));
     if (!kind) return;
-    if (kind === "P2PKH" && !input.nonWitnessUtxo) throw new ParseError(`input ${i} (P2PKH) needs non_witness_utxo, the transaction it spends`);
+    if (kind === "P2PKH" && !extra.nonWitnessUtxo) throw new ParseError(`input ${i} (P2PKH) needs non_witness_utxo, the transaction it spends`);
     if (kind !== "P2PKH" && !input.witnessUtxo) throw new ParseError(`input ${i} (${kind}) needs witness_utxo`);
-    const extra = parsed.extras[i]!;
     if (extra.redeemScript || extra.witnessScript) throw new ParseError(`input ${i} (${kind}) carries a redeem or witness script, which a ${kind} output has none of`);
     if (kind === "P2TR") {
       if (extra.tapLeafScript || extra.tapMerkleRoot) throw new ParseError(`input ${i}: P2TR script-path spending is not signed; only the key path`);

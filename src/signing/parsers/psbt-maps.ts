@@ -4,6 +4,7 @@
 // the client sent it. Re-encoding the whole PSBT through @scure/btc-signer validated every
 // public key it wrote (a square root in JavaScript per signature) and cost more than the
 // signatures (docs/signing.md §6). Callers pass bytes @scure/btc-signer has already read.
+import { createHash } from "node:crypto";
 import { varint } from "./bitcoin-sighash.ts";
 
 const MAGIC = Buffer.from("70736274ff", "hex");
@@ -36,6 +37,8 @@ function skipMap(b: Buffer, at: number): { pairs: { key: Buffer; start: number; 
 
 /** What the reduced read keeps aside of an input map (reduced() drops these pairs). */
 export interface InputExtras {
+  /** PSBT_IN_NON_WITNESS_UTXO, read here: its txid (display order) and outputs. */
+  nonWitnessUtxo?: { txid: Buffer; outputs: { script: Uint8Array; amount: bigint }[] };
   tapInternalKey?: Uint8Array;
   tapLeafScript: boolean;
   tapMerkleRoot: boolean;
@@ -48,13 +51,56 @@ export interface InputExtras {
 // PSBT version; input: non-witness and witness UTXO, sighash type, previous txid, output
 // index, sequence, required time / height lock time; output: amount, script.
 const GLOBAL_KEPT = new Set([0x00, 0x02, 0x03, 0x04, 0x05, 0x06, 0xfb]);
-const INPUT_KEPT = new Set([0x00, 0x01, 0x03, 0x0e, 0x0f, 0x10, 0x11, 0x12]);
+const INPUT_KEPT = new Set([0x01, 0x03, 0x0e, 0x0f, 0x10, 0x11, 0x12]);
+const IN_NON_WITNESS_UTXO = 0x00;
 const OUTPUT_KEPT = new Set([0x03, 0x04]);
 const IN_REDEEM_SCRIPT = 0x04;
 const IN_WITNESS_SCRIPT = 0x05;
 const IN_TAP_LEAF_SCRIPT = 0x15;
 const IN_TAP_INTERNAL_KEY = 0x17;
 const IN_TAP_MERKLE_ROOT = 0x18;
+
+/**
+ * A previous transaction (network serialization, with or without witnesses): its txid and
+ * outputs. The library's reader decoded, re-encoded and hashed each in JavaScript, ~0.5 ms per
+ * transaction (docs/signing.md §6); the txid here is node:crypto's double SHA-256 of the
+ * serialization without witnesses.
+ */
+function previousTransaction(b: Buffer): NonNullable<InputExtras["nonWitnessUtxo"]> {
+  let at = 4;
+  const segwit = b[at] === 0x00 && b[at + 1] === 0x01;
+  if (segwit) at += 2;
+  const body = at;
+  const [inputs, inputsAt] = readVarint(b, at);
+  at = inputsAt;
+  for (let i = 0; i < inputs; i++) {
+    const [len, scriptAt] = readVarint(b, at + 36);
+    at = scriptAt + len + 4;
+  }
+  const [count, outputsAt] = readVarint(b, at);
+  at = outputsAt;
+  const outputs: { script: Uint8Array; amount: bigint }[] = [];
+  for (let i = 0; i < count; i++) {
+    const amount = b.readBigUInt64LE(at);
+    const [len, scriptAt] = readVarint(b, at + 8);
+    outputs.push({ script: Uint8Array.from(b.subarray(scriptAt, scriptAt + len)), amount });
+    at = scriptAt + len;
+  }
+  const bodyEnd = at;
+  if (segwit) {
+    for (let i = 0; i < inputs; i++) {
+      const [items, itemsAt] = readVarint(b, at);
+      at = itemsAt;
+      for (let j = 0; j < items; j++) {
+        const [len, itemAt] = readVarint(b, at);
+        at = itemAt + len;
+      }
+    }
+  }
+  if (at + 4 !== b.length) throw new Error("a non_witness_utxo is not one transaction");
+  const hash = createHash("sha256").update(b.subarray(0, 4)).update(b.subarray(body, bodyEnd)).update(b.subarray(at)).digest();
+  return { txid: createHash("sha256").update(hash).digest().reverse(), outputs };
+}
 
 /** The number of input and output maps the global map declares (v0: its unsigned transaction; v2: the counts). */
 function mapCounts(b: Buffer, pairs: { key: Buffer; start: number; end: number }[]): { inputs: number; outputs: number } {
@@ -105,9 +151,15 @@ export function reduced(psbt: Uint8Array): { bytes: Buffer; inputs: InputExtras[
     const map = skipMap(b, at);
     keep(map, INPUT_KEPT);
     const has = (type: number) => map.pairs.some((p) => p.key[0] === type);
-    const internal = map.pairs.find((p) => p.key.length === 1 && p.key[0] === IN_TAP_INTERNAL_KEY);
+    const value = (type: number) => {
+      const p = map.pairs.find((x) => x.key.length === 1 && x.key[0] === type);
+      return p && b.subarray(readVarint(b, p.start + 2)[1], p.end);
+    };
+    const internal = value(IN_TAP_INTERNAL_KEY);
+    const previous = value(IN_NON_WITNESS_UTXO);
     inputs.push({
-      ...(internal ? { tapInternalKey: b.subarray(readVarint(b, internal.start + 2)[1], internal.end) } : {}),
+      ...(previous ? { nonWitnessUtxo: previousTransaction(previous) } : {}),
+      ...(internal ? { tapInternalKey: internal } : {}),
       tapLeafScript: has(IN_TAP_LEAF_SCRIPT),
       tapMerkleRoot: has(IN_TAP_MERKLE_ROOT),
       redeemScript: has(IN_REDEEM_SCRIPT),
