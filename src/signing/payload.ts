@@ -5,7 +5,7 @@ import { Type } from "@sinclair/typebox";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { invalid } from "../errors.ts";
-import { hashTypedDataJson, TypedDataError } from "./eip712.ts";
+import { hashPlanSliced, hashTypedDataJson, MAX_EIP712_ELEMENTS, MAX_EIP712_ELEMENTS_PER_REQUEST, planTypedData, TooManyElements, TypedDataError, type TypedDataPlan } from "./eip712.ts";
 import type { SigningCurve } from "./sign.ts";
 
 export const PayloadEncoding = Type.Union(
@@ -38,10 +38,89 @@ const bad = (field: string, description: string) => invalid(`${field}: ${descrip
 /**
  * Checks that need no key: the encoding/hash pair on its own and the payload's form. The
  * curve-dependent rules are in `signingInput`. `field` names the payload in errors.
+ * Typed data is read and counted here but not hashed (docs/signing.md §2.4): its plan is kept
+ * for `request` (the request's parameters), which `hashTypedData` and `digestInput` hash.
  */
-export function checkPayload(payload: string, encoding: Encoding, hash: Hash, field: string): void {
+export function checkPayload(payload: string, encoding: Encoding, hash: Hash, field: string, request?: object): void {
+  checkPayloads([payload], encoding, hash, () => field, request);
+}
+
+/**
+ * checkPayload for each payload of one request, whose typed-data documents together may hold
+ * at most MAX_EIP712_ELEMENTS_PER_REQUEST elements; past it the request is refused naming
+ * `listField` (docs/signing.md §2.4).
+ */
+export function checkPayloads(payloads: readonly string[], encoding: Encoding, hash: Hash, field: (i: number) => string, request?: object, listField?: string): void {
   checkHashFunction(encoding, hash);
-  messageBytes(payload, encoding, field);
+  if (encoding !== "PAYLOAD_ENCODING_EIP712") {
+    payloads.forEach((payload, i) => messageBytes(payload, encoding, field(i)));
+    return;
+  }
+  let left = MAX_EIP712_ELEMENTS_PER_REQUEST;
+  payloads.forEach((payload, i) => {
+    const limit = Math.min(MAX_EIP712_ELEMENTS, left);
+    let plan: TypedDataPlan;
+    try {
+      plan = planTypedData(payload, limit);
+    } catch (err) {
+      if (err instanceof TooManyElements && limit < MAX_EIP712_ELEMENTS && listField) {
+        throw bad(listField, `its typed-data documents have more than ${MAX_EIP712_ELEMENTS_PER_REQUEST} elements in all (values, and 32-byte pieces of strings and bytes): the most one request may hash`);
+      }
+      if (err instanceof TypedDataError) throw bad(field(i), err.message);
+      throw err;
+    }
+    left -= plan.elements;
+    if (request) plansOf(request).set(field(i), { payload, plan });
+  });
+}
+
+/**
+ * The typed-data plans and digests of one request, keyed by its parameters object (which the
+ * submission's checks, admit and execute share): each document is hashed once per request,
+ * however many steps need its digest. An approval's execute sees parameters re-read from the
+ * recorded intent, so it plans and hashes afresh. [our choice]
+ */
+const typedData = new WeakMap<object, Map<string, { payload: string; plan: TypedDataPlan; digest?: Promise<Uint8Array> }>>();
+function plansOf(request: object) {
+  let plans = typedData.get(request);
+  if (!plans) typedData.set(request, (plans = new Map()));
+  return plans;
+}
+
+function digestOf(request: object, field: string, payload: string): Promise<Uint8Array> {
+  const plans = plansOf(request);
+  let entry = plans.get(field);
+  if (!entry || entry.payload !== payload) {
+    try {
+      entry = { payload, plan: planTypedData(payload) };
+    } catch (err) {
+      if (err instanceof TypedDataError) throw bad(field, err.message);
+      throw err;
+    }
+    plans.set(field, entry);
+  }
+  return (entry.digest ??= hashPlanSliced(entry.plan));
+}
+
+/**
+ * Hashes the typed data `checkPayload` planned for this request, in slices that let the event
+ * loop serve others (docs/signing.md §2.4): run at submission after authentication, before the
+ * signing transaction, so no transaction stays open while it hashes.
+ */
+export async function hashTypedData(request: object): Promise<void> {
+  const plans = typedData.get(request);
+  if (!plans) return;
+  for (const [field, { payload }] of plans) await digestOf(request, field, payload);
+}
+
+/**
+ * signingInput for the activity that signs: typed data's digest is the one this request's
+ * checks planned and `hashTypedData` computed, or is hashed now, in slices.
+ */
+export async function digestInput(curve: SigningCurve, payload: string, encoding: Encoding, hash: Hash, field: string, request: object): Promise<Uint8Array> {
+  if (encoding !== "PAYLOAD_ENCODING_EIP712") return signingInput(curve, payload, encoding, hash, field);
+  inputFor(curve, payload, encoding, hash, field, false);
+  return digestOf(request, field, payload);
 }
 
 function checkHashFunction(encoding: Encoding, hash: Hash): void {
@@ -91,7 +170,8 @@ export function checkSigningInput(curve: SigningCurve, payload: string, encoding
 
 function inputFor(curve: SigningCurve, payload: string, encoding: Encoding, hash: Hash, field: string, digest: boolean): Uint8Array {
   checkHashFunction(encoding, hash);
-  const bytes = messageBytes(payload, encoding, field);
+  // Typed data was checked by checkPayload; its digest is costly and not needed to check (docs/signing.md §2.4).
+  const bytes = !digest && encoding === "PAYLOAD_ENCODING_EIP712" ? new Uint8Array(0) : messageBytes(payload, encoding, field);
   if (curve === "CURVE_ED25519") {
     if (encoding === "PAYLOAD_ENCODING_EIP712" || encoding === "PAYLOAD_ENCODING_EIP7702_AUTHORIZATION") {
       throw bad("parameters.encoding", `${encoding} is an Ethereum encoding: it needs a secp256k1 key, not ed25519`);

@@ -1,5 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { checkPayload, checkSigningInput, HashFunction, Payload, PayloadEncoding, signingInput } from "../../signing/payload.ts";
+import { checkPayload, checkSigningInput, digestInput, hashTypedData, HashFunction, Payload, PayloadEncoding } from "../../signing/payload.ts";
 import { signerInTransaction, withSigningKey } from "../../signing/resolve.ts";
 import { SignWith, SignatureSchema } from "../../signing/schema.ts";
 import { signWithKey } from "../../signing/sign.ts";
@@ -33,7 +33,7 @@ const Params = Type.Object({
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const signer = await signerInTransaction(ctx, p.signWith);
-  const input = signingInput(signer.curve, p.payload, p.encoding, p.hashFunction, "parameters.payload");
+  const input = await digestInput(signer.curve, p.payload, p.encoding, p.hashFunction, "parameters.payload", p);
   return withSigningKey(ctx.services.masterKey, signer, (key) => signWithKey(signer.curve, key, input));
 }
 
@@ -47,7 +47,10 @@ export const signRawPayloadV2 = defineActivity({
   params: Params,
   returns: SignatureSchema,
   policySigner: (p) => p.signWith,
-  check: (p) => checkPayload(p.payload, p.encoding, p.hashFunction, "parameters.payload"),
+  check: (p) => checkPayload(p.payload, p.encoding, p.hashFunction, "parameters.payload", p),
+  // Typed data is hashed once, after authentication and outside the signing transaction, in
+  // slices that let other requests run (docs/signing.md §2.4).
+  admit: (p) => hashTypedData(p),
   checkSigner: (p, { curve }) => checkSigningInput(curve, p.payload, p.encoding, p.hashFunction, "parameters.payload"),
   policySigning: typedDataFacts,
   execute,

@@ -1,6 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { maxItems } from "../../schemas/common.ts";
-import { checkPayload, checkSigningInput, HashFunction, Payload, PayloadEncoding, signingInput } from "../../signing/payload.ts";
+import { checkPayloads, checkSigningInput, digestInput, hashTypedData, HashFunction, Payload, PayloadEncoding } from "../../signing/payload.ts";
 import { signerInTransaction, withSigningKey } from "../../signing/resolve.ts";
 import { MAX_PAYLOADS_PER_REQUEST, SignWith, SignatureSchema } from "../../signing/schema.ts";
 import { signWithKey } from "../../signing/sign.ts";
@@ -16,7 +16,8 @@ const Params = Type.Object({
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const signer = await signerInTransaction(ctx, p.signWith);
   // Every payload is checked before the key is opened: one bad payload signs nothing.
-  const inputs = p.payloads.map((payload, i) => signingInput(signer.curve, payload, p.encoding, p.hashFunction, `parameters.payloads[${i}]`));
+  const inputs: Uint8Array[] = [];
+  for (const [i, payload] of p.payloads.entries()) inputs.push(await digestInput(signer.curve, payload, p.encoding, p.hashFunction, `parameters.payloads[${i}]`, p));
   const signatures = await withSigningKey(ctx.services.masterKey, signer, (key) => inputs.map((input) => signWithKey(signer.curve, key, input)));
   return { signatures };
 }
@@ -30,7 +31,9 @@ export const signRawPayloads = defineActivity({
   params: Params,
   returns: Type.Object({ signatures: Type.Array(SignatureSchema) }),
   policySigner: (p) => p.signWith,
-  check: (p) => p.payloads.forEach((payload, i) => checkPayload(payload, p.encoding, p.hashFunction, `parameters.payloads[${i}]`)),
+  check: (p) => checkPayloads(p.payloads, p.encoding, p.hashFunction, (i) => `parameters.payloads[${i}]`, p, "parameters.payloads"),
+  // As sign_raw_payload: typed data hashed once, in slices, before the transaction (docs/signing.md §2.4).
+  admit: (p) => hashTypedData(p),
   checkSigner: (p, { curve }) => p.payloads.forEach((payload, i) => checkSigningInput(curve, payload, p.encoding, p.hashFunction, `parameters.payloads[${i}]`)),
   execute,
 });
