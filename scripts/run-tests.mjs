@@ -125,13 +125,15 @@ const totals = new Map();
 
 /**
  * Runs one job; its output is held and printed whole when it ends, so that jobs side by side
- * do not interleave their reports. A test that waits forever (a hang) fails after 5 minutes
- * instead of holding the run until CI's deadline: the report then names it.
+ * do not interleave their reports. A test that waits forever (a hang) fails after 15 minutes
+ * instead of holding the run until CI's deadline: the report then names it. The limit is on a
+ * job's file, and a job is a whole shard or group (100–280 s on a quiet machine): 5 minutes
+ * failed whole shards on a machine loaded by other work.
  */
 function runJob(job) {
   return new Promise((resolve) => {
     const started = Date.now();
-    const args = ["--import", "tsx", "--test", "--test-concurrency=1", "--test-timeout=300000", ...reporter, ...flags, job.file];
+    const args = ["--import", "tsx", "--test", "--test-concurrency=1", "--test-timeout=900000", ...reporter, ...flags, job.file];
     const p = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], cwd: root, env: { ...env, ...job.env } });
     const out = [];
     p.stdout.on("data", (c) => out.push(c));
