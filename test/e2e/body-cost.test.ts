@@ -3,13 +3,15 @@
 // one member `pad` the schema drops, shaped as what parsing costs most — an object of
 // ~100,000 members, or arrays nested 64 deep filling the megabyte — is refused 400 naming the
 // body before it is parsed, while /healthz keeps answering; the heaviest body the limits
-// accept is stored, /healthz answering too.
+// accept is stored, /healthz answering too. Likewise a Solana transaction of 64 KiB of empty
+// instructions or account references (docs/signing-policies.md §1.3).
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { stampedPost, type KeyPair, type RawResponse } from "../helpers/raw-http.ts";
 import { healthLatencies } from "../helpers/health-poll.ts";
 import { MAX_JSON_MEMBERS, MAX_JSON_VALUES } from "../../src/schemas/json-shape.ts";
+import { solanaInstructions } from "../helpers/solana-tx.ts";
 
 const TAG = "/public/v1/submit/create_user_tag";
 const BODY_LIMIT = 1_048_576;
@@ -45,12 +47,12 @@ for (const engine of engines()) {
       return (res.json.userTags as { tagName: string }[]).map((t) => t.tagName);
     };
     /** Sends each body in turn while /healthz is polled; the answers and the slowest /healthz. */
-    const whilePolled = async (bodies: string[]) => {
+    const whilePolled = async (bodies: string[], path = TAG) => {
       const { result, latencies } = await healthLatencies(
         server.url,
         (async () => {
           const out: RawResponse[] = [];
-          for (const body of bodies) out.push(await stampedPost(server.url, TAG, body, rootKey));
+          for (const body of bodies) out.push(await stampedPost(server.url, path, body, rootKey));
           return out;
         })(),
       );
@@ -121,6 +123,27 @@ for (const engine of engines()) {
       assert.ok(slowest < HEALTH_BOUND_MS, `slowest /healthz answer ${slowest.toFixed(0)} ms of ${polls}`);
       const names = await tagNames();
       for (const s of shapes) assert.ok(names.includes(s.name));
+    });
+
+    it("a Solana transaction of 64 KiB of empty instructions or account references is refused 400 naming it, /healthz answering", async () => {
+      const submit = (type: string, parameters: Record<string, unknown>) =>
+        JSON.stringify({ type, timestampMs: String(Date.now()), organizationId: root.organizationId, parameters });
+      const account = { curve: "CURVE_ED25519", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/501'/0'/0'", addressFormat: "ADDRESS_FORMAT_SOLANA" };
+      const wallet = await stampedPost(server.url, "/public/v1/submit/create_wallet", submit("ACTIVITY_TYPE_CREATE_WALLET", { walletName: `sol-${engine.name}`, accounts: [account] }), rootKey);
+      assert.equal(wallet.status, 200, wallet.text.slice(0, 300));
+      const sol = wallet.json.activity.result.createWalletResult.addresses[0] as string;
+      // 3 bytes an empty instruction, 1 byte a reference: as many as fit in 64 KiB.
+      const txs = [solanaInstructions(sol, 21_780), solanaInstructions(sol, 1, 65_000)];
+      for (const hex of txs) assert.ok(hex.length / 2 <= 65_536 && hex.length / 2 > 65_000);
+      const bodies = [...txs, ...txs].map((unsignedTransaction) => submit("ACTIVITY_TYPE_SIGN_TRANSACTION_V2", { signWith: sol, unsignedTransaction, type: "TRANSACTION_TYPE_SOLANA" }));
+      const { answers, slowest, polls } = await whilePolled(bodies, "/public/v1/submit/sign_transaction");
+      for (const [i, res] of answers.entries()) {
+        assert.equal(res.status, 400, `transaction ${i % 2}: ${res.text.slice(0, 300)}`);
+        assert.match(res.json.message, i % 2 ? /more than 2048 accounts in all/ : /21780 instructions; at most 512/, res.json.message);
+        const violations = (res.json.details as { "@type": string; fieldViolations?: { field: string }[] }[]).find((d) => d["@type"] === BAD_REQUEST)?.fieldViolations;
+        assert.deepEqual(violations?.map((v) => v.field), ["parameters.unsignedTransaction"]);
+      }
+      assert.ok(slowest < HEALTH_BOUND_MS, `slowest /healthz answer ${slowest.toFixed(0)} ms of ${polls}`);
     });
   });
 }

@@ -8,6 +8,8 @@ import * as btc from "@scure/btc-signer";
 import { schnorr, secp256k1 } from "@noble/curves/secp256k1.js";
 import { addUsersWithKeys, completed, forbidden, invalidRequest, notFound, perEngine, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
 import { ETH, SOL, newPrivateKey, newWallet, openedPrivateKey } from "../helpers/keys-and-wallets.ts";
+import { solanaInstructions } from "../helpers/solana-tx.ts";
+import { MAX_SOLANA_ACCOUNT_REFERENCES, MAX_SOLANA_INSTRUCTIONS } from "../../src/signing/parsers/solana.ts";
 
 const OP = "sign_transaction";
 const TYPE = "ACTIVITY_TYPE_SIGN_TRANSACTION_V2";
@@ -209,6 +211,22 @@ perEngine("sign_transaction", (h) => {
     completed(await sign(h(), { signWith: sol, unsignedTransaction: solTransfer(sol, allowedTo), type: "TRANSACTION_TYPE_SOLANA" }, member), RESULT);
     forbidden(await sign(h(), { signWith: sol, unsignedTransaction: solTransfer(sol), type: "TRANSACTION_TYPE_SOLANA" }, member));
     forbidden(await sign(h(), { signWith: sol, unsignedTransaction: solTransfer(sol, allowedTo, 10_000), type: "TRANSACTION_TYPE_SOLANA" }, member));
+  });
+
+  it("Solana: 512 instructions are signed; 513, or more than 2,048 account references in all, are a 400 naming unsignedTransaction, nothing recorded", async () => {
+    const org = await h().newOrg("Solana counts");
+    const wallet = completed(await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: "w", accounts: [SOL()] }, { as: org }), "createWalletResult");
+    const sol = wallet.addresses[0] as string;
+    const { signedTransaction } = completed(await sign(h(), { signWith: sol, unsignedTransaction: solanaInstructions(sol, MAX_SOLANA_INSTRUCTIONS, 4), type: "TRANSACTION_TYPE_SOLANA" }, org), RESULT);
+    // One slot (the shortvec byte), then the message (web3.js reads no transaction past a packet).
+    const signed = Buffer.from(signedTransaction, "hex");
+    assert.ok(ed25519.verify(signed.subarray(1, 65), signed.subarray(65), base58.decode(sol)));
+    const before = await activityCount(h(), org);
+    invalidRequest(await sign(h(), { signWith: sol, unsignedTransaction: solanaInstructions(sol, MAX_SOLANA_INSTRUCTIONS + 1), type: "TRANSACTION_TYPE_SOLANA" }, org),
+      /cannot parse as TRANSACTION_TYPE_SOLANA: the transaction has 513 instructions; at most 512/, ["parameters.unsignedTransaction"]);
+    invalidRequest(await sign(h(), { signWith: sol, unsignedTransaction: solanaInstructions(sol, 2, MAX_SOLANA_ACCOUNT_REFERENCES / 2 + 1), type: "TRANSACTION_TYPE_SOLANA" }, org),
+      /more than 2048 accounts in all/, ["parameters.unsignedTransaction"]);
+    assert.equal(await activityCount(h(), org), before);
   });
 
   it("Solana facts describe instructions as the programs run them: a transfer with trailing data, CreateAccount and CloseAccount are transfers; an unknown System tag is a 400 naming the instruction", async () => {

@@ -13,7 +13,7 @@ import { parseTransaction, recoverTransactionAddress, type TransactionSerialized
 import { privateKeyToAddress } from "viem/accounts";
 import { Keypair, PublicKey, Transaction, VersionedTransaction } from "@solana/web3.js";
 import { parseEthereumTransaction, serializeSignedEthereum } from "../../src/signing/parsers/ethereum.ts";
-import { parseSolanaTransaction, placeSolanaSignature } from "../../src/signing/parsers/solana.ts";
+import { MAX_SOLANA_ACCOUNT_REFERENCES, MAX_SOLANA_INSTRUCTIONS, parseSolanaTransaction, placeSolanaSignature } from "../../src/signing/parsers/solana.ts";
 import { parseEip712 } from "../../src/signing/parsers/eip712.ts";
 import { rlpDecode, rlpEncode } from "../../src/signing/parsers/rlp.ts";
 import { ParseError } from "../../src/signing/parsers/errors.ts";
@@ -125,21 +125,23 @@ describe("signing parsers", () => {
     }
   });
 
-  it("Solana: the largest transaction the parser accepts lists every one of its known-program transfers (its cost: npm run bench:worst)", () => {
-    // 64 KiB of System and Token transfers: one constant-work read each.
+  it("Solana: the largest transaction the parser accepts lists every one of its known-program transfers; one more instruction or account reference is refused", () => {
+    // System and Token transfers up to the instruction limit (docs/signing-policies.md §1.3): one constant-work read each.
     const payer = Keypair.generate().publicKey, to = Keypair.generate().publicKey;
     const keys = [payer, to, new PublicKey("11111111111111111111111111111111"), new PublicKey("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA")];
     const header = Buffer.concat([Buffer.of(1), Buffer.alloc(64), Buffer.of(1, 0, 2, keys.length), ...keys.map((k) => k.toBuffer()), Buffer.alloc(32, 1)]);
     const sys = Buffer.concat([Buffer.of(2, 2, 0, 1, 12), Buffer.from([2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0])]);
     const tok = Buffer.concat([Buffer.of(3, 3, 1, 1, 0, 9, 3, 1, 0, 0, 0, 0, 0, 0, 0)]);
-    const ixs: Buffer[] = [];
-    let size = header.length + 3;
-    while (size + sys.length + tok.length < 64 * 1024 && ixs.length < 0xfffe) { ixs.push(sys, tok); size += sys.length + tok.length; }
-    const count = ixs.length;
-    const shortvec = count < 0x4000 ? Buffer.of(0x80 | (count & 0x7f), count >> 7) : Buffer.of(0x80 | (count & 0x7f), 0x80 | ((count >> 7) & 0x7f), count >> 14);
-    const raw = Buffer.concat([header, shortvec, ...ixs]);
-    const facts = parseSolanaTransaction(raw.toString("hex")).facts;
-    assert.equal(facts.transfers.length + facts.spl_transfers.length, count);
+    const shortvec = (n: number) => (n < 0x80 ? Buffer.of(n) : n < 0x4000 ? Buffer.of(0x80 | (n & 0x7f), n >> 7) : Buffer.of(0x80 | (n & 0x7f), 0x80 | ((n >> 7) & 0x7f), n >> 14));
+    const tx = (ixs: Buffer[]) => Buffer.concat([header, shortvec(ixs.length), ...ixs]).toString("hex");
+    const transfers = (n: number) => Array.from({ length: n }, (_, i) => (i % 2 ? tok : sys));
+    const facts = parseSolanaTransaction(tx(transfers(MAX_SOLANA_INSTRUCTIONS))).facts;
+    assert.equal(facts.transfers.length + facts.spl_transfers.length, MAX_SOLANA_INSTRUCTIONS);
+    refuses(() => parseSolanaTransaction(tx(transfers(MAX_SOLANA_INSTRUCTIONS + 1))), /513 instructions; at most 512/);
+    // An unknown program (the payer's key) naming account 1 over and over: references count, not distinct accounts.
+    const naming = (n: number) => Buffer.concat([Buffer.of(0), shortvec(n), Buffer.alloc(n, 1), Buffer.of(0)]);
+    assert.equal(parseSolanaTransaction(tx([naming(MAX_SOLANA_ACCOUNT_REFERENCES - 10), naming(10)])).facts.instructions[0]!.accounts.length, MAX_SOLANA_ACCOUNT_REFERENCES - 10);
+    refuses(() => parseSolanaTransaction(tx([naming(MAX_SOLANA_ACCOUNT_REFERENCES - 10), naming(11)])), /more than 2048 accounts in all/);
   });
 
   it("EIP-712: domain, primary type and a message read through its types", () => {

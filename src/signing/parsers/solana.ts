@@ -48,6 +48,14 @@ export interface ParsedSolanaTx {
 }
 
 const MAX_TX_BYTES = 64 * 1024;
+/**
+ * Instructions, and account references summed over them, per transaction (docs/signing-policies.md §1.3):
+ * each becomes facts a policy walks, so their count, not the bytes, is what a transaction
+ * costs — 21,800 empty instructions (64 KiB) held the event loop 0.5–1 s. Both are above what
+ * fits in a network packet (1,232 bytes: at most ~390 instructions, ~1,150 references).
+ */
+export const MAX_SOLANA_INSTRUCTIONS = 512;
+export const MAX_SOLANA_ACCOUNT_REFERENCES = 2_048;
 
 class Reader {
   at = 0;
@@ -107,9 +115,14 @@ export function parseSolanaTransaction(hex: string): ParsedSolanaTx {
 
   const rawInstructions: { program: number; accounts: number[]; data: Uint8Array }[] = [];
   const ixCount = r.shortvec("instruction count");
+  if (ixCount > MAX_SOLANA_INSTRUCTIONS) throw new ParseError(`the transaction has ${ixCount} instructions; at most ${MAX_SOLANA_INSTRUCTIONS} are accepted`);
+  let references = 0;
   for (let i = 0; i < ixCount; i++) {
     const program = r.u8(`instruction ${i} program`);
     const n = r.shortvec(`instruction ${i} account count`);
+    if ((references += n) > MAX_SOLANA_ACCOUNT_REFERENCES) {
+      throw new ParseError(`the transaction's instructions name more than ${MAX_SOLANA_ACCOUNT_REFERENCES} accounts in all (an account named twice counts twice)`);
+    }
     const accounts = Array.from(r.bytes(n, `instruction ${i} accounts`));
     const data = r.bytes(r.shortvec(`instruction ${i} data length`), `instruction ${i} data`);
     rawInstructions.push({ program, accounts, data });
