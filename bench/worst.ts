@@ -132,8 +132,8 @@ function padded(body: string, size: number | undefined, pad: (room: number) => s
 }
 
 /** `n` copies of `item` joined by commas, as many as fit in `room` characters with `open`/`close` around them. */
-function repeated(open: string, item: string, close: string, room: number): string {
-  const n = Math.max(0, Math.floor((room - open.length - close.length + 1) / (item.length + 1)));
+function repeated(open: string, item: string, close: string, room: number, max = Infinity): string {
+  const n = Math.min(max, Math.max(0, Math.floor((room - open.length - close.length + 1) / (item.length + 1))));
   return open + Array(n).fill(item).join(",") + close;
 }
 
@@ -393,18 +393,20 @@ const policyKind: Kind = {
 // as one body holds.
 const MAX_PAYLOAD = 65_536;
 
-function typedData(fieldType: string, extraTypes: Record<string, unknown[]>, item: string): string {
+function typedData(fieldType: string, extraTypes: Record<string, unknown[]>, item: string, max: number): string {
   const doc = { types: { EIP712Domain: [{ name: "name", type: "string" }], ...extraTypes, M: [{ name: "v", type: fieldType }] }, primaryType: "M", domain: { name: "worst" }, message: { v: "@" } };
   const [before, after] = JSON.stringify(doc).split('"@"') as [string, string];
-  return before + repeated("[", item, "]", MAX_PAYLOAD - before.length - after.length) + after;
+  return before + repeated("[", item, "]", MAX_PAYLOAD - before.length - after.length, max) + after;
 }
 
-const EIP712_DOCS: [string, string][] = [
-  ["uint256[] of zeros", typedData("uint256[]", {}, "0")],
-  ["empty structs", typedData("E[]", { E: [] }, "{}")],
-  ["empty strings", typedData("string[]", {}, '""')],
-  ["empty uint8[] lists", typedData("uint8[][]", {}, "[]")],
+/** Shapes of one array filling a document; each tried with as many elements as fit, else at most these. */
+const EIP712_SHAPES: [string, string, Record<string, unknown[]>, string][] = [
+  ["uint256[] of zeros", "uint256[]", {}, "0"],
+  ["empty structs", "E[]", { E: [] }, "{}"],
+  ["empty strings", "string[]", {}, '""'],
+  ["empty uint8[] lists", "uint8[][]", {}, "[]"],
 ];
+const ELEMENT_CAPS = [Infinity, 4096, 4000, 2048, 1024, 256];
 
 const eip712Kind: Kind = {
   id: "2",
@@ -412,15 +414,21 @@ const eip712Kind: Kind = {
   async prepare(ctx) {
     const a = ctx.attacker;
     const params = { signWith: a.eth, encoding: "PAYLOAD_ENCODING_EIP712", hashFunction: "HASH_FUNCTION_NO_OP" };
-    const single = EIP712_DOCS.map(([name, doc]): Shot[] => [
-      { label: `sign_raw_payload, ${name} (${doc.length} chars)`, path: "/public/v1/submit/sign_raw_payload", stamper: a.stamper, body: () => activityBody("ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", a.organizationId, { ...params, payload: doc }) },
-    ]);
+    const docs = new Map<Shot, [string, string]>();
+    const single = EIP712_SHAPES.map(([name, type, extra, item]): Shot[] =>
+      ELEMENT_CAPS.map((cap) => {
+        const doc = typedData(type, extra, item, cap);
+        const shot: Shot = { label: `sign_raw_payload, ${name}${cap === Infinity ? "" : ` (at most ${cap})`} (${doc.length} chars)`, path: "/public/v1/submit/sign_raw_payload", stamper: a.stamper, body: () => activityBody("ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", a.organizationId, { ...params, payload: doc }) };
+        docs.set(shot, [name, doc]);
+        return shot;
+      }),
+    );
     const one = await slowest(ctx, single);
-    // Then as many copies of the slowest document as one body holds (at most 100 payloads).
-    const [name, doc] = EIP712_DOCS[single.findIndex((l) => l[0] === one.first.shot)]!;
-    const n = Math.min(100, Math.floor((BODY_LIMIT - 1024) / JSON.stringify(doc).length));
+    // Then as many copies of the slowest document as one request takes (one body, at most 100 payloads).
+    const [name, doc] = docs.get(one.first.shot)!;
+    const fit = Math.min(100, Math.floor((BODY_LIMIT - 1024) / JSON.stringify(doc).length));
     const many = await slowest(ctx, [
-      [{ label: `sign_raw_payloads, ${n} × ${name}`, path: "/public/v1/submit/sign_raw_payloads", stamper: a.stamper, body: () => activityBody("ACTIVITY_TYPE_SIGN_RAW_PAYLOADS", a.organizationId, { ...params, payloads: Array(n).fill(doc) }) }],
+      [fit, 16, 8, 4, 2].filter((n) => n <= fit).map((n): Shot => ({ label: `sign_raw_payloads, ${n} × ${name}`, path: "/public/v1/submit/sign_raw_payloads", stamper: a.stamper, body: () => activityBody("ACTIVITY_TYPE_SIGN_RAW_PAYLOADS", a.organizationId, { ...params, payloads: Array(n).fill(doc) }) })),
     ]);
     const pick = accepted(many.first.answer) && many.first.answer.ms > one.first.answer.ms ? many : one;
     return { first: pick.first, note: `chose ${pick.first.shot.label} (${one.note}; ${many.note})` };
@@ -534,28 +542,36 @@ function padShot(a: Attacker, label: string, size: number | undefined, pad: (roo
   return { label, path: "/public/v1/submit/create_user_tag", stamper: a.stamper, body: () => padded(userTag(a.organizationId), size, pad) };
 }
 
+/** Bodies holding as many values as fit, else at most these (a limit on values per body, docs/network.md §6.2). */
+const VALUE_CAPS = [Infinity, 25_000, 5_000, 1_000];
+
 const bodyKind: Kind = {
   id: "5",
   name: "body at the size limit",
   async prepare(ctx) {
     const a = ctx.attacker;
-    const at = (label: string, pad: (room: number) => string) => [padShot(a, `${label} (${BODY_LIMIT} bytes)`, BODY_LIMIT, pad)];
+    const at = (label: string, pad: (room: number, cap: number) => string, caps = [Infinity]) =>
+      caps.map((cap) => padShot(a, `${label}${cap === Infinity ? "" : ` (at most ${cap})`} (${BODY_LIMIT} bytes)`, BODY_LIMIT, (room) => pad(room, cap)));
     let k = 0;
     return slowest(ctx, [
       at("one long string", (room) => `"${"a".repeat(room - 2)}"`),
       at("a string of \\u escapes", (room) => `"${"\\u00e9".repeat(Math.floor((room - 2) / 6))}"`),
-      at("an array of zeros", (room) => repeated("[", "0", "]", room)),
-      at("an object of many members", (room) => {
-        const parts: string[] = [];
-        let used = 2;
-        for (;;) {
-          const m = `"k${k++}":0`;
-          if (used + m.length + 1 > room) break;
-          parts.push(m);
-          used += m.length + 1;
-        }
-        return `{${parts.join(",")}}`;
-      }),
+      at("an array of zeros", (room, cap) => repeated("[", "0", "]", room, cap), VALUE_CAPS),
+      at(
+        "an object of many members",
+        (room, cap) => {
+          const parts: string[] = [];
+          let used = 2;
+          while (parts.length < cap) {
+            const m = `"k${k++}":0`;
+            if (used + m.length + 1 > room) break;
+            parts.push(m);
+            used += m.length + 1;
+          }
+          return `{${parts.join(",")}}`;
+        },
+        VALUE_CAPS,
+      ),
       at("whitespace", () => "0"),
     ]);
   },
@@ -568,13 +584,13 @@ const depthKind: Kind = {
     const a = ctx.attacker;
     // The body is level 1 and `pad` level 2: a chain of d − 2 arrays reaches level d.
     const chain = (d: number) => "[".repeat(d - 2) + "]".repeat(d - 2);
-    const ladder = (wide: boolean) =>
-      [64, 63, 62, 32].map((d) =>
-        wide
-          ? padShot(a, `chains nested ${d} deep filling the body (${BODY_LIMIT} bytes)`, BODY_LIMIT, (room) => repeated("[", chain(d).slice(1, -1), "]", room))
-          : padShot(a, `one chain nested ${d} deep`, undefined, () => chain(d)),
-      );
-    return slowest(ctx, [ladder(false), ladder(true)]);
+    const one = [64, 63, 62, 32].map((d) => padShot(a, `one chain nested ${d} deep`, undefined, () => chain(d)));
+    const wide = [64, 63, 62].flatMap((d) =>
+      [Infinity, 400, 80, 16].map((cap) =>
+        padShot(a, `${cap === Infinity ? "" : `at most ${cap} `}chains nested ${d} deep filling the body (${BODY_LIMIT} bytes)`, BODY_LIMIT, (room) => repeated("[", chain(d).slice(1, -1), "]", room, cap)),
+      ),
+    );
+    return slowest(ctx, [one, wide]);
   },
 };
 
