@@ -278,7 +278,7 @@ class Hashing {
 
   constructor(private readonly steps: readonly Step[]) {}
 
-  /** Runs steps until `pause()` says so (asked every 64 steps) or the plan ends; the digest once it has. */
+  /** Runs steps until `pause()` says so (asked every 8 steps: a step may be a keccak, ~25 µs here) or the plan ends; the digest once it has. */
   run(pause: () => boolean): Uint8Array | undefined {
     const { steps, open } = this;
     while (this.at < steps.length) {
@@ -294,7 +294,7 @@ class Hashing {
         if (open.length === 0) this.digest = digest;
         else open[open.length - 1]!.update(digest);
       }
-      if ((this.at & 63) === 0 && pause()) break;
+      if ((this.at & 7) === 0 && pause()) break;
     }
     if (this.at < steps.length) return undefined;
     if (!this.digest) throw new Error("a typed-data plan ended without its document's digest");
