@@ -60,6 +60,19 @@ describe("parameter validation", () => {
     ) as Record<string, unknown>;
     assert.deepEqual(p, { users: [{ userName: "a", apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] });
   });
+
+  it("returns a copy of the declared fields that shares nothing with the request, and never reads a dropped member", () => {
+    const tags: string[] = [];
+    const user = { userName: "a", apiKeys: [], authenticators: [], oauthProviders: [], userTags: tags };
+    // A getter stands for a dropped member of any size: the copy must not touch it (docs/network.md §6.2).
+    const dropped = Object.defineProperty({}, "deep", { enumerable: true, get: () => assert.fail("a dropped member was read") });
+    const request = { users: [{ ...user, junk: dropped }], pad: dropped };
+    const p = createUsers.validator.parse(request, "parameters") as { users: { userTags: string[] }[] };
+    assert.deepEqual(p, { users: [user] });
+    p.users[0]!.userTags.push("x");
+    assert.deepEqual(tags, [], "the request's arrays are not the copy's");
+    assert.notEqual(p.users[0], request.users[0]);
+  });
 });
 
 describe("pagination options", () => {
