@@ -1,12 +1,13 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { keccak256, recoverAddress, toHex, hashMessage } from "viem";
+import { keccak256, recoverAddress, toHex, hashMessage, hashTypedData, type TypedDataDefinition } from "viem";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { base58 } from "@scure/base";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { addUsersWithKeys, completed, forbidden, invalidRequest, notFound, perEngine, twoOfTwo, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
 import { ETH, SOL, newPrivateKey, newWallet } from "../helpers/keys-and-wallets.ts";
+import { MAX_EIP712_ELEMENTS } from "../../src/signing/eip712.ts";
 
 const OP = "sign_raw_payload";
 const TYPE = "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2";
@@ -14,6 +15,13 @@ const CONSENSUS = "ACTIVITY_STATUS_CONSENSUS_NEEDED";
 
 const sign = (h: Harness, parameters: Json, as?: Creds) => h.submit(OP, TYPE, parameters, as ? { as } : {});
 const signed = async (h: Harness, parameters: Json, as?: Creds) => completed(await sign(h, parameters, as), "signRawPayloadResult") as { r: string; s: string; v: string };
+/** Typed data of n uint256 zeros: n + 3 elements (the domain's name and its piece, the array). */
+const zerosDoc = (n: number): TypedDataDefinition => ({
+  types: { EIP712Domain: [{ name: "name", type: "string" }], M: [{ name: "v", type: "uint256[]" }] },
+  primaryType: "M",
+  domain: { name: "zeros" },
+  message: { v: Array(n).fill("0") },
+});
 const recovered = (digest: `0x${string}`, sig: { r: string; s: string; v: string }) =>
   recoverAddress({ hash: digest, signature: { r: `0x${sig.r}`, s: `0x${sig.s}`, yParity: Number(sig.v) } });
 
@@ -218,6 +226,25 @@ perEngine("sign_raw_payload", (h) => {
     assert.equal(await recovered(digest, sig), address);
     const stored = (await h().query("get_activity", { activityId: res.json.activity.id }, { as: a })).json.activity;
     assert.deepEqual(stored.result.signRawPayloadResult, sig);
+
+    // Typed data awaiting approval: the approval hashes the recorded payload again (docs/signing.md §2.4).
+    const typed = zerosDoc(1_000);
+    const waiting = await sign(h(), { signWith: address, payload: JSON.stringify(typed), encoding: "PAYLOAD_ENCODING_EIP712", hashFunction: "HASH_FUNCTION_NO_OP" }, a);
+    assert.equal(waiting.json.activity.status, CONSENSUS);
+    const typedSig = completed(await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: waiting.json.activity.fingerprint }, { as: b }), "signRawPayloadResult") as { r: string; s: string; v: string };
+    assert.equal(await recovered(hashTypedData(typed), typedSig), address);
+  });
+
+  it("EIP-712: a document at the element bound signs, one element more is 400 naming parameters.payload and records nothing (docs/signing.md §2.4)", async () => {
+    const { addresses } = await newWallet(h(), [ETH()]);
+    const eth = addresses[0] as `0x${string}`;
+    const req = (d: TypedDataDefinition) => ({ signWith: eth, payload: JSON.stringify(d), encoding: "PAYLOAD_ENCODING_EIP712", hashFunction: "HASH_FUNCTION_NO_OP" });
+    const atBound = zerosDoc(MAX_EIP712_ELEMENTS - 3);
+    assert.equal(await recovered(hashTypedData(atBound), await signed(h(), req(atBound))), eth);
+    const count = async () => Number((await h().service.store.db.selectFrom("activities").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n);
+    const before = await count();
+    invalidRequest(await sign(h(), req(zerosDoc(MAX_EIP712_ELEMENTS - 2))), new RegExp(`has more than ${MAX_EIP712_ELEMENTS} elements`), ["parameters.payload"]);
+    assert.equal(await count(), before);
   });
 
   it("through the official SDK (signRawPayload)", async () => {
