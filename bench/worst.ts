@@ -469,27 +469,31 @@ const psbtKind: Kind = {
 const shortvec = (n: number): number[] =>
   n < 0x80 ? [n] : n < 0x4000 ? [0x80 | (n & 0x7f), n >> 7] : [0x80 | (n & 0x7f), 0x80 | ((n >> 7) & 0x7f), n >> 14];
 
-function solanaTx(signer: string, size: number, shape: "instructions" | "accounts"): string {
+function solanaTx(signer: string, size: number, shape: "instructions" | "accounts", cap: number): string {
   const head = [...shortvec(1), ...new Uint8Array(64), 1, 0, 1, ...shortvec(2), ...base58.decode(signer), ...randomBytes(32), ...randomBytes(32)];
   const room = size - head.length - 3;
   let body: number[];
   if (shape === "instructions") {
-    const n = Math.min(0xffff, Math.floor(room / 3));
+    const n = Math.min(cap, 0xffff, Math.floor(room / 3));
     body = [...shortvec(n), ...Array.from({ length: n }, () => [1, 0, 0]).flat()];
   } else {
-    const n = Math.min(0xffff, room - 8);
+    const n = Math.min(cap, 0xffff, room - 8);
     body = [...shortvec(1), 1, ...shortvec(n), ...Array.from({ length: n }, (_, i) => i & 1), 0];
   }
   return Buffer.from([...head, ...body]).toString("hex");
 }
 
-/** The largest Solana transactions of `a` the server takes, both shapes, largest size first. */
+/**
+ * The largest Solana transactions of `a` the server takes, both shapes, largest first: by bytes,
+ * then by count where the server caps instructions or account references.
+ */
+const SOLANA_LADDER: [number, number][] = [[65_536, Infinity], [16_384, Infinity], [4_096, Infinity], [65_536, 2_048], [65_536, 512], [65_536, 256], [1_232, Infinity]];
 const solanaLadders = (a: Attacker): Shot[][] =>
   (["instructions", "accounts"] as const).map((shape) =>
-    [65_536, 32_768, 16_384, 4_096, 1_232].map((size): Shot => {
-      const hex = solanaTx(a.sol, size, shape);
+    SOLANA_LADDER.map(([size, cap]): Shot => {
+      const hex = solanaTx(a.sol, size, shape, cap);
       return {
-        label: `sign_transaction, Solana, ${hex.length / 2} bytes of ${shape === "instructions" ? "empty instructions" : "account references"}`,
+        label: `sign_transaction, Solana, ${hex.length / 2} bytes of ${shape === "instructions" ? "empty instructions" : "account references"}${cap === Infinity ? "" : ` (at most ${cap})`}`,
         path: "/public/v1/submit/sign_transaction",
         stamper: a.stamper,
         body: () => activityBody("ACTIVITY_TYPE_SIGN_TRANSACTION_V2", a.organizationId, { signWith: a.sol, unsignedTransaction: hex, type: "TRANSACTION_TYPE_SOLANA" }),
