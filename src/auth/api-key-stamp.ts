@@ -134,8 +134,8 @@ async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, freshM
     "a public key",
     // create_api_keys and proxy sign-ups take any public key without proof of possession,
     // and a wallet's key is public: below the target only a registration the backend made,
-    // one the key has used, or a fresh one may be the one; two fresh ones are refused rather
-    // than guessed (docs/login-lookups.md §3).
+    // one the key has used, one the key is the only way into, or a fresh one may be the one;
+    // two fresh ones are refused rather than guessed (docs/login-lookups.md §3).
     async (below) => {
       // Whether the key is its organization's only way in matters only for rows nobody
       // vouched for and the key never used: read for those alone (a login below the parent).

@@ -1,5 +1,5 @@
 // The ranking of a public key's registrations below the target (docs/login-lookups.md §3):
-// trusted > proved > one fresh unproved; two fresh ones are refused; stale unproved ones never count.
+// trusted > proved > sole (the key is its organization's only way in; newest) > one fresh unproved; two fresh ones are refused; stale unproved ones never count.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { chooseRegistration, rankOf, type KeyRegistration } from "../../src/auth/key-registrations.ts";
