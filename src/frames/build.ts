@@ -1,0 +1,136 @@
+// The frames' files (docs/frames.md §5): export.html, import.html, frames.css, and one bundle
+// per page (esbuild, from src/frames/browser), plus config.js — the API base URL and the allowed
+// parent origins, the only configuration the pages read — and the response headers they must be
+// served with. `sigil serve` builds them in memory once per process; `npm run build` writes them
+// to dist/frames for any static server.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+// src/frames here, dist/cli in the service bundle: both two levels below the root.
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const PAGES = path.join(ROOT, "src/frames/pages");
+const BROWSER = path.join(ROOT, "src/frames/browser");
+
+export interface FramesSettings {
+  /** The API (scheme://host[:port]) the frames read the BUNDLE_SIGNER keys from. */
+  apiBaseUrl: string;
+  /** Exact origins allowed to embed and drive the frames. */
+  parentOrigins: string[];
+}
+
+export interface Asset {
+  type: string;
+  body: Buffer;
+}
+
+/** An exact http(s) origin (a trailing slash is dropped), or an error naming `what`. */
+export function originOf(v: string, what: string): string {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new Error(`${what}: ${JSON.stringify(v.slice(0, 200))} is not a URL`);
+  }
+  if ((u.protocol !== "http:" && u.protocol !== "https:") || u.origin !== v.replace(/\/$/, "")) {
+    throw new Error(`${what}: ${JSON.stringify(v.slice(0, 200))} must be scheme://host[:port] with nothing after it`);
+  }
+  return u.origin;
+}
+
+/** Checked settings: origins normalised, duplicates dropped. */
+export function checkSettings(s: FramesSettings): FramesSettings {
+  return {
+    apiBaseUrl: originOf(s.apiBaseUrl, "the frames' API base URL"),
+    parentOrigins: [...new Set(s.parentOrigins.map((o) => originOf(o, "a frames parent origin")))],
+  };
+}
+
+/** config.js: what the pages read before their bundle runs. */
+export function configScript(s: FramesSettings): string {
+  return `// Sigil frames configuration (docs/frames.md §5).\nglobalThis.SIGIL_FRAMES_CONFIG = ${JSON.stringify({ apiBaseUrl: s.apiBaseUrl, parentOrigins: s.parentOrigins })};\n`;
+}
+
+/**
+ * The pages' Content-Security-Policy: their own script and style only, connections to the API
+ * only, nothing else loaded, framed only by the parent origins (none: by nobody).
+ */
+export function framesCsp(s: FramesSettings): string {
+  const ancestors = s.parentOrigins.length > 0 ? s.parentOrigins.join(" ") : "'none'";
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `connect-src ${s.apiBaseUrl}`,
+    "img-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    `frame-ancestors ${ancestors}`,
+  ].join("; ");
+}
+
+/** The headers of every response of the frames' origin. */
+export function framesHeaders(s: FramesSettings): Record<string, string> {
+  return {
+    "content-security-policy": framesCsp(s),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cross-origin-opener-policy": "same-origin",
+    "cache-control": "no-store",
+  };
+}
+
+let built: Promise<Map<string, Asset>> | undefined;
+
+/** The static files (all but config.js), built once per process. */
+export function frameAssets(): Promise<Map<string, Asset>> {
+  built ??= buildAssets().catch((err: unknown) => {
+    built = undefined;
+    throw err;
+  });
+  return built;
+}
+
+async function buildAssets(): Promise<Map<string, Asset>> {
+  const { build } = await import("esbuild");
+  const out = await build({
+    entryPoints: { export: path.join(BROWSER, "export.ts"), import: path.join(BROWSER, "import.ts") },
+    outdir: "/frames-out",
+    bundle: true,
+    write: false,
+    platform: "browser",
+    format: "iife",
+    target: "es2022",
+    minify: true,
+    legalComments: "none",
+    logLevel: "silent",
+  });
+  const files = new Map<string, Asset>();
+  for (const f of out.outputFiles) files.set(`/${path.basename(f.path)}`, { type: "text/javascript; charset=utf-8", body: Buffer.from(f.contents) });
+  for (const name of ["export.html", "import.html"]) files.set(`/${name}`, { type: "text/html; charset=utf-8", body: readFileSync(path.join(PAGES, name)) });
+  files.set("/frames.css", { type: "text/css; charset=utf-8", body: readFileSync(path.join(PAGES, "frames.css")) });
+  return files;
+}
+
+/**
+ * `_headers` (the format of Netlify and Cloudflare Pages; docs/frames.md §5.2 gives nginx's):
+ * the headers every file of the frames' origin is served with.
+ */
+export function headersFile(s: FramesSettings): string {
+  const lines = ["/*"];
+  for (const [name, value] of Object.entries(framesHeaders(s))) lines.push(`  ${name}: ${value}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** Writes the frames to `outDir`; returns the file names written. */
+export async function writeFrames(outDir: string, s: FramesSettings): Promise<string[]> {
+  const settings = checkSettings(s);
+  mkdirSync(outDir, { recursive: true });
+  const names: string[] = [];
+  for (const [name, asset] of await frameAssets()) {
+    writeFileSync(path.join(outDir, name.slice(1)), asset.body);
+    names.push(name.slice(1));
+  }
+  writeFileSync(path.join(outDir, "config.js"), configScript(settings));
+  writeFileSync(path.join(outDir, "_headers"), headersFile(settings));
+  return [...names, "config.js", "_headers"].sort();
+}
