@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // @ts-check
-// A minimal Sigil webhook receiver built on sigil/webhooks.
+// A minimal Sigil webhook receiver built on @sigil/webhooks.
 //
 //   SIGIL_JWKS_URL=https://sigil.example.com/public/v1/discovery/webhooks/jwks PORT=3000 \
 //     node examples/webhook-receiver.mjs
@@ -12,7 +12,7 @@
 // JSON line on stdout. Event ids already accepted within the freshness window are acknowledged
 // again without being processed twice (replay / retry deduplication).
 import http from "node:http";
-import { createWebhookVerifier, DEFAULT_MAX_TIMESTAMP_AGE_MS } from "sigil/webhooks";
+import { createWebhookVerifier, DEFAULT_MAX_TIMESTAMP_AGE_MS } from "@sigil/webhooks";
 
 const jwksUrl = process.env.SIGIL_JWKS_URL;
 if (!jwksUrl) {

@@ -1,4 +1,4 @@
-// Writes lib/test-vectors/webhook-signature-v1.json: one fixed Ed25519 key and one signed
+// Writes lib/webhooks/test-vectors/webhook-signature-v1.json: one fixed Ed25519 key and one signed
 // delivery (plus deliveries that must be refused), for receivers in any language to test their
 // verification against. Deterministic: the key is RFC 8032's first test key and Ed25519
 // signatures carry no randomness, so running this again writes the same bytes
@@ -13,7 +13,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-export const VECTOR_FILE = path.resolve(import.meta.dirname, "../lib/test-vectors/webhook-signature-v1.json");
+export const VECTOR_FILE = path.resolve(import.meta.dirname, "../lib/webhooks/test-vectors/webhook-signature-v1.json");
 
 /** RFC 8032 §7.1, TEST 1: a published key, so nobody mistakes it for a secret. */
 const SEED_HEX = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";

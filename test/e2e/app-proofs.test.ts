@@ -4,7 +4,7 @@
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { verifyAppProofSignature } from "@turnkey/crypto";
-import { verifyAppProof, type AppProof } from "sigil/webhooks";
+import { verifyAppProof, type AppProof } from "@sigil/webhooks";
 import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { partyFor, type Party } from "../helpers/policy-harness.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";

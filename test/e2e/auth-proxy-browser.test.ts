@@ -5,7 +5,7 @@
 // page's origin allowed; then, in the page, with core's own calls:
 //   (a) passkey sign-up (CDP virtual authenticator) and login, then session-stamped reads;
 //   (b) email OTP sign-up and login, the code read from a real SMTP server, the one verify step
-//       through sigil/client's verifyOtpWithProxy (docs/logins.md §5.4: core pins the hosted
+//       through @sigil/client's verifyOtpWithProxy (docs/logins.md §5.4: core pins the hosted
 //       signer key — its own verifyOtp is shown failing for exactly that reason);
 //   (c) OAuth 2.0 sign-up and login through the proxy's /v1/oauth2_authenticate against a real
 //       OAuth 2.0 server on loopback (oidc-provider), then core's completeOauth;
@@ -204,7 +204,7 @@ for (const spec of engines()) {
       await readsWithSession(tab, subOrganizationId, first.user_id as string);
     });
 
-    it("(b) email OTP: core's verifyOtp refuses the bundle (pinned signer); sigil/client's verifyOtpWithProxy, then core signs up and logs in", async () => {
+    it("(b) email OTP: core's verifyOtp refuses the bundle (pinned signer); @sigil/client's verifyOtpWithProxy, then core signs up and logs in", async () => {
       const email = `${uniq("otp")}@example.com`;
       const tab = await open();
       let mark = sink.mark();

@@ -1,6 +1,6 @@
 // Wallet and private key export and import end to end (docs/export-import.md): the real server (child process),
 // @turnkey/sdk-server's apiClient and @turnkey/crypto's own decryptExportBundle and
-// encryptWalletToBundle, given the BUNDLE_SIGNER key from discovery; sigil/client's helpers
+// encryptWalletToBundle, given the BUNDLE_SIGNER key from discovery; @sigil/client's helpers
 // against the same bundles; on both engines. Export gives back the mnemonic (and an account's
 // key) that derives the wallet's addresses; importing the BIP-39 test mnemonic gives its known
 // address; a bundle is accepted once; a sub-organization exports only its own wallets; and
@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { Turnkey } from "@turnkey/sdk-server";
 import { decryptExportBundle, encryptPrivateKeyToBundle, encryptWalletToBundle, generateP256KeyPair } from "@turnkey/crypto";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
-import { createSigilClient } from "../../lib/client.mjs";
+import { createSigilClient } from "@sigil/client";
 import { engines, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { assertSecretsNowhere, type Secret } from "../helpers/secrets-grep.ts";
 import { openStore } from "../../src/store/db.ts";
@@ -22,7 +22,7 @@ const SOL0 = { curve: "CURVE_ED25519", pathFormat: "PATH_FORMAT_BIP32", path: "m
 /** The BIP-39 test mnemonic and its first Ethereum address (m/44'/60'/0'/0/0). */
 const TEST_MNEMONIC = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about";
 const TEST_ADDRESS = "0x9858EfFD232B4033E47d90003D41EC34EcaEda94";
-/** A second, 24-word mnemonic imported through sigil/client (BIP-39 vector: entropy 0x7f × 32). */
+/** A second, 24-word mnemonic imported through @sigil/client (BIP-39 vector: entropy 0x7f × 32). */
 const CLIENT_MNEMONIC =
   "legal winner thank year wave sausage worth useful legal winner thank year wave sausage worth useful legal winner thank year wave sausage worth title";
 
@@ -85,7 +85,7 @@ for (const engine of engines()) {
       assert.deepEqual([wallet.exported, wallet.imported], [true, false]);
       assert.equal((await c.getWallets()).wallets.find((w) => w.walletId === made.walletId)?.exported, true);
 
-      // sigil/client opens the same kind of bundle with the key it fetches itself.
+      // @sigil/client opens the same kind of bundle with the key it fetches itself.
       const sigil = createSigilClient({ baseUrl: server.url });
       const target2 = generateP256KeyPair();
       const again = await c.exportWallet({ walletId: made.walletId, targetPublicKey: target2.publicKey });
@@ -133,12 +133,12 @@ for (const engine of engines()) {
       assert.equal(replay.code, 5);
       assert.match(replay.message, /no pending import/);
 
-      // sigil/client builds the same bundle from the key it fetches; the import round-trips through export.
+      // @sigil/client builds the same bundle from the key it fetches; the import round-trips through export.
       const sigil = createSigilClient({ baseUrl: server.url });
       const second = await c.initImportWallet({ userId: init.userId });
       const clientBundle = await sigil.encryptWalletToBundle({ mnemonic: CLIENT_MNEMONIC, importBundle: second.importBundle, userId: init.userId, organizationId: init.organizationId });
       remember("imported client mnemonic", CLIENT_MNEMONIC);
-      const imported = await c.importWallet({ userId: init.userId, walletName: "imported by sigil/client", encryptedBundle: clientBundle, accounts: [ETH0] });
+      const imported = await c.importWallet({ userId: init.userId, walletName: "imported by @sigil/client", encryptedBundle: clientBundle, accounts: [ETH0] });
       assert.equal(imported.addresses[0], addressOf(deriveKey(seedOf(CLIENT_MNEMONIC), "CURVE_SECP256K1", ETH0.path), "ADDRESS_FORMAT_ETHEREUM"));
       const target = generateP256KeyPair();
       const exported = await c.exportWallet({ walletId: imported.walletId, targetPublicKey: target.publicKey });

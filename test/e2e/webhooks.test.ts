@@ -2,7 +2,7 @@
 // both engines. Endpoints are managed and activities submitted through the official SDK
 // clients (behind the shared recording proxy, for HTTP statuses); deliveries land on a real
 // node:http receiver on 127.0.0.1 that records raw body bytes and headers, and are verified
-// twice: with the receiver library (sigil/webhooks) and with an independent node:crypto
+// twice: with the receiver library (@sigil/webhooks) and with an independent node:crypto
 // verifier written here. Delivery bookkeeping (status, attempts, last_status) is read
 // straight from the instance's database.
 //
@@ -17,7 +17,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import path from "node:path";
 import { createPublicKey, randomBytes, randomUUID, verify as edVerify } from "node:crypto";
-import { createWebhookVerifier, type VerifyResult, type WebhookVerifier } from "sigil/webhooks";
+import { createWebhookVerifier, type VerifyResult, type WebhookVerifier } from "@sigil/webhooks";
 import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { RecordingProxy, expectError, newSubOrgParty, partyFor, type AnyRec, type ExpectedError, type Party } from "../helpers/policy-harness.ts";

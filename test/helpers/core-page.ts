@@ -1,5 +1,5 @@
 // A browser app with no backend, as the auth proxy is meant for: @turnkey/core's TurnkeyClient
-// (its browser build, bundled at test time with esbuild) plus sigil/client, on a page this
+// (its browser build, bundled at test time with esbuild) plus @sigil/client, on a page this
 // helper serves, driven in headless Chromium (playwright-core) through page.evaluate. The same
 // page is reachable from two origins — http://localhost:<port> (the app's) and
 // http://127.0.0.1:<port> (another origin, for the disallowed-origin checks). Each tab is its
@@ -13,7 +13,7 @@ import { CHROMIUM, addVirtualAuthenticator, servePage } from "./browser.ts";
 
 const PAGE_SCRIPT = `
 import { TurnkeyClient, OtpType } from "@turnkey/core";
-import { verifyOtpWithProxy } from "sigil/client";
+import { verifyOtpWithProxy } from "@sigil/client";
 import { privateKeyToAccount } from "viem/accounts";
 
 let client;

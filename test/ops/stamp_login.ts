@@ -20,7 +20,7 @@ import {
 import { mintVerificationToken, type MintedToken } from "../helpers/tokens.ts";
 import { pollUntil } from "../helpers/raw-http.ts";
 import { sinkPerHarness, startOtp } from "../helpers/smtp-sink.ts";
-import { createSigilClient } from "sigil/client";
+import { createSigilClient } from "@sigil/client";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
 import { generateP256, privateScalar, type P256Private } from "../../src/crypto/p256.ts";
 import { newId } from "../../src/store/util.ts";
@@ -36,7 +36,7 @@ const MAX_SECONDS = 3600;
 // A real SMTP sink receives the OTP mails of the full flow (init_otp → verify_otp → login).
 const s = sinkPerHarness({ sessionMaxSeconds: MAX_SECONDS });
 
-/** fetch for sigil/client, answered by the in-process app. */
+/** fetch for @sigil/client, answered by the in-process app. */
 const injectFetch = (h: Harness) =>
   (async (url: string) => {
     const r = await h.app.inject({ method: "GET", url: new URL(url).pathname });
@@ -475,7 +475,7 @@ perEngine(
       completed(await attestedLogin(h(), t, { organizationId: org }), stampLogin);
     });
 
-    it("core's OTP flow with sigil/client: init_otp → encryptOtpCode (published key) → verify_otp → attested stamp_login", async () => {
+    it("core's OTP flow with @sigil/client: init_otp → encryptOtpCode (published key) → verify_otp → attested stamp_login", async () => {
       const contact = `otp-${newId().slice(0, 8)}@example.com`;
       const sub = await subOrgWith(h(), "otp-user", { userEmail: contact });
       // The parent starts the flow (as the auth proxy would), for a user of its sub-organization.

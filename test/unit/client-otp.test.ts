@@ -1,4 +1,4 @@
-// sigil/client (lib/client.mjs): what @turnkey/core's verifyOtp cannot do against a
+// @sigil/client (lib/client): what @turnkey/core's verifyOtp cannot do against a
 // self-hosted service — encrypt the OTP code to init_otp's bundle, checked against the
 // service's published key — and checks of session JWTs and verification tokens. The bundles
 // and tokens are made by the service's own code; decryption and the reference checks are the
@@ -16,7 +16,7 @@ import {
   verifySessionJwt,
   verifyVerificationToken,
   type ServiceKey,
-} from "sigil/client";
+} from "@sigil/client";
 import { generateP256, privateScalar, signP256, type P256Private } from "../../src/crypto/p256.ts";
 import { signSessionJwt, signVerificationToken } from "../../src/auth/tokens.ts";
 import type { ServiceKey as ServerKey } from "../../src/auth/service-keys.ts";
@@ -40,7 +40,7 @@ function decrypt(bundle: string, target: P256Private): Record<string, unknown> {
   return JSON.parse(Buffer.from(plain).toString("utf8")) as Record<string, unknown>;
 }
 
-describe("sigil/client: OTP encryption", () => {
+describe("@sigil/client: OTP encryption", () => {
   const signer = generateP256();
   const target = generateP256();
   const client = generateP256();
@@ -92,7 +92,7 @@ describe("sigil/client: OTP encryption", () => {
   });
 });
 
-describe("sigil/client: tokens", () => {
+describe("@sigil/client: tokens", () => {
   const sessionKey = generateP256();
   const tokenKey = generateP256();
   const now = Date.now();
@@ -150,7 +150,7 @@ describe("sigil/client: tokens", () => {
   });
 });
 
-describe("sigil/client: verifyOtpWithProxy", () => {
+describe("@sigil/client: verifyOtpWithProxy", () => {
   const otpSigner = generateP256();
   const tokenSigner = generateP256();
   const target = generateP256();

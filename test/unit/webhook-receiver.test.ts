@@ -1,5 +1,5 @@
-// Webhook receiver verification library (lib/webhooks.mjs, imported through the package's own
-// "exports" as sigil/webhooks): docs/webhooks.md §2.2, §3, §4.
+// Webhook receiver verification library (lib/webhooks, imported through its workspace package
+// "exports" as @sigil/webhooks): docs/webhooks.md §2.2, §3, §4.
 // Deliveries are signed here with node:crypto Ed25519; the key set is served by a real local
 // JWKS HTTP server whose hits are counted; the verifier's clock is injected.
 import { describe, it, after } from "node:test";
@@ -31,7 +31,7 @@ import {
   type VerifySuccess,
   type WebhookFailureReason,
   type WebhookVerifier,
-} from "sigil/webhooks";
+} from "@sigil/webhooks";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const T0 = 1_760_000_000_000;

@@ -1,5 +1,5 @@
-// The published webhook test vector (lib/test-vectors/webhook-signature-v1.json, exported as
-// sigil/webhooks/test-vectors/webhook-signature-v1.json) is what its generator writes, the
+// The published webhook test vector (lib/webhooks/test-vectors/webhook-signature-v1.json, exported as
+// @sigil/webhooks/test-vectors/webhook-signature-v1.json) is what its generator writes, the
 // service's own signing code produces exactly its signature and headers, and the receiver
 // library accepts its valid delivery and refuses each invalid one for the stated reason.
 import { describe, it } from "node:test";
@@ -7,13 +7,13 @@ import assert from "node:assert/strict";
 import { createPrivateKey } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { createWebhookVerifier, verifyWebhookSignature, webhookSignedMessage, type FetchLike } from "sigil/webhooks";
+import { createWebhookVerifier, verifyWebhookSignature, webhookSignedMessage, type FetchLike } from "@sigil/webhooks";
 import { signDelivery, signedMessage, type SigningKey } from "../../src/webhooks/signing-keys.ts";
 import { deliveryHeaders } from "../../src/webhooks/deliver.ts";
 import { VECTOR_FILE, webhookSignatureVectorText, type WebhookSignatureVector } from "../../scripts/webhook-test-vectors.ts";
 
 // Through the package's "exports", as a receiver would find it.
-const vectorPath = fileURLToPath(import.meta.resolve("sigil/webhooks/test-vectors/webhook-signature-v1.json"));
+const vectorPath = fileURLToPath(import.meta.resolve("@sigil/webhooks/test-vectors/webhook-signature-v1.json"));
 const text = readFileSync(vectorPath, "utf8");
 const vector = JSON.parse(text) as WebhookSignatureVector;
 

@@ -1,5 +1,5 @@
 // Hand-written types for ./webhooks.mjs (Sigil webhook receiver verification). The JSDoc of
-// ./webhooks/*.mjs uses these types, and ./webhooks/public-api.check.ts fails the type check
+// ./src/*.mjs uses these types, and ./src/public-api.check.ts fails the type check
 // (tsc -p tsconfig.lib.json) when an export here and the implementation's differ.
 import type { Buffer } from "node:buffer";
 import type { KeyObject } from "node:crypto";

@@ -1,5 +1,5 @@
 // @ts-check
-// Byte helpers for sigil/client: hex and base64url, with the browser's own primitives only
+// Byte helpers for @sigil/client: hex and base64url, with the browser's own primitives only
 // (no node: imports — this library runs in browsers).
 
 /**

@@ -1,5 +1,5 @@
-// Hand-written types for ./client.mjs (sigil/client). The JSDoc of ./client/*.mjs uses these
-// types, and ./client/public-api.check.ts fails the type check (tsc -p tsconfig.lib.json)
+// Hand-written types for ./client.mjs (@sigil/client). The JSDoc of ./src/*.mjs uses these
+// types, and ./src/public-api.check.ts fails the type check (tsc -p tsconfig.lib.json)
 // when an export here and the implementation's differ.
 
 export type ServiceKeyPurpose = "SESSION_JWT" | "OTP_ENCRYPTION_TARGET" | "VERIFICATION_TOKEN" | "BUNDLE_SIGNER";

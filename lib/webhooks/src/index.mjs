@@ -1,5 +1,5 @@
 // @ts-check
-// The public surface of sigil/webhooks (re-exported by ../webhooks.mjs, typed by
+// The public surface of @sigil/webhooks (re-exported by ../webhooks.mjs, typed by
 // ../webhooks.d.mts; ./public-api.check.ts holds the two to the same exports). Internal
 // helpers of the modules below are deliberately not listed.
 
