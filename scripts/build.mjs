@@ -34,3 +34,11 @@ await build({ ...common, entryPoints: [path.join(root, "src/webhooks/delivery-wo
 // Files the sources open relative to themselves (import.meta.url): the bundle sits at the same
 // depth (dist/cli ~ src/cli), so ../../package.json resolves; the checkpointer's worker is copied.
 copyFileSync(path.join(root, "src/store/sqlite/checkpointer.worker.mjs"), path.join(out, "checkpointer.worker.mjs"));
+// The PKCS#11 token's thread (src/crypto/pkcs11/token.ts opens ./token.worker.mjs next to the bundle).
+copyFileSync(path.join(root, "src/crypto/pkcs11/token.worker.mjs"), path.join(out, "token.worker.mjs"));
+// The export and import frames as static files for any web server, with config.js and _headers
+// from SIGIL_FRAMES_API_URL / SIGIL_FRAMES_PARENT_ORIGINS (docs/frames.md §5.2). Their sources
+// are TypeScript: tsx loads the builder.
+const { tsImport } = await import("tsx/esm/api");
+const frames = await tsImport("../src/frames/build.ts", import.meta.url);
+await frames.writeFrames(path.join(root, "dist", "frames"), frames.staticSettings(process.env));

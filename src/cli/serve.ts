@@ -18,6 +18,8 @@ import { PROXY_REDACT_PATHS, startProxy, type RunningProxy } from "../proxy/star
 import { ACTIVITIES, VOTES } from "../activities/registry.ts";
 import { checkParentStampable } from "../pipeline/parent-writes.ts";
 import { secretLogPaths } from "../activities/secret-params.ts";
+import { startFramesServer, type RunningFramesServer } from "../frames/serve.ts";
+import { framesSettingsFrom } from "../frames/settings.ts";
 
 const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
@@ -48,7 +50,7 @@ export async function serve(argv: string[]): Promise<void> {
   // What startup has opened, closed in reverse order should a later step fail (a taken port,
   // an unreadable file): a pool or a LISTEN connection left open would otherwise keep a
   // process that will never serve alive forever (docs/operations.md §1).
-  const opened: Array<() => Promise<unknown>> = [() => store.close()];
+  const opened: Array<() => Promise<unknown>> = [() => service.masterKey.close(), () => store.close()];
   try {
     await startServing(service, logger, opened);
   } catch (err) {
@@ -143,6 +145,20 @@ async function startServing(service: Awaited<ReturnType<typeof openService>>, lo
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
+  // The export and import frames on their own origin (docs/frames.md §5.1), up before the
+  // "sigil listening" line; a taken port is logged and the API runs without them.
+  let frames: RunningFramesServer | undefined;
+  if (config.framesPort !== undefined) {
+    try {
+      const settings = await framesSettingsFrom(config, port, store.db);
+      if (settings.parentOrigins.length === 0) logger.warn("the frames have no parent origin (SIGIL_FRAMES_PARENT_ORIGINS, SIGIL_CORS_ORIGINS and the auth proxy configurations list none): no page may embed them");
+      frames = await startFramesServer({ host: config.host, port: config.framesPort, ...settings });
+      opened.push(() => frames!.close());
+      logger.info({ port: Number(new URL(frames.url).port), exportUrl: frames.exportUrl, importUrl: frames.importUrl, apiBaseUrl: settings.apiBaseUrl, parentOrigins: settings.parentOrigins }, "sigil frames listening");
+    } catch (err) {
+      logger.error({ port: config.framesPort, reason: (err as Error).message }, "the frames server could not start; the API runs without it");
+    }
+  }
   // Tests and tooling wait for this line.
   logger.info({ port, engine: store.engine, location: store.location, tvcIngressPort: tvc.ingress?.port }, "sigil listening");
   // The auth proxy next to the API (docs/auth-proxy-service.md §1): it reaches this API over
@@ -177,8 +193,9 @@ async function startServing(service: Awaited<ReturnType<typeof openService>>, lo
     }, graceMs);
     try {
       // TVC replicas are stopped (SIGTERM, then SIGKILL) while the store is still open.
-      await Promise.all([app.close(), dispatcher.stop(), tvc.stop(), authProxy?.close()]);
+      await Promise.all([app.close(), dispatcher.stop(), tvc.stop(), authProxy?.close(), frames?.close()]);
       await store.close();
+      await service.masterKey.close();
     } catch (err) {
       logger.error({ err }, "shutdown failed");
       process.exit(1);

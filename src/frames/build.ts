@@ -5,6 +5,7 @@
 // to dist/frames for any static server.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { originOf } from "./origins.ts";
 
 // src/frames here, dist/cli in the service bundle: both two levels below the root.
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -21,20 +22,6 @@ export interface FramesSettings {
 export interface Asset {
   type: string;
   body: Buffer;
-}
-
-/** An exact http(s) origin (a trailing slash is dropped), or an error naming `what`. */
-export function originOf(v: string, what: string): string {
-  let u: URL;
-  try {
-    u = new URL(v);
-  } catch {
-    throw new Error(`${what}: ${JSON.stringify(v.slice(0, 200))} is not a URL`);
-  }
-  if ((u.protocol !== "http:" && u.protocol !== "https:") || u.origin !== v.replace(/\/$/, "")) {
-    throw new Error(`${what}: ${JSON.stringify(v.slice(0, 200))} must be scheme://host[:port] with nothing after it`);
-  }
-  return u.origin;
 }
 
 /** Checked settings: origins normalised, duplicates dropped. */
@@ -133,4 +120,19 @@ export async function writeFrames(outDir: string, s: FramesSettings): Promise<st
   writeFileSync(path.join(outDir, "config.js"), configScript(settings));
   writeFileSync(path.join(outDir, "_headers"), headersFile(settings));
   return [...names, "config.js", "_headers"].sort();
+}
+
+/**
+ * `npm run build`'s settings (docs/frames.md §5.2), from the same variables `sigil serve` reads:
+ * SIGIL_FRAMES_API_URL (else http://127.0.0.1:<PORT or 8080>) and SIGIL_FRAMES_PARENT_ORIGINS
+ * (else SIGIL_CORS_ORIGINS; else none — no page may embed the frames until config.js and
+ * _headers name one).
+ */
+export function staticSettings(env: NodeJS.ProcessEnv): FramesSettings {
+  const list = (v: string | undefined) => (v ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const parents = list(env.SIGIL_FRAMES_PARENT_ORIGINS);
+  return checkSettings({
+    apiBaseUrl: env.SIGIL_FRAMES_API_URL ?? `http://127.0.0.1:${env.PORT || "8080"}`,
+    parentOrigins: parents.length > 0 ? parents : list(env.SIGIL_CORS_ORIGINS),
+  });
 }

@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-// What the export and import frames share (docs/frames.md §2–§4): their configuration (written
+// What the export and import frames share (docs/frames.md §2–4): their configuration (written
 // by the frames server or the static build into config.js, never taken from the parent), the
 // parent check, and @turnkey/iframe-stamper's channel — the parent posts
 // TURNKEY_INIT_MESSAGE_CHANNEL with a MessagePort once the frame has loaded; every request then

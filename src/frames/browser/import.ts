@@ -23,11 +23,17 @@ const PASSPHRASE_SEPARATOR = "\n--PASS--\n";
 /** The target of the injected bundle; used by one EXTRACT_*, then dropped. */
 let target: string | undefined;
 
-function takeTarget(): string {
-  if (!target) throw new Error("no import bundle injected (or it was used already)");
+/** The target, checked before the typed text is read; `seal` drops it once it has encrypted. */
+function withTarget(): { seal(plaintext: Uint8Array): Promise<string> } {
   const t = target;
-  target = undefined;
-  return t;
+  if (!t) throw new Error("no import bundle injected (or it was used already)");
+  return {
+    async seal(plaintext) {
+      const sealed = await hpkeSealToText(t, plaintext);
+      if (target === t) target = undefined;
+      return sealed;
+    },
+  };
 }
 
 const field = (id: string): HTMLTextAreaElement | HTMLInputElement => document.getElementById(id) as HTMLTextAreaElement;
@@ -58,6 +64,7 @@ if (!config) {
     EXTRACT_WALLET_ENCRYPTED_BUNDLE: {
       reply: "ENCRYPTED_BUNDLE_EXTRACTED",
       async run() {
+        const to = withTarget();
         const typed = field("plaintext").value;
         if (typed.length > 1_000) throw new Error("the mnemonic is too long");
         // Any whitespace between the words, as the server reads it; one space in the bundle.
@@ -68,15 +75,16 @@ if (!config) {
         if (passphrase.length > 1_000) throw new Error("the passphrase is too long");
         if (passphrase.includes(PASSPHRASE_SEPARATOR)) throw new Error("the passphrase cannot contain the separator line --PASS--");
         const text = passphrase === "" ? mnemonic : `${mnemonic}${PASSPHRASE_SEPARATOR}${passphrase}`;
-        return hpkeSealToText(takeTarget(), new TextEncoder().encode(text));
+        return to.seal(new TextEncoder().encode(text));
       },
     },
     EXTRACT_KEY_ENCRYPTED_BUNDLE: {
       reply: "ENCRYPTED_BUNDLE_EXTRACTED",
       async run(message) {
+        const to = withTarget();
         const key = decodeKey(field("plaintext").value, keyFormatOf(Object.hasOwn(message, "keyFormat") ? message.keyFormat : undefined));
         try {
-          return await hpkeSealToText(takeTarget(), key);
+          return await to.seal(key);
         } finally {
           key.fill(0);
         }
