@@ -13,9 +13,10 @@ import path from "node:path";
 const root = path.resolve(import.meta.dirname, "..");
 const out = path.join(root, "dist", "cli");
 mkdirSync(out, { recursive: true });
-// Packages that load files relative to themselves (native addons, WebAssembly) stay external.
+// Packages that load files relative to themselves (native addons, WebAssembly, esbuild's binary —
+// the frames are built at start, docs/frames.md §5.1) stay external.
 // (bench/statements.ts, which hooks node_modules' pg from outside, runs its server from the sources.)
-const EXTERNAL = ["better-sqlite3", "secp256k1", "tiny-secp256k1", "pg-native", "bufferutil", "utf-8-validate"];
+const EXTERNAL = ["better-sqlite3", "esbuild", "secp256k1", "tiny-secp256k1", "pg-native", "bufferutil", "utf-8-validate"];
 const common = {
   bundle: true,
   platform: "node",
