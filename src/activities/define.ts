@@ -87,6 +87,12 @@ export interface PrepareContext {
   now: number;
   chains: ChainCache;
   services: ActivityServices;
+  /**
+   * With policySigner, at submission only: the key its signWith names, as the submission found
+   * it and the policies were decided over. Work done with it here must be checked against the
+   * key `execute` finds in its transaction (docs/signing.md §6).
+   */
+  signer?: Signer;
 }
 
 export interface ExecuteContext<X = undefined> {

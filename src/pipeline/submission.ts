@@ -109,6 +109,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
             now,
             chains: deps.state.chains,
             services: activityServices(deps, deps.db, now),
+            ...(signer ? { signer: signer.signer } : {}),
           },
           params,
           "submission",
@@ -119,7 +120,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   const listening = await deps.state.listeners.hasListeners(deps.db, principal.organization.id, snapshot.webhookVersion);
   // 7. execute and record
   // Secret parameters are recorded sealed, in the intent and in the vote's copy of the body (docs/activities.md §10).
-  const vote = recordedVote(deps, def, voteRow(activityId, "VOTE_SELECTION_APPROVED", v, now));
+  const vote = await recordedVote(deps, def, voteRow(activityId, "VOTE_SELECTION_APPROVED", v, now));
   const known: KnownVotes = { votes: [vote], voters: [principal.user], mfaPolicies: new Map([[principal.user.id, mfaPolicies]]) };
   const settlement: Settlement = {
     activity: {
@@ -127,7 +128,7 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
       organization_id: principal.organization.id,
       type: def.type,
       fingerprint,
-      intent: recordedIntent(deps, def, params, activityId),
+      intent: await recordedIntent(deps, def, params, activityId),
       submitted_by: principal.actor.userId,
       app_proofs: null,
       created_at: now,

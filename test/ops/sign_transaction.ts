@@ -6,7 +6,7 @@ import { base58 } from "@scure/base";
 import { Keypair, LAMPORTS_PER_SOL, MessageV0, PublicKey, SystemProgram, Transaction, TransactionInstruction, VersionedTransaction } from "@solana/web3.js";
 import * as btc from "@scure/btc-signer";
 import { schnorr, secp256k1 } from "@noble/curves/secp256k1.js";
-import { addUsersWithKeys, completed, forbidden, invalidRequest, notFound, perEngine, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
+import { addUsersWithKeys, completed, forbidden, invalidRequest, notFound, perEngine, twoOfTwo, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
 import { ETH, SOL, newPrivateKey, newWallet, openedPrivateKey } from "../helpers/keys-and-wallets.ts";
 import { solanaInstructions } from "../helpers/solana-tx.ts";
 import { MAX_SOLANA_ACCOUNT_REFERENCES, MAX_SOLANA_INSTRUCTIONS } from "../../src/signing/parsers/solana.ts";
@@ -154,6 +154,32 @@ perEngine("sign_transaction", (h) => {
     const legacySigned = btc.Transaction.fromPSBT(Buffer.from(res.signedTransaction, "hex"));
     legacySigned.finalize();
     assert.ok(legacySigned.extract().length > 100);
+  });
+
+  // docs/signing.md §6: a submission the policies allow is signed before its transaction; one
+  // that awaits consensus is signed by the approval that executes it, in that transaction.
+  it("Bitcoin: a PSBT awaiting a second approval is signed when the approval executes it", async () => {
+    const { a, b } = await twoOfTwo(h());
+    const approve = async (activity: Json) => h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: (activity as { fingerprint: string }).fingerprint }, { as: b });
+    const keyRes = await h().submit("create_private_keys", "ACTIVITY_TYPE_CREATE_PRIVATE_KEYS_V2", {
+      privateKeys: [{ privateKeyName: "btc", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: ["ADDRESS_FORMAT_BITCOIN_MAINNET_P2WPKH"] }],
+    }, { as: a });
+    assert.equal(keyRes.json.activity?.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED", JSON.stringify(keyRes.json));
+    const key = completed(await approve(keyRes.json.activity), "createPrivateKeysResultV2").privateKeys[0] as { privateKeyId: string; addresses: { address: string }[] };
+    const script = btc.OutScript.encode(btc.Address(btc.NETWORK).decode(key.addresses[0]!.address));
+    const inputs = Array.from({ length: 3 }, () => ({ script, amount: 10_000n }));
+    const unsigned = psbtOf(inputs, [{ address: BTC_TO, amount: 29_000n }]);
+    const pending = await sign(h(), { signWith: key.privateKeyId, unsignedTransaction: unsigned, type: "TRANSACTION_TYPE_BITCOIN" }, a);
+    assert.equal(pending.json.activity?.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED", JSON.stringify(pending.json));
+    assert.equal(pending.json.activity.result?.signTransactionResult, undefined);
+    const { signedTransaction } = completed(await approve(pending.json.activity), RESULT);
+    const signed = btc.Transaction.fromPSBT(Buffer.from(signedTransaction, "hex"), { allowUnknownOutputs: true });
+    for (let i = 0; i < inputs.length; i++) {
+      const [[pub, sig]] = signed.getInput(i).partialSig! as [[Uint8Array, Uint8Array]];
+      assert.deepEqual(btc.p2wpkh(pub).script, script);
+      const sighash = signed.preimageWitnessV0(i, btc.p2pkh(pub).script, btc.SigHash.ALL, 10_000n);
+      assert.ok(secp256k1.verify(sig.subarray(0, -1), sighash, pub, { prehash: false, format: "der" }), `input ${i}`);
+    }
   });
 
   it("Bitcoin: what cannot be read or signed is a 400 naming it", async () => {

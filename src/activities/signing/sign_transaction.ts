@@ -2,7 +2,8 @@ import { Type, type Static } from "@sinclair/typebox";
 import { signerInTransaction, signerPublicKey, withSigningKey } from "../../signing/resolve.ts";
 import { SignWith } from "../../signing/schema.ts";
 import { checkSigner, parseTransaction, signParsed, transactionFacts, TRANSACTION_TYPES } from "../../signing/transaction.ts";
-import { defineActivity, type ExecuteContext } from "../define.ts";
+import { defineActivity, type ExecuteContext, type PrepareContext } from "../define.ts";
+import type { SigningCurve } from "../../signing/sign.ts";
 
 /** 128 KiB of transaction as hex, with a 0x prefix allowed. [our choice] */
 export const MAX_UNSIGNED_TRANSACTION_CHARS = 2 * 128 * 1024 + 2;
@@ -18,11 +19,37 @@ const Params = Type.Object({
   type: Type.Union(TRANSACTION_TYPES.map((t) => Type.Literal(t)), { errorMessage: `must be one of ${TRANSACTION_TYPES.join(", ")}` }),
 });
 
-async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
+/** What submission signed before the transaction, and with which key. */
+interface Presigned {
+  curve: SigningCurve;
+  publicKey: string;
+  signedTransaction: string;
+}
+
+/**
+ * Signs at submission, once the policies allowed it, before the activity's transaction opens
+ * (docs/signing.md §6): on SQLite that transaction holds the store's one connection, and a
+ * large PSBT's signing slices would keep every other request's reads waiting. An approval
+ * prepares nothing (`{}`): the transaction signs then, as it may not execute at all.
+ */
+async function prepare(ctx: PrepareContext, p: Static<typeof Params>, when: "submission" | "approval"): Promise<{ presigned?: Presigned }> {
+  if (when !== "submission" || !ctx.signer) return {};
+  const parsed = parseTransaction(p.type, p.unsignedTransaction, p.signWith);
+  const publicKey = signerPublicKey(ctx.signer);
+  checkSigner(parsed, ctx.signer.curve, publicKey);
+  const signedTransaction = await withSigningKey(ctx.services.masterKey, ctx.signer, (key) => signParsed(parsed, key, publicKey));
+  return { presigned: { curve: ctx.signer.curve, publicKey, signedTransaction } };
+}
+
+async function execute(ctx: ExecuteContext<{ presigned?: Presigned }>, p: Static<typeof Params>) {
   const parsed = parseTransaction(p.type, p.unsignedTransaction, p.signWith);
   const signer = await signerInTransaction(ctx, p.signWith);
   const publicKey = signerPublicKey(signer);
   checkSigner(parsed, signer.curve, publicKey);
+  // The signature made before this transaction stands only if signWith still names that key
+  // here; otherwise (a key deleted and another found meanwhile) this one signs.
+  const pre = ctx.prepared?.presigned;
+  if (pre && pre.curve === signer.curve && pre.publicKey === publicKey) return { signedTransaction: pre.signedTransaction };
   const signedTransaction = await withSigningKey(ctx.services.masterKey, signer, (key) => signParsed(parsed, key, publicKey));
   return { signedTransaction };
 }
@@ -44,5 +71,6 @@ export const signTransactionV2 = defineActivity({
   // of the transaction (400) is refused at submission, before any policy.
   checkSigner: (p, key) => checkSigner(parseTransaction(p.type, p.unsignedTransaction, p.signWith), key.curve, key.publicKey),
   policySigning: (p) => transactionFacts(parseTransaction(p.type, p.unsignedTransaction, p.signWith)),
+  prepare,
   execute,
 });
