@@ -13,6 +13,7 @@ import { DEFAULT_CONFIG_TTL_MS, parseProxySecret } from "./auth-proxy/channel.ts
 import { LOGIN_KNOBS } from "./logins/index.ts";
 import { originOf } from "./frames/origins.ts";
 import { DEFAULT_LIMITS } from "./policy/budget.ts";
+import { MASTER_KEY_SOURCE_NAMES } from "./crypto/master-key-source-names.ts";
 import { bool, defaultsOf, defineKnob, int, list, readKnobs, secondsAsMs, str, url, type ConfigOf } from "./config/define.ts";
 
 /** host[:port] with nothing else (no scheme, path or credentials): what an app's publicDomain starts with. */
@@ -38,6 +39,14 @@ function tvcImageRoot(v: string): string {
   if (!fs.statSync(real).isDirectory()) throw new Error(`SIGIL_TVC_IMAGE_ROOT is not a directory: ${v}`);
   if (real === "/") throw new Error("SIGIL_TVC_IMAGE_ROOT must not be / (every file of the host would be an image)");
   return real;
+}
+
+/** One of the given names. */
+function oneOf<const N extends string>(name: string, names: readonly N[]) {
+  return (v: string): N => {
+    if ((names as readonly string[]).includes(v)) return v as N;
+    throw new Error(`${name} must be one of ${names.join(", ")}, got ${JSON.stringify(v.slice(0, 100))}`);
+  };
 }
 
 /** `on` / `off` (also true/false, 1/0). */
@@ -90,6 +99,62 @@ export const KNOBS = [
     default: undefined,
     computedBy: "resolveMasterKey (src/crypto/master-key-source.ts): generated once into <data dir>/master.key",
     doc: { meaning: "32-byte key-encryption key, 64 hex chars or base64. Secrets at rest are envelope-encrypted under it. When absent, a key is generated once into `<data dir>/master.key` (mode 0600) with a warning. Set it in production and on every node of a multi-node deployment. A key that does not match the database is refused at startup. Never accepted as a flag (command lines are visible in `ps`).", default: "generated" },
+  }),
+  defineKnob({
+    env: "SIGIL_MASTER_KEY_SOURCE",
+    flag: "--master-key-source",
+    key: "masterKeySource",
+    parse: oneOf("SIGIL_MASTER_KEY_SOURCE", MASTER_KEY_SOURCE_NAMES),
+    default: undefined,
+    doc: { meaning: "Where the key-encryption key lives ([docs/custody.md §1](custody.md#1-the-sources)): `env` (SIGIL_MASTER_KEY), `file` (`<data dir>/master.key`) or `pkcs11` (a non-extractable AES-256 key on a PKCS#11 token; SIGIL_MASTER_KEY must then be unset)", default: "`env` when SIGIL_MASTER_KEY is set, else `file`" },
+  }),
+  defineKnob({
+    env: "SIGIL_PKCS11_LIBRARY",
+    flag: "--pkcs11-library",
+    key: "pkcs11Library",
+    parse: str,
+    default: undefined,
+    doc: { meaning: "`pkcs11`: path of the token's PKCS#11 library (SoftHSM2: `/usr/lib/softhsm/libsofthsm2.so`)" },
+  }),
+  defineKnob({
+    env: "SIGIL_PKCS11_TOKEN_LABEL",
+    flag: "--pkcs11-token-label",
+    key: "pkcs11TokenLabel",
+    parse: str,
+    default: undefined,
+    doc: { meaning: "`pkcs11`: the label of the token holding the key" },
+  }),
+  defineKnob({
+    env: "SIGIL_PKCS11_KEY_LABEL",
+    flag: "--pkcs11-key-label",
+    key: "pkcs11KeyLabel",
+    parse: str,
+    default: "sigil-kek",
+    doc: { meaning: "`pkcs11`: the label (CKA_LABEL) of the AES-256 key-encryption key on the token; unique among its AES keys" },
+  }),
+  defineKnob({
+    env: "SIGIL_PKCS11_PIN",
+    secret: true,
+    key: "pkcs11Pin",
+    parse: str,
+    default: undefined,
+    doc: { meaning: "`pkcs11`: the token's user PIN. Environment only, never a flag; or use SIGIL_PKCS11_PIN_FILE" },
+  }),
+  defineKnob({
+    env: "SIGIL_PKCS11_PIN_FILE",
+    flag: "--pkcs11-pin-file",
+    key: "pkcs11PinFile",
+    parse: str,
+    default: undefined,
+    doc: { meaning: "`pkcs11`: a file holding the user PIN (its first line; keep it 0600), instead of SIGIL_PKCS11_PIN" },
+  }),
+  defineKnob({
+    env: "SIGIL_PKCS11_TIMEOUT_MS",
+    flag: "--pkcs11-timeout-ms",
+    key: "pkcs11TimeoutMs",
+    parse: int("SIGIL_PKCS11_TIMEOUT_MS", 50, 60_000),
+    default: 2_000,
+    doc: { meaning: "`pkcs11`: how long one token call may take; past it the request needing the secret is answered 503 and the token's thread is replaced ([docs/custody.md §3](custody.md#3-when-the-token-is-away))" },
   }),
   defineKnob({ env: "LOG_LEVEL", flag: "--log-level", key: "logLevel", parse: str, default: "info", doc: { meaning: "pino level (`fatal` … `trace`); request logs carry request id, organization id, activity id — never stamps or secrets" } }),
   defineKnob({

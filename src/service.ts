@@ -3,9 +3,10 @@
 // on the first secret it cannot decrypt.
 import { loadConfig, type Config } from "./config.ts";
 import { migrate, openStore, type Store } from "./store/db.ts";
-import { resolveMasterKey } from "./crypto/master-key-source.ts";
+import { openMasterKey } from "./crypto/master-key-source.ts";
 import { ensurePrivateDir } from "./store/data-dir.ts";
 import type { MasterKey } from "./crypto/envelope.ts";
+import { randomBytes } from "node:crypto";
 import { newServiceState, type ServiceState } from "./service-state.ts";
 
 export interface Service {
@@ -24,24 +25,32 @@ export async function openService(argv: string[] = [], env: NodeJS.ProcessEnv = 
   // Also with PostgreSQL and SIGIL_MASTER_KEY: TVC pid records live here (docs/tvc-isolation.md §4).
   ensurePrivateDir(config.dataDir);
   const warnings: string[] = [];
-  const { key, warning } = resolveMasterKey(config.masterKey, config.dataDir);
+  const { key, warning } = await openMasterKey(config);
   if (warning) warnings.push(warning);
-  const store = openStore({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolSize: config.dbPoolSize,
-    timeouts: {
-      connectTimeoutMs: config.dbConnectTimeoutMs,
-      statementTimeoutMs: config.dbStatementTimeoutMs,
-      idleInTransactionTimeoutMs: config.dbIdleInTransactionTimeoutMs,
-      lockTimeoutMs: config.sqliteLockTimeoutMs,
-    },
-  });
+  let store: Store;
+  try {
+    store = openStore({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      poolSize: config.dbPoolSize,
+      timeouts: {
+        connectTimeoutMs: config.dbConnectTimeoutMs,
+        statementTimeoutMs: config.dbStatementTimeoutMs,
+        idleInTransactionTimeoutMs: config.dbIdleInTransactionTimeoutMs,
+        lockTimeoutMs: config.sqliteLockTimeoutMs,
+      },
+    });
+  } catch (err) {
+    await key.close();
+    throw err;
+  }
   try {
     await migrate(store.db);
     await checkCanary(store, key);
+    if (!key.hasRootSecret) await openRootSecret(store, key);
   } catch (err) {
     await store.close();
+    await key.close();
     throw err;
   }
   return { config, store, masterKey: key, state: newServiceState(), warnings };
@@ -56,18 +65,41 @@ async function checkCanary(store: Store, key: MasterKey): Promise<void> {
     // then checked like any other.
     await store.db
       .insertInto("sigil_meta")
-      .values({ key: "master_key_canary", value: key.seal("sigil", CANARY_AAD) })
+      .values({ key: "master_key_canary", value: await key.seal("sigil", CANARY_AAD) })
       .onConflict((oc) => oc.column("key").doNothing())
       .execute();
     row = await read();
     if (!row) throw new Error("could not record the master key canary");
   }
   try {
-    key.open(row.value, CANARY_AAD);
+    await key.open(row.value, CANARY_AAD);
   } catch (err) {
     throw new Error(
       `the master key does not match the one this database was created with: ${(err as Error).message}. ` +
-        "Set SIGIL_MASTER_KEY to the original key.",
+        "Set SIGIL_MASTER_KEY (or the PKCS#11 settings) to the original key.",
     );
   }
+}
+
+const ROOT_AAD = "sigil:master-key-root";
+
+/**
+ * A key that stays on its token has no bytes to derive the service's HMAC keys from (OTP code
+ * digests, the proxy secret): they derive from a random root secret instead, made once, kept
+ * sealed under the key in sigil_meta and opened here (docs/custody.md §2).
+ */
+async function openRootSecret(store: Store, key: MasterKey): Promise<void> {
+  const read = () => store.db.selectFrom("sigil_meta").select("value").where("key", "=", "master_key_root").executeTakeFirst();
+  let row = await read();
+  if (!row) {
+    const root = randomBytes(32);
+    const sealed = await key.seal(root, ROOT_AAD);
+    root.fill(0);
+    await store.db.insertInto("sigil_meta").values({ key: "master_key_root", value: sealed }).onConflict((oc) => oc.column("key").doNothing()).execute();
+    row = await read();
+    if (!row) throw new Error("could not record the master key's root secret");
+  }
+  const root = await key.open(row.value, ROOT_AAD);
+  key.setRootSecret(root);
+  root.fill(0);
 }

@@ -88,13 +88,22 @@ export function secretAad(activityId: string, path: string): string {
   return `activity-secret-param:${activityId}:${path}`;
 }
 
-export function sealSecrets(params: Record<string, unknown>, paths: readonly string[], key: MasterKey, activityId: string): Record<string, unknown> {
-  return mapSecrets(params, paths, (v, path) => key.seal(v, secretAad(activityId, path)));
+export function sealSecrets(params: Record<string, unknown>, paths: readonly string[], key: MasterKey, activityId: string): Promise<Record<string, unknown>> {
+  return mapSecretsAsync(params, paths, (v, path) => key.seal(v, secretAad(activityId, path)));
 }
 
 /** Throws when a value was sealed for another activity or field, or with another key. */
-export function openSecrets(params: Record<string, unknown>, paths: readonly string[], key: MasterKey, activityId: string): Record<string, unknown> {
-  return mapSecrets(params, paths, (v, path) => key.open(v, secretAad(activityId, path)).toString("utf8"));
+export function openSecrets(params: Record<string, unknown>, paths: readonly string[], key: MasterKey, activityId: string): Promise<Record<string, unknown>> {
+  return mapSecretsAsync(params, paths, async (v, path) => (await key.open(v, secretAad(activityId, path))).toString("utf8"));
+}
+
+/** mapSecrets with an asynchronous `f` (sealing goes through the key-encryption key: docs/custody.md §3). */
+async function mapSecretsAsync(params: Record<string, unknown>, paths: readonly string[], f: (value: string, path: string) => Promise<string>): Promise<Record<string, unknown>> {
+  const found = new Map<string, string>();
+  mapSecrets(params, paths, (v, path) => (found.set(path, v), v));
+  const replaced = new Map<string, string>();
+  for (const [path, v] of found) replaced.set(path, await f(v, path));
+  return mapSecrets(params, paths, (v, path) => replaced.get(path) ?? v);
 }
 
 /**
@@ -113,6 +122,15 @@ export function mapMessageSecrets(message: string, type: string, paths: readonly
   }
   if (!isRecord(body) || body.type !== type || !isRecord(body.parameters)) return message;
   return JSON.stringify({ ...body, parameters: f(body.parameters) });
+}
+
+/** mapMessageSecrets with an asynchronous `f`. */
+export async function mapMessageSecretsAsync(message: string, type: string, paths: readonly string[], f: (params: Record<string, unknown>) => Promise<Record<string, unknown>>): Promise<string> {
+  let params: Record<string, unknown> | undefined;
+  mapMessageSecrets(message, type, paths, (p) => (params = p));
+  if (!params) return message;
+  const replaced = await f(params);
+  return mapMessageSecrets(message, type, paths, () => replaced);
 }
 
 /**

@@ -42,12 +42,12 @@ export async function appProofKey(cache: AppProofKeyCache, db: Executor, master:
     // The first half is an encryption key in the upstream format; nothing is encrypted to it here.
     const encryption = p256.utils.randomSecretKey();
     const publicKey = Buffer.concat([p256.getPublicKey(encryption, false), p256.getPublicKey(signing, false)]).toString("hex");
-    const value = JSON.stringify({ publicKey, sealed: master.seal(Buffer.from(signing), AAD) });
+    const value = JSON.stringify({ publicKey, sealed: await master.seal(Buffer.from(signing), AAD) });
     await db.insertInto("sigil_meta").values({ key: META_KEY, value }).onConflict((oc) => oc.column("key").doNothing()).execute();
     row = await db.selectFrom("sigil_meta").select("value").where("key", "=", META_KEY).executeTakeFirstOrThrow();
   }
   const stored = JSON.parse(row.value) as { publicKey: string; sealed: string };
-  cache.key = { publicKey: stored.publicKey, secretKey: new Uint8Array(master.open(stored.sealed, AAD)) };
+  cache.key = { publicKey: stored.publicKey, secretKey: new Uint8Array(await master.open(stored.sealed, AAD)) };
   return cache.key;
 }
 

@@ -11,7 +11,7 @@
 // at rest and re-sealed with the proxy secret for the trip; the proxy opens it in memory for
 // each request it signs and keeps only the sealed form.
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { MasterKey } from "../crypto/envelope.ts";
+import { LocalKey, type MasterKey } from "../crypto/envelope.ts";
 
 /** Route the proxy fetches one configuration (and its key, sealed for transport) from. */
 export const CONFIG_ROUTE = "/internal/v1/auth_proxy/config";
@@ -32,7 +32,7 @@ const SECRET_LABEL = "sigil auth-proxy secret v1";
 
 /** The proxy secret of a master key (given as its 64 hex characters). */
 export function proxySecretFromMasterKey(masterKey: MasterKey): Buffer {
-  return createHmac("sha256", Buffer.from(masterKey.toHex(), "hex")).update(SECRET_LABEL).digest();
+  return createHmac("sha256", masterKey.rootSecret()).update(SECRET_LABEL).digest();
 }
 
 /** Accepts 64 hex characters (what `sigil proxy --print-secret` prints). */
@@ -52,17 +52,17 @@ export function channelSignatureValid(secret: Buffer, rawBody: Buffer | string, 
   return timingSafeEqual(Buffer.from(signChannelBody(secret, rawBody), "hex"), Buffer.from(header, "hex"));
 }
 
-const transportKey = (secret: Buffer) => new MasterKey(secret);
+const transportKey = (secret: Buffer) => new LocalKey(secret);
 const transportAad = (configId: string) => `auth-proxy-transport:${configId}`;
 
 /** The proxy key's PKCS#8 DER, sealed with the proxy secret for the trip to the proxy. */
 export function sealForTransport(secret: Buffer, pkcs8: Buffer, configId: string): string {
-  return transportKey(secret).seal(pkcs8, transportAad(configId));
+  return transportKey(secret).sealSync(pkcs8, transportAad(configId));
 }
 
 /** Opens what sealForTransport sealed; the caller zeroes the result after use. */
 export function openFromTransport(secret: Buffer, sealed: string, configId: string): Buffer {
-  return transportKey(secret).open(sealed, transportAad(configId));
+  return transportKey(secret).openSync(sealed, transportAad(configId));
 }
 
 /** Body of CONFIG_ROUTE requests. */

@@ -37,7 +37,7 @@ async function createServiceKey(db: Executor, master: MasterKey, purpose: Servic
       id,
       purpose,
       public_key: key.publicUncompressed,
-      private_key_sealed: master.seal(toPkcs8(key), aad(id, purpose)),
+      private_key_sealed: await master.seal(toPkcs8(key), aad(id, purpose)),
       status: "active",
       created_at: now,
       updated_at: now,
@@ -90,7 +90,7 @@ export async function activeServiceKey(cache: ServiceKeyCache, db: Executor, mas
   }
   const opened = cache.get(purpose);
   if (opened?.id === row.id) return opened;
-  const key: ServiceKey = { id: row.id, purpose, signer: p256FromPkcs8(master.open(row.private_key_sealed, aad(row.id, purpose))) };
+  const key: ServiceKey = { id: row.id, purpose, signer: p256FromPkcs8(await master.open(row.private_key_sealed, aad(row.id, purpose))) };
   cache.set(key);
   return key;
 }

@@ -84,5 +84,6 @@ export async function init(argv: string[]): Promise<void> {
     }
   } finally {
     await service.store.close();
+    await service.masterKey.close();
   }
 }

@@ -6,11 +6,27 @@ import { loadConfig } from "../config.ts";
 import { proxySecretOf, proxySettingsFrom } from "../proxy/settings.ts";
 import { PROXY_REDACT_PATHS, startProxy } from "../proxy/start.ts";
 import { LOG_REDACT_PATHS } from "./serve.ts";
+import { masterKeySourceOf } from "../crypto/master-key-source.ts";
+import type { MasterKey } from "../crypto/envelope.ts";
+import type { Config } from "../config.ts";
+
+/**
+ * A key on a PKCS#11 token derives the proxy secret from the root secret sealed in the
+ * database (docs/custody.md §2): `--print-secret` then opens the service to read it.
+ */
+async function tokenMasterKeyRoot(config: Config, argv: string[]): Promise<MasterKey | undefined> {
+  if (config.authProxySecret || masterKeySourceOf(config).name !== "pkcs11") return undefined;
+  const { openService } = await import("../service.ts");
+  const service = await openService(argv);
+  await service.store.close();
+  await service.masterKey.close();
+  return service.masterKey;
+}
 
 export async function proxy(argv: string[]): Promise<void> {
   const config = loadConfig(process.env, argv);
   if (argv.includes("--print-secret")) {
-    process.stdout.write(proxySecretOf(config).toString("hex") + "\n");
+    process.stdout.write(proxySecretOf(config, await tokenMasterKeyRoot(config, argv)).toString("hex") + "\n");
     return;
   }
   const logger = pino({ level: config.logLevel, redact: [...LOG_REDACT_PATHS, ...PROXY_REDACT_PATHS] });

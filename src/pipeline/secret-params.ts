@@ -4,8 +4,9 @@
 // them again. The fingerprint is the hash of the body as sent and is not affected.
 import { precondition } from "../errors.ts";
 import type { ActivityParams, CompiledActivity } from "../activities/define.ts";
-import { mapMessageSecrets, openSecrets, sealSecrets } from "../activities/secret-params.ts";
+import { mapMessageSecretsAsync, openSecrets, sealSecrets } from "../activities/secret-params.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
+import { isKeyUnavailable } from "../crypto/key-unavailable.ts";
 import type { VoteRow } from "../store/activities.ts";
 import type { PipelineDeps } from "./deps.ts";
 
@@ -15,9 +16,9 @@ function keyFor(deps: PipelineDeps, def: CompiledActivity): MasterKey {
 }
 
 /** The intent column of a new activity: its parameters, secrets sealed. */
-export function recordedIntent(deps: PipelineDeps, def: CompiledActivity, params: ActivityParams, activityId: string): string {
+export async function recordedIntent(deps: PipelineDeps, def: CompiledActivity, params: ActivityParams, activityId: string): Promise<string> {
   const paths = def.secretParams ?? [];
-  return JSON.stringify(paths.length ? sealSecrets(params, paths, keyFor(deps, def), activityId) : params);
+  return JSON.stringify(paths.length ? await sealSecrets(params, paths, keyFor(deps, def), activityId) : params);
 }
 
 /**
@@ -25,10 +26,10 @@ export function recordedIntent(deps: PipelineDeps, def: CompiledActivity, params
  * secrets in it are sealed as in the intent (the stamp then no longer verifies over the
  * recorded message: docs/activities.md §10.2).
  */
-export function recordedVote(deps: PipelineDeps, def: CompiledActivity, vote: VoteRow): VoteRow {
+export async function recordedVote(deps: PipelineDeps, def: CompiledActivity, vote: VoteRow): Promise<VoteRow> {
   const paths = def.secretParams ?? [];
   if (!paths.length) return vote;
-  const message = mapMessageSecrets(vote.message, def.type, paths, (p) => sealSecrets(p, paths, keyFor(deps, def), vote.activity_id));
+  const message = await mapMessageSecretsAsync(vote.message, def.type, paths, (p) => sealSecrets(p, paths, keyFor(deps, def), vote.activity_id));
   return message === vote.message ? vote : { ...vote, message };
 }
 
@@ -37,12 +38,14 @@ export function recordedVote(deps: PipelineDeps, def: CompiledActivity, vote: Vo
  * secrets opened. A value that does not open — sealed for another activity or field, or with
  * another master key — refuses the vote; the activity is left as it was.
  */
-export function executableParams(deps: PipelineDeps, def: CompiledActivity, recorded: ActivityParams, activityId: string): ActivityParams {
+export async function executableParams(deps: PipelineDeps, def: CompiledActivity, recorded: ActivityParams, activityId: string): Promise<ActivityParams> {
   const paths = def.secretParams ?? [];
   if (!paths.length) return recorded;
   try {
-    return openSecrets(recorded, paths, keyFor(deps, def), activityId);
-  } catch {
+    return await openSecrets(recorded, paths, keyFor(deps, def), activityId);
+  } catch (err) {
+    // A token that does not answer is an outage (503), not a value that does not open.
+    if (isKeyUnavailable(err)) throw err;
     throw precondition(`activity ${activityId}: its secret parameters do not open (sealed for another activity or with another master key); it cannot be executed`);
   }
 }

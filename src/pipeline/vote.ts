@@ -132,7 +132,7 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
     }
 
     // An identical resubmission's body carries the secrets too: recorded sealed (docs/activities.md §10).
-    const vote = recordedVote(deps, def, voteRow(target.id, req.selection, v, now));
+    const vote = await recordedVote(deps, def, voteRow(target.id, req.selection, v, now));
     if (approver && req.selection === "VOTE_SELECTION_APPROVED") await holdApprover(tx, target, principal, facts, voter.tags, approver, now);
     const approvals = liveApprovals(req.selection === "VOTE_SELECTION_APPROVED" ? [...votes, vote] : votes, now).filter((a) => !approver?.held.has(a.user_id));
     const others = await approverRows(tx, approvals, me);
@@ -159,7 +159,7 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
       previous: target,
       def,
       // Executed with the secrets opened (docs/activities.md §10.2); a rejection executes nothing.
-      params: req.selection === "VOTE_SELECTION_APPROVED" ? executableParams(deps, def, params, target.id) : params,
+      params: req.selection === "VOTE_SELECTION_APPROVED" ? await executableParams(deps, def, params, target.id) : params,
       initiator,
       vote,
       evaluated,
@@ -211,7 +211,7 @@ async function prepareTarget(v: Pick<Validated, "ctx" | "principal">, fingerprin
       chains: deps.state.chains,
       services: activityServices(deps, deps.db, now),
     },
-    executableParams(deps, def, JSON.parse(target.intent), target.id),
+    await executableParams(deps, def, JSON.parse(target.intent), target.id),
     "approval",
   );
 }

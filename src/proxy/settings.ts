@@ -2,7 +2,7 @@
 // configuration: its port, the API it forwards to, the proxy secret, captcha and limits.
 import type { Config } from "../config.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
-import { readMasterKey } from "../crypto/master-key-source.ts";
+import { masterKeySourceOf } from "../crypto/master-key-source.ts";
 import { parseProxySecret, proxySecretFromMasterKey } from "../auth-proxy/channel.ts";
 import type { TrustProxy } from "../network/trust-proxy.ts";
 
@@ -41,7 +41,8 @@ export const PROXY_BODY_LIMIT_BYTES = 64 * 1024;
  */
 export function proxySecretOf(config: Config, masterKey?: MasterKey): Buffer {
   if (config.authProxySecret) return parseProxySecret(config.authProxySecret);
-  const key = masterKey ?? readMasterKey(config.masterKey, config.dataDir);
+  // A key on a PKCS#11 token gives nothing here: the proxy alone is then given the secret (docs/custody.md §1).
+  const key = masterKey ?? masterKeySourceOf(config).read(config);
   if (!key) {
     throw new Error(
       `no proxy secret: set SIGIL_AUTH_PROXY_SECRET (run \`sigil proxy --print-secret\` where the master key is), or SIGIL_MASTER_KEY, or SIGIL_DATA_DIR to a directory holding master.key (${config.dataDir} has none)`,

@@ -64,7 +64,7 @@ export const authProxyChannel: FastifyPluginAsync<AuthProxyChannelOptions> = asy
     if (typeof configId !== "string" || !UUID.test(configId)) throw invalid("auth proxy channel: configId must be a config id (UUID)", [{ field: "configId", description: "must be a UUID" }]);
     const row = await findConfig(opts.db, configId.toLowerCase());
     if (!row) throw notFound(`no auth proxy configuration ${configId}`);
-    const pkcs8 = openProxyKey(master, row);
+    const pkcs8 = await openProxyKey(master, row);
     try {
       // The organization's name: the app name of OTP messages when the config names none (docs/auth-proxy-service.md §5).
       const org = await opts.db.selectFrom("organizations").select("name").where("id", "=", row.organization_id).executeTakeFirst();

@@ -1,12 +1,13 @@
 // The one place where errors become HTTP responses. ApiErrors carry their own status and
 // body; fastify's own errors (body too large, bad content) are translated; the database
-// being away (refused, terminated, timed out, locked by another process past the wait) is
-// 503 UNAVAILABLE — the client may retry; anything else is a bug: logged with an id,
+// being away (refused, terminated, timed out, locked by another process past the wait), or the
+// key store (docs/custody.md §3), is 503 UNAVAILABLE — the client may retry; anything else is a bug: logged with an id,
 // answered 500 with that id and nothing more.
 import { randomUUID } from "node:crypto";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError, Grpc, invalid } from "../errors.ts";
 import { isStoreUnavailable } from "../store/db.ts";
+import { isKeyUnavailable } from "../crypto/key-unavailable.ts";
 
 export function unavailable(message = "the database is unavailable; retry later"): ApiError {
   return new ApiError(Grpc.UNAVAILABLE, "UNSPECIFIED", message);
@@ -15,6 +16,7 @@ export function unavailable(message = "the database is unavailable; retry later"
 export function toApiError(err: unknown): ApiError | undefined {
   if (err instanceof ApiError) return err;
   if (isStoreUnavailable(err)) return unavailable();
+  if (isKeyUnavailable(err)) return unavailable("the key store (HSM) is unavailable; retry later");
   const fe = err as FastifyError;
   switch (fe?.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
@@ -35,7 +37,7 @@ export function errorHandler(err: unknown, request: FastifyRequest, reply: Fasti
   if (api) {
     // Outages are worth a line in the log (without the stack: it is not our bug).
     if (api.code === Grpc.UNAVAILABLE && !(err instanceof ApiError)) {
-      request.log.warn({ reason: (err as Error)?.message }, "database unavailable");
+      request.log.warn({ reason: (err as Error)?.message }, isKeyUnavailable(err) ? "key store unavailable" : "database unavailable");
     }
     if (api.retryAfterSeconds !== undefined) void reply.header("retry-after", String(api.retryAfterSeconds));
     void reply.status(api.httpStatus).send(api.toBody());

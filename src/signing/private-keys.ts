@@ -92,7 +92,7 @@ export async function createPrivateKeys(
       addresses = k.addressFormats.map((format) => ({ format, address: addressOf(key, format as AddressFormat) }));
       const plain = Buffer.from(pair.privateKey);
       try {
-        sealed = w.masterKey.seal(plain, sealAad(id));
+        sealed = await w.masterKey.seal(plain, sealAad(id));
       } finally {
         plain.fill(0);
       }
@@ -131,8 +131,8 @@ export async function createPrivateKeys(
 }
 
 /** The private key in memory (a copy: the caller zeroes it). */
-export function openPrivateKey(masterKey: MasterKey, row: Pick<PrivateKeysTable, "id" | "key_sealed">): Uint8Array {
-  const buf = masterKey.open(row.key_sealed, sealAad(row.id));
+export async function openPrivateKey(masterKey: MasterKey, row: Pick<PrivateKeysTable, "id" | "key_sealed">): Promise<Uint8Array> {
+  const buf = await masterKey.open(row.key_sealed, sealAad(row.id));
   const out = Uint8Array.from(buf);
   buf.fill(0);
   return out;

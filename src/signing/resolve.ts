@@ -138,7 +138,7 @@ export async function openSigner(masterKey: MasterKey, s: Signer): Promise<Uint8
   const id = derivedKeyId(s.wallet.id, s.account.curve, s.account.path);
   const cached = cachedDerivedKey(masterKey, id);
   if (cached) return cached;
-  const mnemonic = masterKey.open(s.wallet.seed_sealed, walletSealAad(s.wallet.id));
+  const mnemonic = await masterKey.open(s.wallet.seed_sealed, walletSealAad(s.wallet.id));
   let key: Uint8Array;
   try {
     const seed = await seedOfAsync(mnemonic.toString("utf8"));

@@ -15,12 +15,12 @@ export type AuthProxySettings = Omit<AuthProxyConfigView, "configId" | "organiza
 
 const keyAad = (configId: string) => `auth-proxy-key:${configId}`;
 
-export function sealProxyKey(master: MasterKey, configId: string, pkcs8: Buffer): string {
+export function sealProxyKey(master: MasterKey, configId: string, pkcs8: Buffer): Promise<string> {
   return master.seal(pkcs8, keyAad(configId));
 }
 
 /** The proxy key's PKCS#8 DER; the caller zeroes it after use. */
-export function openProxyKey(master: MasterKey, row: Pick<AuthProxyConfigRow, "id" | "private_key_sealed">): Buffer {
+export function openProxyKey(master: MasterKey, row: Pick<AuthProxyConfigRow, "id" | "private_key_sealed">): Promise<Buffer> {
   return master.open(row.private_key_sealed, keyAad(row.id));
 }
 

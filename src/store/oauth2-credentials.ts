@@ -14,13 +14,13 @@ export const MAX_OAUTH2_CREDENTIALS_PER_ORGANIZATION = 100;
 
 const secretAad = (id: string) => `oauth2-client-secret:${id}`;
 
-export function sealClientSecret(master: MasterKey, id: string, secret: string): string {
+export function sealClientSecret(master: MasterKey, id: string, secret: string): Promise<string> {
   return master.seal(Buffer.from(secret, "utf8"), secretAad(id));
 }
 
 /** The plaintext client secret: only ever placed in a request to the provider. */
-export function openClientSecretSealed(master: MasterKey, row: Pick<Oauth2CredentialRow, "id" | "client_secret_sealed">): string {
-  const plain = master.open(row.client_secret_sealed, secretAad(row.id));
+export async function openClientSecretSealed(master: MasterKey, row: Pick<Oauth2CredentialRow, "id" | "client_secret_sealed">): Promise<string> {
+  const plain = await master.open(row.client_secret_sealed, secretAad(row.id));
   const secret = plain.toString("utf8");
   plain.fill(0);
   return secret;

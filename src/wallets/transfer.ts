@@ -61,7 +61,7 @@ export async function newImportTarget(tx: Tx, master: MasterKey, signer: Service
     user_id: userId,
     kind,
     public_key: key.publicUncompressed,
-    private_key_sealed: master.seal(toPkcs8(key), targetAad(id)),
+    private_key_sealed: await master.seal(toPkcs8(key), targetAad(id)),
     expires_at: now + IMPORT_TARGET_TTL_MS,
     created_at: now,
   };
@@ -116,7 +116,7 @@ export async function takeImportTarget(
   }
   const parsed = parseHpkeText(encryptedBundle, MAX_IMPORT_CIPHERTEXT_HEX, "encryptWalletToBundle");
   if ("problem" in parsed) throw invalid(`${field}: ${parsed.problem}`, [{ field, description: parsed.problem }]);
-  const der = master.open(row.private_key_sealed, targetAad(row.id));
+  const der = await master.open(row.private_key_sealed, targetAad(row.id));
   let plain: Uint8Array;
   try {
     plain = await hpkeOpen(p256FromPkcs8(der), parsed.enc, parsed.ct);

@@ -38,7 +38,7 @@ export interface NewWallet {
 export const sealAad = (walletId: string) => `wallet-seed:${walletId}`;
 
 /** The wallet's mnemonic (UTF-8 bytes): the caller zeroes it once used. */
-export function openMnemonic(masterKey: MasterKey, wallet: Pick<WalletRow, "id" | "seed_sealed">): Buffer {
+export function openMnemonic(masterKey: MasterKey, wallet: Pick<WalletRow, "id" | "seed_sealed">): Promise<Buffer> {
   return masterKey.open(wallet.seed_sealed, sealAad(wallet.id));
 }
 
@@ -76,7 +76,7 @@ export async function createWallet(w: WalletWriter, p: NewWallet, at: string, im
     id: walletId,
     organization_id: w.organizationId,
     name: p.walletName,
-    seed_sealed: w.masterKey.seal(Buffer.from(mnemonic, "utf8"), sealAad(walletId)),
+    seed_sealed: await w.masterKey.seal(Buffer.from(mnemonic, "utf8"), sealAad(walletId)),
     mnemonic_length: words,
     imported: imported ? 1 : 0,
     exported: 0,
@@ -137,7 +137,7 @@ export async function addWalletAccounts(
       throw exhausted(`wallet ${walletId} has ${count} accounts; at most ${MAX_ACCOUNTS_PER_WALLET} per wallet`);
     }
   }
-  const mnemonic = openMnemonic(w.masterKey, wallet);
+  const mnemonic = await openMnemonic(w.masterKey, wallet);
   let derived;
   try {
     const seed = await seedOfAsync(mnemonic.toString("utf8"));

@@ -27,7 +27,7 @@ export async function createSigningKey(db: Executor, master: MasterKey, now: num
   const der = privateKey.export({ format: "der", type: "pkcs8" });
   await db
     .insertInto("webhook_signing_keys")
-    .values({ id, public_key: x, private_key_sealed: master.seal(der, aad(id)), status: "active", created_at: now, updated_at: now })
+    .values({ id, public_key: x, private_key_sealed: await master.seal(der, aad(id)), status: "active", created_at: now, updated_at: now })
     .execute();
   return id;
 }
@@ -44,7 +44,7 @@ export async function activeSigningKey(cache: SigningKeyCache, db: Db, master: M
   }
   const opened = cache.opened;
   if (opened?.id === row.id) return opened;
-  const der = master.open(row.private_key_sealed, aad(row.id));
+  const der = await master.open(row.private_key_sealed, aad(row.id));
   cache.opened = { id: row.id, privateKey: createPrivateKey({ key: der, format: "der", type: "pkcs8" }) };
   return cache.opened;
 }

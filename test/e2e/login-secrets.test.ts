@@ -147,10 +147,10 @@ for (const spec of engines()) {
       add("code sent in plain to verify_otp V1", plainCode);
       add("master key", master.toHex());
       for (const k of sealed.serviceKeys) {
-        for (const e of encodings(master.open(k.private_key_sealed, `service-key:${k.purpose}:${k.id}`))) add(`${k.purpose} service private key (${e.slice(0, 6)}…)`, e);
+        for (const e of encodings(await master.open(k.private_key_sealed, `service-key:${k.purpose}:${k.id}`))) add(`${k.purpose} service private key (${e.slice(0, 6)}…)`, e);
       }
       for (const o of sealed.otps) {
-        for (const e of encodings(master.open(o.target_private_key_sealed, `otp-target:${o.id}`))) add(`OTP ${o.id} target private key (${e.slice(0, 6)}…)`, e);
+        for (const e of encodings(await master.open(o.target_private_key_sealed, `otp-target:${o.id}`))) add(`OTP ${o.id} target private key (${e.slice(0, 6)}…)`, e);
       }
       // 3 service keys and 4 OTP target keys × 7 encodings, 2 token keys × 7, codes, sessions, master key.
       assert.ok(needles.length >= 6 * 7 + 2 * 7 + 4 + 4 + 1, `${needles.length} needles`);

@@ -229,13 +229,13 @@ for (const engine of engines()) {
         for (const id of privateKeys) {
           const row = await store.db.selectFrom("private_keys").select("key_sealed").where("id", "=", id).executeTakeFirstOrThrow();
           assert.match(row.key_sealed, /^sgl1\./);
-          const key = master.open(row.key_sealed, `private-key:${id}`);
+          const key = await master.open(row.key_sealed, `private-key:${id}`);
           assert.equal(key.length, 32);
           secrets.push({ what: `${id} key hex`, needle: key.toString("hex") }, { what: `${id} key base64`, needle: key.toString("base64") });
         }
         for (const id of wallets) {
           const row = await store.db.selectFrom("wallets").select("seed_sealed").where("id", "=", id).executeTakeFirstOrThrow();
-          const mnemonic = master.open(row.seed_sealed, `wallet-seed:${id}`).toString("utf8");
+          const mnemonic = (await master.open(row.seed_sealed, `wallet-seed:${id}`)).toString("utf8");
           const seed = seedOf(mnemonic);
           secrets.push({ what: `${id} mnemonic`, needle: mnemonic }, { what: `${id} seed`, needle: Buffer.from(seed).toString("hex") });
           const accounts = await store.db.selectFrom("wallet_accounts").select(["curve", "path"]).where("wallet_id", "=", id).execute();

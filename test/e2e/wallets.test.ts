@@ -57,7 +57,7 @@ for (const engine of engines()) {
       try {
         const row = await store.db.selectFrom("wallets").select("seed_sealed").where("id", "=", walletId).executeTakeFirstOrThrow();
         assert.match(row.seed_sealed, /^sgl1\./);
-        return MasterKey.parse(inst.env.SIGIL_MASTER_KEY!).open(row.seed_sealed, `wallet-seed:${walletId}`).toString("utf8");
+        return (await MasterKey.parse(inst.env.SIGIL_MASTER_KEY!).open(row.seed_sealed, `wallet-seed:${walletId}`)).toString("utf8");
       } finally {
         await store.close();
       }

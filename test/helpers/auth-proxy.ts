@@ -28,7 +28,7 @@ export async function enabledOrg(h: Harness, name = "proxy-org"): Promise<{ org:
 export async function proxyCreds(h: Harness, organizationId: string): Promise<Creds> {
   const row = await configOfOrganization(h.service.store.db, organizationId);
   assert.ok(row, "the organization has a proxy configuration");
-  const der = openProxyKey(h.service.masterKey, row);
+  const der = await openProxyKey(h.service.masterKey, row);
   const key = p256FromPkcs8(der);
   der.fill(0);
   assert.equal(key.publicCompressed, row.public_key);

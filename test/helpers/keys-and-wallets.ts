@@ -29,7 +29,7 @@ export async function newWallet(h: Harness, accounts: Json[] = [ETH()], over: Js
 /** The wallet row's mnemonic, opened with the service's master key (what only the server can do). */
 export async function openedMnemonic(h: Harness, walletId: string): Promise<string> {
   const row = await h.service.store.db.selectFrom("wallets").selectAll().where("id", "=", walletId).executeTakeFirstOrThrow();
-  return h.service.masterKey.open(row.seed_sealed, `wallet-seed:${walletId}`).toString("utf8");
+  return (await h.service.masterKey.open(row.seed_sealed, `wallet-seed:${walletId}`)).toString("utf8");
 }
 
 /** A new private key of the root organization (or `as`'s); returns its create_private_keys result entry. */
@@ -51,7 +51,7 @@ export async function newPrivateKey(
 /** The key opened with the service's master key (what only the server can do). */
 export async function openedPrivateKey(h: Harness, privateKeyId: string): Promise<Uint8Array> {
   const row = await h.service.store.db.selectFrom("private_keys").selectAll().where("id", "=", privateKeyId).executeTakeFirstOrThrow();
-  return Uint8Array.from(h.service.masterKey.open(row.key_sealed, `private-key:${privateKeyId}`));
+  return Uint8Array.from(await h.service.masterKey.open(row.key_sealed, `private-key:${privateKeyId}`));
 }
 
 /** The active BUNDLE_SIGNER public key (what discovery publishes; `sigil serve` creates it at start). */

@@ -23,7 +23,7 @@ perEngine("create_oauth2_credential", (h) => {
     assert.equal(row.client_id, "x-client-1");
     assert.equal(row.encrypted_client_secret, encryptedClientSecret);
     assert.ok(!JSON.stringify(row).includes(secret), "no plaintext secret in the row");
-    assert.equal(openClientSecretSealed(h().service.masterKey, row), secret);
+    assert.equal(await openClientSecretSealed(h().service.masterKey, row), secret);
     // The activity record holds the envelope as submitted, not the secret.
     const activities = await h().service.store.db.selectFrom("activities").selectAll().where("type", "=", TYPE).execute();
     assert.ok(activities.length > 0 && !JSON.stringify(activities).includes(secret));

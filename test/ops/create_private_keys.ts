@@ -41,7 +41,7 @@ perEngine("create_private_keys", (h) => {
     const stored = await h().service.store.db.selectFrom("activities").select(["intent", "result"]).where("id", "=", res.json.activity.id).executeTakeFirstOrThrow();
     assert.ok(!JSON.stringify(stored).includes(hex) && !JSON.stringify(res.json).includes(hex));
     // The sealed key is bound to its id: another key's aad does not open it.
-    assert.throws(() => h().service.masterKey.open(row.key_sealed, `private-key:${sol.privateKeyId}`));
+    await assert.rejects(() => h().service.masterKey.open(row.key_sealed, `private-key:${sol.privateKeyId}`));
   });
 
   it("a format the curve does not define is 400 naming it; a repeated or taken name 409; an unknown tag 404", async () => {

@@ -23,7 +23,7 @@ perEngine("update_oauth2_credential", (h) => {
     assert.equal(r.provider, "OAUTH2_PROVIDER_DISCORD");
     assert.equal(r.client_id, "new");
     assert.equal(r.encrypted_client_secret, encryptedClientSecret);
-    assert.equal(openClientSecretSealed(h().service.masterKey, r), "new-secret");
+    assert.equal(await openClientSecretSealed(h().service.masterKey, r), "new-secret");
     assert.ok(!JSON.stringify(r).includes("new-secret"));
     const got = (await h().query("get_oauth2_credential", { oauth2CredentialId })).json.oauth2Credential;
     assert.equal(got.clientId, "new");
@@ -57,7 +57,7 @@ perEngine("update_oauth2_credential", (h) => {
     invalidRequest(await h().submit(OP, TYPE, { oauth2CredentialId, provider: "OAUTH2_PROVIDER_X", encryptedClientSecret: good }), /must be set/, ["parameters.clientId"]);
     const r = await row(oauth2CredentialId);
     assert.equal(r.client_id, "keep");
-    assert.equal(openClientSecretSealed(h().service.masterKey, r), "keep-secret");
+    assert.equal(await openClientSecretSealed(h().service.masterKey, r), "keep-secret");
     completed(await h().submit(OP, TYPE, { oauth2CredentialId, provider: "OAUTH2_PROVIDER_X", clientId: "keep", encryptedClientSecret: good }), updateOauth2Credential);
   });
 });

@@ -4,7 +4,7 @@ import { createSign, generateKeyPairSync, sign as edSign } from "node:crypto";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { publicKeyProblem, verifySignature } from "../../src/crypto/public-keys.ts";
-import { MasterKey } from "../../src/crypto/envelope.ts";
+import { LocalKey, MasterKey } from "../../src/crypto/envelope.ts";
 
 const P256 = "API_KEY_CURVE_P256";
 
@@ -78,17 +78,37 @@ describe("P-256 API key stamps", () => {
 });
 
 describe("envelope encryption", () => {
-  it("round-trips, binds ciphertext to its AAD, and names the key it needs", () => {
+  it("round-trips, binds ciphertext to its AAD, and names the key it needs", async () => {
     const key = MasterKey.generate();
-    const sealed = key.seal("top secret", "row:1");
+    const sealed = await key.seal("top secret", "row:1");
     assert.ok(!sealed.includes("top secret"));
-    assert.equal(key.open(sealed, "row:1").toString(), "top secret");
-    assert.throws(() => key.open(sealed, "row:2"));
-    assert.notEqual(key.seal("top secret", "row:1"), sealed, "fresh data key and IV each time");
+    assert.equal((await key.open(sealed, "row:1")).toString(), "top secret");
+    await assert.rejects(() => key.open(sealed, "row:2"));
+    assert.notEqual(await key.seal("top secret", "row:1"), sealed, "fresh data key and IV each time");
     const other = MasterKey.generate();
-    assert.throws(() => other.open(sealed, "row:1"), /another master key/);
+    await assert.rejects(() => other.open(sealed, "row:1"), /another master key/);
     const tampered = sealed.slice(0, -4) + (sealed.endsWith("AAAA") ? "BBBB" : "AAAA");
-    assert.throws(() => key.open(tampered, "row:1"));
+    await assert.rejects(() => key.open(tampered, "row:1"));
+  });
+
+  it("a key held in memory seals the same form synchronously (transport keys) and MasterKey opens it", async () => {
+    const local = LocalKey.parse("22".repeat(32));
+    const sealed = local.sealSync("in transit", "row:7");
+    assert.equal(MasterKey.kekIdOf(sealed), local.id);
+    assert.equal((await new MasterKey(local).open(sealed, "row:7")).toString(), "in transit");
+    assert.equal(local.openSync(await MasterKey.parse("22".repeat(32)).seal("back", "row:8"), "row:8").toString(), "back");
+    assert.throws(() => local.openSync(sealed, "row:8"));
+  });
+
+  it("opens with every key it holds and seals with the first (a rotation's two keys)", async () => {
+    const old = LocalKey.parse("33".repeat(32));
+    const next = LocalKey.parse("44".repeat(32));
+    const before = await new MasterKey(old).seal("kept", "row:9");
+    const both = new MasterKey([next, old]);
+    assert.equal((await both.open(before, "row:9")).toString(), "kept");
+    const after = await both.seal("kept", "row:9");
+    assert.equal(MasterKey.kekIdOf(after), next.id);
+    await assert.rejects(() => new MasterKey(old).open(after, "row:9"), /another master key/);
   });
 
   it("parses hex and base64 master keys and rejects anything else", () => {

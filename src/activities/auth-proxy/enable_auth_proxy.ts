@@ -33,7 +33,7 @@ async function execute(ctx: ExecuteContext) {
           enabled: 1,
           user_id: userId,
           public_key: key.publicCompressed,
-          private_key_sealed: sealProxyKey(ctx.services.masterKey, configId, pkcs8),
+          private_key_sealed: await sealProxyKey(ctx.services.masterKey, configId, pkcs8),
           settings: "{}",
           policy_ids: JSON.stringify(policyIds),
           created_at: now,

@@ -30,7 +30,7 @@ async function execute(ctx: ExecuteContext, p: P) {
       organization_id: organization.id,
       provider: p.provider,
       client_id: p.clientId,
-      client_secret_sealed: sealClientSecret(ctx.services.masterKey, id, secret),
+      client_secret_sealed: await sealClientSecret(ctx.services.masterKey, id, secret),
       encrypted_client_secret: p.encryptedClientSecret,
       created_at: now,
       updated_at: now,

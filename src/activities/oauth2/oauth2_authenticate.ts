@@ -64,7 +64,7 @@ async function prepare(ctx: PrepareContext, p: P, when: "submission" | "approval
     const exchanged = await exchangeCode(
       provider,
       endpoints,
-      { clientId: row.client_id, clientSecret: openClientSecretSealed(ctx.services.masterKey, row), code: p.authCode, codeVerifier: p.codeVerifier, redirectUri: p.redirectUri },
+      { clientId: row.client_id, clientSecret: await openClientSecretSealed(ctx.services.masterKey, row), code: p.authCode, codeVerifier: p.codeVerifier, redirectUri: p.redirectUri },
       opts,
     );
     const info = await fetchUserInfo(endpoints, exchanged, opts);

@@ -23,7 +23,7 @@ async function execute(ctx: ExecuteContext, p: P) {
     .set({
       provider: p.provider,
       client_id: p.clientId,
-      client_secret_sealed: sealClientSecret(ctx.services.masterKey, current.id, secret),
+      client_secret_sealed: await sealClientSecret(ctx.services.masterKey, current.id, secret),
       encrypted_client_secret: p.encryptedClientSecret,
       updated_at: now,
     })

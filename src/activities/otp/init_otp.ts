@@ -82,7 +82,7 @@ export async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ 
       contact: p.contact,
       contact_normalized: contactNormalized,
       code_digest: codeDigest(services.masterKey, otpId, code),
-      target_private_key_sealed: services.masterKey.seal(toPkcs8(target), `otp-target:${otpId}`),
+      target_private_key_sealed: await services.masterKey.seal(toPkcs8(target), `otp-target:${otpId}`),
       attempts: 0,
       status: "live",
       user_identifier: p.userIdentifier ?? null,

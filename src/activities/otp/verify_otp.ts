@@ -68,7 +68,8 @@ export async function verify(ctx: ExecuteContext, otpId: string, expirationSecon
   if (Number(otp.expires_at) <= now) throw bad("parameters.otpId", "this OTP has expired; request a new code");
   await requireFeature(ctx, OTP_FEATURE[otp.otp_type], otp.otp_type === "OTP_TYPE_EMAIL" ? "email OTP authentication" : "SMS OTP authentication");
 
-  const given = await submitted(() => p256FromPkcs8(services.masterKey.open(otp.target_private_key_sealed, `otp-target:${otp.id}`)));
+  const opened = await services.masterKey.open(otp.target_private_key_sealed, `otp-target:${otp.id}`);
+  const given = await submitted(() => p256FromPkcs8(opened));
   const keyProblem = publicKeyProblem("API_KEY_CURVE_P256", given.publicKey);
   if (keyProblem) throw bad(given.field, `public_key: ${keyProblem}`);
 

@@ -17,7 +17,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const q = tx.selectFrom("private_keys").select(["id", "key_sealed"]).where("organization_id", "=", organization.id).where("id", "=", p.privateKeyId.toLowerCase());
   const row = await lockingRead(tx, q).executeTakeFirst();
   if (!row) throw notFound(`no private key ${p.privateKeyId} in organization ${organization.id}`);
-  const key = openPrivateKey(services.masterKey, row);
+  const key = await openPrivateKey(services.masterKey, row);
   let bundle: string;
   try {
     bundle = await exportBundle(await services.serviceKey("BUNDLE_SIGNER"), organization.id, target, key);

@@ -19,7 +19,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const q = tx.selectFrom("wallets").select(["id", "seed_sealed"]).where("organization_id", "=", organization.id).where("id", "=", p.walletId);
   const wallet = await lockingRead(tx, q).executeTakeFirst();
   if (!wallet) throw notFound(`no wallet ${p.walletId} in organization ${organization.id}`);
-  const mnemonic = openMnemonic(services.masterKey, wallet);
+  const mnemonic = await openMnemonic(services.masterKey, wallet);
   let bundle: string;
   try {
     bundle = await exportBundle(await services.serviceKey("BUNDLE_SIGNER"), organization.id, target, mnemonic);

@@ -26,7 +26,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const q = tx.selectFrom("wallets").select(["id", "seed_sealed"]).where("id", "=", account.wallet_id);
   const wallet = await lockingRead(tx, q, "shared").executeTakeFirst();
   if (!wallet) throw notFound(`no wallet account with address ${p.address} in organization ${organization.id}`);
-  const mnemonic = openMnemonic(services.masterKey, wallet);
+  const mnemonic = await openMnemonic(services.masterKey, wallet);
   let privateKey: Uint8Array | undefined;
   try {
     const seed = await seedOfAsync(mnemonic.toString("utf8"));

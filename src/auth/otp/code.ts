@@ -34,7 +34,7 @@ const keys = new WeakMap<MasterKey, Buffer>();
 function digestKey(master: MasterKey): Buffer {
   let k = keys.get(master);
   if (!k) {
-    k = createHash("sha256").update("sigil-otp-code-digest-v1\0").update(Buffer.from(master.toHex(), "hex")).digest();
+    k = createHash("sha256").update("sigil-otp-code-digest-v1\0").update(master.rootSecret()).digest();
     keys.set(master, k);
   }
   return k;
