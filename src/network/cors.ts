@@ -1,7 +1,7 @@
 // CORS for browsers that call the public API directly (@turnkey/core with passkey, session or
 // attested stamps). Origins are exact (scheme://host[:port]); none by default, so a browser
 // on any other page gets no allow headers and its preflight fails.
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import cors from "@fastify/cors";
 
 /**
@@ -12,6 +12,39 @@ import cors from "@fastify/cors";
  */
 export function corsAllowedHeaders(stampHeaders: readonly string[]): string[] {
   return ["content-type", "x-client-version", ...stampHeaders];
+}
+
+/** Preflight answers are cached this long (docs/network.md §4). */
+const PREFLIGHT_MAX_AGE_SECONDS = 600;
+
+/**
+ * Route options of public data any page may read (docs/network.md §4.1): the CORS plugin
+ * leaves the route alone (`cors: false`: SIGIL_CORS_ORIGINS neither adds to nor takes from
+ * it), and registerAnyOriginHook answers `Access-Control-Allow-Origin: *` on it.
+ */
+export const ANY_ORIGIN = { config: { cors: false, anyOrigin: true } } as const;
+
+/**
+ * `Access-Control-Allow-Origin: *` (never credentials) on every answer of an ANY_ORIGIN route,
+ * errors included. An onRequest hook of the app, added before the per-address limit's, so a
+ * 429 carries it too.
+ */
+export function registerAnyOriginHook(app: FastifyInstance): void {
+  app.addHook("onRequest", (req, reply, done) => {
+    if ((req.routeOptions.config as { anyOrigin?: unknown } | undefined)?.anyOrigin === true) void reply.header("access-control-allow-origin", "*");
+    done();
+  });
+}
+
+/** The preflight of an ANY_ORIGIN route: GET only, the headers the SDKs send on every request, no credentials. */
+export async function anyOriginPreflight(_req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  void reply
+    .header("access-control-allow-methods", "GET, HEAD")
+    .header("access-control-allow-headers", "content-type, x-client-version")
+    .header("access-control-max-age", String(PREFLIGHT_MAX_AGE_SECONDS))
+    .header("content-length", "0")
+    .code(204);
+  await reply.send();
 }
 
 export function parseCorsOrigins(v: string): string[] {
@@ -58,7 +91,7 @@ export function registerCors(
     methods: ["GET", "POST"],
     allowedHeaders: corsAllowedHeaders(stampHeaders),
     credentials: false,
-    maxAge: 600,
+    maxAge: PREFLIGHT_MAX_AGE_SECONDS,
     strictPreflight: true,
   });
 }

@@ -2,6 +2,7 @@
 // (docs/webhooks.md §3), the app-proof key, the service's keys by purpose, and Sigil as an
 // OIDC issuer (its discovery document and key set).
 import type { FastifyInstance } from "fastify";
+import { ANY_ORIGIN, anyOriginPreflight } from "../../network/cors.ts";
 import { notFound } from "../../errors.ts";
 import type { Db } from "../../store/schema.ts";
 import type { ServiceState } from "../../service-state.ts";
@@ -12,6 +13,9 @@ import { discoveryDocument, ensureServiceKeys } from "../../auth/service-keys.ts
 import { DISCOVERY_PATH, JWKS_PATH, oidcJwks, openidConfiguration } from "../../auth/oauth/oidc-issuer.ts";
 
 const JWKS_MAX_AGE_SECONDS = 300;
+
+/** The service keys' route: readable from any origin (docs/network.md §4.1). */
+export const DISCOVERY_KEYS_PATH = "/public/v1/discovery/keys";
 
 export interface DiscoveryOptions {
   db: Db;
@@ -38,12 +42,14 @@ export async function discoveryPlugin(app: FastifyInstance, opts: DiscoveryOptio
   });
   // The service's P-256 keys by purpose (session JWTs, OTP target bundles, verification
   // tokens): what clients pass to the SDK's dangerouslyOverride… parameters.
-  app.get("/public/v1/discovery/keys", async (_req, reply) => {
+  app.get(DISCOVERY_KEYS_PATH, ANY_ORIGIN, async (_req, reply) => {
     if (!masterKey) throw notFound("service keys are not enabled on this server");
     await ensureServiceKeys(state.serviceKeys, db, masterKey);
     void reply.header("cache-control", `public, max-age=${JWKS_MAX_AGE_SECONDS}`).type("application/json");
     return discoveryDocument(db);
   });
+  // Its preflight, for a page that adds a header to its GET.
+  app.options(DISCOVERY_KEYS_PATH, ANY_ORIGIN, anyOriginPreflight);
   // Sigil as an OIDC issuer: the document and key set OIDC libraries verify the tokens of
   // oauth2_authenticate with. Both name SIGIL_PUBLIC_URL, never the request's host.
   const oidcDiscovery = openidConfiguration(opts.publicUrl);

@@ -3,7 +3,7 @@
 // itself comes from the app's trustProxy setting; the allowlist and the credential and
 // organization limits are checked by the pipeline, after authentication.
 import { RateLimited, type RateLimiter } from "../../network/rate-limit.ts";
-import { registerCors } from "../../network/cors.ts";
+import { registerAnyOriginHook, registerCors } from "../../network/cors.ts";
 import { globalPlugin } from "./global.ts";
 
 /** Health and metrics are for the operator's probes, never limited. */
@@ -18,6 +18,8 @@ export type CorsPluginOptions = {
 
 export const corsPlugin = globalPlugin<CorsPluginOptions>("sigil-cors", async (app, opts) => {
   registerCors(app, opts.origins, opts.stampHeaders, opts.admit);
+  // Public data any page may read (docs/network.md §4.1), whatever the list above says.
+  registerAnyOriginHook(app);
 });
 
 /**
