@@ -6,6 +6,8 @@ import { OrganizationId, Timestamp } from "../schemas/common.ts";
 import { Policy, User } from "../schemas/views.ts";
 import { PrivateKeySchema, privateKeyViews } from "../signing/private-keys.ts";
 import { FeatureSchema, featuresOf } from "../store/organization-features.ts";
+import { Invitation } from "../schemas/invitation.ts";
+import { invitationView, recentInvitationsOf } from "../store/invitations.ts";
 import { policiesOf, policyView } from "../store/policies.ts";
 import type { Executor } from "../store/schema.ts";
 import { listUserRows, userViews } from "../store/users.ts";
@@ -53,7 +55,7 @@ export const getOrganization = defineQuery({
       users: Type.Array(User),
       policies: Type.Array(Policy),
       privateKeys: Type.Array(PrivateKeySchema),
-      invitations: Type.Array(Type.Object({})),
+      invitations: Type.Array(Invitation),
       tags: Type.Array(Tag),
       rootQuorum: Quorum,
       features: Type.Array(FeatureSchema),
@@ -62,7 +64,7 @@ export const getOrganization = defineQuery({
   }),
   async run({ db, organization }) {
     const id = organization.id;
-    const [org, users, policies, keyRows, userTags, keyTags, rootQuorum, features, wallets] = await Promise.all([
+    const [org, users, policies, keyRows, userTags, keyTags, rootQuorum, features, wallets, invitations] = await Promise.all([
       db.selectFrom("organizations").select("name").where("id", "=", id).executeTakeFirstOrThrow(),
       listUserRows(db, id).then((rows) => userViews(db, rows)),
       policiesOf(db, id),
@@ -72,6 +74,7 @@ export const getOrganization = defineQuery({
       rootQuorumOf(db, id),
       featuresOf(db, id),
       listWalletRows(db, id),
+      recentInvitationsOf(db, id),
     ]);
     const tag = (tagType: "TAG_TYPE_USER" | "TAG_TYPE_PRIVATE_KEY") => (t: { id: string; name: string; created_at: number; updated_at: number }) => ({
       tagId: t.id,
@@ -87,8 +90,8 @@ export const getOrganization = defineQuery({
         users,
         policies: policies.map(policyView),
         privateKeys: await privateKeyViews(db, keyRows),
-        // Invitations are not served by this module; the field is in the SDK type.
-        invitations: [],
+        // The most recent ones, bounded (docs/invitations.md §6); never a token or its digest.
+        invitations: invitations.map(invitationView),
         tags: [...userTags.map(tag("TAG_TYPE_USER")), ...keyTags.map(tag("TAG_TYPE_PRIVATE_KEY"))],
         rootQuorum,
         features,

@@ -35,6 +35,26 @@ export async function invitationsOf(db: Executor, organizationId: string): Promi
   return db.selectFrom("invitations").selectAll().where("organization_id", "=", organizationId).orderBy("created_at").orderBy("id").execute();
 }
 
+/**
+ * How many invitations get_organization lists (docs/invitations.md §6): rows are kept after
+ * acceptance and deletion, so an organization's grow without end; live ones are at most
+ * MAX_LIVE_INVITATIONS, far fewer.
+ */
+export const MAX_LISTED_INVITATIONS = 1_000;
+
+/** The organization's MAX_LISTED_INVITATIONS most recent invitations, oldest first. */
+export async function recentInvitationsOf(db: Executor, organizationId: string, limit = MAX_LISTED_INVITATIONS): Promise<InvitationRow[]> {
+  const rows = await db
+    .selectFrom("invitations")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(limit)
+    .execute();
+  return rows.reverse();
+}
+
 /** The SDK's v1Invitation. An expired invitation that was never used still reads CREATED (docs/invitations.md §2.3). */
 export function invitationView(r: InvitationRow) {
   return {
