@@ -40,7 +40,7 @@ perEngine(
 
       const sdk = client();
       const { organizationData } = await sdk.getOrganization({ organizationId: h().root.organizationId });
-      const invitations = organizationData.invitations;
+      const invitations = organizationData.invitations ?? [];
       assert.deepEqual(
         invitations.map((i) => i.invitationId),
         [a.invitationId, b.invitationId],
@@ -67,12 +67,12 @@ perEngine(
       // The sub-organization reads its own, and its parent reads the same.
       const own = await client(other).getOrganization({ organizationId: other.organizationId });
       assert.deepEqual(
-        own.organizationData.invitations.map((i) => i.invitationId),
+        (own.organizationData.invitations ?? []).map((i) => i.invitationId),
         [theirs.invitationId],
       );
       const byParent = await sdk.getOrganization({ organizationId: other.organizationId });
       assert.deepEqual(
-        byParent.organizationData.invitations.map((i) => i.invitationId),
+        (byParent.organizationData.invitations ?? []).map((i) => i.invitationId),
         [theirs.invitationId],
       );
     });
@@ -100,7 +100,7 @@ perEngine(
       }));
       await h().service.store.db.insertInto("invitations").values(rows).execute();
       const { organizationData } = await client(org).getOrganization({ organizationId: org.organizationId });
-      const names = organizationData.invitations.map((i) => i.receiverUserName);
+      const names = (organizationData.invitations ?? []).map((i) => i.receiverUserName);
       assert.equal(names.length, MAX_LISTED_INVITATIONS);
       assert.equal(names[0], `invitee ${total - MAX_LISTED_INVITATIONS}`, "the oldest are left out");
       assert.equal(names.at(-1), `invitee ${total - 1}`, "the newest is last");
