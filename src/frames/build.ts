@@ -1,8 +1,8 @@
-// The frames' files (docs/frames.md §5): export.html, import.html, frames.css, and one bundle
-// per page (esbuild, from src/frames/browser), plus config.js — the API base URL and the allowed
-// parent origins, the only configuration the pages read — and the response headers they must be
-// served with. `sigil serve` builds them in memory once per process; `npm run build` writes them
-// to dist/frames for any static server.
+// The frames' files (docs/frames.md §5): export.html and import.html (pages/*.body.html under
+// one head), frames.css, and one bundle per page (esbuild, from src/frames/browser), plus
+// config.js — the API base URL and the allowed parent origins, the only configuration the pages
+// read — and the response headers they must be served with. `sigil serve` builds them in memory
+// once per process; `npm run build` writes them to dist/frames for any static server.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { originOf } from "./origins.ts";
@@ -77,6 +77,30 @@ export function frameAssets(): Promise<Map<string, Asset>> {
   return built;
 }
 
+/**
+ * A page: no inline script or style (the CSP allows none), config.js before the page's bundle,
+ * both deferred so they run in order once the body is parsed.
+ */
+function pageHtml(title: string, script: string, body: string): string {
+  const indented = body.trimEnd().split("\n").map((l) => (l ? `    ${l}` : l)).join("\n");
+  return `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <meta name="referrer" content="no-referrer" />
+    <title>${title}</title>
+    <link rel="stylesheet" href="frames.css" />
+    <script src="config.js" defer></script>
+    <script src="${script}" defer></script>
+  </head>
+  <body>
+${indented}
+  </body>
+</html>
+`;
+}
+
 async function buildAssets(): Promise<Map<string, Asset>> {
   const { build } = await import("esbuild");
   const out = await build({
@@ -93,7 +117,9 @@ async function buildAssets(): Promise<Map<string, Asset>> {
   });
   const files = new Map<string, Asset>();
   for (const f of out.outputFiles) files.set(`/${path.basename(f.path)}`, { type: "text/javascript; charset=utf-8", body: Buffer.from(f.contents) });
-  for (const name of ["export.html", "import.html"]) files.set(`/${name}`, { type: "text/html; charset=utf-8", body: readFileSync(path.join(PAGES, name)) });
+  for (const [name, title] of [["export", "Export"], ["import", "Import"]] as const) {
+    files.set(`/${name}.html`, { type: "text/html; charset=utf-8", body: Buffer.from(pageHtml(title, `${name}.js`, readFileSync(path.join(PAGES, `${name}.body.html`), "utf8"))) });
+  }
   files.set("/frames.css", { type: "text/css; charset=utf-8", body: readFileSync(path.join(PAGES, "frames.css")) });
   return files;
 }

@@ -151,29 +151,30 @@ for (const engine of engines()) {
     });
 
     it("export private keys: HEXADECIMAL gives the key of the Ethereum address, SOLANA the key pair of the Solana address", async () => {
-      const [k1, k2] = (
+      const made = (
         await api.createPrivateKeys({
           privateKeys: [
             { privateKeyName: "frame hex", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: ["ADDRESS_FORMAT_ETHEREUM"] },
             { privateKeyName: "frame sol", curve: "CURVE_ED25519", privateKeyTags: [], addressFormats: ["ADDRESS_FORMAT_SOLANA"] },
           ],
         })
-      ).privateKeys;
+      ).privateKeys.map((k) => ({ id: k.privateKeyId ?? "", address: k.addresses?.[0]?.address ?? "" }));
+      const [k1, k2] = made as [(typeof made)[0], (typeof made)[0]];
       let target = await parent.open("export", `${framesOrigin}/export.html`);
-      let { exportBundle } = await api.exportPrivateKey({ privateKeyId: k1!.privateKeyId, targetPublicKey: target });
+      let { exportBundle } = await api.exportPrivateKey({ privateKeyId: k1.id, targetPublicKey: target });
       assert.equal(await parent.call("export", "injectKeyExportBundle", exportBundle, init.organizationId, "HEXADECIMAL"), true);
       const hex = (await parent.frame("export").locator("#key-div").textContent()) ?? "";
       assert.match(hex, /^0x[0-9a-f]{64}$/);
-      assert.equal(privateKeyToAccount(hex as `0x${string}`).address, k1!.addresses[0]!.address);
+      assert.equal(privateKeyToAccount(hex as `0x${string}`).address, k1.address);
       await parent.close("export");
 
       target = await parent.open("export", `${framesOrigin}/export.html`);
-      ({ exportBundle } = await api.exportPrivateKey({ privateKeyId: k2!.privateKeyId, targetPublicKey: target }));
+      ({ exportBundle } = await api.exportPrivateKey({ privateKeyId: k2.id, targetPublicKey: target }));
       assert.equal(await parent.call("export", "injectKeyExportBundle", exportBundle, init.organizationId, "SOLANA"), true);
       const pair = base58.decode((await parent.frame("export").locator("#key-div").textContent()) ?? "");
       assert.equal(pair.length, 64);
-      assert.equal(base58.encode(ed25519.getPublicKey(pair.slice(0, 32))), k2!.addresses[0]!.address);
-      assert.equal(base58.encode(pair.slice(32)), k2!.addresses[0]!.address);
+      assert.equal(base58.encode(ed25519.getPublicKey(pair.slice(0, 32))), k2.address);
+      assert.equal(base58.encode(pair.slice(32)), k2.address);
       await parent.close("export");
     });
 
