@@ -553,7 +553,7 @@ export const KNOBS = [
     parse: (v: string) => originOf(v, "SIGIL_FRAMES_API_URL"),
     default: undefined,
     computedBy: "framesSettingsFrom (src/frames/settings.ts): http://<HOST, or 127.0.0.1 for 0.0.0.0>:<API port>",
-    doc: { meaning: "The API as browsers reach it (scheme://host[:port]): where the frames read the `BUNDLE_SIGNER` keys, and their CSP's only `connect-src`. The frames' origin must be one of `SIGIL_CORS_ORIGINS` to read them", default: "`http://<HOST>:<PORT>`" },
+    doc: { meaning: "The API as browsers reach it (scheme://host[:port]): where the frames read the `BUNDLE_SIGNER` keys, and their CSP's only `connect-src`. The discovery endpoint answers any origin (docs/network.md §4.1)", default: "`http://<HOST>:<PORT>`" },
   }),
   defineKnob({
     env: "SIGIL_FRAMES_PARENT_ORIGINS",
