@@ -88,9 +88,9 @@ for (const engine of engines()) {
       framesOrigin = `http://127.0.0.1:${framesPort}`;
       inst = await newInstance(engine.name);
       init = await sigilInit(inst, ["--name", "Frames Org"]);
-      // No SIGIL_FRAMES_PARENT_ORIGINS: the parents are SIGIL_CORS_ORIGINS' (docs/frames.md §4),
-      // which also lets the frames' origin read the discovery keys.
-      server = await startServer(inst, ["--cors-origins", `${allowedParent},${framesOrigin}`], { env: { SIGIL_FRAMES_PORT: String(framesPort) } });
+      // No SIGIL_FRAMES_PARENT_ORIGINS: the parents are SIGIL_CORS_ORIGINS' (docs/frames.md §4).
+      // The frames' origin is not among them: the discovery keys answer any origin.
+      server = await startServer(inst, ["--cors-origins", allowedParent], { env: { SIGIL_FRAMES_PORT: String(framesPort) } });
       api = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey, defaultOrganizationId: init.organizationId }).apiClient();
       const { chromium } = await import("playwright-core");
       browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
