@@ -194,7 +194,7 @@ for (const engine of engines()) {
       await parent.close("import");
     });
 
-    it("import a private key typed into the frame (HEXADECIMAL)", async () => {
+    it("import private keys typed into the frame: HEXADECIMAL (the Ethereum address of key 1) and SOLANA (a key pair's address)", async () => {
       await parent.open("import", `${framesOrigin}/import.html`);
       await parent.frame("import").locator("#plaintext").fill(KEY_ONE);
       const { importBundle } = await api.initImportPrivateKey({ userId: init.userId });
@@ -202,6 +202,18 @@ for (const engine of engines()) {
       const encryptedBundle = await parent.call<string>("import", "extractKeyEncryptedBundle", "HEXADECIMAL");
       const imported = await api.importPrivateKey({ userId: init.userId, privateKeyName: "imported key in the frame", encryptedBundle, curve: "CURVE_SECP256K1", addressFormats: ["ADDRESS_FORMAT_ETHEREUM"] });
       assert.equal(imported.addresses[0]!.address, KEY_ONE_ADDRESS);
+      await parent.close("import");
+
+      // A Solana wallet's 64-byte key pair (base58), as Phantom and Solflare show it.
+      const seed = ed25519.utils.randomSecretKey();
+      const solanaAddress = base58.encode(ed25519.getPublicKey(seed));
+      await parent.open("import", `${framesOrigin}/import.html`);
+      await parent.frame("import").locator("#plaintext").fill(base58.encode(new Uint8Array([...seed, ...ed25519.getPublicKey(seed)])));
+      const { importBundle: solBundle } = await api.initImportPrivateKey({ userId: init.userId });
+      assert.equal(await parent.call("import", "injectImportBundle", solBundle, init.organizationId, init.userId), true);
+      const solEncrypted = await parent.call<string>("import", "extractKeyEncryptedBundle", "SOLANA");
+      const solImported = await api.importPrivateKey({ userId: init.userId, privateKeyName: "imported Solana key in the frame", encryptedBundle: solEncrypted, curve: "CURVE_ED25519", addressFormats: ["ADDRESS_FORMAT_SOLANA"] });
+      assert.equal(solImported.addresses[0]!.address, solanaAddress);
       await parent.close("import");
     });
 
