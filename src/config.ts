@@ -149,6 +149,14 @@ export const KNOBS = [
     doc: { meaning: "`pkcs11`: a file holding the user PIN (its first line; keep it 0600), instead of SIGIL_PKCS11_PIN" },
   }),
   defineKnob({
+    env: "SIGIL_PKCS11_MECHANISM",
+    flag: "--pkcs11-mechanism",
+    key: "pkcs11Mechanism",
+    parse: oneOf("SIGIL_PKCS11_MECHANISM", ["auto", "aes-gcm", "aes-kw"] as const),
+    default: "auto",
+    doc: { meaning: "`pkcs11`: what wraps new data keys: `aes-gcm` (CKM_AES_GCM, bound to the row), `aes-kw` (CKM_AES_KEY_WRAP_PAD) or `auto` (GCM when the token offers it); values wrapped either way keep opening ([docs/custody.md §1](custody.md#1-the-sources))" },
+  }),
+  defineKnob({
     env: "SIGIL_PKCS11_TIMEOUT_MS",
     flag: "--pkcs11-timeout-ms",
     key: "pkcs11TimeoutMs",

@@ -29,6 +29,7 @@ export interface MasterKeyConfig {
   pkcs11Pin?: string | undefined;
   pkcs11PinFile?: string | undefined;
   pkcs11TimeoutMs?: number | undefined;
+  pkcs11Mechanism?: "auto" | "aes-gcm" | "aes-kw" | undefined;
 }
 
 export interface MasterKeySource {
@@ -108,6 +109,7 @@ export function pkcs11Settings(config: MasterKeyConfig): Pkcs11Settings {
     keyLabel: config.pkcs11KeyLabel ?? "sigil-kek",
     pin,
     timeoutMs: config.pkcs11TimeoutMs ?? 2_000,
+    mechanism: config.pkcs11Mechanism ?? "auto",
   };
 }
 

@@ -18,6 +18,8 @@ export interface Pkcs11Settings {
   pin: string;
   /** How long one token call may take before it is answered 503 (ms). */
   timeoutMs: number;
+  /** What wraps new data keys: AES-GCM when offered (auto), or the one named. */
+  mechanism?: "auto" | "aes-gcm" | "aes-kw";
 }
 
 export interface TokenKeyInfo {
@@ -31,6 +33,9 @@ export interface TokenKeyInfo {
 }
 
 type Mech = "gcm" | "kw";
+
+/** Threads stuck in the token library that may exist at once. [our choice] */
+const MAX_ABANDONED = 2;
 
 interface Reply {
   id: number;
@@ -53,6 +58,8 @@ export class TokenClient {
   readonly #pending = new Map<number, Pending>();
   #next = 1;
   #closed = false;
+  /** Threads given up on (a call stuck in the library) that have not exited yet. */
+  #abandoned = 0;
 
   constructor(settings: Pkcs11Settings) {
     this.#settings = settings;
@@ -80,7 +87,10 @@ export class TokenClient {
       }
     };
     worker.on("error", (err) => gone(`failed: ${err.message}`));
-    worker.on("exit", (code) => gone(`exited (${code})`));
+    worker.once("exit", (code) => {
+      if (this.#worker !== worker) this.#abandoned = Math.max(0, this.#abandoned - 1);
+      gone(`exited (${code})`);
+    });
     return worker;
   }
 
@@ -96,6 +106,9 @@ export class TokenClient {
 
   call<T>(op: string, args: Record<string, unknown> = {}): Promise<T> {
     if (this.#closed) return Promise.reject(new KeyUnavailableError("the token is closed"));
+    // Threads stuck in the library are bounded: past MAX_ABANDONED, calls fail at once until
+    // one of them returns (a hung token holds them; docs/custody.md §3).
+    if (!this.#worker && this.#abandoned >= MAX_ABANDONED) return Promise.reject(new KeyUnavailableError("the token is not answering"));
     const worker = (this.#worker ??= this.#start());
     const id = this.#next++;
     return new Promise<T>((resolve, reject) => {
@@ -106,6 +119,7 @@ export class TokenClient {
         // (the stuck thread is told to stop and is not waited for).
         if (this.#worker === worker) {
           this.#worker = undefined;
+          this.#abandoned++;
           for (const [other, p] of [...this.#pending]) {
             this.#settle(other);
             p.reject(new KeyUnavailableError("the token did not answer"));
@@ -143,7 +157,7 @@ export class Pkcs11Kek implements Kek {
     this.#client = client;
     this.id = id;
     this.#mechOf = mechOf;
-    this.opens = [...mechOf.keys()];
+    this.opens = [id, ...[...mechOf.keys()].filter((k) => k !== id)];
   }
 
   /** Connects, checks the key (AES-256, never extractable) and picks the mechanism: GCM, else AES-KW. */
@@ -156,10 +170,13 @@ export class Pkcs11Kek implements Kek {
         throw new Error(`the token's key ${JSON.stringify(settings.keyLabel)} may leave the token (CKA_EXTRACTABLE or not CKA_SENSITIVE); create one that cannot`);
       }
       if (!info.gcm && !info.kw) throw new Error("the token offers neither CKM_AES_GCM nor CKM_AES_KEY_WRAP_PAD");
+      const want = settings.mechanism ?? "auto";
+      if ((want === "aes-gcm" && !info.gcm) || (want === "aes-kw" && !info.kw)) throw new Error(`SIGIL_PKCS11_MECHANISM=${want}: the token does not offer it`);
       const mechOf = new Map<string, Mech>();
       if (info.gcm) mechOf.set(pkcs11KeyId(settings.keyLabel, info.kcv, "gcm"), "gcm");
       if (info.kw) mechOf.set(pkcs11KeyId(settings.keyLabel, info.kcv, "kw"), "kw");
-      return new Pkcs11Kek(client, [...mechOf.keys()][0]!, mechOf);
+      const seals: Mech = want === "aes-kw" || !info.gcm ? "kw" : "gcm";
+      return new Pkcs11Kek(client, pkcs11KeyId(settings.keyLabel, info.kcv, seals), mechOf);
     } catch (err) {
       await client.close();
       throw err;

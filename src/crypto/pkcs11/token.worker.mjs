@@ -33,7 +33,8 @@ const codeOf = (err) => (err && typeof err.message === "string" ? err.message.sp
 
 function initialize() {
   try {
-    p.C_Initialize();
+    // Several threads may call the library (a replaced thread, a second client): its own locks.
+    p.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
   } catch (err) {
     if (codeOf(err) !== "CKR_CRYPTOKI_ALREADY_INITIALIZED") throw err;
   }
