@@ -38,6 +38,14 @@ function withTarget(): { seal(plaintext: Uint8Array): Promise<string> } {
 
 const field = (id: string): HTMLTextAreaElement | HTMLInputElement => document.getElementById(id) as HTMLTextAreaElement;
 
+// What was pasted into the frame is wiped from the clipboard (the stamper grants the frame
+// clipboard-write for this, its clearClipboardOnPaste option); without the permission, nothing.
+for (const id of ["plaintext", "passphrase"]) {
+  field(id).addEventListener("paste", () => {
+    setTimeout(() => void navigator.clipboard?.writeText("").catch(() => undefined), 0);
+  });
+}
+
 const config = readConfig();
 if (!config) {
   setStatus("This frame is not configured (config.js).", "unconfigured");
