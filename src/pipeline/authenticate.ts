@@ -7,7 +7,7 @@ import { verifyStamp } from "../auth/strategies.ts";
 import type { CredentialScope } from "../auth/credential-scope.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { Rider } from "../auth/strategy.ts";
-import { parseJsonBody, targetOrganizationId } from "./body.ts";
+import { betweenSteps, parseJsonBody, targetOrganizationId } from "./body.ts";
 import type { RequestContext } from "./context.ts";
 import { enforceNetwork, withNetworkFacts } from "../network/enforce.ts";
 
@@ -23,7 +23,10 @@ export interface Authenticated<T> {
 
 export async function authenticate<T>(ctx: RequestContext, scope: CredentialScope, rider: Rider<T>): Promise<Authenticated<T>> {
   const stamp = await verifyStamp(ctx.headers, ctx.raw, ctx.deps.logins);
+  // A large body's steps are separate turns of the event loop (docs/network.md §6.1).
+  await betweenSteps(ctx.raw);
   const body = parseJsonBody(ctx.raw);
+  await betweenSteps(ctx.raw);
   const resolved = await stamp.resolve(ctx.deps.db, ctx.deps.state.chains, targetOrganizationId(body), scope, ctx.now, withNetworkFacts(rider));
   // IP allowlist and the caller's rate limits: before validation and policy (network/enforce.ts).
   const pending = enforceNetwork(ctx.deps.db, ctx.deps.state.allowlists, ctx.network, resolved.principal, resolved.rider.network);

@@ -21,6 +21,21 @@ const SHAPE_PROBLEMS: Record<keyof JsonLimits, (n: string) => [message: string, 
 const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
 const withoutUnstorableEscapes = new WeakSet<object>();
 
+/**
+ * From this size on, a request hands the event loop back between the steps that each pass
+ * over its whole body — the stamp's hash, the shape scan and JSON.parse, the store write, the
+ * answer that carries the body back as the vote's message — so that other tenants' requests
+ * are served in between (docs/network.md §6.1). Below it every step is well under a
+ * millisecond and yielding would only add latency. [our choice]
+ */
+export const LARGE_BODY_BYTES = 64 * 1024;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** A turn of the event loop for a large body (LARGE_BODY_BYTES), nothing for others. */
+export function betweenSteps(raw: Buffer): Promise<void> | undefined {
+  return raw.length >= LARGE_BODY_BYTES ? nextTurn() : undefined;
+}
+
 /** The request body as a JSON object, or a 400 saying what is wrong with it. */
 export function parseJsonBody(raw: Buffer): Record<string, unknown> {
   if (raw.length === 0) throw invalid("bad request body: empty; expected a JSON object");

@@ -18,6 +18,7 @@ import { respond, type Answer } from "./respond.ts";
 import { activityServices } from "./services.ts";
 import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";
 import type { Validated } from "./validate.ts";
+import { betweenSteps } from "./body.ts";
 import { castVote, voteRow } from "./vote.ts";
 import { recordedIntent, recordedVote } from "./secret-params.ts";
 import { awaitingAuthenticators, owedByActor, recordOwed, refuseUnapprovable, submitterMfaPolicies } from "./mfa-gate.ts";
@@ -161,6 +162,9 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
     ({ settled, twin } = await settleOrFindTwin(deps, settlement));
   }
   if (settled) {
+    // The answer carries the body back (the vote's message): for a large one, a turn of its own
+    // after the commit (docs/network.md §6.1).
+    await betweenSteps(ctx.raw);
     if (isDenied(evaluated.decision)) throw deniedFailure(evaluated.decision, activityId);
     // A handler failure that kept its writes (keepWrites): recorded FAILED, answered as the error.
     if (settled.row.status === STATUS.FAILED && settled.row.failure) throw apiErrorFromFailure(settled.row.failure);

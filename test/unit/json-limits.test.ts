@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { KindGuard, type TSchema } from "@sinclair/typebox";
 import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS, MAX_JSON_VALUES, exceededJsonLimit, nestsDeeperThan } from "../../src/schemas/json-shape.ts";
-import { parseJsonBody, refuseUnstorableCharacters } from "../../src/pipeline/body.ts";
+import { LARGE_BODY_BYTES, betweenSteps, parseJsonBody, refuseUnstorableCharacters } from "../../src/pipeline/body.ts";
 import { ACTIVITIES } from "../../src/activities/registry.ts";
 import { unstorableCharacters } from "../../src/schemas/unstorable-characters.ts";
 
@@ -169,5 +169,18 @@ describe("U+0000 walk", () => {
 
   it("stops at 20 violations", () => {
     assert.equal(unstorableCharacters(Array.from({ length: 100 }, () => "\u0000")).length, 20);
+  });
+});
+
+// docs/network.md §6.1: a large body's steps are separate turns of the event loop.
+describe("large bodies take turns", () => {
+  it("a body of LARGE_BODY_BYTES or more yields a turn of the event loop; a smaller one none", async () => {
+    assert.equal(betweenSteps(Buffer.alloc(LARGE_BODY_BYTES - 1)), undefined);
+    let ran = false;
+    setImmediate(() => (ran = true));
+    const turn = betweenSteps(Buffer.alloc(LARGE_BODY_BYTES));
+    assert.ok(turn instanceof Promise);
+    await turn;
+    assert.equal(ran, true, "what was queued before it ran first");
   });
 });
