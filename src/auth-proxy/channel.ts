@@ -77,6 +77,9 @@ export interface OriginsRequest {
   timestampMs: string;
 }
 
+/** An OTP channel: init_otp's OTP_TYPE_EMAIL or OTP_TYPE_SMS. */
+export type OtpChannel = "email" | "sms";
+
 /** What CONFIG_ROUTE answers (200). Unknown config: 404 with the SDK error body (code 5). */
 export interface ConfigResponse {
   config: AuthProxyConfigView;
@@ -84,6 +87,12 @@ export interface ConfigResponse {
   sealedKey: string;
   /** The organization's name: the app name of OTP messages when the config names none (docs/auth-proxy-service.md §5). */
   organizationName?: string;
+  /**
+   * The OTP channels init_otp can deliver in the config's organization: the API has a transport
+   * for it and the channel's feature is on (docs/auth-proxy-service.md §5.1). Absent (an older
+   * API): none.
+   */
+  otpChannels?: OtpChannel[];
 }
 
 /** What ORIGINS_ROUTE answers: every origin some enabled config allows; anyOrigin when one allows all. */

@@ -4,7 +4,7 @@
 // time. Unknown ids are remembered MISS_TTL_MS whatever the TTL, so a flood of made-up ids
 // costs the API one request per id per MISS_TTL_MS at most; concurrent
 // requests for one id share one fetch. Only the sealed key is kept (src/auth-proxy/channel.ts).
-import { DEFAULT_CONFIG_TTL_MS, type AuthProxyConfigView, type OriginsResponse } from "../auth-proxy/channel.ts";
+import { DEFAULT_CONFIG_TTL_MS, type AuthProxyConfigView, type OriginsResponse, type OtpChannel } from "../auth-proxy/channel.ts";
 import type { ApiClient } from "./api-client.ts";
 
 export const MISS_TTL_MS = 2_000;
@@ -15,6 +15,15 @@ export interface ConfigEntry {
   sealedKey: string;
   /** The organization's name, when the API sends it (the app name of OTP messages). */
   organizationName?: string;
+  /** The OTP channels the API can deliver for this config (docs/auth-proxy-service.md §5.1); none when it names none. */
+  otpChannels: OtpChannel[];
+}
+
+const OTP_CHANNELS: readonly OtpChannel[] = ["email", "sms"];
+
+/** The known channels the API named, each once; anything else is dropped. */
+function channelsOf(v: unknown): OtpChannel[] {
+  return Array.isArray(v) ? OTP_CHANNELS.filter((c) => v.includes(c)) : [];
 }
 
 interface Cached {
@@ -44,7 +53,9 @@ export class ConfigSource {
     const p = (async () => {
       try {
         const r = await this.api.config(configId);
-        const entry = r ? { config: r.config, sealedKey: r.sealedKey, ...(typeof r.organizationName === "string" ? { organizationName: r.organizationName } : {}) } : undefined;
+        const entry = r
+          ? { config: r.config, sealedKey: r.sealedKey, ...(typeof r.organizationName === "string" ? { organizationName: r.organizationName } : {}), otpChannels: channelsOf(r.otpChannels) }
+          : undefined;
         this.#remember(configId, { at: this.now(), entry });
         return entry;
       } finally {

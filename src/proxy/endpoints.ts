@@ -267,14 +267,37 @@ const account: Endpoint = {
   },
 };
 
+/** Methods the kit offers that need nothing but the browser: passkeys, and wallets signing their own stamps. */
+const BROWSER_METHODS: ReadonlySet<string> = new Set(["passkey", "wallet"]);
+/** The social providers the kit offers (each needs its client id) — as update_auth_proxy_config accepts them. */
+const KIT_SOCIAL_PROVIDERS: ReadonlySet<string> = new Set(["google", "apple", "facebook", "x", "discord"]);
+
+/**
+ * wallet_kit_config.enabledProviders (docs/auth-proxy-service.md §5.1): only what the server can
+ * deliver. Email and SMS when the API can deliver that channel (a transport, the feature on);
+ * passkey and wallet as allowed; a social provider when enabled and given its client id (the
+ * kit cannot start its flow without one); any other name is dropped (the kit reads none).
+ */
+export function deliverableProviders(e: ConfigEntry): string[] {
+  const out = new Set<string>();
+  const channels: ReadonlySet<string> = new Set(e.otpChannels);
+  for (const m of authMethods(e)) if (BROWSER_METHODS.has(m) || channels.has(m)) out.add(m);
+  const w = e.config.walletKitSettings ?? {};
+  const ids = w.oauthClientIds ?? {};
+  for (const p of (w.enabledSocialProviders ?? []).map((x) => x.toLowerCase())) {
+    const id = Object.hasOwn(ids, p) ? ids[p] : undefined;
+    if (KIT_SOCIAL_PROVIDERS.has(p) && typeof id === "string" && id !== "") out.add(p);
+  }
+  return [...out];
+}
+
 const walletKitConfig: Endpoint = {
   body: B.EMPTY,
   async run(ctx) {
     const c = ctx.entry.config;
     const w = c.walletKitSettings ?? {};
-    const enabled = [...authMethods(ctx.entry), ...(w.enabledSocialProviders ?? []).map((p) => p.toLowerCase())];
     return {
-      enabledProviders: [...new Set(enabled)],
+      enabledProviders: deliverableProviders(ctx.entry),
       sessionExpirationSeconds: sessionSeconds(ctx.entry),
       organizationId: c.organizationId,
       ...opt(w.oauthClientIds, { oauthClientIds: w.oauthClientIds }),

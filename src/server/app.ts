@@ -96,7 +96,9 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   void app.register(metricsPlugin, opts.metricsRegistry ? { registry: opts.metricsRegistry } : {});
   void app.register(publicApiPlugin, { deps, version: opts.version, ...(limiter ? { limiter } : {}) });
   // The internal routes the auth proxy reads its configuration from (docs/auth-proxy.md §4).
-  void app.register(authProxyChannel, { db: opts.store.db, masterKey: opts.masterKey });
+  // With the OTP channels it has a transport for: wallet_kit_config offers no other (docs/auth-proxy-service.md §5.1).
+  const otpChannels = (["email", "sms"] as const).filter((c) => opts.logins?.[c] !== undefined);
+  void app.register(authProxyChannel, { db: opts.store.db, masterKey: opts.masterKey, otpChannels });
   void app.register(discoveryPlugin, {
     db: opts.store.db,
     state: opts.state,

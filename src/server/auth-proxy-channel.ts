@@ -20,7 +20,11 @@ import {
   sealForTransport,
   type ConfigResponse,
   type OriginsResponse,
+  type OtpChannel,
 } from "../auth-proxy/channel.ts";
+import { organizationChain } from "../store/organizations.ts";
+import { featureOnAlongChain } from "../store/organization-features.ts";
+import { OTP_FEATURE } from "../activities/organizations/feature-gate.ts";
 
 export interface AuthProxyChannelOptions {
   db: Executor;
@@ -28,6 +32,22 @@ export interface AuthProxyChannelOptions {
   masterKey?: MasterKey;
   /** Default Date.now. */
   clock?: () => number;
+  /** The OTP channels this API has a transport for (LoginSettings email / sms); default none. */
+  otpChannels?: readonly OtpChannel[];
+}
+
+const OTP_TYPE = { email: "OTP_TYPE_EMAIL", sms: "OTP_TYPE_SMS" } as const;
+
+/**
+ * The channels init_otp can deliver in the organization: a transport here, and the channel's
+ * feature on along its chain, as init_otp checks it (docs/auth-proxy-service.md §5.1).
+ */
+async function deliverableChannels(db: Executor, organizationId: string, transports: readonly OtpChannel[]): Promise<OtpChannel[]> {
+  if (transports.length === 0) return [];
+  const chain = await organizationChain(db, organizationId);
+  const out: OtpChannel[] = [];
+  for (const c of transports) if (await featureOnAlongChain(db, chain, OTP_FEATURE[OTP_TYPE[c]])) out.push(c);
+  return out;
 }
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -68,7 +88,8 @@ export const authProxyChannel: FastifyPluginAsync<AuthProxyChannelOptions> = asy
     try {
       // The organization's name: the app name of OTP messages when the config names none (docs/auth-proxy-service.md §5).
       const org = await opts.db.selectFrom("organizations").select("name").where("id", "=", row.organization_id).executeTakeFirst();
-      return { config: configView(row), sealedKey: sealForTransport(secret, pkcs8, row.id), ...(org ? { organizationName: org.name } : {}) };
+      const otpChannels = await deliverableChannels(opts.db, row.organization_id, opts.otpChannels ?? []);
+      return { config: configView(row), sealedKey: sealForTransport(secret, pkcs8, row.id), ...(org ? { organizationName: org.name } : {}), otpChannels };
     } finally {
       pkcs8.fill(0);
     }

@@ -234,7 +234,8 @@ for (const spec of engines()) {
       const r = await proxy("/v1/wallet_kit_config", undefined, { headerName: "x-auth-proxy-config-id", raw: "" });
       assert.equal(r.status, 200, JSON.stringify(r.json));
       assert.deepEqual(r.json, {
-        enabledProviders: ["email", "sms", "passkey", "wallet", "x"],
+        // SMTP_URL and no SMS transport: email, not sms (docs/auth-proxy-service.md §5.1).
+        enabledProviders: ["email", "passkey", "wallet", "x"],
         sessionExpirationSeconds: "1200",
         organizationId: init.organizationId,
         oauthClientIds: { x: "proxy-x" },
