@@ -1,10 +1,14 @@
 // GET /public/v1/discovery/keys is readable from any origin (docs/network.md §4.1): real HTTP
 // requests carrying an Origin against `sigil serve`, on both engines (the keys are read from
 // the store). The answer, its preflight and its 429 say `Access-Control-Allow-Origin: *`
-// without credentials whatever SIGIL_CORS_ORIGINS lists; no other route is opened by it.
+// without credentials whatever SIGIL_CORS_ORIGINS lists; no other route is opened by it. And
+// headless Chromium on a page of another origin reads the keys (with and without a preflight)
+// and is refused the webhook key set.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { request } from "node:http";
+import http, { request } from "node:http";
+import type { AddressInfo } from "node:net";
+import { browserMissing, CHROMIUM } from "../helpers/browser.ts";
 import { engines, newInstance, sigilInit, startServer, type Instance, type RunningServer } from "../helpers/server.ts";
 
 const ALLOWED = "https://app.example.com";
@@ -98,3 +102,65 @@ for (const spec of engines()) {
     });
   });
 }
+
+describe("discovery keys from a page of another origin, in headless Chromium (sqlite)", { skip: browserMissing(), timeout: 90_000 }, () => {
+  let inst: Instance;
+  let server: RunningServer;
+  let pages: http.Server;
+  let pageOrigin: string;
+  let browser: import("playwright-core").Browser;
+
+  before(async () => {
+    pages = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>frame</title>"));
+    await new Promise<void>((resolve) => pages.listen(0, "127.0.0.1", resolve));
+    pageOrigin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+    inst = await newInstance("sqlite");
+    await sigilInit(inst);
+    // The page's origin is not listed.
+    server = await startServer(inst, ["--cors-origins", ALLOWED]);
+    const { chromium } = await import("playwright-core");
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    await inst?.cleanup();
+    await new Promise<void>((resolve) => pages?.close(() => resolve()));
+  });
+
+  /** The page's own fetch (a header added: the browser preflights first). */
+  async function fetchFromPage(path: string, headers: Record<string, string>): Promise<{ ok: true; status: number; body: string } | { ok: false; error: string }> {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${pageOrigin}/`);
+      return await page.evaluate(
+        async ({ url, headers }) => {
+          try {
+            const res = await fetch(url, { headers });
+            return { ok: true as const, status: res.status, body: await res.text() };
+          } catch (err) {
+            return { ok: false as const, error: String(err) };
+          }
+        },
+        { url: `${server.url}${path}`, headers },
+      );
+    } finally {
+      await page.close();
+    }
+  }
+
+  it("reads the keys, with and without a preflight", async () => {
+    for (const headers of [{}, { "X-Client-Version": "@sigil/frame@test" }] as Record<string, string>[]) {
+      const r = await fetchFromPage(KEYS, headers);
+      assert.ok(r.ok, JSON.stringify(r));
+      assert.equal(r.status, 200);
+      assert.ok((JSON.parse(r.body) as { keys: unknown[] }).keys.length > 0);
+    }
+  });
+
+  it("is refused the webhook key set (no other route is opened)", async () => {
+    const r = await fetchFromPage("/public/v1/discovery/webhooks/jwks", {});
+    assert.equal(r.ok, false, JSON.stringify(r));
+    assert.match((r as { error: string }).error, /Failed to fetch/);
+  });
+});
