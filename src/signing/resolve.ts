@@ -10,7 +10,7 @@ import { notFound } from "../errors.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { Executor, PrivateKeysTable, WalletAccountsTable, WalletsTable } from "../store/schema.ts";
 import { canonicalAddress } from "../wallets/lookup.ts";
-import { deriveKey, seedOfAsync, type WalletCurve } from "../wallets/derivation.ts";
+import { deriveKey, seedOfWalletSecret, type WalletCurve } from "../wallets/derivation.ts";
 import { sealAad as walletSealAad } from "../wallets/wallets.ts";
 import { UUID_PATTERN } from "../schemas/common.ts";
 import { precompiled } from "../store/precompiled.ts";
@@ -141,7 +141,7 @@ export async function openSigner(masterKey: MasterKey, s: Signer): Promise<Uint8
   const mnemonic = await masterKey.open(s.wallet.seed_sealed, walletSealAad(s.wallet.id));
   let key: Uint8Array;
   try {
-    const seed = await seedOfAsync(mnemonic.toString("utf8"));
+    const seed = await seedOfWalletSecret(mnemonic.toString("utf8"));
     try {
       key = deriveKey(seed, s.account.curve as WalletCurve, s.account.path).privateKey;
     } finally {

@@ -184,6 +184,23 @@ export async function seedOfAsync(mnemonic: string, passphrase = ""): Promise<Ui
   });
 }
 
+/**
+ * A wallet's secret text: the mnemonic, or `<mnemonic>\n--PASS--\n<passphrase>` for a wallet
+ * imported with a BIP-39 passphrase — the hosted import frame's encoding, which export hands
+ * back unchanged (docs/export-import.md §3.2). Split at the first separator.
+ */
+export const PASSPHRASE_SEPARATOR = "\n--PASS--\n";
+export function splitWalletSecret(text: string): { mnemonic: string; passphrase: string } {
+  const at = text.indexOf(PASSPHRASE_SEPARATOR);
+  return at < 0 ? { mnemonic: text, passphrase: "" } : { mnemonic: text.slice(0, at), passphrase: text.slice(at + PASSPHRASE_SEPARATOR.length) };
+}
+
+/** The seed of a wallet's stored secret text (mnemonic, and passphrase if it has one). */
+export function seedOfWalletSecret(text: string): Promise<Uint8Array> {
+  const { mnemonic, passphrase } = splitWalletSecret(text);
+  return seedOfAsync(mnemonic, passphrase);
+}
+
 /** Whether every level of a parsed path is hardened (what SLIP-10 ed25519 requires). */
 export function unhardenedLevel(indices: readonly number[]): number | null {
   const i = indices.findIndex((n) => n < HARDENED);

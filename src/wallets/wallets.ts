@@ -19,7 +19,7 @@ import {
   type WalletRow,
 } from "../store/wallets.ts";
 import { checkAccounts, deriveAccounts, MAX_ACCOUNTS_PER_WALLET, normalPath, type AccountParams } from "./accounts.ts";
-import { generateMnemonic, MNEMONIC_LENGTHS, seedOfAsync } from "./derivation.ts";
+import { generateMnemonic, MNEMONIC_LENGTHS, PASSPHRASE_SEPARATOR, seedOfAsync, seedOfWalletSecret } from "./derivation.ts";
 
 export interface WalletWriter {
   tx: Tx;
@@ -44,10 +44,15 @@ export function openMnemonic(masterKey: MasterKey, wallet: Pick<WalletRow, "id" 
 
 /**
  * `at` names the request's field in errors: "parameters" or "parameters.wallet". With
- * `imported`, the wallet holds that (already checked) mnemonic instead of a new one and is
- * marked imported (import_wallet, docs/export-import.md §3).
+ * `imported`, the wallet holds that (already checked) mnemonic, and passphrase if any, instead of
+ * a new one and is marked imported (import_wallet, docs/export-import.md §3.2).
  */
-export async function createWallet(w: WalletWriter, p: NewWallet, at: string, imported?: { mnemonic: string }): Promise<{ walletId: string; addresses: string[] }> {
+export async function createWallet(
+  w: WalletWriter,
+  p: NewWallet,
+  at: string,
+  imported?: { mnemonic: string; passphrase?: string },
+): Promise<{ walletId: string; addresses: string[] }> {
   const words = imported ? imported.mnemonic.split(" ").length : (p.mnemonicLength ?? 12);
   if (!(MNEMONIC_LENGTHS as readonly number[]).includes(words)) {
     throw invalid(`${at}.mnemonicLength: must be one of ${MNEMONIC_LENGTHS.join(", ")} words`, [
@@ -65,7 +70,8 @@ export async function createWallet(w: WalletWriter, p: NewWallet, at: string, im
 
   const walletId = newOrderedId(w.now);
   const mnemonic = imported ? imported.mnemonic : generateMnemonic(words);
-  const seed = await seedOfAsync(mnemonic);
+  const passphrase = imported?.passphrase ?? "";
+  const seed = await seedOfAsync(mnemonic, passphrase);
   let derived;
   try {
     derived = deriveAccounts(seed, p.accounts, `${at}.accounts`);
@@ -76,7 +82,8 @@ export async function createWallet(w: WalletWriter, p: NewWallet, at: string, im
     id: walletId,
     organization_id: w.organizationId,
     name: p.walletName,
-    seed_sealed: await w.masterKey.seal(Buffer.from(mnemonic, "utf8"), sealAad(walletId)),
+    // What export hands back: the mnemonic, with its passphrase in the import frame's encoding.
+    seed_sealed: await w.masterKey.seal(Buffer.from(passphrase ? mnemonic + PASSPHRASE_SEPARATOR + passphrase : mnemonic, "utf8"), sealAad(walletId)),
     mnemonic_length: words,
     imported: imported ? 1 : 0,
     exported: 0,
@@ -140,7 +147,7 @@ export async function addWalletAccounts(
   const mnemonic = await openMnemonic(w.masterKey, wallet);
   let derived;
   try {
-    const seed = await seedOfAsync(mnemonic.toString("utf8"));
+    const seed = await seedOfWalletSecret(mnemonic.toString("utf8"));
     try {
       derived = deriveAccounts(seed, accounts, `${at}.accounts`);
     } finally {

@@ -146,6 +146,31 @@ for (const engine of engines()) {
       assert.equal(back, CLIENT_MNEMONIC);
     });
 
+    it("a mnemonic with a BIP-39 passphrase (the import frame's `mnemonic\\n--PASS--\\npassphrase`): the passphrase's addresses, signing with them, export hands the same text back", async () => {
+      const c = root();
+      const PASSPHRASE = " TREZOR x"; // spaces count
+      const text = `${TEST_MNEMONIC}\n--PASS--\n${PASSPHRASE}`;
+      const { importBundle } = await c.initImportWallet({ userId: init.userId });
+      const encryptedBundle = await encryptWalletToBundle({ mnemonic: text, importBundle, userId: init.userId, organizationId: init.organizationId, dangerouslyOverrideSignerPublicKey: signer });
+      const res = await c.importWallet({ userId: init.userId, walletName: "imported with passphrase", encryptedBundle, accounts: [ETH0] });
+      const expected = addressOf(deriveKey(seedOf(TEST_MNEMONIC, PASSPHRASE), "CURVE_SECP256K1", ETH0.path), "ADDRESS_FORMAT_ETHEREUM");
+      assert.notEqual(expected, TEST_ADDRESS);
+      assert.deepEqual(res.addresses, [expected]);
+      // An account added later derives from the same seed (passphrase included).
+      const more = await c.createWalletAccounts({ walletId: res.walletId, accounts: [{ ...ETH0, path: "m/44'/60'/0'/0/1" }] });
+      assert.equal(more.addresses[0], addressOf(deriveKey(seedOf(TEST_MNEMONIC, PASSPHRASE), "CURVE_SECP256K1", "m/44'/60'/0'/0/1"), "ADDRESS_FORMAT_ETHEREUM"));
+      // Signing uses the passphrase's key.
+      const digest = "11".repeat(32);
+      const sig = await c.signRawPayload({ signWith: expected, payload: digest, encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NO_OP" });
+      const { recoverAddress } = await import("viem");
+      const v = BigInt(parseInt(sig.v, 16) + 27);
+      assert.equal(await recoverAddress({ hash: `0x${digest}`, signature: { r: `0x${sig.r}`, s: `0x${sig.s}`, v } }), expected);
+      const target = generateP256KeyPair();
+      const exported = await c.exportWallet({ walletId: res.walletId, targetPublicKey: target.publicKey });
+      const back = await decryptExportBundle({ exportBundle: exported.exportBundle, embeddedKey: target.privateKey, organizationId: init.organizationId, returnMnemonic: true, dangerouslyOverrideSignerPublicKey: signer });
+      assert.equal(back, text);
+    });
+
     it("private keys: createPrivateKeys → exportPrivateKey opens to the key; initImportPrivateKey → encryptPrivateKeyToBundle → importPrivateKey", async () => {
       const c = root();
       const made = await c.createPrivateKeys({ privateKeys: [{ privateKeyName: "to export", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: ["ADDRESS_FORMAT_ETHEREUM"] }] });

@@ -1,7 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { notFound } from "../../errors.ts";
 import { lockingRead } from "../../store/locks.ts";
-import { deriveKey, seedOfAsync, type WalletCurve } from "../../wallets/derivation.ts";
+import { deriveKey, seedOfWalletSecret, type WalletCurve } from "../../wallets/derivation.ts";
 import { canonicalAddress } from "../../wallets/lookup.ts";
 import { exportBundle, targetKey } from "../../wallets/transfer.ts";
 import { openMnemonic } from "../../wallets/wallets.ts";
@@ -29,7 +29,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const mnemonic = await openMnemonic(services.masterKey, wallet);
   let privateKey: Uint8Array | undefined;
   try {
-    const seed = await seedOfAsync(mnemonic.toString("utf8"));
+    const seed = await seedOfWalletSecret(mnemonic.toString("utf8"));
     try {
       privateKey = deriveKey(seed, account.curve as WalletCurve, account.path).privateKey;
     } finally {

@@ -2,7 +2,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { invalid } from "../../errors.ts";
 import { Id, Name } from "../../schemas/common.ts";
 import { AccountList, checkAccounts } from "../../wallets/accounts.ts";
-import { isValidMnemonic } from "../../wallets/derivation.ts";
+import { isValidMnemonic, splitWalletSecret } from "../../wallets/derivation.ts";
 import { takeImportTarget } from "../../wallets/transfer.ts";
 import { createWallet } from "../../wallets/wallets.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
@@ -17,16 +17,20 @@ const Params = Type.Object({
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization, services, now } = ctx;
   const plain = await takeImportTarget(tx, services.masterKey, organization.id, p.userId, "WALLET", p.encryptedBundle, "parameters.encryptedBundle", now);
-  // Words separated by any whitespace, as typed; the stored mnemonic is single-spaced.
-  const mnemonic = Buffer.from(plain).toString("utf8").trim().split(/\s+/).join(" ");
+  const text = Buffer.from(plain).toString("utf8");
   plain.fill(0);
+  // `<mnemonic>\n--PASS--\n<passphrase>` carries a BIP-39 passphrase, as the hosted import
+  // frame encodes it; the passphrase is kept exactly (spaces count), the mnemonic's words may
+  // be separated by any whitespace and are stored single-spaced (docs/export-import.md §3.2).
+  const parts = splitWalletSecret(text);
+  const mnemonic = parts.mnemonic.trim().split(/\s+/).join(" ");
   if (!isValidMnemonic(mnemonic)) {
     throw invalid("parameters.encryptedBundle: the decrypted content is not a valid English BIP-39 mnemonic (12–24 words with a valid checksum)", [
       { field: "parameters.encryptedBundle", description: "must hold a BIP-39 mnemonic" },
     ]);
   }
   const writer = { tx, organizationId: organization.id, masterKey: services.masterKey, now };
-  return createWallet(writer, { walletName: p.walletName, accounts: p.accounts }, "parameters", { mnemonic });
+  return createWallet(writer, { walletName: p.walletName, accounts: p.accounts }, "parameters", { mnemonic, passphrase: parts.passphrase });
 }
 
 export const importWallet = defineActivity({
