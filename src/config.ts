@@ -101,6 +101,22 @@ export const KNOBS = [
     doc: { meaning: "32-byte key-encryption key, 64 hex chars or base64. Secrets at rest are envelope-encrypted under it. When absent, a key is generated once into `<data dir>/master.key` (mode 0600) with a warning. Set it in production and on every node of a multi-node deployment. A key that does not match the database is refused at startup. Never accepted as a flag (command lines are visible in `ps`).", default: "generated" },
   }),
   defineKnob({
+    env: "SIGIL_MASTER_KEY_PREVIOUS",
+    secret: true,
+    key: "masterKeyPrevious",
+    parse: str,
+    default: undefined,
+    doc: { meaning: "During a rotation ([docs/custody.md §4](custody.md#4-rotation)): the previous key held in memory (hex or base64 of 32 bytes; for `file` → `pkcs11`, the content of `master.key`). Values sealed under it keep opening; `sigil master-key rotate` re-wraps them under the current key; then unset it" },
+  }),
+  defineKnob({
+    env: "SIGIL_PKCS11_PREVIOUS_KEY_LABEL",
+    flag: "--pkcs11-previous-key-label",
+    key: "pkcs11PreviousKeyLabel",
+    parse: str,
+    default: undefined,
+    doc: { meaning: "During a rotation on a PKCS#11 token ([docs/custody.md §4](custody.md#4-rotation)): the label of the previous key on the same token; values wrapped by it keep opening until `sigil master-key rotate` has re-wrapped them" },
+  }),
+  defineKnob({
     env: "SIGIL_MASTER_KEY_SOURCE",
     flag: "--master-key-source",
     key: "masterKeySource",

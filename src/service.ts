@@ -47,7 +47,7 @@ export async function openService(argv: string[] = [], env: NodeJS.ProcessEnv = 
   try {
     await migrate(store.db);
     await checkCanary(store, key);
-    if (!key.hasRootSecret) await openRootSecret(store, key);
+    await openRootSecret(store, key);
   } catch (err) {
     await store.close();
     await key.close();
@@ -91,8 +91,11 @@ const ROOT_AAD = "sigil:master-key-root";
 async function openRootSecret(store: Store, key: MasterKey): Promise<void> {
   const read = () => store.db.selectFrom("sigil_meta").select("value").where("key", "=", "master_key_root").executeTakeFirst();
   let row = await read();
+  // One key held in memory and no stored root: the key's own bytes, as always.
+  if (!row && key.hasRootSecret) return;
   if (!row) {
-    const root = randomBytes(32);
+    // Moving away from a key held in memory (a rotation, file → pkcs11) keeps its bytes as the root.
+    const root = key.inheritedRoot() ?? randomBytes(32);
     const sealed = await key.seal(root, ROOT_AAD);
     root.fill(0);
     await store.db.insertInto("sigil_meta").values({ key: "master_key_root", value: sealed }).onConflict((oc) => oc.column("key").doNothing()).execute();

@@ -15,7 +15,7 @@ const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; help: s
   init: { run: init, help: 'bootstrap a root organization: init --name "<org>" [--json] [--api-public-key <hex>]' },
   "webhook-keys": { run: webhookKeys, help: "webhook signing keys: webhook-keys list | rotate | retire <kid>" },
   seed: { run: seed, help: "bulk test data: seed [--scale F | --suborgs N --activities N --users N] [--json] (sigil seed --help)" },
-  "master-key": { run: masterKey, help: "the key-encryption key: master-key create-pkcs11 makes it on the PKCS#11 token (docs/custody.md §1)" },
+  "master-key": { run: masterKey, help: "the key-encryption key: master-key create-pkcs11 (on the PKCS#11 token) | rotate (re-wrap every data key; docs/custody.md §1, §4)" },
   "service-keys": { run: serviceKeys, help: "service P-256 keys: service-keys list | rotate [purpose] | retire <keyId>" },
 };
 

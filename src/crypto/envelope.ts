@@ -107,8 +107,50 @@ export class MasterKey {
     this.#keks = Array.isArray(keks) ? [...keks] : [keks as Kek];
     if (this.#keks.length === 0) throw new Error("a master key needs a key-encryption key");
     this.id = this.#keks[0]!.id;
-    const first = this.#keks[0];
-    this.#root = root ?? (first instanceof LocalKey ? first.bytes() : undefined);
+    const only = this.#keks.length === 1 ? this.#keks[0] : undefined;
+    // One key held in memory: its bytes are the root (what Sigil always did). Otherwise the
+    // root comes from the database (openService; docs/custody.md §2, §4).
+    this.#root = root ?? (only instanceof LocalKey ? only.bytes() : undefined);
+  }
+
+  /**
+   * The root a database without a stored one should keep: during a rotation away from a key
+   * held in memory, that key's bytes (so OTP digests and the proxy secret stay valid); else
+   * undefined (a new random root).
+   */
+  inheritedRoot(): Buffer | undefined {
+    const local = [...this.#keks].reverse().find((k): k is LocalKey => k instanceof LocalKey);
+    return local?.bytes();
+  }
+
+  /** The ids of every key this master key opens with (the sealing key's first). */
+  get kekIds(): string[] {
+    return this.#keks.flatMap((k) => k.opens);
+  }
+
+  /** The ids the sealing key goes by (a token key: one per mechanism). */
+  get sealingIds(): readonly string[] {
+    return this.#keks[0]!.opens;
+  }
+
+  /**
+   * The same value with its data key re-wrapped by the sealing key (the body is untouched);
+   * undefined when it is already wrapped by it (docs/custody.md §4).
+   */
+  async rewrap(sealed: string, aad: string): Promise<string | undefined> {
+    const p = parse(sealed);
+    const kek = this.#keks[0]!;
+    if (p.kekId === kek.id) return undefined;
+    const from = this.#keks.find((k) => k.opens.includes(p.kekId));
+    if (!from) throw new Error(`sealed with another master key (id ${p.kekId}, this key is ${this.id})`);
+    const dataKey = await from.unwrap(p.kekId, p.wrapped, aad);
+    try {
+      // The body must open with it under this aad, or the value is not this row's: left alone.
+      gcmOpen(dataKey, p.body, dataAad(aad)).fill(0);
+      return format(kek.id, await kek.wrap(dataKey, aad), p.body);
+    } finally {
+      dataKey.fill(0);
+    }
   }
 
   /** Accepts 64 hex characters or base64/base64url of 32 bytes. */

@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { LocalKey, MasterKey } from "./envelope.ts";
+import { LocalKey, MasterKey, type Kek } from "./envelope.ts";
 import { ensurePrivateDir, restrictFiles } from "../store/data-dir.ts";
 import type { MasterKeySourceName } from "./master-key-source-names.ts";
 import type { Pkcs11Settings } from "./pkcs11/token.ts";
@@ -30,6 +30,8 @@ export interface MasterKeyConfig {
   pkcs11PinFile?: string | undefined;
   pkcs11TimeoutMs?: number | undefined;
   pkcs11Mechanism?: "auto" | "aes-gcm" | "aes-kw" | undefined;
+  masterKeyPrevious?: string | undefined;
+  pkcs11PreviousKeyLabel?: string | undefined;
 }
 
 export interface MasterKeySource {
@@ -78,9 +80,27 @@ export function masterKeySourceOf(config: MasterKeyConfig): MasterKeySource {
   return source;
 }
 
-/** Opens the master key from its source (a token: connects and checks its key). */
-export function openMasterKey(config: MasterKeyConfig): Promise<MasterKeyResult> {
-  return masterKeySourceOf(config).open(config);
+/**
+ * Opens the master key from its source (a token: connects and checks its key), with the
+ * previous keys of a rotation after it: they open, the source's key seals (docs/custody.md §4).
+ */
+export async function openMasterKey(config: MasterKeyConfig): Promise<MasterKeyResult> {
+  const opened = await masterKeySourceOf(config).open(config);
+  const previous: Kek[] = [];
+  try {
+    if (config.masterKeyPrevious) previous.push(LocalKey.parse(config.masterKeyPrevious));
+    if (config.pkcs11PreviousKeyLabel) {
+      const { Pkcs11Kek } = await import("./pkcs11/token.ts");
+      previous.push(await Pkcs11Kek.open({ ...pkcs11Settings({ ...config, masterKey: undefined }), keyLabel: config.pkcs11PreviousKeyLabel }));
+    }
+  } catch (err) {
+    await opened.key.close();
+    for (const k of previous) await k.close?.();
+    throw err;
+  }
+  if (previous.length === 0) return opened;
+  if (previous.some((k) => k.id === opened.key.id)) throw new Error("the previous master key is the current one; unset SIGIL_MASTER_KEY_PREVIOUS / SIGIL_PKCS11_PREVIOUS_KEY_LABEL");
+  return { ...opened, key: new MasterKey([opened.key.kek, ...previous]) };
 }
 
 /** The PKCS#11 settings, checked: every one is needed, the PIN from the environment or a file. */

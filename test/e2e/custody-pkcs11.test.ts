@@ -12,6 +12,8 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { Turnkey } from "@turnkey/sdk-server";
 import { decryptExportBundle, generateP256KeyPair } from "@turnkey/crypto";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
@@ -21,6 +23,7 @@ import { newSoftToken, SOFTHSM_LIBRARY, type SoftToken } from "../helpers/sofths
 import { Pkcs11Kek, pkcs11KeyId } from "../../src/crypto/pkcs11/token.ts";
 import { isKeyUnavailable } from "../../src/crypto/key-unavailable.ts";
 import { MasterKey } from "../../src/crypto/envelope.ts";
+import { SEALED_KINDS } from "../../src/crypto/sealed-columns.ts";
 import { openStore } from "../../src/store/db.ts";
 import { addressOf, deriveKey, seedOf } from "../../src/wallets/derivation.ts";
 
@@ -45,6 +48,9 @@ async function sealedValues(inst: Instance): Promise<{ table: string; kekId: str
 }
 
 let token: SoftToken;
+
+const BIN = path.resolve(import.meta.dirname, "../../bin/sigil.mjs");
+const runCli = (args: string[], env: NodeJS.ProcessEnv) => promisify(execFile)(process.execPath, [BIN, ...args], { env, cwd: path.resolve(import.meta.dirname, "../..") });
 
 before(async () => {
   token = await newSoftToken();
@@ -208,6 +214,37 @@ for (const engine of engines()) {
       assert.deepEqual(foreign, [], "every sealed value names the token's key");
     });
 
+    it("every sealed value, found through SEALED_KINDS, names the token's key and opens only in its own row", async () => {
+      const kek = await Pkcs11Kek.open({ library: SOFTHSM_LIBRARY, tokenLabel: token.tokenLabel, keyLabel: token.keyLabel, pin: token.pin, timeoutMs: 10_000 });
+      const master = new MasterKey(kek);
+      const store = openStore({ dataDir: inst.dataDir, databaseUrl: inst.env.DATABASE_URL || undefined });
+      try {
+        const found = new Map<string, { kind: string; aad: string }[]>();
+        for (const kind of SEALED_KINDS) {
+          let q = store.db.selectFrom(kind.table as never).selectAll();
+          if (kind.where) q = q.where(kind.where.column as never, "=", kind.where.value as never);
+          for (const row of (await q.execute()) as Record<string, unknown>[]) {
+            for (const v of kind.values(row)) {
+              const list = found.get(kind.name) ?? [];
+              list.push({ kind: kind.name, aad: v.aad });
+              found.set(kind.name, list);
+              assert.ok(tokenKeyIds.includes(MasterKey.kekIdOf(v.sealed)!), `${kind.name}: names the token's key`);
+              await master.open(v.sealed, v.aad);
+              // In another row (its id changed) it does not open.
+              await assert.rejects(master.open(v.sealed, `${v.aad}x`), `${kind.name}: opens only in its own row`);
+            }
+          }
+        }
+        for (const name of ["wallet mnemonic", "private key", "service key", "master key canary", "root secret"]) assert.ok(found.has(name), `${name}s are stored`);
+        // Nothing sealed is stored anywhere SEALED_KINDS does not know.
+        const total = [...found.values()].reduce((n, l) => n + l.length, 0);
+        assert.equal(total, (await sealedValues(inst)).length, "SEALED_KINDS finds every sealed value in the database");
+      } finally {
+        await store.close();
+        await kek.close();
+      }
+    });
+
     it("the token unplugged: what needs a secret answers 503 and records nothing, queries answer; back within 5 s of its return", async (t) => {
       const c = root();
       const pk = (await c.createPrivateKeys({ privateKeys: [{ privateKeyName: "pk2", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: [] }] })).privateKeys[0]!;
@@ -243,6 +280,66 @@ for (const engine of engines()) {
         assert.match(server.output(), /key store unavailable/);
       } finally {
         if (!plugged) token.plug();
+      }
+    });
+
+    it("env → pkcs11 while serving: sigil master-key rotate re-wraps every value under the token's key, signers see no failure, then the old key goes", async (t) => {
+      const old = await newInstance(engine.name);
+      let srv: RunningServer | undefined;
+      try {
+        const first = await sigilInit(old, ["--name", "Rotating Org"]);
+        srv = await startServer(old);
+        const client = () =>
+          new Turnkey({ apiBaseUrl: srv!.url, apiPublicKey: first.apiPublicKey, apiPrivateKey: first.apiPrivateKey, defaultOrganizationId: first.organizationId }).apiClient();
+        const wallets = await Promise.all([0, 1, 2].map((i) => client().createWallet({ walletName: `before ${i}`, accounts: [ETH0] })));
+        const pk = (await client().createPrivateKeys({ privateKeys: [{ privateKeyName: "before", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: [] }] })).privateKeys[0]!;
+        await srv.stop();
+
+        // The token's key seals; the key held in memory so far still opens.
+        const previous = old.env.SIGIL_MASTER_KEY!;
+        delete old.env.SIGIL_MASTER_KEY;
+        Object.assign(old.env, token.env, { SIGIL_MASTER_KEY_PREVIOUS: previous });
+        srv = await startServer(old);
+        const signWith = [pk.privateKeyId!, ...wallets.map((w) => w.addresses[0]!)];
+        let signed = 0;
+        const failures: string[] = [];
+        let stop = false;
+        const signer = async (i: number) => {
+          while (!stop) {
+            try {
+              await client().signRawPayload({ signWith: signWith[i % signWith.length]!, payload: randomBytes(32).toString("hex"), encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NO_OP" });
+              signed++;
+            } catch (err) {
+              failures.push((err as Error).message);
+            }
+          }
+        };
+        const signers = Array.from({ length: 8 }, (_, i) => signer(i));
+        const { stdout } = await runCli(["master-key", "rotate"], old.env);
+        stop = true;
+        await Promise.all(signers);
+        const report = JSON.parse(stdout) as { rewrapped: number; remaining: number; done: boolean; keyId: string };
+        t.diagnostic(`rotate: ${JSON.stringify(report)}; ${signed} signatures during it, ${failures.length} failed`);
+        assert.deepEqual(failures, []);
+        assert.ok(signed > 0);
+        assert.equal(report.done, true);
+        assert.equal(report.remaining, 0);
+        assert.ok(report.rewrapped >= 6, `${report.rewrapped} re-wrapped`);
+        const after = await sealedValues(old);
+        assert.deepEqual(after.filter((v) => !tokenKeyIds.includes(v.kekId)), [], "nothing left on the previous key");
+        await srv.stop();
+
+        // The previous key gone: everything still opens.
+        delete old.env.SIGIL_MASTER_KEY_PREVIOUS;
+        srv = await startServer(old);
+        for (const w of signWith) {
+          await client().signRawPayload({ signWith: w, payload: randomBytes(32).toString("hex"), encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NO_OP" });
+        }
+        const target = generateP256KeyPair();
+        assert.ok((await client().exportWallet({ walletId: wallets[0]!.walletId, targetPublicKey: target.publicKeyUncompressed })).exportBundle);
+      } finally {
+        await srv?.stop();
+        await old.cleanup();
       }
     });
 
