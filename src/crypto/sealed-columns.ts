@@ -1,7 +1,7 @@
 // Every place a sealed value is stored, with the associated data that binds it to its row
 // (docs/custody.md §2): written once here, for whatever must walk them all — the test that
 // every stored value names its key and opens only in its own row, and a rotation re-wrapping
-// each data key under a new key-encryption key (§4).
+// each data key under a new key-encryption key (docs/custody.md §4).
 
 export interface SealedValue {
   sealed: string;
