@@ -1,4 +1,4 @@
-// examples/wallet-kit-app end to end (docs/wallet-kit.md): the example app — @turnkey/react-wallet-kit
+// examples/wallet-kit-app end to end (docs/auth-proxy.md §7, docs/frames.md): the example app — @turnkey/react-wallet-kit
 // with TurnkeyProvider pointed at Sigil, nothing else — built with its own build.mjs against
 // @sigil/client installed from its packed tarball, served on http://localhost:<port>, and driven
 // in headless Chromium through the KIT'S OWN MODALS, on both engines:
@@ -406,4 +406,9 @@ describe("examples/wallet-kit-app", { skip }, () => {
       });
     });
   }
+
+  it("nothing was asked of Turnkey's hosted services (API, auth proxy, export and import frames)", () => {
+    const hosted = [...external].filter((u) => /^https?:\/\/([^/]+\.)?turnkey\.com\b/.test(u));
+    assert.deepEqual(hosted, []);
+  });
 });
