@@ -65,7 +65,7 @@ const SECONDS = {
   "test/e2e/security-proxy-signups.test.ts": 40, // waits out a 4 s window twice per engine
   "test/e2e/oauth-flow.test.ts": 18,
   "test/e2e/otp-flow.test.ts": 15,
-  "test/e2e/wallet-kit-browser.test.ts": 135, // Chromium, both engines; each sign-up and OTP login waits 5 s for a captcha token in the kit
+  "test/e2e/wallet-kit-browser.test.ts": 135, // Chromium, both engines; the kit waits 5 s for a captcha token at each passkey sign-up and OTP start
   "test/e2e/client-otp-alias.test.ts": 35, // Chromium, both engines
   "test/e2e/client-pack.test.ts": 30, // npm pack and npm install, three times
 };

@@ -153,6 +153,7 @@ describe("examples/wallet-kit-app", { skip }, () => {
       let context: BrowserContext;
       let page: Page;
       const wallet = privateKeyToAccount(generatePrivateKey());
+      let beforeWalletSigns: (() => Promise<void>) | undefined;
       const problems: string[] = [];
 
       /** A flow: one test, its outcome in the table. */
@@ -225,7 +226,13 @@ describe("examples/wallet-kit-app", { skip }, () => {
           external.add(`${u.origin}${u.pathname.length > 40 ? `${u.pathname.slice(0, 40)}…` : u.pathname}`);
           return route.abort("blockedbyclient");
         });
-        await context.exposeFunction("__testWalletSign", (message: string) => wallet.signMessage({ message: /^0x[0-9a-fA-F]*$/.test(message) ? { raw: message as Hex } : message }));
+        await context.exposeFunction("__testWalletSign", async (message: string) => {
+          // While the wallet is asked, the kit's modal says so: the moment for its screenshot.
+          const before = beforeWalletSigns;
+          beforeWalletSigns = undefined;
+          await before?.();
+          return wallet.signMessage({ message: /^0x[0-9a-fA-F]*$/.test(message) ? { raw: message as Hex } : message });
+        });
         await context.addInitScript({ content: walletScript(wallet.address) });
         page = await context.newPage();
         page.on("pageerror", (e) => problems.push(`pageerror: ${String(e)}`));
@@ -391,6 +398,7 @@ describe("examples/wallet-kit-app", { skip }, () => {
       let walletUser: { organizationId: string; userId: string };
       flow("wallet sign-up", async () => {
         await openLogin();
+        beforeWalletSigns = () => shot("wallet");
         await page.getByText("Continue with wallet").click();
         walletUser = await who();
         const user = await getUser(walletUser.organizationId, walletUser.userId);
