@@ -6,7 +6,7 @@
 // database names the token's key; the token unplugged while serving: what needs a secret
 // answers 503 (UNAVAILABLE, nothing recorded) while queries answer, and the service recovers
 // within 5 s of the token's return; without the token, the same data directory and database
-// open nothing.
+// open nothing; the auth proxy (OTP, sign-up, login) with the key on the token.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
@@ -20,6 +20,7 @@ import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { engines, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { assertSecretsNowhere, type Secret } from "../helpers/secrets-grep.ts";
 import { newSoftToken, SOFTHSM_LIBRARY, type SoftToken } from "../helpers/softhsm.ts";
+import { startProxyStack, type ProxyStack } from "../helpers/proxy-stack.ts";
 import { Pkcs11Kek, pkcs11KeyId } from "../../src/crypto/pkcs11/token.ts";
 import { isKeyUnavailable } from "../../src/crypto/key-unavailable.ts";
 import { MasterKey } from "../../src/crypto/envelope.ts";
@@ -377,6 +378,28 @@ for (const engine of engines()) {
       }
       server = await startServer(inst);
       assert.ok((await root().getWallets()).wallets.length >= 1, "with the token back, the service opens again");
+    });
+  });
+}
+
+for (const engine of engines()) {
+  describe(`the auth proxy with the master key on the token (${engine.name})`, { skip: engine.skip, timeout: 180_000 }, () => {
+    let stack: ProxyStack;
+    before(async () => {
+      stack = await startProxyStack(engine, { ...token.env, SIGIL_MASTER_KEY: "" });
+    });
+    after(async () => {
+      await stack?.stop();
+    });
+
+    it("OTP through the proxy (target key and code digest under the token), sign-up and login", async () => {
+      const email = `custody-${randomBytes(3).toString("hex")}@example.com`;
+      const verified = await stack.verifiedEmail(email);
+      const user = await stack.signUpWithOtp(verified, email);
+      assert.match(user.organizationId, /^[0-9a-f-]{36}$/);
+      const login = await stack.otpLogin(verified);
+      assert.equal(login.status, 200, JSON.stringify(login.json));
+      assert.equal(login.claims?.organization_id, user.organizationId);
     });
   });
 }
