@@ -12,7 +12,7 @@ import { createTokenKey } from "../crypto/pkcs11/token.ts";
 import { rotateSealed } from "../crypto/rotate.ts";
 import { openService } from "../service.ts";
 
-const USAGE = "usage: sigil master-key create-pkcs11 | rotate (docs/custody.md §1, §4)";
+const USAGE = "usage: sigil master-key create-pkcs11 | rotate [--batch-rows N] (docs/custody.md §1, §4)";
 
 export async function masterKey(argv: string[]): Promise<void> {
   const [action, ...rest] = argv;
@@ -25,12 +25,19 @@ export async function masterKey(argv: string[]): Promise<void> {
 }
 
 async function rotate(argv: string[]): Promise<void> {
-  const service = await openService(argv);
+  // --batch-rows N: rows per batch (default ROTATE_BATCH_ROWS); each batch's progress is a JSON line on stderr.
+  const at = argv.indexOf("--batch-rows");
+  const batchRows = at >= 0 ? Number(argv[at + 1]) : undefined;
+  if (batchRows !== undefined && !(Number.isInteger(batchRows) && batchRows >= 1 && batchRows <= 10_000)) throw new Error("--batch-rows must be an integer from 1 to 10000");
+  const service = await openService(at >= 0 ? [...argv.slice(0, at), ...argv.slice(at + 2)] : argv);
   try {
     if (service.masterKey.kekIds.length === service.masterKey.sealingIds.length) {
       throw new Error("nothing to rotate from: set SIGIL_MASTER_KEY_PREVIOUS or SIGIL_PKCS11_PREVIOUS_KEY_LABEL to the previous key");
     }
-    const report = await rotateSealed(service.store.db, service.masterKey);
+    const report = await rotateSealed(service.store.db, service.masterKey, {
+      ...(batchRows ? { batchRows } : {}),
+      onBatch: (kind, rows) => process.stderr.write(`${JSON.stringify({ kind, rows })}\n`),
+    });
     process.stdout.write(`${JSON.stringify({ keyId: service.masterKey.id, ...report })}\n`);
     if (!report.done) process.exitCode = 1;
   } finally {
