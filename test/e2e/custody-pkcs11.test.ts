@@ -315,7 +315,7 @@ for (const engine of engines()) {
             }
           }
         };
-        const signers = Array.from({ length: 8 }, (_, i) => signer(i));
+        const signers = Array.from({ length: 32 }, (_, i) => signer(i));
         // A first run killed (SIGKILL) after its first batch of one row was written…
         const killed = spawn(process.execPath, [BIN, "master-key", "rotate", "--batch-rows", "1"], { env: old.env, stdio: ["ignore", "ignore", "pipe"] });
         await new Promise<void>((resolve) => {
