@@ -77,6 +77,21 @@ const engineNames: string[] = [];
 /** What the kit tried to load from hosts other than the test's own (aborted). */
 const external = new Set<string>();
 
+/** docs/wallet-kit.md §6: the app's page may reach Sigil's API, proxy and frames, nothing else. */
+function appCsp(c: Json): string {
+  const origin = (u: string) => new URL(u).origin;
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    `connect-src 'self' ${origin(c.apiBaseUrl)} ${origin(c.authProxyUrl)}`,
+    `frame-src ${origin(c.exportIframeUrl)} ${origin(c.importIframeUrl)}`,
+    "img-src 'self' data:",
+    "style-src 'self' 'unsafe-inline'", // the kit adds a <style> element (docs/wallet-kit.md §6)
+  ].join("; ");
+}
+/** What the page's Content-Security-Policy refused (console reports). */
+const cspRefused = new Set<string>();
+
 /** The app's static files (dist of build.mjs) with a config.json per origin. */
 async function serveApp(dist: string, config: () => Json): Promise<{ origin: string; close(): Promise<void> }> {
   const types: Record<string, string> = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css" };
@@ -85,7 +100,9 @@ async function serveApp(dist: string, config: () => Json): Promise<{ origin: str
     if (p === "/config.json") return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(config()));
     const name = p === "/" ? "index.html" : p.slice(1);
     if (!["index.html", "app.js", "app.css"].includes(name)) return void res.writeHead(404).end();
-    res.writeHead(200, { "content-type": types[path.extname(name)]! }).end(readFileSync(path.join(dist, name)));
+    // The page runs under the Content-Security-Policy docs/wallet-kit.md §6 suggests: only Sigil.
+    const headers = { "content-type": types[path.extname(name)]!, ...(name === "index.html" ? { "content-security-policy": appCsp(config()) } : {}) };
+    res.writeHead(200, headers).end(readFileSync(path.join(dist, name)));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
@@ -139,6 +156,7 @@ describe("examples/wallet-kit-app", { skip }, () => {
     console.log(`\nexamples/wallet-kit-app through the kit's modals:\n${lines.join("\n")}`);
     if (packed) console.log(`@sigil/client from its tarball: ${(packed.sizeBytes / 1024).toFixed(0)} KiB installed, ${packed.dependencyCount} dependencies`);
     console.log(`aborted requests to other hosts: ${external.size === 0 ? "none" : [...external].sort().join(", ")}`);
+    console.log(`refused by the page's Content-Security-Policy: ${cspRefused.size === 0 ? "nothing" : [...cspRefused].sort().join("\n  ")}`);
   });
 
   for (const spec of engines()) {
@@ -234,6 +252,9 @@ describe("examples/wallet-kit-app", { skip }, () => {
           return wallet.signMessage({ message: /^0x[0-9a-fA-F]*$/.test(message) ? { raw: message as Hex } : message });
         });
         await context.addInitScript({ content: walletScript(wallet.address) });
+        // Each Content-Security-Policy violation of the page (and its frames), as the browser reports it.
+        await context.exposeFunction("__testCspViolation", (directive: string, blocked: string) => void cspRefused.add(`${directive} ${blocked.slice(0, 100)}`));
+        await context.addInitScript({ content: `document.addEventListener("securitypolicyviolation", (e) => window.__testCspViolation(e.violatedDirective, e.blockedURI || "(none)"));` });
         page = await context.newPage();
         page.on("pageerror", (e) => problems.push(`pageerror: ${String(e)}`));
         page.on("console", (m) => {
@@ -415,8 +436,16 @@ describe("examples/wallet-kit-app", { skip }, () => {
     });
   }
 
+  it("the page's Content-Security-Policy (docs/wallet-kit.md §6) refused nothing of the test's own servers", () => {
+    // An inline style or script, an eval, or one of our servers refused would be the policy breaking the app.
+    const ours = [...cspRefused].filter((t) => / (inline|eval|(https?:\/\/)?(localhost|127\.0\.0\.1)\b)/.test(t));
+    assert.deepEqual(ours, []);
+  });
+
   it("nothing was asked of Turnkey's hosted services (API, auth proxy, export and import frames)", () => {
-    const hosted = [...external].filter((u) => /^https?:\/\/([^/]+\.)?turnkey\.com\b/.test(u));
+    // Asked = reached the network (aborted there) or was stopped by the page's policy first.
+    const asked = [...external, ...[...cspRefused].map((t) => t.slice(t.indexOf(" ") + 1))];
+    const hosted = asked.filter((u) => /^https?:\/\/([^/]+\.)?turnkey\.com\b/.test(u));
     assert.deepEqual(hosted, []);
   });
 });
