@@ -8,6 +8,7 @@ import { ensurePrivateDir } from "./store/data-dir.ts";
 import type { MasterKey } from "./crypto/envelope.ts";
 import { randomBytes } from "node:crypto";
 import { newServiceState, type ServiceState } from "./service-state.ts";
+import { AAD } from "./crypto/aad.ts";
 
 export interface Service {
   config: Config;
@@ -18,7 +19,7 @@ export interface Service {
   warnings: string[];
 }
 
-const CANARY_AAD = "sigil:master-key-canary";
+const CANARY_AAD = AAD.masterKeyCanary;
 
 export async function openService(argv: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<Service> {
   const config = loadConfig(env, argv);
@@ -81,7 +82,7 @@ async function checkCanary(store: Store, key: MasterKey): Promise<void> {
   }
 }
 
-const ROOT_AAD = "sigil:master-key-root";
+const ROOT_AAD = AAD.masterKeyRoot;
 
 /**
  * A key that stays on its token has no bytes to derive the service's HMAC keys from (OTP code

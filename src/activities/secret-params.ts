@@ -5,6 +5,7 @@
 // hooks validate against, redaction, and sealing / opening with a given key.
 import { KindGuard, Type, type TObject, type TSchema } from "@sinclair/typebox";
 import type { MasterKey } from "../crypto/envelope.ts";
+import { AAD } from "../crypto/aad.ts";
 
 /** What every reader of an activity (answers, queries, webhook events) shows instead of a secret parameter. */
 export const SECRET_PLACEHOLDER = "<redacted>";
@@ -85,7 +86,7 @@ export function redactSecrets(params: Record<string, unknown>, paths: readonly s
 
 /** The associated data binding a sealed parameter to its activity and field (docs/activities.md §10.2). */
 export function secretAad(activityId: string, path: string): string {
-  return `activity-secret-param:${activityId}:${path}`;
+  return AAD.secretParam(activityId, path);
 }
 
 export function sealSecrets(params: Record<string, unknown>, paths: readonly string[], key: MasterKey, activityId: string): Promise<Record<string, unknown>> {

@@ -8,10 +8,11 @@ import { createHash } from "node:crypto";
 import { p256 } from "@noble/curves/nist.js";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { Executor } from "../store/schema.ts";
+import { AAD } from "../crypto/aad.ts";
 
 export const APP_PROOF_SCHEME = "SIGNATURE_SCHEME_EPHEMERAL_KEY_P256";
 const META_KEY = "app_proof_key";
-const AAD = "sigil:app-proof-key";
+const KEY_AAD = AAD.appProofKey;
 
 export interface AppProof {
   scheme: string;
@@ -42,12 +43,12 @@ export async function appProofKey(cache: AppProofKeyCache, db: Executor, master:
     // The first half is an encryption key in the upstream format; nothing is encrypted to it here.
     const encryption = p256.utils.randomSecretKey();
     const publicKey = Buffer.concat([p256.getPublicKey(encryption, false), p256.getPublicKey(signing, false)]).toString("hex");
-    const value = JSON.stringify({ publicKey, sealed: await master.seal(Buffer.from(signing), AAD) });
+    const value = JSON.stringify({ publicKey, sealed: await master.seal(Buffer.from(signing), KEY_AAD) });
     await db.insertInto("sigil_meta").values({ key: META_KEY, value }).onConflict((oc) => oc.column("key").doNothing()).execute();
     row = await db.selectFrom("sigil_meta").select("value").where("key", "=", META_KEY).executeTakeFirstOrThrow();
   }
   const stored = JSON.parse(row.value) as { publicKey: string; sealed: string };
-  cache.key = { publicKey: stored.publicKey, secretKey: new Uint8Array(await master.open(stored.sealed, AAD)) };
+  cache.key = { publicKey: stored.publicKey, secretKey: new Uint8Array(await master.open(stored.sealed, KEY_AAD)) };
   return cache.key;
 }
 

@@ -13,6 +13,7 @@ import { randomBytes } from "node:crypto";
 import type { MasterKey } from "../crypto/envelope.ts";
 import { generateP256, p256FromPkcs8, toPkcs8, type P256Private } from "../crypto/p256.ts";
 import type { Db, Executor, ServiceKeyPurpose } from "../store/schema.ts";
+import { AAD } from "../crypto/aad.ts";
 
 export const SERVICE_KEY_PURPOSES: readonly ServiceKeyPurpose[] = ["SESSION_JWT", "OTP_ENCRYPTION_TARGET", "VERIFICATION_TOKEN", "OAUTH2_CLIENT_SECRET", "OIDC_TOKEN", "BUNDLE_SIGNER"];
 
@@ -22,7 +23,7 @@ export interface ServiceKey {
   signer: P256Private;
 }
 
-const aad = (id: string, purpose: ServiceKeyPurpose) => `service-key:${purpose}:${id}`;
+const aad = (id: string, purpose: ServiceKeyPurpose) => AAD.serviceKey(purpose, id);
 
 export function isServiceKeyPurpose(v: string): v is ServiceKeyPurpose {
   return (SERVICE_KEY_PURPOSES as readonly string[]).includes(v);

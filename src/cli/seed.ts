@@ -35,6 +35,7 @@ import type { MasterKey } from "../crypto/envelope.ts";
 import { flag } from "./args.ts";
 import { engineFor } from "../store/engines.ts";
 import type { BulkRows } from "../store/engine.ts";
+import { AAD } from "../crypto/aad.ts";
 
 function count(argv: string[], name: string, dflt: number, max = 100_000_000): number {
   const v = flag(argv, name);
@@ -356,7 +357,7 @@ async function seedSuborgs(plan: SeedPlan, parentId: string, t0: number, masterK
         const seed = await seedOfAsync(mnemonic);
         const [acct] = deriveAccounts(seed, [ETH_ACCOUNT]);
         seed.fill(0);
-        wallets.push([walletId, orgId, "seed wallet", await masterKey.seal(Buffer.from(mnemonic, "utf8"), `wallet-seed:${walletId}`), 12, 0, 0, at, at]);
+        wallets.push([walletId, orgId, "seed wallet", await masterKey.seal(Buffer.from(mnemonic, "utf8"), AAD.walletSeed(walletId)), 12, 0, 0, at, at]);
         accounts.push([uuid7(at, 6), walletId, orgId, ETH_ACCOUNT.curve, ETH_ACCOUNT.pathFormat, acct!.path, ETH_ACCOUNT.addressFormat, acct!.address, acct!.publicKey, null, at, at]);
         if (i >= mid && !samples.filters.WALLET_ACCOUNT_ADDRESS) samples.filters.WALLET_ACCOUNT_ADDRESS = { value: acct!.address, suborgId: orgId };
       }

@@ -1,7 +1,10 @@
 // Every place a sealed value is stored, with the associated data that binds it to its row
 // (docs/custody.md §2): written once here, for whatever must walk them all — the test that
 // every stored value names its key and opens only in its own row, and a rotation re-wrapping
-// each data key under a new key-encryption key (docs/custody.md §4).
+// each data key under a new key-encryption key (docs/custody.md §4). The associated data
+// itself comes from src/crypto/aad.ts, the builders the sealing sites use.
+
+import { AAD } from "./aad.ts";
 
 export interface SealedValue {
   sealed: string;
@@ -53,7 +56,7 @@ function secretParams(name: string, table: string, col: string, rootOf: (json: u
       }
       const out: SealedValue[] = [];
       const walk = (v: unknown, path: string[]) => {
-        if (typeof v === "string" && v.startsWith("sgl1.")) out.push({ sealed: v, aad: `activity-secret-param:${str(row, "activity_id" in row ? "activity_id" : "id")}:${path.join(".")}` });
+        if (typeof v === "string" && v.startsWith("sgl1.")) out.push({ sealed: v, aad: AAD.secretParam(str(row, "activity_id" in row ? "activity_id" : "id"), path.join(".")) });
         else if (v && typeof v === "object" && !Array.isArray(v)) for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
       };
       walk(rootOf(json), []);
@@ -63,17 +66,17 @@ function secretParams(name: string, table: string, col: string, rootOf: (json: u
 }
 
 export const SEALED_KINDS: readonly SealedKind[] = [
-  column("wallet mnemonic", "wallets", "seed_sealed", (r) => `wallet-seed:${str(r, "id")}`),
-  column("private key", "private_keys", "key_sealed", (r) => `private-key:${str(r, "id")}`),
-  column("service key", "service_keys", "private_key_sealed", (r) => `service-key:${str(r, "purpose")}:${str(r, "id")}`),
-  column("OTP target key", "otps", "target_private_key_sealed", (r) => `otp-target:${str(r, "id")}`),
-  column("import target key", "import_targets", "private_key_sealed", (r) => `import-target:${str(r, "id")}`),
-  column("OAuth client secret", "oauth2_credentials", "client_secret_sealed", (r) => `oauth2-client-secret:${str(r, "id")}`),
-  column("auth proxy key", "auth_proxy_configs", "private_key_sealed", (r) => `auth-proxy-key:${str(r, "id")}`),
-  column("webhook signing key", "webhook_signing_keys", "private_key_sealed", (r) => `webhook-signing-key:${str(r, "id")}`),
+  column("wallet mnemonic", "wallets", "seed_sealed", (r) => AAD.walletSeed(str(r, "id"))),
+  column("private key", "private_keys", "key_sealed", (r) => AAD.privateKey(str(r, "id"))),
+  column("service key", "service_keys", "private_key_sealed", (r) => AAD.serviceKey(str(r, "purpose"), str(r, "id"))),
+  column("OTP target key", "otps", "target_private_key_sealed", (r) => AAD.otpTarget(str(r, "id"))),
+  column("import target key", "import_targets", "private_key_sealed", (r) => AAD.importTarget(str(r, "id"))),
+  column("OAuth client secret", "oauth2_credentials", "client_secret_sealed", (r) => AAD.oauth2ClientSecret(str(r, "id"))),
+  column("auth proxy key", "auth_proxy_configs", "private_key_sealed", (r) => AAD.authProxyKey(str(r, "id"))),
+  column("webhook signing key", "webhook_signing_keys", "private_key_sealed", (r) => AAD.webhookSigningKey(str(r, "id"))),
   secretParams("secret parameter (intent)", "activities", "intent", (j) => j),
   secretParams("secret parameter (vote)", "votes", "message", (j) => (j && typeof j === "object" ? (j as { parameters?: unknown }).parameters : undefined)),
-  meta("master key canary", "master_key_canary", "sigil:master-key-canary"),
-  meta("root secret", "master_key_root", "sigil:master-key-root"),
-  meta("app proof key", "app_proof_key", "sigil:app-proof-key", true),
+  meta("master key canary", "master_key_canary", AAD.masterKeyCanary),
+  meta("root secret", "master_key_root", AAD.masterKeyRoot),
+  meta("app proof key", "app_proof_key", AAD.appProofKey, true),
 ];

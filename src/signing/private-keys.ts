@@ -11,13 +11,14 @@ import { isUniqueViolation, newOrderedId, timestampObject } from "../store/util.
 import { addressOf, formatProblem, type AddressFormat } from "../wallets/derivation.ts";
 import { newKeyPair, type SigningCurve } from "./sign.ts";
 import { WalletCurveSchema } from "../wallets/accounts.ts";
+import { AAD } from "../crypto/aad.ts";
 
 /** Private keys one organization may hold. [our choice] */
 export const MAX_PRIVATE_KEYS_PER_ORGANIZATION = 1000;
 /** Keys one create_private_keys may create. [our choice] */
 export const MAX_PRIVATE_KEYS_PER_REQUEST = 100;
 
-export const sealAad = (privateKeyId: string) => `private-key:${privateKeyId}`;
+export const sealAad = AAD.privateKey;
 
 export const PrivateKeyParams = Type.Object({
   privateKeyName: Name("privateKeyName"),

@@ -5,6 +5,7 @@
 import type { AuthProxyConfigView } from "../auth-proxy/channel.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { AuthProxyConfigsTable, Executor } from "./schema.ts";
+import { AAD } from "../crypto/aad.ts";
 
 export type AuthProxyConfigRow = AuthProxyConfigsTable;
 
@@ -13,7 +14,7 @@ export type AuthProxySettings = Omit<AuthProxyConfigView, "configId" | "organiza
   allowedOrigins?: string[];
 };
 
-const keyAad = (configId: string) => `auth-proxy-key:${configId}`;
+const keyAad = AAD.authProxyKey;
 
 export function sealProxyKey(master: MasterKey, configId: string, pkcs8: Buffer): Promise<string> {
   return master.seal(pkcs8, keyAad(configId));

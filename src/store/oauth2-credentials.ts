@@ -6,13 +6,14 @@
 import type { Executor, Oauth2CredentialsTable } from "./schema.ts";
 import { timestampObject } from "./util.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
+import { AAD } from "../crypto/aad.ts";
 
 export type Oauth2CredentialRow = Oauth2CredentialsTable;
 
 /** Credentials one organization may hold: a bound on what a caller can make us store. */
 export const MAX_OAUTH2_CREDENTIALS_PER_ORGANIZATION = 100;
 
-const secretAad = (id: string) => `oauth2-client-secret:${id}`;
+const secretAad = AAD.oauth2ClientSecret;
 
 export function sealClientSecret(master: MasterKey, id: string, secret: string): Promise<string> {
   return master.seal(Buffer.from(secret, "utf8"), secretAad(id));

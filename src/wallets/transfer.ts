@@ -17,6 +17,7 @@ import { findUser } from "../store/users.ts";
 import { invalid, notFound } from "../errors.ts";
 import { lockingRead } from "../store/locks.ts";
 import type { Tx } from "../store/schema.ts";
+import { AAD } from "../crypto/aad.ts";
 
 /** The `version` field of export and import bundles (the SDK does not read it). */
 export const BUNDLE_VERSION = "v1.0.0";
@@ -46,7 +47,7 @@ export async function exportBundle(signer: ServiceKey, organizationId: string, t
 export type ImportKind = "WALLET" | "PRIVATE_KEY";
 const INIT_OP: Record<ImportKind, string> = { WALLET: "init_import_wallet", PRIVATE_KEY: "init_import_private_key" };
 
-const targetAad = (id: string) => `import-target:${id}`;
+const targetAad = AAD.importTarget;
 
 /**
  * A new import target for (organization, user, kind), replacing any earlier one, and the

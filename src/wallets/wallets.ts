@@ -20,6 +20,7 @@ import {
 } from "../store/wallets.ts";
 import { checkAccounts, deriveAccounts, MAX_ACCOUNTS_PER_WALLET, normalPath, type AccountParams } from "./accounts.ts";
 import { generateMnemonic, MNEMONIC_LENGTHS, PASSPHRASE_SEPARATOR, seedOfAsync, seedOfWalletSecret } from "./derivation.ts";
+import { AAD } from "../crypto/aad.ts";
 
 export interface WalletWriter {
   tx: Tx;
@@ -35,7 +36,7 @@ export interface NewWallet {
 }
 
 /** The aad a wallet's mnemonic is sealed under. */
-export const sealAad = (walletId: string) => `wallet-seed:${walletId}`;
+export const sealAad = AAD.walletSeed;
 
 /** The wallet's mnemonic (UTF-8 bytes): the caller zeroes it once used. */
 export function openMnemonic(masterKey: MasterKey, wallet: Pick<WalletRow, "id" | "seed_sealed">): Promise<Buffer> {

@@ -5,6 +5,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from "node:crypto";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { Db, Executor } from "../store/schema.ts";
+import { AAD } from "../crypto/aad.ts";
 
 export const SIGNATURE_ALGORITHM = "ed25519";
 export const SIGNATURE_VERSION = "v1";
@@ -14,7 +15,7 @@ export interface SigningKey {
   privateKey: KeyObject;
 }
 
-const aad = (id: string) => `webhook-signing-key:${id}`;
+const aad = AAD.webhookSigningKey;
 
 function newKeyId(): string {
   return `whk_${randomBytes(12).toString("base64url")}`;

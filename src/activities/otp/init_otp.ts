@@ -25,6 +25,7 @@ import { defineActivity, type ExecuteContext } from "../define.ts";
 import { messageContent } from "./otp-content.ts";
 import { OTP_FEATURE, requireFeature } from "../organizations/feature-gate.ts";
 import { checkInitOtp, InitOtpParamsV1, InitOtpParamsV2, normalizeContact, otpSeconds, type InitOtpParams } from "./otp-fields.ts";
+import { AAD } from "../../crypto/aad.ts";
 
 export const MAX_LIVE_CODES_PER_CONTACT = 3;
 export const MAX_INITIATIONS_PER_IDENTIFIER = 3;
@@ -82,7 +83,7 @@ export async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ 
       contact: p.contact,
       contact_normalized: contactNormalized,
       code_digest: codeDigest(services.masterKey, otpId, code),
-      target_private_key_sealed: await services.masterKey.seal(toPkcs8(target), `otp-target:${otpId}`),
+      target_private_key_sealed: await services.masterKey.seal(toPkcs8(target), AAD.otpTarget(otpId)),
       attempts: 0,
       status: "live",
       user_identifier: p.userIdentifier ?? null,

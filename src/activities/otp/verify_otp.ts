@@ -26,6 +26,7 @@ import { defineActivity, type ExecuteContext } from "../define.ts";
 import { contactScope } from "./init_otp.ts";
 import { OTP_FEATURE, requireFeature } from "../organizations/feature-gate.ts";
 import { contactKey, guessScope, takeGuess } from "../../auth/otp/limits.ts";
+import { AAD } from "../../crypto/aad.ts";
 
 export const MAX_ATTEMPTS = 3;
 
@@ -68,7 +69,7 @@ export async function verify(ctx: ExecuteContext, otpId: string, expirationSecon
   if (Number(otp.expires_at) <= now) throw bad("parameters.otpId", "this OTP has expired; request a new code");
   await requireFeature(ctx, OTP_FEATURE[otp.otp_type], otp.otp_type === "OTP_TYPE_EMAIL" ? "email OTP authentication" : "SMS OTP authentication");
 
-  const opened = await services.masterKey.open(otp.target_private_key_sealed, `otp-target:${otp.id}`);
+  const opened = await services.masterKey.open(otp.target_private_key_sealed, AAD.otpTarget(otp.id));
   const given = await submitted(() => p256FromPkcs8(opened));
   const keyProblem = publicKeyProblem("API_KEY_CURVE_P256", given.publicKey);
   if (keyProblem) throw bad(given.field, `public_key: ${keyProblem}`);
