@@ -6,9 +6,8 @@
 // and is refused the webhook key set.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import http, { request } from "node:http";
-import type { AddressInfo } from "node:net";
-import { browserMissing, CHROMIUM } from "../helpers/browser.ts";
+import { request } from "node:http";
+import { browserMissing, launchChromium, serveBlankPage } from "../helpers/browser.ts";
 import { engines, newInstance, sigilInit, startServer, type Instance, type RunningServer } from "../helpers/server.ts";
 
 const ALLOWED = "https://app.example.com";
@@ -106,26 +105,24 @@ for (const spec of engines()) {
 describe("discovery keys from a page of another origin, in headless Chromium (sqlite)", { skip: browserMissing(), timeout: 90_000 }, () => {
   let inst: Instance;
   let server: RunningServer;
-  let pages: http.Server;
+  let pages: { port: number; close(): Promise<void> };
   let pageOrigin: string;
   let browser: import("playwright-core").Browser;
 
   before(async () => {
-    pages = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>frame</title>"));
-    await new Promise<void>((resolve) => pages.listen(0, "127.0.0.1", resolve));
-    pageOrigin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+    pages = await serveBlankPage("frame");
+    pageOrigin = `http://127.0.0.1:${pages.port}`;
     inst = await newInstance("sqlite");
     await sigilInit(inst);
     // The page's origin is not listed.
     server = await startServer(inst, ["--cors-origins", ALLOWED]);
-    const { chromium } = await import("playwright-core");
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
     await server?.stop();
     await inst?.cleanup();
-    await new Promise<void>((resolve) => pages?.close(() => resolve()));
+    await pages?.close();
   });
 
   /** The page's own fetch (a header added: the browser preflights first). */

@@ -3,9 +3,8 @@
 // POST with content-type, x-client-version and a stamp header) against a running server.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import http, { request } from "node:http";
-import type { AddressInfo } from "node:net";
-import { browserMissing, CHROMIUM } from "../helpers/browser.ts";
+import { request } from "node:http";
+import { browserMissing, launchChromium, serveBlankPage } from "../helpers/browser.ts";
 import { newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { goodStamp } from "../helpers/raw-http.ts";
 
@@ -103,26 +102,24 @@ describe("CORS in headless Chromium", { skip: browserMissing(), timeout: 90_000 
   let inst: Instance;
   let server: RunningServer;
   let root: InitResult;
-  let pages: http.Server;
+  let pages: { port: number; close(): Promise<void> };
   let port: number;
   let browser: import("playwright-core").Browser;
 
   before(async () => {
-    pages = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>cors</title>"));
-    await new Promise<void>((resolve) => pages.listen(0, "127.0.0.1", resolve));
-    port = (pages.address() as AddressInfo).port;
+    pages = await serveBlankPage("cors");
+    port = pages.port;
     inst = await newInstance("sqlite");
     root = await sigilInit(inst);
     // Allowed: the page as http://localhost:<port>. The same page as http://127.0.0.1:<port> is another origin.
     server = await startServer(inst, ["--cors-origins", `http://localhost:${port}`]);
-    const { chromium } = await import("playwright-core");
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
     await server?.stop();
     await inst?.cleanup();
-    await new Promise<void>((resolve) => pages?.close(() => resolve()));
+    await pages?.close();
   });
 
   /** The SDK's request (content-type, x-client-version, X-Stamp) made by the page's own fetch. */

@@ -80,6 +80,22 @@ export async function servePage(script: string, title: string): Promise<{ port: 
   };
 }
 
+/** An empty page at every path on 127.0.0.1: an origin of its own for a test to fetch from. */
+export async function serveBlankPage(title: string): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><title>${title}</title>`));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Headless Debian Chromium. */
+export async function launchChromium(): Promise<import("playwright-core").Browser> {
+  const { chromium } = await import("playwright-core");
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+}
+
 /** A CDP virtual authenticator on the page: ctap2, internal, resident keys, user verification, presence simulated. */
 export async function addVirtualAuthenticator(cdp: CDPSession): Promise<string> {
   await cdp.send("WebAuthn.enable");
