@@ -189,6 +189,13 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
   /** docs/policy-language.md §4.9: decided by the root quorum alone; policies are never consulted. */
   rootOnly?: boolean;
   /**
+   * The activity deletes its organization: its transaction locks the organization's row for
+   * update from its first statement, instead of the key-share lock every other activity takes
+   * there, so that two such activities never both hold the weaker lock and wait to upgrade it —
+   * a deadlock (docs/organizations.md §7.3).
+   */
+  deletesOrganization?: boolean;
+  /**
    * A credential of an ancestor organization may submit this activity against a
    * sub-organization (docs/request-path.md §5). Only the authentication and recovery flows in
    * PARENT_STAMPABLE may set it (init_otp, verify_otp, otp_login, stamp_login and oauth_login
@@ -258,6 +265,7 @@ export interface CompiledActivity<R extends TObject = TObject> {
   /** ActivityDefinition.secretParams (docs/activities.md §10). */
   secretParams?: readonly string[];
   rootOnly?: boolean;
+  deletesOrganization?: boolean;
   parentMayStamp?: boolean;
   credentialScope?: CredentialScope;
   params: TObject;
@@ -318,6 +326,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     summary: def.summary,
     ...(secrets.length ? { secretParams: [...secrets] } : {}),
     ...(def.rootOnly !== undefined ? { rootOnly: def.rootOnly } : {}),
+    ...(def.deletesOrganization ? { deletesOrganization: true } : {}),
     ...(def.parentMayStamp !== undefined ? { parentMayStamp: def.parentMayStamp } : {}),
     ...(def.credentialScope !== undefined ? { credentialScope: def.credentialScope } : {}),
     params: def.params,

@@ -71,7 +71,7 @@ export async function settle(deps: PipelineDeps, tx: Tx, s: Settlement): Promise
   const { activity, previous, evaluated, now } = s;
   // A request authenticated before its organization was deleted finds it gone here, and
   // records nothing (docs/organizations.md §7.3).
-  const live = await liveOrganizationLocked(tx, activity.organization_id);
+  const live = await liveOrganizationLocked(tx, activity.organization_id, s.def.deletesOrganization === true);
   if (!live) throw notFound(`organization ${activity.organization_id} not found`, "ORGANIZATION_NOT_FOUND");
   // The submission's signer signs only if no key of the organization was written since it was
   // read (docs/signing.md §5); otherwise the handler reads it again, here.

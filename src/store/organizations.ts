@@ -97,14 +97,16 @@ export async function organizationIsLive(db: Executor, id: string): Promise<bool
  * authenticated before its organization was deleted waits for that deletion to commit and
  * then finds it gone (docs/organizations.md §7.3).
  */
-export async function liveOrganizationLocked(tx: Executor, id: string): Promise<{ keysVersion: number } | undefined> {
+export async function liveOrganizationLocked(tx: Executor, id: string, forDeletion = false): Promise<{ keysVersion: number } | undefined> {
   // Where every statement is a round trip, the id goes in as a literal (an id Sigil made: a
   // UUID, checked): a statement without parameters rides with the transaction's BEGIN in one
-  // message (store/postgres/pool.ts; docs/storage.md §3).
+  // message (store/postgres/pool.ts; docs/storage.md §3). An activity that deletes the
+  // organization takes the lock it will need at once (ActivityDefinition.deletesOrganization).
+  const lock = forDeletion ? sql.raw("for update") : sql.raw("for key share");
   const [row] =
     dialectOf(tx).roundTrips && UUID_LITERAL.test(id)
-      ? (await sql<{ deleted_at: number | null; keys_version: number | string }>`select deleted_at, keys_version from organizations where id = ${sql.lit(id)} for key share`.execute(tx)).rows
-      : await liveness(tx, { id });
+      ? (await sql<{ deleted_at: number | null; keys_version: number | string }>`select deleted_at, keys_version from organizations where id = ${sql.lit(id)} ${lock}`.execute(tx)).rows
+      : await (forDeletion ? livenessForDeletion : liveness)(tx, { id });
   return row !== undefined && row.deleted_at == null ? { keysVersion: Number(row.keys_version) } : undefined;
 }
 
@@ -114,4 +116,8 @@ const UUID_LITERAL = new RegExp(UUID_PATTERN);
 const liveness = precompiled(["id"], (db, v) => {
   const q = db.selectFrom("organizations").select(["deleted_at", "keys_version"]).where("id", "=", v.id);
   return locksRows(db) ? q.forKeyShare() : q;
+});
+const livenessForDeletion = precompiled(["id"], (db, v) => {
+  const q = db.selectFrom("organizations").select(["deleted_at", "keys_version"]).where("id", "=", v.id);
+  return locksRows(db) ? q.forUpdate() : q;
 });

@@ -22,6 +22,7 @@ export const deleteSubOrganization = defineActivity({
   params: Type.Object({ deleteWithoutExport: Type.Optional(Type.Boolean({ errorMessage: "must be a boolean" })) }),
   returns: Type.Object({ subOrganizationUuid: Type.String() }),
   rootOnly: true,
+  deletesOrganization: true,
   async execute({ tx, organization, now }, p) {
     // First: every activity of the organization still running queues behind this lock, and
     // finds the organization gone once this commits (store/organizations.ts liveOrganizationLocked).
