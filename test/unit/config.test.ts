@@ -78,7 +78,11 @@ describe("configuration", () => {
     const usage = knobsUsage(KNOBS);
     assert.match(usage, /^ {2}--port <value> +PORT$/m);
     assert.match(usage, /^ {2}--tvc-sandbox <value> +SIGIL_TVC_SANDBOX$/m);
-    assert.doesNotMatch(usage, /--redis-url|--master-key/);
+    // No flag for a secret (a flag shows in the process list): the key, the previous key, the token's PIN.
+    assert.doesNotMatch(usage, /--redis-url |--master-key |--master-key-previous |--pkcs11-pin /);
+    assert.match(usage, /^ {2}--master-key-source <value> +SIGIL_MASTER_KEY_SOURCE$/m);
     assert.match(usage, /Environment only \(may hold a secret\): .*SIGIL_MASTER_KEY.*REDIS_URL/);
+    const envOnly = usage.slice(usage.indexOf("Environment only"));
+    for (const name of ["SIGIL_MASTER_KEY_PREVIOUS", "SIGIL_PKCS11_PIN"]) assert.match(envOnly, new RegExp(`\\b${name}\\b`));
   });
 });
