@@ -19,6 +19,19 @@ const Params = Type.Object({
   type: Type.Union(TRANSACTION_TYPES.map((t) => Type.Literal(t)), { errorMessage: `must be one of ${TRANSACTION_TYPES.join(", ")}` }),
 });
 
+/**
+ * One parse per request: the submission reads the transaction for the signer check, the policy
+ * facts, the early signature and the execution, all from the same parameters object, and a
+ * large PSBT's parse is one synchronous block (docs/signing.md §6). Signing builds a new
+ * transaction and leaves the parsed one as it was, so it can be shared.
+ */
+const parsedOnce = new WeakMap<object, ReturnType<typeof parseTransaction>>();
+function parsed(p: Static<typeof Params>): ReturnType<typeof parseTransaction> {
+  let t = parsedOnce.get(p);
+  if (!t) parsedOnce.set(p, (t = parseTransaction(p.type, p.unsignedTransaction, p.signWith)));
+  return t;
+}
+
 /** What submission signed before the transaction, and with which key. */
 interface Presigned {
   curve: SigningCurve;
@@ -34,23 +47,23 @@ interface Presigned {
  */
 async function prepare(ctx: PrepareContext, p: Static<typeof Params>, when: "submission" | "approval"): Promise<{ presigned?: Presigned }> {
   if (when !== "submission" || !ctx.signer) return {};
-  const parsed = parseTransaction(p.type, p.unsignedTransaction, p.signWith);
+  const tx = parsed(p);
   const publicKey = signerPublicKey(ctx.signer);
-  checkSigner(parsed, ctx.signer.curve, publicKey);
-  const signedTransaction = await withSigningKey(ctx.services.masterKey, ctx.signer, (key) => signParsed(parsed, key, publicKey));
+  checkSigner(tx, ctx.signer.curve, publicKey);
+  const signedTransaction = await withSigningKey(ctx.services.masterKey, ctx.signer, (key) => signParsed(tx, key, publicKey));
   return { presigned: { curve: ctx.signer.curve, publicKey, signedTransaction } };
 }
 
 async function execute(ctx: ExecuteContext<{ presigned?: Presigned }>, p: Static<typeof Params>) {
-  const parsed = parseTransaction(p.type, p.unsignedTransaction, p.signWith);
+  const tx = parsed(p);
   const signer = await signerInTransaction(ctx, p.signWith);
   const publicKey = signerPublicKey(signer);
-  checkSigner(parsed, signer.curve, publicKey);
+  checkSigner(tx, signer.curve, publicKey);
   // The signature made before this transaction stands only if signWith still names that key
   // here; otherwise (a key deleted and another found meanwhile) this one signs.
   const pre = ctx.prepared?.presigned;
   if (pre && pre.curve === signer.curve && pre.publicKey === publicKey) return { signedTransaction: pre.signedTransaction };
-  const signedTransaction = await withSigningKey(ctx.services.masterKey, signer, (key) => signParsed(parsed, key, publicKey));
+  const signedTransaction = await withSigningKey(ctx.services.masterKey, signer, (key) => signParsed(tx, key, publicKey));
   return { signedTransaction };
 }
 
@@ -66,11 +79,11 @@ export const signTransactionV2 = defineActivity({
   returns: Type.Object({ signedTransaction: Type.String() }),
   policySigner: (p) => p.signWith,
   // Parsed before any policy is consulted: what does not parse is a 400 and nothing is recorded.
-  check: (p) => void parseTransaction(p.type, p.unsignedTransaction, p.signWith),
+  check: (p) => void parsed(p),
   // docs/signing.md §1: an unknown key (404), one of the wrong curve or one that is no signer
   // of the transaction (400) is refused at submission, before any policy.
-  checkSigner: (p, key) => checkSigner(parseTransaction(p.type, p.unsignedTransaction, p.signWith), key.curve, key.publicKey),
-  policySigning: (p) => transactionFacts(parseTransaction(p.type, p.unsignedTransaction, p.signWith)),
+  checkSigner: (p, key) => checkSigner(parsed(p), key.curve, key.publicKey),
+  policySigning: (p) => transactionFacts(parsed(p)),
   prepare,
   execute,
 });
