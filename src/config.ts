@@ -331,7 +331,7 @@ export const KNOBS = [
     key: "corsOrigins",
     parse: parseCorsOrigins,
     default: [],
-    doc: { meaning: "Comma-separated exact origins (`https://app.example.com`) allowed to call the API from a browser; the preflight allows `content-type`, `x-client-version`, `x-stamp`, `x-stamp-webauthn`, `x-stamp-attested`, methods GET and POST, no credentials, max-age 600", default: "none" },
+    doc: { meaning: "Comma-separated exact origins (`https://app.example.com`) allowed to call the API from a browser; the preflight allows `content-type`, `x-client-version`, `x-stamp`, `x-stamp-webauthn`, `x-stamp-attested`, `x-session` (every stamp header), methods GET and POST, no credentials, max-age 600", default: "none" },
   }),
   defineKnob({
     env: "SIGIL_RATE_LIMIT_CREDENTIAL",

@@ -4,7 +4,8 @@
 //   verify  — the header is decoded and everything that needs no store is checked against
 //             the raw bytes: for X-Stamp and X-Stamp-Attested the signature itself, with the
 //             public key the stamp names; for X-Stamp-WebAuthn only the client data (the
-//             challenge binds the body; origin, RP ID, user presence);
+//             challenge binds the body; origin, RP ID, user presence); for X-Session the
+//             token's form (its signature and expiry need the service keys: resolve);
 //   resolve — once the body's organizationId is known, the credential the stamp names is
 //             found in the organizations the scope allows, and becomes the Principal; a
 //             passkey's signature is checked here, with the key stored for it.
