@@ -32,6 +32,8 @@ await build({ ...common, entryPoints: [path.join(root, "src/cli/main.ts")], outf
 // The webhook delivery worker's thread: the dispatcher opens ./delivery-worker.mjs next to
 // itself (src/webhooks: a bootstrap that registers tsx; here: this bundle).
 await build({ ...common, entryPoints: [path.join(root, "src/webhooks/delivery-worker-entry.ts")], outfile: path.join(out, "delivery-worker.mjs") });
+// The PSBT thread (src/signing/psbt-thread.ts opens ./psbt-worker.mjs next to the bundle).
+await build({ ...common, entryPoints: [path.join(root, "src/signing/psbt-worker-entry.ts")], outfile: path.join(out, "psbt-worker.mjs") });
 // Files the sources open relative to themselves (import.meta.url): the bundle sits at the same
 // depth (dist/cli ~ src/cli), so ../../package.json resolves; the checkpointer's worker is copied.
 copyFileSync(path.join(root, "src/store/sqlite/checkpointer.worker.mjs"), path.join(out, "checkpointer.worker.mjs"));
@@ -43,3 +45,7 @@ copyFileSync(path.join(root, "src/crypto/pkcs11/token.worker.mjs"), path.join(ou
 const { tsImport } = await import("tsx/esm/api");
 const frames = await tsImport("../src/frames/build.ts", import.meta.url);
 await frames.writeFrames(path.join(root, "dist", "frames"), frames.staticSettings(process.env));
+// The operator console's files and the headers to serve them with (docs/console.md §2): what
+// `sigil serve` builds in memory at /console, for a reverse proxy that serves them itself.
+const consoleBuild = await tsImport("../src/console/build.ts", import.meta.url);
+await consoleBuild.writeConsole(path.join(root, "dist", "console"));

@@ -588,6 +588,15 @@ export const KNOBS = [
     computedBy: "framesSettingsFrom (src/frames/settings.ts): SIGIL_CORS_ORIGINS and the origins enabled auth proxy configurations list, read at start",
     doc: { meaning: "Comma-separated exact origins of the apps that may embed and drive the frames (their CSP `frame-ancestors`, and the origin their channel must come from)", default: "`SIGIL_CORS_ORIGINS` + auth proxy `allowedOrigins`" },
   }),
+  // The operator console (docs/console.md §2), on the API's own origin.
+  defineKnob({
+    env: "SIGIL_CONSOLE",
+    flag: "--console",
+    key: "console",
+    parse: onOff("SIGIL_CONSOLE"),
+    default: true,
+    doc: { meaning: "`on`: `sigil serve` serves the operator console at `/console` on the API's port (static files; every request it makes is stamped by the user's own credential, docs/console.md); `off`: `/console` is not found", default: "`on`" },
+  }),
 ] as const;
 
 /** The service's configuration: each knob's field, with the type its `parse` returns. */

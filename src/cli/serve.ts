@@ -134,6 +134,7 @@ async function startServing(service: Awaited<ReturnType<typeof openService>>, lo
     version: VERSION,
     tvcImageRoot: config.tvcImageRoot,
     webhookUrls,
+    console: config.console,
     network: {
       trustProxy: config.trustProxy,
       corsOrigins: config.corsOrigins,

@@ -25,6 +25,7 @@ import { discoveryPlugin } from "./plugins/discovery.ts";
 import { probesPlugin } from "./plugins/probes.ts";
 import { proxyOriginsAdmitter } from "../auth-proxy/origins.ts";
 import { authProxyChannel } from "./auth-proxy-channel.ts";
+import { consolePlugin } from "../console/serve.ts";
 
 export interface AppOptions {
   store: Store;
@@ -49,6 +50,8 @@ export interface AppOptions {
   webhookUrls?: WebhookUrlPolicy;
   /** The registry /metrics serves, when other parts of the service (the TVC runtime) add to it; default a new one. */
   metricsRegistry?: client.Registry;
+  /** Serve the operator console at /console (SIGIL_CONSOLE; docs/console.md §2). Default: not served. */
+  console?: boolean;
 }
 
 export interface NetworkOptions {
@@ -106,5 +109,6 @@ export function buildApp(opts: AppOptions): FastifyInstance {
     ...(opts.masterKey ? { masterKey: opts.masterKey } : {}),
   });
   void app.register(probesPlugin, { store: opts.store });
+  if (opts.console) void app.register(consolePlugin);
   return app;
 }

@@ -1,0 +1,7 @@
+/// <reference lib="dom" />
+import type { PageProps } from "../page.ts";
+import { h, type VNode } from "../ui.ts";
+
+export function PoliciesPage(_p: PageProps): VNode {
+  return h("p", { class: "muted" }, "Coming soon.");
+}
