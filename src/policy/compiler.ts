@@ -114,6 +114,15 @@ function absent(name: string): never {
 const hasOwn = Object.prototype.hasOwnProperty;
 
 export function compile(checked: Checked, source: string): Bool {
+  return compileNodes(checked, source)(checked.root) as Bool;
+}
+
+/**
+ * The closure of any node of a checked tree, each with the same semantics as inside the whole
+ * expression: the explainer (explain.ts) evaluates sub-expressions with them. A node inside a
+ * lambda reads its variable from the frame slot the lambda binds.
+ */
+export function compileNodes(checked: Checked, source: string): (e: Expr) => (f: Frame) => unknown {
   const { types, casts, slots } = checked;
   const typeOfNode = (e: Expr): Type => types.get(e)!;
   // The source text of a node, for runtime error messages.
@@ -122,7 +131,7 @@ export function compile(checked: Checked, source: string): Bool {
     return s.length > 80 ? `${s.slice(0, 77)}...` : s;
   };
 
-  return node(checked.root) as Bool;
+  return node;
 
   /** The closure of a node, with the runtime check its cast (if any) requires. */
   function node(e: Expr): Fn {

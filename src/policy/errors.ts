@@ -17,6 +17,8 @@ export class PolicyCompileError extends Error {
   readonly field: Field;
   readonly line: number;
   readonly column: number;
+  /** 0-based UTF-16 offset into the expression (an editor highlights from here). */
+  readonly offset: number;
   /** The message without the `field:line:column: ` prefix. */
   readonly problem: string;
 
@@ -26,6 +28,7 @@ export class PolicyCompileError extends Error {
     this.field = field;
     this.line = pos.line;
     this.column = pos.column;
+    this.offset = pos.offset;
     this.problem = problem;
   }
 }

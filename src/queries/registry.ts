@@ -35,6 +35,7 @@ import { getMfaPolicies, getMfaPolicy, getMfaStatus } from "./mfa.ts";
 import { getPrivateKey, listPrivateKeys, listPrivateKeyTags } from "./private_keys.ts";
 import { getOrganization, getOrganizationConfigs } from "./organizations.ts";
 import { getSessionProfile, getSessionProfiles } from "./session_profiles.ts";
+import { checkPolicy } from "./check_policy.ts";
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
@@ -89,6 +90,7 @@ export const QUERIES: readonly CompiledQuery[] = [
   getOrganization, getOrganizationConfigs,
   getSessionProfile,
   getSessionProfiles,
+  checkPolicy,
 ];
 
 const byOp = new Map<string, CompiledQuery>();
