@@ -55,13 +55,15 @@ export function App(): VNode {
   };
   const logout = async () => {
     await clearSession();
-    setState(null);
     navigate("#/login");
+    setState(null);
   };
 
   if (state === undefined) return h("main", { class: "centered" }, h(Loading, { what: "the session" }));
   if (state === null || !api) {
-    if (loc.path[0] !== "login") navigate(loc.path[0] === "org" && loc.path[1] ? `#/login?org=${encodeURIComponent(loc.path[1])}` : "#/login");
+    // The hash as it is now (a log out has just set #/login; the hashchange event comes later).
+    const now = parseHash(location.hash);
+    if (now.path[0] !== "login") navigate(now.path[0] === "org" && now.path[1] ? `#/login?org=${encodeURIComponent(now.path[1])}` : "#/login");
     return h("main", { class: "centered" }, h(ErrorBanner, { error: restoreError }), h(LoginPage, { query: loc.query, onLogin }));
   }
   const { session, me } = state;
