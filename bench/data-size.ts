@@ -364,7 +364,7 @@ async function printPlans(engine: Engine, side: Side): Promise<void> {
 
   const { openService } = await import("../src/service.ts");
   const { buildApp } = await import("../src/server/app.ts");
-  const { loginSettingsFrom } = await import("../src/auth/configure-logins.ts");
+  const { loginSettingsFrom } = await import("../src/logins/configure.ts");
   const service = await openService([], side.inst.env);
   try {
     const logger = pino({ level: "silent" });

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Fails when the modules under src/ import each other in a cycle.
+// Fails when the modules under src/ import each other in a cycle, or when an import runs up
+// the layer list of scripts/layers.mjs (docs/layers.md).
 //
 // Every relative `import … from`, `export … from`, side-effect `import "…"` and dynamic
 // `import("…")` is an edge, `import type` included: a type-only cycle still means two modules
@@ -9,7 +10,8 @@
 //
 //   node scripts/check-import-cycles.mjs [dir]     (default: src)
 import { readFileSync, readdirSync, statSync, existsSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { layerViolations } from "./layers.mjs";
 
 const root = resolve(process.argv[2] ?? "src");
 const SOURCE = /\.(?:ts|mts|cts|js|mjs|cjs)$/;
@@ -45,6 +47,8 @@ function resolveSpecifier(from, spec) {
 
 const files = sourceFiles(root);
 const edges = new Map();
+const imports = [];
+const underRoot = (f) => relative(root, f).split(sep).join("/");
 for (const file of files) {
   const text = stripComments(readFileSync(file, "utf8"));
   const targets = new Set();
@@ -58,7 +62,9 @@ for (const file of files) {
         process.exitCode = 1;
         continue;
       }
-      if (target.startsWith(root)) targets.add(target);
+      if (!target.startsWith(root + sep)) continue;
+      targets.add(target);
+      imports.push({ from: underRoot(file), to: underRoot(target), specifier: spec });
     }
   }
   edges.set(file, [...targets].sort());
@@ -128,6 +134,14 @@ if (components.length) {
     console.error(`  ${c.length} modules: ${cycleIn(c).map(rel).join(" → ")}`);
   }
   process.exitCode = 1;
-} else if (!process.exitCode) {
-  console.log(`no import cycles among ${files.length} modules in ${rel(root) || "."}/`);
+}
+
+const layerProblems = layerViolations(imports, files.map(underRoot));
+if (layerProblems.length) {
+  console.error(`imports against the layers (scripts/layers.mjs, docs/layers.md): ${layerProblems.length}`);
+  for (const p of layerProblems) console.error(`  ${p}`);
+  process.exitCode = 1;
+}
+if (!process.exitCode) {
+  console.log(`no import cycles among ${files.length} modules in ${rel(root) || "."}/, and no import runs up the layers`);
 }

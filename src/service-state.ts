@@ -4,7 +4,7 @@
 // and the CLI get it from there) and passed through the dependencies — never a module global,
 // so two stores in one process (tests, tools) never answer from each other's data.
 import { ChainCache, organizationChain } from "./store/organizations.ts";
-import { GovernanceCache } from "./pipeline/governance-cache.ts";
+import { GovernanceCache } from "./governance/cache.ts";
 import { ListenerCache } from "./webhooks/outbox.ts";
 import { AppProofKeyCache } from "./app-proofs/proofs.ts";
 import { SigningKeyCache } from "./webhooks/signing-keys.ts";

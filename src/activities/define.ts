@@ -8,7 +8,9 @@ import type { Executor, Tx } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
 import type { ParamValue, SigningFacts } from "../policy/facts.ts";
+import type { PolicyWallets } from "../wallets/policy-facts.ts";
 import type { CredentialScope } from "../auth/credential-scope.ts";
+import type { Actor, TargetOrganization } from "../auth/principal.ts";
 import type { ServiceKey } from "../auth/service-keys.ts";
 import type { LoginSettings } from "../auth/login-settings.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
@@ -43,36 +45,10 @@ export interface AdmitEnv {
   webhookUrls: WebhookUrlPolicy;
 }
 
-/**
- * What `policyWallets` names: wallets of the organization by id, the one being created (by
- * name), or the wallet holding an account (by address).
- */
-export type PolicyWallets = { existing: readonly string[] } | { creating: string } | { accountAddress: string };
+export type { PolicyWallets };
 
-/** Who is acting: the user whose credential signed the request, and where that user lives. */
-export interface Actor {
-  userId: string;
-  userName: string;
-  /** The user's organization: the target organization or one of its ancestors. */
-  organizationId: string;
-  organizationName: string;
-  /**
-   * Set when an attested stamp (X-Stamp-Attested, auth/attested-stamp.ts) signed the request:
-   * the id of the verification token it presented, whose login use stamp_login consumes.
-   */
-  attestedTokenId?: string;
-  /**
-   * The public key of the submitter's stamp (an API or session key; a passkey's COSE key),
-   * when the activity runs at submission. An activity executed later on an approval has it in
-   * the submitter's vote instead (stampKeyOf, auth/verification.ts).
-   */
-  stampPublicKey?: string;
-}
-
-/** The organization a request targets. Its existence is established by authentication. */
-export interface TargetOrganization {
-  id: string;
-}
+// Who is acting and the organization targeted are the authentication's answer (auth/principal.ts).
+export type { Actor, TargetOrganization };
 
 /**
  * What `prepare` may use: the plain database handle (reads only: no transaction is open),
@@ -157,12 +133,12 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
   policyParams?(params: Static<P>): Record<string, ParamValue>;
   /**
    * The wallets the activity names, which the condition keywords `wallet` / `wallets` are
-   * bound to (pipeline/governance.ts reads them): existing ones by id, or the one it creates
+   * bound to (governance/governance.ts reads them): existing ones by id, or the one it creates
    * by name. Absent: those keywords are a runtime error (OUTCOME_ERROR), never an allow.
    */
   policyWallets?(params: Static<P>): PolicyWallets | undefined;
   /**
-   * The signWith of an activity that signs: pipeline/governance.ts resolves it in the target
+   * The signWith of an activity that signs: governance/governance.ts resolves it in the target
    * organization and binds `private_key`, `wallet_account` and `wallet` (docs/signing.md §4).
    */
   policySigner?(params: Static<P>): string;

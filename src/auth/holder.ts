@@ -1,7 +1,7 @@
 // What every strategy's credential look-up reads of the credential's user and organization
 // (one statement with the credential), and the Principal parts built from it: the columns
 // and the mapping are written once here.
-import type { Actor } from "../activities/define.ts";
+import type { Actor } from "./principal.ts";
 import type { UserRow } from "../store/users.ts";
 
 /** Selections for a query joining `users` and `organizations` (the user's organization). */

@@ -1,5 +1,5 @@
 // What the login flows are configured with (sessions, passkeys, OTP delivery): built once
-// from the configuration by `sigil serve` (configure-logins.ts; the test harnesses build their
+// from the configuration by `sigil serve` (logins/configure.ts; the test harnesses build their
 // own) and handed to activities through their ExecuteContext. Types only: the transports
 // import them, and this module imports no transport.
 import type { OAuthSettings } from "./oauth/settings.ts";

@@ -1,9 +1,33 @@
 // Who a request acts as, whichever kind of stamp signed it: every authentication strategy
 // (auth/strategies.ts) yields one Principal, and the pipeline steps after authentication
 // read nothing else about the caller.
-import type { Actor, TargetOrganization } from "../activities/define.ts";
 import type { UserRow } from "../store/users.ts";
 import type { CredentialType } from "../store/schema.ts";
+
+/** Who is acting: the user whose credential signed the request, and where that user lives. */
+export interface Actor {
+  userId: string;
+  userName: string;
+  /** The user's organization: the target organization or one of its ancestors. */
+  organizationId: string;
+  organizationName: string;
+  /**
+   * Set when an attested stamp (X-Stamp-Attested, attested-stamp.ts) signed the request:
+   * the id of the verification token it presented, whose login use stamp_login consumes.
+   */
+  attestedTokenId?: string;
+  /**
+   * The public key of the submitter's stamp (an API or session key; a passkey's COSE key),
+   * when the activity runs at submission. An activity executed later on an approval has it in
+   * the submitter's vote instead (stampKeyOf, activities/verification-tokens.ts).
+   */
+  stampPublicKey?: string;
+}
+
+/** The organization a request targets. Its existence is established by authentication. */
+export interface TargetOrganization {
+  id: string;
+}
 
 /**
  * The kind of credential a stamp was verified with: the `credentialKind` its strategy declares

@@ -4,7 +4,7 @@ import { openService } from "../service.ts";
 import { buildApp } from "../server/app.ts";
 import { sweepExpired } from "../store/sweeper.ts";
 import { ensureServiceKeys } from "../auth/service-keys.ts";
-import { loginSettingsFrom } from "../auth/configure-logins.ts";
+import { loginSettingsFrom } from "../logins/configure.ts";
 import { startDispatcher } from "../webhooks/dispatcher.ts";
 import { activeSigningKey } from "../webhooks/signing-keys.ts";
 import { webhookUrlPolicy } from "../webhooks/url-policy.ts";

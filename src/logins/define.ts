@@ -4,7 +4,7 @@
 // derived from that list: the activity types a parent organization's credential may submit
 // (pipeline/parent-writes.ts PARENT_STAMPABLE), the login knobs of the configuration
 // (src/config.ts KNOBS, docs/configuration.md §2) and the LoginSettings `sigil serve` runs
-// with (auth/configure-logins.ts). Like knobs (config/define.ts), the types are bound here:
+// with (logins/configure.ts). Like knobs (config/define.ts), the types are bound here:
 // the knobs' Config fields and the part of LoginSettings the method builds.
 import type { ConfigOf, Knob } from "../config/define.ts";
 import type { LoginSettings, Logger } from "../auth/login-settings.ts";

@@ -1,7 +1,7 @@
 // Every login method the service offers (docs/logins.md §8): one folder each, one line here.
 // The parent-stampable activity types (pipeline/parent-writes.ts), the login knobs of the
 // configuration (src/config.ts) and the LoginSettings of `sigil serve`
-// (auth/configure-logins.ts) are read from this list.
+// (logins/configure.ts) are read from this list.
 import type { LoginMethod } from "./define.ts";
 import { session } from "./session/index.ts";
 import { otp } from "./otp/index.ts";

@@ -6,7 +6,7 @@ import { organizationChain } from "../store/organizations.ts";
 import type { Executor } from "../store/schema.ts";
 import type { VoteRow } from "../store/activities.ts";
 import type { ServiceState } from "../service-state.ts";
-import { governance, type OrgGovernance } from "./governance.ts";
+import { governance, type OrgGovernance } from "../governance/governance.ts";
 
 function organizationData(organizationId: string, gov: OrgGovernance) {
   return {

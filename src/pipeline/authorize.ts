@@ -10,7 +10,7 @@ import { insertEvaluation, insertPolicySet, OUTCOME_CODES, type PolicyEvaluation
 import { newOrderedId } from "../store/util.ts";
 import type { ActivityStatus, Executor } from "../store/schema.ts";
 import type { Principal } from "../auth/principal.ts";
-import { credentialFacts, type OrgGovernance } from "./governance.ts";
+import { credentialFacts, type OrgGovernance } from "../governance/governance.ts";
 import type { Params } from "./validate.ts";
 
 export const STATUS = {

@@ -14,9 +14,9 @@ import type { Principal } from "../auth/principal.ts";
 import type { ActivityRow, VoteRow } from "../store/activities.ts";
 import type { Executor, Tx } from "../store/schema.ts";
 import { allMet, proofOf, withProof, type Proof, type Step } from "../activities/mfa/methods.ts";
-import { mfaPoliciesOf, proofsOf, requirementsOf, stepsOf, type MfaPolicyRow } from "../activities/mfa/store.ts";
+import { mfaPoliciesOf, proofsOf, requirementsOf, stepsOf, type MfaPolicyRow } from "../store/mfa-policies.ts";
 import { stampCredential, type Evaluated } from "./authorize.ts";
-import { userFact } from "./governance.ts";
+import { userFact } from "../governance/governance.ts";
 
 /** The steps a user owes an activity, and those met so far (one entry per step). */
 export interface OwedMfa {

@@ -6,7 +6,7 @@ import type { Db } from "../store/schema.ts";
 import type { UserRow } from "../store/users.ts";
 import { activityView, type ActivityView, type KnownVotes } from "../views/activity.ts";
 import { deniedError, STATUS } from "./authorize.ts";
-import type { GovernanceCache } from "./governance-cache.ts";
+import type { GovernanceCache } from "../governance/cache.ts";
 
 export interface Answer {
   activity: ActivityView;

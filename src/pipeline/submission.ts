@@ -13,7 +13,7 @@ import type { KnownVotes } from "../views/activity.ts";
 import { openProofKey } from "./app-proofs.ts";
 import { authorize, isDenied, deniedFailure, stampCredential, STATUS } from "./authorize.ts";
 import type { PipelineDeps } from "./deps.ts";
-import { activityFacts, governance, userFact } from "./governance.ts";
+import { activityFacts, governance, userFact } from "../governance/governance.ts";
 import { respond, type Answer } from "./respond.ts";
 import { activityServices } from "./services.ts";
 import { afterCommit, settle, type Settled, type Settlement } from "./settle.ts";

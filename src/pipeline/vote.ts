@@ -13,7 +13,7 @@ import type { Tx } from "../store/schema.ts";
 import { dialectOf } from "../store/engines.ts";
 import type { UserRow } from "../store/users.ts";
 import { activityView } from "../views/activity.ts";
-import { credentialFacts, decidingOrganization, userFacts, voterStanding } from "./governance.ts";
+import { credentialFacts, decidingOrganization, userFacts, voterStanding } from "../governance/governance.ts";
 import { authorize, isDenied, stampCredential, STATUS } from "./authorize.ts";
 import { refuseOutsideSessionScope } from "../auth/session-scope.ts";
 import { approverStamp, awaitingAuthenticators, holdApprover, meetsLastStep, mfaStamp } from "./mfa-gate.ts";

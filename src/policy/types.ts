@@ -42,7 +42,7 @@ export const ACTIVITY: Type = {
   fields: { type: STRING, kind: STRING, resource: STRING, action: STRING, params: PARAMS },
 };
 export const TIME: Type = { k: "struct", name: "time", fields: { now: TIMESTAMP } };
-/** docs/policy-language.md §4.3: the wallet an activity names (bound for wallet activities; pipeline/governance.ts). */
+/** docs/policy-language.md §4.3: the wallet an activity names (bound for wallet activities; governance/governance.ts). */
 export const WALLET: Type = {
   k: "struct",
   name: "Wallet",

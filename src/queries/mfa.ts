@@ -5,7 +5,7 @@ import { notFound } from "../errors.ts";
 import { Id, OrganizationId, Timestamp } from "../schemas/common.ts";
 import { findActivity } from "../store/activities.ts";
 import { findUser } from "../store/users.ts";
-import { findMfaPolicy, mfaPoliciesOf, mfaPolicyView, mfaStatusView, requirementsOf } from "../activities/mfa/store.ts";
+import { findMfaPolicy, mfaPoliciesOf, mfaPolicyView, mfaStatusView, requirementsOf } from "../store/mfa-policies.ts";
 import { AUTHENTICATION_TYPES } from "../activities/mfa/methods.ts";
 import type { Executor } from "../store/schema.ts";
 import { defineQuery } from "./define.ts";

@@ -2,7 +2,17 @@
 // store/*.ts and views/activity.ts.
 import { Type, type Static } from "@sinclair/typebox";
 import { Timestamp } from "./common.ts";
-import { OauthProviderSchema } from "../store/oauth-providers.ts";
+
+/** The SDK's OauthProvider record (v1OauthProvider). */
+export const OauthProviderSchema = Type.Object({
+  providerId: Type.String(),
+  providerName: Type.String(),
+  issuer: Type.String(),
+  audience: Type.String(),
+  subject: Type.String(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
 
 export const Credential = Type.Object({ publicKey: Type.String(), type: Type.String(), sessionProfileId: Type.Optional(Type.String()) });
 

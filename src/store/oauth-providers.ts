@@ -7,8 +7,6 @@ import { lockUsers } from "./locks.ts";
 import type { Executor, OauthProvidersTable } from "./schema.ts";
 import { precompiled } from "./precompiled.ts";
 import { isUniqueViolation, newId, timestampObject } from "./util.ts";
-import { Type } from "@sinclair/typebox";
-import { Timestamp } from "../schemas/common.ts";
 
 export type OauthProviderRow = OauthProvidersTable;
 
@@ -33,16 +31,8 @@ export interface NewIdentity {
   vouchedBy?: "OIDC_TOKEN" | "OIDC_CLAIMS";
 }
 
-/** The SDK's OauthProvider record (v1OauthProvider). */
-export const OauthProviderSchema = Type.Object({
-  providerId: Type.String(),
-  providerName: Type.String(),
-  issuer: Type.String(),
-  audience: Type.String(),
-  subject: Type.String(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
+// The record's shape lives with the other response shapes (schemas/views.ts).
+export { OauthProviderSchema } from "../schemas/views.ts";
 
 /** The SDK's OauthProvider record. */
 export function oauthProviderView(r: OauthProviderRow) {

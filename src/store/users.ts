@@ -8,7 +8,7 @@ import { ownedBy, timestampObject } from "./util.ts";
 import { precompiled } from "./precompiled.ts";
 import { missingIn } from "./ownership.ts";
 import { oauthProvidersOfUsers, oauthProviderView, type OauthProviderView } from "./oauth-providers.ts";
-import { mfaPoliciesByUser, mfaPolicyView, type MfaPolicyRow } from "../activities/mfa/store.ts";
+import { mfaPoliciesByUser, mfaPolicyView, type MfaPolicyRow } from "./mfa-policies.ts";
 
 export type UserRow = UsersTable;
 

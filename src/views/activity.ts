@@ -5,12 +5,12 @@ import type { ActivityView } from "../schemas/views.ts";
 import type { AppProof } from "../app-proofs/proofs.ts";
 import { votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import { userViews, type UserRow, type UserView } from "../store/users.ts";
-import type { MfaPolicyRow } from "../activities/mfa/store.ts";
+import type { MfaPolicyRow } from "../store/mfa-policies.ts";
 import { json, timestampObject } from "../store/util.ts";
 import { activityByType } from "../activities/registry.ts";
 import { mapMessageSecrets, redactSecrets } from "../activities/secret-params.ts";
 import { hasStandingVote } from "../policy/approval-window.ts";
-import { decidingOrganization, voterStanding, type GovernanceCache } from "../pipeline/governance.ts";
+import { decidingOrganization, voterStanding, type GovernanceCache } from "../governance/governance.ts";
 
 /** The Activity object: its schema (schemas/views.ts) is the one the OpenAPI document shows. */
 export type { ActivityView };

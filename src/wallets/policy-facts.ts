@@ -1,10 +1,15 @@
 // The wallets an activity names, as the policy keywords `wallet` and `wallets` see them:
 // read when the activity is evaluated, from the target organization.
-import type { PolicyWallets } from "../activities/define.ts";
 import type { WalletFacts } from "../policy/facts.ts";
 import type { Executor } from "../store/schema.ts";
 import { findWallets } from "../store/wallets.ts";
 import { canonicalAddress } from "./lookup.ts";
+
+/**
+ * What `policyWallets` names: wallets of the organization by id, the one being created (by
+ * name), or the wallet holding an account (by address).
+ */
+export type PolicyWallets = { existing: readonly string[] } | { creating: string } | { accountAddress: string };
 
 export async function walletFacts(db: Executor, organizationId: string, named: PolicyWallets): Promise<WalletFacts[]> {
   // The wallet being created has no id yet: its label is the name it will carry.

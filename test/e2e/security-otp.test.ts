@@ -134,7 +134,7 @@ for (const spec of engines()) {
       );
       // Loaded here, not at the top: a file that does not import stays a failure of this test alone.
       const { allowedSenderDomains } = await import("../../src/activities/otp/otp-content.ts");
-      const { loginSettingsFrom } = await import("../../src/auth/configure-logins.ts");
+      const { loginSettingsFrom } = await import("../../src/logins/configure.ts");
       const quiet = { info() {}, warn() {} };
       const settings = (env: NodeJS.ProcessEnv) => loginSettingsFrom(loadConfig({ SMTP_URL: "smtp://127.0.0.1:2525", ...env }), quiet);
       assert.deepEqual(allowedSenderDomains(settings({ SIGIL_SMTP_FROM: "Acme <login@Mail.Acme.example>" })), ["mail.acme.example"]);

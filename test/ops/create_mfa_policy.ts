@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { nestedAll } from "../helpers/policy-facts.ts";
 import { addUsersWithKeys, assertIdempotent, completed, conflict, exhausted, invalidRequest, notFound, onSqlite, perEngine, UUID, type Json } from "../helpers/inproc.ts";
 import { createMfaPolicy } from "../../src/activities/mfa/create_mfa_policy.ts";
-import { MAX_MFA_POLICIES_PER_USER } from "../../src/activities/mfa/store.ts";
+import { MAX_MFA_POLICIES_PER_USER } from "../../src/store/mfa-policies.ts";
 import { step } from "../helpers/mfa.ts";
 
 const OP = "create_mfa_policy";

@@ -11,7 +11,7 @@ import { LOGIN_KNOBS, LOGIN_METHODS, LOGIN_PARENT_PATTERNS } from "../../src/log
 import { defineLoginMethod, parentPattern } from "../../src/logins/define.ts";
 import { PARENT_STAMPABLE, isParentStampable } from "../../src/pipeline/parent-writes.ts";
 import { KNOBS, loadConfig } from "../../src/config.ts";
-import { loginSettingsFrom } from "../../src/auth/configure-logins.ts";
+import { loginSettingsFrom } from "../../src/logins/configure.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const ROUTES = [...ACTIVITIES, ...VOTES];

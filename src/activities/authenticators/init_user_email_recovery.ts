@@ -6,8 +6,8 @@
 // to the same address already yields one, so a narrower key would protect nothing more).
 import { Type, type Static } from "@sinclair/typebox";
 import { isRootUser } from "../../store/organizations.ts";
-import { sessionSeconds } from "../../auth/sessions.ts";
-import { checkTargetKey, credentialFor, issueCredential } from "../../logins/credential-bundles/issue.ts";
+import { sessionSeconds } from "../sessions/create-session.ts";
+import { checkTargetKey, credentialFor, issueCredential } from "../credential-bundles/issue.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { requireFeature } from "../organizations/feature-gate.ts";
 import { checkCredentialMail, credentialMailFields, prepareCredentialMail, userWithVerifiedEmail } from "../otp/credential-mail.ts";

@@ -4,9 +4,9 @@ import { Type } from "@sinclair/typebox";
 import { UUID_PATTERN } from "../../schemas/common.ts";
 import type { Executor } from "../../store/schema.ts";
 import type { Principal } from "../../auth/principal.ts";
-import { AUTHENTICATION_TYPES, type AuthenticationType, type Method, type Proof, type Step } from "./types.ts";
+import { AUTHENTICATION_TYPES, type AuthenticationType, type Method, type Proof, type Step } from "../../schemas/mfa.ts";
 
-export { AUTHENTICATION_TYPES, methodView, type AuthenticationType, type Method, type Proof, type Step } from "./types.ts";
+export { AUTHENTICATION_TYPES, methodView, type AuthenticationType, type Method, type Proof, type Step } from "../../schemas/mfa.ts";
 
 /** Types whose methods have no id: a policy naming one is refused (docs/mfa.md §2). */
 const WITHOUT_ID: ReadonlySet<AuthenticationType> = new Set(["AUTHENTICATION_TYPE_EMAIL_OTP", "AUTHENTICATION_TYPE_SMS_OTP"]);

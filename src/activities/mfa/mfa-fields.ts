@@ -7,7 +7,7 @@ import { compileSubmitted, PolicyCompileError } from "../../policy/index.ts";
 import { lockOrganization, lockUsers } from "../../store/locks.ts";
 import type { Executor } from "../../store/schema.ts";
 import { idlessProblem, normalizeSteps, type Step } from "./methods.ts";
-import { countMfaPolicies, MAX_MFA_POLICIES_PER_ORGANIZATION, MAX_MFA_POLICIES_PER_USER } from "./store.ts";
+import { countMfaPolicies, MAX_MFA_POLICIES_PER_ORGANIZATION, MAX_MFA_POLICIES_PER_USER } from "../../store/mfa-policies.ts";
 
 export const MAX_CONDITION_LENGTH = 8192;
 /** `order` as an int64 in the SDK; kept to what every engine stores exactly. */

@@ -5,7 +5,7 @@ import { isUniqueViolation } from "../../store/util.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { RequiredMethodsParams } from "./methods.ts";
 import { checkCondition, checkedSteps, checkNamedCredentials, Condition, lockPolicyOwner, MfaNotes, MfaPolicyName, Order } from "./mfa-fields.ts";
-import { findMfaPolicy } from "./store.ts";
+import { findMfaPolicy } from "../../store/mfa-policies.ts";
 
 // v1UpdateMfaPolicyIntent: an absent field keeps its value (docs/mfa.md §1).
 const Params = Type.Object({

@@ -8,7 +8,7 @@ import { Type } from "@sinclair/typebox";
 import { oauthSettingsOf } from "../../auth/oauth/configure.ts";
 import { invalidOidcToken, requireOidcToken } from "../../auth/oauth/verify-oidc.ts";
 import { nonceProblem } from "../../auth/oauth/nonce.ts";
-import { BundleLoginResult, checkTargetKey, credentialFor, issueCredential } from "../../logins/credential-bundles/issue.ts";
+import { BundleLoginResult, checkTargetKey, credentialFor, issueCredential } from "../credential-bundles/issue.ts";
 import { defineActivity } from "../define.ts";
 import { identityHolder } from "./oauth_login.ts";
 import { OidcTokenParam } from "./oidc-params.ts";

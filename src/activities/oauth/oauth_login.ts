@@ -8,7 +8,7 @@
 import { Type } from "@sinclair/typebox";
 import { ApiError, Grpc, notFound } from "../../errors.ts";
 import { HexPublicKey, Id } from "../../schemas/common.ts";
-import { loginSession } from "../../auth/sessions.ts";
+import { loginSession } from "../sessions/create-session.ts";
 import { oauthSettingsOf } from "../../auth/oauth/configure.ts";
 import { invalidOidcToken, requireOidcToken, type OidcIdentity } from "../../auth/oauth/verify-oidc.ts";
 import { nonceProblem } from "../../auth/oauth/nonce.ts";

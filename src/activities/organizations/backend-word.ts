@@ -4,7 +4,7 @@
 // browser sent (docs/auth-proxy.md §2) — neither vouches for contacts, nor makes the keys it
 // registers trusted (docs/login-lookups.md §3).
 import { isAuthProxyCredential } from "../../store/auth-proxy-configs.ts";
-import { stampKeyOf } from "../../auth/verification.ts";
+import { stampKeyOf } from "../verification-tokens.ts";
 import type { ExecuteContext } from "../define.ts";
 
 /**

@@ -12,13 +12,13 @@ import { bindToken, markVerified, VerificationTokenParam, vouchContacts } from "
 import { checkVerifiedSignup, ClientSignatureParams } from "./verified-signup.ts";
 import { writtenByBackend } from "./backend-word.ts";
 import { markKeysTrusted } from "../../store/api-keys.ts";
-import { createSignupWallet, signupPolicyWallets, SignupWalletParams, SignupWalletResult } from "../../wallets/signup.ts";
+import { createSignupWallet, signupPolicyWallets, SignupWalletParams, SignupWalletResult } from "../wallets/signup.ts";
 
 const Params = Type.Object({
   subOrganizationName: Name("subOrganizationName"),
   rootUsers: maxItems(RootUserParams, "rootUsers", MAX_USERS_PER_REQUEST, 1),
   rootQuorumThreshold: Type.Integer({ minimum: 1, errorMessage: "must be a positive integer" }),
-  /** A wallet created in the new sub-organization (src/wallets/signup.ts). */
+  /** A wallet created in the new sub-organization (src/activities/wallets/signup.ts). */
   wallet: Type.Optional(SignupWalletParams),
   disableEmailRecovery: Type.Optional(Type.Boolean()),
   disableEmailAuth: Type.Optional(Type.Boolean()),

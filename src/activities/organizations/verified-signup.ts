@@ -12,7 +12,7 @@
 import { Type } from "@sinclair/typebox";
 import { invalid } from "../../errors.ts";
 import { HexPublicKey } from "../../schemas/common.ts";
-import { requireToken } from "../../auth/verification.ts";
+import { requireToken } from "../verification-tokens.ts";
 import { readClientSignature } from "../../auth/tokens.ts";
 import type { VerificationClaims } from "../../auth/tokens.ts";
 import type { ExecuteContext } from "../define.ts";

@@ -5,8 +5,8 @@
 // A parent's backend starts it for its sub-organizations' users (sdk-server's
 // sendCredential and emailAuth proxy method), as it does the OTP flows.
 import { Type, type Static } from "@sinclair/typebox";
-import { sessionSeconds } from "../../auth/sessions.ts";
-import { checkTargetKey, credentialFor, issueCredential } from "../../logins/credential-bundles/issue.ts";
+import { sessionSeconds } from "../sessions/create-session.ts";
+import { checkTargetKey, credentialFor, issueCredential } from "../credential-bundles/issue.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { requireFeature } from "../organizations/feature-gate.ts";
 import { checkCredentialMail, credentialMailFields, prepareCredentialMail, userWithVerifiedEmail } from "./credential-mail.ts";

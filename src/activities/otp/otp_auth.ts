@@ -5,8 +5,8 @@
 // verified), and instead of a session JWT the user gets a credential bundle sealed to
 // targetPublicKey (logins/credential-bundles). The token never leaves the activity.
 import { Type, type Static } from "@sinclair/typebox";
-import { requireToken } from "../../auth/verification.ts";
-import { BundleLoginResult, checkTargetKey, credentialFor, issueCredential } from "../../logins/credential-bundles/issue.ts";
+import { requireToken } from "../verification-tokens.ts";
+import { BundleLoginResult, checkTargetKey, credentialFor, issueCredential } from "../credential-bundles/issue.ts";
 import { Id } from "../../schemas/common.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { consumeForLogin } from "./otp_login.ts";

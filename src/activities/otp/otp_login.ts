@@ -1,12 +1,12 @@
 // otp_login (docs/logins.md §3.6): a verification token for a contact, plus a client signature by
 // the token's key over the session key, logs in the user of the target organization whose
 // email (any case) or phone number is that contact. The token's login use is recorded once
-// (a second login with it is refused); the session is an expiring LOGIN key (auth/sessions.ts).
+// (a second login with it is refused); the session is an expiring LOGIN key (activities/sessions/create-session.ts).
 import { Type, type Static } from "@sinclair/typebox";
 import { invalid, notFound } from "../../errors.ts";
 import { readClientSignature, type ClientSignature as Sig, type VerificationClaims } from "../../auth/tokens.ts";
-import { consumeLogin, requireToken } from "../../auth/verification.ts";
-import { loginSession } from "../../auth/sessions.ts";
+import { consumeLogin, requireToken } from "../verification-tokens.ts";
+import { loginSession } from "../sessions/create-session.ts";
 import { HexPublicKey, Id } from "../../schemas/common.ts";
 import { OTP_FEATURE, requireFeature } from "../organizations/feature-gate.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";

@@ -16,7 +16,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { invalid, keepWrites, notFound } from "../../errors.ts";
 import { codeMatches } from "../../auth/otp/code.ts";
 import { openOtpBundle } from "../../auth/otp/bundle.ts";
-import { DEFAULT_TOKEN_SECONDS, MAX_TOKEN_SECONDS, issueVerificationToken } from "../../auth/verification.ts";
+import { DEFAULT_TOKEN_SECONDS, MAX_TOKEN_SECONDS, issueVerificationToken } from "../verification-tokens.ts";
 import { publicKeyProblem } from "../../crypto/public-keys.ts";
 import { p256FromPkcs8 } from "../../crypto/p256.ts";
 import { Id, HexPublicKey } from "../../schemas/common.ts";

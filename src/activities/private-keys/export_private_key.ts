@@ -3,7 +3,7 @@ import { notFound } from "../../errors.ts";
 import { Id } from "../../schemas/common.ts";
 import { lockingRead } from "../../store/locks.ts";
 import { openPrivateKey } from "../../signing/private-keys.ts";
-import { exportBundle, targetKey } from "../../wallets/transfer.ts";
+import { exportBundle, targetKey } from "../wallets/transfer.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 const Params = Type.Object({

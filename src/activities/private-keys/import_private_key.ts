@@ -4,7 +4,7 @@ import { Id, Name, maxItems } from "../../schemas/common.ts";
 import { checkPrivateKeys, createPrivateKeys, PrivateKeyResult } from "../../signing/private-keys.ts";
 import { keyPairOf, type SigningCurve } from "../../signing/sign.ts";
 import { WalletCurveSchema } from "../../wallets/accounts.ts";
-import { takeImportTarget } from "../../wallets/transfer.ts";
+import { takeImportTarget } from "../wallets/transfer.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 const Params = Type.Object({

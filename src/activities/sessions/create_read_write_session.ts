@@ -6,8 +6,8 @@
 import { Type } from "@sinclair/typebox";
 import { invalid } from "../../errors.ts";
 import { HexPublicKey, Id, Name } from "../../schemas/common.ts";
-import { createSession } from "../../auth/sessions.ts";
-import { submitterProfile } from "../../auth/submitter-profile.ts";
+import { createSession } from "./create-session.ts";
+import { submitterProfile } from "./submitter-profile.ts";
 import { uncompressedP256 } from "../../crypto/bundles.ts";
 import { credentialBundle } from "../../crypto/credential-bundle.ts";
 import { generateP256, privateScalar } from "../../crypto/p256.ts";

@@ -8,7 +8,7 @@ import { Name } from "../../schemas/common.ts";
 import { newId } from "../../store/util.ts";
 import { lockOrganization } from "../../store/locks.ts";
 import { countSessionProfiles, insertSessionProfile, MAX_SESSION_PROFILES_PER_ORGANIZATION } from "../../store/session-profiles.ts";
-import { sessionSeconds } from "../../auth/sessions.ts";
+import { sessionSeconds } from "./create-session.ts";
 import { checkExpressions, Expression } from "../policies/policy-fields.ts";
 import { defineActivity } from "../define.ts";
 

@@ -10,8 +10,8 @@
 //     until its exp for any number of logins, nothing consumed.
 import { Type } from "@sinclair/typebox";
 import { HexPublicKey, Id } from "../../schemas/common.ts";
-import { loginSession } from "../../auth/sessions.ts";
-import { consumeLogin } from "../../auth/verification.ts";
+import { loginSession } from "./create-session.ts";
+import { consumeLogin } from "../verification-tokens.ts";
 import { ATTESTED_CREDENTIAL_TYPE } from "../../auth/attested-stamp.ts";
 import { isOidcCredentialId } from "../../auth/attested/oidc.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";

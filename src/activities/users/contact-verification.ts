@@ -19,7 +19,7 @@ import { alreadyExists, invalid, notFound } from "../../errors.ts";
 import type { Executor, OtpType } from "../../store/schema.ts";
 import { lockUsers } from "../../store/locks.ts";
 import { isUniqueViolation } from "../../store/util.ts";
-import { requireStampedByTokenKey, requireToken, useToken } from "../../auth/verification.ts";
+import { requireStampedByTokenKey, requireToken, useToken } from "../verification-tokens.ts";
 import type { VerificationClaims } from "../../auth/tokens.ts";
 import type { ExecuteContext } from "../define.ts";
 

@@ -2,7 +2,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { invalid, notFound } from "../../errors.ts";
 import { Id } from "../../schemas/common.ts";
 import { lockingRead } from "../../store/locks.ts";
-import { exportBundle, targetKey } from "../../wallets/transfer.ts";
+import { exportBundle, targetKey } from "./transfer.ts";
 import { openMnemonic } from "../../wallets/wallets.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 

@@ -3,7 +3,7 @@ import { notFound } from "../../errors.ts";
 import { lockingRead } from "../../store/locks.ts";
 import { deriveKey, seedOfWalletSecret, type WalletCurve } from "../../wallets/derivation.ts";
 import { canonicalAddress } from "../../wallets/lookup.ts";
-import { exportBundle, targetKey } from "../../wallets/transfer.ts";
+import { exportBundle, targetKey } from "./transfer.ts";
 import { openMnemonic } from "../../wallets/wallets.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 

@@ -3,7 +3,7 @@ import { invalid } from "../../errors.ts";
 import { Id, Name } from "../../schemas/common.ts";
 import { AccountList, checkAccounts } from "../../wallets/accounts.ts";
 import { isValidMnemonic, splitWalletSecret } from "../../wallets/derivation.ts";
-import { takeImportTarget } from "../../wallets/transfer.ts";
+import { takeImportTarget } from "./transfer.ts";
 import { createWallet } from "../../wallets/wallets.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 

@@ -1,6 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Id } from "../../schemas/common.ts";
-import { initImport } from "../../wallets/transfer.ts";
+import { initImport } from "./transfer.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 const Params = Type.Object({ userId: Id("user") });

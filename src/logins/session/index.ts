@@ -1,6 +1,6 @@
 // Session login (docs/logins.md §2): stamp_login turns whatever signed the request — an API
 // key, a session key (refresh), a passkey or an attested stamp — into a session key of the
-// stamping user. The other methods' logins end in the same session rules (auth/sessions.ts);
+// stamping user. The other methods' logins end in the same session rules (activities/sessions/create-session.ts);
 // this method owns their one knob.
 import { defineKnob, int } from "../../config/define.ts";
 import { defineLoginMethod } from "../define.ts";

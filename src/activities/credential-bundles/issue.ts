@@ -1,12 +1,12 @@
 // A legacy login's credential (docs/logins.md §9.2): a fresh P-256 key pair made here; its
-// public half becomes an expiring session key of the user (auth/sessions.ts createSession:
+// public half becomes an expiring session key of the user (activities/sessions/create-session.ts createSession:
 // the same lifetime bounds, 10-key cap and invalidateExisting as every login), its private
 // half leaves only sealed to the client's target key. Nothing private is stored or logged:
 // the bundle is ciphertext only the target key's holder opens.
 import { Type } from "@sinclair/typebox";
-import type { ExecuteContext } from "../../activities/define.ts";
-import { createSession } from "../../auth/sessions.ts";
-import { submitterProfile } from "../../auth/submitter-profile.ts";
+import type { ExecuteContext } from "../define.ts";
+import { createSession } from "../sessions/create-session.ts";
+import { submitterProfile } from "../sessions/submitter-profile.ts";
 import { invalid } from "../../errors.ts";
 import { generateP256, privateScalar } from "../../crypto/p256.ts";
 import { sealCredentialBundle } from "./seal.ts";

@@ -10,13 +10,12 @@ import { governanceOf, policiesOf, type PolicyRow } from "../store/policies.ts";
 import type { Executor } from "../store/schema.ts";
 import { tagIdsByUser, type UserRow } from "../store/users.ts";
 import type { ActivityRow, VoteRow } from "../store/activities.ts";
-import type { CompiledActivity } from "../activities/define.ts";
+import type { ActivityParams as Params, CompiledActivity } from "../activities/define.ts";
 import { activityByType } from "../activities/registry.ts";
-import type { Params } from "./validate.ts";
 import { walletFacts } from "../wallets/policy-facts.ts";
 import { signerFacts } from "../signing/policy-facts.ts";
 import type { Signer } from "../signing/resolve.ts";
-import { GovernanceCache, type OrgGovernance } from "./governance-cache.ts";
+import { GovernanceCache, type OrgGovernance } from "./cache.ts";
 
 export { GovernanceCache, type OrgGovernance };
 

@@ -4,10 +4,10 @@
 // then sign-up, then login), but each *use* is recorded by a conditional update — a token
 // signs up at most once and logs in at most once, however many API nodes race for it.
 import { invalid } from "../errors.ts";
-import type { ExecuteContext } from "../activities/define.ts";
+import type { ExecuteContext } from "./define.ts";
 import { organizationChain, type ChainCache } from "../store/organizations.ts";
 import type { Executor, OtpType } from "../store/schema.ts";
-import { readVerificationToken, signVerificationToken, type VerificationClaims } from "./tokens.ts";
+import { readVerificationToken, signVerificationToken, type VerificationClaims } from "../auth/tokens.ts";
 
 /** verify_otp's expirationSeconds: default one hour, at most a day (docs/logins.md §3.4). */
 export const DEFAULT_TOKEN_SECONDS = 3600;

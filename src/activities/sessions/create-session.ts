@@ -3,15 +3,15 @@
 // it like any key and its expiry answers "expired api key") and returns a session JWT signed
 // with the SESSION_JWT service key. stamp_login, otp_login, the attested stamp_login
 // (both schemes) and oauth_login all end here.
-import { invalid, notFound, alreadyExists } from "../errors.ts";
-import { publicKeyProblem } from "../crypto/public-keys.ts";
-import type { ExecuteContext } from "../activities/define.ts";
-import { lockUsers } from "../store/locks.ts";
-import { isUniqueViolation, newId } from "../store/util.ts";
-import { signSessionJwt } from "./tokens.ts";
-import { organizationsAbove, refuseAncestorKeys } from "../activities/credentials/ancestor-keys.ts";
-import { makeRoomForExpiringKeys } from "../activities/credentials/api-keys.ts";
-import { visibleSessionProfile, type SessionProfileRow } from "../store/session-profiles.ts";
+import { invalid, notFound, alreadyExists } from "../../errors.ts";
+import { publicKeyProblem } from "../../crypto/public-keys.ts";
+import type { ExecuteContext } from "../define.ts";
+import { lockUsers } from "../../store/locks.ts";
+import { isUniqueViolation, newId } from "../../store/util.ts";
+import { signSessionJwt } from "../../auth/tokens.ts";
+import { organizationsAbove, refuseAncestorKeys } from "../credentials/ancestor-keys.ts";
+import { makeRoomForExpiringKeys } from "../credentials/api-keys.ts";
+import { visibleSessionProfile, type SessionProfileRow } from "../../store/session-profiles.ts";
 
 /** 15 minutes when the login names no expirationSeconds (docs/logins.md §2.2). */
 export const DEFAULT_SESSION_SECONDS = 900;

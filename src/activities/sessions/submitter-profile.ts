@@ -2,8 +2,8 @@
 // that makes a new session key — create_read_write_session and the credential-bundle logins
 // (email_auth, otp_auth, oauth) — gives it the session profile of the credential that
 // submitted it, so a session issued under a profile never mints one without it.
-import { precondition } from "../errors.ts";
-import type { ExecuteContext } from "../activities/define.ts";
+import { precondition } from "../../errors.ts";
+import type { ExecuteContext } from "../define.ts";
 
 const SESSION_KEY_TYPES: ReadonlySet<string> = new Set(["CREDENTIAL_TYPE_LOGIN", "CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256"]);
 

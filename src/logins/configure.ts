@@ -1,10 +1,18 @@
 // The login settings `sigil serve` runs with, from its configuration: each login method
 // builds its part from its own knobs (LOGIN_METHODS, docs/logins.md §8).
-import type { Config } from "../config.ts";
-import type { LoginSettings, Logger } from "./login-settings.ts";
-import { LOGIN_METHODS, type LoginSettingsParts } from "../logins/index.ts";
+import type { LoginSettings, Logger } from "../auth/login-settings.ts";
+import { LOGIN_METHODS, type LoginSettingsParts } from "./index.ts";
 
-export function loginSettingsFrom(config: Config, log: Logger): LoginSettings {
+type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+
+/**
+ * What the loop below reads of the configuration: every method's knobs, and the API port.
+ * Named from LOGIN_METHODS rather than src/config.ts's Config, which gathers these knobs and so
+ * sits above this module (docs/layers.md §1); a Config is one.
+ */
+export type LoginConfig = Intersection<Parameters<(typeof LOGIN_METHODS)[number]["settings"]>[0]> & { port: number };
+
+export function loginSettingsFrom(config: LoginConfig, log: Logger): LoginSettings {
   const env = { port: config.port, log };
   const out: Record<string, unknown> = {};
   for (const method of LOGIN_METHODS) {

@@ -1,9 +1,9 @@
 // MFA policies and the requirements of waiting activities, in the store (migration 021,
 // docs/mfa.md §1, §3).
-import type { Executor, MfaPoliciesTable, MfaRequirementsTable } from "../../store/schema.ts";
-import { precompiled } from "../../store/precompiled.ts";
-import { timestampObject } from "../../store/util.ts";
-import { methodView, type Proof, type Step } from "./types.ts";
+import type { Executor, MfaPoliciesTable, MfaRequirementsTable } from "./schema.ts";
+import { precompiled } from "./precompiled.ts";
+import { timestampObject } from "./util.ts";
+import { methodView, type Proof, type Step } from "../schemas/mfa.ts";
 
 export type MfaPolicyRow = MfaPoliciesTable;
 export type MfaRequirementRow = MfaRequirementsTable;

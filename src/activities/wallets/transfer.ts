@@ -8,16 +8,16 @@
 // and deleted with its row once a bundle was opened with it. None of them is logged, returned
 // in an error or stored plain.
 import { randomBytes } from "node:crypto";
-import { hpkeOpen, hpkeSeal, parseHpkeText, signedEnvelope, uncompressedP256 } from "../crypto/bundles.ts";
-import type { MasterKey } from "../crypto/envelope.ts";
-import { generateP256, p256FromPkcs8, toPkcs8 } from "../crypto/p256.ts";
-import type { ServiceKey } from "../auth/service-keys.ts";
-import type { ActivityServices } from "../activities/define.ts";
-import { findUser } from "../store/users.ts";
-import { invalid, notFound } from "../errors.ts";
-import { lockingRead } from "../store/locks.ts";
-import type { Tx } from "../store/schema.ts";
-import { AAD } from "../crypto/aad.ts";
+import { hpkeOpen, hpkeSeal, parseHpkeText, signedEnvelope, uncompressedP256 } from "../../crypto/bundles.ts";
+import type { MasterKey } from "../../crypto/envelope.ts";
+import { generateP256, p256FromPkcs8, toPkcs8 } from "../../crypto/p256.ts";
+import type { ServiceKey } from "../../auth/service-keys.ts";
+import type { ActivityServices } from "../define.ts";
+import { findUser } from "../../store/users.ts";
+import { invalid, notFound } from "../../errors.ts";
+import { lockingRead } from "../../store/locks.ts";
+import type { Tx } from "../../store/schema.ts";
+import { AAD } from "../../crypto/aad.ts";
 
 /** The `version` field of export and import bundles (the SDK does not read it). */
 export const BUNDLE_VERSION = "v1.0.0";

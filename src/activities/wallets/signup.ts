@@ -2,10 +2,10 @@
 // in the new sub-organization, in the sign-up's transaction, and returned as the SDK reads it
 // (`result.wallet: {walletId, addresses}`).
 import { Type, type Static } from "@sinclair/typebox";
-import type { ExecuteContext, PolicyWallets } from "../activities/define.ts";
-import { Name } from "../schemas/common.ts";
-import { AccountList, MnemonicLength } from "./accounts.ts";
-import { createWallet } from "./wallets.ts";
+import type { ExecuteContext, PolicyWallets } from "../define.ts";
+import { Name } from "../../schemas/common.ts";
+import { AccountList, MnemonicLength } from "../../wallets/accounts.ts";
+import { createWallet } from "../../wallets/wallets.ts";
 
 export const SignupWalletParams = Type.Object({
   walletName: Name("walletName"),
