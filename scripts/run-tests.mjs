@@ -3,7 +3,8 @@
 // Node 20's runner does not glob by itself, hence this file list.
 //
 // node scripts/run-tests.mjs [--node-test-flag …] [files…]: flags (e.g. --test-reporter=tap)
-// go to every runner process, files narrow the run to them (docs/testing.md §4).
+// go to every runner process, files narrow the run to them (docs/testing.md §4). `--list`
+// prints the jobs and their files instead of running them.
 import { readdirSync, statSync } from "node:fs";
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -18,11 +19,18 @@ function find(dir) {
   });
 }
 const args = process.argv.slice(2);
-const flags = args.filter((a) => a.startsWith("--"));
+const listOnly = args.includes("--list");
+const flags = args.filter((a) => a.startsWith("--") && a !== "--list");
 const only = args.filter((a) => !a.startsWith("--"));
 const files = (only.length ? only.map((f) => path.resolve(f)) : find(path.join(root, "test"))).sort();
+// TEST_DATABASE_URL: the database servers the engines that need one run on, one URL or several
+// separated by commas (test/helpers/engines.ts); the PostgreSQL one also holds the run's template.
+const pgServer = (process.env.TEST_DATABASE_URL ?? "")
+  .split(",")
+  .map((u) => u.trim())
+  .find((u) => /^postgres(ql)?:\/\//.test(u));
 if (!process.env.TEST_DATABASE_URL) {
-  console.log("note: TEST_DATABASE_URL is not set; PostgreSQL tests will be skipped (they run in CI).");
+  console.log("note: TEST_DATABASE_URL is not set; the tests of engines with a database server (PostgreSQL) will be skipped (they run in CI).");
 }
 // The service's bundle, built from the current sources before any test runs (docs/testing.md §4):
 // every server and CLI process an end-to-end test spawns (bin/sigil.mjs) then starts from it,
@@ -30,7 +38,7 @@ if (!process.env.TEST_DATABASE_URL) {
 // bin/sigil.mjs runs the bundle only while it is newer than every file under src/, so a source
 // edited during the run falls back to tsx rather than a stale bundle; SIGIL_NO_BUNDLE=1 keeps
 // the tests on tsx throughout.
-if (process.env.SIGIL_NO_BUNDLE !== "1") {
+if (process.env.SIGIL_NO_BUNDLE !== "1" && !listOnly) {
   const b = spawnSync(process.execPath, [path.join(root, "scripts/build.mjs")], { stdio: "inherit", cwd: root });
   if (b.status !== 0) {
     console.error("scripts/build.mjs failed: the sources do not bundle");
@@ -45,14 +53,13 @@ const SERIAL = [
   "test/e2e/shutdown.test.ts",
   "test/e2e/sqlite-lock.test.ts",
   "test/e2e/postgres-outage.test.ts",
-  "test/unit/sqlite-lock-wait.test.ts",
+  "test/store/sqlite-lock-wait.test.ts",
 ].map((f) => path.join(root, f));
 // Expected seconds of each long file in a full run (measured with three jobs side by side;
 // anything unlisted counts 8 s). Jobs start longest first, so that none is left to run alone
 // at the end, and the end-to-end groups below are packed by them.
 const SECONDS = {
   "test/ops/all.test.ts": 160, // in two shards of about 80 s each
-  "test/unit/all.ts": 30,
   "test/e2e/fuzz.test.ts": 64,
   "test/e2e/webhook-retries.test.ts": 46,
   "test/e2e/auth-proxy-browser.test.ts": 41,
@@ -71,10 +78,17 @@ const SECONDS = {
 };
 const seconds = (f) => SECONDS[path.relative(root, f)] ?? 8;
 
-const unitDir = path.join(root, "test", "unit") + path.sep;
+// The tiers, named by what their tests touch (docs/testing.md §1). The files of each "together"
+// tier run in one process (test/helpers/together.ts), taking about the seconds given in a full
+// run; the op files of test/ops/ run through test/ops/all.test.ts, the end-to-end files in groups.
 const e2eDir = path.join(root, "test", "e2e") + path.sep;
 const opsAll = path.join(root, "test", "ops", "all.test.ts");
-const isUnit = (f) => f.startsWith(unitDir) && f.endsWith(".test.ts");
+const TOGETHER = [
+  { name: "unit", dir: path.join(root, "test", "unit") + path.sep, seconds: 22 },
+  { name: "store", dir: path.join(root, "test", "store") + path.sep, seconds: 20 },
+  { name: "in-process", dir: path.join(root, "test", "ops") + path.sep, seconds: 15 },
+];
+const tierOf = (f) => (f === opsAll || !f.endsWith(".test.ts") ? undefined : TOGETHER.find((t) => f.startsWith(t.dir)));
 const isE2e = (f) => f.startsWith(e2eDir) && f.endsWith(".test.ts");
 
 /** Packs files into at most `n` groups of about equal expected time (longest first, each to the lightest group). */
@@ -90,8 +104,9 @@ function pack(list, n) {
 
 /**
  * The jobs of a phase, each one `node --test` process (docs/testing.md §4):
- * - the unit files together, in one process (test/unit/all.ts, TEST_UNIT_FILES): they are pure
- *   and quick, and a process each cost about a second of start-up per file;
+ * - the files of each tier that runs together — unit, store, the in-process files beside the
+ *   operations — in one process per tier (test/helpers/together.ts, TEST_FILES): they are
+ *   quick, and a process each cost about a second of start-up per file;
  * - the end-to-end files packed into groups run one after another in a process
  *   (test/e2e/group.ts, TEST_E2E_FILES): a process per file cost 1.3 s of CPU before its
  *   first test (node, tsx's loader thread, the SDK clients' imports), 45 times a run;
@@ -100,14 +115,16 @@ function pack(list, n) {
  */
 function jobsOf(list, { groups, opsShards }) {
   const jobs = [];
-  const unit = list.filter(isUnit);
-  if (unit.length) jobs.push({ name: "unit", file: path.join(unitDir, "all.ts"), env: { TEST_UNIT_FILES: JSON.stringify(unit) }, seconds: seconds(path.join(unitDir, "all.ts")) });
+  for (const tier of TOGETHER) {
+    const files = list.filter((f) => tierOf(f) === tier);
+    if (files.length) jobs.push({ name: tier.name, file: path.join(root, "test", "helpers", "together.ts"), env: { TEST_FILES: JSON.stringify(files) }, seconds: tier.seconds });
+  }
   const e2e = list.filter(isE2e);
   for (const [i, g] of pack(e2e, groups).entries()) {
     const names = g.files.map((f) => path.basename(f, ".test.ts")).join(", ");
     jobs.push({ name: `e2e group ${i + 1} (${names})`, file: path.join(e2eDir, "group.ts"), env: { TEST_E2E_FILES: JSON.stringify(g.files) }, seconds: g.seconds });
   }
-  for (const f of list.filter((f) => !isUnit(f) && !isE2e(f))) {
+  for (const f of list.filter((f) => !tierOf(f) && !isE2e(f))) {
     if (f === opsAll && opsShards > 1) {
       for (let i = 0; i < opsShards; i++) jobs.push({ name: `ops shard ${i + 1}/${opsShards}`, file: f, env: { TEST_OPS_SHARD: `${i}/${opsShards}` }, seconds: seconds(f) / opsShards });
     } else jobs.push({ name: path.relative(root, f), file: f, env: {}, seconds: seconds(f) });
@@ -117,9 +134,19 @@ function jobsOf(list, { groups, opsShards }) {
 const parallel = jobsOf(files.filter((f) => !SERIAL.includes(f)), { groups: Number(process.env.SIGIL_TEST_E2E_GROUPS) || 10, opsShards: 2 });
 const serial = jobsOf(files.filter((f) => SERIAL.includes(f)), { groups: 1, opsShards: 1 });
 
+if (listOnly) {
+  const filesOf = (job) => JSON.parse(job.env.TEST_FILES ?? job.env.TEST_E2E_FILES ?? JSON.stringify([job.file]));
+  for (const job of [...parallel, ...serial]) {
+    console.log(job.name);
+    for (const f of filesOf(job)) console.log(`  ${path.relative(root, f)}`);
+  }
+  console.log(`# ${files.length} test files in ${parallel.length + serial.length} jobs`);
+  process.exit(0);
+}
+
 const env = { ...process.env };
 // One migrated PostgreSQL template for the whole run, dropped at the end (test/helpers/pg-template.ts).
-const template = process.env.TEST_DATABASE_URL ? `sigil_tpl_run_${randomBytes(6).toString("hex")}` : undefined;
+const template = pgServer ? `sigil_tpl_run_${randomBytes(6).toString("hex")}` : undefined;
 if (template) env.SIGIL_TEST_PG_TEMPLATE = template;
 
 // A terminal gets node's readable reporter; a pipe (CI) gets TAP, as node --test itself chooses.
@@ -172,7 +199,7 @@ status = (await runJobs(serial, 1)) || status;
 
 if (template) {
   const { default: pg } = await import("pg");
-  const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  const admin = new pg.Client({ connectionString: pgServer });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
   await admin.end();

@@ -12,9 +12,10 @@ import { TurnkeyClient, TurnkeyRequestError } from "@turnkey/http";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { goodStamp } from "../helpers/raw-http.ts";
+import { testDatabaseUrl } from "../helpers/engines.ts";
 
-const BASE = process.env.TEST_DATABASE_URL;
-const SKIP = BASE ? undefined : "TEST_DATABASE_URL is not set: PostgreSQL tests skipped";
+const BASE = testDatabaseUrl("postgres");
+const SKIP = BASE ? undefined : "TEST_DATABASE_URL names no postgres server: PostgreSQL tests skipped";
 const CONNECT_TIMEOUT_MS = 1_000;
 const STATEMENT_TIMEOUT_MS = 1_500;
 /** statement_timeout plus the client's own slack (src/store/postgres/index.ts) plus scheduling margin. */

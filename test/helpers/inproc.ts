@@ -212,9 +212,9 @@ export async function inproc(engine: EngineSpec["name"] = "sqlite", options: Inp
 }
 
 /**
- * One harness per engine for the enclosed tests (`describe` per engine; PostgreSQL skipped
- * with its reason when TEST_DATABASE_URL is unset). `only: ["sqlite"]` for what does not
- * depend on the engine.
+ * One harness per engine for the enclosed tests (`describe` per engine of ENGINES; one with a
+ * database server skipped with its reason when TEST_DATABASE_URL names none: engines.ts).
+ * `only: ["sqlite"]` for what does not depend on the engine.
  */
 export function perEngine(
   title: string,

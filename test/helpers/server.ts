@@ -6,29 +6,15 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
-import pg from "pg";
 export { freePort } from "./ports.ts";
-import { pgTemplate } from "./pg-template.ts";
+import { newTestDatabase, type Engine, type TestDatabase, type TestDatabaseOptions } from "./engines.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "bin/sigil.mjs");
 const run = promisify(execFile);
 
-export interface EngineSpec {
-  name: "sqlite" | "postgres";
-  /** Why the engine is skipped, when it is. */
-  skip?: string;
-}
-
-export function engines(): EngineSpec[] {
-  return [
-    { name: "sqlite" },
-    {
-      name: "postgres",
-      skip: process.env.TEST_DATABASE_URL ? undefined : "TEST_DATABASE_URL is not set: PostgreSQL tests skipped",
-    },
-  ];
-}
+// The engines a test runs on, and a database of its own on each (engines.ts, docs/testing.md §5).
+export { engines, type EngineSpec } from "./engines.ts";
 
 /** Environment for one isolated service instance: its own data dir and database. */
 export interface Instance {
@@ -37,15 +23,14 @@ export interface Instance {
   cleanup(): Promise<void>;
 }
 
-export interface InstanceOptions {
-  /**
-   * PostgreSQL: an empty database, for what happens on one (`sigil init` migrating it, nodes
-   * starting together). Otherwise the database is a copy of the migrated template (pg-template.ts).
-   */
-  emptyDatabase?: boolean;
-}
+/**
+ * `emptyDatabase`: an engine with a database server (PostgreSQL) gives an empty database, for
+ * what happens on one (`sigil init` migrating it, nodes starting together); otherwise the
+ * database is a copy of the migrated template (pg-template.ts).
+ */
+export type InstanceOptions = TestDatabaseOptions;
 
-export async function newInstance(engine: EngineSpec["name"], extra: NodeJS.ProcessEnv = {}, opts: InstanceOptions = {}): Promise<Instance> {
+export async function newInstance(engine: Engine, extra: NodeJS.ProcessEnv = {}, opts: InstanceOptions = {}): Promise<Instance> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "sigil-test-"));
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -60,31 +45,19 @@ export async function newInstance(engine: EngineSpec["name"], extra: NodeJS.Proc
     AUTH_PROXY_PORT: "0",
     ...extra,
   };
-  let dropDb: (() => Promise<void>) | undefined;
-  if (engine === "postgres") {
-    const base = process.env.TEST_DATABASE_URL;
-    if (!base) throw new Error("TEST_DATABASE_URL is not set");
-    const dbName = `sigil_test_${randomBytes(6).toString("hex")}`;
-    const template = opts.emptyDatabase ? undefined : await pgTemplate(base);
-    const admin = new pg.Client({ connectionString: base });
-    await admin.connect();
-    await admin.query(template ? `CREATE DATABASE ${dbName} TEMPLATE ${template}` : `CREATE DATABASE ${dbName}`);
-    await admin.end();
-    const url = new URL(base);
-    url.pathname = `/${dbName}`;
-    env.DATABASE_URL = url.toString();
-    dropDb = async () => {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await c.end();
-    };
+  let database: TestDatabase;
+  try {
+    database = await newTestDatabase(engine, opts);
+  } catch (err) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
   }
+  if (database.url) env.DATABASE_URL = database.url;
   return {
     env,
     dataDir,
     async cleanup() {
-      await dropDb?.();
+      await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -34,7 +34,7 @@ export async function scratchStore(engine: EngineSpec["name"] = "sqlite", timeou
 }
 
 /**
- * One suite per engine (PostgreSQL when TEST_DATABASE_URL is set), each with its own scratch
+ * One suite per engine (engines.ts: those with a server when TEST_DATABASE_URL names one), each with its own scratch
  * store, made before the suite's tests and removed after them; `store()` is the suite's.
  */
 export function describeOnScratchStores(title: string, body: (store: () => ScratchStore) => void): void {
