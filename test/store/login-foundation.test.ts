@@ -15,7 +15,7 @@ import {
   verifyingKeys,
 } from "../../src/auth/service-keys.ts";
 import { readVerificationToken, signSessionJwt, signVerificationToken } from "../../src/auth/tokens.ts";
-import { sessionSeconds } from "../../src/auth/sessions.ts";
+import { sessionSeconds } from "../../src/activities/sessions/create-session.ts";
 import { resolveHolder } from "../../src/auth/credential-scope.ts";
 import { ChainCache } from "../../src/store/organizations.ts";
 import { takeSlot, releaseSlots } from "../../src/store/slots.ts";
