@@ -8,7 +8,9 @@ import type { SigningFacts } from "../policy/facts.ts";
 import { ParseError } from "./parsers/errors.ts";
 import { parseEthereumTransaction, serializeSignedEthereum, type ParsedEthereumTx } from "./parsers/ethereum.ts";
 import { parseSolanaTransaction, placeSolanaSignature, type ParsedSolanaTx } from "./parsers/solana.ts";
-import { NoOwnInputError, networkOf, ownInputs, parseBitcoinPsbt, signBitcoinPsbt, type ParsedBitcoinTx } from "./parsers/bitcoin.ts";
+import { NoOwnInputError, networkOf, ownInputs, parseBitcoinPsbt, type BitcoinPsbtView } from "./parsers/bitcoin.ts";
+import { readPsbtOffThread, signPsbtOffThread } from "./psbt-thread.ts";
+import type { BitcoinNetwork } from "./psbt-thread-protocol.ts";
 import { bitcoinTxFacts, ethTxFacts, solanaTxFacts } from "./facts.ts";
 import { signWithKey, type SigningCurve } from "./sign.ts";
 
@@ -24,7 +26,8 @@ export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 export type ParsedTransaction =
   | { chain: "ethereum"; tx: ParsedEthereumTx }
   | { chain: "solana"; tx: ParsedSolanaTx }
-  | { chain: "bitcoin"; tx: ParsedBitcoinTx };
+  // The PSBT as sent and its network: it is signed on the PSBT thread, from the hex (./psbt-thread.ts).
+  | { chain: "bitcoin"; tx: BitcoinPsbtView; hex: string; network: BitcoinNetwork };
 
 const FIELD = "parameters.unsignedTransaction";
 const bad = (field: string, description: string) => invalid(`${field}: ${description}`, [{ field, description }]);
@@ -42,11 +45,29 @@ export function parseTransaction(type: TransactionType, unsigned: string, signWi
         return { chain: "ethereum", tx: parseEthereumTransaction(unsigned, fromOf(signWith)) };
       case "TRANSACTION_TYPE_SOLANA":
         return { chain: "solana", tx: parseSolanaTransaction(unsigned) };
-      case "TRANSACTION_TYPE_BITCOIN":
-        return { chain: "bitcoin", tx: parseBitcoinPsbt(unsigned, networkOf(signWith)) };
+      case "TRANSACTION_TYPE_BITCOIN": {
+        const network = networkOf(signWith);
+        return { chain: "bitcoin", tx: parseBitcoinPsbt(unsigned, network), hex: unsigned, network };
+      }
       default:
         throw bad("parameters.type", `${type} is not supported by this service (docs/signing-policies.md §3)`);
     }
+  } catch (err) {
+    if (err instanceof ParseError) throw bad(FIELD, `cannot parse as ${type}: ${err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * As parseTransaction, with a Bitcoin PSBT read on the PSBT thread (docs/signing.md §6): the
+ * same result and the same refusals, without the read's block on the main thread. The other
+ * chains' transactions are small (a few KiB) and parsed here.
+ */
+export async function parseTransactionOffThread(type: TransactionType, unsigned: string, signWith: string): Promise<ParsedTransaction> {
+  if (type !== "TRANSACTION_TYPE_BITCOIN") return parseTransaction(type, unsigned, signWith);
+  const network = networkOf(signWith);
+  try {
+    return { chain: "bitcoin", tx: await readPsbtOffThread(unsigned, network), hex: unsigned, network };
   } catch (err) {
     if (err instanceof ParseError) throw bad(FIELD, `cannot parse as ${type}: ${err.message}`);
     throw err;
@@ -80,7 +101,7 @@ export async function signParsed(parsed: ParsedTransaction, privateKey: Uint8Arr
   }
   if (parsed.chain === "bitcoin") {
     try {
-      return await signBitcoinPsbt(parsed.tx, privateKey, Uint8Array.from(Buffer.from(publicKey, "hex")));
+      return await signPsbtOffThread(parsed.hex, parsed.network, privateKey, Uint8Array.from(Buffer.from(publicKey, "hex")));
     } catch (err) {
       throw bitcoinRefusal(err);
     }

@@ -1,7 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { signerInTransaction, signerPublicKey, withSigningKey } from "../../signing/resolve.ts";
 import { SignWith } from "../../signing/schema.ts";
-import { checkSigner, parseTransaction, signParsed, transactionFacts, TRANSACTION_TYPES } from "../../signing/transaction.ts";
+import { checkSigner, parseTransaction, parseTransactionOffThread, signParsed, transactionFacts, TRANSACTION_TYPES } from "../../signing/transaction.ts";
 import { defineActivity, type ExecuteContext, type PrepareContext } from "../define.ts";
 import type { SigningCurve } from "../../signing/sign.ts";
 
@@ -31,6 +31,16 @@ function parsed(p: Static<typeof Params>): ReturnType<typeof parseTransaction> {
   if (!t) parsedOnce.set(p, (t = parseTransaction(p.type, p.unsignedTransaction, p.signWith)));
   return t;
 }
+
+/**
+ * A PSBT is read on the PSBT thread at submission (`admit`, before the signer check and the
+ * policies), so the hooks after it find it parsed and the main thread never reads it
+ * (docs/signing.md §6). The other chains are parsed by `check`, as before.
+ */
+async function parsedOffThread(p: Static<typeof Params>): Promise<void> {
+  if (!parsedOnce.has(p)) parsedOnce.set(p, await parseTransactionOffThread(p.type, p.unsignedTransaction, p.signWith));
+}
+const readOffThread = (p: Static<typeof Params>) => p.type === "TRANSACTION_TYPE_BITCOIN";
 
 /** What submission signed before the transaction, and with which key. */
 interface Presigned {
@@ -79,7 +89,10 @@ export const signTransactionV2 = defineActivity({
   returns: Type.Object({ signedTransaction: Type.String() }),
   policySigner: (p) => p.signWith,
   // Parsed before any policy is consulted: what does not parse is a 400 and nothing is recorded.
-  check: (p) => void parsed(p),
+  check: (p) => void (readOffThread(p) ? undefined : parsed(p)),
+  admit: async (p) => {
+    if (readOffThread(p)) await parsedOffThread(p);
+  },
   // docs/signing.md §1: an unknown key (404), one of the wrong curve or one that is no signer
   // of the transaction (400) is refused at submission, before any policy.
   checkSigner: (p, key) => checkSigner(parsed(p), key.curve, key.publicKey),

@@ -41,7 +41,33 @@ const REGTEST: Network = { ...TEST_NETWORK, bech32: "bcrt" };
 
 type PsbtInput = ReturnType<Transaction["getInput"]>;
 
-export interface ParsedBitcoinTx {
+/**
+ * What deciding whether an input is a key's own (`ownInputs`) reads of it: plain data, so that
+ * a PSBT read on the signing thread (../psbt-thread.ts) is checked against a key on the main
+ * thread without being read again there (docs/signing.md §6).
+ */
+export interface InputOwnership {
+  /** The script of the output it spends, where witness_utxo or non_witness_utxo gives it. */
+  script?: Uint8Array;
+  witnessUtxo: boolean;
+  nonWitnessUtxo: boolean;
+  /** It carries a redeem or a witness script. */
+  redeemOrWitnessScript: boolean;
+  /** It carries a tap leaf script or a tap merkle root (script-path spending). */
+  tapScriptPath: boolean;
+  tapInternalKey?: Uint8Array;
+  sighashType?: number;
+}
+
+/** A read PSBT as plain data: its facts, and what the signer check reads (structured-clonable). */
+export interface BitcoinPsbtView {
+  facts: BitcoinTxFacts;
+  owners: InputOwnership[];
+  /** legacySighashBytes for one P2PKH input: the bound scales with their count. */
+  legacyBytesEach: number;
+}
+
+export interface ParsedBitcoinTx extends BitcoinPsbtView {
   /** The PSBT as sent (signing writes its signatures into a copy: ./psbt-maps.ts). */
   bytes: Uint8Array;
   /** Its inputs as read (the pairs ./psbt-maps.ts `reduced` keeps). */
@@ -157,11 +183,27 @@ function readPsbt(hex: string, network: Network): ParsedBitcoinTx {
   }
   if (valueOut > valueIn) throw new ParseError(`the outputs (${valueOut} sat) exceed the inputs (${valueIn} sat)`);
   const lockTime = psbt.lockTime;
+  const sighashTx: SighashTx = { version: psbt.version, lockTime, inputs: spent, outputs: paid };
+  const owners = read.map((input, i): InputOwnership => {
+    const extra = extras[i]!;
+    const script = prevout(input, extra)?.script;
+    return {
+      ...(script ? { script } : {}),
+      witnessUtxo: input.witnessUtxo !== undefined,
+      nonWitnessUtxo: extra.nonWitnessUtxo !== undefined,
+      redeemOrWitnessScript: extra.redeemScript || extra.witnessScript,
+      tapScriptPath: extra.tapLeafScript || extra.tapMerkleRoot,
+      ...(extra.tapInternalKey ? { tapInternalKey: extra.tapInternalKey } : {}),
+      ...(input.sighashType !== undefined ? { sighashType: input.sighashType } : {}),
+    };
+  });
   return {
+    owners,
+    legacyBytesEach: legacySighashBytes(sighashTx, 1),
     bytes,
     inputs: read,
     extras,
-    sighashTx: { version: psbt.version, lockTime, inputs: spent, outputs: paid },
+    sighashTx,
     network,
     facts: {
       version: String(psbt.version),
@@ -183,43 +225,51 @@ type OwnInput = { index: number; kind: "P2WPKH" | "P2PKH" | "P2TR" };
 /**
  * The output scripts of a key: P2WPKH, P2PKH, and P2TR with the key as internal key and no
  * script tree (BIP-341's tweak by libsecp256k1: the library's payment builders check the key
- * and tweak it in JavaScript, milliseconds each).
+ * and tweak it in JavaScript, milliseconds each). The last few keys' are kept: one request
+ * checks its key up to three times (submission, signing, the transaction). [our choice]
  */
 function keyScripts(publicKey: Uint8Array): Record<OwnInput["kind"], Uint8Array> {
+  const id = toHex(publicKey);
+  const hit = recentScripts.get(id);
+  if (hit) return hit;
   const hash = ripemd160(sha256(publicKey));
   const xOnly = publicKey.subarray(1, 33);
   const output = xOnlyPointAddTweak(xOnly, taggedHash("TapTweak", xOnly));
   if (!output) throw new ParseError("this key has no taproot output key");
-  return {
+  const scripts = {
     P2WPKH: Uint8Array.of(0x00, 0x14, ...hash),
     P2PKH: Uint8Array.of(0x76, 0xa9, 0x14, ...hash, 0x88, 0xac),
     P2TR: Uint8Array.of(0x51, 0x20, ...output.xOnlyPubkey),
   };
+  if (recentScripts.size >= RECENT) recentScripts.delete(recentScripts.keys().next().value!);
+  recentScripts.set(id, scripts);
+  return scripts;
 }
+const recentScripts = new Map<string, Record<OwnInput["kind"], Uint8Array>>();
 
 /**
  * The inputs that spend an output of this key (compressed secp256k1, 33 bytes): P2WPKH, P2PKH
  * or P2TR key path (no script tree). Any of them in a form this service does not sign (a
  * sighash type other than the default, a P2TR script path, a P2PKH input without its previous
  * transaction) is a ParseError naming it; none at all is one too, and so are more P2PKH inputs
- * than MAX_LEGACY_SIGHASH_BYTES allows.
+ * than MAX_LEGACY_SIGHASH_BYTES allows. Reads only the plain view (on either thread).
  */
-export function ownInputs(parsed: ParsedBitcoinTx, publicKey: Uint8Array): OwnInput[] {
+export function ownInputs(parsed: BitcoinPsbtView, publicKey: Uint8Array): OwnInput[] {
   const xOnly = publicKey.subarray(1, 33);
   const scripts = keyScripts(publicKey);
+  const kinds = Object.keys(scripts) as OwnInput["kind"][];
   const own: OwnInput[] = [];
-  parsed.inputs.forEach((input, i) => {
-    const extra = parsed.extras[i]!;
-    const prev = prevout(input, extra);
-    if (!prev) return;
-    const kind = (Object.keys(scripts) as OwnInput["kind"][]).find((k) => same(scripts[k], prev.script));
+  parsed.owners.forEach((input, i) => {
+    const script = input.script;
+    if (!script) return;
+    const kind = kinds.find((k) => same(scripts[k], script));
     if (!kind) return;
-    if (kind === "P2PKH" && !extra.nonWitnessUtxo) throw new ParseError(`input ${i} (P2PKH) needs non_witness_utxo, the transaction it spends`);
+    if (kind === "P2PKH" && !input.nonWitnessUtxo) throw new ParseError(`input ${i} (P2PKH) needs non_witness_utxo, the transaction it spends`);
     if (kind !== "P2PKH" && !input.witnessUtxo) throw new ParseError(`input ${i} (${kind}) needs witness_utxo`);
-    if (extra.redeemScript || extra.witnessScript) throw new ParseError(`input ${i} (${kind}) carries a redeem or witness script, which a ${kind} output has none of`);
+    if (input.redeemOrWitnessScript) throw new ParseError(`input ${i} (${kind}) carries a redeem or witness script, which a ${kind} output has none of`);
     if (kind === "P2TR") {
-      if (extra.tapLeafScript || extra.tapMerkleRoot) throw new ParseError(`input ${i}: P2TR script-path spending is not signed; only the key path`);
-      if (extra.tapInternalKey && !same(extra.tapInternalKey, xOnly)) throw new ParseError(`input ${i}: tap_internal_key is not this key's`);
+      if (input.tapScriptPath) throw new ParseError(`input ${i}: P2TR script-path spending is not signed; only the key path`);
+      if (input.tapInternalKey && !same(input.tapInternalKey, xOnly)) throw new ParseError(`input ${i}: tap_internal_key is not this key's`);
     }
     const defaultSighash = kind === "P2TR" ? 0 : 1;
     if (input.sighashType !== undefined && input.sighashType !== defaultSighash) {
@@ -228,7 +278,7 @@ export function ownInputs(parsed: ParsedBitcoinTx, publicKey: Uint8Array): OwnIn
     own.push({ index: i, kind });
   });
   if (own.length === 0) throw new NoOwnInputError("no input of the PSBT spends an output of this key (P2WPKH, P2PKH or P2TR key path)");
-  const legacy = legacySighashBytes(parsed.sighashTx, own.filter((o) => o.kind === "P2PKH").length);
+  const legacy = parsed.legacyBytesEach * own.filter((o) => o.kind === "P2PKH").length;
   if (legacy > MAX_LEGACY_SIGHASH_BYTES) {
     throw new ParseError(`the P2PKH inputs of this key would hash ${legacy} bytes to sign (each hashes the whole transaction); at most ${MAX_LEGACY_SIGHASH_BYTES} are signed in one request`);
   }
