@@ -119,7 +119,11 @@ describe("the console in Chromium", { skip }, () => {
         page.waitForFunction(fn as (arg: unknown) => unknown, arg as unknown, { timeout: WAIT_MS }).catch((err: Error) => {
           throw new Error(`${what}: ${err.message}\npage errors: ${pageErrors.join("; ") || "none"}`);
         });
-      const visible = (page: Page, selector: string) => page.waitForSelector(selector, { state: "visible", timeout: WAIT_MS });
+      const visible = (page: Page, selector: string) =>
+        page.waitForSelector(selector, { state: "visible", timeout: WAIT_MS }).catch(async (err: Error) => {
+          const banners = await texts(page, tid("error-banner")).catch(() => []);
+          throw new Error(`${err.message}\nerror banners: ${banners.join("; ") || "none"}\npage errors: ${pageErrors.join("; ") || "none"}`);
+        });
 
       async function loginWithApiKey(tab: Tab, organizationId: string, key: { publicKey: string; privateKey: string }) {
         await tab.page.goto(console_("/login"));
