@@ -47,18 +47,31 @@ async function post(path: string, body: string, stamp: Stamper): Promise<Json> {
 let lastTimestamp = 0;
 
 export class Api {
-  constructor(readonly stamp: Stamper) {}
+  constructor(
+    readonly stamp: Stamper,
+    /** Called when the server says the key has expired (API_KEY_EXPIRED, docs/stamps.md §2.4): the shell logs out. */
+    private readonly onExpired?: () => void,
+  ) {}
+
+  private async post(path: string, body: string): Promise<Json> {
+    try {
+      return await post(path, body, this.stamp);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "API_KEY_EXPIRED") this.onExpired?.();
+      throw err;
+    }
+  }
 
   /** A query: a flat body with organizationId first. */
   query<T = Json>(op: string, organizationId: string, body: Json = {}): Promise<T> {
-    return post(`/public/v1/query/${op}`, JSON.stringify({ organizationId, ...body }), this.stamp) as Promise<T>;
+    return this.post(`/public/v1/query/${op}`, JSON.stringify({ organizationId, ...body })) as Promise<T>;
   }
 
   /** An activity: the SDK's envelope (distinct timestamps, so two equal intents are two activities). */
   async submit(op: string, type: string, organizationId: string, parameters: Json): Promise<Json> {
     lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
     const body = JSON.stringify({ type, timestampMs: String(lastTimestamp), organizationId, parameters });
-    const res = await post(`/public/v1/submit/${op}`, body, this.stamp);
+    const res = await this.post(`/public/v1/submit/${op}`, body);
     return res.activity as Json;
   }
 }

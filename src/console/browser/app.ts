@@ -45,7 +45,21 @@ export function App(): VNode {
       });
   }, []);
 
-  const api = useMemo(() => (state ? new Api(keyStamper(state.session.key)) : undefined), [state]);
+  const expire = () => {
+    void clearSession().then(() => {
+      navigate("#/login");
+      setRestoreError(new Error("The session has expired: log in again."));
+      setState(null);
+    });
+  };
+  const api = useMemo(() => (state ? new Api(keyStamper(state.session.key), expire) : undefined), [state]);
+  // A passkey session ends at its expiry: the page logs out then rather than fail its next request.
+  useEffect(() => {
+    const at = state?.session.expiresAt;
+    if (!at) return;
+    const timer = setTimeout(expire, Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1));
+    return () => clearTimeout(timer);
+  }, [state]);
 
   const onLogin = (l: LoggedIn) => {
     rememberOrganizationId(l.session.organizationId);

@@ -6,7 +6,7 @@
 import { useState } from "preact/hooks";
 import type { Json } from "../api.ts";
 import type { PageProps } from "../page.ts";
-import { ErrorBanner, fmtTime, h, Loading, orgHref, ReadOnlyNote, statusLabel, typeLabel, useLoad, type VNode } from "../ui.ts";
+import { ErrorBanner, fmtTime, h, Json as JsonView, Loading, orgHref, ReadOnlyNote, statusLabel, typeLabel, useLoad, type VNode } from "../ui.ts";
 import { submitterOf } from "./activities.ts";
 
 const PAGE = 100;
@@ -31,7 +31,14 @@ function ApprovalRow(props: { p: PageProps; a: Json }): VNode {
   return h(
     "tr",
     { "data-testid": "approval-row", "data-activity-id": a.id },
-    h("td", null, h("a", { href: orgHref(p.orgId, `activities/${encodeURIComponent(a.id)}`) }, typeLabel(a.type)), h("div", { class: "muted" }, h("code", null, a.id))),
+    h(
+      "td",
+      null,
+      h("a", { href: orgHref(p.orgId, `activities/${encodeURIComponent(a.id)}`) }, typeLabel(a.type)),
+      h("div", { class: "muted" }, h("code", null, a.id)),
+      // What the vote is on: the intent, as signed by the submitter.
+      h("details", { class: "intent" }, h("summary", null, "intent"), h(JsonView, { value: a.intent })),
+    ),
     h("td", null, submitterOf(a)?.user?.userName ?? ""),
     h("td", null, fmtTime(a.createdAt)),
     h("td", null, `${(a.votes as Json[]).length} vote${(a.votes as Json[]).length === 1 ? "" : "s"}`),

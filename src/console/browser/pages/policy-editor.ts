@@ -38,6 +38,13 @@ function proposalOf(policyId: string | undefined, d: Draft): Json {
   return policyId ? { update: [{ policyId, ...fields }] } : { add: [fields] };
 }
 
+/** The error's line of the draft with a caret under its column (line and column 1-based), or nothing. */
+function caret(text: string, e: CheckError): VNode | null {
+  const line = text.split("\n")[e.line - 1];
+  if (line === undefined || e.column < 1 || e.column > line.length + 1) return null;
+  return h("pre", { class: "caret" }, `${line}\n${" ".repeat(e.column - 1)}^`);
+}
+
 function Outcome(props: { o: string | undefined }): VNode {
   return h("span", { class: outcomeClass(props.o ?? "") }, outcomeLabel(props.o ?? ""));
 }
@@ -155,7 +162,12 @@ export function PolicyEditorPage(p: PageProps): VNode {
     errors
       .filter((e) => e.field === field)
       .map((e, i) =>
-        h("p", { key: i, class: "policy-error", "data-testid": "policy-error", "data-field": e.field, "data-line": String(e.line), "data-column": String(e.column) }, `line ${e.line}, column ${e.column}: ${e.message}`),
+        h(
+          "div",
+          { key: i, class: "policy-error", "data-testid": "policy-error", "data-field": e.field, "data-line": String(e.line), "data-column": String(e.column) },
+          `line ${e.line}, column ${e.column}: ${e.message}`,
+          caret(field === "condition" || field === "consensus" ? draft[field] : "", e),
+        ),
       );
   const textarea = (k: "condition" | "consensus", label: string, hint: string) =>
     h(
