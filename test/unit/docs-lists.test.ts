@@ -181,6 +181,13 @@ describe("docs lists held by the code", () => {
     assert.deepEqual(missing, [], `docs name files that do not exist (moved or removed? name the new path):\n${missing.join("\n")}`);
   });
 
+  it("docs/README.md §1 indexes every note of docs/", () => {
+    const index = readDoc("docs/README.md");
+    const notes = readdirSync(path.join(ROOT, "docs")).filter((f) => f.endsWith(".md") && f !== "README.md");
+    const missing = notes.filter((f) => !index.includes(`](${f})`));
+    assert.deepEqual(missing, [], `add a line for ${missing.join(", ")} to the index of docs/README.md §1`);
+  });
+
   it("queries: docs/api.md §3 names every registered query, and nothing else", () => {
     // Every snake_case name in the block, but the activities it mentions (`create_policy`).
     const activityOps = new Set([...ACTIVITIES, ...VOTES].map((d) => d.op));
