@@ -1,14 +1,14 @@
 /// <reference lib="dom" />
 // The console's shell (docs/console.md §5): the session, the hash route, the navigation, who is
 // logged in, log out. Pages come from the one route list (pages/index.ts).
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useEffect, useErrorBoundary, useMemo, useState } from "preact/hooks";
 import { Api, ApiError, keyStamper } from "./api.ts";
 import { clearSession, rememberOrganizationId, restoreSession } from "./credentials.ts";
 import { whoami, type LoggedIn } from "./login.ts";
 import { match, navigate, parseHash, type Location } from "./page.ts";
 import { LoginPage } from "./pages/login.ts";
 import { NAV, ROUTES } from "./pages/index.ts";
-import { ErrorBanner, h, Loading, orgHref, type VNode } from "./ui.ts";
+import { ErrorBanner, h, Loading, orgHref, type ComponentChildren, type VNode } from "./ui.ts";
 
 function useLocation(): Location {
   const [loc, setLoc] = useState(() => parseHash(location.hash));
@@ -18,6 +18,13 @@ function useLocation(): Location {
     return () => removeEventListener("hashchange", on);
   }, []);
   return loc;
+}
+
+/** A page that fails while rendering (an answer of an unexpected shape) shows the error in the banner; the shell stays. */
+function PageBoundary(props: { children?: ComponentChildren }): VNode {
+  const [error, reset] = useErrorBoundary();
+  if (error) return h("div", null, h(ErrorBanner, { error }), h("button", { type: "button", class: "secondary", onClick: reset }, "Try again"));
+  return h("div", null, props.children);
 }
 
 export function App(): VNode {
@@ -117,7 +124,7 @@ export function App(): VNode {
       "main",
       { class: "content" },
       found
-        ? h(found.route.page, { key: loc.path.join("/"), api, session, me, orgId, params: Object.fromEntries(found.params), query: loc.query, readOnly })
+        ? h(PageBoundary, { key: loc.path.join("/") }, h(found.route.page, { api, session, me, orgId, params: Object.fromEntries(found.params), query: loc.query, readOnly }))
         : h(ErrorBanner, { error: new Error(`no page at #/${loc.path.join("/")}`) }),
     ),
   );
