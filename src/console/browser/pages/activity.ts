@@ -50,12 +50,19 @@ function Evaluation(props: { ev: Json; latest: boolean; orgId: string }): VNode 
         null,
         (ev.policies as Json[]).map((pol) => {
           const x = pol.explanation as Json | undefined;
-          const field = x?.field === "consensus" ? "consensus" : "condition";
+          // The explained field's text (condition, consensus or time); without an explanation, the condition.
+          const field = x?.field === "consensus" || x?.field === "time" ? String(x.field) : "condition";
           const text = String(pol[field] ?? "");
           return h(
             "tr",
             { key: pol.policyId, class: pol.policyId === ev.decidingPolicyId ? "deciding" : "" },
-            h("td", null, h("a", { href: orgHref(props.orgId, `policies/${encodeURIComponent(pol.policyId)}`) }, pol.policyName || pol.policyId), pol.policyId === ev.decidingPolicyId ? h("div", { class: "muted" }, "deciding") : null),
+            h(
+              "td",
+              null,
+              pol.deleted ? h("span", null, pol.policyName || pol.policyId) : h("a", { href: orgHref(props.orgId, `policies/${encodeURIComponent(pol.policyId)}`) }, pol.policyName || pol.policyId),
+              pol.policyId === ev.decidingPolicyId ? h("div", { class: "muted" }, "deciding") : null,
+              pol.deleted ? h("div", { class: "note" }, "deleted since") : pol.changedSinceEvaluation ? h("div", { class: "note" }, "changed since: the text below is today's") : null,
+            ),
             h("td", null, shortEnum(String(pol.effect ?? ""), "EFFECT_")),
             h("td", { ...t("policy-outcome"), "data-policy-id": pol.policyId, "data-outcome": pol.outcome, class: outcomeClass(pol.outcome) }, outcomeLabel(pol.outcome)),
             h(

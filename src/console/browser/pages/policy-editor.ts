@@ -19,6 +19,8 @@ interface Draft {
   effect: string;
   condition: string;
   consensus: string;
+  /** The optional time expression (docs/policy-language.md). */
+  time: string;
   notes: string;
 }
 
@@ -30,11 +32,11 @@ interface CheckError {
   offset: number;
 }
 
-const EMPTY: Draft = { policyName: "", effect: "EFFECT_ALLOW", condition: "", consensus: "", notes: "" };
+const EMPTY: Draft = { policyName: "", effect: "EFFECT_ALLOW", condition: "", consensus: "", time: "", notes: "" };
 
 /** The draft as dry_run_policies' proposal: an added policy, or an update of this one. */
 function proposalOf(policyId: string | undefined, d: Draft): Json {
-  const fields = { policyName: d.policyName || "draft", effect: d.effect, condition: d.condition, consensus: d.consensus, notes: d.notes };
+  const fields = { policyName: d.policyName || "draft", effect: d.effect, condition: d.condition, consensus: d.consensus, notes: d.notes, ...(d.time ? { time: d.time } : {}) };
   return policyId ? { update: [{ policyId, ...fields }] } : { add: [fields] };
 }
 
@@ -61,7 +63,7 @@ export function PolicyEditorPage(p: PageProps): VNode {
     const pol = existing.data;
     if (pol && !loaded.current) {
       loaded.current = true;
-      setDraft({ policyName: pol.policyName, effect: pol.effect, condition: pol.condition, consensus: pol.consensus, notes: pol.notes ?? "" });
+      setDraft({ policyName: pol.policyName, effect: pol.effect, condition: pol.condition, consensus: pol.consensus, time: pol.time ?? "", notes: pol.notes ?? "" });
     }
   }, [existing.data]);
 
@@ -73,7 +75,7 @@ export function PolicyEditorPage(p: PageProps): VNode {
     const seq = ++checkSeq.current;
     const timer = setTimeout(() => {
       p.api
-        .query<{ valid: boolean; errors: CheckError[]; iterations?: Json }>("check_policy", p.orgId, { effect: draft.effect, condition: draft.condition, consensus: draft.consensus })
+        .query<{ valid: boolean; errors: CheckError[]; iterations?: Json }>("check_policy", p.orgId, { effect: draft.effect, condition: draft.condition, consensus: draft.consensus, ...(draft.time ? { time: draft.time } : {}) })
         .then(
           (r) => {
             if (seq !== checkSeq.current) return;
@@ -88,7 +90,7 @@ export function PolicyEditorPage(p: PageProps): VNode {
         );
     }, CHECK_DELAY_MS);
     return () => clearTimeout(timer);
-  }, [p.orgId, draft.effect, draft.condition, draft.consensus]);
+  }, [p.orgId, draft.effect, draft.condition, draft.consensus, draft.time]);
 
   const [dry, setDry] = useState<Json | undefined>(undefined);
   const [dryBusy, setDryBusy] = useState(false);
@@ -141,8 +143,16 @@ export function PolicyEditorPage(p: PageProps): VNode {
             policyCondition: draft.condition,
             policyConsensus: draft.consensus,
             policyNotes: draft.notes,
+            time: draft.time,
           })
-        : await p.api.submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", p.orgId, { ...draft });
+        : await p.api.submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", p.orgId, {
+            policyName: draft.policyName,
+            effect: draft.effect,
+            condition: draft.condition,
+            consensus: draft.consensus,
+            notes: draft.notes,
+            ...(draft.time ? { time: draft.time } : {}),
+          });
       setSaved(activity);
     } catch (err) {
       setSaveError(err);
@@ -166,10 +176,10 @@ export function PolicyEditorPage(p: PageProps): VNode {
           "div",
           { key: i, class: "policy-error", "data-testid": "policy-error", "data-field": e.field, "data-line": String(e.line), "data-column": String(e.column) },
           `line ${e.line}, column ${e.column}: ${e.message}`,
-          caret(field === "condition" || field === "consensus" ? draft[field] : "", e),
+          caret(field === "condition" || field === "consensus" || field === "time" ? draft[field] : "", e),
         ),
       );
-  const textarea = (k: "condition" | "consensus", label: string, hint: string) =>
+  const textarea = (k: "condition" | "consensus" | "time", label: string, hint: string) =>
     h(
       "label",
       null,
@@ -201,8 +211,8 @@ export function PolicyEditorPage(p: PageProps): VNode {
       ),
       textarea("condition", "Condition", "when the policy applies (empty: always)"),
       textarea("consensus", "Consensus", "who must approve (empty: no one else)"),
+      textarea("time", "Time", "when the policy is in force (empty: always)"),
       h("label", null, "Notes", h("input", { "data-testid": "policy-notes", value: draft.notes, onInput: set("notes"), size: 60 })),
-      fieldErrors("time"),
       h(ErrorBanner, { error: checkError }),
       check?.valid && errors.length === 0
         ? h(
@@ -240,7 +250,13 @@ export function PolicyEditorPage(p: PageProps): VNode {
         ? h(
             "div",
             { "data-testid": "dry-run-result", "data-replayed": String(dry.replayed), "data-changed": String(changed.length), "data-complete": String(dry.complete) },
-            h("p", null, `${String(dry.replayed)} activities replayed; ${changed.length} would change.`, dry.complete === false ? " The replay stopped at a bound: not every activity of the window was replayed." : ""),
+            h(
+              "p",
+              null,
+              `${String(dry.replayed)} activities replayed; ${changed.length} would change.`,
+              dry.skipped ? ` ${String(dry.skipped)} decided by a parent organization's policies were not replayed.` : "",
+              dry.complete === false ? " The replay stopped at a bound: not every activity of the window was replayed." : "",
+            ),
             changed.length > 0
               ? h(
                   "table",
