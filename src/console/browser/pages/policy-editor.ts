@@ -95,11 +95,14 @@ export function PolicyEditorPage(p: PageProps): VNode {
   const [dry, setDry] = useState<Json | undefined>(undefined);
   const [dryBusy, setDryBusy] = useState(false);
   const [dryError, setDryError] = useState<unknown>(undefined);
-  const runDry = async (after?: string) => {
+  // The proposal of the last dry run: "Replay more" reads on with the same one.
+  const [dryProposal, setDryProposal] = useState<Json | undefined>(undefined);
+  const runDry = async (proposal: Json, after?: string) => {
     setDryBusy(true);
     setDryError(undefined);
     try {
-      const r = await p.api.query<Json>("dry_run_policies", p.orgId, { proposal: proposalOf(policyId, draft), ...(after ? { paginationOptions: { after } } : {}) });
+      const r = await p.api.query<Json>("dry_run_policies", p.orgId, { proposal, ...(after ? { paginationOptions: { after } } : {}) });
+      setDryProposal(proposal);
       setDry(after && dry ? { ...r, replayed: Number(dry.replayed) + Number(r.replayed), changed: [...(dry.changed as Json[]), ...(r.changed as Json[])] } : r);
     } catch (err) {
       setDryError(err);
@@ -227,7 +230,8 @@ export function PolicyEditorPage(p: PageProps): VNode {
       h(
         "div",
         { class: "actions" },
-        h("button", { type: "button", class: "secondary", "data-testid": "dry-run-button", disabled: dryBusy || !check?.valid, onClick: () => void runDry() }, dryBusy ? "Replaying…" : "Dry run"),
+        h("button", { type: "button", class: "secondary", "data-testid": "dry-run-button", disabled: dryBusy || !check?.valid, onClick: () => void runDry(proposalOf(policyId, draft)) }, dryBusy ? "Replaying…" : "Dry run"),
+        policyId ? h("button", { type: "button", class: "secondary", "data-testid": "dry-run-delete-button", disabled: dryBusy, onClick: () => void runDry({ delete: [policyId] }) }, "Dry run without this policy") : null,
         p.readOnly ? null : h("button", { type: "button", "data-testid": "policy-save", disabled: saving || !check?.valid || !draft.policyName, onClick: () => void save() }, policyId ? "Save changes" : "Create policy"),
       ),
       h(ErrorBanner, { error: saveError }),
@@ -279,7 +283,7 @@ export function PolicyEditorPage(p: PageProps): VNode {
                   ),
                 )
               : null,
-            dry.nextCursor ? h("button", { type: "button", class: "secondary", disabled: dryBusy, onClick: () => void runDry(String(dry.nextCursor)) }, "Replay more") : null,
+            dry.nextCursor ? h("button", { type: "button", class: "secondary", disabled: dryBusy, onClick: () => void runDry(dryProposal ?? proposalOf(policyId, draft), String(dry.nextCursor)) }, "Replay more") : null,
           )
         : null,
       h("h2", null, "Would this be allowed?"),
