@@ -7,6 +7,7 @@ import { invalid } from "../errors.ts";
 import { UUID_PATTERN } from "../schemas/common.ts";
 import { JSON_LIMITS, exceededJsonLimit, type JsonLimits } from "../schemas/json-shape.ts";
 import { unstorableCharacters } from "../schemas/unstorable-characters.ts";
+import type { ReceivedFacts } from "./body-stream.ts";
 
 const SHAPE_PROBLEMS: Record<keyof JsonLimits, (n: string) => [message: string, description: string]> = {
   depth: (n) => [`JSON nested more than ${n} levels deep`, `objects and arrays may nest at most ${n} levels deep`],
@@ -36,15 +37,28 @@ export function betweenSteps(raw: Buffer): Promise<void> | undefined {
   return raw.length >= LARGE_BODY_BYTES ? nextTurn() : undefined;
 }
 
+/**
+ * What the HTTP reader found out about a large body while it arrived (./body-stream.ts,
+ * src/server/plugins/raw-body.ts): parseJsonBody then only parses. Keyed by the body's own
+ * buffer, so it goes with the bytes and never outlives them.
+ */
+const received = new WeakMap<Buffer, ReceivedFacts>();
+
+/** Notes what was learnt of `raw` as it arrived; parseJsonBody reads it instead of passing over the bytes again. */
+export function noteReceived(raw: Buffer, facts: ReceivedFacts): void {
+  received.set(raw, facts);
+}
+
 /** The request body as a JSON object, or a 400 saying what is wrong with it. */
 export function parseJsonBody(raw: Buffer): Record<string, unknown> {
   if (raw.length === 0) throw invalid("bad request body: empty; expected a JSON object");
-  const exceeded = exceededJsonLimit(raw);
+  const known = received.get(raw);
+  const exceeded = known ? known.exceeded : exceededJsonLimit(raw);
   if (exceeded) {
     const [message, description] = SHAPE_PROBLEMS[exceeded](JSON_LIMITS[exceeded].toLocaleString("en-US"));
     throw invalid(`bad request body: ${message}`, [{ field: "body", description }]);
   }
-  const text = raw.toString("utf8");
+  const text = known?.text ?? raw.toString("utf8");
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -54,7 +68,7 @@ export function parseJsonBody(raw: Buffer): Record<string, unknown> {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw invalid("bad request body: expected a JSON object");
   }
-  if (!UNSTORABLE_ESCAPE.test(text)) withoutUnstorableEscapes.add(body);
+  if (!(known ? known.unstorableEscape : UNSTORABLE_ESCAPE.test(text))) withoutUnstorableEscapes.add(body);
   return body as Record<string, unknown>;
 }
 
