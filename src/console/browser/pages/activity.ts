@@ -103,7 +103,7 @@ export function ActivityPage(p: PageProps): VNode {
           h("h1", null, typeLabel(a.type)),
           h(
             "dl",
-            { class: "counts" },
+            { class: "facts" },
             h("div", null, h("dt", null, "Status"), h("dd", { "data-testid": "activity-status", "data-status": a.status, class: "status" }, a.status)),
             h("div", null, h("dt", null, "Created"), h("dd", null, fmtTime(a.createdAt))),
             h("div", null, h("dt", null, "Id"), h("dd", null, h("code", null, a.id))),
