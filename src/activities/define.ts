@@ -4,6 +4,7 @@
 // registry.ts. The parameter and result types are bound here, at definition time: the
 // pipeline holds a CompiledActivity and calls its hooks without knowing them.
 import type { Static, TObject } from "@sinclair/typebox";
+import type { ApiError } from "../errors.ts";
 import type { Executor, Tx } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
@@ -33,6 +34,16 @@ export interface ActivityServices {
   log?: { warn(obj: object, msg: string): void };
   /** SIGIL_TVC_IMAGE_ROOT (real path); undefined: TVC is off (docs/tvc-isolation.md §1). */
   tvcImageRoot?: string;
+}
+
+/** ActivityDefinition.scope: an activity of the service's operator, not of its tenants. */
+export interface ActivityScope {
+  /** Top-level organizations only (the ones `sigil init` makes), by their own credentials. */
+  only: "top-level";
+  /** Whether the operator turned the feature on; absent: always on. */
+  enabled?(env: { tvcImageRoot?: string }): boolean;
+  /** The one refusal (403), whichever condition failed. */
+  refusal(organizationId: string): ApiError;
 }
 
 /** What an `admit` hook may know of the service's configuration. */
@@ -172,6 +183,13 @@ export interface ActivityDefinition<P extends TObject = TObject, R extends TObje
    */
   deletesOrganization?: boolean;
   /**
+   * An operator gate (docs/request-path.md §2.4): only top-level organizations may submit and
+   * execute it, and only while the operator has the feature on. The pipeline checks it for
+   * every activity that declares one (pipeline/scope.ts), at validation and again in the
+   * transaction that executes it; the handler never does.
+   */
+  scope?: ActivityScope;
+  /**
    * A credential of an ancestor organization may submit this activity against a
    * sub-organization (docs/request-path.md §5). Only the authentication and recovery flows in
    * PARENT_STAMPABLE may set it (init_otp, verify_otp, otp_login, stamp_login and oauth_login
@@ -242,6 +260,7 @@ export interface CompiledActivity<R extends TObject = TObject> {
   secretParams?: readonly string[];
   rootOnly?: boolean;
   deletesOrganization?: boolean;
+  scope?: ActivityScope;
   parentMayStamp?: boolean;
   credentialScope?: CredentialScope;
   params: TObject;
@@ -303,6 +322,7 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     ...(secrets.length ? { secretParams: [...secrets] } : {}),
     ...(def.rootOnly !== undefined ? { rootOnly: def.rootOnly } : {}),
     ...(def.deletesOrganization ? { deletesOrganization: true } : {}),
+    ...(def.scope ? { scope: def.scope } : {}),
     ...(def.parentMayStamp !== undefined ? { parentMayStamp: def.parentMayStamp } : {}),
     ...(def.credentialScope !== undefined ? { credentialScope: def.credentialScope } : {}),
     params: def.params,

@@ -18,6 +18,7 @@ import { deniedFailure, evaluationRow, isDenied, recordEvaluation, recordPolicyS
 import { outcomeProof } from "./app-proofs.ts";
 import type { PipelineDeps } from "./deps.ts";
 import { activityServices } from "./services.ts";
+import { refuseOutsideScopeAtExecution } from "./scope.ts";
 import type { Caller } from "../network/request-network.ts";
 import type { Params } from "./validate.ts";
 
@@ -136,6 +137,9 @@ async function decidedOutcome(deps: PipelineDeps, tx: Tx, s: Settlement, signer:
 
 async function executed(deps: PipelineDeps, tx: Tx, s: Settlement, signer: Signer | undefined): Promise<Outcome> {
   const run = async (): Promise<Outcome> => {
+    // The operator gate again, in this transaction: an approval may come after the operator
+    // turned the feature off (pipeline/scope.ts).
+    await refuseOutsideScopeAtExecution(s.def, { tx, organization: { id: s.activity.organization_id }, chains: deps.state.chains }, deps);
     if (s.def.prepare && s.prepared === undefined) {
       throw precondition(
         `${s.def.type} can only run when its submission is allowed: what it prepares outside the database (e.g. a single-use authorization code) is not kept for a later approval`,

@@ -10,8 +10,7 @@ import type { SubmitRoute } from "../activities/define.ts";
 import type { Principal } from "../auth/principal.ts";
 import { refuseUnstorableCharacters } from "./body.ts";
 import { refuseParentWrite } from "./parent-writes.ts";
-import { refuseTvc } from "../activities/tvc/gate.ts";
-import { refuseAuthProxyOutsideRoot } from "../activities/auth-proxy/gate.ts";
+import { refuseOutsideScope } from "./scope.ts";
 import { refuseOutsideProxyScope } from "../auth-proxy/scope.ts";
 import { refuseUnsignableRoute } from "../auth/strategies.ts";
 import type { RequestContext } from "./context.ts";
@@ -59,10 +58,9 @@ export function validate<D extends SubmitRoute>(
   check: (def: D, params: Params) => void,
 ): Validated<D> {
   refuseParentWrite(def, principal);
-  // TVC is an operator feature (docs/tvc-isolation.md §1): refused before parameters or policies are looked at.
-  if (def.route === "activity") refuseTvc(def, { fromAncestor: principal.fromAncestor, organizationId: principal.organization.id }, organizationIsRoot, ctx.deps.tvcImageRoot);
-  // Only top-level organizations configure the auth proxy (docs/auth-proxy.md §2).
-  if (def.route === "activity") refuseAuthProxyOutsideRoot(def, { fromAncestor: principal.fromAncestor, organizationId: principal.organization.id }, organizationIsRoot);
+  // Operator gates (TVC, docs/tvc-isolation.md §1; the auth proxy, docs/auth-proxy.md §2): the
+  // definition's scope, refused before parameters or policies are looked at.
+  if (def.route === "activity") refuseOutsideScope(def, { fromAncestor: principal.fromAncestor, organizationId: principal.organization.id }, organizationIsRoot, ctx.deps);
   // Some stamp kinds may sign only some activities (attested: stamp_login, docs/stamps.md §4.4).
   refuseUnsignableRoute(principal, def.type);
   // The auth proxy's key signs only what the proxy forwards, votes never (docs/auth-proxy.md §3).

@@ -7,7 +7,9 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ACTIVITIES } from "../../src/activities/registry.ts";
-import { checkImageUnderRoot, isTvcActivity, refuseTvc } from "../../src/activities/tvc/gate.ts";
+import { AUTH_PROXY_SCOPE } from "../../src/activities/auth-proxy/gate.ts";
+import { checkImageUnderRoot, TVC_SCOPE } from "../../src/activities/tvc/gate.ts";
+import { refuseOutsideScope } from "../../src/pipeline/scope.ts";
 import { ApiError } from "../../src/errors.ts";
 import { loadConfig } from "../../src/config.ts";
 import { readDesired } from "../../src/tvc/desired.ts";
@@ -28,20 +30,23 @@ const refused = (f: () => unknown, code: number, re: RegExp) =>
   assert.throws(f, (e: unknown) => e instanceof ApiError && e.code === code && re.test(e.message));
 
 describe("the TVC gate", () => {
-  it("covers every TVC activity and nothing else", () => {
+  it("covers every TVC activity and nothing else; the auth proxy's three are the only other gated ones", () => {
     const tvc = ACTIVITIES.filter((d) => /TVC/.test(d.type)).map((d) => d.type).sort();
-    assert.deepEqual(tvc, ACTIVITIES.filter(isTvcActivity).map((d) => d.type).sort());
+    assert.deepEqual(tvc, ACTIVITIES.filter((d) => d.scope === TVC_SCOPE).map((d) => d.type).sort());
     assert.equal(tvc.length, 6, tvc.join(", "));
+    const proxy = ACTIVITIES.filter((d) => d.scope === AUTH_PROXY_SCOPE).map((d) => d.type).sort();
+    assert.deepEqual(proxy, ["ACTIVITY_TYPE_DISABLE_AUTH_PROXY", "ACTIVITY_TYPE_ENABLE_AUTH_PROXY", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG"]);
+    assert.equal(ACTIVITIES.filter((d) => d.scope).length, tvc.length + proxy.length);
   });
 
   it("refuses (403, code 7) without an image root, for a sub-organization, and for a parent's credential; lets a top-level organization through", () => {
-    const def = { resource: "TVC_DEPLOYMENT" };
+    const def = { scope: TVC_SCOPE };
     const org = { fromAncestor: false, organizationId: "o" };
-    refused(() => refuseTvc(def, org, true, undefined), 7, /TVC is not enabled for organization o/);
-    refused(() => refuseTvc(def, org, false, root), 7, /TVC is not enabled/);
-    refused(() => refuseTvc(def, { ...org, fromAncestor: true }, true, root), 7, /TVC is not enabled/);
-    assert.doesNotThrow(() => refuseTvc(def, org, true, root));
-    assert.doesNotThrow(() => refuseTvc({ resource: "USER" }, org, false, undefined), "other activities are not its business");
+    refused(() => refuseOutsideScope(def, org, true, {}), 7, /TVC is not enabled for organization o/);
+    refused(() => refuseOutsideScope(def, org, false, { tvcImageRoot: root }), 7, /TVC is not enabled/);
+    refused(() => refuseOutsideScope(def, { ...org, fromAncestor: true }, true, { tvcImageRoot: root }), 7, /TVC is not enabled/);
+    assert.doesNotThrow(() => refuseOutsideScope(def, org, true, { tvcImageRoot: root }));
+    assert.doesNotThrow(() => refuseOutsideScope({}, org, false, {}), "activities without a scope are not its business");
   });
 
   it("images only from under the root, links resolved; a directory that does not exist yet is judged by its existing part", async () => {

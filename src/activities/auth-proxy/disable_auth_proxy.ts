@@ -6,10 +6,9 @@ import { notFound } from "../../errors.ts";
 import { lockOrganization } from "../../store/locks.ts";
 import { configOfOrganization } from "../../store/auth-proxy-configs.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
-import { authProxyFacts, topLevelAtExecution } from "./gate.ts";
+import { AUTH_PROXY_SCOPE, authProxyFacts } from "./gate.ts";
 
 async function execute(ctx: ExecuteContext) {
-  await topLevelAtExecution(ctx);
   await lockOrganization(ctx.tx, ctx.organization.id);
   const existing = await configOfOrganization(ctx.tx, ctx.organization.id);
   if (!existing) throw notFound(`organization ${ctx.organization.id} has no auth proxy configuration (enable_auth_proxy makes it)`);
@@ -21,6 +20,7 @@ async function execute(ctx: ExecuteContext) {
 
 export const disableAuthProxy = defineActivity({
   ...authProxyFacts("ACTIVITY_TYPE_DISABLE_AUTH_PROXY", "DELETE"),
+  scope: AUTH_PROXY_SCOPE,
   summary: "Disable the organization's auth proxy: the configuration, its id and key are kept for a later enable_auth_proxy; until then the proxy refuses it and its key is refused.",
   params: Type.Object({}),
   returns: Type.Object({}),

@@ -7,14 +7,13 @@ import { lockOrganization } from "../../store/locks.ts";
 import { configOfOrganization, sealProxyKey, settingsOf } from "../../store/auth-proxy-configs.ts";
 import { newId } from "../../store/util.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
-import { authProxyFacts, topLevelAtExecution } from "./gate.ts";
+import { AUTH_PROXY_SCOPE, authProxyFacts } from "./gate.ts";
 import { requireSenderDomains } from "../otp/otp-content.ts";
 import { deleteProxyPolicies, ensureProxyUser, insertProxyPolicies, insertProxyUser, missingPolicies, newProxyKey } from "./proxy-user.ts";
 
 async function execute(ctx: ExecuteContext) {
   const { tx, now } = ctx;
   const org = ctx.organization.id;
-  await topLevelAtExecution(ctx);
   // One configuration per organization: concurrent enables queue here (PostgreSQL); the
   // unique organization_id holds it regardless.
   await lockOrganization(tx, org);
@@ -73,6 +72,7 @@ async function execute(ctx: ExecuteContext) {
 
 export const enableAuthProxy = defineActivity({
   ...authProxyFacts("ACTIVITY_TYPE_ENABLE_AUTH_PROXY", "CREATE"),
+  scope: AUTH_PROXY_SCOPE,
   summary:
     "Enable the auth proxy for this top-level organization: creates (once) its configuration, the proxy user, its P-256 API key (private key sealed, never returned) and the policies that confine it to the forwarded sign-up, OTP and OAuth activities.",
   params: Type.Object({}),

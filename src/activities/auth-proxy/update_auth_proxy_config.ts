@@ -7,12 +7,11 @@ import { lockOrganization } from "../../store/locks.ts";
 import { configOfOrganization, settingsOf } from "../../store/auth-proxy-configs.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { Type } from "@sinclair/typebox";
-import { authProxyFacts, topLevelAtExecution } from "./gate.ts";
+import { AUTH_PROXY_SCOPE, authProxyFacts } from "./gate.ts";
 import { checkUpdate, UpdateAuthProxyConfigParams, type UpdateAuthProxyConfig } from "./fields.ts";
 import { requireSenderDomains } from "../otp/otp-content.ts";
 
 async function execute(ctx: ExecuteContext, p: UpdateAuthProxyConfig) {
-  await topLevelAtExecution(ctx);
   const changes = checkUpdate(p);
   // The proxy sends these in every end user's init_otp, where an address outside the operator's
   // domains is a 400 the user cannot act on: refused here, to the backend (docs/auth-proxy.md §2.3).
@@ -30,6 +29,7 @@ async function execute(ctx: ExecuteContext, p: UpdateAuthProxyConfig) {
 
 export const updateAuthProxyConfig = defineActivity({
   ...authProxyFacts("ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", "UPDATE"),
+  scope: AUTH_PROXY_SCOPE,
   summary:
     "Change the organization's auth proxy settings (allowed origins, email and SMS customization, OTP, verification-token and session lifetimes, wallet kit settings, …). Fields not named keep their values.",
   params: UpdateAuthProxyConfigParams,

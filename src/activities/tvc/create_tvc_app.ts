@@ -10,7 +10,7 @@ import { Name } from "../../schemas/common.ts";
 import { insertApp, insertOrGetOperator, insertOrGetOperatorSet, operatorsById, operatorSets } from "../../store/tvc.ts";
 import { isUniqueViolation, newOrderedId } from "../../store/util.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
-import { tvcAllowedAtExecution } from "./gate.ts";
+import { TVC_SCOPE } from "./gate.ts";
 import { checkSetParams, checkThreshold, intOf, oneOf, OperatorSetParams, P256Hex, p256Field, type OperatorSetParamsT } from "./fields.ts";
 
 const Params = Type.Object({
@@ -86,8 +86,6 @@ async function newSet(ctx: ExecuteContext, p: OperatorSetParamsT, at: string, mi
 }
 
 async function execute(ctx: ExecuteContext, p: P) {
-  // Again at execution: an approval may run it after TVC was switched off (gate.ts).
-  await tvcAllowedAtExecution(ctx);
   const resolved: ResolvedSet[] = [];
   for (const s of SETS) {
     const id = p[s.idField];
@@ -132,6 +130,7 @@ async function execute(ctx: ExecuteContext, p: P) {
 export const createTvcApp = defineActivity({
   type: "ACTIVITY_TYPE_CREATE_TVC_APP",
   resource: "TVC_APP",
+  scope: TVC_SCOPE,
   action: "CREATE",
   kind: "CREATE_TVC_APP",
   summary: "Create a TVC app with its manifest set and share set of operators (existing sets by id, or new ones; identical sets are reused).",

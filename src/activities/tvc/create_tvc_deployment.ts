@@ -14,7 +14,7 @@ import { newOrderedId } from "../../store/util.ts";
 import { buildManifest, type ManifestOperatorSet } from "../../tvc/manifest.ts";
 import type { DeploymentSpec } from "../../tvc/spec.ts";
 import { defineActivity, type AdmitEnv, type ExecuteContext } from "../define.ts";
-import { checkImageUnderRoot, tvcAllowedAtExecution, tvcNotEnabled } from "./gate.ts";
+import { checkImageUnderRoot, TVC_SCOPE, tvcNotEnabled } from "./gate.ts";
 import { Int64, intOf, MAX_REPLICAS } from "./fields.ts";
 
 const MAX_ARGS = 64;
@@ -103,8 +103,6 @@ const manifestSet = (s: OperatorSetWithMembers): ManifestOperatorSet => ({
 });
 
 async function execute(ctx: ExecuteContext, p: P) {
-  // Again at execution: an approval may run it after TVC was switched off (gate.ts).
-  await tvcAllowedAtExecution(ctx);
   const { tx, organization, now } = ctx;
   // Shared: the app must go on existing until this commits; deployments of one app don't queue.
   const app = await findApp(tx, organization.id, p.appId.toLowerCase(), "shared");
@@ -161,6 +159,7 @@ async function execute(ctx: ExecuteContext, p: P) {
 export const createTvcDeployment = defineActivity({
   type: "ACTIVITY_TYPE_CREATE_TVC_DEPLOYMENT",
   resource: "TVC_DEPLOYMENT",
+  scope: TVC_SCOPE,
   action: "CREATE",
   kind: "CREATE_TVC_DEPLOYMENT",
   summary: "Create a deployment of a TVC app and its manifest; it runs once the manifest set's threshold of operators approved the manifest.",

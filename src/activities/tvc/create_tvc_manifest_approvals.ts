@@ -12,7 +12,7 @@ import { approvalsOf, findApp, findDeployment, findDeploymentByManifest, insertA
 import { isUniqueViolation, newOrderedId } from "../../store/util.ts";
 import { derSignatureProblem, verifyOperatorSignature } from "../../tvc/operator-keys.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
-import { tvcAllowedAtExecution } from "./gate.ts";
+import { TVC_SCOPE } from "./gate.ts";
 import { MAX_SET_OPERATORS } from "./fields.ts";
 
 const Params = Type.Object({
@@ -46,8 +46,6 @@ function check(p: P): void {
 }
 
 async function execute(ctx: ExecuteContext, p: P) {
-  // Again at execution: an approval may run it after TVC was switched off (gate.ts).
-  await tvcAllowedAtExecution(ctx);
   const { tx, organization, now } = ctx;
   const manifestId = p.manifestId.toLowerCase();
   const found = await findDeploymentByManifest(tx, organization.id, manifestId);
@@ -96,6 +94,7 @@ async function execute(ctx: ExecuteContext, p: P) {
 export const createTvcManifestApprovals = defineActivity({
   type: "ACTIVITY_TYPE_CREATE_TVC_MANIFEST_APPROVALS",
   resource: "TVC_DEPLOYMENT",
+  scope: TVC_SCOPE,
   action: "UPDATE",
   kind: "CREATE_TVC_MANIFEST_APPROVALS",
   summary: "Record manifest-set operators' signatures over a deployment's manifest; at the set's threshold the deployment runs (and goes live if the app has no live deployment).",

@@ -6,13 +6,11 @@ import { notFound } from "../../errors.ts";
 import { Id } from "../../schemas/common.ts";
 import { deleteAppAndDeployments, findApp } from "../../store/tvc.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
-import { tvcAllowedAtExecution } from "./gate.ts";
+import { TVC_SCOPE } from "./gate.ts";
 
 const Params = Type.Object({ appId: Id("app") });
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
-  // Again at execution: an approval may run it after TVC was switched off (gate.ts).
-  await tvcAllowedAtExecution(ctx);
   const { tx, organization, now } = ctx;
   const app = await findApp(tx, organization.id, p.appId.toLowerCase(), "exclusive");
   if (!app) throw notFound(`parameters.appId: no TVC app ${p.appId} in organization ${organization.id}`);
@@ -23,6 +21,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
 export const deleteTvcAppAndDeployments = defineActivity({
   type: "ACTIVITY_TYPE_DELETE_TVC_APP_AND_DEPLOYMENTS",
   resource: "TVC_APP",
+  scope: TVC_SCOPE,
   action: "DELETE",
   kind: "DELETE_TVC_APP_AND_DEPLOYMENTS",
   summary: "Delete a TVC app and all its deployments (their replicas stop).",

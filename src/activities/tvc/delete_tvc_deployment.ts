@@ -6,13 +6,11 @@ import { notFound } from "../../errors.ts";
 import { Id } from "../../schemas/common.ts";
 import { findApp, findDeployment, markDeployment, setLiveDeployment } from "../../store/tvc.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
-import { tvcAllowedAtExecution } from "./gate.ts";
+import { TVC_SCOPE } from "./gate.ts";
 
 const Params = Type.Object({ deploymentId: Id("deployment") });
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
-  // Again at execution: an approval may run it after TVC was switched off (gate.ts).
-  await tvcAllowedAtExecution(ctx);
   const { tx, organization, now } = ctx;
   const deploymentId = p.deploymentId.toLowerCase();
   const found = await findDeployment(tx, organization.id, deploymentId);
@@ -27,6 +25,7 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
 export const deleteTvcDeployment = defineActivity({
   type: "ACTIVITY_TYPE_DELETE_TVC_DEPLOYMENT",
   resource: "TVC_DEPLOYMENT",
+  scope: TVC_SCOPE,
   action: "DELETE",
   kind: "DELETE_TVC_DEPLOYMENT",
   summary: "Delete a TVC deployment: its replicas stop; if it was live, the app has no live deployment.",

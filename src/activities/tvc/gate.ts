@@ -3,23 +3,17 @@
 // (SIGIL_TVC_IMAGE_ROOT), and then only for top-level organizations — the ones `sigil init`
 // makes, with no parent. Sub-organizations are end users (treat as hostile) and never reach it.
 //
-// The check runs in the submit pipeline right after authentication and the parent-write check,
-// before parameters are validated or any policy is consulted (pipeline/validate.ts): a refused
-// request gets 403 and leaves nothing behind — no activity, no vote, no awaiting-consensus
-// record that could run later. Each TVC handler checks again when it executes
-// (tvcAllowedAtExecution), for activities that were waiting for approvals when the operator
+// Every TVC definition declares TVC_SCOPE; the pipeline checks it (pipeline/scope.ts) right after
+// authentication and the parent-write check, before parameters are validated or any policy is
+// consulted: a refused request gets 403 and leaves nothing behind — no activity, no vote, no
+// awaiting-consensus record that could run later. It checks again in the transaction that
+// executes the activity, for activities that were waiting for approvals when the operator
 // switched TVC off, or that were submitted before these rules existed.
 import fs from "node:fs/promises";
 import path from "node:path";
 import { invalid, permissionDenied, type ApiError } from "../../errors.ts";
 import { isWithin } from "../../config.ts";
-import { organizationChain } from "../../store/organizations.ts";
-import type { ExecuteContext } from "../define.ts";
-
-/** The policy resources of the TVC activities: every one of them is gated. */
-export const TVC_RESOURCES: ReadonlySet<string> = new Set(["TVC_APP", "TVC_DEPLOYMENT"]);
-
-export const isTvcActivity = (def: { resource: string }): boolean => TVC_RESOURCES.has(def.resource);
+import type { ActivityScope } from "../define.ts";
 
 /**
  * The one refusal, whatever the reason (TVC off, or a sub-organization): the caller learns
@@ -32,21 +26,12 @@ export function tvcNotEnabled(organizationId: string): ApiError {
   );
 }
 
-/**
- * Pipeline step (pipeline/validate.ts). `organizationIsRoot` is about the credential's
- * organization; a credential of a parent never gets here for a TVC type (parent-writes.ts),
- * and `fromAncestor` is checked again so the two cannot drift apart.
- */
-export function refuseTvc(def: { resource: string }, who: { fromAncestor: boolean; organizationId: string }, organizationIsRoot: boolean, imageRoot: string | undefined): void {
-  if (!isTvcActivity(def)) return;
-  if (!imageRoot || who.fromAncestor || !organizationIsRoot) throw tvcNotEnabled(who.organizationId);
-}
-
-/** The same rule inside a TVC handler's transaction (see the file comment). */
-export async function tvcAllowedAtExecution(ctx: ExecuteContext): Promise<void> {
-  const chain = await organizationChain(ctx.tx, ctx.organization.id, ctx.chains);
-  if (!ctx.services.tvcImageRoot || chain.length !== 1) throw tvcNotEnabled(ctx.organization.id);
-}
+/** The scope of every TVC activity: top-level organizations, once the operator named an image root. */
+export const TVC_SCOPE: ActivityScope = {
+  only: "top-level",
+  enabled: (env) => Boolean(env.tvcImageRoot),
+  refusal: tvcNotEnabled,
+};
 
 const FIELD = "parameters.pivotContainerImageUrl";
 

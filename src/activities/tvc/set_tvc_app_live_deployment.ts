@@ -7,14 +7,12 @@ import { invalid, notFound } from "../../errors.ts";
 import { Id } from "../../schemas/common.ts";
 import { approvalsOf, findApp, findDeployment, operatorSets, setLiveDeployment } from "../../store/tvc.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
-import { tvcAllowedAtExecution } from "./gate.ts";
+import { TVC_SCOPE } from "./gate.ts";
 
 const Params = Type.Object({ deploymentId: Id("deployment") });
 const FIELD = "parameters.deploymentId";
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
-  // Again at execution: an approval may run it after TVC was switched off (gate.ts).
-  await tvcAllowedAtExecution(ctx);
   const { tx, organization, now } = ctx;
   const deploymentId = p.deploymentId.toLowerCase();
   const found = await findDeployment(tx, organization.id, deploymentId);
@@ -37,6 +35,7 @@ export const setTvcAppLiveDeployment = defineActivity({
   type: "ACTIVITY_TYPE_UPDATE_TVC_APP_LIVE_DEPLOYMENT",
   op: "set_tvc_app_live_deployment",
   resource: "TVC_APP",
+  scope: TVC_SCOPE,
   action: "UPDATE",
   kind: "UPDATE_TVC_APP_LIVE_DEPLOYMENT",
   summary: "Make an approved deployment its app's live deployment (the one the app's ingress routes to).",
