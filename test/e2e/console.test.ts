@@ -108,6 +108,7 @@ describe("the console in Chromium", { skip }, () => {
       const shot = async (page: Page, name: string) => {
         if (!WRITE_SCREENSHOTS || spec.name !== "sqlite") return;
         await page.waitForLoadState("networkidle");
+        await page.mouse.move(0, 0); // no hover underline on the link last clicked
         await page.screenshot({ path: path.join(IMG, `console-${name}.png`), fullPage: true });
       };
 
