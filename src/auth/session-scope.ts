@@ -12,12 +12,13 @@ import { compileExpression, PassBudget, PolicyCompileError, PolicyRuntimeError, 
 import { sessionProfileById } from "../store/session-profiles.ts";
 import type { Executor } from "../store/schema.ts";
 import type { Principal } from "./principal.ts";
+import { Lru } from "../cache/lru.ts";
 
-/** Compiled scopes kept per process (each a few kB at most); the oldest goes first. */
+/** Compiled scopes kept per process (each a few kB at most); the least recently used goes first. */
 const MAX_CACHED_SCOPES = 2000;
 
 type Loaded = { scope: CompiledExpression } | { broken: string };
-const cache = new Map<string, Loaded>();
+const cache = new Lru<Loaded>(MAX_CACHED_SCOPES);
 
 async function load(db: Executor, profileId: string): Promise<Loaded> {
   const hit = cache.get(profileId);
@@ -34,7 +35,6 @@ async function load(db: Executor, profileId: string): Promise<Loaded> {
     if (!(err instanceof PolicyCompileError)) throw err;
     loaded = { broken: `the session profile's scope no longer compiles: ${err.message}` };
   }
-  if (cache.size >= MAX_CACHED_SCOPES) cache.delete(cache.keys().next().value!);
   cache.set(profileId, loaded);
   return loaded;
 }

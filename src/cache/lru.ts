@@ -1,5 +1,6 @@
 // A bounded map that forgets its least recently used entry first. A Map iterates in insertion
-// order, so re-inserting an entry on use keeps the oldest-used one first in line.
+// order, so re-inserting an entry on use keeps the oldest-used one first in line. Every bounded
+// cache of the service is one of these: the bound is the only thing each chooses.
 export class Lru<V> {
   readonly #entries = new Map<string, V>();
   constructor(readonly max: number) {}
@@ -17,6 +18,14 @@ export class Lru<V> {
     this.#entries.delete(key);
     this.#entries.set(key, value);
     while (this.#entries.size > this.max) this.#entries.delete(this.#entries.keys().next().value!);
+  }
+
+  delete(key: string): void {
+    this.#entries.delete(key);
+  }
+
+  clear(): void {
+    this.#entries.clear();
   }
 
   get size(): number {

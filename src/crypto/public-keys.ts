@@ -6,6 +6,7 @@ import { createPublicKey, verify, type KeyObject } from "node:crypto";
 import { promisify } from "node:util";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { keccak_256 } from "@noble/hashes/sha3.js";
+import { Lru } from "../cache/lru.ts";
 
 export type Curve = "API_KEY_CURVE_P256" | "API_KEY_CURVE_SECP256K1" | "API_KEY_CURVE_ED25519";
 
@@ -54,14 +55,13 @@ function spki(curve: Curve, hex: string): Buffer {
 // and immutable, so a cached entry can never be stale; the bound keeps attacker-chosen
 // keys from growing it without limit.
 const MAX_CACHED = 10_000;
-const cache = new Map<string, KeyObject>();
+const cache = new Lru<KeyObject>(MAX_CACHED);
 
 export function keyObject(curve: Curve, hex: string): KeyObject {
   const id = curve + hex;
   let key = cache.get(id);
   if (!key) {
     key = createPublicKey({ key: spki(curve, hex.toLowerCase()), format: "der", type: "spki" });
-    if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value as string);
     cache.set(id, key);
   }
   return key;

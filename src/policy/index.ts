@@ -10,6 +10,7 @@ import { PolicyCompileError, PolicyRuntimeError, type Field, type SourcePos } fr
 import type { EvalEnv } from "./facts.ts";
 import { tokenize } from "./lexer.ts";
 import { parse } from "./parser.ts";
+import { Lru } from "../cache/lru.ts";
 
 export { PolicyCompileError, PolicyRuntimeError } from "./errors.ts";
 export { evaluationLimits, isBudgetError, meterOf, PassBudget, setEvaluationLimits, type EvaluationLimits, type Meter } from "./budget.ts";
@@ -48,7 +49,7 @@ export interface CompiledExpression {
 
 const BLANK = /^[ \t\r\n]*$/;
 const NO_ENV: EvalEnv = {};
-const cache = new Map<string, CompiledExpression>();
+const cache = new Lru<CompiledExpression>(CACHE_SIZE);
 
 /**
  * Compiles an expression a tenant submits (a policy field, a session profile's scope, an MFA
@@ -79,14 +80,8 @@ export function compileExpression(field: Field, source: string): CompiledExpress
   if (BLANK.test(source)) return null;
   const key = `${field}\u0000${source}`;
   const hit = cache.get(key);
-  if (hit) {
-    // Move to the back so the least recently used entry is the one evicted.
-    cache.delete(key);
-    cache.set(key, hit);
-    return hit;
-  }
+  if (hit) return hit;
   const compiled = build(field, source);
-  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
   cache.set(key, compiled);
   return compiled;
 }

@@ -2,6 +2,7 @@
 import type { SelectQueryBuilder } from "kysely";
 import type { Database } from "../store/schema.ts";
 import { eip55 } from "./derivation.ts";
+import { Lru } from "../cache/lru.ts";
 
 /**
  * The spelling addresses are stored in: Ethereum in EIP-55 casing, bech32 (P2WPKH) and hex
@@ -15,16 +16,12 @@ export function canonicalAddress(v: string): string {
 }
 
 // The EIP-55 casing costs a keccak-256 in JavaScript, and a signature resolves its signWith
-// twice (docs/signing.md §5): the last few thousand addresses are remembered. Bounded, and
-// emptied whole when full: addresses are public, so nothing here needs evicting with care.
+// twice (docs/signing.md §5): the last few thousand addresses are remembered, bounded.
 const CHECKSUMMED_MAX = 4_096;
-const checksummedCache = new Map<string, string>();
+const checksummedCache = new Lru<string>(CHECKSUMMED_MAX);
 function checksummed(lower40: string): string {
   let out = checksummedCache.get(lower40);
-  if (out === undefined) {
-    if (checksummedCache.size >= CHECKSUMMED_MAX) checksummedCache.clear();
-    checksummedCache.set(lower40, (out = eip55(lower40)));
-  }
+  if (out === undefined) checksummedCache.set(lower40, (out = eip55(lower40)));
   return out;
 }
 

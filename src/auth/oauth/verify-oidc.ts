@@ -15,6 +15,7 @@ import type { Executor } from "../../store/schema.ts";
 import type { OAuthSettings } from "./settings.ts";
 import { verifyingKeyRecords } from "../service-keys.ts";
 import { p256Jwk } from "./oidc-issuer.ts";
+import { Lru } from "../../cache/lru.ts";
 
 /** Clock skew tolerated on `exp` / `iat` / `nbf`, seconds. */
 export const OIDC_LEEWAY_SECONDS = 60;
@@ -85,8 +86,8 @@ function remoteSet(store: object, jwksUrl: string, timeoutMs: number): JWTVerify
 // never stale; which keys still verify is read from the database on every verification (a
 // retired key stops at once). Service keys are few; the bound only guards against growth.
 type ImportedKey = ReturnType<typeof importJWK>;
-const imported = new Map<string, ImportedKey>();
 const MAX_IMPORTED = 64;
+const imported = new Lru<ImportedKey>(MAX_IMPORTED);
 
 function importedKey(id: string, publicKey: string): ImportedKey {
   const k = `${id}:${publicKey}`;
@@ -94,7 +95,6 @@ function importedKey(id: string, publicKey: string): ImportedKey {
   if (!key) {
     key = importJWK(p256Jwk(id, publicKey), "ES256");
     key.catch(() => imported.delete(k)); // a failed import is not remembered
-    if (imported.size >= MAX_IMPORTED) imported.delete(imported.keys().next().value as string);
     imported.set(k, key);
   }
   return key;

@@ -4,11 +4,12 @@
 // `IN (?, ?, …)` lists produce a text per list length.
 import type BetterSqlite3 from "better-sqlite3";
 import type { SqliteDatabase, SqliteStatement } from "kysely";
+import { Lru } from "../../cache/lru.ts";
 
 const MAX_STATEMENTS = 500;
 
 export function withStatementCache(db: BetterSqlite3.Database): SqliteDatabase {
-  const cache = new Map<string, BetterSqlite3.Statement>();
+  const cache = new Lru<BetterSqlite3.Statement>(MAX_STATEMENTS);
   return {
     close: () => {
       cache.clear();
@@ -20,15 +21,9 @@ export function withStatementCache(db: BetterSqlite3.Database): SqliteDatabase {
       // (e.g. the checkpointer's RESTART) fails at once with SQLITE_BUSY instead of waiting
       // out busy_timeout. BEGIN IMMEDIATE takes the lock up front, waiting if need be.
       const sql = /^begin$/i.test(text.trim()) ? "begin immediate" : text;
+      // get refreshes its place: the least recently used statement is the one evicted.
       let stmt = cache.get(sql);
-      if (stmt) {
-        // Refresh its place: the least recently used statement is the one evicted.
-        cache.delete(sql);
-      } else {
-        stmt = db.prepare(sql);
-        if (cache.size >= MAX_STATEMENTS) cache.delete(cache.keys().next().value as string);
-      }
-      cache.set(sql, stmt);
+      if (!stmt) cache.set(sql, (stmt = db.prepare(sql)));
       return stmt as unknown as SqliteStatement;
     },
   };
