@@ -3,12 +3,15 @@
 // SIGIL_CONSOLE=off: not served), and in headless Chromium the page loads under that policy with
 // no console error, no CSP refusal and no request to another host; a pasted API key logs in
 // (whoami shows the user and organization), a page reads the API with it, and log out forgets
-// the key (sessionStorage empty, a reload stays logged out). SQLite: nothing here depends on
+// the key (sessionStorage empty, a reload stays logged out); an activity awaiting consensus is
+// approved from its own page. SQLite: nothing here depends on
 // the engine (test/e2e/console.test.ts runs the whole console on both).
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import { browserMissing, launchChromium } from "../helpers/browser.ts";
+import { member } from "../helpers/console-org.ts";
+import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 
 const CSP =
@@ -145,6 +148,46 @@ describe("the console's shell [sqlite]", { timeout: 180_000 }, () => {
 
       assert.deepEqual(elsewhere, [], "no request to another host");
       assert.deepEqual(problems, [], "no console error, no CSP refusal");
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("in Chromium: an activity awaiting consensus is approved from its own page with the user's stamp, and completes", { skip }, async () => {
+    const root_ = member(server.url, { publicKey: root.apiPublicKey, privateKey: root.apiPrivateKey }, root.userId, root.organizationId);
+    const niaKey = generateP256KeyPair();
+    const users = await root_.sdk.createUsers({
+      users: [{ userName: "Nia Northcote", apiKeys: [{ apiKeyName: "nia", publicKey: niaKey.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [], userTags: [] }],
+    });
+    const nia = member(server.url, niaKey, users.userIds[0]!, root.organizationId);
+    await root_.sdk.createPolicy({
+      policyName: "Tags need root",
+      effect: "EFFECT_ALLOW",
+      condition: "activity.type == 'ACTIVITY_TYPE_CREATE_USER_TAG'",
+      consensus: `approvers.any(user, user.id == '${root.userId}')`,
+      notes: "",
+    });
+    const pending = await nia.http.createUserTag({ type: "ACTIVITY_TYPE_CREATE_USER_TAG", timestampMs: String(Date.now()), organizationId: root.organizationId, parameters: { userTagName: "console-shell", userIds: [] } });
+    assert.equal(pending.activity.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED");
+
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    try {
+      await page.goto(`${server.url}/console/#/login`);
+      await page.fill(tid("login-org-id"), root.organizationId);
+      await page.fill(tid("login-api-public"), root.apiPublicKey);
+      await page.fill(tid("login-api-private"), root.apiPrivateKey);
+      await page.click(tid("login-api-key"));
+      await page.waitForSelector(tid("whoami"), WAIT);
+      await page.goto(`${server.url}/console/#/org/${root.organizationId}/activities/${pending.activity.id}`);
+      await page.waitForSelector(`${tid("activity-status")}[data-status="ACTIVITY_STATUS_CONSENSUS_NEEDED"]`, WAIT);
+      await page.click(tid("activity-approve"));
+      await page.waitForSelector(`${tid("activity-status")}[data-status="ACTIVITY_STATUS_COMPLETED"]`, WAIT);
+      assert.equal(await page.locator(tid("activity-approve")).count(), 0, "no second vote offered");
+      const votes = await page.locator(tid("vote-row")).evaluateAll((els) => els.map((e) => [e.getAttribute("data-user-id"), e.getAttribute("data-selection")]));
+      assert.deepEqual(votes.sort(), [[nia.userId, "VOTE_SELECTION_APPROVED"], [root.userId, "VOTE_SELECTION_APPROVED"]].sort());
+      const after = await root_.sdk.getActivity({ activityId: pending.activity.id });
+      assert.equal(after.activity.status, "ACTIVITY_STATUS_COMPLETED");
     } finally {
       await context.close();
     }

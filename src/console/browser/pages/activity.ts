@@ -3,6 +3,7 @@
 // record explained (explain_activity): every policy's outcome, the deciding one, and for a
 // policy that did not match, the false part in words and the policy's text with each false
 // span marked (docs/console.md §5).
+import { useState } from "preact/hooks";
 import type { Json } from "../api.ts";
 import type { PageProps } from "../page.ts";
 import { ErrorBanner, fmtTime, h, Json as JsonView, Loading, orgHref, Section, shortEnum, timeMs, typeLabel, useLoad, type VNode } from "../ui.ts";
@@ -79,6 +80,37 @@ function Evaluation(props: { ev: Json; latest: boolean; orgId: string }): VNode 
   );
 }
 
+/** Approve or reject from the activity's own page, when the server says the user may (the approvals page's vote). */
+function Vote(props: { p: PageProps; a: Json; onVoted: () => void }): VNode | null {
+  const { p, a } = props;
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  if (p.readOnly || !(a.canApprove || a.canReject)) return null;
+  const vote = async (approve: boolean) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await p.api.submit(approve ? "approve_activity" : "reject_activity", approve ? "ACTIVITY_TYPE_APPROVE_ACTIVITY" : "ACTIVITY_TYPE_REJECT_ACTIVITY", p.orgId, { fingerprint: a.fingerprint });
+      props.onVoted();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return h(
+    Section,
+    { title: "Your vote" },
+    h(ErrorBanner, { error }),
+    h(
+      "div",
+      { class: "actions" },
+      a.canApprove ? h("button", { type: "button", "data-testid": "activity-approve", disabled: busy, onClick: () => void vote(true) }, "Approve") : null,
+      a.canReject ? h("button", { type: "button", class: "danger", "data-testid": "activity-reject", disabled: busy, onClick: () => void vote(false) }, "Reject") : null,
+    ),
+  );
+}
+
 export function ActivityPage(p: PageProps): VNode {
   const activityId = p.params.activityId!;
   const load = useLoad(() => p.api.query<{ activity: Json }>("get_activity", p.orgId, { activityId }).then((r) => r.activity), [p.orgId, activityId]);
@@ -108,6 +140,14 @@ export function ActivityPage(p: PageProps): VNode {
             h("div", null, h("dt", null, "Created"), h("dd", null, fmtTime(a.createdAt))),
             h("div", null, h("dt", null, "Id"), h("dd", null, h("code", null, a.id))),
           ),
+          h(Vote, {
+            p,
+            a,
+            onVoted: () => {
+              load.reload();
+              explain.reload();
+            },
+          }),
           h(Section, { title: "Intent" }, h(JsonView, { value: a.intent })),
           a.failure ? h(Section, { title: "Failure" }, h(JsonView, { value: a.failure })) : null,
           Object.keys(a.result ?? {}).length > 0 ? h(Section, { title: "Result" }, h(JsonView, { value: a.result })) : null,
