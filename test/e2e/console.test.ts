@@ -248,6 +248,7 @@ describe("the console in Chromium", { skip }, () => {
         await until(page, (h) => location.hash === h, `#/org/${org.organizationId}/activities/${org.refusedUsersId}`, "the activity's URL");
         await visible(page, tid("explanation"));
         assert.match((await page.textContent(tid("activity-status"))) ?? "", /ACTIVITY_STATUS_FAILED/);
+        assert.deepEqual(await attrs(page, tid("evaluation"), "data-outcome"), ["OUTCOME_DENY_IMPLICIT"]);
         assert.deepEqual(await attrs(page, tid("policy-outcome", { "data-policy-id": org.tagPolicyId }), "data-outcome"), ["OUTCOME_DENY_IMPLICIT"]);
         const words = (await texts(page, tid("explanation"))).join("\n");
         for (const part of ["activity.type", "ACTIVITY_TYPE_CREATE_USERS_V4", "ACTIVITY_TYPE_CREATE_USER_TAG"]) {
@@ -308,6 +309,9 @@ describe("the console in Chromium", { skip }, () => {
           [policy.policyName, policy.effect, policy.condition, policy.consensus],
           [DRAFT_NAME, "EFFECT_ALLOW", DRAFT_FIXED, consensus],
         );
+        await page.click(tid("nav-policies"));
+        await visible(page, tid("policy-row", { "data-policy-id": policyId }));
+        assert.deepEqual(new Set(await attrs(page, tid("policy-row"), "data-policy-id")), new Set([org.tagPolicyId, policyId]));
         // What the dry-run said, the engine now does: Carol's create_users is allowed.
         const again = await org.carol.sdk.createUsers({ users: [{ userName: "Mallory Mistake", apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] });
         assert.equal(again.activity.status, "ACTIVITY_STATUS_COMPLETED");
