@@ -16,6 +16,7 @@ import { refuseOutsideProxyScope } from "../auth-proxy/scope.ts";
 import { requestContext } from "./context.ts";
 import type { RequestNetwork } from "../network/request-network.ts";
 import type { PipelineDeps } from "./deps.ts";
+import { stampCredential } from "./authorize.ts";
 
 export async function runQuery(deps: PipelineDeps, op: string, raw: Buffer, headers: IncomingHttpHeaders, network?: RequestNetwork): Promise<unknown> {
   const def = queryAt(op);
@@ -28,5 +29,5 @@ export async function runQuery(deps: PipelineDeps, op: string, raw: Buffer, head
   refuseOutsideProxyScope(principal, { query: def.op });
   refuseUnstorableCharacters(body);
   const req = def.validator.parse(body, "");
-  return def.run({ db: deps.db, state: deps.state, organization: principal.organization, actor: principal.actor, viewer: principal.user, now: ctx.now, ...(deps.logins ? { logins: deps.logins } : {}), ...(principal.credential.authProxy ? { byAuthProxy: true } : {}) }, req);
+  return def.run({ db: deps.db, state: deps.state, organization: principal.organization, actor: principal.actor, viewer: principal.user, now: ctx.now, ...(deps.logins ? { logins: deps.logins } : {}), ...(principal.credential.authProxy ? { byAuthProxy: true } : {}), credential: stampCredential(principal) }, req);
 }

@@ -8,6 +8,7 @@ import type { Actor, TargetOrganization } from "../activities/define.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
 import type { CredentialScope } from "../auth/credential-scope.ts";
 import type { LoginSettings } from "../auth/login-settings.ts";
+import type { CredentialFacts } from "../policy/facts.ts";
 
 export interface QueryContext {
   db: Db;
@@ -23,6 +24,8 @@ export interface QueryContext {
   logins?: LoginSettings;
   /** The caller is an auth proxy's key, i.e. anyone on the internet (docs/auth-proxy.md §3). */
   byAuthProxy?: boolean;
+  /** The credential that stamped the query, as the consensus keyword `credentials` sees it (dry_run_policies' intent mode). */
+  credential?: CredentialFacts;
 }
 
 export interface QueryDefinition<R extends TObject = TObject, S extends TSchema = TSchema> {

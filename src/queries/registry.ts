@@ -36,6 +36,8 @@ import { getPrivateKey, listPrivateKeys, listPrivateKeyTags } from "./private_ke
 import { getOrganization, getOrganizationConfigs } from "./organizations.ts";
 import { getSessionProfile, getSessionProfiles } from "./session_profiles.ts";
 import { checkPolicy } from "./check_policy.ts";
+import { dryRunPolicies } from "./dry_run_policies.ts";
+import { explainActivity } from "./explain_activity.ts";
 
 export const QUERIES: readonly CompiledQuery[] = [
   getActivity,
@@ -91,6 +93,8 @@ export const QUERIES: readonly CompiledQuery[] = [
   getSessionProfile,
   getSessionProfiles,
   checkPolicy,
+  dryRunPolicies,
+  explainActivity,
 ];
 
 const byOp = new Map<string, CompiledQuery>();
