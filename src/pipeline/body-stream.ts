@@ -5,7 +5,6 @@
 // same test as ./body.ts makes over the text, §6.3), and its text, decoded as it comes.
 // Each chunk (64 KiB from the socket) is a fraction of a millisecond of this work, in the turn
 // that received it; over a megabyte the three cost 6–10 ms, which otherwise ran in one turn.
-import { StringDecoder } from "node:string_decoder";
 import { isUtf8 } from "node:buffer";
 import { JSON_LIMITS, type JsonLimits } from "../schemas/json-shape.ts";
 
@@ -96,22 +95,28 @@ function trailingBackslashes(chunk: Uint8Array, end: number, from: number, carri
   return end - 1 - k + (k < from ? carried : 0);
 }
 
-/** `\u0000` or `\ud800`–`\udfff` (any case), as ./body.ts's test over the text, on ASCII bytes. */
+/** `\u0000` or `\ud800`–`\udfff` (any case): ./body.ts's test over the text. */
 const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
-const ESCAPE_LENGTH = 6;
-const BACKSLASH_U = Buffer.from("\\u", "latin1");
+/** Characters of an escape less one: what is kept of the text so far for one cut between chunks. */
+const SEAM = 5;
 
-/** Whether a `\u` escape whole within `chunk` is of U+0000 or a surrogate (one cut at its end: the seam test). */
-function hasUnstorableEscape(chunk: Buffer): boolean {
-  for (let at = chunk.indexOf(BACKSLASH_U); at >= 0; at = chunk.indexOf(BACKSLASH_U, at + 1)) {
-    if (at + ESCAPE_LENGTH > chunk.length) return false;
-    const a = chunk[at + 2]!;
-    const b = chunk[at + 3]!;
-    if (a === 0x30 && b === 0x30 && chunk[at + 4] === 0x30 && chunk[at + 5] === 0x30) return true;
-    // d or D, then 8, 9, a–f or A–F
-    if ((a === 0x64 || a === 0x44) && ((b >= 0x38 && b <= 0x39) || (b >= 0x61 && b <= 0x66) || (b >= 0x41 && b <= 0x46))) return true;
+/**
+ * Where `chunk` stops being whole UTF-8: the start of a multi-byte sequence its last bytes
+ * begin but do not finish (chunk.length when they finish it). Bytes that are not UTF-8 at all
+ * are not judged here (BodyFacts then decodes the body whole).
+ */
+function wholeUpTo(chunk: Uint8Array): number {
+  const n = chunk.length;
+  for (let back = 1; back <= 3 && back <= n; back++) {
+    const b = chunk[n - back]!;
+    if (b < 0x80) return n; // ASCII: everything before it is whole
+    if (b >= 0xc0) {
+      // A lead byte: how long its sequence is, and whether the chunk holds all of it.
+      const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+      return back >= length ? n : n - back;
+    }
   }
-  return false;
+  return n;
 }
 
 /** What ./body.ts `parseJsonBody` would otherwise work out over the whole body in one turn. */
@@ -124,31 +129,68 @@ export interface ReceivedFacts {
   unstorableEscape: boolean;
 }
 
-/** A body's facts, gathered from its chunks as they arrive. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * A body's facts, gathered from its chunks as they arrive, each chunk in a turn of its own:
+ * chunks that were waiting in the socket are all read in one turn, and doing their work there
+ * would make that turn as long as the one it replaces.
+ */
 export class BodyFacts {
   readonly #shape = new JsonShapeScanner();
-  readonly #decoder = new StringDecoder("utf8");
   readonly #parts: string[] = [];
+  /** Chunks received, not yet looked at. */
+  readonly #queue: Buffer[] = [];
+  #draining: Promise<void> | undefined;
+  #stopped = false;
+  /** The bytes of a character cut at the end of the last chunk. */
+  #carry: Buffer | undefined;
   #escape = false;
-  /** The body's last bytes so far, for an escape cut between chunks. */
-  #tail = Buffer.alloc(0);
+  /** The text's last characters so far, for an escape cut between chunks. */
+  #tail = "";
 
+  /** Takes the next chunk (kept, not copied: the caller must not reuse it); looked at in a later turn. */
   push(chunk: Buffer): void {
-    this.#shape.push(chunk);
-    this.#parts.push(this.#decoder.write(chunk));
-    if (!this.#escape) {
-      const seam = Buffer.concat([this.#tail, chunk.subarray(0, ESCAPE_LENGTH - 1)]);
-      this.#escape = UNSTORABLE_ESCAPE.test(seam.toString("latin1")) || hasUnstorableEscape(chunk);
-      // The last bytes of the body so far (a chunk may be shorter than an escape).
-      const end = chunk.length >= ESCAPE_LENGTH - 1 ? chunk : Buffer.concat([this.#tail, chunk]);
-      this.#tail = Buffer.from(end.subarray(Math.max(0, end.length - (ESCAPE_LENGTH - 1))));
-    }
+    this.#queue.push(chunk);
+    this.#draining ??= this.#drain();
   }
 
-  /** The facts of the whole body, `raw` being its bytes (all the chunks pushed, in order). */
-  end(raw: Buffer): ReceivedFacts {
-    this.#parts.push(this.#decoder.end());
-    // A decoder and a whole-buffer decode agree on valid UTF-8; anything else is decoded whole, as before.
+  /** Nothing more is needed (the body was refused): the chunks left are dropped. */
+  stop(): void {
+    this.#stopped = true;
+    this.#queue.length = 0;
+  }
+
+  async #drain(): Promise<void> {
+    for (;;) {
+      await nextTurn();
+      const chunk = this.#queue.shift();
+      if (!chunk || this.#stopped) break;
+      this.#look(chunk);
+    }
+    this.#draining = undefined;
+  }
+
+  #look(chunk: Buffer): void {
+    this.#shape.push(chunk);
+    // Decoded in whole characters: a sequence cut at the chunk's end waits for the next one.
+    const bytes = this.#carry ? Buffer.concat([this.#carry, chunk]) : chunk;
+    const whole = wholeUpTo(bytes);
+    this.#carry = whole < bytes.length ? Buffer.from(bytes.subarray(whole)) : undefined;
+    this.#add(bytes.toString("utf8", 0, whole));
+  }
+
+  #add(part: string): void {
+    this.#parts.push(part);
+    if (!this.#escape) this.#escape = UNSTORABLE_ESCAPE.test(this.#tail + part.slice(0, SEAM)) || UNSTORABLE_ESCAPE.test(part);
+    this.#tail = (part.length >= SEAM ? part : this.#tail + part).slice(-SEAM);
+  }
+
+  /** The facts of the whole body, `raw` being its bytes (all the chunks pushed, in order), once every chunk is looked at. */
+  async end(raw: Buffer): Promise<ReceivedFacts> {
+    while (this.#draining) await this.#draining;
+    if (this.#carry) this.#add(this.#carry.toString("utf8"));
+    // Decoded piece by piece, valid UTF-8 gives what decoding it whole gives; anything else is decoded whole, as before.
     const text = isUtf8(raw) ? this.#parts.join("") : undefined;
     return { exceeded: this.#shape.exceeded, text, unstorableEscape: this.#escape };
   }

@@ -2,7 +2,8 @@
 // docs/network.md §6.1) equals what the pipeline works out over the whole body: the shape
 // verdict of exceededJsonLimit (docs/network.md §6.2), the text of raw.toString("utf8"), and the
 // unstorable-escape test over that text (§6.3) — wherever the chunks are cut: inside strings,
-// between a backslash and what it escapes, inside a UTF-8 sequence or a `\u` escape.
+// between a backslash and what it escapes, inside a UTF-8 sequence or a `\u` escape; and each
+// chunk is looked at in a turn of its own, not in the turn that received it.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { BodyFacts, JsonShapeScanner } from "../../src/pipeline/body-stream.ts";
@@ -83,6 +84,22 @@ const texts = (): string[] => {
 };
 
 describe("a body's facts, gathered chunk by chunk", () => {
+  it("chunks received in one turn are looked at in later turns, one a turn", async () => {
+    const facts = new BodyFacts();
+    const chunk = Buffer.from(`[${Array(20_000).fill("0").join(",")}]`);
+    for (let i = 0; i < 4; i++) facts.push(chunk.subarray(i * 10_000, (i + 1) * 10_000));
+    facts.push(chunk.subarray(40_000));
+    let turns = 0;
+    const count = () => {
+      turns++;
+      if (turns < 100) setImmediate(count);
+    };
+    setImmediate(count);
+    const got = await facts.end(chunk);
+    assert.ok(turns >= 5, `other work ran ${turns} times while 5 chunks were looked at`);
+    assert.equal(got.exceeded, exceededJsonLimit(chunk));
+  });
+
   it("the shape scanner's verdict equals exceededJsonLimit's over the whole body, wherever it is cut", () => {
     const next = random(11);
     let compared = 0;
@@ -107,14 +124,14 @@ describe("a body's facts, gathered chunk by chunk", () => {
     for (const v of ["depth", "members", "values", undefined]) assert.ok(verdicts.has(v as keyof JsonLimits | undefined), String(v));
   });
 
-  it("the text equals raw.toString('utf8') and the escape test equals the regular expression over it, wherever the body is cut", () => {
+  it("the text equals raw.toString('utf8') and the escape test equals the regular expression over it, wherever the body is cut", async () => {
     const next = random(13);
     for (const text of [...texts(), `{"x":"${"\\u00e9".repeat(50)}\\uDBFF"}`, '{"x":"\\u0000"}', '{"x":"\\u000"}', '{"x":"\\ud7ff"}', '{"x":"\\uD800"}']) {
       const bytes = Buffer.from(text);
       for (const cuts of cutsOf(bytes.length, next)) {
         const facts = new BodyFacts();
         for (const p of pieces(bytes, cuts)) facts.push(p);
-        const got = facts.end(bytes);
+        const got = await facts.end(bytes);
         assert.equal(got.text, bytes.toString("utf8"));
         assert.equal(got.unstorableEscape, UNSTORABLE_ESCAPE.test(bytes.toString("utf8")), `${text.slice(0, 60)} cut at ${cuts.join(",")}`);
         assert.equal(got.exceeded, exceededJsonLimit(bytes));
@@ -122,11 +139,11 @@ describe("a body's facts, gathered chunk by chunk", () => {
     }
   });
 
-  it("bytes that are not UTF-8 give no text (the pipeline decodes them whole, as before)", () => {
+  it("bytes that are not UTF-8 give no text (the pipeline decodes them whole, as before)", async () => {
     const bytes = Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}')]);
     const facts = new BodyFacts();
     facts.push(bytes.subarray(0, 7));
     facts.push(bytes.subarray(7));
-    assert.equal(facts.end(bytes).text, undefined);
+    assert.equal((await facts.end(bytes)).text, undefined);
   });
 });

@@ -40,25 +40,41 @@ function receive(req: FastifyRequest, payload: Payload, done: Done): void {
     received += chunk.length;
     if (received > limit || (payload.receivedEncodedLength ?? 0) > limit) {
       stop();
+      facts?.stop();
       return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
     }
     // Copied as it comes (the socket's buffers are not kept); past the declared length the
-    // body is refused at its end, so nothing more is copied.
+    // body is refused at its end, so nothing more is copied. The facts look at the copy.
     if (into) {
-      if (received <= into.length) chunk.copy(into, received - chunk.length);
-    } else chunks.push(chunk);
-    facts?.push(chunk);
+      if (received <= into.length) {
+        chunk.copy(into, received - chunk.length);
+        facts?.push(into.subarray(received - chunk.length, received));
+      }
+    } else {
+      chunks.push(chunk);
+      facts?.push(chunk);
+    }
   }
   function onEnd(err?: Error & { statusCode?: number }): void {
     stop();
     if (err) {
+      facts?.stop();
       if (!(typeof err.statusCode === "number" && err.statusCode >= 400)) err.statusCode = 400;
       return done(err);
     }
-    if (!Number.isNaN(declared) && (payload.receivedEncodedLength || received) !== declared) return done(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+    if (!Number.isNaN(declared) && (payload.receivedEncodedLength || received) !== declared) {
+      facts?.stop();
+      return done(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+    }
     const body = into ?? Buffer.concat(chunks, received);
-    if (facts) noteReceived(body, facts.end(body));
-    done(null, body);
+    if (!facts) return done(null, body);
+    facts.end(body).then(
+      (known) => {
+        noteReceived(body, known);
+        done(null, body);
+      },
+      (err: Error) => done(err),
+    );
   }
   payload.on("data", onData);
   payload.on("end", onEnd);
