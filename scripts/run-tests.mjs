@@ -75,6 +75,8 @@ const SECONDS = {
   "test/e2e/wallet-kit-browser.test.ts": 135, // Chromium, both engines; the kit waits 5 s for a captcha token at each passkey sign-up and OTP start
   "test/e2e/client-otp-alias.test.ts": 35, // Chromium, both engines
   "test/e2e/client-pack.test.ts": 30, // npm pack and npm install, three times
+  "test/e2e/console.test.ts": 70, // Chromium, both engines, nine steps each
+  "test/e2e/console-shell.test.ts": 35, // Chromium
 };
 const seconds = (f) => SECONDS[path.relative(root, f)] ?? 8;
 
