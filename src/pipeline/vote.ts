@@ -13,10 +13,10 @@ import type { Tx } from "../store/schema.ts";
 import { dialectOf } from "../store/engines.ts";
 import type { UserRow } from "../store/users.ts";
 import { activityView } from "../views/activity.ts";
-import { credentialFacts, decidingOrganization, userFacts, voterStanding } from "../governance/governance.ts";
-import { authorize, isDenied, stampCredential, STATUS } from "./authorize.ts";
+import { credentialFacts, decidingOrganization, userFacts, voterStanding, type VoterStanding } from "../governance/governance.ts";
+import { authorize, isDenied, stampCredential, STATUS, type Evaluated } from "./authorize.ts";
 import { refuseOutsideSessionScope } from "../auth/session-scope.ts";
-import { approverStamp, awaitingAuthenticators, holdApprover, meetsLastStep, mfaStamp } from "./mfa-gate.ts";
+import { approverStamp, awaitingAuthenticators, holdApprover, meetsLastStep, mfaStamp, type ApproverMfa, type MfaStamp } from "./mfa-gate.ts";
 import { respond, type Answer } from "./respond.ts";
 import { activityByType } from "../activities/registry.ts";
 import { activityServices } from "./services.ts";
@@ -73,106 +73,8 @@ async function initiatorOf(tx: Tx, target: ActivityRow, organizationId: string):
 export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: VoteRequest): Promise<Answer> {
   const { ctx, principal } = v;
   const { deps } = ctx;
-  const me = principal.actor.userId;
   const prepared = req.selection === "VOTE_SELECTION_APPROVED" ? await prepareTarget(v, req.fingerprint) : undefined;
-  const outcome = await deps.transact(async (tx): Promise<{ unchanged: ActivityRow } | { settled: Settled; settlement: Settlement }> => {
-    const target = await lockTarget(tx, req.fingerprint);
-    if (!target || target.organization_id !== principal.organization.id) {
-      throw notFound(`No activity found with fingerprint ${req.fingerprint} in organization ${principal.organization.id}`);
-    }
-    const votes = await votesOf(tx, [target.id]);
-    // Votes on one activity are serial (the lock); time them after the lock, strictly after
-    // the previous vote, so votes and evaluation records list in the order they happened.
-    const now = Math.max(Date.now(), ctx.now, ...votes.map((vote) => vote.created_at + 1));
-    // The organization whose policies decided the activity decides its votes too.
-    const orgId = decidingOrganization(target, votes);
-    if (principal.actor.organizationId !== orgId) {
-      throw new ApiError(
-        Grpc.INVALID_ARGUMENT,
-        "ORGANIZATION_MISMATCH",
-        `organization mismatch: request is targeting organization (${orgId}), but voters are in organization (${principal.actor.organizationId})`,
-      );
-    }
-    // Waiting for its submitter's authenticators: the MFA gate's rules, not consensus's (docs/mfa.md §3.2).
-    const mfa = target.status === STATUS.AUTHENTICATORS_NEEDED
-      ? await mfaStamp(tx, target, principal, votes, ctx.raw.toString("utf8"), req.selection === "VOTE_SELECTION_REJECTED", now)
-      : undefined;
-    if (mfa?.unchanged) return { unchanged: target };
-    // Awaiting consensus: an approver's own MFA holds its approval (docs/mfa.md §3.4).
-    const approver = target.status === STATUS.CONSENSUS_NEEDED
-      ? await approverStamp(tx, target, principal, votes, ctx.raw.toString("utf8"), req.selection === "VOTE_SELECTION_REJECTED", now)
-      : undefined;
-    if (approver && "unchanged" in approver) return { unchanged: target };
-    if (!mfa && !approver?.stamping && hasStandingVote(votes, me, now)) {
-      const rejected = votes.some((vote) => vote.user_id === me && vote.selection === "VOTE_SELECTION_REJECTED");
-      // The initiator may still reject: for them rejecting cancels the activity (docs/consensus.md §3).
-      const cancelling = req.selection === "VOTE_SELECTION_REJECTED" && me === target.submitted_by && !rejected;
-      if (!cancelling) {
-        // A retried vote (or resubmission) is answered with the activity, not refused.
-        const raw = ctx.raw.toString("utf8");
-        if (req.resubmission || votes.some((vote) => vote.user_id === me && vote.message === raw)) return { unchanged: target };
-        throw invalid(`user ${me} has already voted on activity ${target.id}`);
-      }
-    }
-    if (!mfa && target.status !== STATUS.CONSENSUS_NEEDED) {
-      if (req.resubmission) return { unchanged: target };
-      throw precondition(`activity ${target.id} is ${target.status}; votes are accepted only while it awaits consensus`);
-    }
-    const standing = await voterStanding(tx, target, orgId, principal.user, now, deps.state.governance);
-    if (!standing) throw precondition(`activity type ${target.type} is no longer supported; it cannot be voted on`);
-    const { def, params, facts, gov, voter } = standing;
-    // A session issued with a profile approves or rejects only what its scope allows it to submit (auth/session-scope.ts).
-    await refuseOutsideSessionScope(tx, principal, { activity: facts, approvers: [voter], credentials: [stampCredential(principal)], nowMs: now });
-    if (!mfa && !standing.eligible) {
-      throw new ApiError(
-        Grpc.PERMISSION_DENIED,
-        "REQUEST_NOT_AUTHORIZED",
-        `request not authorized: user ${me} is not in the root quorum and no applicable policy's consensus includes them, so they cannot vote on activity ${target.id}`,
-      );
-    }
-
-    // An identical resubmission's body carries the secrets too: recorded sealed (docs/activities.md §10).
-    const vote = await recordedVote(deps, def, voteRow(target.id, req.selection, v, now));
-    if (approver && req.selection === "VOTE_SELECTION_APPROVED") await holdApprover(tx, target, principal, facts, voter.tags, approver, now);
-    const approvals = liveApprovals(req.selection === "VOTE_SELECTION_APPROVED" ? [...votes, vote] : votes, now).filter((a) => !approver?.held.has(a.user_id));
-    const others = await approverRows(tx, approvals, me);
-    const othersFacts = new Map((await userFacts(tx, [...others.values()], gov.set.readsTags)).map((u) => [u.id, u]));
-    othersFacts.set(me, voter); // read with tags above
-    const approving = approvals.filter((a) => othersFacts.has(a.user_id)); // deleted users no longer count
-    const initiator = await initiatorOf(tx, target, orgId);
-    let evaluated = authorize({
-      def,
-      params,
-      facts,
-      gov,
-      approvers: approving.map((a) => othersFacts.get(a.user_id)!),
-      credentials: approving.map(credentialFacts),
-      rejection: req.selection === "VOTE_SELECTION_REJECTED",
-      initiator,
-      now,
-    });
-    if (mfa && !mfa.complete && !isDenied(evaluated.decision) && evaluated.decision.outcome !== "OUTCOME_REJECTED") {
-      evaluated = awaitingAuthenticators(evaluated, mfa.owed, me);
-    }
-    const settlement: Settlement = {
-      activity: target,
-      previous: target,
-      def,
-      // Executed with the secrets opened (docs/activities.md §10.2); a rejection executes nothing.
-      params: req.selection === "VOTE_SELECTION_APPROVED" ? await executableParams(deps, def, params, target.id) : params,
-      initiator,
-      vote,
-      evaluated,
-      decidingOrganizationId: orgId,
-      approvals: approving,
-      // A submission that asked for app proofs gets one for every decision that settles it.
-      appProofs: target.app_proofs !== null,
-      now,
-      ...(prepared !== undefined ? { prepared } : {}),
-      ...(mfa ? { extraWrites: mfa.write } : approver?.write ? { extraWrites: approver.write } : {}),
-    };
-    return { settled: await settle(deps, tx, settlement), settlement };
-  });
+  const outcome = await deps.transact((tx) => voteInTransaction(tx, v, req, prepared));
   let row: ActivityRow;
   if ("unchanged" in outcome) {
     row = outcome.unchanged;
@@ -184,6 +86,154 @@ export async function castVote(v: Pick<Validated, "ctx" | "principal">, req: Vot
   // target as it now stands, whatever the outcome.
   if (req.resubmission) return respond(deps.db, row, undefined, principal.user, deps.state.governance);
   return { activity: await activityView(deps.db, row, undefined, principal.user, deps.state.governance) };
+}
+
+type Voter = Pick<Validated, "ctx" | "principal">;
+type VoteOutcome = { unchanged: ActivityRow } | { settled: Settled; settlement: Settlement };
+
+/** What the target's MFA says about this vote (docs/mfa.md §3.2, §3.4). */
+interface VoteStamps {
+  /** The target waits for its submitter's authenticators: this vote as one of them. */
+  mfa?: Exclude<MfaStamp, { unchanged: true }>;
+  /** The target awaits consensus: approvers held by their own MFA. */
+  approver?: ApproverMfa;
+}
+
+/**
+ * The steps of docs/request-path.md §3, in the vote's transaction: lock the target, check the
+ * voter, re-evaluate with every live approval, and settle.
+ */
+async function voteInTransaction(tx: Tx, v: Voter, req: VoteRequest, prepared: unknown): Promise<VoteOutcome> {
+  const { ctx, principal } = v;
+  const target = await lockTarget(tx, req.fingerprint);
+  if (!target || target.organization_id !== principal.organization.id) {
+    throw notFound(`No activity found with fingerprint ${req.fingerprint} in organization ${principal.organization.id}`);
+  }
+  const votes = await votesOf(tx, [target.id]);
+  // Votes on one activity are serial (the lock); time them after the lock, strictly after
+  // the previous vote, so votes and evaluation records list in the order they happened.
+  const now = Math.max(Date.now(), ctx.now, ...votes.map((vote) => vote.created_at + 1));
+  // The organization whose policies decided the activity decides its votes too.
+  const orgId = decidingOrganization(target, votes);
+  if (principal.actor.organizationId !== orgId) {
+    throw new ApiError(
+      Grpc.INVALID_ARGUMENT,
+      "ORGANIZATION_MISMATCH",
+      `organization mismatch: request is targeting organization (${orgId}), but voters are in organization (${principal.actor.organizationId})`,
+    );
+  }
+  const stamps = await voteStamps(tx, v, req, target, votes, now);
+  if (!stamps || isRepeatedVote(v, req, target, votes, stamps, now)) return { unchanged: target };
+  const standing = await eligibleStanding(tx, v, target, orgId, now, stamps);
+  // An identical resubmission's body carries the secrets too: recorded sealed (docs/activities.md §10).
+  const vote = await recordedVote(ctx.deps, standing.def, voteRow(target.id, req.selection, v, now));
+  if (stamps.approver && req.selection === "VOTE_SELECTION_APPROVED") {
+    await holdApprover(tx, target, principal, standing.facts, standing.voter.tags, stamps.approver, now);
+  }
+  const decided = await evaluateVote(tx, v, req, { target, votes, vote, standing, stamps, orgId, now });
+  const settlement: Settlement = {
+    activity: target,
+    previous: target,
+    def: standing.def,
+    // Executed with the secrets opened (docs/activities.md §10.2); a rejection executes nothing.
+    params: req.selection === "VOTE_SELECTION_APPROVED" ? await executableParams(ctx.deps, standing.def, standing.params, target.id) : standing.params,
+    initiator: decided.initiator,
+    vote,
+    evaluated: decided.evaluated,
+    decidingOrganizationId: orgId,
+    approvals: decided.approving,
+    // A submission that asked for app proofs gets one for every decision that settles it.
+    appProofs: target.app_proofs !== null,
+    now,
+    ...(prepared !== undefined ? { prepared } : {}),
+    ...(stamps.mfa ? { extraWrites: stamps.mfa.write } : stamps.approver?.write ? { extraWrites: stamps.approver.write } : {}),
+  };
+  return { settled: await settle(ctx.deps, tx, settlement), settlement };
+}
+
+/** The MFA gates' say on this vote; undefined: it changes nothing (a retried stamp). */
+async function voteStamps(tx: Tx, { ctx, principal }: Voter, req: VoteRequest, target: ActivityRow, votes: readonly VoteRow[], now: number): Promise<VoteStamps | undefined> {
+  const rejecting = req.selection === "VOTE_SELECTION_REJECTED";
+  // Waiting for its submitter's authenticators: the MFA gate's rules, not consensus's (docs/mfa.md §3.2).
+  const mfa = target.status === STATUS.AUTHENTICATORS_NEEDED ? await mfaStamp(tx, target, principal, votes, ctx.raw.toString("utf8"), rejecting, now) : undefined;
+  if (mfa?.unchanged) return undefined;
+  // Awaiting consensus: an approver's own MFA holds its approval (docs/mfa.md §3.4).
+  const approver = target.status === STATUS.CONSENSUS_NEEDED ? await approverStamp(tx, target, principal, votes, ctx.raw.toString("utf8"), rejecting, now) : undefined;
+  if (approver && "unchanged" in approver) return undefined;
+  return { ...(mfa ? { mfa } : {}), ...(approver ? { approver } : {}) };
+}
+
+/**
+ * A vote the voter already cast, or one on a target no longer awaiting votes: true when it is
+ * answered with the target unchanged (a retry, a resubmission); refused otherwise.
+ */
+function isRepeatedVote({ ctx, principal }: Voter, req: VoteRequest, target: ActivityRow, votes: readonly VoteRow[], stamps: VoteStamps, now: number): boolean {
+  const me = principal.actor.userId;
+  if (!stamps.mfa && !stamps.approver?.stamping && hasStandingVote(votes, me, now)) {
+    const rejected = votes.some((vote) => vote.user_id === me && vote.selection === "VOTE_SELECTION_REJECTED");
+    // The initiator may still reject: for them rejecting cancels the activity (docs/consensus.md §3).
+    const cancelling = req.selection === "VOTE_SELECTION_REJECTED" && me === target.submitted_by && !rejected;
+    if (!cancelling) {
+      // A retried vote (or resubmission) is answered with the activity, not refused.
+      const raw = ctx.raw.toString("utf8");
+      if (req.resubmission || votes.some((vote) => vote.user_id === me && vote.message === raw)) return true;
+      throw invalid(`user ${me} has already voted on activity ${target.id}`);
+    }
+  }
+  if (!stamps.mfa && target.status !== STATUS.CONSENSUS_NEEDED) {
+    if (req.resubmission) return true;
+    throw precondition(`activity ${target.id} is ${target.status}; votes are accepted only while it awaits consensus`);
+  }
+  return false;
+}
+
+/** The voter's standing on the target: within its session's scope, and eligible to vote (or owing MFA). */
+async function eligibleStanding(tx: Tx, { ctx, principal }: Voter, target: ActivityRow, orgId: string, now: number, stamps: VoteStamps): Promise<VoterStanding> {
+  const standing = await voterStanding(tx, target, orgId, principal.user, now, ctx.deps.state.governance);
+  if (!standing) throw precondition(`activity type ${target.type} is no longer supported; it cannot be voted on`);
+  // A session issued with a profile approves or rejects only what its scope allows it to submit (auth/session-scope.ts).
+  await refuseOutsideSessionScope(tx, principal, { activity: standing.facts, approvers: [standing.voter], credentials: [stampCredential(principal)], nowMs: now });
+  if (!stamps.mfa && !standing.eligible) {
+    throw new ApiError(
+      Grpc.PERMISSION_DENIED,
+      "REQUEST_NOT_AUTHORIZED",
+      `request not authorized: user ${principal.actor.userId} is not in the root quorum and no applicable policy's consensus includes them, so they cannot vote on activity ${target.id}`,
+    );
+  }
+  return standing;
+}
+
+/** The decision with every live approval (deleted users no longer count), and the MFA gate over it. */
+async function evaluateVote(
+  tx: Tx,
+  { principal }: Voter,
+  req: VoteRequest,
+  b: { target: ActivityRow; votes: readonly VoteRow[]; vote: VoteRow; standing: VoterStanding; stamps: VoteStamps; orgId: string; now: number },
+): Promise<{ evaluated: Evaluated; approving: VoteRow[]; initiator: Actor }> {
+  const { target, votes, vote, standing, stamps, orgId, now } = b;
+  const me = principal.actor.userId;
+  const approvals = liveApprovals(req.selection === "VOTE_SELECTION_APPROVED" ? [...votes, vote] : votes, now).filter((a) => !stamps.approver?.held.has(a.user_id));
+  const others = await approverRows(tx, approvals, me);
+  const othersFacts = new Map((await userFacts(tx, [...others.values()], standing.gov.set.readsTags)).map((u) => [u.id, u]));
+  othersFacts.set(me, standing.voter); // read with tags above
+  const approving = approvals.filter((a) => othersFacts.has(a.user_id)); // deleted users no longer count
+  const initiator = await initiatorOf(tx, target, orgId);
+  let evaluated = authorize({
+    def: standing.def,
+    params: standing.params,
+    facts: standing.facts,
+    gov: standing.gov,
+    approvers: approving.map((a) => othersFacts.get(a.user_id)!),
+    credentials: approving.map(credentialFacts),
+    rejection: req.selection === "VOTE_SELECTION_REJECTED",
+    initiator,
+    now,
+  });
+  const { mfa } = stamps;
+  if (mfa && !mfa.complete && !isDenied(evaluated.decision) && evaluated.decision.outcome !== "OUTCOME_REJECTED") {
+    evaluated = awaitingAuthenticators(evaluated, mfa.owed, me);
+  }
+  return { evaluated, approving, initiator };
 }
 
 /**
