@@ -47,7 +47,7 @@ export function parseTransaction(type: TransactionType, unsigned: string, signWi
         return { chain: "solana", tx: parseSolanaTransaction(unsigned) };
       case "TRANSACTION_TYPE_BITCOIN": {
         const network = networkOf(signWith);
-        return { chain: "bitcoin", tx: parseBitcoinPsbt(unsigned, network), hex: unsigned, network };
+        return { chain: "bitcoin", tx: readOffThread.get(psbtKey(network, unsigned)) ?? parseBitcoinPsbt(unsigned, network), hex: unsigned, network };
       }
       default:
         throw bad("parameters.type", `${type} is not supported by this service (docs/signing-policies.md §3)`);
@@ -59,6 +59,16 @@ export function parseTransaction(type: TransactionType, unsigned: string, signWi
 }
 
 /**
+ * The last PSBTs read on the PSBT thread, by network and hex: parseTransaction finds them here
+ * instead of reading them on the main thread. An approval reads its PSBT there before its
+ * transaction (sign_transaction's prepare), and the policy facts in the transaction are
+ * parsed from another copy of the same parameters (docs/signing.md §6). Four, as the thread's
+ * own list. [our choice]
+ */
+const readOffThread = new Map<string, BitcoinPsbtView>();
+const psbtKey = (network: BitcoinNetwork, hex: string) => `${network.bech32}:${hex}`;
+
+/**
  * As parseTransaction, with a Bitcoin PSBT read on the PSBT thread (docs/signing.md §6): the
  * same result and the same refusals, without the read's block on the main thread. The other
  * chains' transactions are small (a few KiB) and parsed here.
@@ -67,7 +77,12 @@ export async function parseTransactionOffThread(type: TransactionType, unsigned:
   if (type !== "TRANSACTION_TYPE_BITCOIN") return parseTransaction(type, unsigned, signWith);
   const network = networkOf(signWith);
   try {
-    return { chain: "bitcoin", tx: await readPsbtOffThread(unsigned, network), hex: unsigned, network };
+    const key = psbtKey(network, unsigned);
+    const tx = readOffThread.get(key) ?? (await readPsbtOffThread(unsigned, network));
+    readOffThread.delete(key);
+    if (readOffThread.size >= 4) readOffThread.delete(readOffThread.keys().next().value!);
+    readOffThread.set(key, tx);
+    return { chain: "bitcoin", tx, hex: unsigned, network };
   } catch (err) {
     if (err instanceof ParseError) throw bad(FIELD, `cannot parse as ${type}: ${err.message}`);
     throw err;

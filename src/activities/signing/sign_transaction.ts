@@ -56,7 +56,12 @@ interface Presigned {
  * prepares nothing (`{}`): the transaction signs then, as it may not execute at all.
  */
 async function prepare(ctx: PrepareContext, p: Static<typeof Params>, when: "submission" | "approval"): Promise<{ presigned?: Presigned }> {
-  if (when !== "submission" || !ctx.signer) return {};
+  if (when !== "submission" || !ctx.signer) {
+    // Before an approval's transaction: the PSBT read on the PSBT thread, where the policy
+    // facts in the transaction find it (docs/signing.md §6).
+    if (readOffThread(p)) await parsedOffThread(p);
+    return {};
+  }
   const tx = parsed(p);
   const publicKey = signerPublicKey(ctx.signer);
   checkSigner(tx, ctx.signer.curve, publicKey);
