@@ -91,9 +91,10 @@ export function optionalMembers(file: string, name: string): string[] {
 /**
  * The calls the function `name` of `file` makes as its steps: every call in its body, in
  * source order, that is neither an argument of another call nor inside a nested function —
- * each as its callee's text (`refuseTvc`, `def.validator.parse`).
+ * each as its callee's text (`refuseTvc`, `def.validator.parse`). `namedOnly`: only calls of a
+ * function by its name (a step), not of a method (`createHash(…).update(…).digest`).
  */
-export function topLevelCalls(file: string, name: string): string[] {
+export function topLevelCalls(file: string, name: string, { namedOnly = false } = {}): string[] {
   const src = sourceOf(file);
   const fn = src.statements.find((s): s is ts.FunctionDeclaration => ts.isFunctionDeclaration(s) && s.name?.text === name);
   assert.ok(fn?.body, `${file} declares no function ${name}`);
@@ -101,7 +102,7 @@ export function topLevelCalls(file: string, name: string): string[] {
   const visit = (node: ts.Node): void => {
     if (ts.isFunctionLike(node)) return;
     if (ts.isCallExpression(node)) {
-      calls.push(node.expression.getText(src));
+      if (!namedOnly || ts.isIdentifier(node.expression)) calls.push(node.expression.getText(src));
       return;
     }
     ts.forEachChild(node, visit);

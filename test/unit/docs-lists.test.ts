@@ -74,6 +74,17 @@ describe("docs lists held by the code", () => {
     );
   });
 
+  it("a new activity's steps: docs/request-path.md §2.6 is submitNew()'s named steps, in order", () => {
+    const items = numberedItems(markedBlock("docs/request-path.md", "submit-steps"));
+    assertSameList(
+      "docs/request-path.md §2.6 (list:submit-steps)",
+      firstSpans(items, "docs/request-path.md §2.6"),
+      topLevelCalls("src/pipeline/submission.ts", "submitNew", { namedOnly: true }),
+      "Each numbered item starts with the step it describes, as src/pipeline/submission.ts submitNew() calls them.",
+      { ordered: true },
+    );
+  });
+
   it("every gate the pipeline calls (refuse…) is named in docs/request-path.md", () => {
     const dir = path.join(ROOT, "src/pipeline");
     const files = readdirSync(dir)
