@@ -34,13 +34,13 @@ export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer>
   const bodyFingerprint = createHash("sha256").update(ctx.raw).digest("hex");
   await admit(v);
   const signer = await resolveSigner(v);
-  // Step 6 (§2.7): authorize, with the submitter's stamp as the first approval.
+  // Step 6 (docs/request-path.md §2.7): authorize, with the submitter's stamp as the first approval.
   const authorized = await authorizeSubmission(v, signer);
   if (v.envelope.generateAppProofs) await openAppProofKey(ctx.deps);
   const earlier = await earlierBeforePrepare(v, bodyFingerprint);
   if ("twin" in earlier) return answerTwin(v, earlier.twin, earlier.fingerprint);
   const prepared = await prepareOnceAllowed(v, authorized.evaluated, signer);
-  // Steps 7 and 8 (§2.8): settle in one transaction, then respond.
+  // Steps 7 and 8 (docs/request-path.md §2.8): settle in one transaction, then respond.
   const settlement = await settlementOf(v, authorized, earlier.fingerprint, prepared, signer);
   return settleAndAnswer(v, settlement, bodyFingerprint);
 }
