@@ -1,6 +1,9 @@
-// Micro-benchmark of Sigil's policy engine against Cedar (@cedar-policy/cedar-wasm, Node.js build).
+// Micro-benchmark of Sigil's policy engine against Cedar (@cedar-policy/cedar-wasm, Node.js build),
+// then the dry-run replay figure (bench/policy-dry-run.ts, docs/benchmarks.md §5.1).
 //
-//   npm run bench:policy [-- --duration S]    (S = measured seconds per engine and size, default 2)
+//   npm run bench:policy [-- --duration S] [--dry-run-activities N] [--skip-dry-run]
+//     S = measured seconds per engine and size (default 2); N = recorded activities seeded and
+//     replayed through dry_run_policies over HTTP (default 100,000; BENCH_DATABASE_URL also on PostgreSQL)
 //
 // Per organization size (10, 100, 1,000 policies) it generates, from a seeded PRNG, one policy set
 // written twice, in Sigil's language and in Cedar, plus a rotating set of requests; checks that both
@@ -19,6 +22,8 @@
 import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
 import { compilePolicy, decide, policySet, type DecisionInput, type PolicySet } from "../src/policy/engine.ts";
 import { cedarCall, cedarDecide, compareWithCedar, generateOrg, preparseCedarSet, prng, type Org } from "./policy-vs-cedar.ts";
+import { benchDryRun, printDryRun } from "./policy-dry-run.ts";
+import { cleanupAll } from "./procs.ts";
 
 const SIZES = [10, 100, 1000] as const;
 const REQUESTS_PER_SIZE = 240;
@@ -193,3 +198,19 @@ console.log(
     "plans of inapplicable policies (Cedar evaluates all policies on every call).",
 );
 if (sink < 0) console.log(sink); // keep the results observable
+
+// ------------------------------------------------------------------------------ dry-run replay
+
+if (!process.argv.includes("--skip-dry-run")) {
+  const i = process.argv.indexOf("--dry-run-activities");
+  const n = i < 0 ? 100_000 : Number(process.argv[i + 1]);
+  if (!Number.isInteger(n) || n < 1 || n > 1_000_000) throw new Error(`--dry-run-activities must be an integer in [1, 1000000], got ${process.argv[i + 1]}`);
+  console.log("");
+  try {
+    printDryRun(await benchDryRun("sqlite", n));
+    const pgUrl = process.env.BENCH_DATABASE_URL;
+    if (pgUrl) printDryRun(await benchDryRun("postgres", n, pgUrl));
+  } finally {
+    await cleanupAll();
+  }
+}

@@ -121,10 +121,19 @@ export async function replay(r: ReplayRequest): Promise<ReplayResult> {
   let lastTurn = performance.now();
   const stopped = (): ReplayResult => ({ replayed, skipped, complete: false, ...(at ? { nextCursor: encodeCursor({ ...at, scanned }) } : {}), changed });
 
-  while (scanned < r.window.last) {
-    const want = Math.min(PAGE_ROWS, r.window.last - scanned);
-    const rows = await pageOf(db, organizationId, r.window, at, want);
-    const votes = await votesByActivity(db, rows.map((row) => row.id));
+  // The next page is read while this one is decided (PostgreSQL answers meanwhile).
+  const fetchPage = async (after: Cursor | undefined, want: number) => {
+    const rows = await pageOf(db, organizationId, r.window, after, want);
+    return { rows, want, votes: await votesByActivity(db, rows.map((row) => row.id)) };
+  };
+  let next: ReturnType<typeof fetchPage> | undefined = scanned < r.window.last ? fetchPage(at, Math.min(PAGE_ROWS, r.window.last - scanned)) : undefined;
+  while (next) {
+    const { rows, want, votes } = await next;
+    const last = rows[rows.length - 1];
+    const rest = r.window.last - scanned - rows.length;
+    next = last && rows.length === want && rest > 0 ? fetchPage({ createdAt: last.created_at, id: last.id, scanned: 0 }, Math.min(PAGE_ROWS, rest)) : undefined;
+    // Not awaited when the replay stops early: its failure then has nowhere to go.
+    next?.catch(() => {});
     const approving: string[] = [];
     for (const list of votes.values()) for (const v of list) if (v.selection === "VOTE_SELECTION_APPROVED") approving.push(v.user_id);
     await users.load(approving);
@@ -175,7 +184,6 @@ export async function replay(r: ReplayRequest): Promise<ReplayResult> {
         lastTurn = performance.now();
       }
     }
-    if (rows.length < want) return { replayed, skipped, complete: true, changed };
   }
   return { replayed, skipped, complete: true, changed };
 }
