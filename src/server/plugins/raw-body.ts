@@ -26,7 +26,12 @@ function receive(req: FastifyRequest, payload: Payload, done: Done): void {
   // Small bodies (nearly all) as fastify reads them: every step over them is well under a
   // millisecond. A large one, or one of undeclared length, is followed chunk by chunk.
   const facts = declared < LARGE_BODY_BYTES ? undefined : new BodyFacts();
-  const into = facts && Number.isFinite(declared) ? Buffer.allocUnsafe(declared) : undefined;
+  /**
+   * The body's buffer, of the declared length, once half of it has arrived (the chunks so far
+   * copied in, the rest as they come): no copy of the whole at the end, and a client that
+   * declares a megabyte and sends a byte holds a byte, not a megabyte.
+   */
+  let into: Buffer | undefined;
   const chunks: Buffer[] = [];
   let received = 0;
 
@@ -43,16 +48,18 @@ function receive(req: FastifyRequest, payload: Payload, done: Done): void {
       facts?.stop();
       return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
     }
-    // Copied as it comes (the socket's buffers are not kept); past the declared length the
-    // body is refused at its end, so nothing more is copied. The facts look at the copy.
-    if (into) {
-      if (received <= into.length) {
-        chunk.copy(into, received - chunk.length);
-        facts?.push(into.subarray(received - chunk.length, received));
-      }
-    } else {
+    // Past the declared length the body is refused at its end, so nothing more is kept.
+    if (received > declared) return;
+    facts?.push(chunk);
+    if (into) chunk.copy(into, received - chunk.length);
+    else {
       chunks.push(chunk);
-      facts?.push(chunk);
+      if (facts && received * 2 >= declared) {
+        into = Buffer.allocUnsafe(declared);
+        let at = 0;
+        for (const c of chunks) at += c.copy(into, at);
+        chunks.length = 0;
+      }
     }
   }
   function onEnd(err?: Error & { statusCode?: number }): void {
