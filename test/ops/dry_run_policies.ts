@@ -68,6 +68,16 @@ perEngine("dry_run_policies", (h) => {
     assert.equal(gained.after.decidingPolicyId, s.policyId);
   });
 
+  it("the official client (TurnkeySDKClientBase.request) sends it, stamped by its API key stamper", async () => {
+    const sdk = await h().sdk(s.org);
+    const r = await sdk.request<Json, Json>("/public/v1/query/dry_run_policies", { organizationId: s.org.organizationId, proposal: swap(s.policyId) });
+    assert.deepEqual((r.changed as Json[]).map((c) => c.activityId).sort(), [s.allowed, s.denied].sort());
+    const e = await sdk.request<Json, Json>("/public/v1/query/explain_activity", { organizationId: s.org.organizationId, activityId: s.denied });
+    assert.equal(e.evaluations[0].policies[0].explanation.words, `activity.type was ${KEY_TAG}, not ${TAG}`);
+    const c = await sdk.request<Json, Json>("/public/v1/query/check_policy", { organizationId: s.org.organizationId, condition: "activity.type ==" });
+    assert.equal(c.valid, false);
+  });
+
   it("an added policy is 'proposed-<n>'; a deletion is replayed too", async () => {
     const r = await h().query(OP, { proposal: { add: [{ policyName: "deny tags", effect: "EFFECT_DENY", condition: `activity.type == '${TAG}'` }] } }, { as: s.org });
     const [c] = r.json.changed as Json[];
