@@ -1,6 +1,7 @@
 // check_policy: a policy's expressions compiled as create_policy compiles them, nothing saved
 // (docs/policy-dry-run.md §2). Every error comes back as data — field, line, column and UTF-16
 // offset — so an editor can mark it; the request itself is refused only when malformed.
+import { setImmediate as turn } from "node:timers/promises";
 import { Type } from "@sinclair/typebox";
 import { OrganizationId } from "../schemas/common.ts";
 import { compileSubmitted, PolicyCompileError, type Field } from "../policy/index.ts";
@@ -70,7 +71,16 @@ export const checkPolicy = defineQuery({
     iterations: Type.Object({ condition: Type.Optional(Type.Number()), consensus: Type.Optional(Type.Number()), time: Type.Optional(Type.Number()) }),
   }),
   async run(_ctx, req) {
-    const { errors, iterations } = checkPolicyText(req);
+    const { errors, iterations } = checkPolicyText({ ...(req.effect !== undefined ? { effect: req.effect } : {}) });
+    for (const field of ["condition", "consensus", "time"] as const) {
+      const source = req[field];
+      if (source === undefined) continue;
+      // An 8 KiB expression compiles in about 10 ms: one field per turn of the event loop.
+      await turn();
+      const one = checkPolicyText({ [field]: source });
+      errors.push(...one.errors);
+      Object.assign(iterations, one.iterations);
+    }
     return { valid: errors.length === 0, errors, iterations };
   },
 });

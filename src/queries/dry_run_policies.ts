@@ -73,7 +73,7 @@ export const dryRunPolicies = defineQuery({
     const { db, state, organization } = ctx;
     const today = await governance(state.governance, db, organization.id);
     const rows = await policiesOf(db, organization.id);
-    const proposed = proposedSet(rows, today, req.proposal);
+    const proposed = await proposedSet(rows, today, req.proposal);
     const sets = { today: { set: today.set, meta: todaysMeta(rows) }, proposed };
     if (req.intent) {
       return { replayed: 0, skipped: 0, complete: true, changed: [], intent: await decideIntent(ctx, req.intent, today.quorum, sets) };
