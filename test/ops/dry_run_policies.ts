@@ -147,8 +147,12 @@ perEngine("dry_run_policies", (h) => {
   it("read rules: a sub-organization's user cannot dry-run its parent; the parent may dry-run its sub-organization", async () => {
     const sub = await subOrganization(h(), {}, s.org);
     const refused = await h().query(OP, { proposal: {} }, { as: sub, organizationId: s.org.organizationId });
-    assert.ok(refused.status === 401 || refused.status === 403 || refused.status === 404, JSON.stringify(refused.json));
+    // Its credential is not found in the parent or above it: unauthenticated, as for every query (docs/request-path.md §5).
+    assert.equal(refused.status, 401, JSON.stringify(refused.json));
+    assert.equal(refused.json.code, 16);
     assert.equal(refused.json.changed, undefined);
+    assert.equal((await h().query("explain_activity", { activityId: s.allowed }, { as: sub, organizationId: s.org.organizationId })).status, 401);
+    assert.equal((await h().query("check_policy", { condition: "true" }, { as: sub, organizationId: s.org.organizationId })).status, 401);
     const parent = await h().query(OP, { proposal: {} }, { as: s.org, organizationId: sub.organizationId });
     assert.equal(parent.status, 200, JSON.stringify(parent.json));
     assert.equal(parent.json.complete, true);
