@@ -6,7 +6,7 @@ import { setImmediate as turn } from "node:timers/promises";
 import { Type, type Static } from "@sinclair/typebox";
 import { invalid } from "../errors.ts";
 import { compilePolicy, policySet, type CompiledPolicy, type Effect, type PolicySet } from "../policy/engine.ts";
-import { compileSubmitted, PolicyCompileError, type Field } from "../policy/index.ts";
+import { compileExpression, compileSubmitted, PolicyCompileError, type CompiledExpression, type Field } from "../policy/index.ts";
 import { MAX_POLICIES_PER_ORGANIZATION, type PolicyRow } from "../store/policies.ts";
 import type { OrgGovernance } from "../governance/governance.ts";
 import type { PolicyMeta } from "./evaluation.ts";
@@ -122,20 +122,26 @@ export async function proposedSet(rows: readonly PolicyRow[], today: OrgGovernan
   return { set: policySet(policies), meta };
 }
 
+/** A proposal is a draft: it stays out of the shared compile cache (docs/policy-dry-run.md §6). */
+const DRAFT = { cached: false } as const;
+const FIELDS = ["condition", "consensus", "time"] as const;
+
 /**
- * Compiles the fields the proposal writes as a submission (the static cost bound), the rest as
- * stored. An 8 KiB expression compiles in about 10 ms: the event loop is given back after each.
+ * Compiles the fields the proposal writes as a submission (the static cost bound), each once and
+ * uncached, the rest as stored. An 8 KiB expression compiles in about 10 ms: the event loop is
+ * given back after each.
  */
 async function compileProposed(
   p: { id: string; name: string; effect: Effect; condition: string; consensus: string; time: string },
   path: string,
   written: Partial<Record<Field, string>>,
 ): Promise<CompiledPolicy> {
-  for (const field of ["condition", "consensus", "time"] as const) {
+  const compiled: Partial<Record<Field, CompiledExpression | null>> = {};
+  for (const field of FIELDS) {
     if (written[field] === undefined) continue;
     await turn();
     try {
-      compileSubmitted(field, p[field]);
+      compiled[field] = compileSubmitted(field, p[field], DRAFT);
     } catch (err) {
       if (!(err instanceof PolicyCompileError)) throw err;
       throw invalid(`${path} (${JSON.stringify(p.name)}): invalid policy ${field}: ${err.message}`, [
@@ -143,11 +149,15 @@ async function compileProposed(
       ]);
     }
   }
-  try {
-    return compilePolicy({ id: p.id, effect: p.effect, condition: p.condition, consensus: p.consensus, time: p.time });
-  } catch (err) {
-    // A stored field the proposal keeps that no longer compiles (the language changed since).
-    if (!(err instanceof PolicyCompileError)) throw err;
-    throw invalid(`${path} (${JSON.stringify(p.name)}): its stored ${err.field} no longer compiles: ${err.message}`, [{ field: `${path}.${err.field}`, description: err.problem }]);
-  }
+  const fieldOf = (field: Field): CompiledExpression | null => {
+    if (field in compiled) return compiled[field] ?? null;
+    try {
+      return compileExpression(field, p[field]);
+    } catch (err) {
+      // A stored field the proposal keeps that no longer compiles (the language changed since).
+      if (!(err instanceof PolicyCompileError)) throw err;
+      throw invalid(`${path} (${JSON.stringify(p.name)}): its stored ${err.field} no longer compiles: ${err.message}`, [{ field: `${path}.${err.field}`, description: err.problem }]);
+    }
+  };
+  return { id: p.id, effect: p.effect, condition: fieldOf("condition"), consensus: fieldOf("consensus"), time: fieldOf("time") };
 }

@@ -3,7 +3,7 @@
 // § alone in this file: docs/policy-language.md
 // The order of the rules is docs/policy-language.md §6.3 (per policy) and §6.4 (aggregate);
 // the other § numbers in this file are that note's too.
-import { compileExpression, isBudgetError, meterOf, PassBudget, PolicyRuntimeError, type CompiledExpression, type Meter } from "./index.ts";
+import { compileExpression, isBudgetError, meterOf, PassBudget, PolicyRuntimeError, type CompiledExpression, type CompileOptions, type Meter } from "./index.ts";
 import type { ActivityFacts, CredentialFacts, EvalEnv, UserFacts } from "./facts.ts";
 
 export type Outcome =
@@ -36,13 +36,13 @@ export interface CompiledPolicy {
 }
 
 /** Compiles a stored or submitted policy. Throws PolicyCompileError naming field, line and column. */
-export function compilePolicy(p: PolicySource): CompiledPolicy {
+export function compilePolicy(p: PolicySource, options?: CompileOptions): CompiledPolicy {
   return {
     id: p.id,
     effect: p.effect,
-    condition: compileExpression("condition", p.condition),
-    consensus: compileExpression("consensus", p.consensus),
-    time: compileExpression("time", p.time),
+    condition: compileExpression("condition", p.condition, options),
+    consensus: compileExpression("consensus", p.consensus, options),
+    time: compileExpression("time", p.time, options),
   };
 }
 

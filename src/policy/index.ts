@@ -57,8 +57,8 @@ const cache = new Lru<CompiledExpression>(CACHE_SIZE);
  * (SIGIL_POLICY_MAX_ITERATIONS, docs/policy-language.md §11.3). Stored expressions are only
  * compiled: a bound lowered later still lets them run, under the evaluation budget.
  */
-export function compileSubmitted(field: Field, source: string): CompiledExpression | null {
-  const compiled = compileExpression(field, source);
+export function compileSubmitted(field: Field, source: string, options?: CompileOptions): CompiledExpression | null {
+  const compiled = compileExpression(field, source, options);
   const bound = evaluationLimits().iterations;
   if (compiled && compiled.iterations > bound) {
     const at = costPositions.get(compiled) ?? { offset: 0, line: 1, column: 1 };
@@ -76,14 +76,29 @@ const costPositions = new WeakMap<CompiledExpression, SourcePos>();
  * Compiles `source` as the given policy field. Returns null when the source is
  * empty or whitespace only (the field is absent). Throws PolicyCompileError.
  */
-export function compileExpression(field: Field, source: string): CompiledExpression | null {
+export function compileExpression(field: Field, source: string, options?: CompileOptions): CompiledExpression | null {
   if (BLANK.test(source)) return null;
   const key = `${field}\u0000${source}`;
   const hit = cache.get(key);
   if (hit) return hit;
   const compiled = build(field, source);
-  cache.set(key, compiled);
+  if (options?.cached !== false) cache.set(key, compiled);
   return compiled;
+}
+
+export interface CompileOptions {
+  /**
+   * False for a draft nobody stored (check_policy, a dry run's proposal): an editor sends a new
+   * text at every pause in typing, and any tenant could otherwise fill the shared cache with
+   * 8 KiB drafts and evict the compiled policies every activity uses (docs/policy-dry-run.md §6).
+   * A cached compilation is still reused.
+   */
+  cached?: boolean;
+}
+
+/** Compiled expressions held by the shared cache (tests: drafts leave it unchanged). */
+export function compiledCacheSize(): number {
+  return cache.size;
 }
 
 function build(field: Field, source: string): CompiledExpression {

@@ -31,6 +31,9 @@ export interface CheckError {
  * The compile errors of a policy's expressions, as create_policy would refuse them (syntax,
  * types, the static cost bound), and each valid expression's worst-case iterations.
  */
+/** Drafts stay out of the shared compile cache (docs/policy-dry-run.md §6). */
+const DRAFT = { cached: false } as const;
+
 export function checkPolicyText(p: { effect?: string; condition?: string; consensus?: string; time?: string }): {
   errors: CheckError[];
   iterations: Partial<Record<Field, number>>;
@@ -44,7 +47,7 @@ export function checkPolicyText(p: { effect?: string; condition?: string; consen
     const source = p[field];
     if (source === undefined) continue;
     try {
-      const compiled = compileSubmitted(field, source);
+      const compiled = compileSubmitted(field, source, DRAFT);
       if (compiled) iterations[field] = compiled.iterations;
     } catch (err) {
       if (!(err instanceof PolicyCompileError)) throw err;

@@ -2,6 +2,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { invalidRequest, perEngine, type Json } from "../helpers/inproc.ts";
 import { literalList, nestedAll } from "../helpers/policy-facts.ts";
+import { compiledCacheSize } from "../../src/policy/index.ts";
 
 const OP = "check_policy";
 
@@ -53,6 +54,15 @@ perEngine("check_policy", (h) => {
     const r = await h().query(OP, { effect: "EFFECT_MAYBE", condition: "true ".repeat(2000), consensus: "approvers.any(" });
     assert.deepEqual((r.json.errors as Json[]).map((e) => e.field), ["effect", "condition", "consensus"]);
     assert.match(r.json.errors[1].message, /too long/);
+  });
+
+  it("drafts stay out of the shared compile cache: an editor's every pause is a new text", async () => {
+    const before = compiledCacheSize();
+    for (let i = 0; i < 20; i++) {
+      const r = await h().query(OP, { condition: `activity.resource == 'DRAFT_${i}_${Date.now()}'`, consensus: `approvers.count() >= ${i + 1}` });
+      assert.equal(r.json.valid, true, JSON.stringify(r.json));
+    }
+    assert.equal(compiledCacheSize(), before);
   });
 
   it("refuses a malformed request (400)", async () => {

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, failsWith, invalidRequest, notFound, perEngine, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
 import { subOrganization } from "../helpers/sub-organizations.ts";
 import { literalList, nestedAll } from "../helpers/policy-facts.ts";
+import { compiledCacheSize } from "../../src/policy/index.ts";
 
 const OP = "dry_run_policies";
 const TAG = "ACTIVITY_TYPE_CREATE_USER_TAG";
@@ -87,6 +88,17 @@ perEngine("dry_run_policies", (h) => {
     assert.equal(c!.after.decidingPolicyId, "proposed-1");
     const gone = await h().query(OP, { proposal: { delete: [s.policyId] } }, { as: s.org });
     assert.deepEqual((gone.json.changed as Json[]).map((x) => [x.activityId, x.after.outcome]), [[s.allowed, "OUTCOME_DENY_IMPLICIT"]]);
+  });
+
+  it("a proposal is a draft: it stays out of the shared compile cache", async () => {
+    const before = compiledCacheSize();
+    for (let i = 0; i < 5; i++) {
+      const draft = `activity.type == '${TAG}' && activity.resource != 'DRAFT_${i}_${Date.now()}'`;
+      const r = await h().query(OP, { proposal: { add: [{ policyName: "draft", effect: "EFFECT_DENY", condition: draft }] } }, { as: s.org });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      assert.equal(r.json.changed.length, 1);
+    }
+    assert.equal(compiledCacheSize(), before);
   });
 
   it("pages by a cursor: a changes limit stops the replay with complete: false, the cursor goes on", async () => {
