@@ -13,7 +13,7 @@
 // BENCH_GAPS_FROM (e.g. the kind's operation) on, so start-up and set-up stay out; each server
 // writes DIR/<pid>.json every second and when it exits.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import http from "node:http";
+import { armedFrom } from "./gaps-armed.mjs";
 import path from "node:path";
 
 const GAP_MS = 20;
@@ -24,20 +24,13 @@ else if (process.argv.includes("serve") && process.env.BENCH_GAPS_DIR) record(pr
 function record(dir, from) {
   mkdirSync(dir, { recursive: true });
   const gaps = [];
-  let armed = !from;
-  if (!armed) {
-    const emit = http.Server.prototype.emit;
-    http.Server.prototype.emit = function (event, req, ...rest) {
-      if (!armed && event === "request" && typeof req?.url === "string" && req.url.includes(from)) armed = true;
-      return emit.call(this, event, req, ...rest);
-    };
-  }
+  const armed = armedFrom(from);
   let last = process.hrtime.bigint();
   let lastCpu = process.cpuUsage();
   setInterval(() => {
     const now = process.hrtime.bigint();
     const wallMs = Number(now - last) / 1e6;
-    if (armed && wallMs > GAP_MS) {
+    if (armed() && wallMs > GAP_MS) {
       const cpu = process.cpuUsage(lastCpu);
       gaps.push({ wallMs: Math.round(wallMs * 10) / 10, cpuMs: Math.round((cpu.user + cpu.system) / 100) / 10 });
     }

@@ -13,7 +13,7 @@
 // Imported into every node process NODE_OPTIONS reaches, it acts only in `sigil serve`, and
 // only where schedstat exists (Linux); elsewhere use bench/loop-gaps.mjs. — *our choice*
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import http from "node:http";
+import { armedFrom } from "./gaps-armed.mjs";
 import path from "node:path";
 
 const GAP_MS = 20;
@@ -31,21 +31,14 @@ function thread() {
 function record(dir, from) {
   mkdirSync(dir, { recursive: true });
   const gaps = [];
-  let armed = !from;
-  if (!armed) {
-    const emit = http.Server.prototype.emit;
-    http.Server.prototype.emit = function (event, req, ...rest) {
-      if (!armed && event === "request" && typeof req?.url === "string" && req.url.includes(from)) armed = true;
-      return emit.call(this, event, req, ...rest);
-    };
-  }
+  const armed = armedFrom(from);
   let last = process.hrtime.bigint();
   let [lastRun, lastWait] = thread();
   setInterval(() => {
     const now = process.hrtime.bigint();
     const wallMs = Number(now - last) / 1e6;
     const [run, wait] = thread();
-    if (armed && wallMs > GAP_MS) {
+    if (armed() && wallMs > GAP_MS) {
       gaps.push({ wallMs: Math.round(wallMs * 10) / 10, cpuMs: Math.round((run - lastRun) / 1e5) / 10, waitMs: Math.round((wait - lastWait) / 1e5) / 10 });
     }
     last = now;

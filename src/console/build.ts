@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { onceRetrying } from "../cache/once.ts";
 
 // src/console here, dist/cli in the service bundle: both two levels below the root.
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -90,16 +91,8 @@ async function buildAssets(): Promise<Map<string, ConsoleAsset>> {
   return files;
 }
 
-let built: Promise<Map<string, ConsoleAsset>> | undefined;
-
 /** The console's files by path below /console, built once per process (a failed build is tried again). */
-export function consoleAssets(): Promise<Map<string, ConsoleAsset>> {
-  built ??= buildAssets().catch((err: unknown) => {
-    built = undefined;
-    throw err;
-  });
-  return built;
-}
+export const consoleAssets: () => Promise<Map<string, ConsoleAsset>> = onceRetrying(buildAssets);
 
 /**
  * `_headers` (the format of Netlify and Cloudflare Pages) for a static copy served from the

@@ -5,6 +5,7 @@
 // once per process; `npm run build` writes them to dist/frames for any static server.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { onceRetrying } from "../cache/once.ts";
 import { originOf } from "./origins.ts";
 
 // src/frames here, dist/cli in the service bundle: both two levels below the root.
@@ -66,16 +67,8 @@ export function framesHeaders(s: FramesSettings): Record<string, string> {
   };
 }
 
-let built: Promise<Map<string, Asset>> | undefined;
-
-/** The static files (all but config.js), built once per process. */
-export function frameAssets(): Promise<Map<string, Asset>> {
-  built ??= buildAssets().catch((err: unknown) => {
-    built = undefined;
-    throw err;
-  });
-  return built;
-}
+/** The static files (all but config.js), built once per process (a failed build is tried again). */
+export const frameAssets: () => Promise<Map<string, Asset>> = onceRetrying(buildAssets);
 
 /**
  * A page: no inline script or style (the CSP allows none), config.js before the page's bundle,
