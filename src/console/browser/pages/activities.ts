@@ -7,15 +7,10 @@ import { useState } from "preact/hooks";
 import type { Json } from "../api.ts";
 import { navigate, type PageProps } from "../page.ts";
 import { ErrorBanner, fmtTime, h, Loading, orgHref, statusLabel, timeMs, typeLabel, useLoad, type VNode } from "../ui.ts";
+import { ACTIVITY_STATUSES } from "../../../store/schema.ts";
 
-export const STATUSES = [
-  "ACTIVITY_STATUS_CREATED",
-  "ACTIVITY_STATUS_PENDING",
-  "ACTIVITY_STATUS_COMPLETED",
-  "ACTIVITY_STATUS_FAILED",
-  "ACTIVITY_STATUS_CONSENSUS_NEEDED",
-  "ACTIVITY_STATUS_REJECTED",
-] as const;
+/** The filter offers every status the store knows (one list: src/store/schema.ts). */
+export const STATUSES = ACTIVITY_STATUSES;
 const PAGE = 50;
 
 /** A filter time: epoch ms, or anything Date.parse reads (the datetime-local field's value). */
