@@ -176,6 +176,8 @@ describe("the console in Chromium", { skip }, () => {
         assert.match(csp, /script-src 'self'(;|$)/, `the console's Content-Security-Policy: ${csp}`);
         assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
 
+        await visible(alice.page, tid("login-org-id"));
+        await shot(alice.page, "login");
         const passkey = await createPasskeyInPage(alice.page, NAMES.alice);
         org = await seedConsoleOrg(cs);
         const reg = await org.alice.sdk.createAuthenticators({
@@ -315,6 +317,32 @@ describe("the console in Chromium", { skip }, () => {
         // What the dry-run said, the engine now does: Carol's create_users is allowed.
         const again = await org.carol.sdk.createUsers({ users: [{ userName: "Mallory Mistake", apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] });
         assert.equal(again.activity.status, "ACTIVITY_STATUS_COMPLETED");
+      });
+
+      it("the other pages list what the SDK made: sub-organizations, policies, wallets, webhook endpoints", async () => {
+        const { page } = alice;
+        const wallet = await org.alice.sdk.createWallet({
+          walletName: "Treasury",
+          accounts: [{ curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" }],
+        });
+        const endpoint = await org.alice.sdk.createWebhookEndpoint({
+          url: "https://hooks.example.com/sigil",
+          name: "treasury events",
+          subscriptions: [{ eventType: "ACTIVITY_UPDATES" }],
+        });
+        const pages: [string, string, Record<string, string>][] = [
+          ["suborgs", "suborg-row", { "data-organization-id": org.subOrganizationId }],
+          ["policies", "nav-policies", {}],
+          ["wallets", "wallet-row", { "data-wallet-id": wallet.walletId }],
+          ["webhooks", "webhook-row", { "data-endpoint-id": endpoint.endpointId }],
+        ];
+        for (const [name, row, attributes] of pages) {
+          await page.click(tid(`nav-${name}`));
+          await until(page, ([id, n]) => location.hash.startsWith(`#/org/${id}/${n}`), [org.organizationId, name] as const, `the ${name} page's URL`);
+          await visible(page, tid(row, attributes));
+          await shot(page, name);
+        }
+        assert.deepEqual(pageErrors, []);
       });
 
       it("the second root user approves the pending activity from the approvals page; the SDK sees it completed", async () => {
