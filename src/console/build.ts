@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { onceRetrying } from "../cache/once.ts";
+import { BROWSER_BUNDLE } from "../frames/build.ts";
 
 // src/console here, dist/cli in the service bundle: both two levels below the root.
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -75,14 +76,7 @@ async function buildAssets(): Promise<Map<string, ConsoleAsset>> {
   const out = await build({
     entryPoints: { console: path.join(BROWSER, "main.ts") },
     outdir: "/console-out",
-    bundle: true,
-    write: false,
-    platform: "browser",
-    format: "iife",
-    target: "es2022",
-    minify: true,
-    legalComments: "none",
-    logLevel: "silent",
+    ...BROWSER_BUNDLE,
   });
   const files = new Map<string, ConsoleAsset>();
   for (const f of out.outputFiles) files.set(`/${path.basename(f.path)}`, asset("text/javascript; charset=utf-8", Buffer.from(f.contents)));

@@ -67,6 +67,18 @@ export function framesHeaders(s: FramesSettings): Record<string, string> {
   };
 }
 
+/** esbuild's options for a page's own script, shared with the console (docs/frames.md §5.1). */
+export const BROWSER_BUNDLE = {
+  bundle: true,
+  write: false,
+  platform: "browser",
+  format: "iife",
+  target: "es2022",
+  minify: true,
+  legalComments: "none",
+  logLevel: "silent",
+} as const;
+
 /** The static files (all but config.js), built once per process (a failed build is tried again). */
 export const frameAssets: () => Promise<Map<string, Asset>> = onceRetrying(buildAssets);
 
@@ -99,14 +111,7 @@ async function buildAssets(): Promise<Map<string, Asset>> {
   const out = await build({
     entryPoints: { export: path.join(BROWSER, "export.ts"), import: path.join(BROWSER, "import.ts") },
     outdir: "/frames-out",
-    bundle: true,
-    write: false,
-    platform: "browser",
-    format: "iife",
-    target: "es2022",
-    minify: true,
-    legalComments: "none",
-    logLevel: "silent",
+    ...BROWSER_BUNDLE,
   });
   const files = new Map<string, Asset>();
   for (const f of out.outputFiles) files.set(`/${path.basename(f.path)}`, { type: "text/javascript; charset=utf-8", body: Buffer.from(f.contents) });

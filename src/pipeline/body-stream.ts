@@ -6,16 +6,8 @@
 // Each chunk (64 KiB from the socket) is a fraction of a millisecond of this work, in the turn
 // that received it; over a megabyte the three cost 6–10 ms, which otherwise ran in one turn.
 import { isUtf8 } from "node:buffer";
-import { JSON_LIMITS, type JsonLimits } from "../schemas/json-shape.ts";
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, JSON_LIMITS, OPEN_BRACE, OPEN_BRACKET, QUOTE, type JsonLimits } from "../schemas/json-shape.ts";
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
 
 /**
  * `exceededJsonLimit` fed in pieces: the same counts, the same first limit passed, wherever

@@ -33,14 +33,15 @@ export interface JsonLimits {
 
 export const JSON_LIMITS: JsonLimits = { depth: MAX_JSON_DEPTH, members: MAX_JSON_MEMBERS, values: MAX_JSON_VALUES };
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
+// The bytes a JSON scanner looks for (also the streaming one, src/pipeline/body-stream.ts).
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const OPEN_BRACE = 0x7b;
+export const OPEN_BRACKET = 0x5b;
+export const CLOSE_BRACE = 0x7d;
+export const CLOSE_BRACKET = 0x5d;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
 
 /**
  * The first limit `raw` goes past, or undefined. Brackets, commas and colons inside strings do
