@@ -3,7 +3,7 @@
 // every activity whose outcome differs; or, in intent mode, decides one activity that was never
 // submitted, as if the caller (or a named user of the organization) submitted it alone.
 // Read-only; readable as list_activities is.
-import { Type } from "@sinclair/typebox";
+import { Type, type Static } from "@sinclair/typebox";
 import { invalid, notFound } from "../errors.ts";
 import { OrganizationId, UintString } from "../schemas/common.ts";
 import { activityByType } from "../activities/registry.ts";
@@ -15,6 +15,7 @@ import type { UserRow } from "../store/users.ts";
 import { EvaluationSchema, evaluationView } from "../policy-dryrun/evaluation.ts";
 import { ProposalSchema, proposedSet, todaysMeta } from "../policy-dryrun/proposal.ts";
 import { FactsBuilder } from "../policy-dryrun/recorded.ts";
+import { takeDryRunSlot } from "../policy-dryrun/slots.ts";
 import {
   decodeCursor, DEFAULT_CHANGED, DEFAULT_WINDOW, MAX_CHANGED, MAX_WINDOW, replay, TIME_BUDGET_MS, type SetUnderTest, type Window,
 } from "../policy-dryrun/replay.ts";
@@ -69,38 +70,48 @@ export const dryRunPolicies = defineQuery({
     intent: Type.Optional(Type.Object({ before: EvaluationSchema, after: EvaluationSchema })),
   }),
   async run(ctx, req) {
-    const startedAt = performance.now();
-    const { db, state, organization } = ctx;
-    const today = await governance(state.governance, db, organization.id);
-    const rows = await policiesOf(db, organization.id);
-    const proposed = await proposedSet(rows, today, req.proposal);
-    const sets = { today: { set: today.set, meta: todaysMeta(rows) }, proposed };
-    if (req.intent) {
-      return { replayed: 0, skipped: 0, complete: true, changed: [], intent: await decideIntent(ctx, req.intent, today.quorum, sets) };
+    const release = takeDryRunSlot(ctx.organization.id);
+    try {
+      return await dryRun(ctx, req);
+    } finally {
+      release();
     }
-    const window = windowOf(req.window);
-    const limit = req.paginationOptions?.limit === undefined ? DEFAULT_CHANGED : Number(req.paginationOptions.limit);
-    if (!(limit >= 1 && limit <= MAX_CHANGED)) {
-      throw invalid(`paginationOptions.limit must be between 1 and ${MAX_CHANGED}`, [{ field: "paginationOptions.limit", description: `1 to ${MAX_CHANGED}` }]);
-    }
-    const after = req.paginationOptions?.after;
-    const cursor = after ? decodeCursor(after) : undefined;
-    if (after && !cursor) {
-      throw invalid("paginationOptions.after must be a nextCursor this query returned", [{ field: "paginationOptions.after", description: "not a dry-run cursor" }]);
-    }
-    return replay({
-      db,
-      organizationId: organization.id,
-      quorum: today.quorum,
-      ...sets,
-      window,
-      ...(cursor ? { cursor } : {}),
-      maxChanged: limit,
-      startedAt,
-      budgetMs: TIME_BUDGET_MS,
-    });
   },
 });
+
+/** The query itself, in its organization's slot (docs/policy-dry-run.md §4.3). */
+async function dryRun(ctx: QueryContext, req: Static<typeof Request>) {
+  const startedAt = performance.now();
+  const { db, state, organization } = ctx;
+  const today = await governance(state.governance, db, organization.id);
+  const rows = await policiesOf(db, organization.id);
+  const proposed = await proposedSet(rows, today, req.proposal);
+  const sets = { today: { set: today.set, meta: todaysMeta(rows) }, proposed };
+  if (req.intent) {
+    return { replayed: 0, skipped: 0, complete: true, changed: [], intent: await decideIntent(ctx, req.intent, today.quorum, sets) };
+  }
+  const window = windowOf(req.window);
+  const limit = req.paginationOptions?.limit === undefined ? DEFAULT_CHANGED : Number(req.paginationOptions.limit);
+  if (!(limit >= 1 && limit <= MAX_CHANGED)) {
+    throw invalid(`paginationOptions.limit must be between 1 and ${MAX_CHANGED}`, [{ field: "paginationOptions.limit", description: `1 to ${MAX_CHANGED}` }]);
+  }
+  const after = req.paginationOptions?.after;
+  const cursor = after ? decodeCursor(after) : undefined;
+  if (after && !cursor) {
+    throw invalid("paginationOptions.after must be a nextCursor this query returned", [{ field: "paginationOptions.after", description: "not a dry-run cursor" }]);
+  }
+  return replay({
+    db,
+    organizationId: organization.id,
+    quorum: today.quorum,
+    ...sets,
+    window,
+    ...(cursor ? { cursor } : {}),
+    maxChanged: limit,
+    startedAt,
+    budgetMs: TIME_BUDGET_MS,
+  });
+}
 
 function windowOf(w: { afterMs?: string; beforeMs?: string; last?: number } | undefined): Window {
   const window: Window = { last: w?.last ?? DEFAULT_WINDOW };
