@@ -11,7 +11,16 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import { Turnkey } from "@turnkey/sdk-server";
-import { cleanupAll, newSigilInstance, sigilInit, startSigil, tempDir, type InitResult, type Running, type SigilInstance } from "./procs.ts";
+import {
+  cleanupAll,
+  newSigilInstance,
+  sigilInit,
+  startSigil,
+  tempDir,
+  type InitResult,
+  type Running,
+  type SigilInstance,
+} from "./procs.ts";
 import { num } from "./options.ts";
 
 const CONNECTIONS = num("--connections", "BENCH_CONNECTIONS", 32, 1, 256);
@@ -31,7 +40,12 @@ interface Target {
 }
 
 const client = (t: Target) =>
-  new Turnkey({ apiBaseUrl: t.server.url, apiPublicKey: t.init.apiPublicKey, apiPrivateKey: t.init.apiPrivateKey, defaultOrganizationId: t.init.organizationId }).apiClient();
+  new Turnkey({
+    apiBaseUrl: t.server.url,
+    apiPublicKey: t.init.apiPublicKey,
+    apiPrivateKey: t.init.apiPrivateKey,
+    defaultOrganizationId: t.init.organizationId,
+  }).apiClient();
 
 async function softToken(): Promise<NodeJS.ProcessEnv> {
   const dir = tempDir("sigil-bench-softhsm-");
@@ -42,7 +56,11 @@ async function softToken(): Promise<NodeJS.ProcessEnv> {
   const pin = randomBytes(8).toString("hex");
   const pinFile = path.join(dir, "pin");
   writeFileSync(pinFile, `${pin}\n`, { mode: 0o600 });
-  await run("softhsm2-util", ["--init-token", "--free", "--label", "sigil-bench", "--pin", pin, "--so-pin", randomBytes(8).toString("hex")], { env: { ...process.env, SOFTHSM2_CONF: conf } });
+  await run(
+    "softhsm2-util",
+    ["--init-token", "--free", "--label", "sigil-bench", "--pin", pin, "--so-pin", randomBytes(8).toString("hex")],
+    { env: { ...process.env, SOFTHSM2_CONF: conf } },
+  );
   return {
     SOFTHSM2_CONF: conf,
     SIGIL_MASTER_KEY_SOURCE: "pkcs11",
@@ -63,8 +81,19 @@ async function target(name: string, extra?: NodeJS.ProcessEnv): Promise<Target> 
   const server = await startSigil(inst);
   const t: Target = { name, inst, server, init, wallet: "", privateKey: "" };
   const c = client(t);
-  t.wallet = (await c.createWallet({ walletName: "bench", accounts: [{ curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" }] })).addresses[0]!;
-  t.privateKey = (await c.createPrivateKeys({ privateKeys: [{ privateKeyName: "bench", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: [] }] })).privateKeys[0]!.privateKeyId!;
+  t.wallet = (
+    await c.createWallet({
+      walletName: "bench",
+      accounts: [
+        { curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" },
+      ],
+    })
+  ).addresses[0]!;
+  t.privateKey = (
+    await c.createPrivateKeys({
+      privateKeys: [{ privateKeyName: "bench", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: [] }],
+    })
+  ).privateKeys[0]!.privateKeyId!;
   return t;
 }
 
@@ -79,7 +108,12 @@ async function load(t: Target, signWith: string, seconds: number): Promise<{ rat
     clients.map(async (c) => {
       while (performance.now() < until) {
         try {
-          await c.signRawPayload({ signWith, payload: randomBytes(32).toString("hex"), encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NO_OP" });
+          await c.signRawPayload({
+            signWith,
+            payload: randomBytes(32).toString("hex"),
+            encoding: "PAYLOAD_ENCODING_HEXADECIMAL",
+            hashFunction: "HASH_FUNCTION_NO_OP",
+          });
           done++;
         } catch {
           failed++;
@@ -111,7 +145,9 @@ async function main(): Promise<void> {
       const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
       const e = mean(rates.env!);
       const p = mean(rates.pkcs11!);
-      rows.push(`${kind.padEnd(15)} env ${e.toFixed(1).padStart(7)}/s   pkcs11 ${p.toFixed(1).padStart(7)}/s   pkcs11/env ${((p / e) * 100).toFixed(0)} %   failed ${failed}`);
+      rows.push(
+        `${kind.padEnd(15)} env ${e.toFixed(1).padStart(7)}/s   pkcs11 ${p.toFixed(1).padStart(7)}/s   pkcs11/env ${((p / e) * 100).toFixed(0)} %   failed ${failed}`,
+      );
     }
   } finally {
     for (const t of [env, token]) {
@@ -120,7 +156,9 @@ async function main(): Promise<void> {
     }
     await cleanupAll();
   }
-  process.stdout.write(`stamped sign_raw_payload, ${CONNECTIONS} clients, ${DURATION_S} s × ${ROUNDS} rounds each (SQLite):\n${rows.join("\n")}\n`);
+  process.stdout.write(
+    `stamped sign_raw_payload, ${CONNECTIONS} clients, ${DURATION_S} s × ${ROUNDS} rounds each (SQLite):\n${rows.join("\n")}\n`,
+  );
 }
 
 await main();

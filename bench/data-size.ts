@@ -122,7 +122,9 @@ const SCENARIOS: Scenario[] = [
     make: (s, st) => queryReq("list_suborgs", s, st, { paginationOptions: { limit: "10", after: s.samples.deepSuborgId } }),
     check: (_, j) => (ids(j).length === 10 ? undefined : `expected 10 ids, got ${ids(j).length}`),
   },
-  ...["NAME", "USERNAME", "EMAIL", "PHONE_NUMBER", "CREDENTIAL_ID", "PUBLIC_KEY", "WALLET_ACCOUNT_ADDRESS", "OIDC_TOKEN"].map(filterScenario),
+  ...["NAME", "USERNAME", "EMAIL", "PHONE_NUMBER", "CREDENTIAL_ID", "PUBLIC_KEY", "WALLET_ACCOUNT_ADDRESS", "OIDC_TOKEN"].map(
+    filterScenario,
+  ),
   {
     name: "list_activities, first page",
     make: (s, st) => queryReq("list_activities", s, st, { paginationOptions: { limit: "10" } }),
@@ -152,7 +154,8 @@ const SCENARIOS: Scenario[] = [
           }),
         ),
     }),
-    check: (_, j) => ((j.activity as { status?: string } | undefined)?.status === "ACTIVITY_STATUS_COMPLETED" ? undefined : "not completed"),
+    check: (_, j) =>
+      (j.activity as { status?: string } | undefined)?.status === "ACTIVITY_STATUS_COMPLETED" ? undefined : "not completed",
   },
 ];
 
@@ -164,7 +167,14 @@ function post(base: string, r: Req): Promise<{ status: number; json: Record<stri
   const t = performance.now();
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: "POST", agent, headers: { "content-type": "application/json", "x-stamp": s.stamp, "content-length": s.body.length } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: "POST",
+        agent,
+        headers: { "content-type": "application/json", "x-stamp": s.stamp, "content-length": s.body.length },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
@@ -233,7 +243,13 @@ async function oidcTokenFor(inst: SigilInstance, s: SeedResult): Promise<string 
   const service = await openService([], inst.env);
   try {
     const key = await activeServiceKey(new ServiceKeyCache(), service.store.db, service.masterKey, "OIDC_TOKEN");
-    return await mintOidcToken(key, { issuer: id.issuer, audience: id.audience, identity: { sub: id.subject }, nonce: "bench", iat: Math.floor(Date.now() / 1000) });
+    return await mintOidcToken(key, {
+      issuer: id.issuer,
+      audience: id.audience,
+      identity: { sub: id.subject },
+      nonce: "bench",
+      iat: Math.floor(Date.now() / 1000),
+    });
   } finally {
     await service.store.close();
   }
@@ -386,7 +402,12 @@ async function printPlans(engine: Engine, side: Side): Promise<void> {
         if (!r) continue;
         const b = r.body();
         current = sc.name;
-        const res = await app.inject({ method: "POST", url: r.path, headers: { "content-type": "application/json", "x-stamp": b.stamp }, payload: b.body });
+        const res = await app.inject({
+          method: "POST",
+          url: r.path,
+          headers: { "content-type": "application/json", "x-stamp": b.stamp },
+          payload: b.body,
+        });
         current = undefined;
         if (res.statusCode !== 200) log(`    (${sc.name}: in-process answer ${res.statusCode} ${res.body.slice(0, 200)})`);
       }
@@ -415,8 +436,17 @@ async function printPlans(engine: Engine, side: Side): Promise<void> {
         try {
           const r = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, BUFFERS) ${c.sql}`, c.params as unknown[]);
           const plan = r.rows.map((x) => x["QUERY PLAN"]);
-          const scanned = [...new Set(plan.flatMap((l) => [.../Seq Scan on (\w+)/.exec(l)?.slice(1) ?? []]))];
-          judge(c, plan, await Promise.all(scanned.map(async (t) => [t, Number((await client.query<{ n: string }>("select count(*) as n from " + quoteIdent(t))).rows[0]?.n)] as const)));
+          const scanned = [...new Set(plan.flatMap((l) => [...(/Seq Scan on (\w+)/.exec(l)?.slice(1) ?? [])]))];
+          judge(
+            c,
+            plan,
+            await Promise.all(
+              scanned.map(
+                async (t) =>
+                  [t, Number((await client.query<{ n: string }>("select count(*) as n from " + quoteIdent(t))).rows[0]?.n)] as const,
+              ),
+            ),
+          );
         } catch (e) {
           log(`    [${c.scenario}] ${c.sql}\n      (no plan: ${(e as Error).message})`);
         } finally {
@@ -431,11 +461,19 @@ async function printPlans(engine: Engine, side: Side): Promise<void> {
     try {
       for (const c of statements) {
         try {
-          const plan = (db.prepare(`EXPLAIN QUERY PLAN ${c.sql}`).all(...(c.params as unknown[])) as { detail: string }[]).map((x) => x.detail);
+          const plan = (db.prepare(`EXPLAIN QUERY PLAN ${c.sql}`).all(...(c.params as unknown[])) as { detail: string }[]).map(
+            (x) => x.detail,
+          );
           // SCAN of a table without an index is a full scan; SEARCH (and SCAN of an index
           // walked in order under a LIMIT) is not, nor a scan of a subquery's result.
-          const scanned = [...new Set(plan.flatMap((l) => [.../^SCAN (\w+)(?! USING)(?:\s|$)/.exec(l.trim())?.slice(1) ?? []]))].filter((t) => t !== "CONSTANT");
-          judge(c, plan, scanned.map((t) => [t, (db.prepare(`select count(*) as n from ${quoteIdent(t)}`).get() as { n: number }).n] as const));
+          const scanned = [...new Set(plan.flatMap((l) => [...(/^SCAN (\w+)(?! USING)(?:\s|$)/.exec(l.trim())?.slice(1) ?? [])]))].filter(
+            (t) => t !== "CONSTANT",
+          );
+          judge(
+            c,
+            plan,
+            scanned.map((t) => [t, (db.prepare(`select count(*) as n from ${quoteIdent(t)}`).get() as { n: number }).n] as const),
+          );
         } catch (e) {
           log(`    [${c.scenario}] ${c.sql}\n      (no plan: ${(e as Error).message})`);
         }
@@ -444,14 +482,21 @@ async function printPlans(engine: Engine, side: Side): Promise<void> {
       db.close();
     }
   }
-  log(`  ${statements.length} statements, ${flagged} with a full scan of a table over ${SMALL_TABLE} rows${flagged ? " (marked FULL SCAN above)" : ""}`);
+  log(
+    `  ${statements.length} statements, ${flagged} with a full scan of a table over ${SMALL_TABLE} rows${flagged ? " (marked FULL SCAN above)" : ""}`,
+  );
 }
 
 /** A full scan of a table this small is the planner's right choice, not a missing index. */
 const SMALL_TABLE = 1000;
 const quoteIdent = (t: string) => `"${t.replace(/"/g, '""')}"`;
 
-function printPlan(c: Captured, plan: string[], bad: readonly (readonly [string, number])[], scanned: readonly (readonly [string, number])[]): void {
+function printPlan(
+  c: Captured,
+  plan: string[],
+  bad: readonly (readonly [string, number])[],
+  scanned: readonly (readonly [string, number])[],
+): void {
   const note = bad.length
     ? ` FULL SCAN of ${bad.map(([t, n]) => `${t} (${n} rows)`).join(", ")}`
     : scanned.length
@@ -469,7 +514,10 @@ async function main(): Promise<void> {
   const os = await import("node:os");
   log(
     `data-size benchmark: scale ${SCALE}, ${REQUESTS} requests × ${ROUNDS} rounds per scenario and database, ${CONCURRENCY} in flight; ` +
-      `${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`,
+      `${os.cpus().length} cores, load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(" ")}`,
   );
   const results = new Map<Engine, Row[]>();
   for (const e of engines) results.set(e, await runEngine(e));
@@ -478,7 +526,12 @@ async function main(): Promise<void> {
     log(`${e}:`);
     for (const r of rows) log(`  ${line(r)}`);
   }
-  log(`load average at the end: ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+  log(
+    `load average at the end: ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}`,
+  );
 }
 
 main().then(

@@ -11,7 +11,12 @@ import { planTypedData, hashPlan, hashPlanSliced, MAX_EIP712_ELEMENTS } from "..
 import { parseEip712 } from "../src/signing/parsers/eip712.ts";
 import { checkPayloads } from "../src/signing/payload.ts";
 function typedData(fieldType: string, extraTypes: Record<string, unknown[]>, item: string, n: number): string {
-  const doc = { types: { EIP712Domain: [{ name: "name", type: "string" }], ...extraTypes, M: [{ name: "v", type: fieldType }] }, primaryType: "M", domain: { name: "worst" }, message: { v: "@" } };
+  const doc = {
+    types: { EIP712Domain: [{ name: "name", type: "string" }], ...extraTypes, M: [{ name: "v", type: fieldType }] },
+    primaryType: "M",
+    domain: { name: "worst" },
+    message: { v: "@" },
+  };
   const [before, after] = JSON.stringify(doc).split('"@"') as [string, string];
   return before + "[" + Array(n).fill(item).join(",") + "]" + after;
 }
@@ -27,18 +32,47 @@ const all: Record<string, number[]> = {};
 const rec = (k: string, v: number) => (all[k] ??= []).push(v);
 for (let r = 0; r < 9; r++) {
   for (const [name, d] of docs) {
-    let t = performance.now(); const plan = planTypedData(d); rec(`plan ${name}`, performance.now() - t);
+    let t = performance.now();
+    const plan = planTypedData(d);
+    rec(`plan ${name}`, performance.now() - t);
     if (plan.elements !== MAX_EIP712_ELEMENTS) throw new Error(`${plan.elements}`);
-    t = performance.now(); parseEip712(d); rec(`facts ${name}`, performance.now() - t);
-    t = performance.now(); hashPlan(plan); rec(`hash at once ${name}`, performance.now() - t);
+    t = performance.now();
+    parseEip712(d);
+    rec(`facts ${name}`, performance.now() - t);
+    t = performance.now();
+    hashPlan(plan);
+    rec(`hash at once ${name}`, performance.now() - t);
     // Longest synchronous stretch while hashing in slices: timed from each setImmediate turn.
-    const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
-    let last = cpu(), gap = 0, done = false;
-    const tick = () => { const now = cpu(); gap = Math.max(gap, now - last); last = now; if (!done) setImmediate(tick); };
+    const cpu = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    };
+    let last = cpu(),
+      gap = 0,
+      done = false;
+    const tick = () => {
+      const now = cpu();
+      gap = Math.max(gap, now - last);
+      last = now;
+      if (!done) setImmediate(tick);
+    };
     setImmediate(tick);
-    t = performance.now(); await hashPlanSliced(plan); done = true; rec(`sliced total ${name}`, performance.now() - t); rec(`sliced longest stretch, CPU ms ${name}`, gap);
+    t = performance.now();
+    await hashPlanSliced(plan);
+    done = true;
+    rec(`sliced total ${name}`, performance.now() - t);
+    rec(`sliced longest stretch, CPU ms ${name}`, gap);
   }
-  let t = performance.now(); checkPayloads([docs[2]![1], docs[2]![1]], "PAYLOAD_ENCODING_EIP712", "HASH_FUNCTION_NO_OP", (i) => `p[${i}]`, {}, "p"); rec("check of the largest request (2 × strings)", performance.now() - t);
-  t = performance.now(); try { checkPayloads([big], "PAYLOAD_ENCODING_EIP712", "HASH_FUNCTION_NO_OP", (i) => `p[${i}]`, {}, "p"); } catch {} rec("refusal of a 64 KiB document", performance.now() - t);
+  let t = performance.now();
+  checkPayloads([docs[2]![1], docs[2]![1]], "PAYLOAD_ENCODING_EIP712", "HASH_FUNCTION_NO_OP", (i) => `p[${i}]`, {}, "p");
+  rec("check of the largest request (2 × strings)", performance.now() - t);
+  t = performance.now();
+  try {
+    checkPayloads([big], "PAYLOAD_ENCODING_EIP712", "HASH_FUNCTION_NO_OP", (i) => `p[${i}]`, {}, "p");
+  } catch {}
+  rec("refusal of a 64 KiB document", performance.now() - t);
 }
-for (const [k, v] of Object.entries(all)) { v.sort((a, b) => a - b); console.log(k.padEnd(44), "min", v[0]!.toFixed(1), "median", v[4]!.toFixed(1), "max", v[8]!.toFixed(1), "ms"); }
+for (const [k, v] of Object.entries(all)) {
+  v.sort((a, b) => a - b);
+  console.log(k.padEnd(44), "min", v[0]!.toFixed(1), "median", v[4]!.toFixed(1), "max", v[8]!.toFixed(1), "ms");
+}

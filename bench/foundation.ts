@@ -75,7 +75,6 @@ import { describeGoal, floorCpuRatio, floorRatio, goalMet, jsonRows, type Goal, 
 
 // ---------------------------------------------------------------- options
 
-
 const CONNECTIONS = num("--connections", "BENCH_CONNECTIONS", 32, 1, 1024);
 const DURATION_S = num("--duration", "BENCH_DURATION", 10, 1, 60);
 const WARMUP_S = num("--warmup", "BENCH_WARMUP", 2, 0, 30);
@@ -183,7 +182,11 @@ function load(spec: LoadSpec): Promise<autocannon.Result> {
   let opts: autocannon.Options;
   let instance: autocannon.Instance | undefined;
   if (spec.fixed) {
-    opts = { ...base, headers: { ...headers, "x-stamp": spec.fixed.stamp }, requests: [{ method: "POST", path: spec.path, body: spec.fixed.body }] };
+    opts = {
+      ...base,
+      headers: { ...headers, "x-stamp": spec.fixed.stamp },
+      requests: [{ method: "POST", path: spec.path, body: spec.fixed.body }],
+    };
   } else {
     const pool = spec.pool!;
     opts = {
@@ -313,7 +316,8 @@ const USER_TAG: ActivityKind = {
   body: activityBody,
   check: (json) => {
     const act = (json as { activity?: { status?: string } }).activity;
-    if (act?.status !== "ACTIVITY_STATUS_COMPLETED") throw new Error(`create_user_tag did not complete: ${JSON.stringify(json).slice(0, 500)}`);
+    if (act?.status !== "ACTIVITY_STATUS_COMPLETED")
+      throw new Error(`create_user_tag did not complete: ${JSON.stringify(json).slice(0, 500)}`);
   },
   describe: `userIds ${TAG_MEMBERS ? "[submitter]" : "[]"}, a distinct body per request (unique userTagName, fresh timestampMs)`,
 };
@@ -336,9 +340,16 @@ function signKind(signWith: string): ActivityKind {
         },
       }),
     check: (json) => {
-      const act = (json as { activity?: { status?: string; result?: { signRawPayloadResult?: { r?: string; s?: string; v?: string } } } }).activity;
+      const act = (json as { activity?: { status?: string; result?: { signRawPayloadResult?: { r?: string; s?: string; v?: string } } } })
+        .activity;
       const sig = act?.result?.signRawPayloadResult;
-      if (act?.status !== "ACTIVITY_STATUS_COMPLETED" || !sig || sig.r?.length !== 64 || sig.s?.length !== 64 || !/^0[01]$/.test(sig.v ?? "")) {
+      if (
+        act?.status !== "ACTIVITY_STATUS_COMPLETED" ||
+        !sig ||
+        sig.r?.length !== 64 ||
+        sig.s?.length !== 64 ||
+        !/^0[01]$/.test(sig.v ?? "")
+      ) {
         throw new Error(`sign_raw_payload did not sign: ${JSON.stringify(json).slice(0, 500)}`);
       }
     },
@@ -354,11 +365,14 @@ async function benchWallet(server: Running, creds: InitResult): Promise<string> 
     organizationId: creds.organizationId,
     parameters: {
       walletName: `bench-wallet-${RUN_TAG}-${randomUUID()}`,
-      accounts: [{ curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" }],
+      accounts: [
+        { curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" },
+      ],
     },
   });
   const r = await post(`${server.url}/public/v1/submit/create_wallet`, await sdkStamp(body, creds.apiPublicKey, creds.apiPrivateKey));
-  const address = (r.json as { activity?: { result?: { createWalletResult?: { addresses?: string[] } } } }).activity?.result?.createWalletResult?.addresses?.[0];
+  const address = (r.json as { activity?: { result?: { createWalletResult?: { addresses?: string[] } } } }).activity?.result
+    ?.createWalletResult?.addresses?.[0];
   if (r.status !== 200 || !address) throw new Error(`create_wallet failed (${r.status}): ${JSON.stringify(r.json).slice(0, 500)}`);
   return address;
 }
@@ -412,8 +426,10 @@ async function loadPolicies(server: Running, creds: InitResult, n: number): Prom
     parameters: { policies: benchPolicies(n) },
   });
   const r = await post(`${server.url}/public/v1/submit/create_policies`, await sdkStamp(body, creds.apiPublicKey, creds.apiPrivateKey));
-  const ids = (r.json as { activity?: { result?: { createPoliciesResult?: { policyIds?: string[] } } } }).activity?.result?.createPoliciesResult?.policyIds;
-  if (r.status !== 200 || ids?.length !== n) throw new Error(`create_policies failed (${r.status}): ${JSON.stringify(r.json).slice(0, 500)}`);
+  const ids = (r.json as { activity?: { result?: { createPoliciesResult?: { policyIds?: string[] } } } }).activity?.result
+    ?.createPoliciesResult?.policyIds;
+  if (r.status !== 200 || ids?.length !== n)
+    throw new Error(`create_policies failed (${r.status}): ${JSON.stringify(r.json).slice(0, 500)}`);
 }
 
 // ---------------------------------------------------------------- scenarios
@@ -428,7 +444,13 @@ async function runBaseline(): Promise<Baselines> {
   // The same bytes on the wire as an activity: a body of that shape and size and an X-Stamp
   // header of the same length, signed by a throw-away key (/echo ignores it, /verify checks it).
   const kp = newP256KeyPair();
-  const fake: InitResult = { organizationId: randomUUID(), userId: randomUUID(), apiKeyId: "", apiPublicKey: kp.publicKey, apiPrivateKey: kp.privateKey };
+  const fake: InitResult = {
+    organizationId: randomUUID(),
+    userId: randomUUID(),
+    apiKeyId: "",
+    apiPublicKey: kp.publicKey,
+    apiPrivateKey: kp.privateKey,
+  };
   const sample = new FastStamper(kp.publicKey, kp.privateKey).stamp(activityBody(fake));
   const server = await startBaseline();
   try {
@@ -461,8 +483,10 @@ async function runBaseline(): Promise<Baselines> {
 // scenario therefore gets a directory of its own with node's default names
 // (CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile), and the main thread's (id 0) is kept.
 // With --before, the before tree's servers are profiled the same way (…-before.cpuprofile).
-const profileName = (engine: Engine, scenario: string, tree: Side["tree"]) => `sigil-${engine}-${scenario}${tree === "before" ? "-before" : ""}`;
-const profileDirOf = (engine: Engine, scenario: string, tree: Side["tree"]) => path.join(PROFILE_DIR!, `.${profileName(engine, scenario, tree)}`);
+const profileName = (engine: Engine, scenario: string, tree: Side["tree"]) =>
+  `sigil-${engine}-${scenario}${tree === "before" ? "-before" : ""}`;
+const profileDirOf = (engine: Engine, scenario: string, tree: Side["tree"]) =>
+  path.join(PROFILE_DIR!, `.${profileName(engine, scenario, tree)}`);
 
 function profileArgs(engine: Engine, scenario: string, tree: Side["tree"]): string[] {
   if (!PROFILE_DIR) return [];
@@ -480,7 +504,9 @@ async function stopSigil(server: Running, engine: Engine, scenario: string, tree
     if (!main) throw new Error(`no main-thread profile in ${dir}: ${readdirSync(dir).join(", ") || "empty"}`);
     renameSync(path.join(dir, main), file);
     rmSync(dir, { recursive: true, force: true });
-    log(`  profile of the ${tree} server's main thread (${engine}, ${scenario} scenario${scenario === "activity" && POLICIES > 0 && tree === "now" ? "s, with the policy A/B rounds" : ""}): ${file}`);
+    log(
+      `  profile of the ${tree} server's main thread (${engine}, ${scenario} scenario${scenario === "activity" && POLICIES > 0 && tree === "now" ? "s, with the policy A/B rounds" : ""}): ${file}`,
+    );
     log(formatSummary(summarize(file, { top: 20 })).replace(/^/gm, "    "));
   } catch (e) {
     log(`    (no profile: ${(e as Error).message})`);
@@ -498,7 +524,9 @@ async function runQuery(inst: SigilInstance, creds: InitResult, server: Running)
   }
   log(`  stamped query: POST /public/v1/query/whoami, one @turnkey/api-key-stamper stamp replayed (body ${stamped.body.length} B)`);
   if (WARMUP_S > 0) await load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: WARMUP_S });
-  const { r, cpu } = await withCpu(server, () => load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: DURATION_S }));
+  const { r, cpu } = await withCpu(server, () =>
+    load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: DURATION_S }),
+  );
   const f = figures("stamped query (whoami)", inst.engine, r, GOALS[inst.engine].query, cpu);
   log(`  → ${fmtInt(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, non-2xx ${f.non2xx}, errors ${f.errors}`);
   return f;
@@ -519,24 +547,35 @@ async function runSessionQuery(inst: SigilInstance, creds: InitResult, server: R
     type: "ACTIVITY_TYPE_STAMP_LOGIN",
   });
   const res = await post(`${server.url}/public/v1/submit/stamp_login`, await sdkStamp(login, creds.apiPublicKey, creds.apiPrivateKey));
-  const jwt = (res.json as { activity?: { result?: { stampLoginResult?: { session?: string } } } }).activity?.result?.stampLoginResult?.session;
+  const jwt = (res.json as { activity?: { result?: { stampLoginResult?: { session?: string } } } }).activity?.result?.stampLoginResult
+    ?.session;
   if (res.status !== 200 || !jwt) throw new Error(`stamp_login failed (${res.status}): ${JSON.stringify(res.json)}`);
   const body = JSON.stringify({ organizationId: creds.organizationId });
   const stamped = await sdkStamp(body, session.publicKey, session.privateKey);
   const url = `${server.url}/public/v1/query/whoami`;
   const check = await post(url, stamped);
   const who = check.json as { userId?: string };
-  if (check.status !== 200 || who.userId !== creds.userId) throw new Error(`session whoami check failed (${check.status}): ${JSON.stringify(check.json)}`);
+  if (check.status !== 200 || who.userId !== creds.userId)
+    throw new Error(`session whoami check failed (${check.status}): ${JSON.stringify(check.json)}`);
   log(`  session-stamped query: stamp_login (API key) → session key; POST /public/v1/query/whoami stamped by the session key, replayed`);
   if (WARMUP_S > 0) await load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: WARMUP_S });
-  const { r, cpu } = await withCpu(server, () => load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: DURATION_S }));
+  const { r, cpu } = await withCpu(server, () =>
+    load({ url: server.url, path: "/public/v1/query/whoami", fixed: stamped, seconds: DURATION_S }),
+  );
   const f = figures("session-stamped query (whoami)", inst.engine, r, undefined, cpu);
   f.note = `${((100 * f.rps) / apiKey.rps).toFixed(1)}% of the API-key-stamped whoami rate (${fmtInt(f.rps)} vs ${fmtInt(apiKey.rps)} req/s)`;
   log(`  → ${fmtInt(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, non-2xx ${f.non2xx}, errors ${f.errors}; ${f.note}`);
   return f;
 }
 
-async function runActivity(inst: SigilInstance, creds: InitResult, server: Running, ceilingRps: number, label = "", kind: ActivityKind = USER_TAG): Promise<Figures> {
+async function runActivity(
+  inst: SigilInstance,
+  creds: InitResult,
+  server: Running,
+  ceilingRps: number,
+  label = "",
+  kind: ActivityKind = USER_TAG,
+): Promise<Figures> {
   const path = `/public/v1/submit/${kind.op}`;
   const url = `${server.url}${path}`;
   // One body stamped by the SDK's stamper proves the wire format; the bulk uses FastStamper.
@@ -549,7 +588,9 @@ async function runActivity(inst: SigilInstance, creds: InitResult, server: Runni
   if (fastCheck.status !== 200) throw new Error(`fast-stamped ${kind.op} failed (${fastCheck.status}): ${JSON.stringify(fastCheck.json)}`);
   kind.check(fastCheck.json);
 
-  log(`  stamped activity: POST ${path}, ${kind.describe} (body ${sdk.body.length} B), checked: SDK-stamped and fast-stamped bodies both answer 200`);
+  log(
+    `  stamped activity: POST ${path}, ${kind.describe} (body ${sdk.body.length} B), checked: SDK-stamped and fast-stamped bodies both answer 200`,
+  );
   let warmRps = 0;
   if (WARMUP_S > 0) {
     // The baseline's rate bounds what any Sigil scenario can do.
@@ -567,7 +608,13 @@ async function runActivity(inst: SigilInstance, creds: InitResult, server: Runni
   const before = await settledActivityCount(inst);
   const { r, cpu } = await withCpu(server, () => load({ url: server.url, path, pool, seconds: DURATION_S }));
   const recorded = (await settledActivityCount(inst)) - before;
-  const f = figures(`stamped activity (${kind.op})${label}`, inst.engine, r, label || kind !== USER_TAG ? undefined : GOALS[inst.engine].activity, cpu);
+  const f = figures(
+    `stamped activity (${kind.op})${label}`,
+    inst.engine,
+    r,
+    label || kind !== USER_TAG ? undefined : GOALS[inst.engine].activity,
+    cpu,
+  );
   if (pool.dry) f.problems.push(`ran out of pre-stamped bodies after ${fmtInt(pool.used)}: run stopped early`);
   // Each 2xx must be a new activity (no idempotent replays). autocannon stops with up to one
   // request per connection in flight: the server records those, nobody counts their answer.
@@ -575,7 +622,9 @@ async function runActivity(inst: SigilInstance, creds: InitResult, server: Runni
   if (recorded < ok2xx || recorded > ok2xx + CONNECTIONS) {
     f.problems.push(`${ok2xx} responses were 2xx but ${recorded} activities were recorded`);
   }
-  log(`  → ${fmtInt(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, non-2xx ${f.non2xx}, errors ${f.errors}; ${fmtInt(recorded)} new activities recorded for ${fmtInt(ok2xx)} 2xx (+ ≤ ${CONNECTIONS} in flight at the stop)`);
+  log(
+    `  → ${fmtInt(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, non-2xx ${f.non2xx}, errors ${f.errors}; ${fmtInt(recorded)} new activities recorded for ${fmtInt(ok2xx)} 2xx (+ ≤ ${CONNECTIONS} in flight at the stop)`,
+  );
   return f;
 }
 
@@ -594,7 +643,10 @@ async function runSign(side: Side, ceilingRps: number, userTag: Figures): Promis
   const signWith = await benchWallet(side.server, side.creds);
   const f = await runActivity(side.inst, side.creds, side.server, ceilingRps, "", signKind(signWith));
   const share = (100 * f.rps) / userTag.rps;
-  const cpu = f.cpuMsPerReq !== undefined && userTag.cpuMsPerReq !== undefined ? `; server CPU/request ${fmtUs(f.cpuMsPerReq)} vs ${fmtUs(userTag.cpuMsPerReq)} µs` : "";
+  const cpu =
+    f.cpuMsPerReq !== undefined && userTag.cpuMsPerReq !== undefined
+      ? `; server CPU/request ${fmtUs(f.cpuMsPerReq)} vs ${fmtUs(userTag.cpuMsPerReq)} µs`
+      : "";
   f.verdict = { goal: `≥ ${SIGN_GOAL_PCT}% of create_user_tag's rate`, met: share >= SIGN_GOAL_PCT };
   f.note = `${share.toFixed(1)}% of the create_user_tag rate of this run (${fmtInt(f.rps)} vs ${fmtInt(userTag.rps)} req/s${cpu}; goal ≥ ${SIGN_GOAL_PCT}%): ${f.verdict.met ? "met" : "MISSED"}`;
   log(`  → sign_raw_payload: ${f.note}`);
@@ -606,7 +658,13 @@ async function runSign(side: Side, ceilingRps: number, userTag: Figures): Promis
  * server and database, alternating ROUNDS times: machine drift and database growth then
  * weigh on both sides alike (a before/after pair would charge them to the policies).
  */
-async function comparePolicies(inst: SigilInstance, plainOrg: InitResult, server: Running, ceilingRps: number, ROUNDS: number): Promise<Figures[]> {
+async function comparePolicies(
+  inst: SigilInstance,
+  plainOrg: InitResult,
+  server: Running,
+  ceilingRps: number,
+  ROUNDS: number,
+): Promise<Figures[]> {
   const policyOrg = await sigilInit(inst, "Bench Policy Org");
   await loadPolicies(server, policyOrg, POLICIES);
   log(`  A/B: a second organization with ${POLICIES} policies (allow/deny; id, tag and count consensus), ${ROUNDS} alternating rounds`);
@@ -615,7 +673,11 @@ async function comparePolicies(inst: SigilInstance, plainOrg: InitResult, server
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? (["plain", "policies"] as const) : (["policies", "plain"] as const);
     for (const side of order) {
-      runs[side].push(await measuredOn(server, () => runActivity(inst, side === "plain" ? plainOrg : policyOrg, server, ceilingRps, side === "plain" ? " (A/B: no policies)" : label)));
+      runs[side].push(
+        await measuredOn(server, () =>
+          runActivity(inst, side === "plain" ? plainOrg : policyOrg, server, ceilingRps, side === "plain" ? " (A/B: no policies)" : label),
+        ),
+      );
     }
   }
   const merge = (fs: Figures[], scenario: string): Figures => ({
@@ -655,8 +717,13 @@ async function openSide(engine: Engine, tree: Side["tree"]): Promise<Side> {
   const inst = await newSigilInstance(engine, POSTGRES_URL, tree === "before" ? BEFORE_DIR : undefined);
   const creds = await sigilInit(inst, "Bench Org");
   const server = await startSigil(inst, profileArgs(engine, "query", tree));
-  const where = engine === "postgres" ? `PostgreSQL database ${new URL(inst.databaseUrl!).pathname.slice(1)} (dropped afterwards)` : `embedded SQLite in ${inst.dataDir}`;
-  log(`\nsigil (${engine}, ${tree === "now" ? "this tree" : `before: ${inst.root}`}): node bin/sigil.mjs serve, LOG_LEVEL=${process.env.BENCH_LOG_LEVEL || "warn"}, ${where}, pid ${server.proc.pid}`);
+  const where =
+    engine === "postgres"
+      ? `PostgreSQL database ${new URL(inst.databaseUrl!).pathname.slice(1)} (dropped afterwards)`
+      : `embedded SQLite in ${inst.dataDir}`;
+  log(
+    `\nsigil (${engine}, ${tree === "now" ? "this tree" : `before: ${inst.root}`}): node bin/sigil.mjs serve, LOG_LEVEL=${process.env.BENCH_LOG_LEVEL || "warn"}, ${where}, pid ${server.proc.pid}`,
+  );
   return { tree, inst, creds, server };
 }
 
@@ -689,11 +756,13 @@ async function runEngine(engine: Engine, ceilingRps: number): Promise<Figures[]>
     };
     const queries = new Map<Side, Figures>();
     const out: Figures[] = [];
-    out.push(await both(async (s) => {
-      const f = await runQuery(s.inst, s.creds, s.server);
-      queries.set(s, f);
-      return f;
-    }));
+    out.push(
+      await both(async (s) => {
+        const f = await runQuery(s.inst, s.creds, s.server);
+        queries.set(s, f);
+        return f;
+      }),
+    );
     out.push(await both((s) => runSessionQuery(s.inst, s.creds, s.server, queries.get(s)!)));
     if (PROFILE_DIR) {
       for (const side of sides) {
@@ -702,14 +771,19 @@ async function runEngine(engine: Engine, ceilingRps: number): Promise<Figures[]>
       }
     }
     const tags = new Map<Side, Figures>();
-    out.push(await both(async (s) => {
-      const f = await runActivity(s.inst, s.creds, s.server, ceilingRps);
-      tags.set(s, f);
-      return f;
-    }));
+    out.push(
+      await both(async (s) => {
+        const f = await runActivity(s.inst, s.creds, s.server, ceilingRps);
+        tags.set(s, f);
+        return f;
+      }),
+    );
     if (SIGN) out.push(await both((s) => runSign(s, ceilingRps, tags.get(s)!)));
     if (POLICIES > 0) out.push(...(await comparePolicies(now.inst, now.creds, now.server, ceilingRps, roundsOf(engine))));
-    for (const side of sides) log(`  peak RSS of the ${side.tree} server (${engine}, pid ${side.server.proc.pid}) over the whole run: ${fmtMb(side.server.rss.peakMb())} MiB`);
+    for (const side of sides)
+      log(
+        `  peak RSS of the ${side.tree} server (${engine}, pid ${side.server.proc.pid}) over the whole run: ${fmtMb(side.server.rss.peakMb())} MiB`,
+      );
     return out;
   } finally {
     for (const side of sides) {
@@ -741,7 +815,22 @@ function table(rows: Figures[], baseline: number, floor: Figures): string {
     return r === undefined ? "" : `${(100 * r).toFixed(1)}%`;
   };
   const withBefore = rows.some((f) => f.before);
-  const head = ["scenario", "engine", "req/s", "± sd", "p50 ms", "p99 ms", "non-2xx", "errors", "CPU µs/req", "vs floor", "vs floor (CPU)", "vs fastify", "RSS MiB", "goal"];
+  const head = [
+    "scenario",
+    "engine",
+    "req/s",
+    "± sd",
+    "p50 ms",
+    "p99 ms",
+    "non-2xx",
+    "errors",
+    "CPU µs/req",
+    "vs floor",
+    "vs floor (CPU)",
+    "vs fastify",
+    "RSS MiB",
+    "goal",
+  ];
   if (withBefore) head.push("before req/s", "before p99", "before CPU µs/req", "before vs floor", "before RSS");
   const body = rows.map((f) => {
     const cells = [
@@ -762,13 +851,23 @@ function table(rows: Figures[], baseline: number, floor: Figures): string {
     ];
     if (withBefore) {
       const b = f.before;
-      cells.push(b ? fmtInt(b.rps) : "", b ? String(b.p99) : "", b ? fmtUs(b.cpuMsPerReq) : "", b ? pct(b.rps, floorRps) : "", b ? fmtMb(b.rssMb) : "");
+      cells.push(
+        b ? fmtInt(b.rps) : "",
+        b ? String(b.p99) : "",
+        b ? fmtUs(b.cpuMsPerReq) : "",
+        b ? pct(b.rps, floorRps) : "",
+        b ? fmtMb(b.rssMb) : "",
+      );
     }
     return cells;
   });
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
   const left = new Set([0, 1, 13]);
-  const line = (cells: string[]) => cells.map((c, i) => (left.has(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (left.has(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");
 }
 
@@ -779,11 +878,15 @@ function goalsTable(rows: Figures[], floor: Figures): string {
     "|---|---|---|---|---|---|",
   ];
   const cell = (f: Figures) => `${(100 * floorRatio(f.rps, floor.rps)).toFixed(0)} %, p99 ${f.p99} ms, ${fmtUs(f.cpuMsPerReq)} µs`;
-  out.push(`| signature floor (fastify + P-256 verify) | | 100 %, p99 ${floor.p99} ms, ${fmtUs(floor.cpuMsPerReq)} µs | ${fmtInt(floor.rps)} | ${fmtMb(floor.rssMb)} MiB | |`);
+  out.push(
+    `| signature floor (fastify + P-256 verify) | | 100 %, p99 ${floor.p99} ms, ${fmtUs(floor.cpuMsPerReq)} µs | ${fmtInt(floor.rps)} | ${fmtMb(floor.rssMb)} MiB | |`,
+  );
   for (const f of rows) {
     if (!f.goal && !f.verdict) continue;
     const b = f.before;
-    out.push(`| ${f.scenario}, ${f.engine === "sqlite" ? "SQLite" : "PostgreSQL"} | ${b ? cell(b) : "(no --before)"} | ${cell(f)} | ${fmtInt(f.rps)} | ${fmtMb(f.rssMb)} MiB | ${goalVerdict(f, floor.rps)} |`);
+    out.push(
+      `| ${f.scenario}, ${f.engine === "sqlite" ? "SQLite" : "PostgreSQL"} | ${b ? cell(b) : "(no --before)"} | ${cell(f)} | ${fmtInt(f.rps)} | ${fmtMb(f.rssMb)} MiB | ${goalVerdict(f, floor.rps)} |`,
+    );
   }
   return out.join("\n");
 }
@@ -792,7 +895,12 @@ async function main(): Promise<void> {
   const started = performance.now();
   if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
   const cpu = os.cpus()[0]?.model ?? "unknown CPU";
-  log(`Sigil foundation benchmark — node ${process.version}, ${os.cpus().length} cores (${cpu}), load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  log(
+    `Sigil foundation benchmark — node ${process.version}, ${os.cpus().length} cores (${cpu}), load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
   log(
     `autocannon: ${CONNECTIONS} connections, pipelining ${PIPELINING}, ${WARMUP_S} s warm-up + ${DURATION_S} s measured per run; ` +
       `servers are child processes, Sigil at LOG_LEVEL=${process.env.BENCH_LOG_LEVEL || "warn"}; budget ${TIMEOUT_S} s`,
@@ -800,7 +908,8 @@ async function main(): Promise<void> {
   // Before any server starts: PostgreSQL backends forked later inherit the postmaster's mask.
   log(setupPinning({ disabled: NO_PIN }));
   if (POSTGRES_URL) log(await pinDatabase(POSTGRES_URL, log));
-  if (BEFORE_DIR) log(`before: the tree in ${path.resolve(BEFORE_DIR)}, measured on every scenario in the same run, alternating with this tree`);
+  if (BEFORE_DIR)
+    log(`before: the tree in ${path.resolve(BEFORE_DIR)}, measured on every scenario in the same run, alternating with this tree`);
   if (PROFILE_DIR) log(`PROFILING into ${PROFILE_DIR}: one server per scenario under --cpu-prof; figures include profiler overhead`);
   const rows: Figures[] = [];
   const firsts = await runBaseline();
@@ -835,14 +944,19 @@ async function main(): Promise<void> {
       `memory goal < ${MEMORY_GOAL_MB} MiB per API process):\n${goalsTable(rows.slice(2), floor)}`,
   );
   const peakRss = Math.max(...rows.map((r) => r.rssMb ?? 0));
-  log(`peak RSS of any Sigil server during a scenario: ${fmtMb(peakRss)} MiB (goal < ${MEMORY_GOAL_MB}): ${peakRss < MEMORY_GOAL_MB ? "met" : "MISSED"}`);
+  log(
+    `peak RSS of any Sigil server during a scenario: ${fmtMb(peakRss)} MiB (goal < ${MEMORY_GOAL_MB}): ${peakRss < MEMORY_GOAL_MB ? "met" : "MISSED"}`,
+  );
   const bad = rows.filter((r) => r.problems.length || r.before?.problems.length);
-  for (const r of bad) log(`INVALID: ${r.scenario} [${r.engine}]: ${[...r.problems, ...(r.before?.problems ?? []).map((p) => `before: ${p}`)].join("; ")}`);
+  for (const r of bad)
+    log(`INVALID: ${r.scenario} [${r.engine}]: ${[...r.problems, ...(r.before?.problems ?? []).map((p) => `before: ${p}`)].join("; ")}`);
   if (JSON_FILE) {
     writeFileSync(JSON_FILE, `${JSON.stringify(jsonRows(rows, floor), null, 2)}\n`);
     log(`JSON: ${rows.length} scenarios written to ${path.resolve(JSON_FILE)}`);
   }
-  log(`\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s (budget ${TIMEOUT_S} s)${bad.length ? `; ${bad.length} invalid run(s)` : ""}`);
+  log(
+    `\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s (budget ${TIMEOUT_S} s)${bad.length ? `; ${bad.length} invalid run(s)` : ""}`,
+  );
   await cleanupAll();
   clearTimeout(watchdog);
   process.exitCode = bad.length ? 1 : 0;

@@ -44,10 +44,14 @@ function record(dir, from) {
 
 function summarise(dir) {
   if (!dir) throw new Error("usage: node bench/loop-gaps.mjs DIR");
-  for (const f of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
+  for (const f of readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()) {
     const gaps = JSON.parse(readFileSync(path.join(dir, f), "utf8"));
     const cpu = gaps.map((g) => g.cpuMs).sort((a, b) => b - a);
     const at = (q) => (cpu.length ? cpu[Math.min(cpu.length - 1, Math.floor(cpu.length * q))] : "-");
-    console.log(`${f}: ${gaps.length} turns over ${GAP_MS} ms; CPU ms of the longest: ${cpu.slice(0, 5).join(", ") || "-"}; 95th percentile ${at(0.05)}, 90th ${at(0.1)}`);
+    console.log(
+      `${f}: ${gaps.length} turns over ${GAP_MS} ms; CPU ms of the longest: ${cpu.slice(0, 5).join(", ") || "-"}; 95th percentile ${at(0.05)}, 90th ${at(0.1)}`,
+    );
   }
 }

@@ -220,7 +220,11 @@ function load(urls: string[], path: string, seconds: number, source: { fixed: St
 }
 
 async function post(url: string, s: Stamped): Promise<{ status: number; json: unknown }> {
-  const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-stamp": s.stamp }, body: new Uint8Array(s.body) });
+  const r = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-stamp": s.stamp },
+    body: new Uint8Array(s.body),
+  });
   const text = await r.text();
   try {
     return { status: r.status, json: JSON.parse(text) };
@@ -339,7 +343,11 @@ function summarize(runs: Run[], scenario: Run["scenario"], nodes: number): Summa
 
 function table(head: string[], rows: string[][], right: Set<number>): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
 }
 
@@ -357,7 +365,14 @@ function projection(s: Summary): string {
     const n = i + 1;
     const api = n * perNode;
     const rate = Math.min(api, db);
-    return [String(n), fmtInt(api), fmtInt(db), fmtInt(rate), api < db ? "API nodes" : "the database", `${((100 * rate) / db).toFixed(0)}%`];
+    return [
+      String(n),
+      fmtInt(api),
+      fmtInt(db),
+      fmtInt(rate),
+      api < db ? "API nodes" : "the database",
+      `${((100 * rate) / db).toFixed(0)}%`,
+    ];
   });
   const knee = Math.ceil(db / perNode);
   const bigger = [...new Set([DB_CORES, 4, 8, 16, 32])]
@@ -380,7 +395,13 @@ function projection(s: Summary): string {
 
 async function runBaseline(): Promise<Run> {
   const kp = newP256KeyPair();
-  const fake: InitResult = { organizationId: randomUUID(), userId: randomUUID(), apiKeyId: "", apiPublicKey: kp.publicKey, apiPrivateKey: kp.privateKey };
+  const fake: InitResult = {
+    organizationId: randomUUID(),
+    userId: randomUUID(),
+    apiKeyId: "",
+    apiPublicKey: kp.publicKey,
+    apiPrivateKey: kp.privateKey,
+  };
   const sample = new FastStamper(kp.publicKey, kp.privateKey).stamp(activityBody(fake));
   const server = await startBaseline();
   try {
@@ -394,7 +415,12 @@ async function runBaseline(): Promise<Run> {
 async function main(): Promise<void> {
   const started = performance.now();
   log(`Sigil several-nodes benchmark — node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "unknown CPU"})`);
-  log(`load at start: ${os.loadavg().map((l) => l.toFixed(2)).join(", ")} (1/5/15 min; other work on the box weighs on every figure)`);
+  log(
+    `load at start: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(", ")} (1/5/15 min; other work on the box weighs on every figure)`,
+  );
   log(
     `autocannon: ${CONNECTIONS} connections in all (dealt round-robin over the nodes' URLs), ${WARMUP_S} s warm-up + ${DURATION_S} s measured per run, ` +
       `${ROUNDS} round(s) of 1 node vs ${NODES} nodes, alternating; load generator, nodes and PostgreSQL share this box's cores`,
@@ -406,10 +432,15 @@ async function main(): Promise<void> {
   const database = new URL(inst.databaseUrl!).pathname.slice(1);
   const creds = await sigilInit(inst, "Bench Nodes Org");
   // N processes on one database: same master key and configuration, a data dir each.
-  const nodeEnv = (i: number): SigilInstance => ({ ...inst, env: { ...inst.env, SIGIL_DATA_DIR: i === 0 ? inst.dataDir : tempDir("sigil-bench-node-"), SIGIL_TVC_INGRESS_PORT: "0" } });
+  const nodeEnv = (i: number): SigilInstance => ({
+    ...inst,
+    env: { ...inst.env, SIGIL_DATA_DIR: i === 0 ? inst.dataDir : tempDir("sigil-bench-node-"), SIGIL_TVC_INGRESS_PORT: "0" },
+  });
   const nodes = await Promise.all(Array.from({ length: NODES }, (_, i) => startSigil(nodeEnv(i))));
   const rss = new RssWatch(nodes.map((n) => n.proc.pid!));
-  log(`\nPostgreSQL database ${database} (dropped afterwards); ${NODES} × sigil serve (pids ${nodes.map((n) => n.proc.pid).join(", ")}), LOG_LEVEL=${inst.env.LOG_LEVEL}`);
+  log(
+    `\nPostgreSQL database ${database} (dropped afterwards); ${NODES} × sigil serve (pids ${nodes.map((n) => n.proc.pid).join(", ")}), LOG_LEVEL=${inst.env.LOG_LEVEL}`,
+  );
   const meterFor = (pids: number[]) => new CpuMeter(database, pids);
 
   // Both paths checked once at every node with the SDK's own stamper before anything is timed.
@@ -418,10 +449,15 @@ async function main(): Promise<void> {
   const stamper = new FastStamper(creds.apiPublicKey, creds.apiPrivateKey);
   for (const n of nodes) {
     const w = await post(`${n.url}/public/v1/query/whoami`, whoami);
-    if (w.status !== 200 || (w.json as { userId?: string }).userId !== creds.userId) throw new Error(`whoami check at ${n.url} failed (${w.status}): ${JSON.stringify(w.json)}`);
-    const a = await post(`${n.url}/public/v1/submit/create_user_tag`, await sdkStamp(activityBody(creds), creds.apiPublicKey, creds.apiPrivateKey));
+    if (w.status !== 200 || (w.json as { userId?: string }).userId !== creds.userId)
+      throw new Error(`whoami check at ${n.url} failed (${w.status}): ${JSON.stringify(w.json)}`);
+    const a = await post(
+      `${n.url}/public/v1/submit/create_user_tag`,
+      await sdkStamp(activityBody(creds), creds.apiPublicKey, creds.apiPrivateKey),
+    );
     const status = (a.json as { activity?: { status?: string } }).activity?.status;
-    if (a.status !== 200 || status !== "ACTIVITY_STATUS_COMPLETED") throw new Error(`create_user_tag check at ${n.url} failed (${a.status}): ${JSON.stringify(a.json)}`);
+    if (a.status !== 200 || status !== "ACTIVITY_STATUS_COMPLETED")
+      throw new Error(`create_user_tag check at ${n.url} failed (${a.status}): ${JSON.stringify(a.json)}`);
   }
   log(`checked at every node: SDK-stamped whoami and create_user_tag answer 200`);
 
@@ -438,7 +474,9 @@ async function main(): Promise<void> {
     for (const scenario of ["whoami", "activity"] as const) {
       for (const n of order) {
         const targets = nodes.slice(0, n);
-        log(`\nround ${round + 1}: stamped ${scenario === "whoami" ? "query whoami (one stamp replayed)" : "activity create_user_tag (a fresh body per request)"}, ${n} node(s)`);
+        log(
+          `\nround ${round + 1}: stamped ${scenario === "whoami" ? "query whoami (one stamp replayed)" : "activity create_user_tag (a fresh body per request)"}, ${n} node(s)`,
+        );
         const r =
           scenario === "whoami"
             ? await measure("whoami", targets, meterFor, "/public/v1/query/whoami", () => ({ fixed: whoami }))
@@ -455,7 +493,18 @@ async function main(): Promise<void> {
   const base = baseline?.rps;
   log(
     `\n${table(
-      ["scenario (PostgreSQL)", "nodes", "req/s", "p99 ms", "vs baseline", "vs 1 node", "node CPU ms/req", "PG CPU ms/req", "PG share", "loadgen ms/req"],
+      [
+        "scenario (PostgreSQL)",
+        "nodes",
+        "req/s",
+        "p99 ms",
+        "vs baseline",
+        "vs 1 node",
+        "node CPU ms/req",
+        "PG CPU ms/req",
+        "PG share",
+        "loadgen ms/req",
+      ],
       summaries.map((s) => {
         const one = summaries.find((o) => o.scenario === s.scenario && o.nodes === 1)!;
         return [
@@ -479,14 +528,23 @@ async function main(): Promise<void> {
       `background processes; PG share = the database's part of the server-side CPU, node + PG)`,
   );
   if (base) log(`baseline (bare fastify, same run): ${fmtInt(base)} req/s, p99 ${baseline!.p99} ms`);
-  log(`peak RSS per node over the run: ${rss.peakMb.map((m, i) => `${"ABCDEFGH"[i]} ${m.toFixed(0)} MB`).join(", ")} (goal: under 200 MB per API process)`);
+  log(
+    `peak RSS per node over the run: ${rss.peakMb.map((m, i) => `${"ABCDEFGH"[i]} ${m.toFixed(0)} MB`).join(", ")} (goal: under 200 MB per API process)`,
+  );
 
-  log(`\nprojection on paper: 1 → 8 nodes, each on its own ${os.cpus().length}-core machine, one PostgreSQL on ${DB_CORES} cores (--db-cores), CPU per request as measured at ${NODES} nodes:`);
+  log(
+    `\nprojection on paper: 1 → 8 nodes, each on its own ${os.cpus().length}-core machine, one PostgreSQL on ${DB_CORES} cores (--db-cores), CPU per request as measured at ${NODES} nodes:`,
+  );
   for (const s of summaries.filter((x) => x.nodes === NODES)) log(`\n${projection(s)}`);
 
   const invalid = runs.filter((r) => r.problems.length);
   for (const r of invalid) log(`INVALID: ${r.scenario} at ${r.nodes} node(s): ${r.problems.join("; ")}`);
-  log(`\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s; load at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(", ")}`);
+  log(
+    `\ndone in ${((performance.now() - started) / 1000).toFixed(0)} s; load at the end: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(", ")}`,
+  );
   await Promise.all(nodes.map((n) => n.stop()));
   await cleanupAll();
   clearTimeout(watchdog);

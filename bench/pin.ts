@@ -63,7 +63,8 @@ function hasTaskset(): boolean {
 export function setupPinning(opts: { disabled: boolean }): string {
   active = undefined;
   if (opts.disabled) return "CPU pinning off (--no-pin): server, load generator and database share all cores";
-  const unpinned = (why: string) => `WARNING: running unpinned (${why}): server, load generator and database share all cores, the ratios to the signature floor are less steady`;
+  const unpinned = (why: string) =>
+    `WARNING: running unpinned (${why}): server, load generator and database share all cores, the ratios to the signature floor are less steady`;
   if (process.platform !== "linux") return unpinned(`taskset pins on Linux only, this is ${process.platform}`);
   if (!hasTaskset()) return unpinned("no taskset binary (util-linux)");
   const split = splitCores(os.availableParallelism());
@@ -127,7 +128,10 @@ async function postmasterPid(url: string): Promise<number> {
  * the postmaster's original CPU list back on it and all its processes — or undefined (warned)
  * when it cannot: unpinned run, a remote or containerised server, no permission.
  */
-export async function pinPostgres(url: string, warn: (msg: string) => void): Promise<{ pid: number; original: string; restore(): void } | undefined> {
+export async function pinPostgres(
+  url: string,
+  warn: (msg: string) => void,
+): Promise<{ pid: number; original: string; restore(): void } | undefined> {
   const split = active;
   if (!split) return undefined;
   const host = new URL(url).hostname;

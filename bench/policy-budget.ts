@@ -48,12 +48,21 @@ const outer = 100;
 const inner = Math.floor((N - outer) / outer); // outer + outer*inner <= N
 const KINDS: Record<string, { condition?: string; time?: string; activity: ActivityFacts }> = {
   nested: {
-    condition: largest((k) => `${list(outer)}.all(a, ${list(inner)}.all(b, ${Array.from({ length: k }, (_, i) => `(a == ${i} || b == ${i})`).join(" || ")}))`),
+    condition: largest(
+      (k) =>
+        `${list(outer)}.all(a, ${list(inner)}.all(b, ${Array.from({ length: k }, (_, i) => `(a == ${i} || b == ${i})`).join(" || ")}))`,
+    ),
     activity: { type: "ACTIVITY_TYPE_CREATE_USERS_V4", kind: "CREATE_USERS", resource: "USER", action: "CREATE", params: {} },
   },
   params: {
     condition: largest((k) => `${list(k)}.all(a, 'u${0}' in activity.params.user_ids)`),
-    activity: { type: "ACTIVITY_TYPE_DELETE_USERS", kind: "DELETE_USERS", resource: "USER", action: "DELETE", params: { user_ids: Array.from({ length: 100 }, (_, i) => `u${i}`) } },
+    activity: {
+      type: "ACTIVITY_TYPE_DELETE_USERS",
+      kind: "DELETE_USERS",
+      resource: "USER",
+      action: "DELETE",
+      params: { user_ids: Array.from({ length: 100 }, (_, i) => `u${i}`) },
+    },
   },
   string: {
     condition: largest((k) => `${list(k)}.all(a, '${"😀".repeat(1800)}'[1799] == 'x')`),
@@ -66,7 +75,11 @@ const KINDS: Record<string, { condition?: string; time?: string; activity: Activ
   wallets: {
     condition: largest((k) => `${list(k)}.all(a, wallet.label != 'w' || a == 0)`),
     activity: {
-      type: "ACTIVITY_TYPE_DELETE_WALLETS", kind: "DELETE_WALLETS", resource: "WALLET", action: "DELETE", params: {},
+      type: "ACTIVITY_TYPE_DELETE_WALLETS",
+      kind: "DELETE_WALLETS",
+      resource: "WALLET",
+      action: "DELETE",
+      params: {},
       wallets: Array.from({ length: 100 }, (_, i) => ({ id: `w${i}`, imported: false, exported: false, label: `w${i}` })),
     },
   },
@@ -75,9 +88,14 @@ const KINDS: Record<string, { condition?: string; time?: string; activity: Activ
 function input(activity: ActivityFacts): DecisionInput {
   const u = { id: "u", tags: [], email: "", alias: "" };
   return {
-    activity, rootOnly: false, quorum: { userIds: new Set(["root"]), threshold: 1 }, approvers: [u],
+    activity,
+    rootOnly: false,
+    quorum: { userIds: new Set(["root"]), threshold: 1 },
+    approvers: [u],
     credentials: [{ id: "k", user_id: "u", type: "CREDENTIAL_TYPE_API_KEY_P256", credential_id: "", public_key: "02" }],
-    rejection: false, implicitlyAllowed: false, nowMs: Date.parse("2026-03-02T15:00:00Z"),
+    rejection: false,
+    implicitlyAllowed: false,
+    nowMs: Date.parse("2026-03-02T15:00:00Z"),
   };
 }
 
@@ -92,12 +110,21 @@ function time(policies: CompiledPolicy[], activity: ActivityFacts): { ms: number
     samples.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
   samples.sort((a, b) => a - b);
-  return { ms: samples[samples.length >> 1]!, max: samples.at(-1)!, errors: last.policies.filter((p) => p.outcome === "OUTCOME_ERROR").length, outcome: last.outcome };
+  return {
+    ms: samples[samples.length >> 1]!,
+    max: samples.at(-1)!,
+    errors: last.policies.filter((p) => p.outcome === "OUTCOME_ERROR").length,
+    outcome: last.outcome,
+  };
 }
 
 const fmt = (ms: number) => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(2)).padStart(9);
-console.log(`node ${process.version}; defaults: SIGIL_POLICY_MAX_STEPS=${DEFAULT_LIMITS.steps}, SIGIL_POLICY_MAX_PASS_STEPS=${DEFAULT_LIMITS.passSteps}, SIGIL_POLICY_MAX_ITERATIONS=${DEFAULT_LIMITS.iterations}; bounded: median (slowest) of ${runs} passes`);
-console.log(`${"kind".padEnd(9)} ${"chars".padStart(6)} ${"unbounded ms".padStart(13)} ${"bounded ms".padStart(11)} ${"(slowest)".padStart(10)}  bounded outcome (100 policies)`);
+console.log(
+  `node ${process.version}; defaults: SIGIL_POLICY_MAX_STEPS=${DEFAULT_LIMITS.steps}, SIGIL_POLICY_MAX_PASS_STEPS=${DEFAULT_LIMITS.passSteps}, SIGIL_POLICY_MAX_ITERATIONS=${DEFAULT_LIMITS.iterations}; bounded: median (slowest) of ${runs} passes`,
+);
+console.log(
+  `${"kind".padEnd(9)} ${"chars".padStart(6)} ${"unbounded ms".padStart(13)} ${"bounded ms".padStart(11)} ${"(slowest)".padStart(10)}  bounded outcome (100 policies)`,
+);
 for (const [name, kind] of Object.entries(KINDS)) {
   const policies = Array.from({ length: 100 }, (_, i) =>
     compilePolicy({ id: `${name}-${i}`, effect: "EFFECT_ALLOW", condition: kind.condition ?? "", consensus: "", time: kind.time ?? "" }),
@@ -110,7 +137,9 @@ for (const [name, kind] of Object.entries(KINDS)) {
   setEvaluationLimits(DEFAULT_LIMITS);
   const after = time(policies, kind.activity);
   const chars = (kind.condition ?? kind.time ?? "").length;
-  console.log(`${name.padEnd(9)} ${String(chars).padStart(6)} ${fmt(before.ms)}    ${fmt(after.ms)} ${fmt(after.max)}    ${after.outcome}, ${after.errors} of 100 policies OUTCOME_ERROR`);
+  console.log(
+    `${name.padEnd(9)} ${String(chars).padStart(6)} ${fmt(before.ms)}    ${fmt(after.ms)} ${fmt(after.max)}    ${after.outcome}, ${after.errors} of 100 policies OUTCOME_ERROR`,
+  );
 }
 
 if (!skipDefect) {
@@ -125,5 +154,7 @@ if (!skipDefect) {
   const before = Number(process.hrtime.bigint() - t0) / 1e6;
   setEvaluationLimits(DEFAULT_LIMITS);
   const after = time(policies, activity);
-  console.log(`${"defect".padEnd(9)} ${String(four.length).padStart(6)} ${fmt(before)}    ${fmt(after.ms)} ${fmt(after.max)}    ${after.outcome} (one pass unbounded)`);
+  console.log(
+    `${"defect".padEnd(9)} ${String(four.length).padStart(6)} ${fmt(before)}    ${fmt(after.ms)} ${fmt(after.max)}    ${after.outcome} (one pass unbounded)`,
+  );
 }

@@ -10,11 +10,15 @@ import { sdkStamp } from "./stamp.ts";
 import type { SeedResult } from "../src/cli/seed.ts";
 
 async function seed(env: NodeJS.ProcessEnv, activities: number): Promise<SeedResult> {
-  const child = spawn(process.execPath, [SIGIL_BIN, "seed", "--json", "--suborgs", "0", "--users", "10", "--activities", String(activities)], {
-    env,
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [SIGIL_BIN, "seed", "--json", "--suborgs", "0", "--users", "10", "--activities", String(activities)],
+    {
+      env,
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let out = "";
   let err = "";
   child.stdout.on("data", (c: Buffer) => (out += c.toString()));
@@ -27,7 +31,11 @@ async function seed(env: NodeJS.ProcessEnv, activities: number): Promise<SeedRes
 async function post(url: string, op: string, body: Record<string, unknown>, s: SeedResult): Promise<Record<string, any>> {
   const text = JSON.stringify(body);
   const stamped = await sdkStamp(text, s.apiPublicKey, s.apiPrivateKey);
-  const r = await fetch(`${url}/public/v1/${op}`, { method: "POST", body: text, headers: { "content-type": "application/json", "X-Stamp": stamped.stamp } });
+  const r = await fetch(`${url}/public/v1/${op}`, {
+    method: "POST",
+    body: text,
+    headers: { "content-type": "application/json", "X-Stamp": stamped.stamp },
+  });
   const json = (await r.json()) as Record<string, any>;
   if (r.status !== 200) throw new Error(`${op}: ${r.status} ${JSON.stringify(json).slice(0, 500)}`);
   return json;
@@ -50,12 +58,21 @@ export async function benchDryRun(engine: Engine, activities: number, adminUrl?:
     const t0 = performance.now();
     const s = await seed(inst.env, activities);
     const seedSeconds = (performance.now() - t0) / 1000;
-    const server = await startSigil(inst, process.env.BENCH_DRY_RUN_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_DRY_RUN_PROFILE}`] : []);
+    const server = await startSigil(
+      inst,
+      process.env.BENCH_DRY_RUN_PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_DRY_RUN_PROFILE}`] : [],
+    );
     try {
       // Today's set: ten policies of the shapes the policy benchmark generates — conditions on the activity's
       // type, resource and action (a condition reading a param the activity lacks would be an OUTCOME_ERROR for
       // every other type, docs/policy-language.md §2.5), consensus on approvers' tags and counts.
-      const kinds = ["'WALLET' && activity.action == 'EXPORT'", "'USER' && activity.action == 'CREATE'", "'POLICY'", "'PRIVATE_KEY' && activity.action == 'SIGN'", "'ORGANIZATION'"];
+      const kinds = [
+        "'WALLET' && activity.action == 'EXPORT'",
+        "'USER' && activity.action == 'CREATE'",
+        "'POLICY'",
+        "'PRIVATE_KEY' && activity.action == 'SIGN'",
+        "'ORGANIZATION'",
+      ];
       const policies = Array.from({ length: 10 }, (_, i) => ({
         policyName: `bench ${i}`,
         effect: i % 3 === 0 ? "EFFECT_DENY" : "EFFECT_ALLOW",
@@ -63,31 +80,50 @@ export async function benchDryRun(engine: Engine, activities: number, adminUrl?:
         consensus: i % 2 ? `approvers.any(u, u.tags.contains('tag-${i}'))` : `approvers.count() >= ${2 + (i % 3)}`,
         notes: "",
       }));
-      await post(server.url, "submit/create_policies", {
-        type: "ACTIVITY_TYPE_CREATE_POLICIES",
-        timestampMs: String(Date.now()),
-        organizationId: s.organizationId,
-        parameters: { policies },
-      }, s);
+      await post(
+        server.url,
+        "submit/create_policies",
+        {
+          type: "ACTIVITY_TYPE_CREATE_POLICIES",
+          timestampMs: String(Date.now()),
+          organizationId: s.organizationId,
+          parameters: { policies },
+        },
+        s,
+      );
       // The proposal: the seeded type needs two approvers, and one of today's policies is deleted.
       const listed = await post(server.url, "query/list_policies", { organizationId: s.organizationId }, s);
       const proposal = {
-        add: [{ policyName: "two for tags", effect: "EFFECT_ALLOW", condition: "activity.type == 'ACTIVITY_TYPE_CREATE_USER_TAG'", consensus: "approvers.count() >= 2" }],
+        add: [
+          {
+            policyName: "two for tags",
+            effect: "EFFECT_ALLOW",
+            condition: "activity.type == 'ACTIVITY_TYPE_CREATE_USER_TAG'",
+            consensus: "approvers.count() >= 2",
+          },
+        ],
         delete: [(listed.policies as { policyId: string }[])[0]!.policyId],
       };
       const window = { last: Math.min(activities + 1, 100_000) };
       // One warm-up request (JIT, statement caches), not timed.
       await post(server.url, "query/dry_run_policies", { organizationId: s.organizationId, proposal, window: { last: 1000 } }, s);
-      let replayed = 0, changed = 0, requests = 0;
+      let replayed = 0,
+        changed = 0,
+        requests = 0;
       let after: string | undefined;
       const t1 = performance.now();
       for (;;) {
-        const r = await post(server.url, "query/dry_run_policies", {
-          organizationId: s.organizationId,
-          proposal,
-          window,
-          paginationOptions: { limit: "1000", ...(after ? { after } : {}) },
-        }, s);
+        const r = await post(
+          server.url,
+          "query/dry_run_policies",
+          {
+            organizationId: s.organizationId,
+            proposal,
+            window,
+            paginationOptions: { limit: "1000", ...(after ? { after } : {}) },
+          },
+          s,
+        );
         requests++;
         replayed += r.replayed as number;
         changed += (r.changed as unknown[]).length;

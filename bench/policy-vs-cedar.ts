@@ -11,7 +11,6 @@ import { activityKind, type UserFacts } from "../src/policy/index.ts";
 
 // ------------------------------------------------------------------------------ generation
 
-
 /** mulberry32: small, fast, deterministic. */
 export function prng(seed: number) {
   let s = seed >>> 0;
@@ -30,22 +29,46 @@ export function prng(seed: number) {
 }
 export type Rng = ReturnType<typeof prng>;
 
-export interface Activity { type: string; kind: string; resource: string; action: string }
+export interface Activity {
+  type: string;
+  kind: string;
+  resource: string;
+  action: string;
+}
 
 // A sample of the service's activity types: [type, resource, action].
-const CATALOG: Activity[] = ([
-  ["CREATE_USERS_V4", "USER", "CREATE"], ["CREATE_API_ONLY_USERS", "USER", "CREATE"], ["DELETE_USERS", "USER", "DELETE"],
-  ["UPDATE_USER_NAME", "USER", "UPDATE"], ["CREATE_USER_TAG", "USER", "CREATE"], ["DELETE_USER_TAGS", "USER", "DELETE"],
-  ["CREATE_POLICY_V3", "POLICY", "CREATE"], ["CREATE_POLICIES", "POLICY", "CREATE"], ["UPDATE_POLICY_V2", "POLICY", "UPDATE"],
-  ["DELETE_POLICY", "POLICY", "DELETE"], ["CREATE_API_KEYS_V2", "CREDENTIAL", "CREATE"], ["DELETE_API_KEYS", "CREDENTIAL", "DELETE"],
-  ["CREATE_AUTHENTICATORS_V2", "CREDENTIAL", "CREATE"], ["CREATE_SUB_ORGANIZATION_V8", "ORGANIZATION", "CREATE"],
-  ["DELETE_SUB_ORGANIZATION", "ORGANIZATION", "DELETE"], ["STAMP_LOGIN", "AUTH", "CREATE"], ["OTP_LOGIN_V2", "AUTH", "CREATE"],
-  ["OAUTH_LOGIN", "AUTH", "CREATE"], ["CREATE_READ_WRITE_SESSION_V2", "AUTH", "CREATE"], ["INIT_OTP_V3", "OTP", "CREATE"],
-  ["VERIFY_OTP_V2", "OTP", "VERIFY"], ["CREATE_WEBHOOK_ENDPOINT", "WEBHOOK_ENDPOINT", "CREATE"],
-  ["DELETE_WEBHOOK_ENDPOINT", "WEBHOOK_ENDPOINT", "DELETE"], ["CREATE_WALLET", "WALLET", "CREATE"],
-  ["CREATE_TVC_APP", "TVC_APP", "CREATE"], ["CREATE_MFA_POLICY", "MFA_POLICY", "CREATE"],
-  ["DELETE_MFA_POLICY", "MFA_POLICY", "DELETE"], ["SET_IP_ALLOWLIST", "CONFIG", "UPDATE"],
-] as const).map(([t, resource, action]) => {
+const CATALOG: Activity[] = (
+  [
+    ["CREATE_USERS_V4", "USER", "CREATE"],
+    ["CREATE_API_ONLY_USERS", "USER", "CREATE"],
+    ["DELETE_USERS", "USER", "DELETE"],
+    ["UPDATE_USER_NAME", "USER", "UPDATE"],
+    ["CREATE_USER_TAG", "USER", "CREATE"],
+    ["DELETE_USER_TAGS", "USER", "DELETE"],
+    ["CREATE_POLICY_V3", "POLICY", "CREATE"],
+    ["CREATE_POLICIES", "POLICY", "CREATE"],
+    ["UPDATE_POLICY_V2", "POLICY", "UPDATE"],
+    ["DELETE_POLICY", "POLICY", "DELETE"],
+    ["CREATE_API_KEYS_V2", "CREDENTIAL", "CREATE"],
+    ["DELETE_API_KEYS", "CREDENTIAL", "DELETE"],
+    ["CREATE_AUTHENTICATORS_V2", "CREDENTIAL", "CREATE"],
+    ["CREATE_SUB_ORGANIZATION_V8", "ORGANIZATION", "CREATE"],
+    ["DELETE_SUB_ORGANIZATION", "ORGANIZATION", "DELETE"],
+    ["STAMP_LOGIN", "AUTH", "CREATE"],
+    ["OTP_LOGIN_V2", "AUTH", "CREATE"],
+    ["OAUTH_LOGIN", "AUTH", "CREATE"],
+    ["CREATE_READ_WRITE_SESSION_V2", "AUTH", "CREATE"],
+    ["INIT_OTP_V3", "OTP", "CREATE"],
+    ["VERIFY_OTP_V2", "OTP", "VERIFY"],
+    ["CREATE_WEBHOOK_ENDPOINT", "WEBHOOK_ENDPOINT", "CREATE"],
+    ["DELETE_WEBHOOK_ENDPOINT", "WEBHOOK_ENDPOINT", "DELETE"],
+    ["CREATE_WALLET", "WALLET", "CREATE"],
+    ["CREATE_TVC_APP", "TVC_APP", "CREATE"],
+    ["CREATE_MFA_POLICY", "MFA_POLICY", "CREATE"],
+    ["DELETE_MFA_POLICY", "MFA_POLICY", "DELETE"],
+    ["SET_IP_ALLOWLIST", "CONFIG", "UPDATE"],
+  ] as const
+).map(([t, resource, action]) => {
   const type = `ACTIVITY_TYPE_${t}`;
   return { type, kind: activityKind(type), resource, action };
 });
@@ -55,19 +78,30 @@ const UNPOLICED: Activity[] = [
   ["CREATE_SMART_CONTRACT_INTERFACE", "SMART_CONTRACT_INTERFACE", "CREATE"],
   ["CREATE_PRIVATE_KEYS_V2", "PRIVATE_KEY", "CREATE"],
   ["ACTIVATE_BILLING_TIER", "SUBSCRIPTION", "CREATE"],
-].map(([t, resource, action]) => ({ type: `ACTIVITY_TYPE_${t}`, kind: activityKind(`ACTIVITY_TYPE_${t}`), resource: resource!, action: action! }));
+].map(([t, resource, action]) => ({
+  type: `ACTIVITY_TYPE_${t}`,
+  kind: activityKind(`ACTIVITY_TYPE_${t}`),
+  resource: resource!,
+  action: action!,
+}));
 const DELETES = CATALOG.filter((a) => a.action === "DELETE");
 const RESOURCES = [...new Set(CATALOG.map((a) => a.resource))];
 
 /** One expression in both languages. Values are [A-Z0-9_-] only, so no escaping is needed. */
-interface Both { sigil: string; cedar: string }
+interface Both {
+  sigil: string;
+  cedar: string;
+}
 const and = (a: Both, b: Both): Both => ({ sigil: `${a.sigil} && ${b.sigil}`, cedar: `${a.cedar} && ${b.cedar}` });
 const eq = (field: keyof Activity, v: string): Both => ({ sigil: `activity.${field} == '${v}'`, cedar: `context.${field} == "${v}"` });
 const oneOf = (field: keyof Activity, vs: string[]): Both => ({
   sigil: `activity.${field} in [${vs.map((v) => `'${v}'`).join(", ")}]`,
   cedar: `[${vs.map((v) => `"${v}"`).join(", ")}].contains(context.${field})`,
 });
-const byId = (id: string): Both => ({ sigil: `approvers.any(user, user.id == '${id}')`, cedar: `context.approvers.contains(User::"${id}")` });
+const byId = (id: string): Both => ({
+  sigil: `approvers.any(user, user.id == '${id}')`,
+  cedar: `context.approvers.contains(User::"${id}")`,
+});
 const byTag = (tag: string): Both => ({
   sigil: `approvers.any(user, user.tags.contains('${tag}'))`,
   cedar: `context.approverTags.contains("${tag}")`,
@@ -91,7 +125,12 @@ export interface GenPolicy {
   witnesses: UserFacts[];
 }
 
-export interface Org { size: number; users: UserFacts[]; policies: GenPolicy[]; requests: DecisionInput[] }
+export interface Org {
+  size: number;
+  users: UserFacts[];
+  policies: GenPolicy[];
+  requests: DecisionInput[];
+}
 
 /** One organization: `size` policies in both languages, its users, and `requests` requests to decide. */
 export function generateOrg(size: number, rng: Rng, requestCount: number): Org {
@@ -208,7 +247,10 @@ export function cedarCall(setId: string, input: DecisionInput): cedar.StatefulAu
     action: { type: "Action", id: "DecideActivity" },
     resource: { type: "Activity", id: "activity" },
     context: {
-      type, kind, resource, action,
+      type,
+      kind,
+      resource,
+      action,
       approvers: input.approvers.map((u) => user(u.id)),
       approverTags: Object.keys(tagCounts),
       tagCounts,

@@ -79,7 +79,12 @@ const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { minimumFractionDig
 console.log(`Sigil policy engine vs Cedar ${cedar.getCedarVersion()} (@cedar-policy/cedar-wasm, Node.js build), node ${process.version}`);
 console.log(`${duration} s measured + ${warmup} s warm-up per engine and size; ${REQUESTS_PER_SIZE} rotating requests per size\n`);
 
-interface Prepared { org: Org; set: PolicySet; inputs: DecisionInput[]; calls: cedar.StatefulAuthorizationCall[] }
+interface Prepared {
+  org: Org;
+  set: PolicySet;
+  inputs: DecisionInput[];
+  calls: cedar.StatefulAuthorizationCall[];
+}
 const prepared: Prepared[] = [];
 let disagreements = 0;
 const rng = prng(SEED);
@@ -115,7 +120,10 @@ for (const size of SIZES) {
   const calls = org.requests.map((r) => cedarCall(setId, r));
   const { agree, disagreements: differ, tally } = compareWithCedar(org, set, calls);
   for (const d of differ) {
-    if (disagreements++ < 5) console.log(`  DISAGREE (${size}) request ${d.request}: sigil ${d.sigil.outcome} (${d.sigil.reason}), cedar ${JSON.stringify(d.cedar)}`);
+    if (disagreements++ < 5)
+      console.log(
+        `  DISAGREE (${size}) request ${d.request}: sigil ${d.sigil.outcome} (${d.sigil.reason}), cedar ${JSON.stringify(d.cedar)}`,
+      );
   }
   const denyPolicies = org.policies.filter((p) => p.source.effect === "EFFECT_DENY").length;
   console.log(
@@ -162,7 +170,9 @@ const big = prepared.find((p) => p.org.size === 1000)!;
 const { sigil, cedar: ced } = engines(big);
 const [sp50, sp99] = latency(sigil, big.inputs.length, duration);
 const [cp50, cp99] = latency(ced, big.inputs.length, duration);
-console.log(`\nper-decision latency at 1,000 policies: Sigil p50 ${fmt(sp50, 1)} µs, p99 ${fmt(sp99, 1)} µs | Cedar p50 ${fmt(cp50, 1)} µs, p99 ${fmt(cp99, 1)} µs`);
+console.log(
+  `\nper-decision latency at 1,000 policies: Sigil p50 ${fmt(sp50, 1)} µs, p99 ${fmt(sp99, 1)} µs | Cedar p50 ${fmt(cp50, 1)} µs, p99 ${fmt(cp99, 1)} µs`,
+);
 
 // Sigil's engine remembers, per policy set and activity identity (type/kind/resource/action), which
 // policies cannot apply; the figures above reuse those plans (the requests cover a few dozen
@@ -204,7 +214,8 @@ if (sink < 0) console.log(sink); // keep the results observable
 if (!process.argv.includes("--skip-dry-run")) {
   const i = process.argv.indexOf("--dry-run-activities");
   const n = i < 0 ? 100_000 : Number(process.argv[i + 1]);
-  if (!Number.isInteger(n) || n < 1 || n > 1_000_000) throw new Error(`--dry-run-activities must be an integer in [1, 1000000], got ${process.argv[i + 1]}`);
+  if (!Number.isInteger(n) || n < 1 || n > 1_000_000)
+    throw new Error(`--dry-run-activities must be an integer in [1, 1000000], got ${process.argv[i + 1]}`);
   console.log("");
   try {
     printDryRun(await benchDryRun("sqlite", n));

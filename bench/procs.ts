@@ -220,7 +220,13 @@ export async function startListening(opts: {
     await stopChild(proc, "SIGKILL", 0);
     throw new Error(`${path.basename(opts.script)} runs on cores ${got ?? "?"}, not on core ${want}: pinning failed`);
   }
-  return { url, proc, rss: sampleRss(proc), output: () => out, stop: (signal = "SIGTERM", graceMs = 5000) => stopChild(proc, signal, graceMs) };
+  return {
+    url,
+    proc,
+    rss: sampleRss(proc),
+    output: () => out,
+    stop: (signal = "SIGTERM", graceMs = 5000) => stopChild(proc, signal, graceMs),
+  };
 }
 
 export type Engine = "sqlite" | "postgres";
@@ -314,7 +320,10 @@ const run = promisify(execFile);
 
 /** `sigil init --json` of the instance's own tree (its migrations), exactly as the tests run it. */
 export async function sigilInit(inst: SigilInstance, name: string): Promise<InitResult> {
-  const { stdout } = await run(process.execPath, [path.join(inst.root, "bin/sigil.mjs"), "init", "--json", "--name", name], { env: inst.env, cwd: inst.root });
+  const { stdout } = await run(process.execPath, [path.join(inst.root, "bin/sigil.mjs"), "init", "--json", "--name", name], {
+    env: inst.env,
+    cwd: inst.root,
+  });
   return JSON.parse(stdout) as InitResult;
 }
 
@@ -323,7 +332,8 @@ export async function sigilInit(inst: SigilInstance, name: string): Promise<Init
  * so a benchmarked server runs as users run it — and an older tree as it ran then.
  */
 export function serveNodeArgs(root: string): string[] {
-  const start = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { scripts?: Record<string, string> }).scripts?.start ?? "";
+  const start =
+    (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { scripts?: Record<string, string> }).scripts?.start ?? "";
   const m = /\bnode((?:\s+--\S+)*)\s+bin\/sigil\.mjs\s+serve\b/.exec(start);
   return m ? m[1]!.trim().split(/\s+/).filter(Boolean) : [];
 }

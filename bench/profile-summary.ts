@@ -114,7 +114,9 @@ function unbundle(prof: CpuProfile): void {
     if (!map) continue;
     const entry = map.findEntry(f.lineNumber, f.columnNumber) as { originalSource?: string; originalLine?: number };
     if (!entry.originalSource) continue;
-    const source = entry.originalSource.startsWith("file://") ? entry.originalSource : pathToFileURL(path.resolve(path.dirname(fileURLToPath(f.url)), entry.originalSource)).href;
+    const source = entry.originalSource.startsWith("file://")
+      ? entry.originalSource
+      : pathToFileURL(path.resolve(path.dirname(fileURLToPath(f.url)), entry.originalSource)).href;
     f.url = source;
     f.lineNumber = entry.originalLine ?? f.lineNumber;
   }

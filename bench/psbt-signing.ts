@@ -46,7 +46,8 @@ const OTHER_KEYS = Array.from({ length: 16 }, () => secp256k1.getPublicKey(secp2
 
 function build(shape: Shape, pub: Uint8Array): string {
   const tx = new btc.Transaction({ allowUnknownOutputs: true });
-  const spk = shape.inputs === "tr" ? btc.p2tr(pub.subarray(1)).script : shape.inputs === "wpkh" ? btc.p2wpkh(pub).script : btc.p2pkh(pub).script;
+  const spk =
+    shape.inputs === "tr" ? btc.p2tr(pub.subarray(1)).script : shape.inputs === "wpkh" ? btc.p2wpkh(pub).script : btc.p2pkh(pub).script;
   for (let i = 0; i < 256; i++) {
     if (shape.inputs === "pkh") {
       // A previous transaction of 8 outputs, the key's last: the PSBT is ~120 KB, near the
@@ -57,7 +58,9 @@ function build(shape: Shape, pub: Uint8Array): string {
       prev.addOutput({ script: spk, amount: 50_000n });
       tx.addInput({ txid: prev.id, index: 7, nonWitnessUtxo: prev.toBytes(true, false) });
     } else {
-      const bip32Derivation = OTHER_KEYS.slice(0, shape.derivations ?? 0).map((k, j) => [k, { fingerprint: j, path: [j] }] as [Uint8Array, { fingerprint: number; path: number[] }]);
+      const bip32Derivation = OTHER_KEYS.slice(0, shape.derivations ?? 0).map(
+        (k, j) => [k, { fingerprint: j, path: [j] }] as [Uint8Array, { fingerprint: number; path: number[] }],
+      );
       tx.addInput({
         txid: randomBytes(32),
         index: i,
@@ -106,7 +109,12 @@ async function measure(signer: Signer, shape: Shape, rounds: number) {
     rows.push({ parse, sign: cpuMs() - c, held: heldMs, bytes: hex.length / 2 });
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  return { bytes: rows[0]!.bytes, parse: median(rows.map((r) => r.parse)), sign: median(rows.map((r) => r.sign)), held: Math.max(...rows.map((r) => r.held)) };
+  return {
+    bytes: rows[0]!.bytes,
+    parse: median(rows.map((r) => r.parse)),
+    sign: median(rows.map((r) => r.sign)),
+    held: Math.max(...rows.map((r) => r.held)),
+  };
 }
 
 const rounds = num("--rounds", "BENCH_ROUNDS", 5, 1, 100);

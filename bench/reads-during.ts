@@ -46,19 +46,38 @@ try {
   let tags = 0;
   /** create_user_tag, its body padded to BYTES with a member the schema drops. */
   const padded = (): Promise<{ status: number; json: any }> => {
-    const body = { type: "ACTIVITY_TYPE_CREATE_USER_TAG", timestampMs: String(Date.now()), organizationId: h.root.organizationId, parameters: { userTagName: `reads-${++tags}`, userIds: [] } };
+    const body = {
+      type: "ACTIVITY_TYPE_CREATE_USER_TAG",
+      timestampMs: String(Date.now()),
+      organizationId: h.root.organizationId,
+      parameters: { userTagName: `reads-${++tags}`, userIds: [] },
+    };
     const head = `${JSON.stringify(body).slice(0, -1)},"pad":"`;
     const text = `${head}${"a".repeat(Math.max(0, BYTES - Buffer.byteLength(head) - 2))}"}`;
     return h.post("/public/v1/submit/create_user_tag", text, { "X-Stamp": stamper.stamp(text).stamp });
   };
   const eth = (await newWallet(h, [ETH()])).addresses[0]!;
   const typedData = (n: number) =>
-    JSON.stringify({ types: { EIP712Domain: [{ name: "name", type: "string" }], M: [{ name: "v", type: "string[]" }] }, primaryType: "M", domain: { name: `reads-${++tags}` }, message: { v: Array(n).fill("") } });
+    JSON.stringify({
+      types: { EIP712Domain: [{ name: "name", type: "string" }], M: [{ name: "v", type: "string[]" }] },
+      primaryType: "M",
+      domain: { name: `reads-${++tags}` },
+      message: { v: Array(n).fill("") },
+    });
   const heavy = () =>
     REQUEST === "psbt"
-      ? h.submit("sign_transaction", "ACTIVITY_TYPE_SIGN_TRANSACTION_V2", { signWith: key.privateKeyId, unsignedTransaction: psbt(), type: "TRANSACTION_TYPE_BITCOIN" })
+      ? h.submit("sign_transaction", "ACTIVITY_TYPE_SIGN_TRANSACTION_V2", {
+          signWith: key.privateKeyId,
+          unsignedTransaction: psbt(),
+          type: "TRANSACTION_TYPE_BITCOIN",
+        })
       : REQUEST === "eip712"
-        ? h.submit("sign_raw_payload", "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", { signWith: eth, payload: typedData(4000), encoding: "PAYLOAD_ENCODING_EIP712", hashFunction: "HASH_FUNCTION_NO_OP" })
+        ? h.submit("sign_raw_payload", "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", {
+            signWith: eth,
+            payload: typedData(4000),
+            encoding: "PAYLOAD_ENCODING_EIP712",
+            hashFunction: "HASH_FUNCTION_NO_OP",
+          })
         : padded();
   const counts: number[] = [];
   const waits: number[] = [];
@@ -75,13 +94,17 @@ try {
       if (!answered) reads++;
     }
     const res = await request;
-    if (res.status !== 200 || res.json.activity?.status !== "ACTIVITY_STATUS_COMPLETED") throw new Error(`${REQUEST}: ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
+    if (res.status !== 200 || res.json.activity?.status !== "ACTIVITY_STATUS_COMPLETED")
+      throw new Error(`${REQUEST}: ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
     counts.push(reads);
     waits.push(longest);
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const what = REQUEST === "psbt" ? `${INPUTS}-input PSBT` : REQUEST === "eip712" ? "EIP-712 document of 4,000 empty strings" : `${BYTES}-byte body`;
-  console.log(`${ENGINE}, ${what}: whoami answers while it ran, per try: ${counts.join(" ")} (median ${median(counts)}); longest wait for one, median of the tries: ${median(waits).toFixed(1)} ms`);
+  const what =
+    REQUEST === "psbt" ? `${INPUTS}-input PSBT` : REQUEST === "eip712" ? "EIP-712 document of 4,000 empty strings" : `${BYTES}-byte body`;
+  console.log(
+    `${ENGINE}, ${what}: whoami answers while it ran, per try: ${counts.join(" ")} (median ${median(counts)}); longest wait for one, median of the tries: ${median(waits).toFixed(1)} ms`,
+  );
 } finally {
   await h.close();
 }

@@ -41,9 +41,29 @@ function measure(withoutRowid: boolean, dir: string, round: number): { cpuUs: nu
   const write = (i: number) => {
     const id = newKey();
     const now = Date.now();
-    activity.run(id, orgs[i % orgs.length], "ACTIVITY_TYPE_CREATE_USER_TAG", "ACTIVITY_STATUS_COMPLETED", randomBytes(32).toString("hex"), intent,
-      `{"createUserTagResult":{"userTagId":"${randomUUID()}"}}`, null, randomUUID(), now, now);
-    vote.run(newKey(), id, randomUUID(), "VOTE_SELECTION_APPROVED", intent, `02${randomBytes(32).toString("hex")}`, randomBytes(70).toString("hex"), now);
+    activity.run(
+      id,
+      orgs[i % orgs.length],
+      "ACTIVITY_TYPE_CREATE_USER_TAG",
+      "ACTIVITY_STATUS_COMPLETED",
+      randomBytes(32).toString("hex"),
+      intent,
+      `{"createUserTagResult":{"userTagId":"${randomUUID()}"}}`,
+      null,
+      randomUUID(),
+      now,
+      now,
+    );
+    vote.run(
+      newKey(),
+      id,
+      randomUUID(),
+      "VOTE_SELECTION_APPROVED",
+      intent,
+      `02${randomBytes(32).toString("hex")}`,
+      randomBytes(70).toString("hex"),
+      now,
+    );
   };
   db.transaction((n: number) => {
     for (let i = 0; i < n; i++) write(i);
@@ -66,10 +86,14 @@ function measure(withoutRowid: boolean, dir: string, round: number): { cpuUs: nu
 
 const dir = mkdtempSync(path.join(tmpdir(), "sigil-bench-layout-"));
 try {
-  console.log(`${ROWS.toLocaleString("en-US")} activities, then ${MEASURED.toLocaleString("en-US")} measured; ids ${RANDOM ? "random (UUIDv4)" : "time-ordered (newOrderedId)"}`);
+  console.log(
+    `${ROWS.toLocaleString("en-US")} activities, then ${MEASURED.toLocaleString("en-US")} measured; ids ${RANDOM ? "random (UUIDv4)" : "time-ordered (newOrderedId)"}`,
+  );
   for (const [round, withoutRowid] of [false, true, false, true].entries()) {
     const r = measure(withoutRowid, dir, round);
-    console.log(`  ${withoutRowid ? "WITHOUT ROWID" : "rowid        "}  ${r.cpuUs.toFixed(1)} µs CPU, ${r.wallUs.toFixed(1)} µs wall per activity (row + vote + commit); file ${r.mb.toFixed(0)} MB`);
+    console.log(
+      `  ${withoutRowid ? "WITHOUT ROWID" : "rowid        "}  ${r.cpuUs.toFixed(1)} µs CPU, ${r.wallUs.toFixed(1)} µs wall per activity (row + vote + commit); file ${r.mb.toFixed(0)} MB`,
+    );
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -44,9 +44,9 @@ export class FastStamper {
   stamp(body: string): Stamped {
     const raw = Buffer.from(body);
     const signature = sign("sha256", raw, { key: this.key, dsaEncoding: "der" }).toString("hex");
-    const stamp = Buffer.from(
-      JSON.stringify({ publicKey: this.apiPublicKey, scheme: "SIGNATURE_SCHEME_TK_API_P256", signature }),
-    ).toString("base64url");
+    const stamp = Buffer.from(JSON.stringify({ publicKey: this.apiPublicKey, scheme: "SIGNATURE_SCHEME_TK_API_P256", signature })).toString(
+      "base64url",
+    );
     return { body: raw, stamp };
   }
 }

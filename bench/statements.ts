@@ -32,7 +32,11 @@ export async function countStatements(adminUrl: string, tree?: string, print: (s
     // From the sources (SIGIL_NO_BUNDLE): the bundle carries its own copy of pg, which the trace cannot reach.
     const server = await startSigil({ ...inst, env: { ...inst.env, SIGIL_NO_BUNDLE: "1" } }, ["--import", TRACE]);
     try {
-      const lines = () => server.output().split("\n").filter((l) => l.startsWith("pg-trace "));
+      const lines = () =>
+        server
+          .output()
+          .split("\n")
+          .filter((l) => l.startsWith("pg-trace "));
       const once = async (label: string, send: () => Promise<void>, tries = 1): Promise<number> => {
         // The server's own background statements (sweepers, webhook workers) would count too:
         // settle first, take only what arrived while the request ran, and keep the least of
@@ -51,7 +55,11 @@ export async function countStatements(adminUrl: string, tree?: string, print: (s
       };
       const post = async (p: string, body: string) => {
         const s = await sdkStamp(body, creds.apiPublicKey, creds.apiPrivateKey);
-        const r = await fetch(`${server.url}${p}`, { method: "POST", headers: { "content-type": "application/json", "x-stamp": s.stamp }, body: new Uint8Array(s.body) });
+        const r = await fetch(`${server.url}${p}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-stamp": s.stamp },
+          body: new Uint8Array(s.body),
+        });
         if (r.status !== 200) throw new Error(`${p} answered ${r.status}: ${await r.text()}`);
         await r.arrayBuffer();
       };

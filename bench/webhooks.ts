@@ -91,7 +91,6 @@ import { writeFileSync } from "node:fs";
 
 // ---------------------------------------------------------------- options
 
-
 const DURATION_S = num("--duration", "BENCH_DURATION", 3, 0.3, 60);
 const ACTIVITIES = Math.round(num("--activities", "BENCH_ACTIVITIES", 1500, 10, 200_000));
 const ROUNDS = Math.round(num("--rounds", "BENCH_ROUNDS", 4, 1, 20));
@@ -310,14 +309,21 @@ async function benchSigning(): Promise<SigningResult> {
     }
 
     // Opening the sealed key: what the dispatcher pays once per key (start, rotation).
-    const row = await store.db.selectFrom("webhook_signing_keys").select("private_key_sealed").where("id", "=", keyId).executeTakeFirstOrThrow();
+    const row = await store.db
+      .selectFrom("webhook_signing_keys")
+      .select("private_key_sealed")
+      .where("id", "=", keyId)
+      .executeTakeFirstOrThrow();
     const aad = `webhook-signing-key:${keyId}`;
     // The same work MasterKey.open does with a key held in memory, synchronously (timed() is).
     const local = LocalKey.parse(master.toHex());
-    const open = timed(() => {
-      const der = local.openSync(row.private_key_sealed, aad);
-      return createPrivateKey({ key: der, format: "der", type: "pkcs8" }).asymmetricKeyType === "ed25519" ? 1 : 0;
-    }, Math.min(1, DURATION_S / 4));
+    const open = timed(
+      () => {
+        const der = local.openSync(row.private_key_sealed, aad);
+        return createPrivateKey({ key: der, format: "der", type: "pkcs8" }).asymmetricKeyType === "ed25519" ? 1 : 0;
+      },
+      Math.min(1, DURATION_S / 4),
+    );
     const openUs = (open.cpuMs * 1000) / open.ops;
 
     const variants: Variant[] = [
@@ -325,13 +331,17 @@ async function benchSigning(): Promise<SigningResult> {
       { label: "signDelivery (message concat + sign + hex)", fn: () => signDelivery(key, tsText, eventId, body).length },
       {
         label: "deliveryHeaders (all 9 headers)",
-        fn: () => deliveryHeaders({ eventId, eventType: "ACTIVITY_UPDATES", organizationId, body, key, now: Date.now() })["x-service-signature"]!.length,
+        fn: () =>
+          deliveryHeaders({ eventId, eventType: "ACTIVITY_UPDATES", organizationId, body, key, now: Date.now() })["x-service-signature"]!
+            .length,
       },
       {
         label: "activeSigningKey (SQLite read, cached key) + deliveryHeaders",
         afn: async () => {
           const k = await activeSigningKey(keys, store.db, master);
-          return deliveryHeaders({ eventId, eventType: "ACTIVITY_UPDATES", organizationId, body, key: k, now: Date.now() })["x-service-signature"]!.length;
+          return deliveryHeaders({ eventId, eventType: "ACTIVITY_UPDATES", organizationId, body, key: k, now: Date.now() })[
+            "x-service-signature"
+          ]!.length;
         },
       },
     ];
@@ -376,7 +386,11 @@ async function measureVariants(variants: Variant[]): Promise<SignRow[]> {
     });
   }
   if (sink === 0) throw new Error("nothing was signed");
-  const median = (xs: number[]) => quantile([...xs].sort((a, b) => a - b), 0.5);
+  const median = (xs: number[]) =>
+    quantile(
+      [...xs].sort((a, b) => a - b),
+      0.5,
+    );
   const rows: SignRow[] = variants.map((x, i) => ({
     label: x.label,
     rate: median(perRound[i]!.rate),
@@ -590,7 +604,8 @@ async function waitDelivered(rx: Receiver, ids: readonly string[], timeoutMs: nu
 // ---------------------------------------------------------------- store reads
 
 async function deliveryStatuses(inst: SigilInstance): Promise<{ status: string; n: number; retried: number }[]> {
-  const q = "select status, count(*) as n, sum(case when attempts > 1 then 1 else 0 end) as retried from webhook_deliveries group by status order by status";
+  const q =
+    "select status, count(*) as n, sum(case when attempts > 1 then 1 else 0 end) as retried from webhook_deliveries group by status order by status";
   if (inst.engine === "postgres") {
     const c = new pg.Client({ connectionString: inst.databaseUrl });
     await c.connect();
@@ -754,7 +769,10 @@ async function backlogScenario(inst: SigilInstance, serverUrl: string, orgs: Ini
     // Creating an endpoint is an activity its organization's earlier endpoints hear of: let
     // those deliveries go before the backlog is built.
     const settle = Date.now() + 60_000;
-    while ((await countOf(inst, "select count(*) as n from webhook_deliveries where status = 'pending'")) > 0 || (await pendingEvents(inst)) > 0) {
+    while (
+      (await countOf(inst, "select count(*) as n from webhook_deliveries where status = 'pending'")) > 0 ||
+      (await pendingEvents(inst)) > 0
+    ) {
       if (Date.now() > settle) {
         res.problems.push("backlog: the endpoint creations' own deliveries did not settle within 60 s");
         break;
@@ -818,7 +836,8 @@ async function backlogScenario(inst: SigilInstance, serverUrl: string, orgs: Ini
     }
     if (receipts.length < want) res.problems.push(`backlog: only ${receipts.length} of ${want} delivered within the drain timeout`);
     const failures = [...rx.verifyFailures.values()].reduce((a, x) => a + x, 0);
-    if (failures > 0) res.problems.push(`backlog: signature verification failures: ${[...rx.verifyFailures].map(([r, n]) => `${r}×${n}`).join(", ")}`);
+    if (failures > 0)
+      res.problems.push(`backlog: signature verification failures: ${[...rx.verifyFailures].map(([r, n]) => `${r}×${n}`).join(", ")}`);
     const out: BacklogResult = {
       endpoints: ENDPOINTS,
       queued,
@@ -871,18 +890,26 @@ async function runEngine(engine: Engine, tree: { label: string; root?: string })
     const plainOrg = await sigilInit(inst, "Bench Plain Org");
     // The backlog scenario's organizations, made before the server owns the store.
     const backlogOrgs: InitResult[] = [];
-    for (let k = 0; k < Math.ceil(ENDPOINTS / ENDPOINTS_PER_ORG); k++) backlogOrgs.push(await sigilInit(inst, `Bench Backlog Org ${k + 1}`));
+    for (let k = 0; k < Math.ceil(ENDPOINTS / ENDPOINTS_PER_ORG); k++)
+      backlogOrgs.push(await sigilInit(inst, `Bench Backlog Org ${k + 1}`));
     await rx.start();
     server = await startSigil(inst);
-    const where = engine === "postgres" ? `PostgreSQL database ${new URL(inst.databaseUrl!).pathname.slice(1)} (dropped afterwards)` : `embedded SQLite in ${inst.dataDir}`;
-    log(`\nsigil (${engine}, ${tree.label}): node ${path.join(inst.root, "bin/sigil.mjs")} serve, SIGIL_WEBHOOKS_ALLOW_LOOPBACK=true, LOG_LEVEL=${inst.env.LOG_LEVEL}, ${where}`);
+    const where =
+      engine === "postgres"
+        ? `PostgreSQL database ${new URL(inst.databaseUrl!).pathname.slice(1)} (dropped afterwards)`
+        : `embedded SQLite in ${inst.dataDir}`;
+    log(
+      `\nsigil (${engine}, ${tree.label}): node ${path.join(inst.root, "bin/sigil.mjs")} serve, SIGIL_WEBHOOKS_ALLOW_LOOPBACK=true, LOG_LEVEL=${inst.env.LOG_LEVEL}, ${where}`,
+    );
 
     // The published key set, as a receiver would fetch it.
     const jr = await fetch(`${server.url}/public/v1/discovery/webhooks/jwks`);
     const jwks = (await jr.json()) as { keys: { kid: string; x: string }[] };
     if (jr.status !== 200 || !jwks.keys?.length) throw new Error(`JWKS fetch failed (${jr.status}): ${JSON.stringify(jwks)}`);
     rx.publicKeys = new Map(jwks.keys.map((k) => [k.kid, k.x]));
-    log(`  JWKS: ${jwks.keys.length} key(s) (${jwks.keys.map((k) => k.kid).join(", ")}), cache-control "${jr.headers.get("cache-control") ?? ""}"`);
+    log(
+      `  JWKS: ${jwks.keys.length} key(s) (${jwks.keys.map((k) => k.kid).join(", ")}), cache-control "${jr.headers.get("cache-control") ?? ""}"`,
+    );
 
     // The endpoint, created through the API like any client would.
     const ep = await post(
@@ -902,7 +929,9 @@ async function runEngine(engine: Engine, tree: { label: string; root?: string })
     if (ep.status !== 200 || epAct?.status !== "ACTIVITY_STATUS_COMPLETED") {
       throw new Error(`create_webhook_endpoint failed (${ep.status}): ${JSON.stringify(ep.json).slice(0, 500)}`);
     }
-    log(`  endpoint ${String(epAct.result?.createWebhookEndpointResult?.endpointId ?? "?")} → ${rx.url} (organization ${hookOrg.organizationId}); organization ${plainOrg.organizationId} has none`);
+    log(
+      `  endpoint ${String(epAct.result?.createWebhookEndpointResult?.endpointId ?? "?")} → ${rx.url} (organization ${hookOrg.organizationId}); organization ${plainOrg.organizationId} has none`,
+    );
 
     const urlHook = `${server.url}/public/v1/submit/create_user_tag`;
     // Checks: an SDK-stamped activity in each organization; only the hooked one is delivered.
@@ -912,7 +941,8 @@ async function runEngine(engine: Engine, tree: { label: string; root?: string })
     const id1 = (c1.json as ActivityAnswer).activity?.id;
     const id2 = (c2.json as ActivityAnswer).activity?.id;
     if (c1.status !== 200 || c2.status !== 200 || !id1 || !id2) throw new Error(`create_user_tag checks failed: ${c1.status} ${c2.status}`);
-    if (!(await waitDelivered(rx, [id1], 10_000))) throw new Error(`the check activity ${id1} was not delivered within 10 s:\n${server.output().slice(-3000)}`);
+    if (!(await waitDelivered(rx, [id1], 10_000)))
+      throw new Error(`the check activity ${id1} was not delivered within 10 s:\n${server.output().slice(-3000)}`);
     const first = rx.byActivity.get(id1)!;
     log(
       `  check: activity ${id1} delivered in ${first.at - first.createdAt} ms (payload ${first.bytes} B), signature ${rx.verifyFailures.size === 0 ? "verified" : "REJECTED"} by @sigil/webhooks verifyWebhookSignature`,
@@ -968,7 +998,8 @@ async function runEngine(engine: Engine, tree: { label: string; root?: string })
       const afterQuarters: number[] = [];
       if (after.length >= 8) {
         const cut = [0, 1, 2, 3, 4].map((q) => Math.min(after.length - 1, Math.floor((q * after.length) / 4)));
-        for (let q = 0; q < 4; q++) afterQuarters.push(((cut[q + 1]! - cut[q]!) * 1000) / Math.max(1, after[cut[q + 1]!]!.at - after[cut[q]!]!.at));
+        for (let q = 0; q < 4; q++)
+          afterQuarters.push(((cut[q + 1]! - cut[q]!) * 1000) / Math.max(1, after[cut[q + 1]!]!.at - after[cut[q]!]!.at));
       }
       // Deliveries to one endpoint go out in event order: event ids are UUIDv7 minted inside
       // the writing transaction, so their order is commit order (SQLite). Count receipts
@@ -1001,7 +1032,9 @@ async function runEngine(engine: Engine, tree: { label: string; root?: string })
       };
       if (!drained) {
         const pend = await pendingEvents(inst).catch(() => NaN);
-        res.problems.push(`${what}: only ${got.length} of ${b.ids.length} delivered within the drain timeout (${pend} events not yet fanned out)`);
+        res.problems.push(
+          `${what}: only ${got.length} of ${b.ids.length} delivered within the drain timeout (${pend} events not yet fanned out)`,
+        );
       }
       log(
         `  ${what}, endpoint: ${fmtInt(b.ok)} activities in ${fmtInt(b.ms)} ms → ${fmtInt((b.ok * 1000) / b.ms)}/s, ` +
@@ -1047,10 +1080,12 @@ async function runEngine(engine: Engine, tree: { label: string; root?: string })
     if (rx.duplicates > 0) res.notes.push(`${rx.duplicates} deliveries repeated an event id already received`);
     if (rx.badRequests > 0) res.problems.push(`${rx.badRequests} deliveries with an unparseable body`);
     const failed = res.statuses.filter((s) => s.status !== "delivered");
-    if (failed.some((s) => s.n > 0)) res.problems.push(`deliveries not delivered in the store: ${failed.map((s) => `${s.status} ${s.n}`).join(", ")}`);
+    if (failed.some((s) => s.n > 0))
+      res.problems.push(`deliveries not delivered in the store: ${failed.map((s) => `${s.status} ${s.n}`).join(", ")}`);
     const retried = res.statuses.reduce((a, s) => a + s.retried, 0);
     if (retried > 0) res.notes.push(`${retried} deliveries needed more than one attempt`);
-    if (rx.verifyFailures.size > 0) res.problems.push(`signature verification failures: ${[...rx.verifyFailures].map(([r, n]) => `${r}×${n}`).join(", ")}`);
+    if (rx.verifyFailures.size > 0)
+      res.problems.push(`signature verification failures: ${[...rx.verifyFailures].map(([r, n]) => `${r}×${n}`).join(", ")}`);
     // Warnings and errors the server logged, grouped by message.
     const logged = new Map<string, number>();
     for (const line of server.output().split("\n")) {
@@ -1058,7 +1093,10 @@ async function runEngine(engine: Engine, tree: { label: string; root?: string })
       let what = line.slice(0, 300);
       try {
         const j = JSON.parse(line) as { level: number; msg?: string; err?: { message?: string; stack?: string } };
-        const at = j.err?.stack?.split("\n").find((l) => l.includes("/src/"))?.trim();
+        const at = j.err?.stack
+          ?.split("\n")
+          .find((l) => l.includes("/src/"))
+          ?.trim();
         what = `level ${j.level} "${j.msg ?? ""}"${j.err?.message ? `: ${j.err.message}` : ""}${at ? ` (${at.replace(/^at /, "").replace(/file:\/\/\S*\/src\//, "src/")})` : ""}`;
       } catch {
         /* not JSON: keep the raw line */
@@ -1097,30 +1135,48 @@ function engineTable(results: EngineResult[], rawSignRate: number): string {
   add("  drain per quarter of that backlog (1st / 2nd / 3rd / 4th)", (r) =>
     [0, 1, 2, 3].map((q) => fmtInt(mean(r.hooked.map((h) => h.afterQuarters[q] ?? NaN)))).join(" / "),
   );
-  add(`deliveries/s, backlog over ${ENDPOINTS} endpoints (${fmtInt(BACKLOG)} queued): opening → last delivery`, (r) => (r.backlog ? fmtInt(r.backlog.rate) : "-"));
+  add(`deliveries/s, backlog over ${ENDPOINTS} endpoints (${fmtInt(BACKLOG)} queued): opening → last delivery`, (r) =>
+    r.backlog ? fmtInt(r.backlog.rate) : "-",
+  );
   add("  share of the raw-sign baseline", (r) => (r.backlog ? pct(r.backlog.rate / rawSignRate) : "-"));
   add("  drain per quarter (1st / 2nd / 3rd / 4th)", (r) => (r.backlog ? r.backlog.quarters.map(fmtInt).join(" / ") : "-"));
   add("  out of endpoint order / duplicates / signatures ok of sampled", (r) =>
-    r.backlog ? `${r.backlog.outOfOrder} / ${r.backlog.duplicates} / ${r.backlog.verified - r.backlog.verifyFailures} of ${r.backlog.verified}` : "-",
+    r.backlog
+      ? `${r.backlog.outOfOrder} / ${r.backlog.duplicates} / ${r.backlog.verified - r.backlog.verifyFailures} of ${r.backlog.verified}`
+      : "-",
   );
   add("  backlog built in (submissions + fan-out, ms)", (r) => (r.backlog ? fmtInt(r.backlog.buildMs) : "-"));
   add("delivered by the last answer (mean of rounds)", (r) => pct(mean(r.hooked.map((h) => h.atSubmitEnd / Math.max(1, h.burst.ok)))));
   const allLag = (r: EngineResult) => r.hooked.flatMap((h) => h.figs.lag).sort((a, b) => a - b);
   const allWire = (r: EngineResult) => r.hooked.flatMap((h) => h.figs.wire).sort((a, b) => a - b);
-  add("burst lag p50 / p99 ms (receipt − activity createdAt)", (r) => `${fmtInt(quantile(allLag(r), 0.5))} / ${fmtInt(quantile(allLag(r), 0.99))}`);
-  add("burst p50 / p99 ms (receipt − X-Service-Timestamp)", (r) => `${fmtInt(quantile(allWire(r), 0.5))} / ${fmtInt(quantile(allWire(r), 0.99))}`);
+  add(
+    "burst lag p50 / p99 ms (receipt − activity createdAt)",
+    (r) => `${fmtInt(quantile(allLag(r), 0.5))} / ${fmtInt(quantile(allLag(r), 0.99))}`,
+  );
+  add(
+    "burst p50 / p99 ms (receipt − X-Service-Timestamp)",
+    (r) => `${fmtInt(quantile(allWire(r), 0.5))} / ${fmtInt(quantile(allWire(r), 0.99))}`,
+  );
   add(`paced lag p50 / p99 ms (${PACED} at ${PACED_PER_S}/s, receipt − createdAt)`, (r) =>
     r.paced ? `${fmt1(quantile(r.paced.figs.lag, 0.5))} / ${fmt1(quantile(r.paced.figs.lag, 0.99))}` : "-",
   );
   add("paced p50 / p99 ms (receipt − X-Service-Timestamp)", (r) =>
     r.paced ? `${fmt1(quantile(r.paced.figs.wire, 0.5))} / ${fmt1(quantile(r.paced.figs.wire, 0.99))}` : "-",
   );
-  add("payload bytes min / median / max", (r) =>
-    `${fmtInt(r.payloadBytes[0] ?? NaN)} / ${fmtInt(quantile(r.payloadBytes, 0.5))} / ${fmtInt(r.payloadBytes[r.payloadBytes.length - 1] ?? NaN)}`,
+  add(
+    "payload bytes min / median / max",
+    (r) =>
+      `${fmtInt(r.payloadBytes[0] ?? NaN)} / ${fmtInt(quantile(r.payloadBytes, 0.5))} / ${fmtInt(r.payloadBytes[r.payloadBytes.length - 1] ?? NaN)}`,
   );
-  add("signatures verified (@sigil/webhooks, JWKS) ok / sampled", (r) => `${r.verified - [...r.verifyFailures.values()].reduce((a, b) => a + b, 0)} / ${r.verified}`);
+  add(
+    "signatures verified (@sigil/webhooks, JWKS) ok / sampled",
+    (r) => `${r.verified - [...r.verifyFailures.values()].reduce((a, b) => a + b, 0)} / ${r.verified}`,
+  );
   add("received out of event order / duplicate event ids", (r) => `${r.hooked.reduce((a, h) => a + h.outOfOrder, 0)} / ${r.duplicates}`);
-  add("deliveries in the store by status (retried)", (r) => r.statuses.map((s) => `${s.status} ${fmtInt(s.n)}${s.retried ? ` (${s.retried})` : ""}`).join(", ") || "-");
+  add(
+    "deliveries in the store by status (retried)",
+    (r) => r.statuses.map((s) => `${s.status} ${fmtInt(s.n)}${s.retried ? ` (${s.retried})` : ""}`).join(", ") || "-",
+  );
   return table(head, rows, new Set(results.map((_, i) => i + 1)));
 }
 
@@ -1173,19 +1229,52 @@ async function main(): Promise<void> {
       const b = results.find((r) => r.engine === engine && r.tree === "before");
       if (!n || !b) continue;
       const e2e = (r: EngineResult) => r.hooked.reduce((a, h) => a + (h.delivered * 1000) / h.e2eMs, 0) / Math.max(1, r.hooked.length);
-      rows.push([`${engine}: one endpoint, first submission → last delivery (goal ≥ 1,500/s, order kept)`, fmtInt(e2e(b)), fmtInt(e2e(n)), `${fmt1(e2e(n) / e2e(b))}×`, `${pct(e2e(b) / rawSign)} → ${pct(e2e(n) / rawSign)}`]);
+      rows.push([
+        `${engine}: one endpoint, first submission → last delivery (goal ≥ 1,500/s, order kept)`,
+        fmtInt(e2e(b)),
+        fmtInt(e2e(n)),
+        `${fmt1(e2e(n) / e2e(b))}×`,
+        `${pct(e2e(b) / rawSign)} → ${pct(e2e(n) / rawSign)}`,
+      ]);
       if (n.backlog && b.backlog) {
-        rows.push([`${engine}: backlog over ${ENDPOINTS} endpoints (goal ≥ 5,000/s)`, fmtInt(b.backlog.rate), fmtInt(n.backlog.rate), `${fmt1(n.backlog.rate / b.backlog.rate)}×`, `${pct(b.backlog.rate / rawSign)} → ${pct(n.backlog.rate / rawSign)}`]);
+        rows.push([
+          `${engine}: backlog over ${ENDPOINTS} endpoints (goal ≥ 5,000/s)`,
+          fmtInt(b.backlog.rate),
+          fmtInt(n.backlog.rate),
+          `${fmt1(n.backlog.rate / b.backlog.rate)}×`,
+          `${pct(b.backlog.rate / rawSign)} → ${pct(n.backlog.rate / rawSign)}`,
+        ]);
       }
     }
     log(`\nwebhook deliveries/s, before (${BEFORE_ROOT}) and now, same run; raw-sign baseline ${fmtInt(rawSign)}/s`);
     log(table(["scenario", "before", "now", "now / before", "share of raw sign"], rows, new Set([1, 2, 3])));
   }
   if (JSON_FILE) {
-    const oneEndpoint = (r: EngineResult) => r.hooked.reduce((a, h) => a + (h.delivered * 1000) / h.e2eMs, 0) / Math.max(1, r.hooked.length);
+    const oneEndpoint = (r: EngineResult) =>
+      r.hooked.reduce((a, h) => a + (h.delivered * 1000) / h.e2eMs, 0) / Math.max(1, r.hooked.length);
     const rows = results.flatMap((r) => [
-      { name: "webhook deliveries, one endpoint", engine: r.engine, tree: r.tree, deliveriesPerS: Math.round(oneEndpoint(r)), goal: "≥ 1,500/s", met: oneEndpoint(r) >= 1500, valid: r.problems.length === 0 },
-      ...(r.backlog ? [{ name: `webhook deliveries, backlog over ${ENDPOINTS} endpoints`, engine: r.engine, tree: r.tree, deliveriesPerS: Math.round(r.backlog.rate), goal: "≥ 5,000/s", met: r.backlog.rate >= 5000, valid: r.problems.length === 0 }] : []),
+      {
+        name: "webhook deliveries, one endpoint",
+        engine: r.engine,
+        tree: r.tree,
+        deliveriesPerS: Math.round(oneEndpoint(r)),
+        goal: "≥ 1,500/s",
+        met: oneEndpoint(r) >= 1500,
+        valid: r.problems.length === 0,
+      },
+      ...(r.backlog
+        ? [
+            {
+              name: `webhook deliveries, backlog over ${ENDPOINTS} endpoints`,
+              engine: r.engine,
+              tree: r.tree,
+              deliveriesPerS: Math.round(r.backlog.rate),
+              goal: "≥ 5,000/s",
+              met: r.backlog.rate >= 5000,
+              valid: r.problems.length === 0,
+            },
+          ]
+        : []),
     ]);
     writeFileSync(JSON_FILE, `${JSON.stringify(rows, null, 2)}\n`);
     log(`JSON: ${rows.length} rows written to ${path.resolve(JSON_FILE)}`);

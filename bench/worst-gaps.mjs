@@ -20,7 +20,8 @@ const GAP_MS = 20;
 const STAT = `/proc/${process.pid}/task/${process.pid}/schedstat`;
 
 if (import.meta.url === `file://${process.argv[1]}`) summarise(process.argv[2]);
-else if (process.argv.includes("serve") && process.env.BENCH_GAPS_DIR && existsSync(STAT)) record(process.env.BENCH_GAPS_DIR, process.env.BENCH_GAPS_FROM);
+else if (process.argv.includes("serve") && process.env.BENCH_GAPS_DIR && existsSync(STAT))
+  record(process.env.BENCH_GAPS_DIR, process.env.BENCH_GAPS_FROM);
 
 /** [ns on a core, ns waiting for one] of the main thread so far. */
 function thread() {
@@ -39,7 +40,11 @@ function record(dir, from) {
     const wallMs = Number(now - last) / 1e6;
     const [run, wait] = thread();
     if (armed() && wallMs > GAP_MS) {
-      gaps.push({ wallMs: Math.round(wallMs * 10) / 10, cpuMs: Math.round((run - lastRun) / 1e5) / 10, waitMs: Math.round((wait - lastWait) / 1e5) / 10 });
+      gaps.push({
+        wallMs: Math.round(wallMs * 10) / 10,
+        cpuMs: Math.round((run - lastRun) / 1e5) / 10,
+        waitMs: Math.round((wait - lastWait) / 1e5) / 10,
+      });
     }
     last = now;
     [lastRun, lastWait] = [run, wait];
@@ -51,7 +56,9 @@ function record(dir, from) {
 
 function summarise(dir) {
   if (!dir) throw new Error("usage: node bench/worst-gaps.mjs DIR");
-  for (const f of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
+  for (const f of readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()) {
     const gaps = JSON.parse(readFileSync(path.join(dir, f), "utf8"));
     const cpu = gaps.map((g) => g.cpuMs).sort((a, b) => b - a);
     const at = (q) => (cpu.length ? cpu[Math.min(cpu.length - 1, Math.floor(cpu.length * q))] : "-");

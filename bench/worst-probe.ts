@@ -92,7 +92,9 @@ process.on("message", (m: Message) => {
       break;
     case "stop":
       clearInterval(timer);
-      void Promise.all([...inFlight]).then(() => process.send!({ type: "samples", healthz, whoami, errors: errors.slice(0, 20), errorCount: errors.length }));
+      void Promise.all([...inFlight]).then(() =>
+        process.send!({ type: "samples", healthz, whoami, errors: errors.slice(0, 20), errorCount: errors.length }),
+      );
       break;
     case "exit":
       agent.destroy();

@@ -38,7 +38,9 @@ interface Meta {
 
 /** The schema version of `root`'s tree: its migrations' names, in order. */
 function migrations(root: string): string[] {
-  return readdirSync(path.join(root, "src/store/migrations")).filter((f) => /^\d+_.*\.ts$/.test(f)).sort();
+  return readdirSync(path.join(root, "src/store/migrations"))
+    .filter((f) => /^\d+_.*\.ts$/.test(f))
+    .sort();
 }
 
 /** The cached store's description, if it can serve a tree whose schema version is `now`. */
@@ -57,7 +59,20 @@ function writeMeta(file: string, meta: Meta): void {
 }
 
 async function runSeed(env: NodeJS.ProcessEnv, rows: number, root: string): Promise<SeedResult> {
-  const args = ["seed", "--json", "--name", "Bench Worst Seeded Org", "--suborgs", String(rows), "--activities", String(rows), "--users", "1000", "--wallet-every", "100000"];
+  const args = [
+    "seed",
+    "--json",
+    "--name",
+    "Bench Worst Seeded Org",
+    "--suborgs",
+    String(rows),
+    "--activities",
+    String(rows),
+    "--users",
+    "1000",
+    "--wallet-every",
+    "100000",
+  ];
   const child = spawn(process.execPath, [path.join(root, "bin/sigil.mjs"), ...args], { env, cwd: root, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
@@ -91,7 +106,14 @@ async function pgHolds(url: string, organizationId: string): Promise<boolean> {
  * The seeded store for `engine`, built now if the cache has none for this schema and size.
  * `baseEnv` is the environment servers get (rate limits off, …); `adminUrl` the PostgreSQL one.
  */
-export async function seededStore(engine: Engine, rows: number, baseEnv: NodeJS.ProcessEnv, adminUrl: string | undefined, log: (m: string) => void, root = ROOT): Promise<SeededStore> {
+export async function seededStore(
+  engine: Engine,
+  rows: number,
+  baseEnv: NodeJS.ProcessEnv,
+  adminUrl: string | undefined,
+  log: (m: string) => void,
+  root = ROOT,
+): Promise<SeededStore> {
   const now = migrations(root);
   const dir = path.join(tmpdir(), "sigil-bench-worst", `rows-${rows}`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -108,7 +130,12 @@ export async function seededStore(engine: Engine, rows: number, baseEnv: NodeJS.
   } else if (meta && !existsSync(path.join(dataDir, "sigil.db"))) {
     meta = undefined;
   }
-  const envFor = (masterKey: string): NodeJS.ProcessEnv => ({ ...baseEnv, SIGIL_DATA_DIR: dataDir, SIGIL_MASTER_KEY: masterKey, DATABASE_URL: url ?? "" });
+  const envFor = (masterKey: string): NodeJS.ProcessEnv => ({
+    ...baseEnv,
+    SIGIL_DATA_DIR: dataDir,
+    SIGIL_MASTER_KEY: masterKey,
+    DATABASE_URL: url ?? "",
+  });
   if (meta) {
     // The server started on it migrates it to `now` first thing.
     writeMeta(metaFile, { ...meta, migrations: now });

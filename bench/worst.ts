@@ -62,7 +62,9 @@ const TIMEOUT_S = num("--timeout", "BENCH_TIMEOUT", 1800, 10, 24 * 3600);
 const VERBOSE = process.argv.includes("--verbose");
 const PROFILE_DIR = option("--profile", "BENCH_PROFILE");
 const TREE = path.resolve(option("--tree", "BENCH_TREE") ?? ROOT);
-const KINDS = option("--kinds", "BENCH_KINDS")?.split(",").map((k) => k.trim());
+const KINDS = option("--kinds", "BENCH_KINDS")
+  ?.split(",")
+  .map((k) => k.trim());
 /** The goal: the other tenant never waits longer than this (docs/benchmarks.md §8). */
 const GOAL_MS = 50;
 /** What a single request may take before the server is deemed stuck (and restarted). */
@@ -72,7 +74,11 @@ const STARTUP_TIMEOUT_MS = 120_000;
 const BODY_LIMIT = Number(process.env.SIGIL_BODY_LIMIT_BYTES || 1_048_576);
 
 const ENGINES: Engine[] =
-  ENGINE_ARG === "both" || ENGINE_ARG === "all" ? ["sqlite", "postgres"] : ENGINE_ARG === "sqlite" || ENGINE_ARG === "postgres" ? [ENGINE_ARG] : [];
+  ENGINE_ARG === "both" || ENGINE_ARG === "all"
+    ? ["sqlite", "postgres"]
+    : ENGINE_ARG === "sqlite" || ENGINE_ARG === "postgres"
+      ? [ENGINE_ARG]
+      : [];
 if (ENGINES.length === 0) throw new Error(`--engine must be sqlite, postgres or both, got ${ENGINE_ARG}`);
 
 const { bail, watchdog } = guardRun(TIMEOUT_S);
@@ -144,7 +150,10 @@ class Probe {
   private waiting: ((m: Record<string, unknown>) => void) | undefined;
 
   constructor() {
-    this.child = fork(path.join(ROOT, "bench/worst-probe.ts"), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    this.child = fork(path.join(ROOT, "bench/worst-probe.ts"), [], {
+      execArgv: ["--import", "tsx"],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
     this.child.on("message", (m: Record<string, unknown>) => {
       const w = this.waiting;
       this.waiting = undefined;
@@ -160,7 +169,14 @@ class Probe {
   }
 
   configure(url: string, org: Tenant): Promise<unknown> {
-    return this.ask({ type: "config", url, organizationId: org.organizationId, apiPublicKey: org.key.publicKey, apiPrivateKey: org.key.privateKey, intervalMs: INTERVAL_MS });
+    return this.ask({
+      type: "config",
+      url,
+      organizationId: org.organizationId,
+      apiPublicKey: org.key.publicKey,
+      apiPrivateKey: org.key.privateKey,
+      intervalMs: INTERVAL_MS,
+    });
   }
 
   start(): Promise<unknown> {
@@ -185,11 +201,21 @@ interface Tenant {
 }
 
 const sdk = (url: string, t: Tenant) =>
-  new Turnkey({ apiBaseUrl: url, apiPublicKey: t.key.publicKey, apiPrivateKey: t.key.privateKey, defaultOrganizationId: t.organizationId }).apiClient();
+  new Turnkey({
+    apiBaseUrl: url,
+    apiPublicKey: t.key.publicKey,
+    apiPrivateKey: t.key.privateKey,
+    defaultOrganizationId: t.organizationId,
+  }).apiClient();
 
 const ACCOUNTS = {
   eth: { curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" },
-  btc: { curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/84'/0'/0'/0/0", addressFormat: "ADDRESS_FORMAT_BITCOIN_MAINNET_P2WPKH" },
+  btc: {
+    curve: "CURVE_SECP256K1",
+    pathFormat: "PATH_FORMAT_BIP32",
+    path: "m/84'/0'/0'/0/0",
+    addressFormat: "ADDRESS_FORMAT_BITCOIN_MAINNET_P2WPKH",
+  },
   sol: { curve: "CURVE_ED25519", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/501'/0'/0'", addressFormat: "ADDRESS_FORMAT_SOLANA" },
 } as const;
 
@@ -206,7 +232,14 @@ async function subOrganization(url: string, parent: Tenant, name: string, withWa
   const res = await sdk(url, parent).createSubOrganization({
     subOrganizationName: `${name}-${randomBytes(4).toString("hex")}`,
     rootQuorumThreshold: 1,
-    rootUsers: [{ userName: "owner", apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+    rootUsers: [
+      {
+        userName: "owner",
+        apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+        authenticators: [],
+        oauthProviders: [],
+      },
+    ],
     ...(withWallet ? { wallet: { walletName: "worst", accounts: [ACCOUNTS.eth, ACCOUNTS.btc, ACCOUNTS.sol] } } : {}),
   });
   return { tenant: { organizationId: res.subOrganizationId, key } satisfies Tenant, addresses: res.wallet?.addresses ?? [] };
@@ -217,7 +250,13 @@ async function attacker(url: string, parent: Tenant): Promise<Attacker> {
   const [eth, btcAddress, sol] = addresses as [string, string, string];
   const { accounts } = await sdk(url, tenant).getWalletAccounts({ walletId: (await sdk(url, tenant).getWallets({})).wallets[0]!.walletId });
   const btcAccount = accounts.find((a) => a.address === btcAddress)!;
-  return { ...tenant, stamper: new FastStamper(tenant.key.publicKey, tenant.key.privateKey), eth, sol, btc: { address: btcAddress, publicKey: Uint8Array.from(Buffer.from(btcAccount.publicKey!, "hex")) } };
+  return {
+    ...tenant,
+    stamper: new FastStamper(tenant.key.publicKey, tenant.key.privateKey),
+    eth,
+    sol,
+    btc: { address: btcAddress, publicKey: Uint8Array.from(Buffer.from(btcAccount.publicKey!, "hex")) },
+  };
 }
 
 // ---------------------------------------------------------------- the kinds
@@ -321,10 +360,26 @@ type PolicyTry = { refused: string } | (Tried & { refused?: undefined });
 async function tryPolicySet(ctx: Context, condition: string, count: number): Promise<PolicyTry> {
   const { tenant } = await subOrganization(ctx.server.url, ctx.parent, "policies");
   const stamper = new FastStamper(tenant.key.publicKey, tenant.key.privateKey);
-  const policies = Array.from({ length: count }, (_, i) => ({ policyName: `heavy ${i}`, effect: "EFFECT_ALLOW", condition, consensus: "", notes: "" }));
-  const create = await once(ctx, { label: "create_policies", path: "/public/v1/submit/create_policies", body: () => activityBody("ACTIVITY_TYPE_CREATE_POLICIES", tenant.organizationId, { policies }), stamper });
+  const policies = Array.from({ length: count }, (_, i) => ({
+    policyName: `heavy ${i}`,
+    effect: "EFFECT_ALLOW",
+    condition,
+    consensus: "",
+    notes: "",
+  }));
+  const create = await once(ctx, {
+    label: "create_policies",
+    path: "/public/v1/submit/create_policies",
+    body: () => activityBody("ACTIVITY_TYPE_CREATE_POLICIES", tenant.organizationId, { policies }),
+    stamper,
+  });
   if (create.status !== 200) return { refused: brief(create) };
-  return timed(ctx, { label: "create_user_tag", path: "/public/v1/submit/create_user_tag", body: () => userTag(tenant.organizationId), stamper });
+  return timed(ctx, {
+    label: "create_user_tag",
+    path: "/public/v1/submit/create_user_tag",
+    body: () => userTag(tenant.organizationId),
+    stamper,
+  });
 }
 
 const policyKind: Kind = {
@@ -383,7 +438,13 @@ const policyKind: Kind = {
       if (VERBOSE) log(`     (${steps.at(-1)})`);
     }
     return {
-      first: { ...best.t, shot: { ...best.t.shot, label: `create_user_tag under ${count} × ${best.levels} nested .all over lists of ${listLength(best.product, best.levels)} (${best.condition.length} chars)` } },
+      first: {
+        ...best.t,
+        shot: {
+          ...best.t.shot,
+          label: `create_user_tag under ${count} × ${best.levels} nested .all over lists of ${listLength(best.product, best.levels)} (${best.condition.length} chars)`,
+        },
+      },
       note: `${capped ? `growth stopped at ${CAP_MS} ms (--cap-ms)` : "largest set accepted"}; ${steps.join("; ")}`,
     };
   },
@@ -394,7 +455,12 @@ const policyKind: Kind = {
 const MAX_PAYLOAD = 65_536;
 
 function typedData(fieldType: string, extraTypes: Record<string, unknown[]>, item: string, max: number): string {
-  const doc = { types: { EIP712Domain: [{ name: "name", type: "string" }], ...extraTypes, M: [{ name: "v", type: fieldType }] }, primaryType: "M", domain: { name: "worst" }, message: { v: "@" } };
+  const doc = {
+    types: { EIP712Domain: [{ name: "name", type: "string" }], ...extraTypes, M: [{ name: "v", type: fieldType }] },
+    primaryType: "M",
+    domain: { name: "worst" },
+    message: { v: "@" },
+  };
   const [before, after] = JSON.stringify(doc).split('"@"') as [string, string];
   return before + repeated("[", item, "]", MAX_PAYLOAD - before.length - after.length, max) + after;
 }
@@ -418,7 +484,12 @@ const eip712Kind: Kind = {
     const single = EIP712_SHAPES.map(([name, type, extra, item]): Shot[] =>
       ELEMENT_CAPS.map((cap) => {
         const doc = typedData(type, extra, item, cap);
-        const shot: Shot = { label: `sign_raw_payload, ${name}${cap === Infinity ? "" : ` (at most ${cap})`} (${doc.length} chars)`, path: "/public/v1/submit/sign_raw_payload", stamper: a.stamper, body: () => activityBody("ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", a.organizationId, { ...params, payload: doc }) };
+        const shot: Shot = {
+          label: `sign_raw_payload, ${name}${cap === Infinity ? "" : ` (at most ${cap})`} (${doc.length} chars)`,
+          path: "/public/v1/submit/sign_raw_payload",
+          stamper: a.stamper,
+          body: () => activityBody("ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", a.organizationId, { ...params, payload: doc }),
+        };
         docs.set(shot, [name, doc]);
         return shot;
       }),
@@ -428,7 +499,14 @@ const eip712Kind: Kind = {
     const [name, doc] = docs.get(one.first.shot)!;
     const fit = Math.min(100, Math.floor((BODY_LIMIT - 1024) / JSON.stringify(doc).length));
     const many = await slowest(ctx, [
-      [fit, 16, 8, 4, 2].filter((n) => n <= fit).map((n): Shot => ({ label: `sign_raw_payloads, ${n} × ${name}`, path: "/public/v1/submit/sign_raw_payloads", stamper: a.stamper, body: () => activityBody("ACTIVITY_TYPE_SIGN_RAW_PAYLOADS", a.organizationId, { ...params, payloads: Array(n).fill(doc) }) })),
+      [fit, 16, 8, 4, 2]
+        .filter((n) => n <= fit)
+        .map((n): Shot => ({
+          label: `sign_raw_payloads, ${n} × ${name}`,
+          path: "/public/v1/submit/sign_raw_payloads",
+          stamper: a.stamper,
+          body: () => activityBody("ACTIVITY_TYPE_SIGN_RAW_PAYLOADS", a.organizationId, { ...params, payloads: Array(n).fill(doc) }),
+        })),
     ]);
     const pick = accepted(many.first.answer) && many.first.answer.ms > one.first.answer.ms ? many : one;
     return { first: pick.first, note: `chose ${pick.first.shot.label} (${one.note}; ${many.note})` };
@@ -455,7 +533,12 @@ const psbtKind: Kind = {
         label: `sign_transaction, PSBT of ${n} P2WPKH inputs (${hex.length / 2} bytes)`,
         path: "/public/v1/submit/sign_transaction",
         stamper: a.stamper,
-        body: () => activityBody("ACTIVITY_TYPE_SIGN_TRANSACTION_V2", a.organizationId, { signWith: a.btc.address, unsignedTransaction: hex, type: "TRANSACTION_TYPE_BITCOIN" }),
+        body: () =>
+          activityBody("ACTIVITY_TYPE_SIGN_TRANSACTION_V2", a.organizationId, {
+            signWith: a.btc.address,
+            unsignedTransaction: hex,
+            type: "TRANSACTION_TYPE_BITCOIN",
+          }),
       };
     });
     return slowest(ctx, [ladder]);
@@ -470,7 +553,17 @@ const shortvec = (n: number): number[] =>
   n < 0x80 ? [n] : n < 0x4000 ? [0x80 | (n & 0x7f), n >> 7] : [0x80 | (n & 0x7f), 0x80 | ((n >> 7) & 0x7f), n >> 14];
 
 function solanaTx(signer: string, size: number, shape: "instructions" | "accounts", cap: number): string {
-  const head = [...shortvec(1), ...new Uint8Array(64), 1, 0, 1, ...shortvec(2), ...base58.decode(signer), ...randomBytes(32), ...randomBytes(32)];
+  const head = [
+    ...shortvec(1),
+    ...new Uint8Array(64),
+    1,
+    0,
+    1,
+    ...shortvec(2),
+    ...base58.decode(signer),
+    ...randomBytes(32),
+    ...randomBytes(32),
+  ];
   const room = size - head.length - 3;
   let body: number[];
   if (shape === "instructions") {
@@ -487,7 +580,15 @@ function solanaTx(signer: string, size: number, shape: "instructions" | "account
  * The largest Solana transactions of `a` the server takes, both shapes, largest first: by bytes,
  * then by count where the server caps instructions or account references.
  */
-const SOLANA_LADDER: [number, number][] = [[65_536, Infinity], [16_384, Infinity], [4_096, Infinity], [65_536, 2_048], [65_536, 512], [65_536, 256], [1_232, Infinity]];
+const SOLANA_LADDER: [number, number][] = [
+  [65_536, Infinity],
+  [16_384, Infinity],
+  [4_096, Infinity],
+  [65_536, 2_048],
+  [65_536, 512],
+  [65_536, 256],
+  [1_232, Infinity],
+];
 const solanaLadders = (a: Attacker): Shot[][] =>
   (["instructions", "accounts"] as const).map((shape) =>
     SOLANA_LADDER.map(([size, cap]): Shot => {
@@ -496,7 +597,12 @@ const solanaLadders = (a: Attacker): Shot[][] =>
         label: `sign_transaction, Solana, ${hex.length / 2} bytes of ${shape === "instructions" ? "empty instructions" : "account references"}${cap === Infinity ? "" : ` (at most ${cap})`}`,
         path: "/public/v1/submit/sign_transaction",
         stamper: a.stamper,
-        body: () => activityBody("ACTIVITY_TYPE_SIGN_TRANSACTION_V2", a.organizationId, { signWith: a.sol, unsignedTransaction: hex, type: "TRANSACTION_TYPE_SOLANA" }),
+        body: () =>
+          activityBody("ACTIVITY_TYPE_SIGN_TRANSACTION_V2", a.organizationId, {
+            signWith: a.sol,
+            unsignedTransaction: hex,
+            type: "TRANSACTION_TYPE_SOLANA",
+          }),
       };
     }),
   );
@@ -525,15 +631,29 @@ const factPolicyKind: Kind = {
     for (const condition of FACT_CONDITIONS) {
       for (const count of [MAX_POLICIES, 10, 1]) {
         const a = await attacker(ctx.server.url, ctx.parent);
-        const policies = Array.from({ length: count }, (_, i) => ({ policyName: `facts ${i}`, effect: "EFFECT_ALLOW", condition, consensus: "", notes: "" }));
-        const create = await once(ctx, { label: "create_policies", path: "/public/v1/submit/create_policies", stamper: a.stamper, body: () => activityBody("ACTIVITY_TYPE_CREATE_POLICIES", a.organizationId, { policies }) });
+        const policies = Array.from({ length: count }, (_, i) => ({
+          policyName: `facts ${i}`,
+          effect: "EFFECT_ALLOW",
+          condition,
+          consensus: "",
+          notes: "",
+        }));
+        const create = await once(ctx, {
+          label: "create_policies",
+          path: "/public/v1/submit/create_policies",
+          stamper: a.stamper,
+          body: () => activityBody("ACTIVITY_TYPE_CREATE_POLICIES", a.organizationId, { policies }),
+        });
         if (create.status !== 200) {
           steps.push(`${count} × ${condition} refused (${brief(create)})`);
           if (VERBOSE) log(`     (${steps.at(-1)})`);
           continue;
         }
         const chosen = await slowest(ctx, solanaLadders(a));
-        return { first: { ...chosen.first, shot: { ...chosen.first.shot, label: `${chosen.first.shot.label} under ${count} × ${condition}` } }, note: `${steps.join("; ")}${steps.length ? "; " : ""}${chosen.note}` };
+        return {
+          first: { ...chosen.first, shot: { ...chosen.first.shot, label: `${chosen.first.shot.label} under ${count} × ${condition}` } },
+          note: `${steps.join("; ")}${steps.length ? "; " : ""}${chosen.note}`,
+        };
       }
     }
     throw new Error(`no policy over Solana facts accepted: ${steps.join("; ")}`);
@@ -555,7 +675,9 @@ const bodyKind: Kind = {
   async prepare(ctx) {
     const a = ctx.attacker;
     const at = (label: string, pad: (room: number, cap: number) => string, caps = [Infinity]) =>
-      caps.map((cap) => padShot(a, `${label}${cap === Infinity ? "" : ` (at most ${cap})`} (${BODY_LIMIT} bytes)`, BODY_LIMIT, (room) => pad(room, cap)));
+      caps.map((cap) =>
+        padShot(a, `${label}${cap === Infinity ? "" : ` (at most ${cap})`} (${BODY_LIMIT} bytes)`, BODY_LIMIT, (room) => pad(room, cap)),
+      );
     let k = 0;
     return slowest(ctx, [
       at("one long string", (room) => `"${"a".repeat(room - 2)}"`),
@@ -591,7 +713,12 @@ const depthKind: Kind = {
     const one = [64, 63, 62, 32].map((d) => padShot(a, `one chain nested ${d} deep`, undefined, () => chain(d)));
     const wide = [64, 63, 62].flatMap((d) =>
       [Infinity, 400, 80, 16].map((cap) =>
-        padShot(a, `${cap === Infinity ? "" : `at most ${cap} `}chains nested ${d} deep filling the body (${BODY_LIMIT} bytes)`, BODY_LIMIT, (room) => repeated("[", chain(d).slice(1, -1), "]", room, cap)),
+        padShot(
+          a,
+          `${cap === Infinity ? "" : `at most ${cap} `}chains nested ${d} deep filling the body (${BODY_LIMIT} bytes)`,
+          BODY_LIMIT,
+          (room) => repeated("[", chain(d).slice(1, -1), "]", room, cap),
+        ),
       ),
     );
     return slowest(ctx, [one, wide]);
@@ -615,7 +742,9 @@ function listKind(id: string, op: "list_suborgs" | "list_activities", deep: (ctx
       const after = deep(ctx);
       return slowest(ctx, [
         [queryShot(`${op}, first page of 100`, op, ctx.parent, { paginationOptions: page })],
-        ...(after ? [[queryShot(`${op}, page of 100 after a cursor 90 % deep`, op, ctx.parent, { paginationOptions: { ...page, after } })]] : []),
+        ...(after
+          ? [[queryShot(`${op}, page of 100 after a cursor 90 % deep`, op, ctx.parent, { paginationOptions: { ...page, after } })]]
+          : []),
       ]);
     },
   };
@@ -623,7 +752,10 @@ function listKind(id: string, op: "list_suborgs" | "list_activities", deep: (ctx
 
 let seedSamples: { deepSuborgId?: string; deepActivityId?: string } = {};
 const SMALL_KINDS: Kind[] = [policyKind, factPolicyKind, eip712Kind, psbtKind, solanaKind, bodyKind, depthKind];
-const LARGE_KINDS: Kind[] = [listKind("7a", "list_suborgs", () => seedSamples.deepSuborgId), listKind("7b", "list_activities", () => seedSamples.deepActivityId)];
+const LARGE_KINDS: Kind[] = [
+  listKind("7a", "list_suborgs", () => seedSamples.deepSuborgId),
+  listKind("7b", "list_activities", () => seedSamples.deepActivityId),
+];
 const wanted = (k: Kind) => !KINDS || KINDS.includes(k.id) || KINDS.includes(k.id.slice(0, 1));
 
 // ---------------------------------------------------------------- measuring
@@ -644,7 +776,6 @@ function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]! : NaN;
 }
-
 
 async function measure(ctx: Context, kind: Kind, engine: Engine): Promise<Row> {
   await ctx.probe.start();
@@ -681,14 +812,18 @@ async function measure(ctx: Context, kind: Kind, engine: Engine): Promise<Row> {
     chosen: first.shot.label,
     errors: errorCount ? `${errorCount} probe errors, first: ${errors[0]}` : "",
   };
-  log(`     → the request: ${row.requests}; the other tenant (${row.samples} answers): worst ${row.worstMs.toFixed(1)} ms, p99 ${row.p99Ms.toFixed(1)} ms, idle p99 ${row.idleP99Ms.toFixed(1)} ms${row.errors ? `; ${row.errors}` : ""}`);
+  log(
+    `     → the request: ${row.requests}; the other tenant (${row.samples} answers): worst ${row.worstMs.toFixed(1)} ms, p99 ${row.p99Ms.toFixed(1)} ms, idle p99 ${row.idleP99Ms.toFixed(1)} ms${row.errors ? `; ${row.errors}` : ""}`,
+  );
   return row;
 }
 
 /** Serves `inst`, creates the other tenant, and measures each kind; restarts the server if a request never comes back. */
 async function session(inst: SigilInstance, parent: Tenant, kinds: Kind[], probe: Probe, withAttacker: boolean): Promise<Row[]> {
   // --profile: every server of the session writes its main thread's CPU profile when it stops.
-  const nodeArgs = PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${path.join(PROFILE_DIR, `${inst.engine}-${kinds.map((k) => k.id).join("-")}`)}`] : [];
+  const nodeArgs = PROFILE_DIR
+    ? ["--cpu-prof", `--cpu-prof-dir=${path.join(PROFILE_DIR, `${inst.engine}-${kinds.map((k) => k.id).join("-")}`)}`]
+    : [];
   const ctx: Context = {
     server: await startSigil(inst, nodeArgs, STARTUP_TIMEOUT_MS),
     parent,
@@ -726,15 +861,33 @@ async function runEngine(engine: Engine, probe: Probe): Promise<Row[]> {
   try {
     if (small.length) {
       const init = await sigilInit(inst, "Bench Worst Org");
-      rows.push(...(await session(inst, { organizationId: init.organizationId, key: { publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey } }, small, probe, true)));
+      rows.push(
+        ...(await session(
+          inst,
+          { organizationId: init.organizationId, key: { publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey } },
+          small,
+          probe,
+          true,
+        )),
+      );
     }
     if (large.length) {
       const { SIGIL_DATA_DIR: _d, SIGIL_MASTER_KEY: _k, DATABASE_URL: _u, ...baseEnv } = inst.env;
       const store = await seededStore(engine, ROWS, baseEnv, PG_URL, log, TREE);
       seedSamples = store.seed.samples;
-      log(`  large store: ${store.seed.counts.suborgs.toLocaleString("en-US")} sub-organizations, ${store.seed.counts.activities.toLocaleString("en-US")} activities (${store.builtS ? `built in ${store.builtS.toFixed(0)} s` : "cached"})`);
+      log(
+        `  large store: ${store.seed.counts.suborgs.toLocaleString("en-US")} sub-organizations, ${store.seed.counts.activities.toLocaleString("en-US")} activities (${store.builtS ? `built in ${store.builtS.toFixed(0)} s` : "cached"})`,
+      );
       const seededInst: SigilInstance = { ...inst, env: store.env, dataDir: store.env.SIGIL_DATA_DIR!, cleanup: async () => {} };
-      rows.push(...(await session(seededInst, { organizationId: store.seed.organizationId, key: { publicKey: store.seed.apiPublicKey, privateKey: store.seed.apiPrivateKey } }, large, probe, false)));
+      rows.push(
+        ...(await session(
+          seededInst,
+          { organizationId: store.seed.organizationId, key: { publicKey: store.seed.apiPublicKey, privateKey: store.seed.apiPrivateKey } },
+          large,
+          probe,
+          false,
+        )),
+      );
     }
   } finally {
     await inst.cleanup();
@@ -765,7 +918,10 @@ async function main(): Promise<void> {
   }
   log(
     `worst-case benchmark of ${TREE} at ${commit}: engines ${ENGINES.join(", ")}; each kind ${DURATION_S} s after ${IDLE_S} s idle, the other tenant every ${INTERVAL_MS} ms; ` +
-      `${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`,
+      `${os.cpus().length} cores, load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(" ")}`,
   );
   const probe = new Probe();
   const rows: Row[] = [];
@@ -778,7 +934,12 @@ async function main(): Promise<void> {
   log(table(rows));
   log("\nrequests chosen:");
   for (const r of rows) log(`  ${r.kind.id} ${r.engine}: ${r.chosen}; ${r.requests}`);
-  log(`load average at the end: ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+  log(
+    `load average at the end: ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}`,
+  );
   clearTimeout(watchdog);
 }
 

@@ -19,7 +19,8 @@ function newestSource(dir) {
   return newest;
 }
 
-const useBundle = process.env.SIGIL_NO_BUNDLE !== "1" && existsSync(bundle) && statSync(bundle).mtimeMs >= newestSource(path.join(root, "src"));
+const useBundle =
+  process.env.SIGIL_NO_BUNDLE !== "1" && existsSync(bundle) && statSync(bundle).mtimeMs >= newestSource(path.join(root, "src"));
 let main;
 if (useBundle) {
   ({ main } = await import(pathToFileURL(bundle).href));

@@ -28,7 +28,7 @@ const verifier = createWebhookVerifier({ jwksUrl });
 const seen = new Map();
 
 /** @param {unknown} fields */
-const log = (fields) => console.log(JSON.stringify({ time: new Date().toISOString(), ...(/** @type {object} */ (fields)) }));
+const log = (fields) => console.log(JSON.stringify({ time: new Date().toISOString(), .../** @type {object} */ (fields) }));
 
 /**
  * @param {http.ServerResponse} res

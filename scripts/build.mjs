@@ -24,14 +24,20 @@ const common = {
   target: "node20",
   external: EXTERNAL,
   // CommonJS packages inside an ESM bundle still call require() for Node's own modules.
-  banner: { js: 'import { createRequire as __sigilCreateRequire } from "node:module"; const require = __sigilCreateRequire(import.meta.url);' },
+  banner: {
+    js: 'import { createRequire as __sigilCreateRequire } from "node:module"; const require = __sigilCreateRequire(import.meta.url);',
+  },
   sourcemap: "linked",
   logLevel: "warning",
 };
 await build({ ...common, entryPoints: [path.join(root, "src/cli/main.ts")], outfile: path.join(out, "main.mjs") });
 // The webhook delivery worker's thread: the dispatcher opens ./delivery-worker.mjs next to
 // itself (src/webhooks: a bootstrap that registers tsx; here: this bundle).
-await build({ ...common, entryPoints: [path.join(root, "src/webhooks/delivery-worker-entry.ts")], outfile: path.join(out, "delivery-worker.mjs") });
+await build({
+  ...common,
+  entryPoints: [path.join(root, "src/webhooks/delivery-worker-entry.ts")],
+  outfile: path.join(out, "delivery-worker.mjs"),
+});
 // The PSBT thread (src/signing/psbt-thread.ts opens ./psbt-worker.mjs next to the bundle).
 await build({ ...common, entryPoints: [path.join(root, "src/signing/psbt-worker-entry.ts")], outfile: path.join(out, "psbt-worker.mjs") });
 // Files the sources open relative to themselves (import.meta.url): the bundle sits at the same

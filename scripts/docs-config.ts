@@ -8,7 +8,8 @@ import { KNOBS } from "../src/config.ts";
 import { knobsTable } from "../src/config/define.ts";
 
 export const CONFIG_DOC = path.resolve(import.meta.dirname, "../docs/configuration.md");
-export const BEGIN = "<!-- knobs:begin — written by `npm run docs:config` from src/config.ts and the login methods in src/logins/; edit the lists there -->";
+export const BEGIN =
+  "<!-- knobs:begin — written by `npm run docs:config` from src/config.ts and the login methods in src/logins/; edit the lists there -->";
 export const END = "<!-- knobs:end -->";
 
 /** The document with the table between its markers replaced by the one the list yields. */

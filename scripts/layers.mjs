@@ -22,7 +22,10 @@ export const LAYERS = [
     name: "crypto",
     modules: ["crypto/", "auth-proxy/channel.ts"],
     why: "envelopes and their bindings, P-256, bundles, master-key sources",
-    placed: { "auth-proxy/channel.ts": "the wire between the API and the proxy service (routes, HMAC, sealing in transit): the store and the configuration read its types" },
+    placed: {
+      "auth-proxy/channel.ts":
+        "the wire between the API and the proxy service (routes, HMAC, sealing in transit): the store and the configuration read its types",
+    },
   },
   { name: "store", modules: ["store/"], why: "tables, engines, transactions, locks; one module per table family" },
   {
@@ -123,11 +126,14 @@ export function layerViolations(imports, modules) {
       used.add(key);
       continue;
     }
-    problems.push(`${from} imports ${JSON.stringify(specifier)} (${to}): layer "${LAYERS[a].name}" may not import layer "${LAYERS[b].name}", which is above it`);
+    problems.push(
+      `${from} imports ${JSON.stringify(specifier)} (${to}): layer "${LAYERS[a].name}" may not import layer "${LAYERS[b].name}", which is above it`,
+    );
   }
   // An exception whose module no longer imports up is stale: dropping it keeps the list a list of debts.
   for (const e of EXCEPTIONS) {
-    if (modules.includes(e.from) && !used.has(`${e.from}\0${e.to}`)) problems.push(`exception ${e.from} → ${e.to}: no such import runs up any more (remove it from EXCEPTIONS)`);
+    if (modules.includes(e.from) && !used.has(`${e.from}\0${e.to}`))
+      problems.push(`exception ${e.from} → ${e.to}: no such import runs up any more (remove it from EXCEPTIONS)`);
   }
   return problems;
 }

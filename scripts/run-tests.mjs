@@ -30,7 +30,9 @@ const pgServer = (process.env.TEST_DATABASE_URL ?? "")
   .map((u) => u.trim())
   .find((u) => /^postgres(ql)?:\/\//.test(u));
 if (!process.env.TEST_DATABASE_URL) {
-  console.log("note: TEST_DATABASE_URL is not set; the tests of engines with a database server (PostgreSQL) will be skipped (they run in CI).");
+  console.log(
+    "note: TEST_DATABASE_URL is not set; the tests of engines with a database server (PostgreSQL) will be skipped (they run in CI).",
+  );
 }
 // The service's bundle, built from the current sources before any test runs (docs/testing.md §4):
 // every server and CLI process an end-to-end test spawns (bin/sigil.mjs) then starts from it,
@@ -119,22 +121,45 @@ function jobsOf(list, { groups, opsShards }) {
   const jobs = [];
   for (const tier of TOGETHER) {
     const files = list.filter((f) => tierOf(f) === tier);
-    if (files.length) jobs.push({ name: tier.name, file: path.join(root, "test", "helpers", "together.ts"), env: { TEST_FILES: JSON.stringify(files) }, seconds: tier.seconds });
+    if (files.length)
+      jobs.push({
+        name: tier.name,
+        file: path.join(root, "test", "helpers", "together.ts"),
+        env: { TEST_FILES: JSON.stringify(files) },
+        seconds: tier.seconds,
+      });
   }
   const e2e = list.filter(isE2e);
   for (const [i, g] of pack(e2e, groups).entries()) {
     const names = g.files.map((f) => path.basename(f, ".test.ts")).join(", ");
-    jobs.push({ name: `e2e group ${i + 1} (${names})`, file: path.join(e2eDir, "group.ts"), env: { TEST_E2E_FILES: JSON.stringify(g.files) }, seconds: g.seconds });
+    jobs.push({
+      name: `e2e group ${i + 1} (${names})`,
+      file: path.join(e2eDir, "group.ts"),
+      env: { TEST_E2E_FILES: JSON.stringify(g.files) },
+      seconds: g.seconds,
+    });
   }
   for (const f of list.filter((f) => !tierOf(f) && !isE2e(f))) {
     if (f === opsAll && opsShards > 1) {
-      for (let i = 0; i < opsShards; i++) jobs.push({ name: `ops shard ${i + 1}/${opsShards}`, file: f, env: { TEST_OPS_SHARD: `${i}/${opsShards}` }, seconds: seconds(f) / opsShards });
+      for (let i = 0; i < opsShards; i++)
+        jobs.push({
+          name: `ops shard ${i + 1}/${opsShards}`,
+          file: f,
+          env: { TEST_OPS_SHARD: `${i}/${opsShards}` },
+          seconds: seconds(f) / opsShards,
+        });
     } else jobs.push({ name: path.relative(root, f), file: f, env: {}, seconds: seconds(f) });
   }
   return jobs.sort((a, b) => b.seconds - a.seconds);
 }
-const parallel = jobsOf(files.filter((f) => !SERIAL.includes(f)), { groups: Number(process.env.SIGIL_TEST_E2E_GROUPS) || 10, opsShards: 2 });
-const serial = jobsOf(files.filter((f) => SERIAL.includes(f)), { groups: 1, opsShards: 1 });
+const parallel = jobsOf(
+  files.filter((f) => !SERIAL.includes(f)),
+  { groups: Number(process.env.SIGIL_TEST_E2E_GROUPS) || 10, opsShards: 2 },
+);
+const serial = jobsOf(
+  files.filter((f) => SERIAL.includes(f)),
+  { groups: 1, opsShards: 1 },
+);
 
 if (listOnly) {
   const filesOf = (job) => JSON.parse(job.env.TEST_FILES ?? job.env.TEST_E2E_FILES ?? JSON.stringify([job.file]));
@@ -173,9 +198,12 @@ function runJob(job) {
     p.on("close", (code, signal) => {
       const text = Buffer.concat(out).toString();
       // The job's own summary lines (TAP "# pass 12", spec "ℹ pass 12"), added up for the run's.
-      for (const m of text.matchAll(/^(?:#|ℹ) (tests|suites|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) totals.set(m[1], (totals.get(m[1]) ?? 0) + Number(m[2]));
+      for (const m of text.matchAll(/^(?:#|ℹ) (tests|suites|pass|fail|cancelled|skipped|todo) (\d+)$/gm))
+        totals.set(m[1], (totals.get(m[1]) ?? 0) + Number(m[2]));
       const status = code ?? (signal ? 1 : 0);
-      process.stdout.write(`\n### ${job.name}: ${status === 0 ? "passed" : `FAILED (exit ${code ?? signal})`} in ${((Date.now() - started) / 1000).toFixed(1)} s\n${text}`);
+      process.stdout.write(
+        `\n### ${job.name}: ${status === 0 ? "passed" : `FAILED (exit ${code ?? signal})`} in ${((Date.now() - started) / 1000).toFixed(1)} s\n${text}`,
+      );
       resolve(status);
     });
   });

@@ -30,7 +30,10 @@ export function sdkPaths(): SdkPaths {
   // The installed package (its exports map hides package.json from require.resolve).
   const pkgPath = path.join(root, "node_modules/@turnkey/http/package.json");
   const version = (JSON.parse(readFileSync(pkgPath, "utf8")) as { version: string }).version;
-  const types = readFileSync(path.join(path.dirname(pkgPath), "dist/__generated__/services/coordinator/public/v1/public_api.types.d.ts"), "utf8");
+  const types = readFileSync(
+    path.join(path.dirname(pkgPath), "dist/__generated__/services/coordinator/public/v1/public_api.types.d.ts"),
+    "utf8",
+  );
   const submit = new Set<string>();
   const query = new Set<string>();
   for (const m of types.matchAll(/^\s*"\/public\/v1\/(submit|query)\/([a-z0-9_]+)": \{/gm)) (m[1] === "submit" ? submit : query).add(m[2]!);
@@ -49,14 +52,20 @@ export interface Coverage {
 export function coverage(sdk: SdkPaths = sdkPaths()): Coverage {
   const submitOps = new Set([...ACTIVITIES, ...VOTES].map((d) => d.op));
   const queryOps = new Set(QUERIES.map((q) => q.op));
-  const split = (paths: string[], ours: Set<string>) => ({ served: paths.filter((p) => ours.has(p)), unserved: paths.filter((p) => !ours.has(p)) });
+  const split = (paths: string[], ours: Set<string>) => ({
+    served: paths.filter((p) => ours.has(p)),
+    unserved: paths.filter((p) => !ours.has(p)),
+  });
   const sdkSubmit = new Set(sdk.submit);
   const sdkQuery = new Set(sdk.query);
   return {
     version: sdk.version,
     submit: split(sdk.submit, submitOps),
     query: split(sdk.query, queryOps),
-    extra: [...[...submitOps].filter((o) => !sdkSubmit.has(o)).map((o) => `submit/${o}`), ...[...queryOps].filter((o) => !sdkQuery.has(o)).map((o) => `query/${o}`)].sort(),
+    extra: [
+      ...[...submitOps].filter((o) => !sdkSubmit.has(o)).map((o) => `submit/${o}`),
+      ...[...queryOps].filter((o) => !sdkQuery.has(o)).map((o) => `query/${o}`),
+    ].sort(),
   };
 }
 
@@ -91,7 +100,10 @@ function replaceBetween(doc: string, file: string, m: { begin: string; end: stri
 
 /** The README and docs/api.md with their coverage blocks as the registries and the SDK yield. */
 export function withCoverage(readme: string, api: string, c: Coverage = coverage()): { readme: string; api: string } {
-  return { readme: replaceBetween(readme, "README.md", MARKERS.readme, readmeBlock(c)), api: replaceBetween(api, "docs/api.md", MARKERS.api, apiBlock(c)) };
+  return {
+    readme: replaceBetween(readme, "README.md", MARKERS.readme, readmeBlock(c)),
+    api: replaceBetween(api, "docs/api.md", MARKERS.api, apiBlock(c)),
+  };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -103,10 +103,7 @@ export class ApiError extends Error {
     return {
       code: this.code,
       message: this.message,
-      details: [
-        { "@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail", turnkeyErrorCode: this.category },
-        ...this.extraDetails,
-      ],
+      details: [{ "@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail", turnkeyErrorCode: this.category }, ...this.extraDetails],
     };
   }
 }
@@ -161,4 +158,3 @@ export function exhausted(message: string, retryAfterMs?: number): ApiError {
   if (retryAfterMs !== undefined) err.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
   return err;
 }
-

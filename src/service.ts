@@ -58,8 +58,7 @@ export async function openService(argv: string[] = [], env: NodeJS.ProcessEnv = 
 }
 
 async function checkCanary(store: Store, key: MasterKey): Promise<void> {
-  const read = () =>
-    store.db.selectFrom("sigil_meta").select("value").where("key", "=", "master_key_canary").executeTakeFirst();
+  const read = () => store.db.selectFrom("sigil_meta").select("value").where("key", "=", "master_key_canary").executeTakeFirst();
   let row = await read();
   if (!row) {
     // First start: record the canary. Another process may race us; whichever row won is
@@ -99,7 +98,11 @@ async function openRootSecret(store: Store, key: MasterKey): Promise<void> {
     const root = key.inheritedRoot() ?? randomBytes(32);
     const sealed = await key.seal(root, ROOT_AAD);
     root.fill(0);
-    await store.db.insertInto("sigil_meta").values({ key: "master_key_root", value: sealed }).onConflict((oc) => oc.column("key").doNothing()).execute();
+    await store.db
+      .insertInto("sigil_meta")
+      .values({ key: "master_key_root", value: sealed })
+      .onConflict((oc) => oc.column("key").doNothing())
+      .execute();
     row = await read();
     if (!row) throw new Error("could not record the master key's root secret");
   }

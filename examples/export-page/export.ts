@@ -37,7 +37,11 @@ export async function exportMnemonic(client: WalletExporter, opts: ExportOptions
   // Fetched first: a service without a signer key is refused before anything is exported.
   const signer = await bundleSignerKey(opts.apiBaseUrl, opts.fetch);
   const target = generateP256KeyPair();
-  const exportBundle = await client.exportWallet({ walletId: opts.walletId, targetPublicKey: target.publicKeyUncompressed, organizationId: opts.organizationId });
+  const exportBundle = await client.exportWallet({
+    walletId: opts.walletId,
+    targetPublicKey: target.publicKeyUncompressed,
+    organizationId: opts.organizationId,
+  });
   return decryptExportBundle({
     exportBundle,
     embeddedKey: target.privateKey,

@@ -91,7 +91,9 @@ export declare function decryptExportBundle(params: DecryptExportBundleParams & 
  * import_wallet's encryptedBundle (docs/export-import.md §3): the mnemonic encrypted to the
  * checked importBundle's target, as the JSON text {"encappedPublic","ciphertext"}.
  */
-export declare function encryptWalletToBundle(params: EncryptWalletToBundleParams & { signerPublicKeys: readonly string[] }): Promise<string>;
+export declare function encryptWalletToBundle(
+  params: EncryptWalletToBundleParams & { signerPublicKeys: readonly string[] },
+): Promise<string>;
 
 export declare const DISCOVERY_PATH: "/public/v1/discovery/keys";
 
@@ -117,7 +119,11 @@ export declare function encryptOtpCode(params: EncryptOtpCodeParams & { signerPu
 export declare function verifySessionJwt(jwt: string, publicKeys: readonly string[], options?: { now?: number }): SessionClaims;
 
 /** The claims of a verification token signed by one of `publicKeys`; throws if not signed so, incomplete or expired. */
-export declare function verifyVerificationToken(token: string, publicKeys: readonly string[], options?: { now?: number }): VerificationTokenClaims;
+export declare function verifyVerificationToken(
+  token: string,
+  publicKeys: readonly string[],
+  options?: { now?: number },
+): VerificationTokenClaims;
 
 export declare const AUTH_PROXY_CONFIG_HEADER: "X-Auth-Proxy-Config-ID";
 

@@ -3,10 +3,7 @@
 export interface SigilEsbuildPlugin {
   name: string;
   setup(build: {
-    onResolve(
-      options: { filter: RegExp },
-      callback: (args: { path: string; importer: string }) => { path: string } | undefined,
-    ): void;
+    onResolve(options: { filter: RegExp }, callback: (args: { path: string; importer: string }) => { path: string } | undefined): void;
   }): void;
 }
 

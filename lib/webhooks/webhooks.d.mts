@@ -102,9 +102,7 @@ export interface HeadersLike {
 
 /** A plain record (node's `req.headers`, looked up case-insensitively), a `Headers`, or a Map. */
 export type WebhookHeadersInput =
-  | Record<string, string | string[] | undefined>
-  | HeadersLike
-  | ReadonlyMap<string, string | string[] | undefined>;
+  Record<string, string | string[] | undefined> | HeadersLike | ReadonlyMap<string, string | string[] | undefined>;
 
 export interface VerifyInput {
   headers: WebhookHeadersInput;
@@ -129,10 +127,7 @@ export interface FetchResponseLike {
   body?: { cancel(): Promise<void> } | null;
 }
 
-export type FetchLike = (
-  url: string,
-  init: { headers: Record<string, string>; signal: AbortSignal },
-) => Promise<FetchResponseLike>;
+export type FetchLike = (url: string, init: { headers: Record<string, string>; signal: AbortSignal }) => Promise<FetchResponseLike>;
 
 export interface CreateWebhookVerifierOptions {
   /** The service's `GET /public/v1/discovery/webhooks/jwks` URL. */
@@ -205,7 +200,8 @@ export interface AppProof {
   signature: string;
 }
 
-export type AppProofFailureReason = "bad_proof" | "unsupported_scheme" | "bad_key" | "untrusted_key" | "bad_signature_encoding" | "bad_signature";
+export type AppProofFailureReason =
+  "bad_proof" | "unsupported_scheme" | "bad_key" | "untrusted_key" | "bad_signature_encoding" | "bad_signature";
 
 export declare function verifyAppProof(
   appProof: AppProof,

@@ -289,7 +289,9 @@ export function namesOf(type: string): { op: string; intent: string; result: str
   return { op, intent: `${camel}Intent${m[2] ?? ""}`, result: `${camel}Result` };
 }
 
-export function defineActivity<P extends TObject, R extends TObject = TObject, X = undefined>(def: ActivityDefinition<P, R, X>): CompiledActivity<R> {
+export function defineActivity<P extends TObject, R extends TObject = TObject, X = undefined>(
+  def: ActivityDefinition<P, R, X>,
+): CompiledActivity<R> {
   const names = namesOf(def.type);
   const validator = compile(def.params);
   // Parameters reach the hooks validated (at submission, or stored after it); the guard
@@ -308,7 +310,19 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     if (policyValidator.is(shown)) return shown;
     throw new Error(`${def.type}: parameters do not match the definition's schema`);
   };
-  const { policyParams, policyWallets, policySigner, policySigning, checkSigner, policyPrivateKey, implicitlyAllowed, check, admit, prepare, execute } = def;
+  const {
+    policyParams,
+    policyWallets,
+    policySigner,
+    policySigning,
+    checkSigner,
+    policyPrivateKey,
+    implicitlyAllowed,
+    check,
+    admit,
+    prepare,
+    execute,
+  } = def;
   return {
     route: "activity",
     op: def.op ?? names.op,
@@ -334,10 +348,14 @@ export function defineActivity<P extends TObject, R extends TObject = TObject, X
     ...(policySigning ? { policySigning: (params: ActivityParams) => policySigning(forPolicy(params)) } : {}),
     ...(checkSigner ? { checkSigner: (params: ActivityParams, key: SignerKey) => checkSigner(typed(params), key) } : {}),
     ...(policyPrivateKey ? { policyPrivateKey: (params: ActivityParams) => policyPrivateKey(forPolicy(params)) } : {}),
-    ...(implicitlyAllowed ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(forPolicy(params), actor) } : {}),
+    ...(implicitlyAllowed
+      ? { implicitlyAllowed: (params: ActivityParams, actor: Actor) => implicitlyAllowed(forPolicy(params), actor) }
+      : {}),
     ...(check ? { check: (params: ActivityParams) => check(typed(params)) } : {}),
     ...(admit ? { admit: (params: ActivityParams, env: AdmitEnv) => admit(typed(params), env) } : {}),
-    ...(prepare ? { prepare: (ctx: PrepareContext, params: ActivityParams, when: "submission" | "approval") => prepare(ctx, typed(params), when) } : {}),
+    ...(prepare
+      ? { prepare: (ctx: PrepareContext, params: ActivityParams, when: "submission" | "approval") => prepare(ctx, typed(params), when) }
+      : {}),
     // `prepared` is what this definition's own prepare returned (settle.ts passes it through).
     execute: async (ctx, params) => execute(ctx as ExecuteContext<X>, typed(params)),
   };

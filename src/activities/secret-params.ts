@@ -22,7 +22,8 @@ export function checkSecretPaths(type: string, schema: TObject, paths: readonly 
   for (const path of paths) {
     let at: TSchema = schema;
     for (const seg of segmentsOf(path)) {
-      if (!KindGuard.IsObject(at) || !Object.hasOwn(at.properties, seg)) throw new Error(`${type}: secretParams path "${path}" names no field of the parameters`);
+      if (!KindGuard.IsObject(at) || !Object.hasOwn(at.properties, seg))
+        throw new Error(`${type}: secretParams path "${path}" names no field of the parameters`);
       at = at.properties[seg]!;
     }
     if (!KindGuard.IsString(at)) throw new Error(`${type}: secretParams path "${path}" must name a string field`);
@@ -53,7 +54,11 @@ function relaxAt<S extends TObject>(schema: S, segs: readonly string[]): S {
  * A copy of `params` with the string at each path replaced by `f(value, path)`. Objects
  * along a path are copied, never changed in place; a missing field stays missing.
  */
-export function mapSecrets(params: Record<string, unknown>, paths: readonly string[], f: (value: string, path: string) => string): Record<string, unknown> {
+export function mapSecrets(
+  params: Record<string, unknown>,
+  paths: readonly string[],
+  f: (value: string, path: string) => string,
+): Record<string, unknown> {
   let out = params;
   for (const path of paths) out = mapAt(out, segmentsOf(path), (v) => f(v, path));
   return out;
@@ -89,17 +94,31 @@ export function secretAad(activityId: string, path: string): string {
   return AAD.secretParam(activityId, path);
 }
 
-export function sealSecrets(params: Record<string, unknown>, paths: readonly string[], key: MasterKey, activityId: string): Promise<Record<string, unknown>> {
+export function sealSecrets(
+  params: Record<string, unknown>,
+  paths: readonly string[],
+  key: MasterKey,
+  activityId: string,
+): Promise<Record<string, unknown>> {
   return mapSecretsAsync(params, paths, (v, path) => key.seal(v, secretAad(activityId, path)));
 }
 
 /** Throws when a value was sealed for another activity or field, or with another key. */
-export function openSecrets(params: Record<string, unknown>, paths: readonly string[], key: MasterKey, activityId: string): Promise<Record<string, unknown>> {
+export function openSecrets(
+  params: Record<string, unknown>,
+  paths: readonly string[],
+  key: MasterKey,
+  activityId: string,
+): Promise<Record<string, unknown>> {
   return mapSecretsAsync(params, paths, async (v, path) => (await key.open(v, secretAad(activityId, path))).toString("utf8"));
 }
 
 /** mapSecrets with an asynchronous `f` (sealing goes through the key-encryption key: docs/custody.md §3). */
-async function mapSecretsAsync(params: Record<string, unknown>, paths: readonly string[], f: (value: string, path: string) => Promise<string>): Promise<Record<string, unknown>> {
+async function mapSecretsAsync(
+  params: Record<string, unknown>,
+  paths: readonly string[],
+  f: (value: string, path: string) => Promise<string>,
+): Promise<Record<string, unknown>> {
   const found = new Map<string, string>();
   mapSecrets(params, paths, (v, path) => (found.set(path, v), v));
   const replaced = new Map<string, string>();
@@ -113,7 +132,12 @@ async function mapSecretsAsync(params: Record<string, unknown>, paths: readonly 
  * carries the secrets too: `f` rewrites them under `parameters`. Any other body (an
  * approve_activity) is returned as it is.
  */
-export function mapMessageSecrets(message: string, type: string, paths: readonly string[], f: (params: Record<string, unknown>) => Record<string, unknown>): string {
+export function mapMessageSecrets(
+  message: string,
+  type: string,
+  paths: readonly string[],
+  f: (params: Record<string, unknown>) => Record<string, unknown>,
+): string {
   if (!paths.length) return message;
   let body: unknown;
   try {
@@ -126,7 +150,12 @@ export function mapMessageSecrets(message: string, type: string, paths: readonly
 }
 
 /** mapMessageSecrets with an asynchronous `f`. */
-export async function mapMessageSecretsAsync(message: string, type: string, paths: readonly string[], f: (params: Record<string, unknown>) => Promise<Record<string, unknown>>): Promise<string> {
+export async function mapMessageSecretsAsync(
+  message: string,
+  type: string,
+  paths: readonly string[],
+  f: (params: Record<string, unknown>) => Promise<Record<string, unknown>>,
+): Promise<string> {
   let params: Record<string, unknown> | undefined;
   mapMessageSecrets(message, type, paths, (p) => (params = p));
   if (!params) return message;
@@ -143,7 +172,9 @@ export function secretLogPaths(defs: readonly { route: string; secretParams?: re
   for (const d of defs) for (const p of d.secretParams ?? []) fields.add(p);
   const out: string[] = [];
   for (const p of fields) {
-    const tail = segmentsOf(p).map((s) => `[${JSON.stringify(s)}]`).join("");
+    const tail = segmentsOf(p)
+      .map((s) => `[${JSON.stringify(s)}]`)
+      .join("");
     for (const root of ["req.body.parameters", "body.parameters", "parameters", "params"]) out.push(`${root}${tail}`);
   }
   return out;

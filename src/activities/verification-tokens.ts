@@ -67,18 +67,31 @@ export async function readToken(
 ): Promise<{ claims: VerificationClaims } | { problem: string }> {
   const read = readVerificationToken(token, verifyingKeys, now);
   if ("problem" in read) return read;
-  const row = await db.selectFrom("verification_tokens").select(["id", "organization_id"]).where("id", "=", read.claims.id).executeTakeFirst();
+  const row = await db
+    .selectFrom("verification_tokens")
+    .select(["id", "organization_id"])
+    .where("id", "=", read.claims.id)
+    .executeTakeFirst();
   if (!row || row.organization_id !== read.claims.organization_id) return { problem: "unknown verification token" };
   const chain = await organizationChain(db, organizationId, chains);
   if (!chain.includes(row.organization_id)) {
-    return { problem: `verification token was issued by organization ${row.organization_id}, which is not ${organizationId} or one of its parents` };
+    return {
+      problem: `verification token was issued by organization ${row.organization_id}, which is not ${organizationId} or one of its parents`,
+    };
   }
   return read;
 }
 
 /** readToken for a handler: a problem is a 400 naming the field. */
 export async function requireToken(ctx: ExecuteContext, token: string, field: string): Promise<VerificationClaims> {
-  const read = await readToken(ctx.tx, ctx.chains, await ctx.services.verifyingKeys("VERIFICATION_TOKEN"), token, ctx.organization.id, ctx.now);
+  const read = await readToken(
+    ctx.tx,
+    ctx.chains,
+    await ctx.services.verifyingKeys("VERIFICATION_TOKEN"),
+    token,
+    ctx.organization.id,
+    ctx.now,
+  );
   if ("problem" in read) throw invalid(`${field}: ${read.problem}`, [{ field, description: read.problem }]);
   return read.claims;
 }
@@ -90,9 +103,18 @@ export async function requireToken(ctx: ExecuteContext, token: string, field: st
  * with is spent for binding too (docs/login-lookups.md §4). One conditional update: of two
  * concurrent uses exactly one changes the row.
  */
-export async function useToken(db: Executor, tokenId: string, use: "login" | "signup", now: number): Promise<"used" | "spent" | "spent-by-login"> {
+export async function useToken(
+  db: Executor,
+  tokenId: string,
+  use: "login" | "signup",
+  now: number,
+): Promise<"used" | "spent" | "spent-by-login"> {
   const column = use === "login" ? "login_used_at" : "signup_used_at";
-  let q = db.updateTable("verification_tokens").set({ [column]: now }).where("id", "=", tokenId).where(column, "is", null);
+  let q = db
+    .updateTable("verification_tokens")
+    .set({ [column]: now })
+    .where("id", "=", tokenId)
+    .where(column, "is", null);
   if (use === "signup") q = q.where("login_used_at", "is", null);
   const res = await q.executeTakeFirst();
   if (Number(res.numUpdatedRows) === 1) return "used";

@@ -44,7 +44,11 @@ export async function appProofKey(cache: AppProofKeyCache, db: Executor, master:
     const encryption = p256.utils.randomSecretKey();
     const publicKey = Buffer.concat([p256.getPublicKey(encryption, false), p256.getPublicKey(signing, false)]).toString("hex");
     const value = JSON.stringify({ publicKey, sealed: await master.seal(Buffer.from(signing), KEY_AAD) });
-    await db.insertInto("sigil_meta").values({ key: META_KEY, value }).onConflict((oc) => oc.column("key").doNothing()).execute();
+    await db
+      .insertInto("sigil_meta")
+      .values({ key: META_KEY, value })
+      .onConflict((oc) => oc.column("key").doNothing())
+      .execute();
     row = await db.selectFrom("sigil_meta").select("value").where("key", "=", META_KEY).executeTakeFirstOrThrow();
   }
   const stored = JSON.parse(row.value) as { publicKey: string; sealed: string };
@@ -89,7 +93,11 @@ export function policyOutcomeProof(key: AppProofKey, f: PolicyOutcomeFacts): App
 }
 
 /** The published proof key (for the discovery route). */
-export async function appProofKeys(cache: AppProofKeyCache, db: Executor, master: MasterKey): Promise<{ keys: { publicKey: string; scheme: string }[] }> {
+export async function appProofKeys(
+  cache: AppProofKeyCache,
+  db: Executor,
+  master: MasterKey,
+): Promise<{ keys: { publicKey: string; scheme: string }[] }> {
   const key = await appProofKey(cache, db, master);
   return { keys: [{ publicKey: key.publicKey, scheme: APP_PROOF_SCHEME }] };
 }

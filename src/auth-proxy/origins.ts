@@ -5,7 +5,6 @@ import type { Executor } from "../store/schema.ts";
 import { enabledSettings } from "../store/auth-proxy-configs.ts";
 import { DEFAULT_CONFIG_TTL_MS, type OriginsResponse } from "./channel.ts";
 
-
 /** Every origin some enabled configuration lists; anyOrigin when one allows all (an empty list). */
 export async function enabledOrigins(db: Executor): Promise<OriginsResponse> {
   const origins = new Set<string>();

@@ -86,7 +86,9 @@ function apiKeysByPublicKey(rider: Rider<unknown>) {
       // An auth proxy's key (docs/auth-proxy.md §3): refused while its proxy is disabled,
       // confined to the forwarded routes, exempt from the IP allowlist.
       .leftJoin("auth_proxy_configs", (j) =>
-        j.onRef("auth_proxy_configs.user_id", "=", "api_keys.user_id").onRef("auth_proxy_configs.public_key", "=", "api_keys.public_key_normalized"),
+        j
+          .onRef("auth_proxy_configs.user_id", "=", "api_keys.user_id")
+          .onRef("auth_proxy_configs.public_key", "=", "api_keys.public_key_normalized"),
       )
       .select([
         "api_keys.id as id",
@@ -121,10 +123,18 @@ const ambiguousKey = () =>
     "this public key was registered in more than one sub-organization recently and none of them has used it yet: log in naming your own organization, or try again later",
   );
 
-const unknownKey = () =>
-  unauthenticated("PUBLIC_KEY_NOT_FOUND", "could not find public key in organization or its parent organization");
+const unknownKey = () => unauthenticated("PUBLIC_KEY_NOT_FOUND", "could not find public key in organization or its parent organization");
 
-async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, freshMs: number, organizationId: string, scope: CredentialScope, now: number, rider: Rider<T>): Promise<Resolution<T>> {
+async function resolve<T>(
+  db: Db,
+  chains: ChainCache,
+  stamp: ApiKeyStamp,
+  freshMs: number,
+  organizationId: string,
+  scope: CredentialScope,
+  now: number,
+  rider: Rider<T>,
+): Promise<Resolution<T>> {
   const found = await resolveHolder(
     db,
     organizationId,
@@ -152,13 +162,13 @@ async function resolve<T>(db: Db, chains: ChainCache, stamp: ApiKeyStamp, freshM
   }
   if (isExpired(key, now)) {
     // core matches "Unauthenticated desc = expired api key publicKey" to log the user out.
-    throw unauthenticated(
-      "API_KEY_EXPIRED",
-      `rpc error: code = Unauthenticated desc = expired api key publicKey ${stamp.publicKey}`,
-    );
+    throw unauthenticated("API_KEY_EXPIRED", `rpc error: code = Unauthenticated desc = expired api key publicKey ${stamp.publicKey}`);
   }
   if (key.auth_proxy_enabled === 0) {
-    throw unauthenticated("UNAUTHENTICATED", `this key belongs to the auth proxy of organization ${key.organization_id}, which is disabled`);
+    throw unauthenticated(
+      "UNAUTHENTICATED",
+      `this key belongs to the auth proxy of organization ${key.organization_id}, which is disabled`,
+    );
   }
   // The signature is verified and this row is the one it resolved to: its holder has the key.
   // One conditional write, the first time only (docs/login-lookups.md §3).
@@ -199,13 +209,16 @@ export const apiKeyStamps: StampStrategy = {
   signs: "any",
   async verify(value, rawBody, logins): Promise<VerifiedStamp> {
     const stamp = decode(value);
-    const valid = stamp.digest === "personal_sign"
-      ? verifyPersonalSignSignature(stamp.publicKey, rawBody, stamp.signature)
-      : await verifySignature(stamp.curve, stamp.publicKey, rawBody, stamp.signature);
+    const valid =
+      stamp.digest === "personal_sign"
+        ? verifyPersonalSignSignature(stamp.publicKey, rawBody, stamp.signature)
+        : await verifySignature(stamp.curve, stamp.publicKey, rawBody, stamp.signature);
     if (!valid) {
       throw unauthenticated("SIGNATURE_INVALID", "could not verify api key signature");
     }
     const freshMs = logins?.unprovedKeyWindowMs ?? DEFAULT_UNPROVED_KEY_WINDOW_MS;
-    return { resolve: (db, chains, organizationId, scope, now, rider) => resolve(db, chains, stamp, freshMs, organizationId, scope, now, rider) };
+    return {
+      resolve: (db, chains, organizationId, scope, now, rider) => resolve(db, chains, stamp, freshMs, organizationId, scope, now, rider),
+    };
   },
 };

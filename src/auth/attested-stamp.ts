@@ -58,14 +58,20 @@ function decode(value: string | string[]): { stamp: AttestedStamp; scheme: Attes
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw malformed("X-Stamp-Attested must be a JSON object");
   const { publicKeyAttestation, scheme, publicKey, signature } = parsed as Record<string, unknown>;
-  if (typeof publicKeyAttestation !== "string" || typeof scheme !== "string" || typeof publicKey !== "string" || typeof signature !== "string") {
+  if (
+    typeof publicKeyAttestation !== "string" ||
+    typeof scheme !== "string" ||
+    typeof publicKey !== "string" ||
+    typeof signature !== "string"
+  ) {
     throw malformed("publicKeyAttestation, scheme, publicKey and signature must be strings");
   }
   const handler = SCHEMES.get(scheme);
   if (!handler) throw malformed(`unsupported attestation scheme ${JSON.stringify(scheme.slice(0, 64))}`);
   const keyProblem = publicKeyProblem("API_KEY_CURVE_P256", publicKey);
   if (keyProblem) throw malformed(`publicKey: ${keyProblem}`);
-  if (!/^[0-9a-fA-F]+$/.test(signature) || signature.length % 2 !== 0 || signature.length > 300) throw malformed("signature must be DER hex");
+  if (!/^[0-9a-fA-F]+$/.test(signature) || signature.length % 2 !== 0 || signature.length > 300)
+    throw malformed("signature must be DER hex");
   if (publicKeyAttestation === "") throw malformed("publicKeyAttestation must be set");
   return { stamp: { attestation: publicKeyAttestation, scheme, publicKey, signature }, scheme: handler };
 }

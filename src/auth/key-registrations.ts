@@ -32,7 +32,8 @@ export interface KeyRegistration {
 export type Rank = "trusted" | "proved" | "sole" | "fresh" | "ineligible";
 
 /** True when the rank cannot be told without knowing whether the key is its organization's only way in. */
-export const needsSoleCheck = (r: KeyRegistration): boolean => !(r.trusted === 1 || r.trusted === true) && (r.proved_at === null || r.proved_at === undefined);
+export const needsSoleCheck = (r: KeyRegistration): boolean =>
+  !(r.trusted === 1 || r.trusted === true) && (r.proved_at === null || r.proved_at === undefined);
 
 export function rankOf(r: KeyRegistration, now: number, freshMs: number): Rank {
   if (r.trusted === 1 || r.trusted === true) return "trusted";

@@ -63,9 +63,12 @@ function decode(value: string | string[]): Decoded {
     session_type !== READ_ONLY_SESSION_TYPE ||
     public_key !== undefined ||
     typeof exp !== "number" ||
-    typeof jti !== "string" || !UUID.test(jti) ||
-    typeof user_id !== "string" || !UUID.test(user_id) ||
-    typeof organization_id !== "string" || !UUID.test(organization_id) ||
+    typeof jti !== "string" ||
+    !UUID.test(jti) ||
+    typeof user_id !== "string" ||
+    !UUID.test(user_id) ||
+    typeof organization_id !== "string" ||
+    !UUID.test(organization_id) ||
     (allowlist_public_key !== undefined && typeof allowlist_public_key !== "string")
   ) {
     throw malformed();
@@ -83,7 +86,15 @@ function decode(value: string | string[]): Decoded {
   return { claims, input: jwt.input, signature: signature.toString("hex") };
 }
 
-async function resolve<T>(db: Db, chains: ChainCache, token: Decoded, organizationId: string, scope: CredentialScope, now: number, rider: Rider<T>): Promise<Resolution<T>> {
+async function resolve<T>(
+  db: Db,
+  chains: ChainCache,
+  token: Decoded,
+  organizationId: string,
+  scope: CredentialScope,
+  now: number,
+  rider: Rider<T>,
+): Promise<Resolution<T>> {
   const keys = await verifyingKeys(db, "SESSION_JWT");
   const digest = sha256(token.input);
   if (!keys.some((k) => verifyP256(k, digest, token.signature))) throw invalidSession("signature does not verify");
@@ -125,7 +136,9 @@ async function resolve<T>(db: Db, chains: ChainCache, token: Decoded, organizati
 
 /** The 403 for a read-only session anywhere but a query. */
 const readOnly = () =>
-  permissionDenied("request not authorized: a read-only session (X-Session) may only query; sign activities with a key, session key or passkey");
+  permissionDenied(
+    "request not authorized: a read-only session (X-Session) may only query; sign activities with a key, session key or passkey",
+  );
 
 export const readOnlySessions: StampStrategy = {
   header: "x-session",

@@ -15,7 +15,14 @@ import { generateP256, p256FromPkcs8, toPkcs8, type P256Private } from "../crypt
 import type { Db, Executor, ServiceKeyPurpose } from "../store/schema.ts";
 import { AAD } from "../crypto/aad.ts";
 
-export const SERVICE_KEY_PURPOSES: readonly ServiceKeyPurpose[] = ["SESSION_JWT", "OTP_ENCRYPTION_TARGET", "VERIFICATION_TOKEN", "OAUTH2_CLIENT_SECRET", "OIDC_TOKEN", "BUNDLE_SIGNER"];
+export const SERVICE_KEY_PURPOSES: readonly ServiceKeyPurpose[] = [
+  "SESSION_JWT",
+  "OTP_ENCRYPTION_TARGET",
+  "VERIFICATION_TOKEN",
+  "OAUTH2_CLIENT_SECRET",
+  "OIDC_TOKEN",
+  "BUNDLE_SIGNER",
+];
 
 export interface ServiceKey {
   id: string;
@@ -79,7 +86,13 @@ const activeRow = (db: Executor, purpose: ServiceKeyPurpose) =>
  * start). One read per call (a rotation by another process or the CLI is seen at once); the
  * private key is opened once per key id.
  */
-export async function activeServiceKey(cache: ServiceKeyCache, db: Executor, master: MasterKey, purpose: ServiceKeyPurpose, now = Date.now()): Promise<ServiceKey> {
+export async function activeServiceKey(
+  cache: ServiceKeyCache,
+  db: Executor,
+  master: MasterKey,
+  purpose: ServiceKeyPurpose,
+  now = Date.now(),
+): Promise<ServiceKey> {
   let row = await activeRow(db, purpose);
   if (!row) {
     // Through `db`, which may be an activity's transaction. Two first users racing on
@@ -135,7 +148,12 @@ export async function verifyingKeyRecords(db: Executor, purpose: ServiceKeyPurpo
 }
 
 /** A new active key for each purpose given (all when none); the previous ones stay published. */
-export async function rotateServiceKeys(db: Db, master: MasterKey, purposes: readonly ServiceKeyPurpose[] = SERVICE_KEY_PURPOSES, now = Date.now()) {
+export async function rotateServiceKeys(
+  db: Db,
+  master: MasterKey,
+  purposes: readonly ServiceKeyPurpose[] = SERVICE_KEY_PURPOSES,
+  now = Date.now(),
+) {
   return db.transaction().execute(async (tx) => {
     const out: { purpose: ServiceKeyPurpose; keyId: string }[] = [];
     for (const purpose of purposes) {
@@ -160,11 +178,18 @@ export async function retireServiceKey(db: Db, id: string, now = Date.now()): Pr
 }
 
 export async function listServiceKeys(db: Db) {
-  return db.selectFrom("service_keys").select(["id", "purpose", "status", "public_key", "created_at"]).orderBy("created_at").orderBy("id").execute();
+  return db
+    .selectFrom("service_keys")
+    .select(["id", "purpose", "status", "public_key", "created_at"])
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
 }
 
 /** `GET /public/v1/discovery/keys`: `{"keys":[{keyId, purpose, publicKey, createdAt}]}`, active keys first. */
-export async function discoveryDocument(db: Db): Promise<{ keys: { keyId: string; purpose: ServiceKeyPurpose; publicKey: string; createdAt: string; status: string }[] }> {
+export async function discoveryDocument(
+  db: Db,
+): Promise<{ keys: { keyId: string; purpose: ServiceKeyPurpose; publicKey: string; createdAt: string; status: string }[] }> {
   const rows = await db
     .selectFrom("service_keys")
     .select(["id", "purpose", "public_key", "status", "created_at"])
@@ -174,6 +199,12 @@ export async function discoveryDocument(db: Db): Promise<{ keys: { keyId: string
     .execute();
   rows.sort((a, b) => (a.purpose === b.purpose ? (a.status === "active" ? -1 : b.status === "active" ? 1 : 0) : 0));
   return {
-    keys: rows.map((r) => ({ keyId: r.id, purpose: r.purpose, publicKey: r.public_key, createdAt: String(r.created_at), status: r.status })),
+    keys: rows.map((r) => ({
+      keyId: r.id,
+      purpose: r.purpose,
+      publicKey: r.public_key,
+      createdAt: String(r.created_at),
+      status: r.status,
+    })),
   };
 }

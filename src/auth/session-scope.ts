@@ -8,7 +8,14 @@
 // pays a look-up of the profile the first time this process sees it: profiles are immutable,
 // so the compiled scope is kept by profile id and never goes stale.
 import { permissionDenied } from "../errors.ts";
-import { compileExpression, PassBudget, PolicyCompileError, PolicyRuntimeError, type CompiledExpression, type EvalEnv } from "../policy/index.ts";
+import {
+  compileExpression,
+  PassBudget,
+  PolicyCompileError,
+  PolicyRuntimeError,
+  type CompiledExpression,
+  type EvalEnv,
+} from "../policy/index.ts";
 import { sessionProfileById } from "../store/session-profiles.ts";
 import type { Executor } from "../store/schema.ts";
 import type { Principal } from "./principal.ts";
@@ -47,7 +54,8 @@ function evaluate(scope: CompiledExpression, env: EvalEnv): boolean | string {
     // The passes share one budget (docs/policy-language.md §11.1); running out refuses.
     const budget = new PassBudget();
     const wallets = env.activity?.wallets;
-    if (wallets && wallets.length > 1 && scope.roots.has("wallet")) return wallets.every((wallet) => budget.run((m) => scope.evaluate({ ...env, wallet }, m)));
+    if (wallets && wallets.length > 1 && scope.roots.has("wallet"))
+      return wallets.every((wallet) => budget.run((m) => scope.evaluate({ ...env, wallet }, m)));
     return budget.run((m) => scope.evaluate(env, m));
   } catch (err) {
     if (err instanceof PolicyRuntimeError) return err.message;
@@ -84,5 +92,10 @@ async function checkScope(db: Executor, profileId: string, env: EvalEnv): Promis
   if ("broken" in loaded) throw refused(profileId, loaded.broken);
   const outcome = evaluate(loaded.scope, env);
   if (outcome === true) return;
-  throw refused(profileId, outcome === false ? `its scope ${JSON.stringify(loaded.scope.source.slice(0, 200))} is false for ${env.activity?.type ?? "this request"}` : `its scope could not be evaluated: ${outcome}`);
+  throw refused(
+    profileId,
+    outcome === false
+      ? `its scope ${JSON.stringify(loaded.scope.source.slice(0, 200))} is false for ${env.activity?.type ?? "this request"}`
+      : `its scope could not be evaluated: ${outcome}`,
+  );
 }

@@ -18,12 +18,7 @@ import type { StampStrategy, VerifiedStamp } from "./strategy.ts";
  * In the order errors name them (and CORS lists them). Adding a stamp kind = its strategy +
  * one line here.
  */
-export const STRATEGIES: readonly StampStrategy[] = [
-  apiKeyStamps,
-  webauthnStamps,
-  attestedStamps,
-  readOnlySessions,
-];
+export const STRATEGIES: readonly StampStrategy[] = [apiKeyStamps, webauthnStamps, attestedStamps, readOnlySessions];
 
 /** Strategies by the credential kind of the principals they resolve. */
 const BY_KIND = new Map<string, StampStrategy>();
@@ -31,7 +26,8 @@ for (const s of STRATEGIES) {
   // Two strategies on one header could not be told apart; two on one kind would share
   // rate-limit buckets and route rules by accident. Either is a programming error: fail at load.
   if (STRATEGIES.filter((o) => o.header === s.header).length > 1) throw new Error(`two stamp strategies read the header ${s.header}`);
-  if (s.header !== s.header.toLowerCase() || s.header !== s.headerName.toLowerCase()) throw new Error(`stamp header ${s.headerName}: header must be its lower-case name`);
+  if (s.header !== s.header.toLowerCase() || s.header !== s.headerName.toLowerCase())
+    throw new Error(`stamp header ${s.headerName}: header must be its lower-case name`);
   if (BY_KIND.has(s.credentialKind)) throw new Error(`two stamp strategies resolve credential kind ${s.credentialKind}`);
   BY_KIND.set(s.credentialKind, s);
 }

@@ -47,7 +47,14 @@ export interface Resolution<T> {
 
 export interface VerifiedStamp {
   /** `chains`: the store's organization-chain cache (service state). */
-  resolve<T>(db: Db, chains: ChainCache, targetOrganizationId: string, scope: CredentialScope, now: number, rider: Rider<T>): Promise<Resolution<T>>;
+  resolve<T>(
+    db: Db,
+    chains: ChainCache,
+    targetOrganizationId: string,
+    scope: CredentialScope,
+    now: number,
+    rider: Rider<T>,
+  ): Promise<Resolution<T>>;
 }
 
 /**

@@ -134,7 +134,10 @@ export interface VerificationClaims {
   public_key: string;
 }
 
-export function signVerificationToken(key: ServiceKey, claims: Omit<VerificationClaims, "id"> & { id?: string }): { token: string; claims: VerificationClaims } {
+export function signVerificationToken(
+  key: ServiceKey,
+  claims: Omit<VerificationClaims, "id"> & { id?: string },
+): { token: string; claims: VerificationClaims } {
   const full: VerificationClaims = {
     exp: claims.exp,
     id: claims.id ?? randomUUID(),
@@ -156,7 +159,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
  * (`header.payload` as sent) and the raw signature. Undefined when it is not three parts whose
  * first two are JSON objects. Nothing is verified here.
  */
-export function jwtParts(token: string): { header: Record<string, unknown>; payload: Record<string, unknown>; input: string; signature: Buffer } | undefined {
+export function jwtParts(
+  token: string,
+): { header: Record<string, unknown>; payload: Record<string, unknown>; input: string; signature: Buffer } | undefined {
   const parts = token.split(".");
   if (parts.length !== 3) return undefined;
   try {
@@ -174,7 +179,11 @@ export function jwtParts(token: string): { header: Record<string, unknown>; payl
  * the VERIFICATION_TOKEN keys, active and published) verifies; why not, otherwise. Expiry is
  * checked against `now` (ms). No store access: the caller checks the token's record.
  */
-export function readVerificationToken(token: string, publicKeys: readonly string[], now: number): { claims: VerificationClaims } | { problem: string } {
+export function readVerificationToken(
+  token: string,
+  publicKeys: readonly string[],
+  now: number,
+): { claims: VerificationClaims } | { problem: string } {
   if (typeof token !== "string" || token.length > 8192) return { problem: "malformed verification token" };
   const jwt = jwtParts(token);
   if (!jwt) return { problem: "malformed verification token" };
@@ -209,7 +218,8 @@ export function readClientSignature(
   token: VerificationClaims,
   type: "USAGE_TYPE_LOGIN" | "USAGE_TYPE_SIGNUP",
 ): { usage: Record<string, unknown> } | { problem: string } {
-  if (sig.scheme !== "CLIENT_SIGNATURE_SCHEME_API_P256") return { problem: "clientSignature.scheme must be CLIENT_SIGNATURE_SCHEME_API_P256" };
+  if (sig.scheme !== "CLIENT_SIGNATURE_SCHEME_API_P256")
+    return { problem: "clientSignature.scheme must be CLIENT_SIGNATURE_SCHEME_API_P256" };
   if (sig.publicKey.toLowerCase() !== token.public_key.toLowerCase()) {
     return { problem: "clientSignature.publicKey must be the public key the verification token is bound to" };
   }
@@ -220,7 +230,8 @@ export function readClientSignature(
   } catch {
     return { problem: "clientSignature.message must be JSON" };
   }
-  if (typeof usage !== "object" || usage === null || Array.isArray(usage)) return { problem: "clientSignature.message must be a JSON object" };
+  if (typeof usage !== "object" || usage === null || Array.isArray(usage))
+    return { problem: "clientSignature.message must be a JSON object" };
   const u = usage as Record<string, unknown>;
   if (u.type !== type) return { problem: `clientSignature.message.type must be ${type}` };
   if (u.tokenId !== token.id) return { problem: "clientSignature.message.tokenId does not name this verification token" };

@@ -20,7 +20,14 @@ import { resolveHolder, type CredentialScope } from "./credential-scope.ts";
 import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "./login-settings.ts";
 import type { Principal } from "./principal.ts";
 import { kindAndId, type Resolution, type Rider, type StampStrategy, type VerifiedStamp } from "./strategy.ts";
-import { assertionSignatureValid, checkAssertion, clientDataOrigin, decodeAssertion, type Assertion, type AssertionProblem } from "./webauthn/assertion.ts";
+import {
+  assertionSignatureValid,
+  checkAssertion,
+  clientDataOrigin,
+  decodeAssertion,
+  type Assertion,
+  type AssertionProblem,
+} from "./webauthn/assertion.ts";
 
 /** Votes record this as the stamp's scheme (there is no SIGNATURE_SCHEME_* for passkeys in the API). */
 export const WEBAUTHN_SCHEME = "SIGNATURE_SCHEME_WEBAUTHN";
@@ -98,15 +105,26 @@ async function resolve<T>(
   // so a normal login checks one signature; if several hold the same key, the oldest wins.
   let checked: Passkey | undefined;
   const verifying = async (below: Passkey[]): Promise<Passkey[]> => {
-    const ordered = [...below].sort((a, b) => Number(a.registered_at) - Number(b.registered_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const ordered = [...below].sort(
+      (a, b) => Number(a.registered_at) - Number(b.registered_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    );
     for (const p of ordered) if (await assertionSignatureValid(stamp, p.public_key)) return [(checked = p)];
     // Registered below, but no key verifies: a forged stamp, refused as one.
     throw badSignature("the signature does not verify with the registered passkey");
   };
-  const found = await resolveHolder(db, organizationId, scope, () => lookUpWith(rider)(db, { credentialId: stamp.credentialId }), chains, "a credential ID", verifying);
+  const found = await resolveHolder(
+    db,
+    organizationId,
+    scope,
+    () => lookUpWith(rider)(db, { credentialId: stamp.credentialId }),
+    chains,
+    "a credential ID",
+    verifying,
+  );
   if (!found) throw unauthenticated("CREDENTIAL_NOT_FOUND", "credential ID could not be found in organization or its parent organization");
   const passkey = found.holder;
-  if (passkey !== checked && !(await assertionSignatureValid(stamp, passkey.public_key))) throw badSignature("the signature does not verify with the registered passkey");
+  if (passkey !== checked && !(await assertionSignatureValid(stamp, passkey.public_key)))
+    throw badSignature("the signature does not verify with the registered passkey");
   const originProblem = await organizationOriginProblem(db, chains, passkey.organization_id, stamp);
   if (originProblem) throw badSignature(originProblem);
   // A counter that does not move forward means a replayed assertion or a cloned
@@ -135,7 +153,12 @@ async function resolve<T>(
  * every sub-organization and a sub-organization can only narrow it. Checked after the
  * server-wide origins (checkAssertion), once the passkey's organization is known.
  */
-async function organizationOriginProblem(db: Db, chains: ChainCache, organizationId: string, stamp: Assertion): Promise<string | undefined> {
+async function organizationOriginProblem(
+  db: Db,
+  chains: ChainCache,
+  organizationId: string,
+  stamp: Assertion,
+): Promise<string | undefined> {
   const lists = await featureValuesAlongChain(db, await organizationChain(db, organizationId, chains), "FEATURE_NAME_WEBAUTHN_ORIGINS");
   if (lists.length === 0) return undefined;
   const origin = clientDataOrigin(stamp);
@@ -157,6 +180,8 @@ export const webauthnStamps: StampStrategy = {
     const problem = checkAssertion(stamp, rawBody, (logins ?? DEFAULT_LOGIN_SETTINGS).webauthn);
     if (problem) throw refusal(problem);
     const header = value as string;
-    return { resolve: (db, chains, organizationId, scope, _now, rider) => resolve(db, chains, stamp, header, organizationId, scope, rider) };
+    return {
+      resolve: (db, chains, organizationId, scope, _now, rider) => resolve(db, chains, stamp, header, organizationId, scope, rider),
+    };
   },
 };

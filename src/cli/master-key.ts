@@ -28,7 +28,8 @@ async function rotate(argv: string[]): Promise<void> {
   // --batch-rows N: rows per batch (default ROTATE_BATCH_ROWS); each batch's progress is a JSON line on stderr.
   const at = argv.indexOf("--batch-rows");
   const batchRows = at >= 0 ? Number(argv[at + 1]) : undefined;
-  if (batchRows !== undefined && !(Number.isInteger(batchRows) && batchRows >= 1 && batchRows <= 10_000)) throw new Error("--batch-rows must be an integer from 1 to 10000");
+  if (batchRows !== undefined && !(Number.isInteger(batchRows) && batchRows >= 1 && batchRows <= 10_000))
+    throw new Error("--batch-rows must be an integer from 1 to 10000");
   const service = await openService(at >= 0 ? [...argv.slice(0, at), ...argv.slice(at + 2)] : argv);
   try {
     if (service.masterKey.kekIds.length === service.masterKey.sealingIds.length) {

@@ -106,7 +106,13 @@ function signerOf(publicKey: string, privateKey: string): KeyObject {
   const u = e.getPublicKey();
   if (e.getPublicKey("hex", "compressed") !== publicKey.toLowerCase()) throw new Error("seed: API key pair does not match");
   return createPrivateKey({
-    key: { kty: "EC", crv: "P-256", x: u.subarray(1, 33).toString("base64url"), y: u.subarray(33).toString("base64url"), d: Buffer.from(privateKey.padStart(64, "0"), "hex").toString("base64url") },
+    key: {
+      kty: "EC",
+      crv: "P-256",
+      x: u.subarray(1, 33).toString("base64url"),
+      y: u.subarray(33).toString("base64url"),
+      d: Buffer.from(privateKey.padStart(64, "0"), "hex").toString("base64url"),
+    },
     format: "jwk",
   });
 }
@@ -118,35 +124,149 @@ type Value = string | number | null;
 type Rows = BulkRows;
 
 const SEEDED_TABLES = [
-  "organizations", "users", "root_quorum_members", "api_keys", "authenticators", "oauth_providers", "wallets", "wallet_accounts", "activities", "votes", "policy_evaluations",
+  "organizations",
+  "users",
+  "root_quorum_members",
+  "api_keys",
+  "authenticators",
+  "oauth_providers",
+  "wallets",
+  "wallet_accounts",
+  "activities",
+  "votes",
+  "policy_evaluations",
 ];
 
 /** Integer columns of the seeded tables (the rest are text); a batch of NULLs still needs its type. */
 const NUMERIC_COLUMNS = new Set([
-  "created_at", "updated_at", "expires_at", "root_quorum_threshold", "policy_version", "ip_allowlist_version", "sign_count", "mnemonic_length", "imported", "exported",
+  "created_at",
+  "updated_at",
+  "expires_at",
+  "root_quorum_threshold",
+  "policy_version",
+  "ip_allowlist_version",
+  "sign_count",
+  "mnemonic_length",
+  "imported",
+  "exported",
 ]);
 
 // ---------------------------------------------------------------- rows
 
-const ORG_COLS = ["id", "name", "parent_id", "root_quorum_threshold", "settings", "policy_version", "ip_allowlist_version", "created_at", "updated_at"] as const;
+const ORG_COLS = [
+  "id",
+  "name",
+  "parent_id",
+  "root_quorum_threshold",
+  "settings",
+  "policy_version",
+  "ip_allowlist_version",
+  "created_at",
+  "updated_at",
+] as const;
 const USER_COLS = ["id", "organization_id", "name", "email", "email_normalized", "phone", "created_at", "updated_at"] as const;
 const QUORUM_COLS = ["organization_id", "user_id"] as const;
 const API_KEY_COLS = [
-  "id", "organization_id", "user_id", "name", "public_key", "public_key_normalized", "curve", "credential_type", "expiration_seconds", "expires_at", "created_at", "updated_at",
+  "id",
+  "organization_id",
+  "user_id",
+  "name",
+  "public_key",
+  "public_key_normalized",
+  "curve",
+  "credential_type",
+  "expiration_seconds",
+  "expires_at",
+  "created_at",
+  "updated_at",
 ] as const;
 const AUTHENTICATOR_COLS = [
-  "id", "organization_id", "user_id", "name", "credential_id", "credential_id_normalized", "public_key", "attestation_type", "aaguid", "transports", "sign_count", "created_at", "updated_at",
+  "id",
+  "organization_id",
+  "user_id",
+  "name",
+  "credential_id",
+  "credential_id_normalized",
+  "public_key",
+  "attestation_type",
+  "aaguid",
+  "transports",
+  "sign_count",
+  "created_at",
+  "updated_at",
 ] as const;
-const OAUTH_COLS = ["id", "organization_id", "user_id", "provider_name", "issuer", "audience", "subject", "created_at", "updated_at"] as const;
-const WALLET_COLS = ["id", "organization_id", "name", "seed_sealed", "mnemonic_length", "imported", "exported", "created_at", "updated_at"] as const;
-const ACCOUNT_COLS = ["id", "wallet_id", "organization_id", "curve", "path_format", "path", "address_format", "address", "public_key", "name", "created_at", "updated_at"] as const;
-const ACTIVITY_COLS = ["id", "organization_id", "type", "status", "fingerprint", "intent", "result", "failure", "submitted_by", "app_proofs", "created_at", "updated_at"] as const;
+const OAUTH_COLS = [
+  "id",
+  "organization_id",
+  "user_id",
+  "provider_name",
+  "issuer",
+  "audience",
+  "subject",
+  "created_at",
+  "updated_at",
+] as const;
+const WALLET_COLS = [
+  "id",
+  "organization_id",
+  "name",
+  "seed_sealed",
+  "mnemonic_length",
+  "imported",
+  "exported",
+  "created_at",
+  "updated_at",
+] as const;
+const ACCOUNT_COLS = [
+  "id",
+  "wallet_id",
+  "organization_id",
+  "curve",
+  "path_format",
+  "path",
+  "address_format",
+  "address",
+  "public_key",
+  "name",
+  "created_at",
+  "updated_at",
+] as const;
+const ACTIVITY_COLS = [
+  "id",
+  "organization_id",
+  "type",
+  "status",
+  "fingerprint",
+  "intent",
+  "result",
+  "failure",
+  "submitted_by",
+  "app_proofs",
+  "created_at",
+  "updated_at",
+] as const;
 const VOTE_COLS = [
-  "id", "activity_id", "user_id", "user_organization_id", "selection", "message", "public_key", "signature", "scheme", "credential_id", "credential_type", "created_at",
+  "id",
+  "activity_id",
+  "user_id",
+  "user_organization_id",
+  "selection",
+  "message",
+  "public_key",
+  "signature",
+  "scheme",
+  "credential_id",
+  "credential_type",
+  "created_at",
 ] as const;
 const EVALUATION_COLS = ["id", "activity_id", "organization_id", "vote_id", "policy_set_id", "outcomes", "outcome", "created_at"] as const;
 
-const ETH_ACCOUNT = { curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" } as const;
+const ETH_ACCOUNT = {
+  curve: "CURVE_SECP256K1",
+  pathFormat: "PATH_FORMAT_BIP32",
+  path: "m/44'/60'/0'/0/0",
+  addressFormat: "ADDRESS_FORMAT_ETHEREUM",
+} as const;
 
 /** Which sub-organizations carry what (by index): every filter of list_suborgs has hits. */
 export const SUBORG_MIX = {
@@ -247,7 +367,14 @@ export async function runSeed(argv: string[], plan: SeedPlan, progress: (m: stri
       const [uid] = await addUsers(
         tx,
         organizationId,
-        [{ userName: "root", apiKeys: [{ apiKeyName: "root", publicKey: pair.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+        [
+          {
+            userName: "root",
+            apiKeys: [{ apiKeyName: "root", publicKey: pair.publicKey, curveType: "API_KEY_CURVE_P256" }],
+            authenticators: [],
+            oauthProviders: [],
+          },
+        ],
         start,
         "root user",
       );
@@ -303,7 +430,15 @@ export async function runSeed(argv: string[], plan: SeedPlan, progress: (m: stri
 
 type Write = (tables: Rows[]) => Promise<void>;
 
-async function seedSuborgs(plan: SeedPlan, parentId: string, t0: number, masterKey: MasterKey, write: Write, samples: SeedSamples, progress: (m: string) => void) {
+async function seedSuborgs(
+  plan: SeedPlan,
+  parentId: string,
+  t0: number,
+  masterKey: MasterKey,
+  write: Write,
+  samples: SeedSamples,
+  progress: (m: string) => void,
+) {
   const mid = Math.floor(plan.suborgs / 2);
   for (let from = 0; from < plan.suborgs; from += plan.batch) {
     const to = Math.min(plan.suborgs, from + plan.batch);
@@ -333,22 +468,47 @@ async function seedSuborgs(plan: SeedPlan, parentId: string, t0: number, masterK
       if (phone) sample("PHONE_NUMBER", phone);
       if (SUBORG_MIX.apiKey(i)) {
         const k = p256Point();
-        keys.push([uuid7(at, 2), orgId, userId, "seed key", k.compressed, k.compressed, "API_KEY_CURVE_P256", "CREDENTIAL_TYPE_API_KEY_P256", null, null, at, at]);
+        keys.push([
+          uuid7(at, 2),
+          orgId,
+          userId,
+          "seed key",
+          k.compressed,
+          k.compressed,
+          "API_KEY_CURVE_P256",
+          "CREDENTIAL_TYPE_API_KEY_P256",
+          null,
+          null,
+          at,
+          at,
+        ]);
         sample("PUBLIC_KEY", k.compressed);
       }
       if (SUBORG_MIX.passkey(i)) {
         const k = p256Point();
         const credentialId = randomBytes(16).toString("base64url");
         passkeys.push([
-          uuid7(at, 3), orgId, userId, "seed passkey", credentialId, credentialId, coseKey(k.x, k.y), "none",
-          "00000000-0000-0000-0000-000000000000", '["AUTHENTICATOR_TRANSPORT_INTERNAL"]', 0, at, at,
+          uuid7(at, 3),
+          orgId,
+          userId,
+          "seed passkey",
+          credentialId,
+          credentialId,
+          coseKey(k.x, k.y),
+          "none",
+          "00000000-0000-0000-0000-000000000000",
+          '["AUTHENTICATOR_TRANSPORT_INTERNAL"]',
+          0,
+          at,
+          at,
         ]);
         sample("CREDENTIAL_ID", credentialId);
       }
       if (SUBORG_MIX.oidc(i)) {
         const subject = `seed-subject-${i}`;
         oauth.push([uuid7(at, 4), orgId, userId, "seed-idp", plan.oidcIssuer, "seed-client", subject, at, at]);
-        if (i >= mid && !samples.oidcIdentity) samples.oidcIdentity = { issuer: plan.oidcIssuer, audience: "seed-client", subject, suborgId: orgId };
+        if (i >= mid && !samples.oidcIdentity)
+          samples.oidcIdentity = { issuer: plan.oidcIssuer, audience: "seed-client", subject, suborgId: orgId };
       }
       if (i % plan.walletEvery === plan.walletEvery - 1) {
         // A real wallet: the mnemonic sealed as create_wallet seals it, the account derived from it.
@@ -357,9 +517,33 @@ async function seedSuborgs(plan: SeedPlan, parentId: string, t0: number, masterK
         const seed = await seedOfAsync(mnemonic);
         const [acct] = deriveAccounts(seed, [ETH_ACCOUNT]);
         seed.fill(0);
-        wallets.push([walletId, orgId, "seed wallet", await masterKey.seal(Buffer.from(mnemonic, "utf8"), AAD.walletSeed(walletId)), 12, 0, 0, at, at]);
-        accounts.push([uuid7(at, 6), walletId, orgId, ETH_ACCOUNT.curve, ETH_ACCOUNT.pathFormat, acct!.path, ETH_ACCOUNT.addressFormat, acct!.address, acct!.publicKey, null, at, at]);
-        if (i >= mid && !samples.filters.WALLET_ACCOUNT_ADDRESS) samples.filters.WALLET_ACCOUNT_ADDRESS = { value: acct!.address, suborgId: orgId };
+        wallets.push([
+          walletId,
+          orgId,
+          "seed wallet",
+          await masterKey.seal(Buffer.from(mnemonic, "utf8"), AAD.walletSeed(walletId)),
+          12,
+          0,
+          0,
+          at,
+          at,
+        ]);
+        accounts.push([
+          uuid7(at, 6),
+          walletId,
+          orgId,
+          ETH_ACCOUNT.curve,
+          ETH_ACCOUNT.pathFormat,
+          acct!.path,
+          ETH_ACCOUNT.addressFormat,
+          acct!.address,
+          acct!.publicKey,
+          null,
+          at,
+          at,
+        ]);
+        if (i >= mid && !samples.filters.WALLET_ACCOUNT_ADDRESS)
+          samples.filters.WALLET_ACCOUNT_ADDRESS = { value: acct!.address, suborgId: orgId };
       }
       if (i === Math.max(0, Math.min(Math.floor(plan.suborgs * 0.9), plan.suborgs - 11))) samples.deepSuborgId = orgId;
     }
@@ -390,7 +574,20 @@ async function seedUsers(plan: SeedPlan, orgId: string, t0: number, write: Write
       users.push([id, orgId, `member-${i}`, email, email, null, at, at]);
       if (i % 10 === 0) {
         const k = p256Point();
-        keys.push([uuid7(at, 1), orgId, id, "member key", k.compressed, k.compressed, "API_KEY_CURVE_P256", "CREDENTIAL_TYPE_API_KEY_P256", null, null, at, at]);
+        keys.push([
+          uuid7(at, 1),
+          orgId,
+          id,
+          "member key",
+          k.compressed,
+          k.compressed,
+          "API_KEY_CURVE_P256",
+          "CREDENTIAL_TYPE_API_KEY_P256",
+          null,
+          null,
+          at,
+          at,
+        ]);
         if (!samples.userId && i >= plan.users / 2) samples.userId = id;
       }
     }
@@ -414,7 +611,10 @@ async function seedActivities(
 ) {
   const signer = plan.signVotes ? signerOf(pair.publicKey, pair.privateKey) : undefined;
   // Without --sign-votes every vote carries this one DER signature (of another message).
-  const placeholder = sign("sha256", Buffer.from("sigil seed"), { key: signerOf(pair.publicKey, pair.privateKey), dsaEncoding: "der" }).toString("hex");
+  const placeholder = sign("sha256", Buffer.from("sigil seed"), {
+    key: signerOf(pair.publicKey, pair.privateKey),
+    dsaEncoding: "der",
+  }).toString("hex");
   const tag = randomBytes(4).toString("hex");
   for (let from = 0; from < plan.activities; from += plan.batch) {
     const to = Math.min(plan.activities, from + plan.batch);
@@ -427,16 +627,41 @@ async function seedActivities(
       const voteId = uuid7(at, 1);
       const params = { userTagName: `seed-${tag}-${i}`, userIds: [] as string[] };
       // The body the SDK would have sent (sdk-server's field order).
-      const body = JSON.stringify({ parameters: params, organizationId: orgId, timestampMs: String(at), type: "ACTIVITY_TYPE_CREATE_USER_TAG" });
+      const body = JSON.stringify({
+        parameters: params,
+        organizationId: orgId,
+        timestampMs: String(at),
+        type: "ACTIVITY_TYPE_CREATE_USER_TAG",
+      });
       const fingerprint = createHash("sha256").update(body).digest("hex");
       acts.push([
-        id, orgId, "ACTIVITY_TYPE_CREATE_USER_TAG", "ACTIVITY_STATUS_COMPLETED", fingerprint, JSON.stringify(params),
-        JSON.stringify({ userTagId: uuid7(at, 2), userIds: [] }), null, userId, null, at, at,
+        id,
+        orgId,
+        "ACTIVITY_TYPE_CREATE_USER_TAG",
+        "ACTIVITY_STATUS_COMPLETED",
+        fingerprint,
+        JSON.stringify(params),
+        JSON.stringify({ userTagId: uuid7(at, 2), userIds: [] }),
+        null,
+        userId,
+        null,
+        at,
+        at,
       ]);
       const signature = signer ? sign("sha256", Buffer.from(body), { key: signer, dsaEncoding: "der" }).toString("hex") : placeholder;
       votes.push([
-        voteId, id, userId, orgId, "VOTE_SELECTION_APPROVED", body, pair.publicKey, signature, "SIGNATURE_SCHEME_TK_API_P256", apiKeyId,
-        "CREDENTIAL_TYPE_API_KEY_P256", at,
+        voteId,
+        id,
+        userId,
+        orgId,
+        "VOTE_SELECTION_APPROVED",
+        body,
+        pair.publicKey,
+        signature,
+        "SIGNATURE_SCHEME_TK_API_P256",
+        apiKeyId,
+        "CREDENTIAL_TYPE_API_KEY_P256",
+        at,
       ]);
       evals.push([uuid7(at, 3), id, orgId, voteId, "empty", "", "OUTCOME_ALLOW", at]);
       // Newest first: the oldest tenth lies 90% deep.

@@ -69,7 +69,11 @@ async function releaseAll(opened: Array<() => Promise<unknown>>, graceMs: number
   clearTimeout(timer);
 }
 
-async function startServing(service: Awaited<ReturnType<typeof openService>>, logger: pino.Logger, opened: Array<() => Promise<unknown>>): Promise<void> {
+async function startServing(
+  service: Awaited<ReturnType<typeof openService>>,
+  logger: pino.Logger,
+  opened: Array<() => Promise<unknown>>,
+): Promise<void> {
   const { config, store } = service;
   // A stray rejection is a bug to log, not a reason to drop every in-flight request.
   process.on("unhandledRejection", (err) => logger.error({ err }, "unhandled rejection"));
@@ -78,14 +82,17 @@ async function startServing(service: Awaited<ReturnType<typeof openService>>, lo
   const webhookUrls = webhookUrlPolicy({ allowLoopback: config.webhooksAllowLoopback });
   // The key set is published before the first delivery needs it.
   await activeSigningKey(service.state.signingKey, store.db, service.masterKey);
-  if (config.webhooksAllowLoopback) logger.warn("SIGIL_WEBHOOKS_ALLOW_LOOPBACK is on: webhooks may target loopback addresses (development only)");
+  if (config.webhooksAllowLoopback)
+    logger.warn("SIGIL_WEBHOOKS_ALLOW_LOOPBACK is on: webhooks may target loopback addresses (development only)");
   // Expired OTPs, verification tokens, limit slots, session keys and import targets are swept every 10 minutes
   // (through the store's transaction path, so SQLite's commit group orders it with activities).
   const sweep = setInterval(() => {
     store
       .transact((tx) => sweepExpired(tx, Date.now()))
       .then((swept) => logger.debug({ swept }, "swept expired login records"))
-      .catch((err: unknown) => logger.warn({ err: (err as Error).message }, "sweeping expired login records failed; retried in 10 minutes"));
+      .catch((err: unknown) =>
+        logger.warn({ err: (err as Error).message }, "sweeping expired login records failed; retried in 10 minutes"),
+      );
   }, 10 * 60_000);
   sweep.unref();
   opened.push(async () => clearInterval(sweep));
@@ -110,13 +117,20 @@ async function startServing(service: Awaited<ReturnType<typeof openService>>, lo
     logger,
   );
   opened.push(() => limiter.close());
-  if (config.redisUrl && !(await limiter.ready())) logger.warn("REDIS_URL: Redis is not reachable yet; rate limits count in this process until it is");
+  if (config.redisUrl && !(await limiter.ready()))
+    logger.warn("REDIS_URL: Redis is not reachable yet; rate limits count in this process until it is");
   // Service keys exist before the first login or discovery request needs them.
   await ensureServiceKeys(service.state.serviceKeys, store.db, service.masterKey);
   // TVC: the runtime's metrics join /metrics; replicas of approved deployments start
   // now, and the ingress listens (its address is logged) before the API does.
   const metricsRegistry = new client.Registry();
-  const tvc = await startTvc({ config, db: store.db, state: service.state, log: logger.child({ component: "tvc" }), registry: metricsRegistry });
+  const tvc = await startTvc({
+    config,
+    db: store.db,
+    state: service.state,
+    log: logger.child({ component: "tvc" }),
+    registry: metricsRegistry,
+  });
   opened.push(() => tvc.stop());
   // One evaluation budget per process (docs/policy-language.md §11).
   setEvaluationLimits({ steps: config.policyMaxSteps, passSteps: config.policyMaxPassSteps, iterations: config.policyMaxIterations });
@@ -152,12 +166,27 @@ async function startServing(service: Awaited<ReturnType<typeof openService>>, lo
   if (config.framesPort !== undefined) {
     try {
       const settings = await framesSettingsFrom(config, port, store.db);
-      if (settings.parentOrigins.length === 0) logger.warn("the frames have no parent origin (SIGIL_FRAMES_PARENT_ORIGINS, SIGIL_CORS_ORIGINS and the auth proxy configurations list none): no page may embed them");
+      if (settings.parentOrigins.length === 0)
+        logger.warn(
+          "the frames have no parent origin (SIGIL_FRAMES_PARENT_ORIGINS, SIGIL_CORS_ORIGINS and the auth proxy configurations list none): no page may embed them",
+        );
       frames = await startFramesServer({ host: config.host, port: config.framesPort, ...settings });
       opened.push(() => frames!.close());
-      logger.info({ port: Number(new URL(frames.url).port), exportUrl: frames.exportUrl, importUrl: frames.importUrl, apiBaseUrl: settings.apiBaseUrl, parentOrigins: settings.parentOrigins }, "sigil frames listening");
+      logger.info(
+        {
+          port: Number(new URL(frames.url).port),
+          exportUrl: frames.exportUrl,
+          importUrl: frames.importUrl,
+          apiBaseUrl: settings.apiBaseUrl,
+          parentOrigins: settings.parentOrigins,
+        },
+        "sigil frames listening",
+      );
     } catch (err) {
-      logger.error({ port: config.framesPort, reason: (err as Error).message }, "the frames server could not start; the API runs without it");
+      logger.error(
+        { port: config.framesPort, reason: (err as Error).message },
+        "the frames server could not start; the API runs without it",
+      );
     }
   }
   // Tests and tooling wait for this line.
@@ -166,13 +195,20 @@ async function startServing(service: Awaited<ReturnType<typeof openService>>, lo
   // HTTP like a proxy on another host would, with the secret derived from this master key.
   let authProxy: RunningProxy | undefined;
   if (config.authProxy) {
-    const apiHost = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host.includes(":") ? `[${config.host}]` : config.host;
-    const settings = proxySettingsFrom({ ...config, authProxyApiUrl: config.authProxyApiUrl ?? `http://${apiHost}:${port}` }, { masterKey: service.masterKey });
+    const apiHost =
+      config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host.includes(":") ? `[${config.host}]` : config.host;
+    const settings = proxySettingsFrom(
+      { ...config, authProxyApiUrl: config.authProxyApiUrl ?? `http://${apiHost}:${port}` },
+      { masterKey: service.masterKey },
+    );
     try {
       authProxy = await startProxy(settings, logger.child({ component: "auth-proxy" }));
     } catch (err) {
       // Like the TVC ingress: a taken port is logged and the API runs without the proxy.
-      logger.error({ port: config.authProxyPort, reason: (err as Error).message }, "the auth proxy could not start; the API runs without it (SIGIL_AUTH_PROXY=off silences this)");
+      logger.error(
+        { port: config.authProxyPort, reason: (err as Error).message },
+        "the auth proxy could not start; the API runs without it (SIGIL_AUTH_PROXY=off silences this)",
+      );
     }
   }
 

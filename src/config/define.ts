@@ -83,7 +83,9 @@ export function defineKnob<K extends string, T>(spec: KnobSpec<K, T, T | undefin
 
 // The Config of a list: each knob's key with its value type.
 type AnyKnob = Knob<string, unknown>;
-export type ConfigOf<L extends readonly AnyKnob[]> = { -readonly [N in L[number] as N["key"]]: N extends Knob<string, infer V> ? V : never };
+export type ConfigOf<L extends readonly AnyKnob[]> = {
+  -readonly [N in L[number] as N["key"]]: N extends Knob<string, infer V> ? V : never;
+};
 
 /** Every knob's default, keyed by its field. */
 export function defaultsOf<const L extends readonly AnyKnob[]>(knobs: L): ConfigOf<L> {
@@ -98,7 +100,12 @@ export function defaultsOf<const L extends readonly AnyKnob[]>(knobs: L): Config
  * Reads every knob from the environment and then from `argv` (a flag wins); `argv` may hold
  * other flags and positionals. Writes into `into`, which starts as the defaults.
  */
-export function readKnobs<const L extends readonly AnyKnob[]>(knobs: L, into: ConfigOf<L>, env: NodeJS.ProcessEnv, argv: readonly string[]): ConfigOf<L> {
+export function readKnobs<const L extends readonly AnyKnob[]>(
+  knobs: L,
+  into: ConfigOf<L>,
+  env: NodeJS.ProcessEnv,
+  argv: readonly string[],
+): ConfigOf<L> {
   const out: Record<string, unknown> = into;
   for (const knob of knobs) {
     const fromEnv = env[knob.env];
@@ -126,7 +133,9 @@ export function defaultText(knob: AnyKnob): string {
 /** The Markdown table of docs/configuration.md §1: one row per knob, in the list's order. */
 export function knobsTable(knobs: readonly AnyKnob[]): string {
   for (const k of knobs) if (k.doc.meaning.includes("|")) throw new Error(`${k.env}: a "|" in doc.meaning would split its row`);
-  const rows = knobs.map((k) => `| \`${k.env}\` | ${k.cliFlag ? "`" + k.cliFlag + "`" : "(env only)"} | ${defaultText(k)} | ${k.doc.meaning} |`);
+  const rows = knobs.map(
+    (k) => `| \`${k.env}\` | ${k.cliFlag ? "`" + k.cliFlag + "`" : "(env only)"} | ${defaultText(k)} | ${k.doc.meaning} |`,
+  );
   return ["| Variable | Flag | Default | Meaning |", "|---|---|---|---|", ...rows].join("\n");
 }
 
@@ -185,6 +194,9 @@ export function knobsUsage(knobs: readonly AnyKnob[]): string {
   return [
     ...flagged.map((k) => `  ${(k.cliFlag! + " <value>").padEnd(width)}  ${k.env}`),
     "",
-    `Environment only (may hold a secret): ${knobs.filter((k) => k.cliFlag === undefined).map((k) => k.env).join(", ")}`,
+    `Environment only (may hold a secret): ${knobs
+      .filter((k) => k.cliFlag === undefined)
+      .map((k) => k.env)
+      .join(", ")}`,
   ].join("\n");
 }

@@ -50,7 +50,11 @@ export const CONSOLE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 
 /** The page: no inline script or style (the CSP allows none); the bundle deferred until the body is parsed. */
 function pageHtml(body: string): string {
-  const indented = body.trimEnd().split("\n").map((l) => (l ? `    ${l}` : l)).join("\n");
+  const indented = body
+    .trimEnd()
+    .split("\n")
+    .map((l) => (l ? `    ${l}` : l))
+    .join("\n");
   return `<!doctype html>
 <html lang="en">
   <head>
@@ -69,7 +73,11 @@ ${indented}
 `;
 }
 
-const asset = (type: string, body: Buffer): ConsoleAsset => ({ type, body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` });
+const asset = (type: string, body: Buffer): ConsoleAsset => ({
+  type,
+  body,
+  etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`,
+});
 
 async function buildAssets(): Promise<Map<string, ConsoleAsset>> {
   const { build } = await import("esbuild");
@@ -80,7 +88,10 @@ async function buildAssets(): Promise<Map<string, ConsoleAsset>> {
   });
   const files = new Map<string, ConsoleAsset>();
   for (const f of out.outputFiles) files.set(`/${path.basename(f.path)}`, asset("text/javascript; charset=utf-8", Buffer.from(f.contents)));
-  files.set("/index.html", asset("text/html; charset=utf-8", Buffer.from(pageHtml(readFileSync(path.join(PAGES, "index.body.html"), "utf8")))));
+  files.set(
+    "/index.html",
+    asset("text/html; charset=utf-8", Buffer.from(pageHtml(readFileSync(path.join(PAGES, "index.body.html"), "utf8")))),
+  );
   files.set("/console.css", asset("text/css; charset=utf-8", readFileSync(path.join(PAGES, "console.css"))));
   return files;
 }

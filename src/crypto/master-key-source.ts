@@ -76,7 +76,10 @@ export const MASTER_KEY_SOURCES: readonly MasterKeySource[] = [env, file, pkcs11
 export function masterKeySourceOf(config: MasterKeyConfig): MasterKeySource {
   const name = config.masterKeySource ?? (config.masterKey ? "env" : "file");
   const source = MASTER_KEY_SOURCES.find((s) => s.name === name);
-  if (!source) throw new Error(`SIGIL_MASTER_KEY_SOURCE: unknown source ${JSON.stringify(name)}; expected ${MASTER_KEY_SOURCES.map((s) => s.name).join(", ")}`);
+  if (!source)
+    throw new Error(
+      `SIGIL_MASTER_KEY_SOURCE: unknown source ${JSON.stringify(name)}; expected ${MASTER_KEY_SOURCES.map((s) => s.name).join(", ")}`,
+    );
   return source;
 }
 
@@ -91,7 +94,9 @@ export async function openMasterKey(config: MasterKeyConfig): Promise<MasterKeyR
     if (config.masterKeyPrevious) previous.push(LocalKey.parse(config.masterKeyPrevious));
     if (config.pkcs11PreviousKeyLabel) {
       const { Pkcs11Kek } = await import("./pkcs11/token.ts");
-      previous.push(await Pkcs11Kek.open({ ...pkcs11Settings({ ...config, masterKey: undefined }), keyLabel: config.pkcs11PreviousKeyLabel }));
+      previous.push(
+        await Pkcs11Kek.open({ ...pkcs11Settings({ ...config, masterKey: undefined }), keyLabel: config.pkcs11PreviousKeyLabel }),
+      );
     }
   } catch (err) {
     await opened.key.close();
@@ -99,21 +104,25 @@ export async function openMasterKey(config: MasterKeyConfig): Promise<MasterKeyR
     throw err;
   }
   if (previous.length === 0) return opened;
-  if (previous.some((k) => k.id === opened.key.id)) throw new Error("the previous master key is the current one; unset SIGIL_MASTER_KEY_PREVIOUS / SIGIL_PKCS11_PREVIOUS_KEY_LABEL");
+  if (previous.some((k) => k.id === opened.key.id))
+    throw new Error("the previous master key is the current one; unset SIGIL_MASTER_KEY_PREVIOUS / SIGIL_PKCS11_PREVIOUS_KEY_LABEL");
   return { ...opened, key: new MasterKey([opened.key.kek, ...previous]) };
 }
 
 /** The PKCS#11 settings, checked: every one is needed, the PIN from the environment or a file. */
 export function pkcs11Settings(config: MasterKeyConfig): Pkcs11Settings {
   if (config.masterKey) {
-    throw new Error("SIGIL_MASTER_KEY_SOURCE=pkcs11: SIGIL_MASTER_KEY is set; unset it (the key-encryption key is on the token, not in the environment)");
+    throw new Error(
+      "SIGIL_MASTER_KEY_SOURCE=pkcs11: SIGIL_MASTER_KEY is set; unset it (the key-encryption key is on the token, not in the environment)",
+    );
   }
   const missing = [
     ["SIGIL_PKCS11_LIBRARY", config.pkcs11Library],
     ["SIGIL_PKCS11_TOKEN_LABEL", config.pkcs11TokenLabel],
   ].filter(([, v]) => !v);
   if (missing.length) throw new Error(`SIGIL_MASTER_KEY_SOURCE=pkcs11 needs ${missing.map(([n]) => n).join(" and ")}`);
-  if (config.pkcs11Pin !== undefined && config.pkcs11PinFile !== undefined) throw new Error("set SIGIL_PKCS11_PIN or SIGIL_PKCS11_PIN_FILE, not both");
+  if (config.pkcs11Pin !== undefined && config.pkcs11PinFile !== undefined)
+    throw new Error("set SIGIL_PKCS11_PIN or SIGIL_PKCS11_PIN_FILE, not both");
   let pin = config.pkcs11Pin;
   if (pin === undefined && config.pkcs11PinFile !== undefined) {
     try {

@@ -83,12 +83,7 @@ const verifyInPool = promisify(verify) as (
  * so verification uses the machine's other cores. It is the largest single cost of a
  * stamped request (about a third of a query's CPU time when run inline).
  */
-export async function verifySignature(
-  curve: Curve,
-  publicKeyHex: string,
-  message: Buffer,
-  signatureHex: string,
-): Promise<boolean> {
+export async function verifySignature(curve: Curve, publicKeyHex: string, message: Buffer, signatureHex: string): Promise<boolean> {
   if (!HEX.test(signatureHex) || signatureHex.length % 2 !== 0 || signatureHex.length === 0) return false;
   try {
     const key = keyObject(curve, publicKeyHex);

@@ -24,7 +24,11 @@ export interface RotateReport {
   done: boolean;
 }
 
-export async function rotateSealed(db: Db, master: MasterKey, opts: { batchRows?: number; onBatch?: (kind: string, n: number) => void } = {}): Promise<RotateReport> {
+export async function rotateSealed(
+  db: Db,
+  master: MasterKey,
+  opts: { batchRows?: number; onBatch?: (kind: string, n: number) => void } = {},
+): Promise<RotateReport> {
   const batch = opts.batchRows ?? ROTATE_BATCH_ROWS;
   // The sealing key's ids (a token key has one per mechanism) and the previous keys'.
   const sealing = new Set(master.kekIds.slice(0, master.sealingIds.length));
@@ -86,7 +90,12 @@ async function pending(db: Db, kind: SealedKind, old: readonly string[], limit: 
   let q = db.selectFrom(kind.table as never).selectAll();
   if (kind.where) q = q.where(kind.where.column as never, "=", kind.where.value as never);
   // Key ids are [0-9a-z]: no LIKE wildcard in them.
-  q = q.where(sql.join(old.map((id) => sql`${sql.ref(kind.column)} like ${`%sgl1.${id}.%`}`), sql` or `) as never);
+  q = q.where(
+    sql.join(
+      old.map((id) => sql`${sql.ref(kind.column)} like ${`%sgl1.${id}.%`}`),
+      sql` or `,
+    ) as never,
+  );
   const rows = (await q.limit(Math.min(limit, 1_000_000)).execute()) as Record<string, unknown>[];
   return rows.filter((row) => kind.values(row).some((v) => old.includes(MasterKey.kekIdOf(v.sealed)!)));
 }

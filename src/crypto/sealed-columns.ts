@@ -56,7 +56,8 @@ function secretParams(name: string, table: string, col: string, rootOf: (json: u
       }
       const out: SealedValue[] = [];
       const walk = (v: unknown, path: string[]) => {
-        if (typeof v === "string" && v.startsWith("sgl1.")) out.push({ sealed: v, aad: AAD.secretParam(str(row, "activity_id" in row ? "activity_id" : "id"), path.join(".")) });
+        if (typeof v === "string" && v.startsWith("sgl1."))
+          out.push({ sealed: v, aad: AAD.secretParam(str(row, "activity_id" in row ? "activity_id" : "id"), path.join(".")) });
         else if (v && typeof v === "object" && !Array.isArray(v)) for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
       };
       walk(rootOf(json), []);
@@ -75,7 +76,9 @@ export const SEALED_KINDS: readonly SealedKind[] = [
   column("auth proxy key", "auth_proxy_configs", "private_key_sealed", (r) => AAD.authProxyKey(str(r, "id"))),
   column("webhook signing key", "webhook_signing_keys", "private_key_sealed", (r) => AAD.webhookSigningKey(str(r, "id"))),
   secretParams("secret parameter (intent)", "activities", "intent", (j) => j),
-  secretParams("secret parameter (vote)", "votes", "message", (j) => (j && typeof j === "object" ? (j as { parameters?: unknown }).parameters : undefined)),
+  secretParams("secret parameter (vote)", "votes", "message", (j) =>
+    j && typeof j === "object" ? (j as { parameters?: unknown }).parameters : undefined,
+  ),
   meta("master key canary", "master_key_canary", AAD.masterKeyCanary),
   meta("root secret", "master_key_root", AAD.masterKeyRoot),
   meta("app proof key", "app_proof_key", AAD.appProofKey, true),

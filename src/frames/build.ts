@@ -87,7 +87,11 @@ export const frameAssets: () => Promise<Map<string, Asset>> = onceRetrying(build
  * both deferred so they run in order once the body is parsed.
  */
 function pageHtml(title: string, script: string, body: string): string {
-  const indented = body.trimEnd().split("\n").map((l) => (l ? `    ${l}` : l)).join("\n");
+  const indented = body
+    .trimEnd()
+    .split("\n")
+    .map((l) => (l ? `    ${l}` : l))
+    .join("\n");
   return `<!doctype html>
 <html lang="en">
   <head>
@@ -114,9 +118,16 @@ async function buildAssets(): Promise<Map<string, Asset>> {
     ...BROWSER_BUNDLE,
   });
   const files = new Map<string, Asset>();
-  for (const f of out.outputFiles) files.set(`/${path.basename(f.path)}`, { type: "text/javascript; charset=utf-8", body: Buffer.from(f.contents) });
-  for (const [name, title] of [["export", "Export"], ["import", "Import"]] as const) {
-    files.set(`/${name}.html`, { type: "text/html; charset=utf-8", body: Buffer.from(pageHtml(title, `${name}.js`, readFileSync(path.join(PAGES, `${name}.body.html`), "utf8"))) });
+  for (const f of out.outputFiles)
+    files.set(`/${path.basename(f.path)}`, { type: "text/javascript; charset=utf-8", body: Buffer.from(f.contents) });
+  for (const [name, title] of [
+    ["export", "Export"],
+    ["import", "Import"],
+  ] as const) {
+    files.set(`/${name}.html`, {
+      type: "text/html; charset=utf-8",
+      body: Buffer.from(pageHtml(title, `${name}.js`, readFileSync(path.join(PAGES, `${name}.body.html`), "utf8"))),
+    });
   }
   files.set("/frames.css", { type: "text/css; charset=utf-8", body: readFileSync(path.join(PAGES, "frames.css")) });
   return files;
@@ -153,7 +164,11 @@ export async function writeFrames(outDir: string, s: FramesSettings): Promise<st
  * _headers name one).
  */
 export function staticSettings(env: NodeJS.ProcessEnv): FramesSettings {
-  const list = (v: string | undefined) => (v ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const list = (v: string | undefined) =>
+    (v ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
   const parents = list(env.SIGIL_FRAMES_PARENT_ORIGINS);
   return checkSettings({
     apiBaseUrl: env.SIGIL_FRAMES_API_URL ?? `http://127.0.0.1:${env.PORT || "8080"}`,

@@ -13,7 +13,8 @@ export async function framesSettingsFrom(
   apiPort: number,
   db: Executor,
 ): Promise<FramesSettings> {
-  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host.includes(":") ? `[${config.host}]` : config.host;
+  const host =
+    config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host.includes(":") ? `[${config.host}]` : config.host;
   const apiBaseUrl = config.framesApiUrl ?? `http://${host}:${apiPort}`;
   const parentOrigins = config.framesParentOrigins ?? [...new Set([...config.corsOrigins, ...(await enabledOrigins(db)).origins])];
   return { apiBaseUrl, parentOrigins };

@@ -4,7 +4,8 @@
 // in Node; the frames apply the result through the CSSOM (allowed by the page's style-src 'self').
 
 const LENGTH = "\\d+(?:\\.\\d+)?(?:px|em|rem|%|vh|vw|pt|ch)";
-const COLOR = "(?:transparent|inherit|initial|currentcolor|#[0-9a-fA-F]{3,8}|rgba?\\(\\s*\\d{1,3}\\s*,\\s*\\d{1,3}\\s*,\\s*\\d{1,3}\\s*(?:,\\s*(?:0|1|0?\\.\\d{1,3})\\s*)?\\))";
+const COLOR =
+  "(?:transparent|inherit|initial|currentcolor|#[0-9a-fA-F]{3,8}|rgba?\\(\\s*\\d{1,3}\\s*,\\s*\\d{1,3}\\s*,\\s*\\d{1,3}\\s*(?:,\\s*(?:0|1|0?\\.\\d{1,3})\\s*)?\\))";
 const BOX = `(?:0|${LENGTH})(?: (?:0|${LENGTH})){0,3}`;
 
 const PATTERNS: Record<string, RegExp> = {
@@ -49,7 +50,8 @@ export function parseSettings(value: unknown): Record<string, string> {
   } catch {
     throw new Error("APPLY_SETTINGS: the value is not JSON");
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("APPLY_SETTINGS: the settings must be an object");
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new Error("APPLY_SETTINGS: the settings must be an object");
   const styles = (parsed as { styles?: unknown }).styles;
   const out = Object.create(null) as Record<string, string>;
   if (styles === undefined) return out;

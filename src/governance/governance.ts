@@ -50,7 +50,12 @@ function compileStored(row: PolicyRow): CompiledPolicy {
  * The policies and root quorum of an organization. `knownVersion` (from the request
  * snapshot) saves the version query when the cached set is current.
  */
-export async function governance(cache: GovernanceCache, db: Executor, organizationId: string, knownVersion?: number): Promise<OrgGovernance> {
+export async function governance(
+  cache: GovernanceCache,
+  db: Executor,
+  organizationId: string,
+  knownVersion?: number,
+): Promise<OrgGovernance> {
   const hit = cache.get(organizationId);
   if (hit && hit.version === knownVersion) return hit;
   const g = await governanceOf(db, organizationId);
@@ -72,7 +77,13 @@ export async function governance(cache: GovernanceCache, db: Executor, organizat
 
 const NO_PARAMS: Readonly<Record<string, ParamValue>> = Object.freeze({});
 
-export async function activityFacts(db: Executor, def: CompiledActivity, params: Params, organizationId: string, signer?: Signer): Promise<ActivityFacts> {
+export async function activityFacts(
+  db: Executor,
+  def: CompiledActivity,
+  params: Params,
+  organizationId: string,
+  signer?: Signer,
+): Promise<ActivityFacts> {
   const facts: ActivityFacts = {
     type: def.type,
     kind: def.kind,
@@ -103,7 +114,12 @@ export function userFact(u: UserRow, tags: readonly string[]): UserFacts {
 
 /** Users as `approvers` sees them; tags are read only when needed. */
 export async function userFacts(db: Executor, users: readonly UserRow[], withTags: boolean): Promise<UserFacts[]> {
-  const tags = withTags ? await tagIdsByUser(db, users.map((u) => u.id)) : undefined;
+  const tags = withTags
+    ? await tagIdsByUser(
+        db,
+        users.map((u) => u.id),
+      )
+    : undefined;
   return users.map((u) => userFact(u, tags?.get(u.id) ?? []));
 }
 

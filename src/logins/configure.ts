@@ -18,7 +18,8 @@ export function loginSettingsFrom(config: LoginConfig, log: Logger): LoginSettin
   for (const method of LOGIN_METHODS) {
     for (const [field, value] of Object.entries(method.settings(config, env))) {
       // Two methods writing one field would depend on the list's order: a programming error.
-      if (Object.hasOwn(out, field)) throw new Error(`login methods: LoginSettings.${field} is built by two methods (the second is ${method.name})`);
+      if (Object.hasOwn(out, field))
+        throw new Error(`login methods: LoginSettings.${field} is built by two methods (the second is ${method.name})`);
       out[field] = value;
     }
   }

@@ -53,15 +53,19 @@ export interface LoginMethodSpec<N extends string, K extends readonly AnyKnob[],
 }
 
 /** A defined login method: its spec, with the parent-stampable types compiled to patterns. */
-export interface LoginMethod<N extends string = string, K extends readonly AnyKnob[] = readonly AnyKnob[], S extends Partial<LoginSettings> = Partial<LoginSettings>>
-  extends LoginMethodSpec<N, K, S> {
+export interface LoginMethod<
+  N extends string = string,
+  K extends readonly AnyKnob[] = readonly AnyKnob[],
+  S extends Partial<LoginSettings> = Partial<LoginSettings>,
+> extends LoginMethodSpec<N, K, S> {
   /** Anchored patterns over the whole type, one per parentStampable entry. */
   readonly parentPatterns: readonly RegExp[];
 }
 
 /** `ACTIVITY_TYPE_X` (and, with everyVersion, `ACTIVITY_TYPE_X_V<n>`), anchored. */
 export function parentPattern(spec: ParentStampableSpec): RegExp {
-  if (!/^ACTIVITY_TYPE_[A-Z0-9_]+$/.test(spec.type) || /_V\d+$/.test(spec.type)) throw new Error(`parentStampable type ${spec.type}: an activity type without its version suffix`);
+  if (!/^ACTIVITY_TYPE_[A-Z0-9_]+$/.test(spec.type) || /_V\d+$/.test(spec.type))
+    throw new Error(`parentStampable type ${spec.type}: an activity type without its version suffix`);
   return new RegExp(`^${spec.type}${spec.everyVersion ? "(_V\\d+)?" : ""}$`);
 }
 

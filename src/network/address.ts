@@ -76,7 +76,7 @@ export function formatAddress(a: Address): string {
   // RFC 5952: the longest run (≥ 2) of zero groups, the first of equals, becomes "::".
   let best = -1;
   let bestLen = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;

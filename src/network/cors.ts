@@ -31,7 +31,8 @@ export const ANY_ORIGIN = { config: { cors: false, anyOrigin: true } } as const;
  */
 export function registerAnyOriginHook(app: FastifyInstance): void {
   app.addHook("onRequest", (req, reply, done) => {
-    if ((req.routeOptions.config as { anyOrigin?: unknown } | undefined)?.anyOrigin === true) void reply.header("access-control-allow-origin", "*");
+    if ((req.routeOptions.config as { anyOrigin?: unknown } | undefined)?.anyOrigin === true)
+      void reply.header("access-control-allow-origin", "*");
     done();
   });
 }
@@ -49,7 +50,10 @@ export async function anyOriginPreflight(_req: FastifyRequest, reply: FastifyRep
 
 export function parseCorsOrigins(v: string): string[] {
   const out: string[] = [];
-  for (const raw of v.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
+  for (const raw of v
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")) {
     let u: URL;
     try {
       u = new URL(raw);

@@ -39,7 +39,8 @@ export function withNetworkFacts<T>(rider: Rider<T>): Rider<WithNetwork<T>> {
       ],
       read: (row) => {
         // A strategy that dropped the rider's columns would silently skip the allowlist: fail loudly.
-        if (!("net_allowlist_version" in row)) throw new Error("authentication strategy did not select the rider's columns (network facts)");
+        if (!("net_allowlist_version" in row))
+          throw new Error("authentication strategy did not select the rider's columns (network facts)");
         return {
           inner: rider.read(row),
           network: {
@@ -88,7 +89,9 @@ export function enforceNetwork(
   return cache.get(db, principal.actor.organizationId, facts.allowlistVersion).then((lists) => {
     const address = network?.address !== undefined ? parseAddress(network.address) : undefined;
     if (!admits(lists, publicKey, address)) {
-      throw permissionDenied(`requests from IP address ${network?.address ?? "(unknown)"} are not allowed by the IP allowlist of organization ${principal.actor.organizationId}`);
+      throw permissionDenied(
+        `requests from IP address ${network?.address ?? "(unknown)"} are not allowed by the IP allowlist of organization ${principal.actor.organizationId}`,
+      );
     }
     return limit();
   });

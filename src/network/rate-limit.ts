@@ -169,11 +169,9 @@ export class RedisBuckets implements Buckets {
 
   async take(key: string, rate: number): Promise<Take> {
     try {
-      const r = (await (this.#redis as unknown as { sigilTake(k: string, rate: number, burst: number): Promise<[number, number]> }).sigilTake(
-        this.prefix + key,
-        rate,
-        rate * 2,
-      )) as [number, number];
+      const r = (await (
+        this.#redis as unknown as { sigilTake(k: string, rate: number, burst: number): Promise<[number, number]> }
+      ).sigilTake(this.prefix + key, rate, rate * 2)) as [number, number];
       return Number(r[0]) === 1 ? { ok: true } : { ok: false, retryAfterMs: Number(r[1]) };
     } catch (err) {
       const now = Date.now();

@@ -18,8 +18,12 @@ export function parseTrustProxy(v: string): TrustProxy {
     if (n > 32) throw new Error(`SIGIL_TRUST_PROXY: at most 32 hops, got ${n}`);
     return n;
   }
-  const entries = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
-  if (entries.length === 0 || entries.length > 64) throw new Error("SIGIL_TRUST_PROXY: give a number of hops or 1 to 64 proxy addresses/CIDRs");
+  const entries = text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  if (entries.length === 0 || entries.length > 64)
+    throw new Error("SIGIL_TRUST_PROXY: give a number of hops or 1 to 64 proxy addresses/CIDRs");
   for (const e of entries) {
     const r = parseRange(e);
     if (typeof r === "string") throw new Error(`SIGIL_TRUST_PROXY: ${r}`);

@@ -27,7 +27,14 @@ export async function authenticate<T>(ctx: RequestContext, scope: CredentialScop
   await betweenSteps(ctx.raw);
   const body = parseJsonBody(ctx.raw);
   await betweenSteps(ctx.raw);
-  const resolved = await stamp.resolve(ctx.deps.db, ctx.deps.state.chains, targetOrganizationId(body), scope, ctx.now, withNetworkFacts(rider));
+  const resolved = await stamp.resolve(
+    ctx.deps.db,
+    ctx.deps.state.chains,
+    targetOrganizationId(body),
+    scope,
+    ctx.now,
+    withNetworkFacts(rider),
+  );
   // IP allowlist and the caller's rate limits: before validation and policy (network/enforce.ts).
   const pending = enforceNetwork(ctx.deps.db, ctx.deps.state.allowlists, ctx.network, resolved.principal, resolved.rider.network);
   if (pending) await pending;

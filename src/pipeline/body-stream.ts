@@ -6,8 +6,18 @@
 // Each chunk (64 KiB from the socket) is a fraction of a millisecond of this work, in the turn
 // that received it; over a megabyte the three cost 6–10 ms, which otherwise ran in one turn.
 import { isUtf8 } from "node:buffer";
-import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, JSON_LIMITS, OPEN_BRACE, OPEN_BRACKET, QUOTE, type JsonLimits } from "../schemas/json-shape.ts";
-
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  JSON_LIMITS,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  type JsonLimits,
+} from "../schemas/json-shape.ts";
 
 /**
  * `exceededJsonLimit` fed in pieces: the same counts, the same first limit passed, wherever
@@ -64,7 +74,7 @@ export class JsonShapeScanner {
    * closed), or -1 when the chunk ends first (the backslashes ending it noted for the next one).
    */
   #stringEnd(chunk: Uint8Array, from: number): number {
-    for (let q = from - 1; ; ) {
+    for (let q = from - 1; ;) {
       q = chunk.indexOf(QUOTE, q + 1);
       if (q < 0) {
         this.#backslashes = trailingBackslashes(chunk, chunk.length, from, this.#backslashes);

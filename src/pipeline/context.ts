@@ -16,6 +16,12 @@ export interface RequestContext {
   network?: RequestNetwork;
 }
 
-export function requestContext(deps: PipelineDeps, op: string, raw: Buffer, headers: IncomingHttpHeaders, network?: RequestNetwork): RequestContext {
+export function requestContext(
+  deps: PipelineDeps,
+  op: string,
+  raw: Buffer,
+  headers: IncomingHttpHeaders,
+  network?: RequestNetwork,
+): RequestContext {
   return { deps, op, raw, headers, now: (deps.now ?? Date.now)(), ...(network ? { network } : {}) };
 }

@@ -30,11 +30,23 @@ export interface OwedMfa {
  * evaluate (or no longer compiles) counts as holding: MFA fails closed (docs/mfa.md §3.1) —
  * running out of the evaluation budget included (docs/policy-language.md §11.1).
  */
-function applies(row: MfaPolicyRow, facts: ActivityFacts, principal: Principal, tagIds: readonly string[], nowMs: number, budget: PassBudget): boolean {
+function applies(
+  row: MfaPolicyRow,
+  facts: ActivityFacts,
+  principal: Principal,
+  tagIds: readonly string[],
+  nowMs: number,
+  budget: PassBudget,
+): boolean {
   try {
     const expr = compileExpression("condition", row.condition);
     if (!expr) return true;
-    return budget.run((m) => expr.evaluate({ activity: facts, approvers: [userFact(principal.user, tagIds)], credentials: [stampCredential(principal)], nowMs }, m));
+    return budget.run((m) =>
+      expr.evaluate(
+        { activity: facts, approvers: [userFact(principal.user, tagIds)], credentials: [stampCredential(principal)], nowMs },
+        m,
+      ),
+    );
   } catch (err) {
     if (err instanceof PolicyRuntimeError || err instanceof PolicyCompileError) return true;
     throw err;
@@ -103,11 +115,23 @@ export function awaitingAuthenticators(e: Evaluated, owed: OwedMfa, userId: stri
 }
 
 /** Writes (or updates) the requirement row, in the settling transaction. */
-export function recordOwed(activityId: string, organizationId: string, userId: string, owed: OwedMfa, now: number, existing: boolean): (tx: Tx) => Promise<void> {
+export function recordOwed(
+  activityId: string,
+  organizationId: string,
+  userId: string,
+  owed: OwedMfa,
+  now: number,
+  existing: boolean,
+): (tx: Tx) => Promise<void> {
   return async (tx) => {
     const satisfied = JSON.stringify(owed.satisfied);
     if (existing) {
-      await tx.updateTable("mfa_requirements").set({ satisfied, updated_at: now }).where("activity_id", "=", activityId).where("user_id", "=", userId).execute();
+      await tx
+        .updateTable("mfa_requirements")
+        .set({ satisfied, updated_at: now })
+        .where("activity_id", "=", activityId)
+        .where("user_id", "=", userId)
+        .execute();
       return;
     }
     await tx
@@ -143,7 +167,15 @@ export type MfaStamp =
  * parent's credential can never meet a sub-organization user's step. An approval must meet a
  * step still owed with a credential not used for another; a rejection cancels.
  */
-export async function mfaStamp(tx: Tx, target: ActivityRow, principal: Principal, votes: readonly VoteRow[], raw: string, rejecting: boolean, now: number): Promise<MfaStamp> {
+export async function mfaStamp(
+  tx: Tx,
+  target: ActivityRow,
+  principal: Principal,
+  votes: readonly VoteRow[],
+  raw: string,
+  rejecting: boolean,
+  now: number,
+): Promise<MfaStamp> {
   const me = principal.actor.userId;
   const [row] = await requirementsOf(tx, target.id, me);
   if (!row || principal.actor.organizationId !== row.organization_id) {
@@ -198,7 +230,15 @@ export interface ApproverMfa {
  * the voter is one of them — this vote as a further stamp (refused when it meets no step still
  * owed; a retried one is answered unchanged).
  */
-export async function approverStamp(tx: Tx, target: ActivityRow, principal: Principal, votes: readonly VoteRow[], raw: string, rejecting: boolean, now: number): Promise<ApproverMfa | { unchanged: true }> {
+export async function approverStamp(
+  tx: Tx,
+  target: ActivityRow,
+  principal: Principal,
+  votes: readonly VoteRow[],
+  raw: string,
+  rejecting: boolean,
+  now: number,
+): Promise<ApproverMfa | { unchanged: true }> {
   const me = principal.actor.userId;
   const rows = await requirementsOf(tx, target.id);
   const held = new Set(rows.filter((r) => !allMet(proofsOf(r.satisfied))).map((r) => r.user_id));
@@ -209,7 +249,9 @@ export async function approverStamp(tx: Tx, target: ActivityRow, principal: Prin
   const proof = await proofOf(tx, principal);
   const next = withProof(stepsOf(mine.required), proofsOf(mine.satisfied), proof);
   if (!next) {
-    throw precondition(`the credential that stamped this approval (${proof.type}) meets none of the steps user ${me} still owes on activity ${target.id}, or already met one; see get_mfa_status`);
+    throw precondition(
+      `the credential that stamped this approval (${proof.type}) meets none of the steps user ${me} still owes on activity ${target.id}, or already met one; see get_mfa_status`,
+    );
   }
   if (allMet(next)) held.delete(me);
   const owed: OwedMfa = { policyId: mine.mfa_policy_id, steps: stepsOf(mine.required), satisfied: next };

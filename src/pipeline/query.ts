@@ -18,7 +18,13 @@ import type { RequestNetwork } from "../network/request-network.ts";
 import type { PipelineDeps } from "./deps.ts";
 import { stampCredential } from "./authorize.ts";
 
-export async function runQuery(deps: PipelineDeps, op: string, raw: Buffer, headers: IncomingHttpHeaders, network?: RequestNetwork): Promise<unknown> {
+export async function runQuery(
+  deps: PipelineDeps,
+  op: string,
+  raw: Buffer,
+  headers: IncomingHttpHeaders,
+  network?: RequestNetwork,
+): Promise<unknown> {
   const def = queryAt(op);
   if (!def) throw notFound(`unknown query operation ${JSON.stringify(op.slice(0, 100))}`);
   const ctx = requestContext(deps, op, raw, headers, network);
@@ -29,5 +35,18 @@ export async function runQuery(deps: PipelineDeps, op: string, raw: Buffer, head
   refuseOutsideProxyScope(principal, { query: def.op });
   refuseUnstorableCharacters(body);
   const req = def.validator.parse(body, "");
-  return def.run({ db: deps.db, state: deps.state, organization: principal.organization, actor: principal.actor, viewer: principal.user, now: ctx.now, ...(deps.logins ? { logins: deps.logins } : {}), ...(principal.credential.authProxy ? { byAuthProxy: true } : {}), credential: stampCredential(principal) }, req);
+  return def.run(
+    {
+      db: deps.db,
+      state: deps.state,
+      organization: principal.organization,
+      actor: principal.actor,
+      viewer: principal.user,
+      now: ctx.now,
+      ...(deps.logins ? { logins: deps.logins } : {}),
+      ...(principal.credential.authProxy ? { byAuthProxy: true } : {}),
+      credential: stampCredential(principal),
+    },
+    req,
+  );
 }

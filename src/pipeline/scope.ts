@@ -31,7 +31,11 @@ export function refuseOutsideScope(
 }
 
 /** The same rule inside the executing transaction: the target organization has no parent. */
-export async function refuseOutsideScopeAtExecution(def: Pick<CompiledActivity, "scope">, ctx: Pick<ExecuteContext<unknown>, "tx" | "organization" | "chains">, env: ScopeEnv): Promise<void> {
+export async function refuseOutsideScopeAtExecution(
+  def: Pick<CompiledActivity, "scope">,
+  ctx: Pick<ExecuteContext<unknown>, "tx" | "organization" | "chains">,
+  env: ScopeEnv,
+): Promise<void> {
   const { scope } = def;
   if (!scope) return;
   if (!enabled(scope, env)) throw scope.refusal(ctx.organization.id);

@@ -16,7 +16,12 @@ function keyFor(deps: PipelineDeps, def: CompiledActivity): MasterKey {
 }
 
 /** The intent column of a new activity: its parameters, secrets sealed. */
-export async function recordedIntent(deps: PipelineDeps, def: CompiledActivity, params: ActivityParams, activityId: string): Promise<string> {
+export async function recordedIntent(
+  deps: PipelineDeps,
+  def: CompiledActivity,
+  params: ActivityParams,
+  activityId: string,
+): Promise<string> {
   const paths = def.secretParams ?? [];
   return JSON.stringify(paths.length ? await sealSecrets(params, paths, keyFor(deps, def), activityId) : params);
 }
@@ -29,7 +34,9 @@ export async function recordedIntent(deps: PipelineDeps, def: CompiledActivity, 
 export async function recordedVote(deps: PipelineDeps, def: CompiledActivity, vote: VoteRow): Promise<VoteRow> {
   const paths = def.secretParams ?? [];
   if (!paths.length) return vote;
-  const message = await mapMessageSecretsAsync(vote.message, def.type, paths, (p) => sealSecrets(p, paths, keyFor(deps, def), vote.activity_id));
+  const message = await mapMessageSecretsAsync(vote.message, def.type, paths, (p) =>
+    sealSecrets(p, paths, keyFor(deps, def), vote.activity_id),
+  );
   return message === vote.message ? vote : { ...vote, message };
 }
 
@@ -38,7 +45,12 @@ export async function recordedVote(deps: PipelineDeps, def: CompiledActivity, vo
  * secrets opened. A value that does not open — sealed for another activity or field, or with
  * another master key — refuses the vote; the activity is left as it was.
  */
-export async function executableParams(deps: PipelineDeps, def: CompiledActivity, recorded: ActivityParams, activityId: string): Promise<ActivityParams> {
+export async function executableParams(
+  deps: PipelineDeps,
+  def: CompiledActivity,
+  recorded: ActivityParams,
+  activityId: string,
+): Promise<ActivityParams> {
   const paths = def.secretParams ?? [];
   if (!paths.length) return recorded;
   try {
@@ -46,6 +58,8 @@ export async function executableParams(deps: PipelineDeps, def: CompiledActivity
   } catch (err) {
     // A token that does not answer is an outage (503), not a value that does not open.
     if (isKeyUnavailable(err)) throw err;
-    throw precondition(`activity ${activityId}: its secret parameters do not open (sealed for another activity or with another master key); it cannot be executed`);
+    throw precondition(
+      `activity ${activityId}: its secret parameters do not open (sealed for another activity or with another master key); it cannot be executed`,
+    );
   }
 }

@@ -74,7 +74,13 @@ async function admit({ ctx: { deps }, principal, def, params }: Validated<Compil
  * The key found here also binds the policy facts, and signs if the signing transaction finds
  * the organization's keys unchanged since the credential read (docs/signing.md §5).
  */
-async function resolveSigner({ ctx: { deps }, principal, snapshot, def, params }: Validated<CompiledActivity>): Promise<VersionedSigner | undefined> {
+async function resolveSigner({
+  ctx: { deps },
+  principal,
+  snapshot,
+  def,
+  params,
+}: Validated<CompiledActivity>): Promise<VersionedSigner | undefined> {
   if (!def.policySigner) return undefined;
   // The snapshot's version is the acting user's organization's: it vouches for that organization's keys only.
   const keysVersion = principal.organization.id === principal.actor.organizationId ? snapshot.keysVersion : undefined;
@@ -120,7 +126,10 @@ async function openAppProofKey(deps: PipelineDeps): Promise<void> {
  * a `prepare` step looks first: a retried body is answered with its first activity instead of
  * repeating the I/O (a single-use authorization code would be refused the second time).
  */
-async function earlierBeforePrepare(v: Validated<CompiledActivity>, bodyFingerprint: string): Promise<{ twin: ActivityRow; fingerprint: string } | { fingerprint: string }> {
+async function earlierBeforePrepare(
+  v: Validated<CompiledActivity>,
+  bodyFingerprint: string,
+): Promise<{ twin: ActivityRow; fingerprint: string } | { fingerprint: string }> {
   const { ctx, principal, def } = v;
   const { deps } = ctx;
   if (!def.prepare) return { fingerprint: bodyFingerprint };
@@ -133,7 +142,11 @@ async function earlierBeforePrepare(v: Validated<CompiledActivity>, bodyFingerpr
 }
 
 /** The definition's work outside the database (provider calls), only once it is allowed. */
-async function prepareOnceAllowed(v: Validated<CompiledActivity>, evaluated: Evaluated, signer: VersionedSigner | undefined): Promise<unknown> {
+async function prepareOnceAllowed(
+  v: Validated<CompiledActivity>,
+  evaluated: Evaluated,
+  signer: VersionedSigner | undefined,
+): Promise<unknown> {
   const { ctx, principal, def, params } = v;
   const { deps, now } = ctx;
   if (!def.prepare || evaluated.decision.outcome !== "OUTCOME_ALLOW") return undefined;
@@ -287,6 +300,9 @@ async function settleOrFindTwin(
 function reportPolicyErrors(deps: PipelineDeps, activityId: string, d: Decision): void {
   const errors = d.policies.filter((p) => p.error);
   if (errors.length && deps.log) {
-    deps.log.warn({ activityId, policyErrors: errors.map((e) => ({ policyId: e.policyId, error: e.error })) }, "policies failed to evaluate");
+    deps.log.warn(
+      { activityId, policyErrors: errors.map((e) => ({ policyId: e.policyId, error: e.error })) },
+      "policies failed to evaluate",
+    );
   }
 }

@@ -34,11 +34,18 @@ import { routeType, validate } from "./validate.ts";
 const scopeByOp = new Map<string, CredentialScope>();
 for (const def of [...ACTIVITIES, ...VOTES]) {
   const scope = (def.route === "activity" ? def.credentialScope : undefined) ?? ROUTE_KINDS[def.route].credentialScope;
-  if ((scopeByOp.get(def.op) ?? scope) !== scope) throw new Error(`submit/${def.op}: its definitions disagree on where credentials are found`);
+  if ((scopeByOp.get(def.op) ?? scope) !== scope)
+    throw new Error(`submit/${def.op}: its definitions disagree on where credentials are found`);
   scopeByOp.set(def.op, scope);
 }
 
-export async function submitActivity(deps: PipelineDeps, op: string, raw: Buffer, headers: IncomingHttpHeaders, network?: RequestNetwork): Promise<Answer> {
+export async function submitActivity(
+  deps: PipelineDeps,
+  op: string,
+  raw: Buffer,
+  headers: IncomingHttpHeaders,
+  network?: RequestNetwork,
+): Promise<Answer> {
   const ctx = requestContext(deps, op, raw, headers, network);
   const defs = activitiesAt(op);
   const scope = scopeByOp.get(op);
@@ -49,7 +56,12 @@ export async function submitActivity(deps: PipelineDeps, op: string, raw: Buffer
 }
 
 /** Validation, then the steps of the definition's route kind. */
-function runRoute<K extends RouteKind>(ctx: RequestContext, authenticated: Authenticated<RequestSnapshot>, kind: K, def: RouteDefinitions[K]): Promise<Answer> {
+function runRoute<K extends RouteKind>(
+  ctx: RequestContext,
+  authenticated: Authenticated<RequestSnapshot>,
+  kind: K,
+  def: RouteDefinitions[K],
+): Promise<Answer> {
   const steps = ROUTE_KINDS[kind];
   return steps.run(validate(ctx, authenticated, def, steps.check));
 }

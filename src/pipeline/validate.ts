@@ -45,7 +45,8 @@ export function routeType(defs: ReadonlyMap<string, SubmitRoute>, type: unknown,
   const def = typeof type === "string" ? defs.get(type) : undefined;
   if (def) return def;
   const accepted = [...defs.keys()].join(", ");
-  const given = type === undefined ? "type must be set" : `activity type ${JSON.stringify(type).slice(0, 200)} is not accepted at submit/${op}`;
+  const given =
+    type === undefined ? "type must be set" : `activity type ${JSON.stringify(type).slice(0, 200)} is not accepted at submit/${op}`;
   throw invalid(`bad request body: ${given}; expected ${accepted}`, [{ field: "type", description: `must be one of ${accepted}` }]);
 }
 
@@ -60,7 +61,13 @@ export function validate<D extends SubmitRoute>(
   refuseParentWrite(def, principal);
   // Operator gates (TVC, docs/tvc-isolation.md §1; the auth proxy, docs/auth-proxy.md §2): the
   // definition's scope, refused before parameters or policies are looked at.
-  if (def.route === "activity") refuseOutsideScope(def, { fromAncestor: principal.fromAncestor, organizationId: principal.organization.id }, organizationIsRoot, ctx.deps);
+  if (def.route === "activity")
+    refuseOutsideScope(
+      def,
+      { fromAncestor: principal.fromAncestor, organizationId: principal.organization.id },
+      organizationIsRoot,
+      ctx.deps,
+    );
   // Some stamp kinds may sign only some activities (attested: stamp_login, docs/stamps.md §4.4).
   refuseUnsignableRoute(principal, def.type);
   // The auth proxy's key signs only what the proxy forwards, votes never (docs/auth-proxy.md §3).

@@ -16,7 +16,15 @@ import { activityView } from "../views/activity.ts";
 import { credentialFacts, decidingOrganization, userFacts, voterStanding, type VoterStanding } from "../governance/governance.ts";
 import { authorize, isDenied, stampCredential, STATUS, type Evaluated } from "./authorize.ts";
 import { refuseOutsideSessionScope } from "../auth/session-scope.ts";
-import { approverStamp, awaitingAuthenticators, holdApprover, meetsLastStep, mfaStamp, type ApproverMfa, type MfaStamp } from "./mfa-gate.ts";
+import {
+  approverStamp,
+  awaitingAuthenticators,
+  holdApprover,
+  meetsLastStep,
+  mfaStamp,
+  type ApproverMfa,
+  type MfaStamp,
+} from "./mfa-gate.ts";
 import { respond, type Answer } from "./respond.ts";
 import { activityByType } from "../activities/registry.ts";
 import { activityServices } from "./services.ts";
@@ -32,7 +40,12 @@ export interface VoteRequest {
 }
 
 /** The request's vote: its stamp over the exact body, and the credential behind it. */
-export function voteRow(activityId: string, selection: VoteSelection, { ctx, principal }: Pick<Validated, "ctx" | "principal">, now: number): VoteRow {
+export function voteRow(
+  activityId: string,
+  selection: VoteSelection,
+  { ctx, principal }: Pick<Validated, "ctx" | "principal">,
+  now: number,
+): VoteRow {
   return {
     id: newOrderedId(now),
     activity_id: activityId,
@@ -55,7 +68,9 @@ export function voteOn(v: Validated<VoteDefinition>): Promise<Answer> {
 }
 
 async function lockTarget(tx: Tx, fingerprint: string): Promise<ActivityRow | undefined> {
-  return dialectOf(tx).forUpdate(tx.selectFrom("activities").selectAll().where("fingerprint", "=", fingerprint)).executeTakeFirst();
+  return dialectOf(tx)
+    .forUpdate(tx.selectFrom("activities").selectAll().where("fingerprint", "=", fingerprint))
+    .executeTakeFirst();
 }
 
 /** The submitter as the executing actor, read back for an activity that runs on approval. */
@@ -136,7 +151,10 @@ async function voteInTransaction(tx: Tx, v: Voter, req: VoteRequest, prepared: u
     previous: target,
     def: standing.def,
     // Executed with the secrets opened (docs/activities.md §10.2); a rejection executes nothing.
-    params: req.selection === "VOTE_SELECTION_APPROVED" ? await executableParams(ctx.deps, standing.def, standing.params, target.id) : standing.params,
+    params:
+      req.selection === "VOTE_SELECTION_APPROVED"
+        ? await executableParams(ctx.deps, standing.def, standing.params, target.id)
+        : standing.params,
     initiator: decided.initiator,
     vote,
     evaluated: decided.evaluated,
@@ -152,13 +170,26 @@ async function voteInTransaction(tx: Tx, v: Voter, req: VoteRequest, prepared: u
 }
 
 /** The MFA gates' say on this vote; undefined: it changes nothing (a retried stamp). */
-async function voteStamps(tx: Tx, { ctx, principal }: Voter, req: VoteRequest, target: ActivityRow, votes: readonly VoteRow[], now: number): Promise<VoteStamps | undefined> {
+async function voteStamps(
+  tx: Tx,
+  { ctx, principal }: Voter,
+  req: VoteRequest,
+  target: ActivityRow,
+  votes: readonly VoteRow[],
+  now: number,
+): Promise<VoteStamps | undefined> {
   const rejecting = req.selection === "VOTE_SELECTION_REJECTED";
   // Waiting for its submitter's authenticators: the MFA gate's rules, not consensus's (docs/mfa.md §3.2).
-  const mfa = target.status === STATUS.AUTHENTICATORS_NEEDED ? await mfaStamp(tx, target, principal, votes, ctx.raw.toString("utf8"), rejecting, now) : undefined;
+  const mfa =
+    target.status === STATUS.AUTHENTICATORS_NEEDED
+      ? await mfaStamp(tx, target, principal, votes, ctx.raw.toString("utf8"), rejecting, now)
+      : undefined;
   if (mfa?.unchanged) return undefined;
   // Awaiting consensus: an approver's own MFA holds its approval (docs/mfa.md §3.4).
-  const approver = target.status === STATUS.CONSENSUS_NEEDED ? await approverStamp(tx, target, principal, votes, ctx.raw.toString("utf8"), rejecting, now) : undefined;
+  const approver =
+    target.status === STATUS.CONSENSUS_NEEDED
+      ? await approverStamp(tx, target, principal, votes, ctx.raw.toString("utf8"), rejecting, now)
+      : undefined;
   if (approver && "unchanged" in approver) return undefined;
   return { ...(mfa ? { mfa } : {}), ...(approver ? { approver } : {}) };
 }
@@ -167,7 +198,14 @@ async function voteStamps(tx: Tx, { ctx, principal }: Voter, req: VoteRequest, t
  * A vote the voter already cast, or one on a target no longer awaiting votes: true when it is
  * answered with the target unchanged (a retry, a resubmission); refused otherwise.
  */
-function isRepeatedVote({ ctx, principal }: Voter, req: VoteRequest, target: ActivityRow, votes: readonly VoteRow[], stamps: VoteStamps, now: number): boolean {
+function isRepeatedVote(
+  { ctx, principal }: Voter,
+  req: VoteRequest,
+  target: ActivityRow,
+  votes: readonly VoteRow[],
+  stamps: VoteStamps,
+  now: number,
+): boolean {
   const me = principal.actor.userId;
   if (!stamps.mfa && !stamps.approver?.stamping && hasStandingVote(votes, me, now)) {
     const rejected = votes.some((vote) => vote.user_id === me && vote.selection === "VOTE_SELECTION_REJECTED");
@@ -188,11 +226,23 @@ function isRepeatedVote({ ctx, principal }: Voter, req: VoteRequest, target: Act
 }
 
 /** The voter's standing on the target: within its session's scope, and eligible to vote (or owing MFA). */
-async function eligibleStanding(tx: Tx, { ctx, principal }: Voter, target: ActivityRow, orgId: string, now: number, stamps: VoteStamps): Promise<VoterStanding> {
+async function eligibleStanding(
+  tx: Tx,
+  { ctx, principal }: Voter,
+  target: ActivityRow,
+  orgId: string,
+  now: number,
+  stamps: VoteStamps,
+): Promise<VoterStanding> {
   const standing = await voterStanding(tx, target, orgId, principal.user, now, ctx.deps.state.governance);
   if (!standing) throw precondition(`activity type ${target.type} is no longer supported; it cannot be voted on`);
   // A session issued with a profile approves or rejects only what its scope allows it to submit (auth/session-scope.ts).
-  await refuseOutsideSessionScope(tx, principal, { activity: standing.facts, approvers: [standing.voter], credentials: [stampCredential(principal)], nowMs: now });
+  await refuseOutsideSessionScope(tx, principal, {
+    activity: standing.facts,
+    approvers: [standing.voter],
+    credentials: [stampCredential(principal)],
+    nowMs: now,
+  });
   if (!stamps.mfa && !standing.eligible) {
     throw new ApiError(
       Grpc.PERMISSION_DENIED,
@@ -208,11 +258,21 @@ async function evaluateVote(
   tx: Tx,
   { principal }: Voter,
   req: VoteRequest,
-  b: { target: ActivityRow; votes: readonly VoteRow[]; vote: VoteRow; standing: VoterStanding; stamps: VoteStamps; orgId: string; now: number },
+  b: {
+    target: ActivityRow;
+    votes: readonly VoteRow[];
+    vote: VoteRow;
+    standing: VoterStanding;
+    stamps: VoteStamps;
+    orgId: string;
+    now: number;
+  },
 ): Promise<{ evaluated: Evaluated; approving: VoteRow[]; initiator: Actor }> {
   const { target, votes, vote, standing, stamps, orgId, now } = b;
   const me = principal.actor.userId;
-  const approvals = liveApprovals(req.selection === "VOTE_SELECTION_APPROVED" ? [...votes, vote] : votes, now).filter((a) => !stamps.approver?.held.has(a.user_id));
+  const approvals = liveApprovals(req.selection === "VOTE_SELECTION_APPROVED" ? [...votes, vote] : votes, now).filter(
+    (a) => !stamps.approver?.held.has(a.user_id),
+  );
   const others = await approverRows(tx, approvals, me);
   const othersFacts = new Map((await userFacts(tx, [...others.values()], standing.gov.set.readsTags)).map((u) => [u.id, u]));
   othersFacts.set(me, standing.voter); // read with tags above
@@ -244,12 +304,18 @@ async function evaluateVote(
  */
 async function prepareTarget(v: Pick<Validated, "ctx" | "principal">, fingerprint: string): Promise<unknown> {
   const { deps } = v.ctx;
-  const target = await deps.db.selectFrom("activities").select(["id", "type", "intent", "organization_id", "status", "submitted_by"]).where("fingerprint", "=", fingerprint).executeTakeFirst();
+  const target = await deps.db
+    .selectFrom("activities")
+    .select(["id", "type", "intent", "organization_id", "status", "submitted_by"])
+    .where("fingerprint", "=", fingerprint)
+    .executeTakeFirst();
   if (!target || target.organization_id !== v.principal.organization.id) return undefined;
   const def = activityByType(target.type);
   if (!def?.prepare) return undefined;
   // Waiting for authenticators: only the stamp that meets the last step may run it (docs/mfa.md §3.2).
-  const runnable = target.status === STATUS.CONSENSUS_NEEDED || (target.status === STATUS.AUTHENTICATORS_NEEDED && (await meetsLastStep(deps.db, target.id, v.principal)));
+  const runnable =
+    target.status === STATUS.CONSENSUS_NEEDED ||
+    (target.status === STATUS.AUTHENTICATORS_NEEDED && (await meetsLastStep(deps.db, target.id, v.principal)));
   if (!runnable) return undefined;
   const now = v.ctx.now;
   return def.prepare(
@@ -272,4 +338,3 @@ async function approverRows(tx: Tx, approvals: readonly VoteRow[], self: string)
   const rows = ids.length ? await tx.selectFrom("users").selectAll().where("id", "in", ids).execute() : [];
   return new Map(rows.map((u) => [u.id, u]));
 }
-

@@ -56,7 +56,10 @@ export interface EvaluationView {
  * §6.4): a policy cut short by the budget, else the first explicit deny, else the first allow, else the first
  * policy needing consensus. Null when no policy decided (root quorum, implicit permission, nothing matched).
  */
-export function decidingPolicyId(outcome: string, policies: readonly { policyId: string; outcome: string; overBudget?: true }[]): string | null {
+export function decidingPolicyId(
+  outcome: string,
+  policies: readonly { policyId: string; outcome: string; overBudget?: true }[],
+): string | null {
   const first = (o: Outcome) => policies.find((p) => p.outcome === o)?.policyId ?? null;
   const cut = policies.find((p) => p.overBudget)?.policyId;
   switch (outcome) {
@@ -89,7 +92,12 @@ export function evaluationView(
     decidingPolicyId: decidingPolicyId(decision.outcome, decision.policies),
     policies: decision.policies.map((p) => {
       const m = meta.get(p.policyId);
-      const view: PolicyOutcomeView = { policyId: p.policyId, policyName: m?.policyName ?? "", effect: m?.effect ?? "", outcome: p.outcome };
+      const view: PolicyOutcomeView = {
+        policyId: p.policyId,
+        policyName: m?.policyName ?? "",
+        effect: m?.effect ?? "",
+        outcome: p.outcome,
+      };
       if (m && explain(p.policyId, p.outcome)) {
         const e = budget.run((meter) => explainPolicy(m, p.outcome, env, meter));
         if (e) view.explanation = e;

@@ -15,7 +15,9 @@ import type { PolicyMeta } from "./evaluation.ts";
 const MAX_EXPRESSION = 8192;
 const Expression = (what: string) =>
   Type.String({ maxLength: MAX_EXPRESSION, errorMessage: `${what} must be a policy expression of at most ${MAX_EXPRESSION} characters` });
-const Effect = Type.Union([Type.Literal("EFFECT_ALLOW"), Type.Literal("EFFECT_DENY")], { errorMessage: "must be EFFECT_ALLOW or EFFECT_DENY" });
+const Effect = Type.Union([Type.Literal("EFFECT_ALLOW"), Type.Literal("EFFECT_DENY")], {
+  errorMessage: "must be EFFECT_ALLOW or EFFECT_DENY",
+});
 const Name = Type.String({ minLength: 1, maxLength: 256, errorMessage: "policyName must be 1 to 256 characters" });
 const Notes = Type.String({ maxLength: 4096, errorMessage: "notes must be at most 4096 characters" });
 
@@ -38,10 +40,23 @@ const Updated = Type.Object({
 });
 
 export const ProposalSchema = Type.Object({
-  add: Type.Optional(Type.Array(Added, { maxItems: MAX_POLICIES_PER_ORGANIZATION, errorMessage: `proposal.add must hold at most ${MAX_POLICIES_PER_ORGANIZATION} policies` })),
-  update: Type.Optional(Type.Array(Updated, { maxItems: MAX_POLICIES_PER_ORGANIZATION, errorMessage: `proposal.update must hold at most ${MAX_POLICIES_PER_ORGANIZATION} policies` })),
+  add: Type.Optional(
+    Type.Array(Added, {
+      maxItems: MAX_POLICIES_PER_ORGANIZATION,
+      errorMessage: `proposal.add must hold at most ${MAX_POLICIES_PER_ORGANIZATION} policies`,
+    }),
+  ),
+  update: Type.Optional(
+    Type.Array(Updated, {
+      maxItems: MAX_POLICIES_PER_ORGANIZATION,
+      errorMessage: `proposal.update must hold at most ${MAX_POLICIES_PER_ORGANIZATION} policies`,
+    }),
+  ),
   delete: Type.Optional(
-    Type.Array(Type.String({ maxLength: 64 }), { maxItems: MAX_POLICIES_PER_ORGANIZATION, errorMessage: `proposal.delete must hold at most ${MAX_POLICIES_PER_ORGANIZATION} policy ids` }),
+    Type.Array(Type.String({ maxLength: 64 }), {
+      maxItems: MAX_POLICIES_PER_ORGANIZATION,
+      errorMessage: `proposal.delete must hold at most ${MAX_POLICIES_PER_ORGANIZATION} policy ids`,
+    }),
   ),
 });
 export type Proposal = Static<typeof ProposalSchema>;
@@ -75,21 +90,31 @@ export async function proposedSet(rows: readonly PolicyRow[], today: OrgGovernan
   const compiledToday = new Map(today.set.policies.map((p) => [p.id, p]));
   const deleted = new Set<string>();
   for (const [i, id] of (proposal.delete ?? []).entries()) {
-    if (!known.has(id)) throw invalid(`proposal.delete[${i}]: no policy ${JSON.stringify(id)} in this organization`, [{ field: `proposal.delete[${i}]`, description: "unknown policy id" }]);
+    if (!known.has(id))
+      throw invalid(`proposal.delete[${i}]: no policy ${JSON.stringify(id)} in this organization`, [
+        { field: `proposal.delete[${i}]`, description: "unknown policy id" },
+      ]);
     deleted.add(id);
   }
   const updates = new Map<string, { i: number; u: NonNullable<Proposal["update"]>[number] }>();
   for (const [i, u] of (proposal.update ?? []).entries()) {
-    if (!known.has(u.policyId)) throw invalid(`proposal.update[${i}]: no policy ${JSON.stringify(u.policyId)} in this organization`, [{ field: `proposal.update[${i}].policyId`, description: "unknown policy id" }]);
+    if (!known.has(u.policyId))
+      throw invalid(`proposal.update[${i}]: no policy ${JSON.stringify(u.policyId)} in this organization`, [
+        { field: `proposal.update[${i}].policyId`, description: "unknown policy id" },
+      ]);
     if (deleted.has(u.policyId) || updates.has(u.policyId)) {
-      throw invalid(`proposal.update[${i}]: policy ${u.policyId} is named twice in the proposal`, [{ field: `proposal.update[${i}].policyId`, description: "named twice" }]);
+      throw invalid(`proposal.update[${i}]: policy ${u.policyId} is named twice in the proposal`, [
+        { field: `proposal.update[${i}].policyId`, description: "named twice" },
+      ]);
     }
     updates.set(u.policyId, { i, u });
   }
   const added = proposal.add ?? [];
   const size = rows.length - deleted.size + added.length;
   if (size > MAX_POLICIES_PER_ORGANIZATION) {
-    throw invalid(`the proposed set holds ${size} policies; an organization holds at most ${MAX_POLICIES_PER_ORGANIZATION}`, [{ field: "proposal.add", description: "too many policies" }]);
+    throw invalid(`the proposed set holds ${size} policies; an organization holds at most ${MAX_POLICIES_PER_ORGANIZATION}`, [
+      { field: "proposal.add", description: "too many policies" },
+    ]);
   }
 
   const policies: CompiledPolicy[] = [];
@@ -98,7 +123,10 @@ export async function proposedSet(rows: readonly PolicyRow[], today: OrgGovernan
     if (deleted.has(r.id)) continue;
     const change = updates.get(r.id);
     if (!change) {
-      policies.push(compiledToday.get(r.id) ?? compilePolicy({ id: r.id, effect: r.effect, condition: r.condition, consensus: r.consensus, time: r.time }));
+      policies.push(
+        compiledToday.get(r.id) ??
+          compilePolicy({ id: r.id, effect: r.effect, condition: r.condition, consensus: r.consensus, time: r.time }),
+      );
       meta.set(r.id, metaOf(r));
       continue;
     }
@@ -115,7 +143,14 @@ export async function proposedSet(rows: readonly PolicyRow[], today: OrgGovernan
     meta.set(r.id, metaOf(next));
   }
   for (const [i, a] of added.entries()) {
-    const next = { id: `proposed-${i + 1}`, name: a.policyName, effect: a.effect, condition: a.condition ?? "", consensus: a.consensus ?? "", time: a.time ?? "" };
+    const next = {
+      id: `proposed-${i + 1}`,
+      name: a.policyName,
+      effect: a.effect,
+      condition: a.condition ?? "",
+      consensus: a.consensus ?? "",
+      time: a.time ?? "",
+    };
     policies.push(await compileProposed(next, `proposal.add[${i}]`, a));
     meta.set(next.id, metaOf(next));
   }
@@ -156,7 +191,9 @@ async function compileProposed(
     } catch (err) {
       // A stored field the proposal keeps that no longer compiles (the language changed since).
       if (!(err instanceof PolicyCompileError)) throw err;
-      throw invalid(`${path} (${JSON.stringify(p.name)}): its stored ${err.field} no longer compiles: ${err.message}`, [{ field: `${path}.${err.field}`, description: err.problem }]);
+      throw invalid(`${path} (${JSON.stringify(p.name)}): its stored ${err.field} no longer compiles: ${err.message}`, [
+        { field: `${path}.${err.field}`, description: err.problem },
+      ]);
     }
   };
   return { id: p.id, effect: p.effect, condition: fieldOf("condition"), consensus: fieldOf("consensus"), time: fieldOf("time") };

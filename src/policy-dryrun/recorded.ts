@@ -16,11 +16,28 @@ import type { ActivityParams as Params } from "../activities/define.ts";
 /** A vote as replay reads it: no message (the request body, up to a megabyte). */
 export type RecordedVote = Pick<
   VoteRow,
-  "id" | "activity_id" | "user_id" | "user_organization_id" | "selection" | "credential_id" | "credential_type" | "public_key" | "signature" | "created_at"
+  | "id"
+  | "activity_id"
+  | "user_id"
+  | "user_organization_id"
+  | "selection"
+  | "credential_id"
+  | "credential_type"
+  | "public_key"
+  | "signature"
+  | "created_at"
 >;
 
 const VOTE_COLUMNS = [
-  "id", "activity_id", "user_id", "user_organization_id", "selection", "credential_id", "credential_type", "public_key", "created_at",
+  "id",
+  "activity_id",
+  "user_id",
+  "user_organization_id",
+  "selection",
+  "credential_id",
+  "credential_type",
+  "public_key",
+  "created_at",
 ] as const;
 const WEBAUTHN = "CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR";
 
@@ -83,7 +100,11 @@ export class ApproverCache {
 }
 
 /** The approvals that counted at `nowMs` (the 24-hour window), as the engine's approvers and credentials. */
-export function approvalsAt(votes: readonly RecordedVote[], nowMs: number, users: ApproverCache): { approvers: UserFacts[]; credentials: CredentialFacts[] } {
+export function approvalsAt(
+  votes: readonly RecordedVote[],
+  nowMs: number,
+  users: ApproverCache,
+): { approvers: UserFacts[]; credentials: CredentialFacts[] } {
   const approvers: UserFacts[] = [];
   const credentials: CredentialFacts[] = [];
   for (const v of liveApprovals(votes, nowMs)) {
@@ -133,7 +154,11 @@ export class FactsBuilder {
 
   async factsOf(def: CompiledActivity, params: Params): Promise<ActivityFacts> {
     if (!def.policyWallets && !def.policySigner && !def.policyPrivateKey) return activityFacts(this.db, def, params, this.organizationId);
-    const key = JSON.stringify([def.policyWallets?.(params) ?? null, def.policySigner?.(params) ?? null, def.policyPrivateKey?.(params) ?? null]);
+    const key = JSON.stringify([
+      def.policyWallets?.(params) ?? null,
+      def.policySigner?.(params) ?? null,
+      def.policyPrivateKey?.(params) ?? null,
+    ]);
     const known = this.#named.get(key);
     if (known) return Object.assign(await activityFacts(this.db, this.#withoutLookups(def), params, this.organizationId), known);
     const facts = await activityFacts(this.db, def, params, this.organizationId);

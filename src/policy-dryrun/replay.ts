@@ -122,19 +122,36 @@ export async function replay(r: ReplayRequest): Promise<ReplayResult> {
   let scanned = r.cursor?.scanned ?? 0;
   let at: Cursor | undefined = r.cursor;
   let lastTurn = performance.now();
-  const stopped = (): ReplayResult => ({ replayed, skipped, complete: false, ...(at ? { nextCursor: encodeCursor({ ...at, scanned }) } : {}), changed });
+  const stopped = (): ReplayResult => ({
+    replayed,
+    skipped,
+    complete: false,
+    ...(at ? { nextCursor: encodeCursor({ ...at, scanned }) } : {}),
+    changed,
+  });
 
   // The next page is read while this one is decided (PostgreSQL answers meanwhile).
   const fetchPage = async (after: Cursor | undefined, want: number) => {
     const rows = await pageOf(db, organizationId, r.window, after, want);
-    return { rows, want, votes: await votesByActivity(db, rows.map((row) => row.id)) };
+    return {
+      rows,
+      want,
+      votes: await votesByActivity(
+        db,
+        rows.map((row) => row.id),
+      ),
+    };
   };
-  let next: ReturnType<typeof fetchPage> | undefined = scanned < r.window.last ? fetchPage(at, Math.min(PAGE_ROWS, r.window.last - scanned)) : undefined;
+  let next: ReturnType<typeof fetchPage> | undefined =
+    scanned < r.window.last ? fetchPage(at, Math.min(PAGE_ROWS, r.window.last - scanned)) : undefined;
   while (next) {
     const { rows, want, votes } = await next;
     const last = rows[rows.length - 1];
     const rest = r.window.last - scanned - rows.length;
-    next = last && rows.length === want && rest > 0 ? fetchPage({ createdAt: last.created_at, id: last.id, scanned: 0 }, Math.min(PAGE_ROWS, rest)) : undefined;
+    next =
+      last && rows.length === want && rest > 0
+        ? fetchPage({ createdAt: last.created_at, id: last.id, scanned: 0 }, Math.min(PAGE_ROWS, rest))
+        : undefined;
     // Not awaited when the replay stops early: its failure then has nowhere to go.
     next?.catch(() => {});
     const approving: string[] = [];
@@ -160,7 +177,12 @@ export async function replay(r: ReplayRequest): Promise<ReplayResult> {
           credentials,
           rejection: false,
           implicitlyAllowed:
-            rebuilt.def.implicitlyAllowed?.(rebuilt.params, { userId: row.submitted_by, userName: "", organizationId, organizationName: "" }) ?? false,
+            rebuilt.def.implicitlyAllowed?.(rebuilt.params, {
+              userId: row.submitted_by,
+              userName: "",
+              organizationId,
+              organizationName: "",
+            }) ?? false,
           nowMs,
         };
         const before = decide(r.today.set, input);

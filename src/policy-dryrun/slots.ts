@@ -12,7 +12,8 @@ const running = new Set<string>();
 /** Takes the organization's slot; the returned function gives it back. Throws 429 when none is free. */
 export function takeDryRunSlot(organizationId: string): () => void {
   if (running.has(organizationId)) throw exhausted("a dry run of this organization is already running; retry when it has answered", 1000);
-  if (running.size >= MAX_DRY_RUNS_PER_NODE) throw exhausted(`at most ${MAX_DRY_RUNS_PER_NODE} dry runs run at once on this node; retry shortly`, 1000);
+  if (running.size >= MAX_DRY_RUNS_PER_NODE)
+    throw exhausted(`at most ${MAX_DRY_RUNS_PER_NODE} dry runs run at once on this node; retry shortly`, 1000);
   running.add(organizationId);
   return () => {
     running.delete(organizationId);

@@ -97,18 +97,4 @@ export interface Compare extends NodeBase {
 }
 
 export type Expr =
-  | BoolLit
-  | IntLit
-  | StrLit
-  | ListLit
-  | Ident
-  | Member
-  | Index
-  | Slice
-  | Lambda
-  | Contains
-  | Count
-  | Call
-  | Not
-  | Logical
-  | Compare;
+  BoolLit | IntLit | StrLit | ListLit | Ident | Member | Index | Slice | Lambda | Contains | Count | Call | Not | Logical | Compare;

@@ -171,7 +171,10 @@ export function check(field: Field, root: Expr): Checked {
     if (TIME_FUNCTIONS.has(e.name)) fail(e.pos, `${e.name} is a function; call it as ${e.name}(...)`);
     for (const [other, keywords] of Object.entries(FIELD_ROOTS)) {
       if (Object.hasOwn(keywords, e.name)) {
-        fail(e.pos, `'${e.name}' is a ${other} keyword and is not available in the ${field} field (available: ${Object.keys(env).join(", ")})`);
+        fail(
+          e.pos,
+          `'${e.name}' is a ${other} keyword and is not available in the ${field} field (available: ${Object.keys(env).join(", ")})`,
+        );
       }
     }
     return fail(e.pos, `unknown identifier '${e.name}'`);
@@ -179,7 +182,8 @@ export function check(field: Field, root: Expr): Checked {
 
   function indexable(object: Expr): Type {
     const ot = typeOf(object);
-    if (ot.k !== "list" && ot.k !== "string" && ot.k !== "dynamic") fail(object.pos, `cannot index or slice ${typeName(ot)}; only lists and strings`);
+    if (ot.k !== "list" && ot.k !== "string" && ot.k !== "dynamic")
+      fail(object.pos, `cannot index or slice ${typeName(ot)}; only lists and strings`);
     return ot;
   }
 
@@ -251,9 +255,12 @@ export function check(field: Field, root: Expr): Checked {
     const orderable = (t: Type): boolean => isNumeric(t) || t.k === "timestamp" || t.k === "dynamic";
     if (!orderable(lt)) fail(e.opPos, `'${e.op}' is not defined for ${typeName(lt)} (only for int, uint and timestamp)`);
     if (!orderable(rt)) {
-      fail(lt.k === "dynamic" ? e.opPos : e.right.pos, lt.k === "dynamic"
-        ? `'${e.op}' is not defined for ${typeName(rt)} (only for int, uint and timestamp)`
-        : `expected ${typeName(lt)}, found ${typeName(rt)}`);
+      fail(
+        lt.k === "dynamic" ? e.opPos : e.right.pos,
+        lt.k === "dynamic"
+          ? `'${e.op}' is not defined for ${typeName(rt)} (only for int, uint and timestamp)`
+          : `expected ${typeName(lt)}, found ${typeName(rt)}`,
+      );
     }
     if (lt.k === "dynamic" && rt.k === "dynamic") {
       casts.set(e.left, "numeric");

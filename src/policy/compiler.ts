@@ -164,7 +164,9 @@ export function compileNodes(checked: Checked, source: string): (e: Expr) => (f:
       case "member":
         return member(e.object, e.name);
       case "index": {
-        const obj = node(e.object), ix = node(e.index) as Big, what = text(e.object);
+        const obj = node(e.object),
+          ix = node(e.index) as Big,
+          what = text(e.object);
         switch (typeOfNode(e.object).k) {
           case "string":
             return (f) => {
@@ -176,7 +178,8 @@ export function compileNodes(checked: Checked, source: string): (e: Expr) => (f:
             return (f) => indexList(obj(f) as readonly unknown[], ix(f), what);
           default:
             return (f) => {
-              const v = obj(f), i = ix(f);
+              const v = obj(f),
+                i = ix(f);
               // A string key (the checker lets `dynamic['k']` through): only the signing facts have maps.
               if (typeof i === "string") return readField(v, i, what);
               if (typeof i !== "bigint") throw typeMismatch(what, v, "a map");
@@ -190,7 +193,10 @@ export function compileNodes(checked: Checked, source: string): (e: Expr) => (f:
         }
       }
       case "slice": {
-        const obj = node(e.object), a = node(e.start) as Big, b = node(e.stop) as Big, what = text(e.object);
+        const obj = node(e.object),
+          a = node(e.start) as Big,
+          b = node(e.stop) as Big,
+          what = text(e.object);
         switch (typeOfNode(e.object).k) {
           case "string":
             return (f) => {
@@ -206,7 +212,9 @@ export function compileNodes(checked: Checked, source: string): (e: Expr) => (f:
             };
           default:
             return (f) => {
-              const v = obj(f), start = a(f), stop = b(f);
+              const v = obj(f),
+                start = a(f),
+                stop = b(f);
               if (typeof v === "string") {
                 spend(f, scanCost(v));
                 return sliceString(v, start, stop, what);
@@ -250,11 +258,13 @@ export function compileNodes(checked: Checked, source: string): (e: Expr) => (f:
           const [x, y] = ops as [Bool, Bool];
           return e.op === "&&"
             ? (f) => {
-                const l = x(f), r = y(f);
+                const l = x(f),
+                  r = y(f);
                 return l && r;
               }
             : (f) => {
-                const l = x(f), r = y(f);
+                const l = x(f),
+                  r = y(f);
                 return l || r;
               };
         }
@@ -273,7 +283,9 @@ export function compileNodes(checked: Checked, source: string): (e: Expr) => (f:
   }
 
   function lambda(e: Lambda): Fn {
-    const list = listOf(e.object), body = node(e.body) as Bool, slot = slots.get(e)!;
+    const list = listOf(e.object),
+      body = node(e.body) as Bool,
+      slot = slots.get(e)!;
     // One iteration: binding the variable and the predicate's own nodes.
     const step = 1 + weightOf(e.body);
     switch (e.method) {
@@ -398,8 +410,10 @@ export function compileNodes(checked: Checked, source: string): (e: Expr) => (f:
 
   function compare(e: Compare): Fn {
     if (e.op === "in") return membership(e.right, e.left);
-    const l = node(e.left), r = node(e.right);
-    const lt = typeOfNode(e.left), rt = typeOfNode(e.right);
+    const l = node(e.left),
+      r = node(e.right);
+    const lt = typeOfNode(e.left),
+      rt = typeOfNode(e.right);
     const cls = eqClass(lt) ?? eqClass(rt); // null only when both sides are dynamic
     if (e.op === "==" || e.op === "!=") {
       const negate = e.op === "!=";
@@ -408,15 +422,12 @@ export function compileNodes(checked: Checked, source: string): (e: Expr) => (f:
         return negate ? (f) => !dynEquals(l(f), r(f), what) : (f) => dynEquals(l(f), r(f), what);
       }
       if (cls === "timestamp") {
-        return negate
-          ? (f) => (l(f) as Timestamp).ns !== (r(f) as Timestamp).ns
-          : (f) => (l(f) as Timestamp).ns === (r(f) as Timestamp).ns;
+        return negate ? (f) => (l(f) as Timestamp).ns !== (r(f) as Timestamp).ns : (f) => (l(f) as Timestamp).ns === (r(f) as Timestamp).ns;
       }
       return negate ? (f) => l(f) !== r(f) : (f) => l(f) === r(f);
     }
-    const [a, b] = cls === "timestamp"
-      ? [(f: Frame) => (l(f) as Timestamp).ns, (f: Frame) => (r(f) as Timestamp).ns]
-      : [l as Big, r as Big];
+    const [a, b] =
+      cls === "timestamp" ? [(f: Frame) => (l(f) as Timestamp).ns, (f: Frame) => (r(f) as Timestamp).ns] : [l as Big, r as Big];
     switch (e.op) {
       case "<":
         return (f) => a(f) < b(f);
@@ -431,13 +442,15 @@ export function compileNodes(checked: Checked, source: string): (e: Expr) => (f:
 
   /** `elem in list` / `list.contains(elem)`: the same equality as `==`. */
   function membership(listNode: Expr, elemNode: Expr): Fn {
-    const list = listOf(listNode), elem = node(elemNode);
+    const list = listOf(listNode),
+      elem = node(elemNode);
     const lt = typeOfNode(listNode);
     const elemType = lt.k === "list" ? lt.elem : null;
     if (lt.k === "list" && (elemType === null || elemType.k !== "dynamic")) {
       if (eqClass(typeOfNode(elemNode)) === "timestamp") {
         return (f) => {
-          const xs = list(f) as readonly Timestamp[], x = (elem(f) as Timestamp).ns;
+          const xs = list(f) as readonly Timestamp[],
+            x = (elem(f) as Timestamp).ns;
           spend(f, xs.length);
           let found = false;
           for (let i = 0; i < xs.length; i++) if (xs[i]!.ns === x) found = true;
@@ -445,14 +458,16 @@ export function compileNodes(checked: Checked, source: string): (e: Expr) => (f:
         };
       }
       return (f) => {
-        const xs = list(f), x = elem(f);
+        const xs = list(f),
+          x = elem(f);
         spend(f, xs.length);
         return xs.includes(x);
       };
     }
     const what = `${text(elemNode)} in ${text(listNode)}`;
     return (f) => {
-      const xs = list(f), x = elem(f);
+      const xs = list(f),
+        x = elem(f);
       // Two steps an element: each comparison checks both values' types (dynEquals).
       spend(f, 2 * xs.length);
       let found = false;
@@ -466,26 +481,32 @@ export function compileNodes(checked: Checked, source: string): (e: Expr) => (f:
 // monomorphic instead of sharing one keyed load across all field names. Looked up in a
 // Map: the field name comes from policy text (the checker admits only declared struct
 // fields, but a name such as "constructor" must never find Object.prototype's here either).
-const FIELD_READERS: ReadonlyMap<string, (obj: Fn) => Fn> = new Map(Object.entries<(obj: Fn) => Fn>({
-  id: (obj) => (f) => (obj(f) as { id: unknown }).id,
-  tags: (obj) => (f) => (obj(f) as { tags: unknown }).tags,
-  email: (obj) => (f) => (obj(f) as { email: unknown }).email,
-  alias: (obj) => (f) => (obj(f) as { alias: unknown }).alias,
-  user_id: (obj) => (f) => (obj(f) as { user_id: unknown }).user_id,
-  type: (obj) => (f) => (obj(f) as { type: unknown }).type,
-  credential_id: (obj) => (f) => (obj(f) as { credential_id: unknown }).credential_id,
-  public_key: (obj) => (f) => (obj(f) as { public_key: unknown }).public_key,
-  kind: (obj) => (f) => (obj(f) as { kind: unknown }).kind,
-  resource: (obj) => (f) => (obj(f) as { resource: unknown }).resource,
-  action: (obj) => (f) => (obj(f) as { action: unknown }).action,
-  params: (obj) => (f) => (obj(f) as { params: unknown }).params,
-  now: (obj) => (f) => (obj(f) as { now: unknown }).now,
-  imported: (obj) => (f) => (obj(f) as { imported: unknown }).imported,
-  exported: (obj) => (f) => (obj(f) as { exported: unknown }).exported,
-  label: (obj) => (f) => (obj(f) as { label: unknown }).label,
-  address: (obj) => (f) => (obj(f) as { address: unknown }).address,
-}));
-const keyedReader = (name: string) => (obj: Fn): Fn => (f) => (obj(f) as Record<string, unknown>)[name];
+const FIELD_READERS: ReadonlyMap<string, (obj: Fn) => Fn> = new Map(
+  Object.entries<(obj: Fn) => Fn>({
+    id: (obj) => (f) => (obj(f) as { id: unknown }).id,
+    tags: (obj) => (f) => (obj(f) as { tags: unknown }).tags,
+    email: (obj) => (f) => (obj(f) as { email: unknown }).email,
+    alias: (obj) => (f) => (obj(f) as { alias: unknown }).alias,
+    user_id: (obj) => (f) => (obj(f) as { user_id: unknown }).user_id,
+    type: (obj) => (f) => (obj(f) as { type: unknown }).type,
+    credential_id: (obj) => (f) => (obj(f) as { credential_id: unknown }).credential_id,
+    public_key: (obj) => (f) => (obj(f) as { public_key: unknown }).public_key,
+    kind: (obj) => (f) => (obj(f) as { kind: unknown }).kind,
+    resource: (obj) => (f) => (obj(f) as { resource: unknown }).resource,
+    action: (obj) => (f) => (obj(f) as { action: unknown }).action,
+    params: (obj) => (f) => (obj(f) as { params: unknown }).params,
+    now: (obj) => (f) => (obj(f) as { now: unknown }).now,
+    imported: (obj) => (f) => (obj(f) as { imported: unknown }).imported,
+    exported: (obj) => (f) => (obj(f) as { exported: unknown }).exported,
+    label: (obj) => (f) => (obj(f) as { label: unknown }).label,
+    address: (obj) => (f) => (obj(f) as { address: unknown }).address,
+  }),
+);
+const keyedReader =
+  (name: string) =>
+  (obj: Fn): Fn =>
+  (f) =>
+    (obj(f) as Record<string, unknown>)[name];
 
 function guard(f: Fn, cast: Cast, what: string): Fn {
   switch (cast) {

@@ -196,7 +196,9 @@ export class CronSpan {
       const firstFire = at(0);
       if (firstFire > now) continue;
       // Binary search: at(lo) <= now < at(hi).
-      let lo = 0, hi = last, loFire = firstFire;
+      let lo = 0,
+        hi = last,
+        loFire = firstFire;
       while (hi - lo > 1) {
         const mid = (lo + hi) >>> 1;
         const f = at(mid);

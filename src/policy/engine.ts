@@ -3,7 +3,16 @@
 // § alone in this file: docs/policy-language.md
 // The order of the rules is docs/policy-language.md §6.3 (per policy) and §6.4 (aggregate);
 // the other § numbers in this file are that note's too.
-import { compileExpression, isBudgetError, meterOf, PassBudget, PolicyRuntimeError, type CompiledExpression, type CompileOptions, type Meter } from "./index.ts";
+import {
+  compileExpression,
+  isBudgetError,
+  meterOf,
+  PassBudget,
+  PolicyRuntimeError,
+  type CompiledExpression,
+  type CompileOptions,
+  type Meter,
+} from "./index.ts";
 import type { ActivityFacts, CredentialFacts, EvalEnv, UserFacts } from "./facts.ts";
 
 export type Outcome =
@@ -229,7 +238,9 @@ export function decide(set: PolicySet, input: DecisionInput): Decision {
   const plan = planFor(set, input.activity);
   // One pass budget for every policy (§11.1): a set of policies each under its own bound cannot add up.
   const budget = new PassBudget();
-  const policies = set.policies.map((p, i) => (plan[i] ? { policyId: p.id, outcome: "OUTCOME_DENY_IMPLICIT" as const } : judge(p, env, budget)));
+  const policies = set.policies.map((p, i) =>
+    plan[i] ? { policyId: p.id, outcome: "OUTCOME_DENY_IMPLICIT" as const } : judge(p, env, budget),
+  );
   const has = (o: Outcome) => policies.find((p) => p.outcome === o);
 
   if (rootMet) return { outcome: "OUTCOME_ALLOW", policies, reason: `root quorum met (${quorumText}); policies bypassed` };
@@ -238,7 +249,8 @@ export function decide(set: PolicySet, input: DecisionInput): Decision {
   const cut = policies.find((p) => p.overBudget);
   if (cut) {
     const why = `policy ${cut.policyId} could not be evaluated (${cut.error})`;
-    if (rootPending) return { outcome: "OUTCOME_REQUIRES_CONSENSUS", policies, reason: `${why}; the root quorum can still approve it (${quorumText})` };
+    if (rootPending)
+      return { outcome: "OUTCOME_REQUIRES_CONSENSUS", policies, reason: `${why}; the root quorum can still approve it (${quorumText})` };
     return { outcome: "OUTCOME_DENY_IMPLICIT", policies, reason: `${why}; an activity whose policies cannot all be evaluated is refused` };
   }
   const deny = has("OUTCOME_DENY_EXPLICIT");
@@ -258,15 +270,15 @@ export function decide(set: PolicySet, input: DecisionInput): Decision {
   if (pending) {
     return { outcome: "OUTCOME_REQUIRES_CONSENSUS", policies, reason: `policy ${pending.policyId} needs more approvals` };
   }
-  if (input.implicitlyAllowed) return { outcome: "OUTCOME_ALLOW", policies, reason: "implicitly allowed: a user may manage its own credentials" };
+  if (input.implicitlyAllowed)
+    return { outcome: "OUTCOME_ALLOW", policies, reason: "implicitly allowed: a user may manage its own credentials" };
   if (rootPending) return { outcome: "OUTCOME_REQUIRES_CONSENSUS", policies, reason: `needs the root quorum: ${quorumText}` };
   const errors = policies.filter((p) => p.outcome === "OUTCOME_ERROR").length;
   return {
     outcome: "OUTCOME_DENY_IMPLICIT",
     policies,
     reason:
-      "No policies evaluated to outcome: Allow" +
-      (errors ? ` (${errors} polic${errors === 1 ? "y" : "ies"} failed to evaluate)` : ""),
+      "No policies evaluated to outcome: Allow" + (errors ? ` (${errors} polic${errors === 1 ? "y" : "ies"} failed to evaluate)` : ""),
   };
 }
 

@@ -43,13 +43,7 @@ export class PolicyCompileError extends Error {
  * - Internal: an unexpected failure, wrapped so callers only ever see this class.
  */
 export type PolicyRuntimeErrorKind =
-  | "MissingField"
-  | "IndexOutOfRange"
-  | "TypeMismatch"
-  | "AbsentKeyword"
-  | "InvalidInput"
-  | "BudgetExceeded"
-  | "Internal";
+  "MissingField" | "IndexOutOfRange" | "TypeMismatch" | "AbsentKeyword" | "InvalidInput" | "BudgetExceeded" | "Internal";
 
 export class PolicyRuntimeError extends Error {
   readonly kind: PolicyRuntimeErrorKind;

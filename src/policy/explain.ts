@@ -58,9 +58,18 @@ const LIST_SHOWN = 5;
  * the condition true, the false consensus. Undefined for a match (ALLOW, DENY_EXPLICIT) or when
  * today's text is true for these facts (a policy changed since, or a set the engine skipped).
  */
-export function explainPolicy(p: PolicyText, outcome: string, env: EvalEnv, meter: Meter = meterOf(evaluationLimits().steps)): Explanation | undefined {
+export function explainPolicy(
+  p: PolicyText,
+  outcome: string,
+  env: EvalEnv,
+  meter: Meter = meterOf(evaluationLimits().steps),
+): Explanation | undefined {
   if (outcome === "OUTCOME_ALLOW" || outcome === "OUTCOME_DENY_EXPLICIT") return undefined;
-  const fields: [Field, string][] = [["time", p.time ?? ""], ["condition", p.condition], ["consensus", p.consensus]];
+  const fields: [Field, string][] = [
+    ["time", p.time ?? ""],
+    ["condition", p.condition],
+    ["consensus", p.consensus],
+  ];
   if (outcome === "OUTCOME_ERROR") {
     for (const [field, source] of fields) {
       const e = walkField(field, source, env, meter);
@@ -77,7 +86,12 @@ export function explainPolicy(p: PolicyText, outcome: string, env: EvalEnv, mete
  * error is explained too (where it happened). When the activity names several wallets and the
  * field reads `wallet`, each wallet is tried in turn, as the engine judges them (engine.ts).
  */
-export function explainField(field: Field, source: string, env: EvalEnv, meter: Meter = meterOf(evaluationLimits().steps)): Explanation | null {
+export function explainField(
+  field: Field,
+  source: string,
+  env: EvalEnv,
+  meter: Meter = meterOf(evaluationLimits().steps),
+): Explanation | null {
   return walkField(field, source, env, meter)?.explanation ?? null;
 }
 
@@ -182,7 +196,8 @@ class Walker {
       case "compare":
         return { words: [this.#compareWords(e)], spans: [span(e)] };
       case "contains": {
-        const list = this.#eval(e.object), item = this.#eval(e.arg);
+        const list = this.#eval(e.object),
+          item = this.#eval(e.arg);
         return { words: [`${this.#text(e.object)} was ${describe(list)}, without ${describe(item)}`], spans: [span(e)] };
       }
       case "lambda":
@@ -190,7 +205,12 @@ class Walker {
       case "not":
         return { words: [`${this.#text(e.operand)} was true`], spans: [span(e)] };
       case "call":
-        return { words: [`${this.#text(e)} was not active at time.now (${describe(new Timestamp(BigInt(Math.floor(this.#frame.env.nowMs ?? 0)) * 1_000_000n))})`], spans: [span(e)] };
+        return {
+          words: [
+            `${this.#text(e)} was not active at time.now (${describe(new Timestamp(BigInt(Math.floor(this.#frame.env.nowMs ?? 0)) * 1_000_000n))})`,
+          ],
+          spans: [span(e)],
+        };
       default:
         break;
     }
@@ -199,15 +219,15 @@ class Walker {
 
   #compareWords(e: Extract<Expr, { kind: "compare" }>): string {
     if (e.op === "in") {
-      const item = this.#eval(e.left), list = this.#eval(e.right);
+      const item = this.#eval(e.left),
+        list = this.#eval(e.right);
       return `${this.#text(e.left)} was ${describe(item)}, not one of ${describe(list)}`;
     }
-    const l = this.#eval(e.left), r = this.#eval(e.right);
+    const l = this.#eval(e.left),
+      r = this.#eval(e.right);
     const literal = (x: Expr) => x.kind === "string" || x.kind === "int" || x.kind === "bool" || x.kind === "list";
     // The side that reads the facts is named; the literal is the value it was compared with.
-    const [subject, value, other, op] = literal(e.left) && !literal(e.right)
-      ? [e.right, r, l, FLIPPED[e.op]]
-      : [e.left, l, r, e.op];
+    const [subject, value, other, op] = literal(e.left) && !literal(e.right) ? [e.right, r, l, FLIPPED[e.op]] : [e.left, l, r, e.op];
     const what = `${this.#text(subject)} was ${describe(value)}`;
     switch (op) {
       case "==":
@@ -224,7 +244,9 @@ class Walker {
     const items = Array.isArray(list) ? (list as unknown[]) : [];
     const whole = this.#text(e);
     if (e.method === "any") {
-      return items.length === 0 ? `${whole} was false: ${this.#text(e.object)} was empty` : `${whole} was false: none of the ${items.length} elements of ${this.#text(e.object)} satisfied it`;
+      return items.length === 0
+        ? `${whole} was false: ${this.#text(e.object)} was empty`
+        : `${whole} was false: none of the ${items.length} elements of ${this.#text(e.object)} satisfied it`;
     }
     // all: the first element for which the predicate is false, and why (the variable bound to it).
     const slot = this.checked.slots.get(e)!;
@@ -310,7 +332,8 @@ export function describe(v: unknown): string {
   if (typeof v === "object") {
     const o = v as Record<string, unknown>;
     // Users, credentials, wallets and keys are named by id (or label, or address).
-    if (typeof o.id === "string" && o.id !== "") return `${typeof o.alias === "string" ? "user" : typeof o.label === "string" ? "" : "credential"} ${o.id}`.trim();
+    if (typeof o.id === "string" && o.id !== "")
+      return `${typeof o.alias === "string" ? "user" : typeof o.label === "string" ? "" : "credential"} ${o.id}`.trim();
     if (typeof o.label === "string") return o.label === "" ? "(unnamed)" : describe(o.label);
     if (typeof o.address === "string") return describe(o.address);
     const keys = Object.keys(o);

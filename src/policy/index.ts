@@ -62,9 +62,12 @@ export function compileSubmitted(field: Field, source: string, options?: Compile
   const bound = evaluationLimits().iterations;
   if (compiled && compiled.iterations > bound) {
     const at = costPositions.get(compiled) ?? { offset: 0, line: 1, column: 1 };
-    throw new PolicyCompileError(field, at,
+    throw new PolicyCompileError(
+      field,
+      at,
       `the expression may take up to ${formatCount(compiled.iterations)} lambda iterations and list comparisons; ` +
-        `the bound is ${bound} (SIGIL_POLICY_MAX_ITERATIONS: the product of list lengths along nested lambdas, docs/policy-language.md §11.3)`);
+        `the bound is ${bound} (SIGIL_POLICY_MAX_ITERATIONS: the product of list lengths along nested lambdas, docs/policy-language.md §11.3)`,
+    );
   }
   return compiled;
 }
@@ -103,8 +106,11 @@ export function compiledCacheSize(): number {
 
 function build(field: Field, source: string): CompiledExpression {
   if (source.length > MAX_SOURCE_LENGTH) {
-    throw new PolicyCompileError(field, { offset: 0, line: 1, column: 1 },
-      `expression is too long (${source.length} characters; the limit is ${MAX_SOURCE_LENGTH})`);
+    throw new PolicyCompileError(
+      field,
+      { offset: 0, line: 1, column: 1 },
+      `expression is too long (${source.length} characters; the limit is ${MAX_SOURCE_LENGTH})`,
+    );
   }
   const ast = parse(field, tokenize(field, source));
   const checked = check(field, ast);

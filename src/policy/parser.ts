@@ -46,9 +46,12 @@ export function parse(field: Field, tokens: readonly Token[]): Expr {
   const root = expr();
   const t = peek();
   if (t.kind !== "eof") {
-    fail(t.pos, COMPARE_OPS.has(t.kind)
-      ? `comparison operators cannot be chained; found a second '${t.text}' (add parentheses)`
-      : `unexpected ${describeToken(t)} after a complete expression${hint(t)}`);
+    fail(
+      t.pos,
+      COMPARE_OPS.has(t.kind)
+        ? `comparison operators cannot be chained; found a second '${t.text}' (add parentheses)`
+        : `unexpected ${describeToken(t)} after a complete expression${hint(t)}`,
+    );
   }
   return root;
 
@@ -138,7 +141,10 @@ export function parse(field: Field, tokens: readonly Token[]): Expr {
       }
       next();
       if (peekKind() !== ",") {
-        fail(peek().pos, `expected ',' after the ${name} variable '${v.text}', found ${found(peek())} (write ${name}(${v.text}, <predicate>))`);
+        fail(
+          peek().pos,
+          `expected ',' after the ${name} variable '${v.text}', found ${found(peek())} (write ${name}(${v.text}, <predicate>))`,
+        );
       }
       next();
       const body = expr();

@@ -25,7 +25,12 @@ export function parseTimestamp(text: string): Parsed<bigint> {
   const m = RFC3339.exec(text);
   if (!m) return { ok: false, reason: "expected an RFC 3339 date-time such as 2026-03-01T00:00:00Z" };
   const [, ys, mos, ds, hs, mis, ss, frac, offset] = m;
-  const y = Number(ys), mo = Number(mos), d = Number(ds), h = Number(hs), mi = Number(mis), s = Number(ss);
+  const y = Number(ys),
+    mo = Number(mos),
+    d = Number(ds),
+    h = Number(hs),
+    mi = Number(mis),
+    s = Number(ss);
   if (offset === "") return { ok: false, reason: "missing UTC offset (end it with Z)" };
   if (!ZERO_OFFSETS.has(offset!)) {
     return /^[+-]\d{2}:\d{2}$/.test(offset!)

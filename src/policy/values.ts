@@ -46,7 +46,10 @@ export function dynEquals(a: unknown, b: unknown, what: string): boolean {
   const ka = dynKind(a);
   const kb = dynKind(b);
   if (ka === "list" || kb === "list" || ka === "map" || kb === "map") {
-    throw new PolicyRuntimeError("TypeMismatch", `type mismatch: '==' is not defined for ${ka === "list" || kb === "list" ? "lists" : "maps"} (in '${what}')`);
+    throw new PolicyRuntimeError(
+      "TypeMismatch",
+      `type mismatch: '==' is not defined for ${ka === "list" || kb === "list" ? "lists" : "maps"} (in '${what}')`,
+    );
   }
   if (ka !== kb || ka.startsWith("unsupported")) {
     throw new PolicyRuntimeError("TypeMismatch", `type mismatch: cannot compare ${ka} with ${kb} (in '${what}')`);

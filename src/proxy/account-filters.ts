@@ -3,7 +3,8 @@
 import { invalid } from "../errors.ts";
 import { oidcClaims } from "../auth/oauth/oidc-claims.ts";
 
-export type AccountFilterType = "EMAIL" | "PHONE_NUMBER" | "OIDC_TOKEN" | "PUBLIC_KEY" | "OIDC_CLAIMS" | "CREDENTIAL_ID" | "NAME" | "USERNAME";
+export type AccountFilterType =
+  "EMAIL" | "PHONE_NUMBER" | "OIDC_TOKEN" | "PUBLIC_KEY" | "OIDC_CLAIMS" | "CREDENTIAL_ID" | "NAME" | "USERNAME";
 
 /** The query and filter one look-up runs in the config's organization. */
 export interface AccountLookup {
@@ -41,7 +42,10 @@ export function accountLookup(filterType: string, filterValue: string, withVerif
   const mapped = SIMPLE.get(filterType);
   if (mapped === undefined) {
     throw invalid(`filterType ${JSON.stringify(filterType.slice(0, 64))} is not a known filter type`, [
-      { field: "filterType", description: "one of EMAIL, PHONE_NUMBER, OIDC_TOKEN, OIDC_CLAIMS, PUBLIC_KEY, CREDENTIAL_ID, NAME, USERNAME" },
+      {
+        field: "filterType",
+        description: "one of EMAIL, PHONE_NUMBER, OIDC_TOKEN, OIDC_CLAIMS, PUBLIC_KEY, CREDENTIAL_ID, NAME, USERNAME",
+      },
     ]);
   }
   return { query: "list_suborgs", filterType: mapped, filterValue };

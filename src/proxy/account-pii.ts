@@ -41,10 +41,16 @@ export class VerificationKeys {
 }
 
 /** Throws 403 unless the verification token proves the look-up's contact. */
-export async function requireVerifiedContact(keys: VerificationKeys, token: string, contact: NonNullable<AccountLookup["contact"]>, organizationId: string): Promise<void> {
+export async function requireVerifiedContact(
+  keys: VerificationKeys,
+  token: string,
+  contact: NonNullable<AccountLookup["contact"]>,
+  organizationId: string,
+): Promise<void> {
   let read = readVerificationToken(token, await keys.get(), Date.now());
   // A key rotated in since the last fetch: fetch once more.
-  if ("problem" in read && read.problem === "invalid verification token signature") read = readVerificationToken(token, await keys.get(true), Date.now());
+  if ("problem" in read && read.problem === "invalid verification token signature")
+    read = readVerificationToken(token, await keys.get(true), Date.now());
   if ("problem" in read) throw permissionDenied(`verificationToken: ${read.problem}`);
   const c = read.claims;
   if (c.organization_id !== organizationId) throw permissionDenied("verificationToken was not issued by this auth proxy's organization");

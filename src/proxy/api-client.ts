@@ -2,7 +2,14 @@
 // Channel requests (its configuration) are signed with the proxy secret; forwarded activities
 // and queries are ordinary stamped requests by the proxy key. The API's errors are handed to
 // the browser as they came (UpstreamError); an API that cannot be reached is 503.
-import { CONFIG_ROUTE, ORIGINS_ROUTE, SIGNATURE_HEADER, signChannelBody, type ConfigResponse, type OriginsResponse } from "../auth-proxy/channel.ts";
+import {
+  CONFIG_ROUTE,
+  ORIGINS_ROUTE,
+  SIGNATURE_HEADER,
+  signChannelBody,
+  type ConfigResponse,
+  type OriginsResponse,
+} from "../auth-proxy/channel.ts";
 import { FORWARDED_ACTIVITY_TYPES, FORWARDED_QUERIES, type ForwardedActivityType } from "../auth-proxy/forwarded.ts";
 import { ApiError, Grpc } from "../errors.ts";
 import { stampBody } from "./stamp.ts";
@@ -56,7 +63,11 @@ export class ApiClient {
     private readonly timeoutMs = 20_000,
   ) {}
 
-  async #post(path: string, body: string, headers: Record<string, string>): Promise<{ status: number; json: unknown; retryAfter: string | undefined }> {
+  async #post(
+    path: string,
+    body: string,
+    headers: Record<string, string>,
+  ): Promise<{ status: number; json: unknown; retryAfter: string | undefined }> {
     let res: Response;
     try {
       res = await fetch(this.apiUrl + path, {
@@ -105,7 +116,13 @@ export class ApiClient {
   }
 
   /** Submits one forwarded activity, signed by the config's key; answers the completed activity. */
-  async submit(key: SigningKey, type: ForwardedActivityType, organizationId: string, parameters: object, extra: { generateAppProofs?: boolean } = {}): Promise<ActivityAnswer["activity"]> {
+  async submit(
+    key: SigningKey,
+    type: ForwardedActivityType,
+    organizationId: string,
+    parameters: object,
+    extra: { generateAppProofs?: boolean } = {},
+  ): Promise<ActivityAnswer["activity"]> {
     // The one list (src/auth-proxy/forwarded.ts): nothing else is ever sent, whatever calls this.
     const path = SUBMIT_PATH.get(type);
     if (!ALLOWED_TYPES.has(type) || !path) throw new ApiError(Grpc.INTERNAL, "INTERNAL", `the auth proxy does not forward ${type}`);
@@ -114,7 +131,11 @@ export class ApiClient {
     const activity = (r as ActivityAnswer | undefined)?.activity;
     if (!activity || typeof activity !== "object") throw apiUnavailable("the submit answer carried no activity");
     if (activity.status !== "ACTIVITY_STATUS_COMPLETED") {
-      throw new ApiError(Grpc.FAILED_PRECONDITION, "REQUEST_INVALID", `the forwarded activity did not complete (${String(activity.status).slice(0, 64)}); check the auth proxy user's policies`);
+      throw new ApiError(
+        Grpc.FAILED_PRECONDITION,
+        "REQUEST_INVALID",
+        `the forwarded activity did not complete (${String(activity.status).slice(0, 64)}); check the auth proxy user's policies`,
+      );
     }
     return activity;
   }

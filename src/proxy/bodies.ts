@@ -44,7 +44,10 @@ export function readBody(body: unknown, spec: BodySpec): Record<string, unknown>
     }
     const t = typeOf(v);
     if (t !== f.type) {
-      violations.push({ field: name, description: `must be ${f.type === "array" ? "an array" : f.type === "object" ? "an object" : `a ${f.type}`}` });
+      violations.push({
+        field: name,
+        description: `must be ${f.type === "array" ? "an array" : f.type === "object" ? "an object" : `a ${f.type}`}`,
+      });
       continue;
     }
     if (f.max !== undefined && (t === "string" || t === "array") && (v as string | unknown[]).length > f.max) {
@@ -53,7 +56,8 @@ export function readBody(body: unknown, spec: BodySpec): Record<string, unknown>
     }
     out[name] = v;
   }
-  if (violations.length) throw invalid(`invalid request body: ${violations.map((v) => `${v.field} ${v.description}`).join("; ")}`, violations);
+  if (violations.length)
+    throw invalid(`invalid request body: ${violations.map((v) => `${v.field} ${v.description}`).join("; ")}`, violations);
   return out;
 }
 
@@ -62,7 +66,12 @@ const bool: FieldSpec = { type: "boolean" };
 const obj: FieldSpec = { type: "object" };
 const arr = (max = 100): FieldSpec => ({ type: "array", required: true, max });
 
-export const ACCOUNT: BodySpec = { filterType: str(true, 64), filterValue: str(true, LONG), verificationToken: str(false, LONG), oidcToken: str(false, LONG) };
+export const ACCOUNT: BodySpec = {
+  filterType: str(true, 64),
+  filterValue: str(true, LONG),
+  verificationToken: str(false, LONG),
+  oidcToken: str(false, LONG),
+};
 export const OAUTH2_AUTHENTICATE: BodySpec = {
   provider: str(true, 64),
   authCode: str(true, 4096),
@@ -71,11 +80,22 @@ export const OAUTH2_AUTHENTICATE: BodySpec = {
   nonce: str(true, 256),
   clientId: str(true, 1024),
 };
-export const OAUTH_LOGIN: BodySpec = { oidcToken: str(true, LONG), publicKey: str(true), invalidateExisting: bool, organizationId: str(false, 64) };
+export const OAUTH_LOGIN: BodySpec = {
+  oidcToken: str(true, LONG),
+  publicKey: str(true),
+  invalidateExisting: bool,
+  organizationId: str(false, 64),
+};
 export const OTP_INIT: BodySpec = { otpType: str(true, 64), contact: str(true, 254), emailCustomization: obj };
 export const OTP_VERIFY: BodySpec = { otpId: str(true, 64), otpCode: str(true, 64), publicKey: str() };
 export const OTP_VERIFY_V2: BodySpec = { otpId: str(true, 64), encryptedOtpBundle: str(true, LONG) };
-export const OTP_LOGIN: BodySpec = { verificationToken: str(true, LONG), publicKey: str(true), invalidateExisting: bool, organizationId: str(false, 64), clientSignature: obj };
+export const OTP_LOGIN: BodySpec = {
+  verificationToken: str(true, LONG),
+  publicKey: str(true),
+  invalidateExisting: bool,
+  organizationId: str(false, 64),
+  clientSignature: obj,
+};
 export const OTP_LOGIN_V2: BodySpec = { ...OTP_LOGIN, clientSignature: { type: "object", required: true } };
 export const SIGNUP: BodySpec = {
   userEmail: str(false, 254),

@@ -19,14 +19,23 @@ function verifierDown(why: string): ApiError {
 
 /** Resolves when the token passes; throws 400 (missing), 403 (refused) or 503 (verifier unavailable). */
 export async function verifyCaptcha(settings: CaptchaSettings, token: string | undefined, remoteIp: string | undefined): Promise<void> {
-  if (token === undefined || token === "") throw invalid("X-Captcha-Token is required by this auth proxy configuration", [{ field: "X-Captcha-Token", description: "required" }]);
-  if (token.length > MAX_CAPTCHA_TOKEN_LENGTH) throw invalid("X-Captcha-Token is too long", [{ field: "X-Captcha-Token", description: `at most ${MAX_CAPTCHA_TOKEN_LENGTH} characters` }]);
+  if (token === undefined || token === "")
+    throw invalid("X-Captcha-Token is required by this auth proxy configuration", [{ field: "X-Captcha-Token", description: "required" }]);
+  if (token.length > MAX_CAPTCHA_TOKEN_LENGTH)
+    throw invalid("X-Captcha-Token is too long", [
+      { field: "X-Captcha-Token", description: `at most ${MAX_CAPTCHA_TOKEN_LENGTH} characters` },
+    ]);
   if (!settings.verifyUrl || !settings.secret) throw verifierDown("this proxy has no SIGIL_CAPTCHA_VERIFY_URL and SIGIL_CAPTCHA_SECRET");
   const form = new URLSearchParams({ secret: settings.secret, response: token });
   if (remoteIp) form.set("remoteip", remoteIp);
   let res: Response;
   try {
-    res = await fetch(settings.verifyUrl, { method: "POST", body: form, signal: AbortSignal.timeout(CAPTCHA_TIMEOUT_MS), redirect: "error" });
+    res = await fetch(settings.verifyUrl, {
+      method: "POST",
+      body: form,
+      signal: AbortSignal.timeout(CAPTCHA_TIMEOUT_MS),
+      redirect: "error",
+    });
   } catch {
     throw verifierDown("the verifier did not answer");
   }

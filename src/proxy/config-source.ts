@@ -54,7 +54,12 @@ export class ConfigSource {
       try {
         const r = await this.api.config(configId);
         const entry = r
-          ? { config: r.config, sealedKey: r.sealedKey, ...(typeof r.organizationName === "string" ? { organizationName: r.organizationName } : {}), otpChannels: channelsOf(r.otpChannels) }
+          ? {
+              config: r.config,
+              sealedKey: r.sealedKey,
+              ...(typeof r.organizationName === "string" ? { organizationName: r.organizationName } : {}),
+              otpChannels: channelsOf(r.otpChannels),
+            }
           : undefined;
         this.#remember(configId, { at: this.now(), entry });
         return entry;

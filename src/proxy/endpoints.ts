@@ -41,13 +41,29 @@ const keyOf = (e: ConfigEntry): SigningKey => ({ configId: e.config.configId, se
 const s = (v: unknown) => v as string;
 const opt = <T extends object>(cond: unknown, o: T): T | object => (cond === undefined ? {} : o);
 
-async function submit(ctx: EndpointContext, type: ForwardedActivityType, organizationId: string, parameters: object, resultKey: string, extra?: { generateAppProofs?: boolean }) {
+async function submit(
+  ctx: EndpointContext,
+  type: ForwardedActivityType,
+  organizationId: string,
+  parameters: object,
+  resultKey: string,
+  extra?: { generateAppProofs?: boolean },
+) {
   const activity = await ctx.api.submit(keyOf(ctx.entry), type, organizationId, parameters, extra);
   return { activity, result: ApiClient.result<Record<string, unknown>>(activity, resultKey) };
 }
 
-async function firstSuborg(ctx: EndpointContext, query: "list_suborgs" | "list_verified_suborgs", filterType: string, filterValue: string): Promise<string | undefined> {
-  const r = await ctx.api.query<{ organizationIds?: string[] }>(keyOf(ctx.entry), query, { organizationId: ctx.entry.config.organizationId, filterType, filterValue });
+async function firstSuborg(
+  ctx: EndpointContext,
+  query: "list_suborgs" | "list_verified_suborgs",
+  filterType: string,
+  filterValue: string,
+): Promise<string | undefined> {
+  const r = await ctx.api.query<{ organizationIds?: string[] }>(keyOf(ctx.entry), query, {
+    organizationId: ctx.entry.config.organizationId,
+    filterType,
+    filterValue,
+  });
   return Array.isArray(r.organizationIds) ? r.organizationIds[0] : undefined;
 }
 
@@ -90,7 +106,8 @@ function signup(version: 7 | 8): Endpoint {
         oauthProviders: b.oauthProviders,
       };
       const parameters = {
-        subOrganizationName: nameOtherThanContact(b.organizationName, b.userEmail, b.userPhoneNumber) ?? `Sub-organization ${new Date().toISOString()}`,
+        subOrganizationName:
+          nameOtherThanContact(b.organizationName, b.userEmail, b.userPhoneNumber) ?? `Sub-organization ${new Date().toISOString()}`,
         rootUsers: [rootUser],
         rootQuorumThreshold: 1,
         ...opt(b.wallet, { wallet: b.wallet }),
@@ -98,7 +115,14 @@ function signup(version: 7 | 8): Endpoint {
         ...opt(b.clientSignature, { clientSignature: b.clientSignature }),
       };
       const type = version === 8 ? "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8" : "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7";
-      const { activity, result } = await submit(ctx, type, ctx.entry.config.organizationId, parameters, `createSubOrganizationResultV${version}`, { generateAppProofs: true });
+      const { activity, result } = await submit(
+        ctx,
+        type,
+        ctx.entry.config.organizationId,
+        parameters,
+        `createSubOrganizationResultV${version}`,
+        { generateAppProofs: true },
+      );
       const r = result as { subOrganizationId: string; rootUserIds?: string[]; wallet?: unknown };
       return {
         organizationId: r.subOrganizationId,
@@ -119,7 +143,9 @@ function otpInit(v2: boolean): Endpoint {
     async run(ctx, b) {
       const otpType = s(b.otpType);
       if (otpType !== "OTP_TYPE_EMAIL" && otpType !== "OTP_TYPE_SMS") {
-        throw invalid("otpType must be OTP_TYPE_EMAIL or OTP_TYPE_SMS", [{ field: "otpType", description: "OTP_TYPE_EMAIL or OTP_TYPE_SMS" }]);
+        throw invalid("otpType must be OTP_TYPE_EMAIL or OTP_TYPE_SMS", [
+          { field: "otpType", description: "OTP_TYPE_EMAIL or OTP_TYPE_SMS" },
+        ]);
       }
       const method = otpType === "OTP_TYPE_EMAIL" ? "email" : "sms";
       if (!authMethods(ctx.entry).includes(method)) throw permissionDenied(`this auth proxy configuration does not allow ${method} OTP`);
@@ -139,7 +165,9 @@ function otpInit(v2: boolean): Endpoint {
         ...opt(c.sendFromEmailSenderName, { sendFromEmailSenderName: c.sendFromEmailSenderName }),
         ...opt(c.replyToEmailAddress, { replyToEmailAddress: c.replyToEmailAddress }),
         ...(otpType === "OTP_TYPE_EMAIL" && Object.keys(emailCustomization).length ? { emailCustomization } : {}),
-        ...(otpType === "OTP_TYPE_SMS" && c.smsCustomizationParams?.template ? { smsCustomization: { template: c.smsCustomizationParams.template } } : {}),
+        ...(otpType === "OTP_TYPE_SMS" && c.smsCustomizationParams?.template
+          ? { smsCustomization: { template: c.smsCustomizationParams.template } }
+          : {}),
       };
       const { result } = await submit(ctx, "ACTIVITY_TYPE_INIT_OTP_V3", c.organizationId, parameters, "initOtpResultV2");
       return v2 ? { otpId: result.otpId, otpEncryptionTargetBundle: result.otpEncryptionTargetBundle } : { otpId: result.otpId };
@@ -147,7 +175,8 @@ function otpInit(v2: boolean): Endpoint {
   };
 }
 
-const tokenSeconds = (e: ConfigEntry) => opt(e.config.verificationTokenExpirationSeconds, { expirationSeconds: String(e.config.verificationTokenExpirationSeconds) });
+const tokenSeconds = (e: ConfigEntry) =>
+  opt(e.config.verificationTokenExpirationSeconds, { expirationSeconds: String(e.config.verificationTokenExpirationSeconds) });
 
 const otpVerify: Endpoint = {
   body: B.OTP_VERIFY,
@@ -177,7 +206,9 @@ function tokenContact(token: string): { type: "OTP_TYPE_EMAIL" | "OTP_TYPE_SMS";
     c = undefined;
   }
   if (!c || (c.verification_type !== "OTP_TYPE_EMAIL" && c.verification_type !== "OTP_TYPE_SMS") || typeof c.contact !== "string") {
-    throw invalid("verificationToken is not a verification token", [{ field: "verificationToken", description: "the token otp_verify returned" }]);
+    throw invalid("verificationToken is not a verification token", [
+      { field: "verificationToken", description: "the token otp_verify returned" },
+    ]);
   }
   return { type: c.verification_type, contact: c.contact };
 }
@@ -191,9 +222,26 @@ async function loginOrganization(given: unknown, lookup: () => Promise<string | 
 }
 
 /** otp_login / oauth_login with the config's session lifetime (browsers send none); answers {session}. */
-async function login(ctx: EndpointContext, type: ForwardedActivityType, organizationId: string, b: Record<string, unknown>, parameters: object): Promise<{ session: unknown }> {
-  const all = { ...parameters, publicKey: b.publicKey, expirationSeconds: sessionSeconds(ctx.entry), ...opt(b.invalidateExisting, { invalidateExisting: b.invalidateExisting }) };
-  const { result } = await submit(ctx, type, organizationId, all, type === "ACTIVITY_TYPE_OAUTH_LOGIN" ? "oauthLoginResult" : "otpLoginResult");
+async function login(
+  ctx: EndpointContext,
+  type: ForwardedActivityType,
+  organizationId: string,
+  b: Record<string, unknown>,
+  parameters: object,
+): Promise<{ session: unknown }> {
+  const all = {
+    ...parameters,
+    publicKey: b.publicKey,
+    expirationSeconds: sessionSeconds(ctx.entry),
+    ...opt(b.invalidateExisting, { invalidateExisting: b.invalidateExisting }),
+  };
+  const { result } = await submit(
+    ctx,
+    type,
+    organizationId,
+    all,
+    type === "ACTIVITY_TYPE_OAUTH_LOGIN" ? "oauthLoginResult" : "otpLoginResult",
+  );
   return { session: result.session };
 }
 
@@ -221,10 +269,20 @@ const oauth2Authenticate: Endpoint = {
   body: B.OAUTH2_AUTHENTICATE,
   async run(ctx, b) {
     const org = ctx.entry.config.organizationId;
-    const r = await ctx.api.query<{ oauth2Credentials?: { oauth2CredentialId: string; provider: string; clientId: string }[] }>(keyOf(ctx.entry), "list_oauth2_credentials", { organizationId: org });
+    const r = await ctx.api.query<{ oauth2Credentials?: { oauth2CredentialId: string; provider: string; clientId: string }[] }>(
+      keyOf(ctx.entry),
+      "list_oauth2_credentials",
+      { organizationId: org },
+    );
     const cred = (r.oauth2Credentials ?? []).find((c) => c.provider === b.provider && c.clientId === b.clientId);
     if (!cred) throw notFound("no OAuth2 credential of this organization has this provider and clientId", "REQUEST_INVALID");
-    const parameters = { oauth2CredentialId: cred.oauth2CredentialId, authCode: b.authCode, redirectUri: b.redirectUri, codeVerifier: b.codeVerifier, nonce: b.nonce };
+    const parameters = {
+      oauth2CredentialId: cred.oauth2CredentialId,
+      authCode: b.authCode,
+      redirectUri: b.redirectUri,
+      codeVerifier: b.codeVerifier,
+      nonce: b.nonce,
+    };
     const { result } = await submit(ctx, "ACTIVITY_TYPE_OAUTH2_AUTHENTICATE", org, parameters, "oauth2AuthenticateResult");
     return { oidcToken: result.oidcToken };
   },
@@ -255,11 +313,14 @@ const account: Endpoint = {
         await requireVerifiedContact(ctx.verificationKeys, token, lookup.contact, c.organizationId);
       } else if (typeof b.oidcToken === "string" && lookup.contact.type === "OTP_TYPE_EMAIL") {
         const email = oidcEmail(b.oidcToken);
-        if (!email || !sameContact("OTP_TYPE_EMAIL", email, lookup.contact.value)) throw permissionDenied("oidcToken does not carry this email address");
+        if (!email || !sameContact("OTP_TYPE_EMAIL", email, lookup.contact.value))
+          throw permissionDenied("oidcToken does not carry this email address");
         // The API verifies the token in full (signature, issuer, expiry) for this look-up.
         await firstSuborg(ctx, "list_suborgs", "OIDC_TOKEN", b.oidcToken);
       } else {
-        throw permissionDenied("this auth proxy configuration requires a verificationToken (or an oidcToken) for EMAIL and PHONE_NUMBER look-ups");
+        throw permissionDenied(
+          "this auth proxy configuration requires a verificationToken (or an oidcToken) for EMAIL and PHONE_NUMBER look-ups",
+        );
       }
     }
     const organizationId = await firstSuborg(ctx, lookup.query, lookup.filterType, lookup.filterValue);

@@ -20,7 +20,11 @@ export class ProxyLimiter {
   async #hit(key: string, max: number, windowMs: number, what: string): Promise<void> {
     if (max <= 0) return;
     const h = await this.counters.hit(key, max, windowMs);
-    if (!h.ok) throw exhausted(`auth proxy rate limit exceeded for ${what}; retry after ${Math.max(1, Math.ceil(h.retryAfterMs / 1000))} s`, h.retryAfterMs);
+    if (!h.ok)
+      throw exhausted(
+        `auth proxy rate limit exceeded for ${what}; retry after ${Math.max(1, Math.ceil(h.retryAfterMs / 1000))} s`,
+        h.retryAfterMs,
+      );
   }
 
   /**
@@ -61,6 +65,10 @@ export class ProxyLimiter {
   }
 }
 
-export function proxyLimiter(limits: ProxyLimits, redisUrl: string | undefined, log?: { warn(obj: object, msg: string): void }): ProxyLimiter {
+export function proxyLimiter(
+  limits: ProxyLimits,
+  redisUrl: string | undefined,
+  log?: { warn(obj: object, msg: string): void },
+): ProxyLimiter {
   return new ProxyLimiter(limits, redisUrl ? new RedisCounters(redisUrl, log) : new MemoryCounters());
 }

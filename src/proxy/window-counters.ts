@@ -103,7 +103,9 @@ export class RedisCounters implements WindowCounters {
 
   async hit(key: string, max: number, windowMs: number): Promise<Hit> {
     try {
-      const r = await (this.#redis as unknown as { sigilHit(k: string, max: number, windowMs: number): Promise<[number, number]> }).sigilHit(this.prefix + key, max, windowMs);
+      const r = await (
+        this.#redis as unknown as { sigilHit(k: string, max: number, windowMs: number): Promise<[number, number]> }
+      ).sigilHit(this.prefix + key, max, windowMs);
       return Number(r[0]) === 1 ? { ok: true } : { ok: false, retryAfterMs: Math.max(1, Number(r[1])) };
     } catch (err) {
       const now = Date.now();

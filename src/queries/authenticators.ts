@@ -12,7 +12,10 @@ export const getAuthenticator = defineQuery({
   request: Type.Object({ organizationId: OrganizationId, authenticatorId: Id("authenticator") }),
   response: Type.Object({ authenticator: AuthenticatorSchema }),
   async run({ db, organization }, req) {
-    const row = ownedBy(await db.selectFrom("authenticators").selectAll().where("id", "=", req.authenticatorId).executeTakeFirst(), organization.id);
+    const row = ownedBy(
+      await db.selectFrom("authenticators").selectAll().where("id", "=", req.authenticatorId).executeTakeFirst(),
+      organization.id,
+    );
     if (!row) throw notFound(`no authenticator ${req.authenticatorId} in organization ${organization.id}`);
     return { authenticator: authenticatorView(row) };
   },

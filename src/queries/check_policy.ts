@@ -71,7 +71,11 @@ export const checkPolicy = defineQuery({
   response: Type.Object({
     valid: Type.Boolean(),
     errors: Type.Array(CheckError),
-    iterations: Type.Object({ condition: Type.Optional(Type.Number()), consensus: Type.Optional(Type.Number()), time: Type.Optional(Type.Number()) }),
+    iterations: Type.Object({
+      condition: Type.Optional(Type.Number()),
+      consensus: Type.Optional(Type.Number()),
+      time: Type.Optional(Type.Number()),
+    }),
   }),
   async run(_ctx, req) {
     const { errors, iterations } = checkPolicyText({ ...(req.effect !== undefined ? { effect: req.effect } : {}) });

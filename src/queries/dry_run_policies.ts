@@ -17,7 +17,15 @@ import { ProposalSchema, proposedSet, todaysMeta } from "../policy-dryrun/propos
 import { FactsBuilder } from "../policy-dryrun/recorded.ts";
 import { takeDryRunSlot } from "../policy-dryrun/slots.ts";
 import {
-  decodeCursor, DEFAULT_CHANGED, DEFAULT_WINDOW, MAX_CHANGED, MAX_WINDOW, replay, TIME_BUDGET_MS, type SetUnderTest, type Window,
+  decodeCursor,
+  DEFAULT_CHANGED,
+  DEFAULT_WINDOW,
+  MAX_CHANGED,
+  MAX_WINDOW,
+  replay,
+  TIME_BUDGET_MS,
+  type SetUnderTest,
+  type Window,
 } from "../policy-dryrun/replay.ts";
 import { defineQuery, type QueryContext } from "./define.ts";
 
@@ -37,7 +45,9 @@ const Request = Type.Object({
     Type.Object({
       afterMs: Type.Optional(UintString("window.afterMs")),
       beforeMs: Type.Optional(UintString("window.beforeMs")),
-      last: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_WINDOW, errorMessage: `window.last must be an integer from 1 to ${MAX_WINDOW}` })),
+      last: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: MAX_WINDOW, errorMessage: `window.last must be an integer from 1 to ${MAX_WINDOW}` }),
+      ),
     }),
   ),
   intent: Type.Optional(
@@ -50,7 +60,9 @@ const Request = Type.Object({
   ),
   paginationOptions: Type.Optional(
     Type.Object({
-      limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,4}$", errorMessage: `limit must be a number from 1 to ${MAX_CHANGED}, as a string` })),
+      limit: Type.Optional(
+        Type.String({ pattern: "^[0-9]{1,4}$", errorMessage: `limit must be a number from 1 to ${MAX_CHANGED}, as a string` }),
+      ),
       after: Type.Optional(Type.String({ maxLength: 128 })),
     }),
   ),
@@ -93,12 +105,16 @@ async function dryRun(ctx: QueryContext, req: Static<typeof Request>) {
   const window = windowOf(req.window);
   const limit = req.paginationOptions?.limit === undefined ? DEFAULT_CHANGED : Number(req.paginationOptions.limit);
   if (!(limit >= 1 && limit <= MAX_CHANGED)) {
-    throw invalid(`paginationOptions.limit must be between 1 and ${MAX_CHANGED}`, [{ field: "paginationOptions.limit", description: `1 to ${MAX_CHANGED}` }]);
+    throw invalid(`paginationOptions.limit must be between 1 and ${MAX_CHANGED}`, [
+      { field: "paginationOptions.limit", description: `1 to ${MAX_CHANGED}` },
+    ]);
   }
   const after = req.paginationOptions?.after;
   const cursor = after ? decodeCursor(after) : undefined;
   if (after && !cursor) {
-    throw invalid("paginationOptions.after must be a nextCursor this query returned", [{ field: "paginationOptions.after", description: "not a dry-run cursor" }]);
+    throw invalid("paginationOptions.after must be a nextCursor this query returned", [
+      { field: "paginationOptions.after", description: "not a dry-run cursor" },
+    ]);
   }
   return replay({
     db,
@@ -135,7 +151,10 @@ async function decideIntent(
   sets: { today: SetUnderTest; proposed: SetUnderTest },
 ) {
   const def = activityByType(intent.type);
-  if (!def) throw invalid(`intent.type: ${intent.type} is not an activity type this service accepts`, [{ field: "intent.type", description: "unknown activity type" }]);
+  if (!def)
+    throw invalid(`intent.type: ${intent.type} is not an activity type this service accepts`, [
+      { field: "intent.type", description: "unknown activity type" },
+    ]);
   if (typeof intent.parameters !== "object" || intent.parameters === null || Array.isArray(intent.parameters)) {
     throw invalid("intent.parameters must be an object", [{ field: "intent.parameters", description: "must be an object" }]);
   }
@@ -144,7 +163,12 @@ async function decideIntent(
   let user: UserRow = ctx.viewer;
   let credentials: CredentialFacts[] = ctx.credential ? [ctx.credential] : [];
   if (intent.userId !== undefined && intent.userId !== ctx.viewer.id) {
-    const named = await ctx.db.selectFrom("users").selectAll().where("id", "=", intent.userId).where("organization_id", "=", ctx.organization.id).executeTakeFirst();
+    const named = await ctx.db
+      .selectFrom("users")
+      .selectAll()
+      .where("id", "=", intent.userId)
+      .where("organization_id", "=", ctx.organization.id)
+      .executeTakeFirst();
     if (!named) throw notFound(`no user ${intent.userId} in organization ${ctx.organization.id}`);
     user = named as UserRow;
     credentials = [];
@@ -158,7 +182,13 @@ async function decideIntent(
     approvers: [approver!],
     credentials,
     rejection: false,
-    implicitlyAllowed: def.implicitlyAllowed?.(params, { userId: user.id, userName: user.name, organizationId: user.organization_id, organizationName: "" }) ?? false,
+    implicitlyAllowed:
+      def.implicitlyAllowed?.(params, {
+        userId: user.id,
+        userName: user.name,
+        organizationId: user.organization_id,
+        organizationName: "",
+      }) ?? false,
     nowMs: ctx.now,
   };
   const env = { activity: facts, approvers: input.approvers, credentials, nowMs: ctx.now };

@@ -89,7 +89,17 @@ export const explainActivity = defineQuery({
       const budget = new PassBudget(evaluationLimits().steps, evaluationLimits().passSteps);
       const entries: PolicyEntryView[] = outcomes.map(({ policyId, outcome }) => {
         const p = policies.get(policyId);
-        if (!p) return { policyId, policyName: "", effect: "", outcome, condition: "", consensus: "", changedSinceEvaluation: false, ...(shown ? { deleted: true } : {}) };
+        if (!p)
+          return {
+            policyId,
+            policyName: "",
+            effect: "",
+            outcome,
+            condition: "",
+            consensus: "",
+            changedSinceEvaluation: false,
+            ...(shown ? { deleted: true } : {}),
+          };
         const entry: PolicyEntryView = {
           policyId,
           policyName: p.name,
@@ -100,11 +110,20 @@ export const explainActivity = defineQuery({
           ...(p.time ? { time: p.time } : {}),
           changedSinceEvaluation: p.updated_at > record.created_at,
         };
-        const explanation = env && budget.run((m) => explainPolicy({ effect: p.effect, condition: p.condition, consensus: p.consensus, time: p.time }, outcome, env, m));
+        const explanation =
+          env &&
+          budget.run((m) =>
+            explainPolicy({ effect: p.effect, condition: p.condition, consensus: p.consensus, time: p.time }, outcome, env, m),
+          );
         if (explanation) entry.explanation = explanation;
         return entry;
       });
-      evaluations.push({ outcome: record.outcome, decidingPolicyId: decidingPolicyId(record.outcome, outcomes), createdAt: timestampObject(record.created_at), policies: entries });
+      evaluations.push({
+        outcome: record.outcome,
+        decidingPolicyId: decidingPolicyId(record.outcome, outcomes),
+        createdAt: timestampObject(record.created_at),
+        policies: entries,
+      });
       await turn(); // a record's explanations are one pass's work: other requests run between records
     }
     return { activityId: row.id, type: row.type, status: row.status, policiesShown: shown, evaluations };

@@ -17,7 +17,14 @@ const Allowlist = Type.Object({
 export const getIpAllowlist = defineQuery({
   op: "get_ip_allowlist",
   summary: "Get the IP allowlist of the organization, or of one of its API keys.",
-  request: Type.Object({ organizationId: OrganizationId, publicKey: Type.Optional(Type.Union([HexPublicKey, Type.Null()], { errorMessage: "must be the hex public key of an API key, or null for the organization's list" })) }),
+  request: Type.Object({
+    organizationId: OrganizationId,
+    publicKey: Type.Optional(
+      Type.Union([HexPublicKey, Type.Null()], {
+        errorMessage: "must be the hex public key of an API key, or null for the organization's list",
+      }),
+    ),
+  }),
   response: Type.Object({ allowlist: Allowlist }),
   async run({ db, organization }, req) {
     const publicKey = req.publicKey ? req.publicKey.toLowerCase() : ORGANIZATION_LIST;

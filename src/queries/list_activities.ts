@@ -19,7 +19,11 @@ export const listActivitiesQuery = defineQuery({
     organizationId: OrganizationId,
     filterByStatus: Type.Optional(maxItems(Status, "filterByStatus", 10)),
     filterByType: Type.Optional(
-      maxItems(Type.String({ pattern: "^ACTIVITY_TYPE_[A-Z0-9_]+$", errorMessage: "must be an ACTIVITY_TYPE_* value" }), "filterByType", 100),
+      maxItems(
+        Type.String({ pattern: "^ACTIVITY_TYPE_[A-Z0-9_]+$", errorMessage: "must be an ACTIVITY_TYPE_* value" }),
+        "filterByType",
+        100,
+      ),
     ),
     paginationOptions: Type.Optional(Pagination),
   }),

@@ -12,7 +12,6 @@ import { oauthSettingsOf } from "../auth/oauth/configure.ts";
 import { MAX_OIDC_TOKEN_LENGTH, requireOidcToken } from "../auth/oauth/verify-oidc.ts";
 import { oidcClaims } from "../auth/oauth/oidc-claims.ts";
 
-
 export type OrgQuery = SelectQueryBuilder<Database, "organizations", { id: string; created_at: number }>;
 
 /**
@@ -25,15 +24,23 @@ const FILTERS = new Map<string, (q: OrgQuery, value: string) => OrgQuery>([
   [
     "EMAIL",
     (q, v) =>
-      q.where("organizations.id", "in", (s) => s.selectFrom("users").select("organization_id").where("email_normalized", "=", v.toLowerCase())),
+      q.where("organizations.id", "in", (s) =>
+        s.selectFrom("users").select("organization_id").where("email_normalized", "=", v.toLowerCase()),
+      ),
   ],
-  ["PHONE_NUMBER", (q, v) => q.where("organizations.id", "in", (s) => s.selectFrom("users").select("organization_id").where("phone", "=", v))],
+  [
+    "PHONE_NUMBER",
+    (q, v) => q.where("organizations.id", "in", (s) => s.selectFrom("users").select("organization_id").where("phone", "=", v)),
+  ],
   [
     // A passkey's credential id (b64url of the raw id; base64 and padding accepted).
     "CREDENTIAL_ID",
     (q, v) =>
       q.where("organizations.id", "in", (s) =>
-        s.selectFrom("authenticators").select("organization_id").where("credential_id_normalized", "=", canonicalB64url(v) ?? v),
+        s
+          .selectFrom("authenticators")
+          .select("organization_id")
+          .where("credential_id_normalized", "=", canonicalB64url(v) ?? v),
       ),
   ],
   // An address of a wallet account (Ethereum in any casing; src/wallets/lookup.ts).
@@ -46,7 +53,12 @@ const FILTERS = new Map<string, (q: OrgQuery, value: string) => OrgQuery>([
     (q, v) => {
       const c = oidcClaims(v);
       return q.where("organizations.id", "in", (s) =>
-        s.selectFrom("oauth_providers").select("organization_id").where("issuer", "=", c.iss).where("subject", "=", c.sub).where("audience", "=", c.aud),
+        s
+          .selectFrom("oauth_providers")
+          .select("organization_id")
+          .where("issuer", "=", c.iss)
+          .where("subject", "=", c.sub)
+          .where("audience", "=", c.aud),
       );
     },
   ],
@@ -71,7 +83,12 @@ const vouchedKeyHolders = (q: OrgQuery, v: string): OrgQuery =>
  * its identity (iss, sub, any of its audiences). Verified before the query is built: the
  * issuer's JWKS may be fetched.
  */
-async function oidcTokenFilter(db: Executor, token: string, logins: LoginSettings | undefined, now: number): Promise<(q: OrgQuery) => OrgQuery> {
+async function oidcTokenFilter(
+  db: Executor,
+  token: string,
+  logins: LoginSettings | undefined,
+  now: number,
+): Promise<(q: OrgQuery) => OrgQuery> {
   const identity = await requireOidcToken(db, token, oauthSettingsOf(logins ?? DEFAULT_LOGIN_SETTINGS), "filterValue", { now });
   return (q) =>
     q.where("organizations.id", "in", (s) =>
@@ -127,7 +144,8 @@ export const listSuborgs = defineQuery({
           { field: "filterType", description: `one of ${[...FILTERS.keys(), "OIDC_TOKEN"].join(", ")}` },
         ]);
       }
-      if (!req.filterValue) throw invalid("filterValue must be set when filterType is", [{ field: "filterValue", description: "must be set" }]);
+      if (!req.filterValue)
+        throw invalid("filterValue must be set when filterType is", [{ field: "filterValue", description: "must be set" }]);
       if (filter) requireShortFilterValue(req.filterValue);
       q = filter ? filter(q, req.filterValue) : (await oidcTokenFilter(db, req.filterValue, logins, now))(q);
     } else if (req.filterValue) {
@@ -145,7 +163,12 @@ export async function pageOfSubOrganizations(db: Executor, parentId: string, q: 
   const cursorId = pageReq.before ?? pageReq.after;
   let cursor;
   if (cursorId) {
-    cursor = await db.selectFrom("organizations").select(["created_at", "id"]).where("id", "=", cursorId).where("parent_id", "=", parentId).executeTakeFirst();
+    cursor = await db
+      .selectFrom("organizations")
+      .select(["created_at", "id"])
+      .where("id", "=", cursorId)
+      .where("parent_id", "=", parentId)
+      .executeTakeFirst();
     if (!cursor) unknownCursor(cursorId);
   }
   return (await page(q, pageReq, cursor, false)).map((r) => r.id);

@@ -13,19 +13,26 @@ const FILTERS = new Map<string, (q: OrgQuery, value: string) => OrgQuery>([
     "EMAIL",
     (q, v) =>
       q.where("organizations.id", "in", (s) =>
-        s.selectFrom("users").select("organization_id").where("email_normalized", "=", v.toLowerCase()).where("email_verified_at", "is not", null),
+        s
+          .selectFrom("users")
+          .select("organization_id")
+          .where("email_normalized", "=", v.toLowerCase())
+          .where("email_verified_at", "is not", null),
       ),
   ],
   [
     "PHONE_NUMBER",
     (q, v) =>
-      q.where("organizations.id", "in", (s) => s.selectFrom("users").select("organization_id").where("phone", "=", v).where("phone_verified_at", "is not", null)),
+      q.where("organizations.id", "in", (s) =>
+        s.selectFrom("users").select("organization_id").where("phone", "=", v).where("phone_verified_at", "is not", null),
+      ),
   ],
 ]);
 
 export const listVerifiedSuborgs = defineQuery({
   op: "list_verified_suborgs",
-  summary: "Ids of the organization's direct sub-organizations with a user whose email or phone number is the value and verified, oldest first.",
+  summary:
+    "Ids of the organization's direct sub-organizations with a user whose email or phone number is the value and verified, oldest first.",
   request: SubOrgsRequest,
   response: SubOrgsResponse,
   async run({ db, organization }, req) {

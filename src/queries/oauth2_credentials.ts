@@ -23,7 +23,8 @@ export const getOauth2Credential = defineQuery({
   response: Type.Object({ oauth2Credential: Oauth2Credential }),
   async run({ db, organization }, req) {
     const row = await findOauth2Credential(db, organization.id, req.oauth2CredentialId);
-    if (!row) throw notFound(`OAUTH2_CREDENTIAL_NOT_FOUND: no OAuth 2.0 credential ${req.oauth2CredentialId} in organization ${organization.id}`);
+    if (!row)
+      throw notFound(`OAUTH2_CREDENTIAL_NOT_FOUND: no OAuth 2.0 credential ${req.oauth2CredentialId} in organization ${organization.id}`);
     return { oauth2Credential: oauth2CredentialView(row) };
   },
 });

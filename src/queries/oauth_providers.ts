@@ -13,7 +13,8 @@ export const getOauthProviders = defineQuery({
   request: Type.Object({ organizationId: OrganizationId, userId: Type.Optional(Id("user")) }),
   response: Type.Object({ oauthProviders: Type.Array(OauthProviderSchema) }),
   async run({ db, organization }, req) {
-    if (req.userId === undefined) return { oauthProviders: (await oauthProvidersOfOrganization(db, organization.id)).map(oauthProviderView) };
+    if (req.userId === undefined)
+      return { oauthProviders: (await oauthProvidersOfOrganization(db, organization.id)).map(oauthProviderView) };
     if (!(await findUser(db, organization.id, req.userId))) throw notFound(`no user ${req.userId} in organization ${organization.id}`);
     return { oauthProviders: (await oauthProvidersOfUsers(db, [req.userId])).map(oauthProviderView) };
   },

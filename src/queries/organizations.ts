@@ -76,13 +76,14 @@ export const getOrganization = defineQuery({
       listWalletRows(db, id),
       recentInvitationsOf(db, id),
     ]);
-    const tag = (tagType: "TAG_TYPE_USER" | "TAG_TYPE_PRIVATE_KEY") => (t: { id: string; name: string; created_at: number; updated_at: number }) => ({
-      tagId: t.id,
-      tagName: t.name,
-      tagType,
-      createdAt: timestampObject(t.created_at),
-      updatedAt: timestampObject(t.updated_at),
-    });
+    const tag =
+      (tagType: "TAG_TYPE_USER" | "TAG_TYPE_PRIVATE_KEY") => (t: { id: string; name: string; created_at: number; updated_at: number }) => ({
+        tagId: t.id,
+        tagName: t.name,
+        tagType,
+        createdAt: timestampObject(t.created_at),
+        updatedAt: timestampObject(t.updated_at),
+      });
     return {
       organizationData: {
         organizationId: id,

@@ -13,7 +13,10 @@ export const getPrivateKey = defineQuery({
   request: Type.Object({ organizationId: OrganizationId, privateKeyId: Id("private key") }),
   response: Type.Object({ privateKey: PrivateKeySchema }),
   async run({ db, organization }, req) {
-    const row = ownedBy(await db.selectFrom("private_keys").selectAll().where("id", "=", req.privateKeyId).executeTakeFirst(), organization.id);
+    const row = ownedBy(
+      await db.selectFrom("private_keys").selectAll().where("id", "=", req.privateKeyId).executeTakeFirst(),
+      organization.id,
+    );
     if (!row) throw notFound(`no private key ${req.privateKeyId} in organization ${organization.id}`);
     const [privateKey] = await privateKeyViews(db, [row]);
     return { privateKey: privateKey! };
@@ -26,7 +29,13 @@ export const listPrivateKeys = defineQuery({
   request: Type.Object({ organizationId: OrganizationId }),
   response: Type.Object({ privateKeys: Type.Array(PrivateKeySchema) }),
   async run({ db, organization }) {
-    const rows = await db.selectFrom("private_keys").selectAll().where("organization_id", "=", organization.id).orderBy("created_at").orderBy("id").execute();
+    const rows = await db
+      .selectFrom("private_keys")
+      .selectAll()
+      .where("organization_id", "=", organization.id)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
     return { privateKeys: await privateKeyViews(db, rows) };
   },
 });
@@ -45,7 +54,13 @@ export const listPrivateKeyTags = defineQuery({
   request: Type.Object({ organizationId: OrganizationId }),
   response: Type.Object({ privateKeyTags: Type.Array(PrivateKeyTag) }),
   async run({ db, organization }) {
-    const rows = await db.selectFrom("private_key_tags").selectAll().where("organization_id", "=", organization.id).orderBy("created_at").orderBy("id").execute();
+    const rows = await db
+      .selectFrom("private_key_tags")
+      .selectAll()
+      .where("organization_id", "=", organization.id)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
     return {
       privateKeyTags: rows.map((t) => ({
         tagId: t.id,

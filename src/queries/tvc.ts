@@ -17,7 +17,11 @@ export const listTvcApps = defineQuery({
   response: Type.Object({ tvcApps: Type.Array(TvcAppSchema) }),
   async run({ db, organization, state }) {
     const apps = await listApps(db, organization.id);
-    const sets = await operatorSets(db, organization.id, apps.flatMap((a) => [a.manifest_set_id, a.share_set_id]));
+    const sets = await operatorSets(
+      db,
+      organization.id,
+      apps.flatMap((a) => [a.manifest_set_id, a.share_set_id]),
+    );
     return { tvcApps: apps.map((a) => appView(a, sets, state.tvc.ingressAddress)) };
   },
 });
@@ -54,7 +58,10 @@ export const listTvcAppDeployments = defineQuery({
     const app = await requireApp(db, organization.id, req.appId);
     const deployments = await listDeployments(db, organization.id, app.id);
     const sets = await setsOf(db, app);
-    const approvals = await approvalsOf(db, deployments.map((d) => d.id));
+    const approvals = await approvalsOf(
+      db,
+      deployments.map((d) => d.id),
+    );
     return { tvcDeployments: deployments.map((d) => deploymentView(d, app, sets, approvals, state.tvc.get(d.id))) };
   },
 });

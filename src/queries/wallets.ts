@@ -4,7 +4,15 @@ import { Type } from "@sinclair/typebox";
 import { invalid, notFound } from "../errors.ts";
 import { Id, OrganizationId, Pagination } from "../schemas/common.ts";
 import { page, pageRequest, unknownCursor } from "../store/pagination.ts";
-import { findWallet, listWalletRows, walletAccountView, WalletAccountSchema, WalletSchema, walletView, type WalletRow } from "../store/wallets.ts";
+import {
+  findWallet,
+  listWalletRows,
+  walletAccountView,
+  WalletAccountSchema,
+  WalletSchema,
+  walletView,
+  type WalletRow,
+} from "../store/wallets.ts";
 import { normalPath } from "../wallets/accounts.ts";
 import { canonicalAddress } from "../wallets/lookup.ts";
 import { defineQuery } from "./define.ts";
@@ -45,10 +53,17 @@ export const getWalletAccount = defineQuery({
   response: Type.Object({ account: WalletAccountSchema }),
   async run({ db, organization }, req) {
     if ((req.address === undefined) === (req.path === undefined)) {
-      throw invalid("give exactly one of address or path", [{ field: "address", description: "exactly one of address or path must be set" }]);
+      throw invalid("give exactly one of address or path", [
+        { field: "address", description: "exactly one of address or path must be set" },
+      ]);
     }
-    if (!(await findWallet(db, organization.id, req.walletId))) throw notFound(`no wallet ${req.walletId} in organization ${organization.id}`);
-    let q = db.selectFrom("wallet_accounts").selectAll().where("wallet_id", "=", req.walletId).where("organization_id", "=", organization.id);
+    if (!(await findWallet(db, organization.id, req.walletId)))
+      throw notFound(`no wallet ${req.walletId} in organization ${organization.id}`);
+    let q = db
+      .selectFrom("wallet_accounts")
+      .selectAll()
+      .where("wallet_id", "=", req.walletId)
+      .where("organization_id", "=", organization.id);
     q = req.address !== undefined ? q.where("address", "=", canonicalAddress(req.address)) : q.where("path", "=", normalPath(req.path!));
     // A path with several address formats has several accounts: the first created is returned.
     const row = await q.orderBy("created_at").orderBy("id").limit(1).executeTakeFirst();

@@ -30,10 +30,21 @@ export const listWebhookDeliveries = defineQuery({
     }
     const rows = await listDeliveries(
       db,
-      { organizationId: organization.id, endpointId: req.endpointId, eventId: req.eventId, statuses: req.filterByStatus?.map(storedStatus) },
+      {
+        organizationId: organization.id,
+        endpointId: req.endpointId,
+        eventId: req.eventId,
+        statuses: req.filterByStatus?.map(storedStatus),
+      },
       page,
     );
-    const [attempts, events] = await Promise.all([attemptsOf(db, rows.map((r) => r.id)), eventsOf(db, [...new Set(rows.map((r) => r.event_id))])]);
+    const [attempts, events] = await Promise.all([
+      attemptsOf(
+        db,
+        rows.map((r) => r.id),
+      ),
+      eventsOf(db, [...new Set(rows.map((r) => r.event_id))]),
+    ]);
     return { webhookDeliveries: rows.map((r) => deliveryView(r, events.get(r.event_id), attempts.get(r.id) ?? [])) };
   },
 });

@@ -12,7 +12,11 @@ export const Invitation = Type.Object({
   receiverEmail: Type.String(),
   receiverUserTags: Type.Array(Type.String()),
   accessType: AccessType,
-  status: Type.Union([Type.Literal("INVITATION_STATUS_CREATED"), Type.Literal("INVITATION_STATUS_ACCEPTED"), Type.Literal("INVITATION_STATUS_REVOKED")]),
+  status: Type.Union([
+    Type.Literal("INVITATION_STATUS_CREATED"),
+    Type.Literal("INVITATION_STATUS_ACCEPTED"),
+    Type.Literal("INVITATION_STATUS_REVOKED"),
+  ]),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   senderUserId: Type.String(),

@@ -75,7 +75,7 @@ export function exceededJsonLimit(raw: Uint8Array, limits: JsonLimits = JSON_LIM
 
 /** Index of the quote that closes the string opened at `open` (raw.length if none). */
 function closingQuote(raw: Uint8Array, open: number): number {
-  for (let q = open; ; ) {
+  for (let q = open; ;) {
     q = raw.indexOf(QUOTE, q + 1);
     if (q < 0) return raw.length;
     // Escaped when an odd number of backslashes precede it (the opening quote stops the count).

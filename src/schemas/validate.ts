@@ -23,8 +23,7 @@ export function compile<T extends TSchema>(schema: T): Validator<T> {
   const parsed = new WeakSet<object>();
   return {
     schema,
-    is: (value: unknown): value is Static<T> =>
-      (typeof value === "object" && value !== null && parsed.has(value)) || check.Check(value),
+    is: (value: unknown): value is Static<T> => (typeof value === "object" && value !== null && parsed.has(value)) || check.Check(value),
     parse(value: unknown, at: string): Static<T> {
       if (check.Check(value)) {
         const out = cleanCopy(schema, value) as Static<T>;
@@ -39,7 +38,7 @@ export function compile<T extends TSchema>(schema: T): Validator<T> {
         seen.add(field);
         const custom = (e.schema as { errorMessage?: string }).errorMessage;
         const description =
-          e.type === ValueErrorType.ObjectRequiredProperty ? "must be set" : custom ?? e.message.replace(/^Expected/, "expected");
+          e.type === ValueErrorType.ObjectRequiredProperty ? "must be set" : (custom ?? e.message.replace(/^Expected/, "expected"));
         violations.push({ field, description });
         if (violations.length >= MAX_VIOLATIONS) break;
       }

@@ -94,7 +94,11 @@ export function buildApp(opts: AppOptions): FastifyInstance {
   void app.register(errorsPlugin, { bodyLimitBytes: opts.bodyLimitBytes });
   void app.register(drainingPlugin);
   // Auth proxy origins are admitted too (docs/auth-proxy.md §5).
-  void app.register(corsPlugin, { origins: opts.network?.corsOrigins ?? [], stampHeaders: STAMP_HEADERS, admit: proxyOriginsAdmitter(opts.store.db, opts.network?.proxyOriginsTtlMs) });
+  void app.register(corsPlugin, {
+    origins: opts.network?.corsOrigins ?? [],
+    stampHeaders: STAMP_HEADERS,
+    admit: proxyOriginsAdmitter(opts.store.db, opts.network?.proxyOriginsTtlMs),
+  });
   void app.register(addressLimitPlugin, limiter ? { limiter } : {});
   void app.register(metricsPlugin, opts.metricsRegistry ? { registry: opts.metricsRegistry } : {});
   void app.register(publicApiPlugin, { deps, version: opts.version, ...(limiter ? { limiter } : {}) });

@@ -67,7 +67,8 @@ function authenticatedBody(req: FastifyRequest, secret: Buffer, now: number): Re
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw invalid("auth proxy channel: the body must be a JSON object");
   const b = body as Record<string, unknown>;
   const ts = typeof b.timestampMs === "string" && /^[0-9]{1,16}$/.test(b.timestampMs) ? Number(b.timestampMs) : NaN;
-  if (!(Math.abs(now - ts) <= MAX_SKEW_MS)) throw refused(`timestampMs must be within ${MAX_SKEW_MS / 1000} s of the server's clock (${now})`);
+  if (!(Math.abs(now - ts) <= MAX_SKEW_MS))
+    throw refused(`timestampMs must be within ${MAX_SKEW_MS / 1000} s of the server's clock (${now})`);
   return b;
 }
 
@@ -81,7 +82,8 @@ export const authProxyChannel: FastifyPluginAsync<AuthProxyChannelOptions> = asy
     if (!secret || !master) throw disabled();
     const body = authenticatedBody(req, secret, clock());
     const configId = body.configId;
-    if (typeof configId !== "string" || !UUID.test(configId)) throw invalid("auth proxy channel: configId must be a config id (UUID)", [{ field: "configId", description: "must be a UUID" }]);
+    if (typeof configId !== "string" || !UUID.test(configId))
+      throw invalid("auth proxy channel: configId must be a config id (UUID)", [{ field: "configId", description: "must be a UUID" }]);
     const row = await findConfig(opts.db, configId.toLowerCase());
     if (!row) throw notFound(`no auth proxy configuration ${configId}`);
     const pkcs8 = await openProxyKey(master, row);
@@ -89,7 +91,12 @@ export const authProxyChannel: FastifyPluginAsync<AuthProxyChannelOptions> = asy
       // The organization's name: the app name of OTP messages when the config names none (docs/auth-proxy-service.md §5).
       const org = await opts.db.selectFrom("organizations").select("name").where("id", "=", row.organization_id).executeTakeFirst();
       const otpChannels = await deliverableChannels(opts.db, row.organization_id, opts.otpChannels ?? []);
-      return { config: configView(row), sealedKey: sealForTransport(secret, pkcs8, row.id), ...(org ? { organizationName: org.name } : {}), otpChannels };
+      return {
+        config: configView(row),
+        sealedKey: sealForTransport(secret, pkcs8, row.id),
+        ...(org ? { organizationName: org.name } : {}),
+        otpChannels,
+      };
     } finally {
       pkcs8.fill(0);
     }
@@ -101,4 +108,3 @@ export const authProxyChannel: FastifyPluginAsync<AuthProxyChannelOptions> = asy
     return enabledOrigins(opts.db);
   });
 };
-

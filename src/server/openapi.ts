@@ -52,7 +52,11 @@ function submitOperation(op: string, defs: SubmitRoute[]) {
       operationId: `submit_${op}`,
       summary: defs[0]!.summary,
       description: defs
-        .map((d) => ("result" in d ? `${d.type}: intent \`${d.intent}\`, result \`${d.result}\`` : `${d.type}: intent \`${d.intent}\`; answers with the target activity`))
+        .map((d) =>
+          "result" in d
+            ? `${d.type}: intent \`${d.intent}\`, result \`${d.result}\``
+            : `${d.type}: intent \`${d.intent}\`; answers with the target activity`,
+        )
         .join("\n\n"),
       tags: ["activities"],
       parameters: [stampHeader],
@@ -61,7 +65,10 @@ function submitOperation(op: string, defs: SubmitRoute[]) {
         content: { "application/json": { schema: variants.length === 1 ? variants[0] : { oneOf: variants } } },
       },
       responses: {
-        "200": { description: "The activity", content: { "application/json": { schema: { type: "object", properties: { activity: answeredActivity(defs) } } } } },
+        "200": {
+          description: "The activity",
+          content: { "application/json": { schema: { type: "object", properties: { activity: answeredActivity(defs) } } } },
+        },
         default: errorResponse,
       },
     },

@@ -36,7 +36,8 @@ const hasOwn = Object.prototype.hasOwnProperty;
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
 function hexBytes(v: unknown, what: string): Uint8Array {
-  if (typeof v !== "string" || !/^0x([0-9a-fA-F]{2})*$/.test(v)) throw new TypedDataError(`${what}: must be 0x-prefixed hex of whole bytes`);
+  if (typeof v !== "string" || !/^0x([0-9a-fA-F]{2})*$/.test(v))
+    throw new TypedDataError(`${what}: must be 0x-prefixed hex of whole bytes`);
   return Uint8Array.from(Buffer.from(v.slice(2), "hex"));
 }
 
@@ -82,7 +83,15 @@ function dependencies(types: Types, primary: string, found = new Set<string>()):
 
 function encodeType(types: Types, primary: string): string {
   const deps = [...dependencies(types, primary)].filter((t) => t !== primary).sort();
-  return [primary, ...deps].map((t) => `${t}(${types.get(t)!.map((f) => `${f.type} ${f.name}`).join(",")})`).join("");
+  return [primary, ...deps]
+    .map(
+      (t) =>
+        `${t}(${types
+          .get(t)!
+          .map((f) => `${f.type} ${f.name}`)
+          .join(",")})`,
+    )
+    .join("");
 }
 
 // The plan: the document's encoding as a flat list of steps over a stack of keccak states.
@@ -94,7 +103,9 @@ const OPEN = 0;
 const WORD = 1;
 const BYTES = 2;
 const CLOSE = 3;
-type Step = { readonly op: typeof OPEN | typeof WORD | typeof BYTES; readonly data: Uint8Array | undefined } | { readonly op: typeof CLOSE; readonly data: undefined };
+type Step =
+  | { readonly op: typeof OPEN | typeof WORD | typeof BYTES; readonly data: Uint8Array | undefined }
+  | { readonly op: typeof CLOSE; readonly data: undefined };
 const CLOSE_STEP: Step = { op: CLOSE, data: undefined };
 
 /** A typed-data document, checked and counted: what is left is hashing it. */
@@ -175,7 +186,8 @@ class Planner {
     }
     if (type === "address") {
       return (value, what) => {
-        if (typeof value !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(value)) throw new TypedDataError(`${what}: must be a 0x address of 20 bytes`);
+        if (typeof value !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(value))
+          throw new TypedDataError(`${what}: must be a 0x address of 20 bytes`);
         this.push(WORD, word(BigInt(value)));
       };
     }
@@ -208,7 +220,8 @@ class Planner {
   }
 
   struct(type: string, value: unknown, what: string, depth: number): void {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new TypedDataError(`${what}: must be an object (${type})`);
+    if (typeof value !== "object" || value === null || Array.isArray(value))
+      throw new TypedDataError(`${what}: must be an object (${type})`);
     const obj = value as Record<string, unknown>;
     this.push(OPEN, this.typeHash(type));
     for (const f of this.types.get(type)!) {
@@ -234,12 +247,17 @@ function parseTypes(raw: unknown, domain: Record<string, unknown>): Map<string, 
       name,
       fields.map((f: unknown, i) => {
         const o = f as Record<string, unknown> | null;
-        if (!o || typeof o.name !== "string" || typeof o.type !== "string") throw new TypedDataError(`types.${name}[${i}]: must be {name, type}`);
+        if (!o || typeof o.name !== "string" || typeof o.type !== "string")
+          throw new TypedDataError(`types.${name}[${i}]: must be {name, type}`);
         return { name: o.name, type: o.type };
       }),
     );
   }
-  if (!types.has("EIP712Domain")) types.set("EIP712Domain", DOMAIN_FIELDS.filter((f) => hasOwn.call(domain, f.name) && domain[f.name] !== undefined));
+  if (!types.has("EIP712Domain"))
+    types.set(
+      "EIP712Domain",
+      DOMAIN_FIELDS.filter((f) => hasOwn.call(domain, f.name) && domain[f.name] !== undefined),
+    );
   return types;
 }
 

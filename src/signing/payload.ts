@@ -5,7 +5,16 @@ import { Type } from "@sinclair/typebox";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { invalid } from "../errors.ts";
-import { hashPlanSliced, hashTypedDataJson, MAX_EIP712_ELEMENTS, MAX_EIP712_ELEMENTS_PER_REQUEST, planTypedData, TooManyElements, TypedDataError, type TypedDataPlan } from "./eip712.ts";
+import {
+  hashPlanSliced,
+  hashTypedDataJson,
+  MAX_EIP712_ELEMENTS,
+  MAX_EIP712_ELEMENTS_PER_REQUEST,
+  planTypedData,
+  TooManyElements,
+  TypedDataError,
+  type TypedDataPlan,
+} from "./eip712.ts";
 import type { SigningCurve } from "./sign.ts";
 
 export const PayloadEncoding = Type.Union(
@@ -28,7 +37,10 @@ export const HashFunction = Type.Union(
 );
 /** At most 64 KiB of payload text (32 KiB as hex). [our choice] */
 export const MAX_PAYLOAD_CHARS = 65_536;
-export const Payload = Type.String({ maxLength: MAX_PAYLOAD_CHARS, errorMessage: `must be a string of at most ${MAX_PAYLOAD_CHARS} characters` });
+export const Payload = Type.String({
+  maxLength: MAX_PAYLOAD_CHARS,
+  errorMessage: `must be a string of at most ${MAX_PAYLOAD_CHARS} characters`,
+});
 
 export type Encoding = (typeof PayloadEncoding)["static"];
 export type Hash = (typeof HashFunction)["static"];
@@ -50,7 +62,14 @@ export function checkPayload(payload: string, encoding: Encoding, hash: Hash, fi
  * at most MAX_EIP712_ELEMENTS_PER_REQUEST elements; past it the request is refused naming
  * `listField` (docs/signing.md §2.4).
  */
-export function checkPayloads(payloads: readonly string[], encoding: Encoding, hash: Hash, field: (i: number) => string, request?: object, listField?: string): void {
+export function checkPayloads(
+  payloads: readonly string[],
+  encoding: Encoding,
+  hash: Hash,
+  field: (i: number) => string,
+  request?: object,
+  listField?: string,
+): void {
   checkHashFunction(encoding, hash);
   if (encoding !== "PAYLOAD_ENCODING_EIP712") {
     payloads.forEach((payload, i) => messageBytes(payload, encoding, field(i)));
@@ -64,7 +83,10 @@ export function checkPayloads(payloads: readonly string[], encoding: Encoding, h
       plan = planTypedData(payload, limit);
     } catch (err) {
       if (err instanceof TooManyElements && limit < MAX_EIP712_ELEMENTS && listField) {
-        throw bad(listField, `its typed-data documents have more than ${MAX_EIP712_ELEMENTS_PER_REQUEST} elements in all (values, and 32-byte pieces of strings and bytes): the most one request may hash`);
+        throw bad(
+          listField,
+          `its typed-data documents have more than ${MAX_EIP712_ELEMENTS_PER_REQUEST} elements in all (values, and 32-byte pieces of strings and bytes): the most one request may hash`,
+        );
       }
       if (err instanceof TypedDataError) throw bad(field(i), err.message);
       throw err;
@@ -117,7 +139,14 @@ export async function hashTypedData(request: object): Promise<void> {
  * signingInput for the activity that signs: typed data's digest is the one this request's
  * checks planned and `hashTypedData` computed, or is hashed now, in slices.
  */
-export async function digestInput(curve: SigningCurve, payload: string, encoding: Encoding, hash: Hash, field: string, request: object): Promise<Uint8Array> {
+export async function digestInput(
+  curve: SigningCurve,
+  payload: string,
+  encoding: Encoding,
+  hash: Hash,
+  field: string,
+  request: object,
+): Promise<Uint8Array> {
   if (encoding !== "PAYLOAD_ENCODING_EIP712") return signingInput(curve, payload, encoding, hash, field);
   inputFor(curve, payload, encoding, hash, field, false);
   return digestOf(request, field, payload);
@@ -125,7 +154,8 @@ export async function digestInput(curve: SigningCurve, payload: string, encoding
 
 function checkHashFunction(encoding: Encoding, hash: Hash): void {
   if (encoding === "PAYLOAD_ENCODING_EIP712" || encoding === "PAYLOAD_ENCODING_EIP7702_AUTHORIZATION") {
-    if (hash !== "HASH_FUNCTION_NO_OP") throw bad("parameters.hashFunction", `${encoding} payloads are hashed as their standard defines: use HASH_FUNCTION_NO_OP`);
+    if (hash !== "HASH_FUNCTION_NO_OP")
+      throw bad("parameters.hashFunction", `${encoding} payloads are hashed as their standard defines: use HASH_FUNCTION_NO_OP`);
   }
 }
 
@@ -134,7 +164,8 @@ function messageBytes(payload: string, encoding: Encoding, field: string): Uint8
     switch (encoding) {
       case "PAYLOAD_ENCODING_HEXADECIMAL": {
         const hex = payload.startsWith("0x") || payload.startsWith("0X") ? payload.slice(2) : payload;
-        if (hex.length === 0 || hex.length % 2 !== 0 || !/^[0-9a-fA-F]+$/.test(hex)) throw bad(field, "must be hex of whole bytes (an optional 0x prefix), not empty");
+        if (hex.length === 0 || hex.length % 2 !== 0 || !/^[0-9a-fA-F]+$/.test(hex))
+          throw bad(field, "must be hex of whole bytes (an optional 0x prefix), not empty");
         return Uint8Array.from(Buffer.from(hex, "hex"));
       }
       case "PAYLOAD_ENCODING_TEXT_UTF8":
@@ -176,13 +207,17 @@ function inputFor(curve: SigningCurve, payload: string, encoding: Encoding, hash
     if (encoding === "PAYLOAD_ENCODING_EIP712" || encoding === "PAYLOAD_ENCODING_EIP7702_AUTHORIZATION") {
       throw bad("parameters.encoding", `${encoding} is an Ethereum encoding: it needs a secp256k1 key, not ed25519`);
     }
-    if (hash !== "HASH_FUNCTION_NOT_APPLICABLE") throw bad("parameters.hashFunction", "ed25519 signs the message itself: use HASH_FUNCTION_NOT_APPLICABLE");
+    if (hash !== "HASH_FUNCTION_NOT_APPLICABLE")
+      throw bad("parameters.hashFunction", "ed25519 signs the message itself: use HASH_FUNCTION_NOT_APPLICABLE");
     return bytes;
   }
   if (encoding === "PAYLOAD_ENCODING_EIP712" || encoding === "PAYLOAD_ENCODING_EIP7702_AUTHORIZATION") return bytes;
   switch (hash) {
     case "HASH_FUNCTION_NOT_APPLICABLE":
-      throw bad("parameters.hashFunction", "secp256k1 signs a digest: use HASH_FUNCTION_KECCAK256, HASH_FUNCTION_SHA256, or HASH_FUNCTION_NO_OP with a 32-byte hex digest");
+      throw bad(
+        "parameters.hashFunction",
+        "secp256k1 signs a digest: use HASH_FUNCTION_KECCAK256, HASH_FUNCTION_SHA256, or HASH_FUNCTION_NO_OP with a 32-byte hex digest",
+      );
     case "HASH_FUNCTION_SHA256":
       return digest ? sha256(bytes) : bytes;
     case "HASH_FUNCTION_KECCAK256":
@@ -227,8 +262,10 @@ function authorizationHash(json: string): Uint8Array {
   } catch {
     throw new TypedDataError("not valid JSON {address, chainId, nonce}");
   }
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) throw new TypedDataError("must be a JSON object {address, chainId, nonce}");
-  if (typeof doc.address !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(doc.address)) throw new TypedDataError("address: must be a 0x address of 20 bytes");
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc))
+    throw new TypedDataError("must be a JSON object {address, chainId, nonce}");
+  if (typeof doc.address !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(doc.address))
+    throw new TypedDataError("address: must be a 0x address of 20 bytes");
   const chainId = uint(doc.chainId, "chainId", 256n);
   const nonce = uint(doc.nonce, "nonce", 64n);
   const items = [rlpInt(chainId), rlpBytes(Uint8Array.from(Buffer.from(doc.address.slice(2), "hex"))), rlpInt(nonce)];

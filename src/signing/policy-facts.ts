@@ -26,7 +26,12 @@ export async function signerFacts(db: Executor, organizationId: string, signWith
       wallets: [{ id: w.id, imported: w.imported === 1, exported: w.exported === 1, label: w.name }],
     };
   }
-  const tags = await db.selectFrom("private_key_tag_members").select("tag_id").where("private_key_id", "=", s.key.id).orderBy("tag_id").execute();
+  const tags = await db
+    .selectFrom("private_key_tag_members")
+    .select("tag_id")
+    .where("private_key_id", "=", s.key.id)
+    .orderBy("tag_id")
+    .execute();
   const privateKey: PrivateKeyFacts = {
     id: s.key.id,
     tags: tags.map((t) => t.tag_id),

@@ -24,7 +24,11 @@ export const PrivateKeyParams = Type.Object({
   privateKeyName: Name("privateKeyName"),
   curve: WalletCurveSchema,
   privateKeyTags: maxItems(Id("private key tag"), "privateKeyTags", 100),
-  addressFormats: maxItems(Type.String({ minLength: 1, maxLength: 64, errorMessage: "must be an ADDRESS_FORMAT_* value" }), "addressFormats", 10),
+  addressFormats: maxItems(
+    Type.String({ minLength: 1, maxLength: 64, errorMessage: "must be an ADDRESS_FORMAT_* value" }),
+    "addressFormats",
+    10,
+  ),
 });
 export type PrivateKeyParamsT = Static<typeof PrivateKeyParams>;
 
@@ -51,7 +55,10 @@ export function checkPrivateKeys(keys: readonly PrivateKeyParamsT[], field: stri
   keys.forEach((k, i) => {
     k.addressFormats.forEach((f, j) => {
       const problem = formatProblem(k.curve, f);
-      if (problem) throw invalid(`${field}[${i}].addressFormats[${j}]: ${problem}`, [{ field: `${field}[${i}].addressFormats[${j}]`, description: problem }]);
+      if (problem)
+        throw invalid(`${field}[${i}].addressFormats[${j}]: ${problem}`, [
+          { field: `${field}[${i}].addressFormats[${j}]`, description: problem },
+        ]);
     });
     const first = names.get(k.privateKeyName);
     if (first !== undefined) throw alreadyExists(`${field}[${i}].privateKeyName: same name as ${field}[${first}]`);
@@ -73,19 +80,30 @@ export async function createPrivateKeys(
   await lockOrganization(w.tx, w.organizationId);
   const tagIds = [...new Set(keys.flatMap((k) => k.privateKeyTags))].sort();
   if (tagIds.length) {
-    const q = w.tx.selectFrom("private_key_tags").select("id").where("organization_id", "=", w.organizationId).where("id", "in", tagIds).orderBy("id");
+    const q = w.tx
+      .selectFrom("private_key_tags")
+      .select("id")
+      .where("organization_id", "=", w.organizationId)
+      .where("id", "in", tagIds)
+      .orderBy("id");
     const found = new Set((await lockingRead(w.tx, q, "shared").execute()).map((r) => r.id));
     const missing = tagIds.find((id) => !found.has(id));
     if (missing) throw notFound(`no private key tag ${missing} in organization ${w.organizationId}`);
   }
-  const r = await w.tx.selectFrom("private_keys").select((eb) => eb.fn.countAll<number | string>().as("n")).where("organization_id", "=", w.organizationId).executeTakeFirst();
+  const r = await w.tx
+    .selectFrom("private_keys")
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .where("organization_id", "=", w.organizationId)
+    .executeTakeFirst();
   if (Number(r?.n ?? 0) + keys.length > MAX_PRIVATE_KEYS_PER_ORGANIZATION) {
     throw exhausted(`organization ${w.organizationId} may hold at most ${MAX_PRIVATE_KEYS_PER_ORGANIZATION} private keys`);
   }
   const results = [];
   for (const [i, k] of keys.entries()) {
     const id = newOrderedId(w.now);
-    const pair = imported ? { privateKey: Uint8Array.from(imported.privateKey), publicKey: imported.publicKey } : newKeyPair(k.curve as SigningCurve);
+    const pair = imported
+      ? { privateKey: Uint8Array.from(imported.privateKey), publicKey: imported.publicKey }
+      : newKeyPair(k.curve as SigningCurve);
     let addresses: { format: string; address: string }[];
     let sealed: string;
     try {
@@ -115,17 +133,30 @@ export async function createPrivateKeys(
     try {
       await w.tx.insertInto("private_keys").values(row).execute();
     } catch (err) {
-      if (isUniqueViolation(err, "private_keys")) throw alreadyExists(`${field}[${i}].privateKeyName: a private key named ${JSON.stringify(k.privateKeyName)} already exists`);
+      if (isUniqueViolation(err, "private_keys"))
+        throw alreadyExists(`${field}[${i}].privateKeyName: a private key named ${JSON.stringify(k.privateKeyName)} already exists`);
       throw err;
     }
     if (addresses.length) {
       await w.tx
         .insertInto("private_key_addresses")
-        .values(addresses.map((a, position) => ({ private_key_id: id, organization_id: w.organizationId, position, format: a.format, address: a.address })))
+        .values(
+          addresses.map((a, position) => ({
+            private_key_id: id,
+            organization_id: w.organizationId,
+            position,
+            format: a.format,
+            address: a.address,
+          })),
+        )
         .execute();
     }
     const tags = [...new Set(k.privateKeyTags)];
-    if (tags.length) await w.tx.insertInto("private_key_tag_members").values(tags.map((tag_id) => ({ tag_id, private_key_id: id }))).execute();
+    if (tags.length)
+      await w.tx
+        .insertInto("private_key_tag_members")
+        .values(tags.map((tag_id) => ({ tag_id, private_key_id: id })))
+        .execute();
     results.push({ privateKeyId: id, addresses });
   }
   return results;
@@ -162,7 +193,16 @@ export async function privateKeyViews(db: Executor, rows: readonly PrivateKeysTa
 /** Deletes private keys (ids of the organization) with their addresses and tag memberships. */
 export async function deletePrivateKeyRows(db: Executor, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await db.deleteFrom("private_key_tag_members").where("private_key_id", "in", [...ids]).execute();
-  await db.deleteFrom("private_key_addresses").where("private_key_id", "in", [...ids]).execute();
-  await db.deleteFrom("private_keys").where("id", "in", [...ids]).execute();
+  await db
+    .deleteFrom("private_key_tag_members")
+    .where("private_key_id", "in", [...ids])
+    .execute();
+  await db
+    .deleteFrom("private_key_addresses")
+    .where("private_key_id", "in", [...ids])
+    .execute();
+  await db
+    .deleteFrom("private_keys")
+    .where("id", "in", [...ids])
+    .execute();
 }

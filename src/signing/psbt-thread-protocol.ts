@@ -10,9 +10,7 @@ export type ToPsbtThread =
   | { id: number; op: "sign"; hex: string; network: BitcoinNetwork; privateKey: Uint8Array; publicKey: Uint8Array };
 
 export type FromPsbtThread =
-  | { id: number; view: BitcoinPsbtView }
-  | { id: number; signed: string }
-  | { id: number; error: { name: string; message: string } };
+  { id: number; view: BitcoinPsbtView } | { id: number; signed: string } | { id: number; error: { name: string; message: string } };
 
 /** The answer as plain data: a ParseError (and NoOwnInputError) keeps its class across the thread. */
 export function errorAsData(err: unknown): { name: string; message: string } {

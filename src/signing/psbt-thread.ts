@@ -94,7 +94,12 @@ export async function readPsbtOffThread(hex: string, network: BitcoinNetwork): P
  * The thread gets its own copy of the private key (moved, not cloned) and zeroes it when done;
  * the caller zeroes its own as before.
  */
-export async function signPsbtOffThread(hex: string, network: BitcoinNetwork, privateKey: Uint8Array, publicKey: Uint8Array): Promise<string> {
+export async function signPsbtOffThread(
+  hex: string,
+  network: BitcoinNetwork,
+  privateKey: Uint8Array,
+  publicKey: Uint8Array,
+): Promise<string> {
   const copy = Uint8Array.from(privateKey);
   const out = post({ op: "sign", hex, network, privateKey: copy, publicKey }, [copy.buffer]);
   const answer = await out?.catch(() => undefined);

@@ -55,7 +55,12 @@ const accountBy = (column: "address" | "public_key") =>
       .selectFrom("wallet_accounts")
       .innerJoin("wallets", "wallets.id", "wallet_accounts.wallet_id")
       .selectAll("wallet_accounts")
-      .select(["wallets.name as wallet_name", "wallets.imported as wallet_imported", "wallets.exported as wallet_exported", "wallets.seed_sealed as wallet_seed_sealed"])
+      .select([
+        "wallets.name as wallet_name",
+        "wallets.imported as wallet_imported",
+        "wallets.exported as wallet_exported",
+        "wallets.seed_sealed as wallet_seed_sealed",
+      ])
       .where("wallet_accounts.organization_id", "=", v.organizationId)
       .where(`wallet_accounts.${column}`, "=", v.value)
       .orderBy("wallet_accounts.created_at")
@@ -71,7 +76,12 @@ const privateKeyById = precompiled(["id", "organizationId"], (db, v) =>
  * The organization's first-created wallet account with this address or public key, with its
  * wallet in the same statement: one read serves the policy facts (`wallet`) and the signing.
  */
-async function firstAccount(db: Executor, organizationId: string, column: "address" | "public_key", value: string): Promise<Signer | undefined> {
+async function firstAccount(
+  db: Executor,
+  organizationId: string,
+  column: "address" | "public_key",
+  value: string,
+): Promise<Signer | undefined> {
   const [row] = await ACCOUNT_BY[column](db, { organizationId, value });
   if (!row) return undefined;
   const { wallet_name, wallet_imported, wallet_exported, wallet_seed_sealed, ...account } = row;
@@ -79,7 +89,13 @@ async function firstAccount(db: Executor, organizationId: string, column: "addre
     kind: "wallet_account",
     curve: account.curve as SigningCurve,
     account,
-    wallet: { id: account.wallet_id, name: wallet_name, imported: wallet_imported, exported: wallet_exported, seed_sealed: wallet_seed_sealed },
+    wallet: {
+      id: account.wallet_id,
+      name: wallet_name,
+      imported: wallet_imported,
+      exported: wallet_exported,
+      seed_sealed: wallet_seed_sealed,
+    },
   };
 }
 
@@ -106,7 +122,13 @@ export async function findSigner(db: Executor, organizationId: string, signWith:
   if (publicKey === undefined) return undefined;
   const byKey = await firstAccount(db, organizationId, "public_key", publicKey);
   if (byKey) return byKey;
-  const key = await db.selectFrom("private_keys").selectAll().where("organization_id", "=", organizationId).where("public_key", "=", publicKey).limit(1).executeTakeFirst();
+  const key = await db
+    .selectFrom("private_keys")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where("public_key", "=", publicKey)
+    .limit(1)
+    .executeTakeFirst();
   if (key) return { kind: "private_key", curve: key.curve as SigningCurve, key };
   return undefined;
 }
@@ -114,7 +136,10 @@ export async function findSigner(db: Executor, organizationId: string, signWith:
 /** As findSigner; a name the organization does not hold is 404 (never a signature). */
 export async function requireSigner(db: Executor, organizationId: string, signWith: string): Promise<Signer> {
   const s = await findSigner(db, organizationId, signWith);
-  if (!s) throw notFound(`parameters.signWith: no wallet account, private key or public key ${JSON.stringify(signWith.slice(0, 140))} in organization ${organizationId}`);
+  if (!s)
+    throw notFound(
+      `parameters.signWith: no wallet account, private key or public key ${JSON.stringify(signWith.slice(0, 140))} in organization ${organizationId}`,
+    );
   return s;
 }
 
@@ -123,7 +148,10 @@ export async function requireSigner(db: Executor, organizationId: string, signWi
  * transaction found the organization's keys unchanged since (ExecuteContext.signer), else read
  * here, in the signing transaction — the read that proves the key still exists (docs/signing.md §5).
  */
-export function signerInTransaction(ctx: { tx: Executor; organization: { id: string }; signer?: Signer }, signWith: string): Promise<Signer> {
+export function signerInTransaction(
+  ctx: { tx: Executor; organization: { id: string }; signer?: Signer },
+  signWith: string,
+): Promise<Signer> {
   return ctx.signer ? Promise.resolve(ctx.signer) : requireSigner(ctx.tx, ctx.organization.id, signWith);
 }
 

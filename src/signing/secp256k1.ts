@@ -115,7 +115,10 @@ const wasmSchnorr: SchnorrSignerOf = (privateKey) => {
 };
 
 /** BIP-340 signers, both, for the tests that hold them to each other. */
-export const SCHNORR_SIGNERS: Readonly<Record<"native" | "wasm", SchnorrSignerOf | undefined>> = { native: binding && nativeSchnorr(binding), wasm: wasmSchnorr };
+export const SCHNORR_SIGNERS: Readonly<Record<"native" | "wasm", SchnorrSignerOf | undefined>> = {
+  native: binding && nativeSchnorr(binding),
+  wasm: wasmSchnorr,
+};
 
 /**
  * The Schnorr signer of a key: native where the binding loaded (two point multiplications

@@ -11,7 +11,12 @@ import type { Executor } from "../store/schema.ts";
 export async function lockPrivateKeys(tx: Executor, organizationId: string, ids: readonly string[], field: string): Promise<void> {
   if (ids.length === 0) return;
   const sorted = [...ids].sort();
-  const q = tx.selectFrom("private_keys").select("id").where("organization_id", "=", organizationId).where("id", "in", sorted).orderBy("id");
+  const q = tx
+    .selectFrom("private_keys")
+    .select("id")
+    .where("organization_id", "=", organizationId)
+    .where("id", "in", sorted)
+    .orderBy("id");
   const found = new Set((await lockingRead(tx, q, "shared").execute()).map((r) => r.id));
   const missing = ids.findIndex((id) => !found.has(id));
   if (missing >= 0) throw notFound(`${field}[${missing}]: no private key ${ids[missing]} in organization ${organizationId}`);

@@ -47,7 +47,12 @@ export function parseTransaction(type: TransactionType, unsigned: string, signWi
         return { chain: "solana", tx: parseSolanaTransaction(unsigned) };
       case "TRANSACTION_TYPE_BITCOIN": {
         const network = networkOf(signWith);
-        return { chain: "bitcoin", tx: readOffThread.get(psbtKey(network, unsigned)) ?? parseBitcoinPsbt(unsigned, network), hex: unsigned, network };
+        return {
+          chain: "bitcoin",
+          tx: readOffThread.get(psbtKey(network, unsigned)) ?? parseBitcoinPsbt(unsigned, network),
+          hex: unsigned,
+          network,
+        };
       }
       default:
         throw bad("parameters.type", `${type} is not supported by this service (docs/signing-policies.md §3)`);
@@ -112,7 +117,11 @@ export function curveFor(parsed: ParsedTransaction): SigningCurve {
 export async function signParsed(parsed: ParsedTransaction, privateKey: Uint8Array, publicKey: string): Promise<string> {
   if (parsed.chain === "ethereum") {
     const sig = signWithKey("CURVE_SECP256K1", privateKey, keccak_256(parsed.tx.payload));
-    return serializeSignedEthereum(parsed.tx, { r: BigInt(`0x${sig.r}`), s: BigInt(`0x${sig.s}`), recovery: Number.parseInt(sig.v, 16) }).slice(2);
+    return serializeSignedEthereum(parsed.tx, {
+      r: BigInt(`0x${sig.r}`),
+      s: BigInt(`0x${sig.s}`),
+      recovery: Number.parseInt(sig.v, 16),
+    }).slice(2);
   }
   if (parsed.chain === "bitcoin") {
     try {
@@ -154,7 +163,8 @@ export function checkSigner(parsed: ParsedTransaction, curve: SigningCurve, publ
   if (parsed.chain === "solana") {
     const signer = base58.encode(Uint8Array.from(Buffer.from(publicKey, "hex")));
     const slot = parsed.tx.facts.account_keys.indexOf(signer);
-    if (slot < 0 || slot >= parsed.tx.signatures.length) throw bad("parameters.signWith", `${signer} is not a required signer of this transaction`);
+    if (slot < 0 || slot >= parsed.tx.signatures.length)
+      throw bad("parameters.signWith", `${signer} is not a required signer of this transaction`);
   }
   if (parsed.chain === "bitcoin") {
     try {

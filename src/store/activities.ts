@@ -11,12 +11,32 @@ export type ActivityRow = ActivitiesTable;
 export type VoteRow = VotesTable;
 
 const ACTIVITY_COLUMNS = [
-  "id", "organization_id", "type", "status", "fingerprint", "intent", "result", "failure", "submitted_by", "app_proofs",
-  "created_at", "updated_at",
+  "id",
+  "organization_id",
+  "type",
+  "status",
+  "fingerprint",
+  "intent",
+  "result",
+  "failure",
+  "submitted_by",
+  "app_proofs",
+  "created_at",
+  "updated_at",
 ] as const satisfies readonly (keyof ActivityRow)[];
 const VOTE_COLUMNS = [
-  "id", "activity_id", "user_id", "user_organization_id", "selection", "message", "public_key", "signature", "scheme",
-  "credential_id", "credential_type", "created_at",
+  "id",
+  "activity_id",
+  "user_id",
+  "user_organization_id",
+  "selection",
+  "message",
+  "public_key",
+  "signature",
+  "scheme",
+  "credential_id",
+  "credential_type",
+  "created_at",
 ] as const satisfies readonly (keyof VoteRow)[];
 
 // Written once per activity: compiled once (see precompiled.ts).
@@ -32,7 +52,14 @@ export async function insertVote(db: Executor, row: VoteRow): Promise<void> {
 }
 
 const EVALUATION_COLUMNS = [
-  "id", "activity_id", "organization_id", "vote_id", "policy_set_id", "outcomes", "outcome", "created_at",
+  "id",
+  "activity_id",
+  "organization_id",
+  "vote_id",
+  "policy_set_id",
+  "outcomes",
+  "outcome",
+  "created_at",
 ] as const satisfies readonly (keyof PolicyEvaluationsTable)[];
 
 /**
@@ -57,11 +84,12 @@ export async function insertSubmission(
   }
   const insert = <K extends string>(table: string, columns: readonly K[], row: Record<K, unknown>) =>
     sql`insert into ${sql.table(table)} (${sql.join(columns.map((c) => sql.ref(c)))}) values (${sql.join(columns.map((c) => row[c]))})`;
-  const { rows } = await sql<ExtrasColumns>`with a as (${insert("activities", ACTIVITY_COLUMNS, activity)}), v as (${insert("votes", VOTE_COLUMNS, vote)}), e as (${insert(
-    "policy_evaluations",
-    EVALUATION_COLUMNS,
-    evaluation,
-  )}) select ${extrasSelect(vote.user_id)}`.execute(db);
+  const { rows } =
+    await sql<ExtrasColumns>`with a as (${insert("activities", ACTIVITY_COLUMNS, activity)}), v as (${insert("votes", VOTE_COLUMNS, vote)}), e as (${insert(
+      "policy_evaluations",
+      EVALUATION_COLUMNS,
+      evaluation,
+    )}) select ${extrasSelect(vote.user_id)}`.execute(db);
   return extrasOf(vote.user_id, rows[0]!);
 }
 
@@ -94,7 +122,10 @@ export async function listActivities(db: Executor, f: ActivityFilter, req: PageR
   const cursorId = req.before ?? req.after;
   let cursor;
   if (cursorId) {
-    cursor = ownedBy(await db.selectFrom("activities").select(["created_at", "id", "organization_id"]).where("id", "=", cursorId).executeTakeFirst(), f.organizationId);
+    cursor = ownedBy(
+      await db.selectFrom("activities").select(["created_at", "id", "organization_id"]).where("id", "=", cursorId).executeTakeFirst(),
+      f.organizationId,
+    );
     if (!cursor) unknownCursor(cursorId);
   }
   return page(q, req, cursor, true);

@@ -49,7 +49,11 @@ export function isExpired(key: Pick<ApiKeyRow, "expires_at">, now: number): bool
 export function apiKeyView(k: ApiKeyRow) {
   return {
     // A session key names the session profile it was logged in with.
-    credential: { publicKey: k.public_key, type: k.credential_type, ...(k.session_profile_id ? { sessionProfileId: k.session_profile_id } : {}) },
+    credential: {
+      publicKey: k.public_key,
+      type: k.credential_type,
+      ...(k.session_profile_id ? { sessionProfileId: k.session_profile_id } : {}),
+    },
     apiKeyId: k.id,
     apiKeyName: k.name,
     ...(k.expiration_seconds !== null ? { expirationSeconds: k.expiration_seconds } : {}),
@@ -77,8 +81,20 @@ export async function isOnlyWayIn(db: Executor, key: { id: string; organization_
     .where("users.phone", "is", null)
     .where((eb) =>
       eb.and([
-        eb.not(eb.exists(eb.selectFrom("users as others").select("others.id").where("others.organization_id", "=", org).where("others.id", "!=", key.user_id))),
-        eb.not(eb.exists(eb.selectFrom("api_keys").select("api_keys.id").where("api_keys.organization_id", "=", org).where("api_keys.id", "!=", key.id))),
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom("users as others")
+              .select("others.id")
+              .where("others.organization_id", "=", org)
+              .where("others.id", "!=", key.user_id),
+          ),
+        ),
+        eb.not(
+          eb.exists(
+            eb.selectFrom("api_keys").select("api_keys.id").where("api_keys.organization_id", "=", org).where("api_keys.id", "!=", key.id),
+          ),
+        ),
         eb.not(eb.exists(eb.selectFrom("authenticators").select("authenticators.id").where("authenticators.organization_id", "=", org))),
         eb.not(eb.exists(eb.selectFrom("oauth_providers").select("oauth_providers.id").where("oauth_providers.organization_id", "=", org))),
       ]),

@@ -10,7 +10,10 @@ import { AAD } from "../crypto/aad.ts";
 export type AuthProxyConfigRow = AuthProxyConfigsTable;
 
 /** The fields of update_auth_proxy_config as stored in `settings` (SDK type v1UpdateAuthProxyConfigIntent). */
-export type AuthProxySettings = Omit<AuthProxyConfigView, "configId" | "organizationId" | "enabled" | "userId" | "publicKey" | "allowedOrigins" | "createdAt" | "updatedAt"> & {
+export type AuthProxySettings = Omit<
+  AuthProxyConfigView,
+  "configId" | "organizationId" | "enabled" | "userId" | "publicKey" | "allowedOrigins" | "createdAt" | "updatedAt"
+> & {
   allowedOrigins?: string[];
 };
 
@@ -68,6 +71,10 @@ export function configView(row: AuthProxyConfigRow): AuthProxyConfigView {
  */
 export async function isAuthProxyCredential(db: Executor, userId: string, publicKey: string | undefined): Promise<boolean> {
   let q = db.selectFrom("auth_proxy_configs").select("id").where("user_id", "=", userId);
-  if (publicKey) q = db.selectFrom("auth_proxy_configs").select("id").where((eb) => eb.or([eb("user_id", "=", userId), eb("public_key", "=", publicKey.toLowerCase())]));
+  if (publicKey)
+    q = db
+      .selectFrom("auth_proxy_configs")
+      .select("id")
+      .where((eb) => eb.or([eb("user_id", "=", userId), eb("public_key", "=", publicKey.toLowerCase())]));
   return (await q.limit(1).executeTakeFirst()) !== undefined;
 }

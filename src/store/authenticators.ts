@@ -49,7 +49,11 @@ export async function authenticatorsOfUsers(db: Executor, userIds: readonly stri
 }
 
 export async function insertAuthenticators(db: Executor, rows: readonly AuthenticatorRow[]): Promise<void> {
-  if (rows.length) await db.insertInto("authenticators").values([...rows]).execute();
+  if (rows.length)
+    await db
+      .insertInto("authenticators")
+      .values([...rows])
+      .execute();
 }
 
 /**

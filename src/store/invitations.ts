@@ -32,7 +32,13 @@ export async function lockInvitation(tx: Executor, organizationId: string, invit
 }
 
 export async function invitationsOf(db: Executor, organizationId: string): Promise<InvitationRow[]> {
-  return db.selectFrom("invitations").selectAll().where("organization_id", "=", organizationId).orderBy("created_at").orderBy("id").execute();
+  return db
+    .selectFrom("invitations")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
 }
 
 /**

@@ -132,7 +132,11 @@ async function deleteRules(db: Executor, organizationId: string, publicKey: stri
 /** Removes one list and its rules; false when there was none. */
 export async function deleteAllowlist(db: Executor, organizationId: string, publicKey: string, now: number): Promise<boolean> {
   await deleteRules(db, organizationId, publicKey);
-  const r = await db.deleteFrom("ip_allowlists").where("organization_id", "=", organizationId).where("public_key", "=", publicKey).executeTakeFirst();
+  const r = await db
+    .deleteFrom("ip_allowlists")
+    .where("organization_id", "=", organizationId)
+    .where("public_key", "=", publicKey)
+    .executeTakeFirst();
   await bumpAllowlistVersion(db, organizationId, now);
   return Number(r.numDeletedRows) > 0;
 }

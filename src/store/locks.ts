@@ -62,7 +62,12 @@ export async function lockUsers(
   strength: LockStrength = "exclusive",
 ): Promise<string[]> {
   if (userIds.length === 0) return [];
-  const q = tx.selectFrom("users").select("id").where("organization_id", "=", organizationId).where("id", "in", [...userIds]).orderBy("id");
+  const q = tx
+    .selectFrom("users")
+    .select("id")
+    .where("organization_id", "=", organizationId)
+    .where("id", "in", [...userIds])
+    .orderBy("id");
   return (await lockingRead(tx, q, strength).execute()).map((r) => r.id);
 }
 
@@ -74,6 +79,11 @@ export async function lockUserTags(
   strength: LockStrength = "exclusive",
 ): Promise<string[]> {
   if (tagIds.length === 0) return [];
-  const q = tx.selectFrom("user_tags").select("id").where("organization_id", "=", organizationId).where("id", "in", [...tagIds]).orderBy("id");
+  const q = tx
+    .selectFrom("user_tags")
+    .select("id")
+    .where("organization_id", "=", organizationId)
+    .where("id", "in", [...tagIds])
+    .orderBy("id");
   return (await lockingRead(tx, q, strength).execute()).map((r) => r.id);
 }

@@ -36,7 +36,10 @@ export function findMfaPolicy(db: Executor, organizationId: string, userId: stri
 }
 
 export async function countMfaPolicies(db: Executor, organizationId: string, userId?: string): Promise<number> {
-  let q = db.selectFrom("mfa_policies").select((eb) => eb.fn.countAll<number | string>().as("n")).where("organization_id", "=", organizationId);
+  let q = db
+    .selectFrom("mfa_policies")
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .where("organization_id", "=", organizationId);
   if (userId !== undefined) q = q.where("user_id", "=", userId);
   const row = await q.executeTakeFirstOrThrow();
   return Number(row.n);
@@ -89,7 +92,14 @@ export async function mfaPoliciesByUser(db: Executor, userIds: readonly string[]
   const rows =
     userIds.length === 1
       ? await mfaPoliciesOfUser(db, { userId: userIds[0] })
-      : await db.selectFrom("mfa_policies").selectAll().where("user_id", "in", userIds).orderBy("position").orderBy("created_at").orderBy("id").execute();
+      : await db
+          .selectFrom("mfa_policies")
+          .selectAll()
+          .where("user_id", "in", userIds)
+          .orderBy("position")
+          .orderBy("created_at")
+          .orderBy("id")
+          .execute();
   for (const r of rows) out.get(r.user_id)?.push(r);
   return out;
 }

@@ -13,11 +13,18 @@ export type OauthProviderRow = OauthProvidersTable;
 /** Per user: a handful of sign-in identities is plenty; the cap bounds what one user costs. */
 export const MAX_OAUTH_PROVIDERS_PER_USER = 10;
 
-
 export function oauthProviderAlreadyExists(field: string): ApiError {
-  return new ApiError(Grpc.ALREADY_EXISTS, "OAUTH_PROVIDER_ALREADY_EXISTS", `${field}: this OAuth identity (issuer, audience, subject) is already attached to a user`, [
-    { "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [{ field, description: "identity already attached to a user" }] },
-  ]);
+  return new ApiError(
+    Grpc.ALREADY_EXISTS,
+    "OAUTH_PROVIDER_ALREADY_EXISTS",
+    `${field}: this OAuth identity (issuer, audience, subject) is already attached to a user`,
+    [
+      {
+        "@type": "type.googleapis.com/google.rpc.BadRequest",
+        fieldViolations: [{ field, description: "identity already attached to a user" }],
+      },
+    ],
+  );
 }
 
 export interface NewIdentity {
@@ -63,7 +70,11 @@ export async function attachIdentities(
 ): Promise<string[]> {
   if (identities.length === 0) return [];
   await lockUsers(tx, organizationId, [userId]);
-  const held = await tx.selectFrom("oauth_providers").select((eb) => eb.fn.countAll<number>().as("n")).where("user_id", "=", userId).executeTakeFirstOrThrow();
+  const held = await tx
+    .selectFrom("oauth_providers")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("user_id", "=", userId)
+    .executeTakeFirstOrThrow();
   if (Number(held.n) + identities.length > MAX_OAUTH_PROVIDERS_PER_USER) {
     throw invalid(`${capField}: a user holds at most ${MAX_OAUTH_PROVIDERS_PER_USER} OAuth providers (${Number(held.n)} attached)`, [
       { field: capField, description: `at most ${MAX_OAUTH_PROVIDERS_PER_USER} per user` },
@@ -106,19 +117,35 @@ const providersOfUser = precompiled(["userId"], (db, v) =>
 export async function oauthProvidersOfUsers(db: Executor, userIds: readonly string[]): Promise<OauthProviderRow[]> {
   if (userIds.length === 0) return [];
   if (userIds.length === 1) return providersOfUser(db, { userId: userIds[0] });
-  return db.selectFrom("oauth_providers").selectAll().where("user_id", "in", [...userIds]).orderBy("created_at").orderBy("id").execute();
+  return db
+    .selectFrom("oauth_providers")
+    .selectAll()
+    .where("user_id", "in", [...userIds])
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
 }
 
 /** The providers of an organization's users, oldest first (get_oauth_providers without userId). */
 export async function oauthProvidersOfOrganization(db: Executor, organizationId: string): Promise<OauthProviderRow[]> {
-  return db.selectFrom("oauth_providers").selectAll().where("organization_id", "=", organizationId).orderBy("created_at").orderBy("id").execute();
+  return db
+    .selectFrom("oauth_providers")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
 }
 
 /** Who holds the identity (issuer, subject, any of `audiences`): at most one row per audience. */
 export function identityHolders(db: Executor, issuer: string, subject: string, audiences: readonly string[]) {
   return db
     .selectFrom("oauth_providers")
-    .select(["oauth_providers.organization_id as organization_id", "oauth_providers.user_id as user_id", "oauth_providers.audience as audience"])
+    .select([
+      "oauth_providers.organization_id as organization_id",
+      "oauth_providers.user_id as user_id",
+      "oauth_providers.audience as audience",
+    ])
     .where("issuer", "=", issuer)
     .where("subject", "=", subject)
     .where("audience", "in", [...audiences])
@@ -129,7 +156,12 @@ export function identityHolders(db: Executor, issuer: string, subject: string, a
  * Removes providers of a user. Every id must be one of the user's (checked under the user's
  * lock); returns the ids removed, deduplicated, in request order.
  */
-export async function detachProviders(tx: Executor, organizationId: string, userId: string, providerIds: readonly string[]): Promise<{ removed: string[]; missing: string[] }> {
+export async function detachProviders(
+  tx: Executor,
+  organizationId: string,
+  userId: string,
+  providerIds: readonly string[],
+): Promise<{ removed: string[]; missing: string[] }> {
   const unique = [...new Set(providerIds)];
   const rows = await tx
     .selectFrom("oauth_providers")

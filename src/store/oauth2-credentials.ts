@@ -20,7 +20,10 @@ export function sealClientSecret(master: MasterKey, id: string, secret: string):
 }
 
 /** The plaintext client secret: only ever placed in a request to the provider. */
-export async function openClientSecretSealed(master: MasterKey, row: Pick<Oauth2CredentialRow, "id" | "client_secret_sealed">): Promise<string> {
+export async function openClientSecretSealed(
+  master: MasterKey,
+  row: Pick<Oauth2CredentialRow, "id" | "client_secret_sealed">,
+): Promise<string> {
   const plain = await master.open(row.client_secret_sealed, secretAad(row.id));
   const secret = plain.toString("utf8");
   plain.fill(0);
@@ -28,11 +31,22 @@ export async function openClientSecretSealed(master: MasterKey, row: Pick<Oauth2
 }
 
 export async function findOauth2Credential(db: Executor, organizationId: string, id: string): Promise<Oauth2CredentialRow | undefined> {
-  return db.selectFrom("oauth2_credentials").selectAll().where("id", "=", id).where("organization_id", "=", organizationId).executeTakeFirst();
+  return db
+    .selectFrom("oauth2_credentials")
+    .selectAll()
+    .where("id", "=", id)
+    .where("organization_id", "=", organizationId)
+    .executeTakeFirst();
 }
 
 export async function listOauth2Credentials(db: Executor, organizationId: string): Promise<Oauth2CredentialRow[]> {
-  return db.selectFrom("oauth2_credentials").selectAll().where("organization_id", "=", organizationId).orderBy("created_at").orderBy("id").execute();
+  return db
+    .selectFrom("oauth2_credentials")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
 }
 
 /** The record as the API returns it (swagger v1Oauth2Credential). */

@@ -68,14 +68,30 @@ export async function lockOrganizationForDeletion(tx: Executor, organizationId: 
 /** Counts of the organization's wallets and private keys that were never exported. */
 export async function unexportedKeys(tx: Executor, organizationId: string): Promise<{ wallets: number; privateKeys: number }> {
   // One after the other: a transaction is one connection.
-  const w = await tx.selectFrom("wallets").select((eb) => eb.fn.countAll<number>().as("n")).where("organization_id", "=", organizationId).where("exported", "!=", 1).executeTakeFirstOrThrow();
-  const k = await tx.selectFrom("private_keys").select((eb) => eb.fn.countAll<number>().as("n")).where("organization_id", "=", organizationId).where("exported", "!=", 1).executeTakeFirstOrThrow();
+  const w = await tx
+    .selectFrom("wallets")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("organization_id", "=", organizationId)
+    .where("exported", "!=", 1)
+    .executeTakeFirstOrThrow();
+  const k = await tx
+    .selectFrom("private_keys")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("organization_id", "=", organizationId)
+    .where("exported", "!=", 1)
+    .executeTakeFirstOrThrow();
   return { wallets: Number(w.n), privateKeys: Number(k.n) };
 }
 
 /** Whether the organization has a sub-organization that was not deleted. */
 export async function hasLiveSubOrganizations(tx: Executor, organizationId: string): Promise<boolean> {
-  const row = await tx.selectFrom("organizations").select("id").where("parent_id", "=", organizationId).where("deleted_at", "is", null).limit(1).executeTakeFirst();
+  const row = await tx
+    .selectFrom("organizations")
+    .select("id")
+    .where("parent_id", "=", organizationId)
+    .where("deleted_at", "is", null)
+    .limit(1)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -91,9 +107,15 @@ export async function deleteOrganizationContents(tx: Executor, organizationId: s
   const keys = tx.selectFrom("private_keys").select("id").where("organization_id", "=", org);
   const sets = tx.selectFrom("tvc_operator_sets").select("id").where("organization_id", "=", org);
 
-  await tx.deleteFrom("user_tag_members").where((eb) => eb.or([eb("tag_id", "in", userTags), eb("user_id", "in", users)])).execute();
+  await tx
+    .deleteFrom("user_tag_members")
+    .where((eb) => eb.or([eb("tag_id", "in", userTags), eb("user_id", "in", users)]))
+    .execute();
   await tx.deleteFrom("user_tags").where("organization_id", "=", org).execute();
-  await tx.deleteFrom("private_key_tag_members").where((eb) => eb.or([eb("tag_id", "in", keyTags), eb("private_key_id", "in", keys)])).execute();
+  await tx
+    .deleteFrom("private_key_tag_members")
+    .where((eb) => eb.or([eb("tag_id", "in", keyTags), eb("private_key_id", "in", keys)]))
+    .execute();
   await tx.deleteFrom("private_key_tags").where("organization_id", "=", org).execute();
   await tx.deleteFrom("private_key_addresses").where("organization_id", "=", org).execute();
   await tx.deleteFrom("private_keys").where("organization_id", "=", org).execute();
@@ -146,7 +168,12 @@ async function deleteEndpoints(tx: Executor, organizationId: string, now: number
   const unheld = tx.selectFrom("webhook_deliveries").select("id").where("endpoint_id", "in", endpoints).where("lease_until", "=", 0);
   await tx.deleteFrom("webhook_delivery_attempts").where("delivery_id", "in", unheld).execute();
   await tx.deleteFrom("webhook_deliveries").where("endpoint_id", "in", endpoints).where("lease_until", "=", 0).execute();
-  await tx.updateTable("webhook_deliveries").set({ status: "cancelled", updated_at: now }).where("endpoint_id", "in", endpoints).where("status", "=", "pending").execute();
+  await tx
+    .updateTable("webhook_deliveries")
+    .set({ status: "cancelled", updated_at: now })
+    .where("endpoint_id", "in", endpoints)
+    .where("status", "=", "pending")
+    .execute();
   const removed = await tx.deleteFrom("webhook_endpoints").where("organization_id", "=", organizationId).executeTakeFirst();
   if (Number(removed.numDeletedRows) > 0) await bumpWebhookVersion(tx);
 }

@@ -63,7 +63,11 @@ export async function featuresOfMany(db: Executor, organizationIds: readonly str
   const ids = [...organizationIds];
   // One after the other: `db` may be an activity's transaction (one connection).
   const orgs = await db.selectFrom("organizations").select(["id", "settings"]).where("id", "in", ids).execute();
-  const rows = await db.selectFrom("organization_features").select(["organization_id", "name", "enabled", "value"]).where("organization_id", "in", ids).execute();
+  const rows = await db
+    .selectFrom("organization_features")
+    .select(["organization_id", "name", "enabled", "value"])
+    .where("organization_id", "in", ids)
+    .execute();
   for (const org of orgs) {
     const explicit = new Map<string, { enabled: boolean; value: string }>();
     for (const r of rows) if (r.organization_id === org.id) explicit.set(r.name, { enabled: Number(r.enabled) === 1, value: r.value });
@@ -91,7 +95,8 @@ function disabledBySettings(settings: string): Set<FeatureName> {
     return off;
   }
   if (typeof parsed !== "object" || parsed === null) return off;
-  for (const [setting, name] of SETTING_OF) if (Object.hasOwn(parsed, setting) && (parsed as Record<string, unknown>)[setting] === true) off.add(name);
+  for (const [setting, name] of SETTING_OF)
+    if (Object.hasOwn(parsed, setting) && (parsed as Record<string, unknown>)[setting] === true) off.add(name);
   return off;
 }
 
@@ -124,10 +129,18 @@ export async function featureValuesAlongChain(db: Executor, chain: readonly stri
 }
 
 /** Records the organization's choice for a feature (set: on with its value; removed: off). */
-export async function writeFeature(db: Executor, organizationId: string, name: FeatureName, state: { enabled: boolean; value: string }, now: number): Promise<void> {
+export async function writeFeature(
+  db: Executor,
+  organizationId: string,
+  name: FeatureName,
+  state: { enabled: boolean; value: string },
+  now: number,
+): Promise<void> {
   await db
     .insertInto("organization_features")
     .values({ organization_id: organizationId, name, enabled: state.enabled ? 1 : 0, value: state.value, created_at: now, updated_at: now })
-    .onConflict((oc) => oc.columns(["organization_id", "name"]).doUpdateSet({ enabled: state.enabled ? 1 : 0, value: state.value, updated_at: now }))
+    .onConflict((oc) =>
+      oc.columns(["organization_id", "name"]).doUpdateSet({ enabled: state.enabled ? 1 : 0, value: state.value, updated_at: now }),
+    )
     .execute();
 }

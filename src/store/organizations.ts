@@ -65,7 +65,12 @@ export async function insertOrganization(db: Executor, row: OrganizationRow): Pr
  */
 /** Whether the user is in the organization's root quorum. */
 export async function isRootUser(db: Executor, organizationId: string, userId: string): Promise<boolean> {
-  const row = await db.selectFrom("root_quorum_members").select("user_id").where("organization_id", "=", organizationId).where("user_id", "=", userId).executeTakeFirst();
+  const row = await db
+    .selectFrom("root_quorum_members")
+    .select("user_id")
+    .where("organization_id", "=", organizationId)
+    .where("user_id", "=", userId)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -105,7 +110,12 @@ export async function liveOrganizationLocked(tx: Executor, id: string, forDeleti
   const lock = forDeletion ? sql.raw("for update") : sql.raw("for key share");
   const [row] =
     dialectOf(tx).roundTrips && UUID_LITERAL.test(id)
-      ? (await sql<{ deleted_at: number | null; keys_version: number | string }>`select deleted_at, keys_version from organizations where id = ${sql.lit(id)} ${lock}`.execute(tx)).rows
+      ? (
+          await sql<{
+            deleted_at: number | null;
+            keys_version: number | string;
+          }>`select deleted_at, keys_version from organizations where id = ${sql.lit(id)} ${lock}`.execute(tx)
+        ).rows
       : await (forDeletion ? livenessForDeletion : liveness)(tx, { id });
   return row !== undefined && row.deleted_at == null ? { keysVersion: Number(row.keys_version) } : undefined;
 }

@@ -9,7 +9,11 @@ export async function missingIn(db: Executor, table: OwnedTable, organizationId:
   if (ids.length === 0) return [];
   // By primary key, the organization checked here: see ownedBy (util.ts) for the generic plan
   // that would otherwise read a large organization's index.
-  const found = await db.selectFrom(table as "users").select(["id", "organization_id"]).where("id", "in", ids).execute();
+  const found = await db
+    .selectFrom(table as "users")
+    .select(["id", "organization_id"])
+    .where("id", "in", ids)
+    .execute();
   const have = new Set(found.filter((r) => r.organization_id === organizationId).map((r) => r.id));
   return ids.filter((id) => !have.has(id));
 }

@@ -11,13 +11,7 @@ export type PolicyEvaluationRow = PolicyEvaluationsTable;
 export const MAX_POLICIES_PER_ORGANIZATION = 100;
 
 export async function policiesOf(db: Executor, organizationId: string): Promise<PolicyRow[]> {
-  return db
-    .selectFrom("policies")
-    .selectAll()
-    .where("organization_id", "=", organizationId)
-    .orderBy("created_at")
-    .orderBy("id")
-    .execute();
+  return db.selectFrom("policies").selectAll().where("organization_id", "=", organizationId).orderBy("created_at").orderBy("id").execute();
 }
 
 export async function findPolicy(db: Executor, organizationId: string, id: string): Promise<PolicyRow | undefined> {
@@ -85,7 +79,10 @@ export async function insertEvaluation(db: Executor, row: PolicyEvaluationRow): 
 }
 
 const insertPolicySetQuery = precompiled(["id", "policy_ids"] as const, (db, v) =>
-  db.insertInto("policy_sets").values(v as never).onConflict((oc) => oc.column("id").doNothing()),
+  db
+    .insertInto("policy_sets")
+    .values(v as never)
+    .onConflict((oc) => oc.column("id").doNothing()),
 );
 
 /** Records the ids of a policy set once; evaluation records refer to it by id. */

@@ -43,7 +43,8 @@ export type CredentialType =
   /** A read-only session token (X-Session, docs/sessions-and-network.md §7.2): never stored, never votes. */
   | "CREDENTIAL_TYPE_READ_ONLY_SESSION";
 /** service_keys.purpose: what a service P-256 key signs (published at /public/v1/discovery/keys). */
-export type ServiceKeyPurpose = "SESSION_JWT" | "OTP_ENCRYPTION_TARGET" | "VERIFICATION_TOKEN" | "OAUTH2_CLIENT_SECRET" | "OIDC_TOKEN" | "BUNDLE_SIGNER";
+export type ServiceKeyPurpose =
+  "SESSION_JWT" | "OTP_ENCRYPTION_TARGET" | "VERIFICATION_TOKEN" | "OAUTH2_CLIENT_SECRET" | "OIDC_TOKEN" | "BUNDLE_SIGNER";
 /** otps.otp_type and verification_tokens.verification_type */
 export type OtpType = "OTP_TYPE_EMAIL" | "OTP_TYPE_SMS";
 /** otps.status: live (may be verified) | verified (used once) | burnt (3 wrong codes) | expired is read from expires_at. */

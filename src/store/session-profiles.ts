@@ -30,7 +30,12 @@ export async function sessionProfileById(db: Executor, id: string): Promise<Sess
 }
 
 /** The profile if `organizationId` or one of its ancestors made it; undefined for any other organization's. */
-export async function visibleSessionProfile(db: Executor, organizationId: string, id: string, chains?: ChainCache): Promise<SessionProfileRow | undefined> {
+export async function visibleSessionProfile(
+  db: Executor,
+  organizationId: string,
+  id: string,
+  chains?: ChainCache,
+): Promise<SessionProfileRow | undefined> {
   const [chain, row] = await Promise.all([organizationChain(db, organizationId, chains), sessionProfileById(db, id)]);
   return row && chain.includes(row.organization_id) ? row : undefined;
 }

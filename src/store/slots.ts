@@ -40,12 +40,27 @@ async function claim(db: Executor, scope: string, slot: number, holder: string, 
 }
 
 /** One look-and-take for a large limit: true (taken), false (every number has a live row) or undefined (lost a race: look again). */
-async function claimFree(db: Executor, scope: string, limit: number, holder: string, until: number, now: number): Promise<boolean | undefined> {
+async function claimFree(
+  db: Executor,
+  scope: string,
+  limit: number,
+  holder: string,
+  until: number,
+  now: number,
+): Promise<boolean | undefined> {
   const expired = await dialectOf(db)
-    .forUpdateSkipLocked(db.selectFrom("limit_slots").select("slot").where("scope", "=", scope).where("until", "<=", now).where("slot", "<", limit).limit(1))
+    .forUpdateSkipLocked(
+      db.selectFrom("limit_slots").select("slot").where("scope", "=", scope).where("until", "<=", now).where("slot", "<", limit).limit(1),
+    )
     .executeTakeFirst();
   if (expired) {
-    const r = await db.updateTable("limit_slots").set({ until, holder }).where("scope", "=", scope).where("slot", "=", expired.slot).where("until", "<=", now).executeTakeFirst();
+    const r = await db
+      .updateTable("limit_slots")
+      .set({ until, holder })
+      .where("scope", "=", scope)
+      .where("slot", "=", expired.slot)
+      .where("until", "<=", now)
+      .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1 ? true : undefined;
   }
   // Numbers without a row (never used, or swept): 0, or one after a used number; picked at
@@ -92,7 +107,10 @@ export async function releaseSlots(db: Executor, scope: string, holder: string):
 
 /** When the earliest held slot of a full scope frees itself (for Retry-After). */
 export async function nextFreeAt(db: Executor, scope: string, now?: number): Promise<number | undefined> {
-  let q = db.selectFrom("limit_slots").select((eb) => eb.fn.min("until").as("until")).where("scope", "=", scope);
+  let q = db
+    .selectFrom("limit_slots")
+    .select((eb) => eb.fn.min("until").as("until"))
+    .where("scope", "=", scope);
   if (now !== undefined) q = q.where("until", ">", now);
   const row = await q.executeTakeFirst();
   return row?.until == null ? undefined : Number(row.until);

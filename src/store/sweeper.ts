@@ -25,7 +25,11 @@ export async function sweepExpired(db: Executor, now: number, graceMs = SWEEP_GR
   // Session keys only: expiring API keys created by hand stay listed until deleted, or evicted
   // when their user gets new keys (docs/organizations.md §3.2).
   const sessionKeys = count(
-    await db.deleteFrom("api_keys").where("credential_type", "in", ["CREDENTIAL_TYPE_LOGIN", "CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256"]).where("expires_at", "<", before).execute(),
+    await db
+      .deleteFrom("api_keys")
+      .where("credential_type", "in", ["CREDENTIAL_TYPE_LOGIN", "CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256"])
+      .where("expires_at", "<", before)
+      .execute(),
   );
   // Unused import targets: their sealed private keys go with them.
   const importTargets = count(await db.deleteFrom("import_targets").where("expires_at", "<", before).execute());

@@ -107,18 +107,25 @@ export async function userViews(
   const ids = rows.map((r) => r.id);
   // One user is the common case (every activity's vote, get_user): precompiled queries, or
   // where each statement is a round trip, one statement for all four.
-  const extras: UserExtras = ids.length === 1 && dialectOf(db).roundTrips ? await extrasOfUser(db, ids[0]!) : await Promise.all([
-    ids.length === 1 ? keysOfUser(db, { userId: ids[0] }) : apiKeysOfUsers(db, ids),
-    ids.length === 1 ? authenticatorsOfUser(db, { userId: ids[0] }) : authenticatorsOfUsers(db, ids),
-    tagIdsByUser(db, ids),
-    oauthProvidersOfUsers(db, ids),
-  ]);
+  const extras: UserExtras =
+    ids.length === 1 && dialectOf(db).roundTrips
+      ? await extrasOfUser(db, ids[0]!)
+      : await Promise.all([
+          ids.length === 1 ? keysOfUser(db, { userId: ids[0] }) : apiKeysOfUsers(db, ids),
+          ids.length === 1 ? authenticatorsOfUser(db, { userId: ids[0] }) : authenticatorsOfUsers(db, ids),
+          tagIdsByUser(db, ids),
+          oauthProvidersOfUsers(db, ids),
+        ]);
   const mfa = knownMfa && ids.every((id) => knownMfa.has(id)) ? knownMfa : await mfaPoliciesByUser(db, ids);
   return viewsOf(rows, extras, mfa);
 }
 
 /** User views of `rows` from their extras (read by userViews, or with another statement). */
-export function viewsOf(rows: readonly UserRow[], [keys, passkeys, tagsBy, providers]: UserExtras, mfaPolicies: ReadonlyMap<string, readonly MfaPolicyRow[]>): UserView[] {
+export function viewsOf(
+  rows: readonly UserRow[],
+  [keys, passkeys, tagsBy, providers]: UserExtras,
+  mfaPolicies: ReadonlyMap<string, readonly MfaPolicyRow[]>,
+): UserView[] {
   const providersBy = groupBy(providers, (p) => p.user_id);
   const keysBy = groupBy(keys, (k) => k.user_id);
   const passkeysBy = groupBy(passkeys, (a) => a.user_id);

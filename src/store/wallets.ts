@@ -72,7 +72,12 @@ export async function findWallet(db: Executor, organizationId: string, walletId:
 /** The wallets named, in the order given (unknown ids are left out). */
 export async function findWallets(db: Executor, organizationId: string, walletIds: readonly string[]): Promise<WalletRow[]> {
   if (walletIds.length === 0) return [];
-  const rows = await db.selectFrom("wallets").selectAll().where("organization_id", "=", organizationId).where("id", "in", [...walletIds]).execute();
+  const rows = await db
+    .selectFrom("wallets")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where("id", "in", [...walletIds])
+    .execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   return walletIds.flatMap((id) => byId.get(id) ?? []);
 }
@@ -83,7 +88,11 @@ export async function listWalletRows(db: Executor, organizationId: string): Prom
 
 export async function insertWalletAccounts(db: Executor, rows: readonly WalletAccountRow[]): Promise<void> {
   // Chunks keep each statement well under SQLite's bound-parameter limit (13 columns a row).
-  for (let i = 0; i < rows.length; i += 50) await db.insertInto("wallet_accounts").values(rows.slice(i, i + 50)).execute();
+  for (let i = 0; i < rows.length; i += 50)
+    await db
+      .insertInto("wallet_accounts")
+      .values(rows.slice(i, i + 50))
+      .execute();
 }
 
 /** (path, address format) pairs the wallet already has, as "path\0format". */
@@ -93,18 +102,32 @@ export async function existingAccountKeys(db: Executor, walletId: string): Promi
 }
 
 export async function countWalletAccounts(db: Executor, walletId: string): Promise<number> {
-  const r = await db.selectFrom("wallet_accounts").select((eb) => eb.fn.countAll<number | string>().as("n")).where("wallet_id", "=", walletId).executeTakeFirst();
+  const r = await db
+    .selectFrom("wallet_accounts")
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .where("wallet_id", "=", walletId)
+    .executeTakeFirst();
   return Number(r?.n ?? 0);
 }
 
 export async function countWallets(db: Executor, organizationId: string): Promise<number> {
-  const r = await db.selectFrom("wallets").select((eb) => eb.fn.countAll<number | string>().as("n")).where("organization_id", "=", organizationId).executeTakeFirst();
+  const r = await db
+    .selectFrom("wallets")
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .where("organization_id", "=", organizationId)
+    .executeTakeFirst();
   return Number(r?.n ?? 0);
 }
 
 /** Deletes the wallets (ids of the organization) and their accounts. */
 export async function deleteWalletRows(db: Executor, walletIds: readonly string[]): Promise<void> {
   if (walletIds.length === 0) return;
-  await db.deleteFrom("wallet_accounts").where("wallet_id", "in", [...walletIds]).execute();
-  await db.deleteFrom("wallets").where("id", "in", [...walletIds]).execute();
+  await db
+    .deleteFrom("wallet_accounts")
+    .where("wallet_id", "in", [...walletIds])
+    .execute();
+  await db
+    .deleteFrom("wallets")
+    .where("id", "in", [...walletIds])
+    .execute();
 }

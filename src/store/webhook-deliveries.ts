@@ -53,14 +53,23 @@ export async function listDeliveries(db: Executor, f: DeliveryFilter, req: PageR
 export async function attemptsOf(db: Executor, deliveryIds: string[]): Promise<Map<string, WebhookDeliveryAttemptsTable[]>> {
   const out = new Map<string, WebhookDeliveryAttemptsTable[]>(deliveryIds.map((id) => [id, []]));
   if (deliveryIds.length === 0) return out;
-  const rows = await db.selectFrom("webhook_delivery_attempts").selectAll().where("delivery_id", "in", deliveryIds).orderBy("attempt").execute();
+  const rows = await db
+    .selectFrom("webhook_delivery_attempts")
+    .selectAll()
+    .where("delivery_id", "in", deliveryIds)
+    .orderBy("attempt")
+    .execute();
   for (const r of rows) out.get(r.delivery_id)?.push(r);
   return out;
 }
 
 export async function eventsOf(db: Executor, eventIds: string[]) {
   if (eventIds.length === 0) return new Map<string, { id: string; activity_id: string; event_type: string; organization_id: string }>();
-  const rows = await db.selectFrom("webhook_events").select(["id", "activity_id", "event_type", "organization_id"]).where("id", "in", eventIds).execute();
+  const rows = await db
+    .selectFrom("webhook_events")
+    .select(["id", "activity_id", "event_type", "organization_id"])
+    .where("id", "in", eventIds)
+    .execute();
   return new Map(rows.map((r) => [r.id, r]));
 }
 
@@ -139,12 +148,20 @@ export async function eventsToFanOut(tx: Executor, limit: number): Promise<{ id:
 
 /** Active endpoints subscribed to activity updates. */
 export async function listeningEndpoints(tx: Executor): Promise<{ id: string; organization_id: string }[]> {
-  const rows = await tx.selectFrom("webhook_endpoints").select(["id", "organization_id", "subscriptions"]).where("is_active", "=", 1).execute();
+  const rows = await tx
+    .selectFrom("webhook_endpoints")
+    .select(["id", "organization_id", "subscriptions"])
+    .where("is_active", "=", 1)
+    .execute();
   return rows.filter((ep) => subscribes(ep.subscriptions));
 }
 
 /** New pending deliveries, due `now`; one per (event, endpoint) whatever happens twice. */
-export async function insertDeliveries(tx: Executor, pairs: readonly { id: string; event_id: string; endpoint_id: string }[], now: number): Promise<void> {
+export async function insertDeliveries(
+  tx: Executor,
+  pairs: readonly { id: string; event_id: string; endpoint_id: string }[],
+  now: number,
+): Promise<void> {
   const rows = pairs.map((p) => ({
     ...p,
     status: "pending" as const,
@@ -223,7 +240,13 @@ export async function lockFreeEndpoints(tx: Executor, ids: readonly string[]): P
  * Leases `ids` until `lease` where each is still pending, due and unleased at `now`; counts the
  * attempt of those in `heads` now. Returns the ids leased.
  */
-export async function leaseDeliveries(tx: Executor, ids: readonly string[], heads: readonly string[], lease: number, now: number): Promise<Set<string>> {
+export async function leaseDeliveries(
+  tx: Executor,
+  ids: readonly string[],
+  heads: readonly string[],
+  lease: number,
+  now: number,
+): Promise<Set<string>> {
   const updated = await tx
     .updateTable("webhook_deliveries")
     .set((eb) => ({
@@ -262,5 +285,10 @@ export async function laneEvents(db: Executor, ids: readonly string[]) {
 
 /** Cancels those of `ids` still pending (their endpoint was paused or deleted). */
 export async function cancelPending(db: Executor, ids: readonly string[], now: number): Promise<void> {
-  await db.updateTable("webhook_deliveries").set({ status: "cancelled", updated_at: now }).where("id", "in", ids).where("status", "=", "pending").execute();
+  await db
+    .updateTable("webhook_deliveries")
+    .set({ status: "cancelled", updated_at: now })
+    .where("id", "in", ids)
+    .where("status", "=", "pending")
+    .execute();
 }

@@ -54,7 +54,12 @@ export function subscribes(subscriptions: string): boolean {
 }
 
 export async function findEndpoint(db: Executor, organizationId: string, id: string): Promise<WebhookEndpointRow | undefined> {
-  return db.selectFrom("webhook_endpoints").selectAll().where("id", "=", id).where("organization_id", "=", organizationId).executeTakeFirst();
+  return db
+    .selectFrom("webhook_endpoints")
+    .selectAll()
+    .where("id", "=", id)
+    .where("organization_id", "=", organizationId)
+    .executeTakeFirst();
 }
 
 /** Stops what an endpoint still had to deliver (it was paused or deleted). */

@@ -99,7 +99,15 @@ const ETC = [
  * (either may live under the host's /tmp).
  */
 export function bwrapArgs(imageDir: string, workDir: string, hide: readonly string[] = []): string[] {
-  const args = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "tvc-replica"];
+  const args = [
+    "--die-with-parent",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--hostname",
+    "tvc-replica",
+  ];
   for (const d of SYSTEM_DIRS) {
     let st;
     try {
@@ -121,7 +129,11 @@ export function bwrapArgs(imageDir: string, workDir: string, hide: readonly stri
 /** One run of `bwrap … -- true` as the replica user: does the sandbox work on this host? */
 async function bwrapWorks(bwrap: string, who: { uid?: number; gid?: number }, workBase: string): Promise<string | undefined> {
   try {
-    await run(bwrap, [...bwrapArgs("/usr", workBase), "--", "/usr/bin/env", "true"], { timeout: 10_000, env: { PATH: "/usr/bin:/bin" }, ...(who.uid !== undefined ? { uid: who.uid, gid: who.gid } : {}) });
+    await run(bwrap, [...bwrapArgs("/usr", workBase), "--", "/usr/bin/env", "true"], {
+      timeout: 10_000,
+      env: { PATH: "/usr/bin:/bin" },
+      ...(who.uid !== undefined ? { uid: who.uid, gid: who.gid } : {}),
+    });
     return undefined;
   } catch (err) {
     const e = err as { stderr?: string; message: string };
@@ -138,7 +150,10 @@ const WORK_PREFIX = "sigil-tvc-work-";
  */
 async function newWorkBase(dataDir: string): Promise<string> {
   const record = path.join(dataDir, "tvc-work-base");
-  const previous = await readFile(record, "utf8").then((t) => t.trim(), () => "");
+  const previous = await readFile(record, "utf8").then(
+    (t) => t.trim(),
+    () => "",
+  );
   if (previous !== "" && path.dirname(previous) === os.tmpdir() && path.basename(previous).startsWith(WORK_PREFIX)) {
     const st = await lstat(previous).catch(() => undefined);
     if (st?.isDirectory() && st.uid === process.getuid?.()) await rm(previous, { recursive: true, force: true });
@@ -150,7 +165,10 @@ async function newWorkBase(dataDir: string): Promise<string> {
   return workBase;
 }
 
-export async function resolveIsolation(config: Pick<Config, "tvcUser" | "tvcSandbox" | "dataDir">, log: { info(o: object, m: string): void; warn(o: object, m: string): void }): Promise<Isolation> {
+export async function resolveIsolation(
+  config: Pick<Config, "tvcUser" | "tvcSandbox" | "dataDir">,
+  log: { info(o: object, m: string): void; warn(o: object, m: string): void },
+): Promise<Isolation> {
   const asRoot = process.getuid?.() === 0;
   const who: { uid?: number; gid?: number } = asRoot ? await resolveUser(config.tvcUser) : {};
   const workBase = await newWorkBase(config.dataDir);

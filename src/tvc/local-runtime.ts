@@ -83,7 +83,10 @@ export interface LocalRuntimeOptions {
 export class Refusal extends Error {}
 
 /** A deployment's executable, resolved inside its image directory. */
-export async function resolveExecutable(spec: Pick<DeploymentSpec, "pivotContainerImageUrl" | "pivotPath">, imageRoot: string): Promise<{ dir: string; file: string }> {
+export async function resolveExecutable(
+  spec: Pick<DeploymentSpec, "pivotContainerImageUrl" | "pivotPath">,
+  imageRoot: string,
+): Promise<{ dir: string; file: string }> {
   let url: URL;
   try {
     url = new URL(spec.pivotContainerImageUrl);
@@ -114,7 +117,8 @@ export async function resolveExecutable(spec: Pick<DeploymentSpec, "pivotContain
   }
   // Deployments recorded before the image root existed, or whose directory became a link
   // leading out of it, are refused here (docs/tvc-isolation.md §2).
-  if (!isWithin(imageRoot, realDir)) throw new Refusal(`image directory ${dir} is not under the TVC image root (SIGIL_TVC_IMAGE_ROOT), links resolved`);
+  if (!isWithin(imageRoot, realDir))
+    throw new Refusal(`image directory ${dir} is not under the TVC image root (SIGIL_TVC_IMAGE_ROOT), links resolved`);
   try {
     realFile = await realpath(path.resolve(realDir, rel));
   } catch {
@@ -259,9 +263,20 @@ export class LocalRuntime implements TvcRuntime {
     for (const d of desired) {
       let dep = this.#deployments.get(d.deploymentId);
       if (!dep) {
-        dep = { id: d.deploymentId, appId: d.appId, spec: d.spec, specKey: specKey(d.spec), replicas: [], lastUpdatedMs: Date.now(), removed: false };
+        dep = {
+          id: d.deploymentId,
+          appId: d.appId,
+          spec: d.spec,
+          specKey: specKey(d.spec),
+          replicas: [],
+          lastUpdatedMs: Date.now(),
+          removed: false,
+        };
         this.#deployments.set(dep.id, dep);
-        this.#o.log.info({ tvc: { deploymentId: dep.id, appId: dep.appId, replicas: d.spec.replicas } }, "tvc deployment desired: starting replicas");
+        this.#o.log.info(
+          { tvc: { deploymentId: dep.id, appId: dep.appId, replicas: d.spec.replicas } },
+          "tvc deployment desired: starting replicas",
+        );
       }
       this.#scale(dep, Math.max(0, Math.floor(d.spec.replicas)));
     }
@@ -331,7 +346,9 @@ export class LocalRuntime implements TvcRuntime {
       exe = await resolveExecutable(dep.spec, this.#o.imageRoot);
       const digest = await sha256File(exe.file);
       if (digest !== dep.spec.expectedPivotDigest.toLowerCase()) {
-        throw new Refusal(`the executable's sha256 is ${digest}, not the expectedPivotDigest ${dep.spec.expectedPivotDigest.toLowerCase()}`);
+        throw new Refusal(
+          `the executable's sha256 is ${digest}, not the expectedPivotDigest ${dep.spec.expectedPivotDigest.toLowerCase()}`,
+        );
       }
     } catch (err) {
       if (!this.#active(dep, r)) return;
@@ -430,7 +447,10 @@ export class LocalRuntime implements TvcRuntime {
   }
 
   #pipe(child: ChildProcess, ids: { deploymentId: string; appId: string; replica: number }): void {
-    for (const [name, stream] of [["stdout", child.stdout], ["stderr", child.stderr]] as const) {
+    for (const [name, stream] of [
+      ["stdout", child.stdout],
+      ["stderr", child.stderr],
+    ] as const) {
       if (!stream) continue;
       const lines = createInterface({ input: stream, crlfDelay: Infinity });
       lines.on("line", (line) => this.#o.log.info({ tvc: { ...ids, pid: child.pid, stream: name } }, line.slice(0, this.#o.maxLogLine)));
@@ -565,7 +585,10 @@ export class LocalRuntime implements TvcRuntime {
     killGroup(pid, "SIGTERM");
     const graceful = await Promise.race([exited.then(() => true), delay(this.#o.stopGraceMs).then(() => false)]);
     if (!graceful) {
-      this.#o.log.warn({ tvc: { deploymentId: dep.id, appId: dep.appId, replica: r.index, pid, graceMs: this.#o.stopGraceMs } }, "tvc replica did not stop after SIGTERM: SIGKILL");
+      this.#o.log.warn(
+        { tvc: { deploymentId: dep.id, appId: dep.appId, replica: r.index, pid, graceMs: this.#o.stopGraceMs } },
+        "tvc replica did not stop after SIGTERM: SIGKILL",
+      );
       killGroup(pid, "SIGKILL");
       await Promise.race([exited, delay(5_000)]);
     }

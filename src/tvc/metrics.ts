@@ -62,7 +62,7 @@ export class TvcMetrics {
     });
     this.ingressRequests = new client.Counter<"app_id" | "status">({
       name: "sigil_tvc_ingress_requests_total",
-      help: "Requests through the TVC ingress by app and answer status (app_id \"unknown\" for apps that do not exist)",
+      help: 'Requests through the TVC ingress by app and answer status (app_id "unknown" for apps that do not exist)',
       labelNames: ["app_id", "status"],
       registers,
     });

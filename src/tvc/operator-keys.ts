@@ -25,7 +25,8 @@ export function derSignatureProblem(hex: string): string | null {
   if (!/^[0-9a-fA-F]*$/.test(hex) || hex.length % 2 !== 0 || hex.length === 0) return "must be an even-length hex string";
   const b = Buffer.from(hex, "hex");
   // SEQUENCE { INTEGER r, INTEGER s }: 8 to 72 bytes, short-form lengths only for P-256.
-  if (b.length < 8 || b.length > 72 || b[0] !== 0x30 || b[1] !== b.length - 2) return "must be a DER-encoded ECDSA signature (SEQUENCE of r and s)";
+  if (b.length < 8 || b.length > 72 || b[0] !== 0x30 || b[1] !== b.length - 2)
+    return "must be a DER-encoded ECDSA signature (SEQUENCE of r and s)";
   let at = 2;
   for (let i = 0; i < 2; i++) {
     if (b[at] !== 0x02) return "must be a DER-encoded ECDSA signature (SEQUENCE of r and s)";
@@ -44,7 +45,12 @@ export function derSignatureProblem(hex: string): string | null {
 export function verifyOperatorSignature(publicKeyHex: string, bytes: Buffer, signatureHex: string): boolean {
   if (derSignatureProblem(signatureHex) !== null) return false;
   try {
-    return verify("sha256", bytes, { key: keyObject("API_KEY_CURVE_P256", publicKeyHex.toLowerCase()), dsaEncoding: "der" }, Buffer.from(signatureHex, "hex"));
+    return verify(
+      "sha256",
+      bytes,
+      { key: keyObject("API_KEY_CURVE_P256", publicKeyHex.toLowerCase()), dsaEncoding: "der" },
+      Buffer.from(signatureHex, "hex"),
+    );
   } catch {
     return false;
   }

@@ -20,7 +20,19 @@ export interface TvcService {
 }
 
 export async function startTvc(opts: {
-  config: Pick<Config, "tvcRuntime" | "tvcIngressPort" | "tvcReconcileMs" | "tvcPublicAddress" | "host" | "dataDir" | "shutdownGraceMs" | "tvcImageRoot" | "tvcUser" | "tvcSandbox">;
+  config: Pick<
+    Config,
+    | "tvcRuntime"
+    | "tvcIngressPort"
+    | "tvcReconcileMs"
+    | "tvcPublicAddress"
+    | "host"
+    | "dataDir"
+    | "shutdownGraceMs"
+    | "tvcImageRoot"
+    | "tvcUser"
+    | "tvcSandbox"
+  >;
   db: Db;
   state: ServiceState;
   log: RuntimeLog;
@@ -56,7 +68,10 @@ export async function startTvc(opts: {
     state.tvc.ingressAddress = config.tvcPublicAddress ?? `localhost:${ingress.port}`;
     log.info({ port: ingress.port, url: `${ingress.url}/apps/<appId>/`, publicAddress: state.tvc.ingressAddress }, "tvc ingress listening");
   } catch (err) {
-    log.error({ err, port: config.tvcIngressPort }, "tvc ingress could not listen (SIGIL_TVC_INGRESS_PORT); apps are not reachable through it");
+    log.error(
+      { err, port: config.tvcIngressPort },
+      "tvc ingress could not listen (SIGIL_TVC_INGRESS_PORT); apps are not reachable through it",
+    );
   }
   return {
     controller,

@@ -71,7 +71,14 @@ function voteView(v: VoteRow, users: Map<string, UserView>, type: string, secret
  * on it (root quorum, initiator, or included in an applicable policy's consensus) and has
  * no live vote on it yet. Both are the same: whoever may approve may also reject.
  */
-async function mayVoteOn(db: Executor, row: ActivityRow, votes: readonly VoteRow[], viewer: UserRow, now: number, governance?: GovernanceCache): Promise<boolean> {
+async function mayVoteOn(
+  db: Executor,
+  row: ActivityRow,
+  votes: readonly VoteRow[],
+  viewer: UserRow,
+  now: number,
+  governance?: GovernanceCache,
+): Promise<boolean> {
   if (row.status !== "ACTIVITY_STATUS_CONSENSUS_NEEDED") return false;
   const orgId = decidingOrganization(row, votes);
   if (viewer.organization_id !== orgId || hasStandingVote(votes, viewer.id, now)) return false;
@@ -88,7 +95,12 @@ export async function activityViews(
   /** The store's governance cache (service state), for canApprove / canReject. */
   governance?: GovernanceCache,
 ): Promise<ActivityView[]> {
-  const votes = known?.votes ?? (await votesOf(db, rows.map((r) => r.id)));
+  const votes =
+    known?.votes ??
+    (await votesOf(
+      db,
+      rows.map((r) => r.id),
+    ));
   const voterIds = [...new Set(votes.map((v) => v.user_id))];
   const voterRows =
     known?.voters ?? (voterIds.length ? await db.selectFrom("users").selectAll().where("id", "in", voterIds).execute() : []);
@@ -109,7 +121,9 @@ export async function activityViews(
       organizationId: r.organization_id,
       status: r.status,
       type: r.type,
-      intent: { [keys.intent]: keys.secrets ? redactSecrets(json<Record<string, unknown>>(r.intent)!, keys.secrets) : json<unknown>(r.intent) },
+      intent: {
+        [keys.intent]: keys.secrets ? redactSecrets(json<Record<string, unknown>>(r.intent)!, keys.secrets) : json<unknown>(r.intent),
+      },
       result: result ? { [keys.result]: result } : {},
       votes: votesByRow.get(r.id)!.map((v) => voteView(v, users, r.type, keys.secrets ?? [])),
       fingerprint: r.fingerprint,
@@ -123,6 +137,12 @@ export async function activityViews(
   });
 }
 
-export async function activityView(db: Executor, row: ActivityRow, known?: KnownVotes, viewer?: UserRow, governance?: GovernanceCache): Promise<ActivityView> {
+export async function activityView(
+  db: Executor,
+  row: ActivityRow,
+  known?: KnownVotes,
+  viewer?: UserRow,
+  governance?: GovernanceCache,
+): Promise<ActivityView> {
   return (await activityViews(db, [row], known, viewer, governance))[0]!;
 }

@@ -50,9 +50,21 @@ export const TvcDeploymentSchema = Type.Object({
   appId: Type.String(),
   manifestSet: TvcOperatorSetSchema,
   shareSet: TvcOperatorSetSchema,
-  manifest: Type.Object({ id: Type.String(), manifest: Type.String({ description: "the manifest's exact bytes, base64" }), createdAt: Timestamp, updatedAt: Timestamp }),
+  manifest: Type.Object({
+    id: Type.String(),
+    manifest: Type.String({ description: "the manifest's exact bytes, base64" }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  }),
   manifestApprovals: Type.Array(
-    Type.Object({ id: Type.String(), manifestId: Type.String(), operator: TvcOperatorSchema, approval: Type.String({ description: "DER signature, base64" }), createdAt: Timestamp, updatedAt: Timestamp }),
+    Type.Object({
+      id: Type.String(),
+      manifestId: Type.String(),
+      operator: TvcOperatorSchema,
+      approval: Type.String({ description: "DER signature, base64" }),
+      createdAt: Timestamp,
+      updatedAt: Timestamp,
+    }),
   ),
   qosVersion: Type.String(),
   pivotContainer: Type.Object({
@@ -151,7 +163,12 @@ export function deploymentView(
     appId: d.app_id,
     manifestSet: operatorSetView(manifestSet),
     shareSet: operatorSetView(sets.get(app.share_set_id)!),
-    manifest: { id: d.manifest_id, manifest: d.manifest, createdAt: timestampObject(d.created_at), updatedAt: timestampObject(d.created_at) },
+    manifest: {
+      id: d.manifest_id,
+      manifest: d.manifest,
+      createdAt: timestampObject(d.created_at),
+      updatedAt: timestampObject(d.created_at),
+    },
     manifestApprovals: mine.map((a) => ({
       id: a.id,
       manifestId: a.manifest_id,

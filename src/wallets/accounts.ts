@@ -28,7 +28,11 @@ export const WalletCurveSchema = Type.Union([Type.Literal("CURVE_SECP256K1"), Ty
 export const WalletAccountParams = Type.Object({
   curve: WalletCurveSchema,
   pathFormat: Type.Literal("PATH_FORMAT_BIP32", { errorMessage: "must be PATH_FORMAT_BIP32" }),
-  path: Type.String({ minLength: 1, maxLength: 256, errorMessage: "must be a BIP-32 path such as m/44'/60'/0'/0/0 (at most 256 characters)" }),
+  path: Type.String({
+    minLength: 1,
+    maxLength: 256,
+    errorMessage: "must be a BIP-32 path such as m/44'/60'/0'/0/0 (at most 256 characters)",
+  }),
   addressFormat: Type.String({ minLength: 1, maxLength: 64, errorMessage: "must be an ADDRESS_FORMAT_* value" }),
   name: Type.Optional(Name("name")),
 });
@@ -66,7 +70,10 @@ export function accountProblems(accounts: readonly AccountParams[], field: strin
     if (indices && a.curve === "CURVE_ED25519") {
       const level = unhardenedLevel(indices);
       if (level !== null) {
-        problems.push({ field: `${at}.path`, description: `ed25519 paths must be hardened at every level (SLIP-10); level ${level} is not` });
+        problems.push({
+          field: `${at}.path`,
+          description: `ed25519 paths must be hardened at every level (SLIP-10); level ${level} is not`,
+        });
       }
     }
     const key = `${normalPath(a.path)}\u0000${a.addressFormat}`;
@@ -123,7 +130,9 @@ export function deriveAccounts(seed: Uint8Array, accounts: readonly AccountParam
     });
   } catch (err) {
     if (err instanceof DerivationError) {
-      throw invalid(`${field}[${at}]: cannot derive this account: ${err.message}`, [{ field: `${field}[${at}]`, description: err.message }]);
+      throw invalid(`${field}[${at}]: cannot derive this account: ${err.message}`, [
+        { field: `${field}[${at}]`, description: err.message },
+      ]);
     }
     throw err;
   } finally {

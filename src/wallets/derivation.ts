@@ -90,7 +90,8 @@ export function deriveKey(seed: Uint8Array, curve: WalletCurve, path: string): D
   const indices = parsePath(path);
   if (curve === "CURVE_ED25519") {
     const soft = indices.findIndex((i) => i < HARDENED);
-    if (soft >= 0) throw new DerivationError(`ed25519 paths must be hardened at every level (SLIP-10); level ${soft + 1} of ${path} is not`);
+    if (soft >= 0)
+      throw new DerivationError(`ed25519 paths must be hardened at every level (SLIP-10); level ${soft + 1} of ${path} is not`);
     const privateKey = slip10Ed25519(seed, indices);
     return { curve, privateKey, publicKey: ed25519.getPublicKey(privateKey) };
   }
@@ -145,7 +146,8 @@ export function isAddressFormat(v: string): v is AddressFormat {
 /** Why a curve/format combination is refused, or null when it is fine. */
 export function formatProblem(curve: WalletCurve, format: string): string | null {
   const curves = FORMAT_CURVES.get(format as AddressFormat);
-  if (!curves) return `unsupported address format ${JSON.stringify(format.slice(0, 60))}; supported: ${[...FORMAT_CURVES.keys()].join(", ")}`;
+  if (!curves)
+    return `unsupported address format ${JSON.stringify(format.slice(0, 60))}; supported: ${[...FORMAT_CURVES.keys()].join(", ")}`;
   if (!curves.includes(curve)) return `${format} addresses are not defined for ${curve} keys (use ${curves.join(" or ")})`;
   return null;
 }
@@ -178,8 +180,13 @@ export function addressOf(key: DerivedKey, format: AddressFormat): string {
 export async function seedOfAsync(mnemonic: string, passphrase = ""): Promise<Uint8Array> {
   if (!isValidMnemonic(mnemonic)) throw new DerivationError("not a valid BIP-39 English mnemonic");
   return new Promise((resolve, reject) => {
-    pbkdf2(Buffer.from(mnemonic.normalize("NFKD"), "utf8"), Buffer.from(`mnemonic${passphrase}`.normalize("NFKD"), "utf8"), 2048, 64, "sha512", (err, key) =>
-      err ? reject(err) : resolve(new Uint8Array(key.buffer, key.byteOffset, key.length)),
+    pbkdf2(
+      Buffer.from(mnemonic.normalize("NFKD"), "utf8"),
+      Buffer.from(`mnemonic${passphrase}`.normalize("NFKD"), "utf8"),
+      2048,
+      64,
+      "sha512",
+      (err, key) => (err ? reject(err) : resolve(new Uint8Array(key.buffer, key.byteOffset, key.length))),
     );
   });
 }
@@ -192,7 +199,9 @@ export async function seedOfAsync(mnemonic: string, passphrase = ""): Promise<Ui
 export const PASSPHRASE_SEPARATOR = "\n--PASS--\n";
 export function splitWalletSecret(text: string): { mnemonic: string; passphrase: string } {
   const at = text.indexOf(PASSPHRASE_SEPARATOR);
-  return at < 0 ? { mnemonic: text, passphrase: "" } : { mnemonic: text.slice(0, at), passphrase: text.slice(at + PASSPHRASE_SEPARATOR.length) };
+  return at < 0
+    ? { mnemonic: text, passphrase: "" }
+    : { mnemonic: text.slice(0, at), passphrase: text.slice(at + PASSPHRASE_SEPARATOR.length) };
 }
 
 /** The seed of a wallet's stored secret text (mnemonic, and passphrase if it has one). */

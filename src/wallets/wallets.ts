@@ -66,7 +66,12 @@ export async function createWallet(
   if ((await countWallets(w.tx, w.organizationId)) >= MAX_WALLETS_PER_ORGANIZATION) {
     throw exhausted(`organization ${w.organizationId} already has the maximum of ${MAX_WALLETS_PER_ORGANIZATION} wallets`);
   }
-  const taken = await w.tx.selectFrom("wallets").select("id").where("organization_id", "=", w.organizationId).where("name", "=", p.walletName).executeTakeFirst();
+  const taken = await w.tx
+    .selectFrom("wallets")
+    .select("id")
+    .where("organization_id", "=", w.organizationId)
+    .where("name", "=", p.walletName)
+    .executeTakeFirst();
   if (taken) throw alreadyExists(`${at}.walletName: a wallet named ${JSON.stringify(p.walletName)} already exists in the organization`);
 
   const walletId = newOrderedId(w.now);
@@ -84,7 +89,10 @@ export async function createWallet(
     organization_id: w.organizationId,
     name: p.walletName,
     // What export hands back: the mnemonic, with its passphrase in the import frame's encoding.
-    seed_sealed: await w.masterKey.seal(Buffer.from(passphrase ? mnemonic + PASSPHRASE_SEPARATOR + passphrase : mnemonic, "utf8"), sealAad(walletId)),
+    seed_sealed: await w.masterKey.seal(
+      Buffer.from(passphrase ? mnemonic + PASSPHRASE_SEPARATOR + passphrase : mnemonic, "utf8"),
+      sealAad(walletId),
+    ),
     mnemonic_length: words,
     imported: imported ? 1 : 0,
     exported: 0,
@@ -94,10 +102,14 @@ export async function createWallet(
   try {
     await w.tx.insertInto("wallets").values(row).execute();
   } catch (err) {
-    if (isUniqueViolation(err, "wallets")) throw alreadyExists(`${at}.walletName: a wallet named ${JSON.stringify(p.walletName)} already exists in the organization`);
+    if (isUniqueViolation(err, "wallets"))
+      throw alreadyExists(`${at}.walletName: a wallet named ${JSON.stringify(p.walletName)} already exists in the organization`);
     throw err;
   }
-  await insertWalletAccounts(w.tx, derived.map((d) => accountRow(row, d, w.now)));
+  await insertWalletAccounts(
+    w.tx,
+    derived.map((d) => accountRow(row, d, w.now)),
+  );
   return { walletId, addresses: derived.map((d) => d.address) };
 }
 
@@ -158,7 +170,10 @@ export async function addWalletAccounts(
     mnemonic.fill(0);
   }
   if (persist) {
-    await insertWalletAccounts(w.tx, derived.map((d) => accountRow(wallet, d, w.now)));
+    await insertWalletAccounts(
+      w.tx,
+      derived.map((d) => accountRow(wallet, d, w.now)),
+    );
     await w.tx.updateTable("wallets").set({ updated_at: w.now }).where("id", "=", wallet.id).execute();
   }
   return { addresses: derived.map((d) => d.address) };

@@ -117,7 +117,9 @@ export async function attemptDelivery(req: DeliveryRequest): Promise<Attempt> {
     try {
       url = new URL(req.url);
       // Name resolution cannot be cancelled; the race at least ends the attempt on time.
-      const deadline = new Promise<never>((_, reject) => abort.signal.addEventListener("abort", () => reject(new Error(expired())), { once: true }));
+      const deadline = new Promise<never>((_, reject) =>
+        abort.signal.addEventListener("abort", () => reject(new Error(expired())), { once: true }),
+      );
       target = await Promise.race([req.target ?? dialAddress(url, req.urls), deadline]);
     } catch (err) {
       return { error: (err as Error).message, ...(timedOut ? { deadline: true as const } : {}) };
@@ -156,7 +158,11 @@ export async function attemptDelivery(req: DeliveryRequest): Promise<Attempt> {
         );
         r.on("error", (err) => {
           // A kept connection the receiver had closed: nothing of this request was answered.
-          const stale = status === undefined && r.reusedSocket && !abort.signal.aborted && /ECONNRESET|EPIPE|socket hang up/.test(`${(err as NodeJS.ErrnoException).code ?? ""} ${err.message}`);
+          const stale =
+            status === undefined &&
+            r.reusedSocket &&
+            !abort.signal.aborted &&
+            /ECONNRESET|EPIPE|socket hang up/.test(`${(err as NodeJS.ErrnoException).code ?? ""} ${err.message}`);
           resolve({ status, error: abort.signal.aborted ? expired() : err.message, stale });
         });
         r.end(req.body);

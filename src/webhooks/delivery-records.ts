@@ -73,7 +73,14 @@ export async function applyLane(tx: Executor, r: LaneRecord, now: number): Promi
   // Outcomes alike (usually: all delivered with the same status) are applied by one statement.
   const groups = new Map<string, Outcome[]>();
   for (const o of r.outcomes) {
-    const k = JSON.stringify([o.status, o.attempt.status ?? null, errorOf(o.attempt), o.status === "pending" ? o.nextAttemptAt : 0, o.delivery.attempts, o.delivery.counted]);
+    const k = JSON.stringify([
+      o.status,
+      o.attempt.status ?? null,
+      errorOf(o.attempt),
+      o.status === "pending" ? o.nextAttemptAt : 0,
+      o.delivery.attempts,
+      o.delivery.counted,
+    ]);
     const g = groups.get(k);
     if (g) g.push(o);
     else groups.set(k, [o]);
@@ -93,7 +100,11 @@ export async function applyLane(tx: Executor, r: LaneRecord, now: number): Promi
         // The head's attempt was counted by the claim; the others' are counted now.
         ...(first.delivery.counted ? {} : { attempts: eb("attempts", "+", 1) }),
       }))
-      .where("id", "in", g.map((o) => o.delivery.id))
+      .where(
+        "id",
+        "in",
+        g.map((o) => o.delivery.id),
+      )
       .where("status", "=", "pending")
       .where("lease_until", "=", r.lease)
       .where("attempts", "=", first.delivery.counted ? first.delivery.attempts : first.delivery.attempts - 1)
@@ -107,9 +118,15 @@ export async function applyLane(tx: Executor, r: LaneRecord, now: number): Promi
       .updateTable("webhook_deliveries")
       .set((eb) => ({
         lease_until: 0,
-        ...(counted.length ? { attempts: eb("attempts", "-", eb.case().when("id", "in", counted).then(eb.lit(1)).else(eb.lit(0)).end()) } : {}),
+        ...(counted.length
+          ? { attempts: eb("attempts", "-", eb.case().when("id", "in", counted).then(eb.lit(1)).else(eb.lit(0)).end()) }
+          : {}),
       }))
-      .where("id", "in", r.givenBack.map((d) => d.id))
+      .where(
+        "id",
+        "in",
+        r.givenBack.map((d) => d.id),
+      )
       .where("status", "=", "pending")
       .where("lease_until", "=", r.lease)
       .execute();
@@ -117,11 +134,17 @@ export async function applyLane(tx: Executor, r: LaneRecord, now: number): Promi
   // The endpoint's health after the outcomes that counted; written only on a transition, so a
   // healthy endpoint costs no write.
   let failingSince = r.failingSince;
-  for (const o of r.outcomes) if (applied.has(o.delivery.id)) failingSince = o.status === "delivered" ? null : (failingSince ?? o.startedAt);
+  for (const o of r.outcomes)
+    if (applied.has(o.delivery.id)) failingSince = o.status === "delivered" ? null : (failingSince ?? o.startedAt);
   if (failingSince === null && r.failingSince !== null) {
     await tx.updateTable("webhook_endpoints").set({ failing_since: null }).where("id", "=", r.endpointId).execute();
   } else if (failingSince !== null && r.failingSince === null) {
-    await tx.updateTable("webhook_endpoints").set({ failing_since: failingSince }).where("id", "=", r.endpointId).where("failing_since", "is", null).execute();
+    await tx
+      .updateTable("webhook_endpoints")
+      .set({ failing_since: failingSince })
+      .where("id", "=", r.endpointId)
+      .where("failing_since", "is", null)
+      .execute();
   }
   // Only on an outcome that counted (not one whose lease another worker took over).
   const d = r.disable;
@@ -145,7 +168,11 @@ export function describeAttempt(a: Attempt): string {
 export async function disableFailingEndpoint(tx: Executor, endpointId: string, since: number, last: Attempt, now: number): Promise<void> {
   const hours = Math.floor((now - since) / 3_600_000);
   const span = hours >= 1 ? `${hours} h` : `${Math.round((now - since) / 1000)} s`;
-  const reason = `disabled automatically: every delivery attempt failed since ${new Date(since).toISOString()} (${span}); last attempt: ${describeAttempt(last)}`.slice(0, MAX_ERROR);
+  const reason =
+    `disabled automatically: every delivery attempt failed since ${new Date(since).toISOString()} (${span}); last attempt: ${describeAttempt(last)}`.slice(
+      0,
+      MAX_ERROR,
+    );
   const res = await tx
     .updateTable("webhook_endpoints")
     .set({ is_active: 0, disabled_reason: reason, disabled_at: now, updated_at: now })
@@ -155,7 +182,12 @@ export async function disableFailingEndpoint(tx: Executor, endpointId: string, s
   if (Number(res.numUpdatedRows) === 0) return;
   await tx
     .updateTable("webhook_deliveries")
-    .set({ status: "failed", last_error: "endpoint disabled after failing continuously; redeliver once it is re-enabled", lease_until: 0, updated_at: now })
+    .set({
+      status: "failed",
+      last_error: "endpoint disabled after failing continuously; redeliver once it is re-enabled",
+      lease_until: 0,
+      updated_at: now,
+    })
     .where("endpoint_id", "=", endpointId)
     .where("status", "=", "pending")
     .execute();

@@ -134,7 +134,10 @@ class ActiveEndpoints {
 }
 
 export function startDispatcher(opts: DispatcherOptions): Dispatcher {
-  const o = { ...DISPATCH_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) } as Required<DispatcherOptions>;
+  const o = {
+    ...DISPATCH_DEFAULTS,
+    ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)),
+  } as Required<DispatcherOptions>;
   const { db } = o;
   const dialect = dialectOf(db);
   const leaseMs = o.timeoutMs + LEASE_GRACE_MS;
@@ -185,7 +188,12 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
           // A retry due before the next poll is looked at when it is due, not at the poll.
           for (const ms of retries) if (ms < o.pollMs) scheduler.wakeIn(ms);
         })
-        .catch((err: unknown) => o.log.warn({ err, endpointId: l.endpointId, deliveries: l.deliveries.length }, "webhook delivery bookkeeping failed; its lease will lapse"));
+        .catch((err: unknown) =>
+          o.log.warn(
+            { err, endpointId: l.endpointId, deliveries: l.deliveries.length },
+            "webhook delivery bookkeeping failed; its lease will lapse",
+          ),
+        );
       // In flight until it ends; then the endpoint's next delivery may be due (a wake).
       scheduler.startLane(l.endpointId, work);
     }

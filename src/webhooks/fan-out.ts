@@ -82,7 +82,10 @@ export async function fanOut(db: Db, chains: ServiceState["chains"]): Promise<nu
       }
     }
     await insertDeliveries(tx, rows, now);
-    await markFannedOut(tx, events.map((e) => e.id));
+    await markFannedOut(
+      tx,
+      events.map((e) => e.id),
+    );
     return events.length;
   });
 }
@@ -147,7 +150,12 @@ export function dueRuns(fronts: readonly QueuedDelivery[], endpointIds: readonly
  * The lanes a claim got: per run, the unbroken stretch from the head that was leased (`got`)
  * — a delivery after a gap would overtake the gap; what was leased after a gap is released.
  */
-export function lanesOf(runs: readonly QueuedDelivery[][], got: ReadonlySet<string>, claimedAt: number, lease: number): { lanes: Lane[]; release: string[] } {
+export function lanesOf(
+  runs: readonly QueuedDelivery[][],
+  got: ReadonlySet<string>,
+  claimedAt: number,
+  lease: number,
+): { lanes: Lane[]; release: string[] } {
   const lanes: Lane[] = [];
   const release: string[] = [];
   for (const run of runs) {

@@ -30,7 +30,10 @@ export interface LaneInput {
 export async function laneInputs(db: Db, lanes: readonly Lane[]): Promise<Map<string, LaneInput>> {
   const eventIds = lanes.flatMap((l) => l.deliveries.map((d) => d.event_id));
   const [endpoints, events] = await Promise.all([
-    laneEndpoints(db, lanes.map((l) => l.endpointId)),
+    laneEndpoints(
+      db,
+      lanes.map((l) => l.endpointId),
+    ),
     laneEvents(db, eventIds),
   ]);
   const ep = new Map(endpoints.map((e) => [e.id, e]));
@@ -56,7 +59,11 @@ export interface LaneSettings {
 export async function runLane(s: LaneSettings, lane: Lane, input: LaneInput, key: SigningKey): Promise<number[]> {
   const { endpoint, events } = input;
   if (!endpoint || endpoint.is_active !== 1) {
-    await cancelPending(s.db, lane.deliveries.map((d) => d.id), Date.now());
+    await cancelPending(
+      s.db,
+      lane.deliveries.map((d) => d.id),
+      Date.now(),
+    );
     return [];
   }
   const batch: Batch = {
@@ -79,18 +86,35 @@ export async function runLane(s: LaneSettings, lane: Lane, input: LaneInput, key
   };
   const sent = await s.sender.send(batch, key);
   const byId = new Map(lane.deliveries.map((d) => [d.id, d]));
-  const outcomes: (Outcome & { delay?: number })[] = sent.outcomes.map(({ deliveryId, ...x }) => ({ ...x, delivery: byId.get(deliveryId)! }));
+  const outcomes: (Outcome & { delay?: number })[] = sent.outcomes.map(({ deliveryId, ...x }) => ({
+    ...x,
+    delivery: byId.get(deliveryId)!,
+  }));
   const givenBack = sent.givenBack.map((id) => byId.get(id)!);
   const disable = sent.disable;
   const applied = await s.db
     .transaction()
-    .execute((tx) => applyLane(tx, { endpointId: lane.endpointId, lease: lane.lease, outcomes, givenBack, failingSince: endpoint.failing_since ?? null, disable }, Date.now()));
+    .execute((tx) =>
+      applyLane(
+        tx,
+        { endpointId: lane.endpointId, lease: lane.lease, outcomes, givenBack, failingSince: endpoint.failing_since ?? null, disable },
+        Date.now(),
+      ),
+    );
   const retries: number[] = [];
   for (const x of outcomes) {
     const d = x.delivery as Claimed;
-    const fields = { deliveryId: d.id, eventId: d.event_id, endpointId: d.endpoint_id, attempt: d.attempts, status: x.attempt.status, error: x.attempt.error };
+    const fields = {
+      deliveryId: d.id,
+      eventId: d.event_id,
+      endpointId: d.endpoint_id,
+      attempt: d.attempts,
+      status: x.attempt.status,
+      error: x.attempt.error,
+    };
     const recorded = applied.has(d.id);
-    if (!recorded) s.log.warn(fields, "webhook delivery changed while it was attempted (cancelled, or its lease lapsed); outcome not applied");
+    if (!recorded)
+      s.log.warn(fields, "webhook delivery changed while it was attempted (cancelled, or its lease lapsed); outcome not applied");
     else if (x.status === "failed") s.log.warn(fields, "webhook delivery failed for good; the endpoint's next delivery goes");
     else if (x.status === "pending") s.log.info({ ...fields, retryInMs: x.delay }, "webhook delivery will be retried");
     if (recorded && x.status === "pending" && x.delay !== undefined) retries.push(x.delay);

@@ -57,7 +57,11 @@ export function givenBackWhole(batch: Batch): BatchResult {
   return { outcomes: [], givenBack: batch.deliveries.map((d) => d.id), failingSince: batch.failingSince };
 }
 
-export async function sendBatch(batch: Batch, key: SigningKey, ctx: { signal: AbortSignal; agents: DeliveryAgents; urls: WebhookUrlPolicy }): Promise<BatchResult> {
+export async function sendBatch(
+  batch: Batch,
+  key: SigningKey,
+  ctx: { signal: AbortSignal; agents: DeliveryAgents; urls: WebhookUrlPolicy },
+): Promise<BatchResult> {
   const { deliveries, deadlineAt, timeoutMs } = batch;
   const outcomes: BatchOutcome[] = [];
   let givenBack: string[] = [];
@@ -111,7 +115,15 @@ export async function sendBatch(batch: Batch, key: SigningKey, ctx: { signal: Ab
     const done = Date.now();
     const delay = verdict === "retry" ? retryDelayMs(batch.schedule, d.attempts - d.scheduleOffset) : undefined;
     const status = verdict === "delivered" ? "delivered" : delay !== undefined ? "pending" : "failed";
-    outcomes.push({ deliveryId: d.id, attempt, startedAt, done, status, nextAttemptAt: done + (delay ?? 0), ...(delay === undefined ? {} : { delay }) });
+    outcomes.push({
+      deliveryId: d.id,
+      attempt,
+      startedAt,
+      done,
+      status,
+      nextAttemptAt: done + (delay ?? 0),
+      ...(delay === undefined ? {} : { delay }),
+    });
     failingSince = verdict === "delivered" ? null : (failingSince ?? startedAt);
     if (failingSince !== null && done - failingSince >= batch.disableAfterMs) {
       disable = { index: outcomes.length - 1, since: failingSince };

@@ -35,13 +35,23 @@ export async function createSigningKey(db: Executor, master: MasterKey, now: num
 
 /** The key that signs now; created on first use. */
 export async function activeSigningKey(cache: SigningKeyCache, db: Db, master: MasterKey, now = Date.now()): Promise<SigningKey> {
-  let row = await db.selectFrom("webhook_signing_keys").selectAll().where("status", "=", "active").orderBy("created_at", "desc").executeTakeFirst();
+  let row = await db
+    .selectFrom("webhook_signing_keys")
+    .selectAll()
+    .where("status", "=", "active")
+    .orderBy("created_at", "desc")
+    .executeTakeFirst();
   if (!row) {
     await db.transaction().execute(async (tx) => {
       const again = await tx.selectFrom("webhook_signing_keys").select("id").where("status", "=", "active").executeTakeFirst();
       if (!again) await createSigningKey(tx, master, now);
     });
-    row = await db.selectFrom("webhook_signing_keys").selectAll().where("status", "=", "active").orderBy("created_at", "desc").executeTakeFirstOrThrow();
+    row = await db
+      .selectFrom("webhook_signing_keys")
+      .selectAll()
+      .where("status", "=", "active")
+      .orderBy("created_at", "desc")
+      .executeTakeFirstOrThrow();
   }
   const opened = cache.opened;
   if (opened?.id === row.id) return opened;

@@ -37,15 +37,35 @@ LOOPBACK.addAddress("::1", "ipv6");
 // reserved and unspecified ranges.
 const INTERNAL = new BlockList();
 for (const [net, bits] of [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-  ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
-  ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
-] as const) INTERNAL.addSubnet(net, bits, "ipv4");
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.0.2.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["198.51.100.0", 24],
+  ["203.0.113.0", 24],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
+] as const)
+  INTERNAL.addSubnet(net, bits, "ipv4");
 for (const [net, bits] of [
   // (Forms that carry an IPv4 address — mapped, compatible, NAT64, 6to4 — are judged by
   // what they carry: embeddedIPv4.) fec0::/10 is the deprecated site-local range.
-  ["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8], ["2001:db8::", 32], ["100::", 64],
-] as const) INTERNAL.addSubnet(net, bits, "ipv6");
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["fec0::", 10],
+  ["ff00::", 8],
+  ["2001:db8::", 32],
+  ["100::", 64],
+] as const)
+  INTERNAL.addSubnet(net, bits, "ipv6");
 
 const INTERNAL_NAMES = /^(localhost|metadata|metadata\.google\.internal|instance-data)$|\.(localhost|internal|local)$/i;
 

@@ -58,7 +58,8 @@ for (const engine of engines()) {
       assert.match(payload.timestampMs, /^\d+$/);
       assert.equal(payload.policyOutcomeProof.organizationId, init.organizationId);
       assert.equal(payload.policyOutcomeProof.outcome, "OUTCOME_ALLOW");
-      for (const k of ["decisionContextDigest", "organizationDataDigest"]) assert.match(String(payload.policyOutcomeProof[k]), /^[0-9a-f]{64}$/);
+      for (const k of ["decisionContextDigest", "organizationDataDigest"])
+        assert.match(String(payload.policyOutcomeProof[k]), /^[0-9a-f]{64}$/);
       assert.deepEqual(payload.policyOutcomeProof.userRequestApprovals, [
         { userId: init.userId, publicKey: init.apiPublicKey, scheme: "SIGNATURE_SCHEME_TK_API_P256" },
       ]);
@@ -90,7 +91,17 @@ for (const engine of engines()) {
         type: "ACTIVITY_TYPE_CREATE_USERS_V3",
         timestampMs: now(),
         organizationId: init.organizationId,
-        parameters: { users: [{ userName: "root-2", userTags: [], apiKeys: [{ apiKeyName: "k", publicKey: key2.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }] },
+        parameters: {
+          users: [
+            {
+              userName: "root-2",
+              userTags: [],
+              apiKeys: [{ apiKeyName: "k", publicKey: key2.publicKey, curveType: "API_KEY_CURVE_P256" }],
+              authenticators: [],
+              oauthProviders: [],
+            },
+          ],
+        },
       } as never);
       const r2Id = (created.activity.result as { createUsersResult: { userIds: string[] } }).createUsersResult.userIds[0]!;
       await root.http.updateRootQuorum({
@@ -104,30 +115,47 @@ for (const engine of engines()) {
       assert.equal(pending.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED");
       const first = (pending as { appProofs?: AppProof[] }).appProofs!;
       assert.equal(first.length, 1);
-      assert.equal((verifyAppProof(first[0]!, { trustedPublicKeys: trusted }) as { payload: { policyOutcomeProof: { outcome: string } } }).payload.policyOutcomeProof.outcome, "OUTCOME_REQUIRES_CONSENSUS");
-      const done = (await r2.http.approveActivity({
-        type: "ACTIVITY_TYPE_APPROVE_ACTIVITY",
-        timestampMs: now(),
-        organizationId: init.organizationId,
-        parameters: { fingerprint: pending.fingerprint },
-      })).activity;
+      assert.equal(
+        (verifyAppProof(first[0]!, { trustedPublicKeys: trusted }) as { payload: { policyOutcomeProof: { outcome: string } } }).payload
+          .policyOutcomeProof.outcome,
+        "OUTCOME_REQUIRES_CONSENSUS",
+      );
+      const done = (
+        await r2.http.approveActivity({
+          type: "ACTIVITY_TYPE_APPROVE_ACTIVITY",
+          timestampMs: now(),
+          organizationId: init.organizationId,
+          parameters: { fingerprint: pending.fingerprint },
+        })
+      ).activity;
       assert.equal(done.status, "ACTIVITY_STATUS_COMPLETED");
       const proofs = (done as { appProofs?: AppProof[] }).appProofs!;
       assert.equal(proofs.length, 2);
       const second = verifyAppProof(proofs[1]!, { trustedPublicKeys: trusted });
       assert.ok(second.ok);
       assert.doesNotThrow(() => verifyAppProofSignature(proofs[1] as never));
-      const outcome = (second.payload as { policyOutcomeProof: { outcome: string; userRequestApprovals: { userId: string }[] } }).policyOutcomeProof;
+      const outcome = (second.payload as { policyOutcomeProof: { outcome: string; userRequestApprovals: { userId: string }[] } })
+        .policyOutcomeProof;
       assert.equal(outcome.outcome, "OUTCOME_ALLOW");
-      assert.deepEqual(outcome.userRequestApprovals.map((a) => a.userId), [init.userId, r2Id]);
+      assert.deepEqual(
+        outcome.userRequestApprovals.map((a) => a.userId),
+        [init.userId, r2Id],
+      );
       // Back to a 1-of-1 root quorum (both roots approve the change).
-      const back = (await root.http.updateRootQuorum({
-        type: "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM",
+      const back = (
+        await root.http.updateRootQuorum({
+          type: "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM",
+          timestampMs: now(),
+          organizationId: init.organizationId,
+          parameters: { threshold: 1, userIds: [init.userId] },
+        })
+      ).activity;
+      await r2.http.approveActivity({
+        type: "ACTIVITY_TYPE_APPROVE_ACTIVITY",
         timestampMs: now(),
         organizationId: init.organizationId,
-        parameters: { threshold: 1, userIds: [init.userId] },
-      })).activity;
-      await r2.http.approveActivity({ type: "ACTIVITY_TYPE_APPROVE_ACTIVITY", timestampMs: now(), organizationId: init.organizationId, parameters: { fingerprint: back.fingerprint } });
+        parameters: { fingerprint: back.fingerprint },
+      });
     });
   });
 }

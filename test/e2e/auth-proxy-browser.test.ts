@@ -28,7 +28,16 @@ import { encryptOauth2ClientSecret } from "@turnkey/crypto";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { getAddress, keccak256, recoverAddress, serializeSignature, stringToBytes, verifyMessage, type Hex } from "viem";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
-import { engines, freePort, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import {
+  engines,
+  freePort,
+  newInstance,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "../helpers/server.ts";
 import { browserMissing } from "../helpers/browser.ts";
 import { openCorePage, type Attempt, type CoreConfig, type CorePage, type CoreTab } from "../helpers/core-page.ts";
 import { SmtpSink, codeFrom } from "../helpers/smtp-sink.ts";
@@ -80,7 +89,11 @@ for (const spec of engines()) {
     const rootCall = async (kind: "submit" | "query", op: string, body: Json): Promise<{ status: number; json: Json }> => {
       const text = JSON.stringify(body);
       const stamp = await new ApiKeyStamper({ apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey }).stamp(text);
-      const res = await fetch(`${server.url}/public/v1/${kind}/${op}`, { method: "POST", body: text, headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue } });
+      const res = await fetch(`${server.url}/public/v1/${kind}/${op}`, {
+        method: "POST",
+        body: text,
+        headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue },
+      });
       return { status: res.status, json: (await res.json()) as Json };
     };
     const activity = async (op: string, type: string, parameters: Json) => {
@@ -110,16 +123,32 @@ for (const spec of engines()) {
         SIGIL_AUTH_PROXY_CONFIG_TTL_MS: String(CONFIG_TTL_MS),
       });
       const providersFile = path.join(inst.dataDir, "oauth-providers.json");
-      writeFileSync(providersFile, JSON.stringify({ providers: { OAUTH2_PROVIDER_X: { tokenUrl: oidc.tokenUrl, userInfoUrl: `${oidc.issuer}/2/users/me` } }, issuers: [] }));
+      writeFileSync(
+        providersFile,
+        JSON.stringify({
+          providers: { OAUTH2_PROVIDER_X: { tokenUrl: oidc.tokenUrl, userInfoUrl: `${oidc.issuer}/2/users/me` } },
+          issuers: [],
+        }),
+      );
       inst.env.SIGIL_OAUTH_PROVIDERS_FILE = providersFile;
       init = await sigilInit(inst, ["--name", "Browser App Org"]);
       server = await startServer(inst, [], { port, authProxy: true });
       assert.ok(server.proxyUrl, "sigil serve started the auth proxy");
-      parent = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey, defaultOrganizationId: init.organizationId }).apiClient();
+      parent = new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: init.apiPublicKey,
+        apiPrivateKey: init.apiPrivateKey,
+        defaultOrganizationId: init.organizationId,
+      }).apiClient();
 
       // The organization turns the proxy on and allows the app's origin.
       await activity("enable_auth_proxy", "ACTIVITY_TYPE_ENABLE_AUTH_PROXY", {});
-      await activity("update_auth_proxy_config", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", { allowedOrigins: [page.origin], sessionExpirationSeconds: 1800, otpLength: 6, otpAlphanumeric: false });
+      await activity("update_auth_proxy_config", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", {
+        allowedOrigins: [page.origin],
+        sessionExpirationSeconds: 1800,
+        otpLength: 6,
+        otpAlphanumeric: false,
+      });
       const got = await rootCall("query", "get_auth_proxy_config", { organizationId: init.organizationId });
       assert.equal(got.status, 200, JSON.stringify(got.json));
       const cfg = got.json.authProxyConfig as Json;
@@ -127,11 +156,22 @@ for (const spec of engines()) {
       assert.deepEqual(cfg.allowedOrigins, [page.origin]);
 
       // The X credential oauth2_authenticate exchanges codes with (its secret encrypted to the published key).
-      const keys = (await (await fetch(`${server.url}/public/v1/discovery/keys`)).json()) as { keys: { purpose: string; publicKey: string; status: string }[] };
+      const keys = (await (await fetch(`${server.url}/public/v1/discovery/keys`)).json()) as {
+        keys: { purpose: string; publicKey: string; status: string }[];
+      };
       const secretKey = keys.keys.find((k) => k.purpose === "OAUTH2_CLIENT_SECRET" && k.status === "active")!.publicKey;
-      await parent.createOauth2Credential({ provider: "OAUTH2_PROVIDER_X", clientId: X_CLIENT, encryptedClientSecret: await encryptOauth2ClientSecret(oidc.clients.get(X_CLIENT)!.clientSecret, secretKey) });
+      await parent.createOauth2Credential({
+        provider: "OAUTH2_PROVIDER_X",
+        clientId: X_CLIENT,
+        encryptedClientSecret: await encryptOauth2ClientSecret(oidc.clients.get(X_CLIENT)!.clientSecret, secretKey),
+      });
 
-      config = { apiBaseUrl: server.url, authProxyUrl: server.proxyUrl!, authProxyConfigId: cfg.configId as string, organizationId: init.organizationId };
+      config = {
+        apiBaseUrl: server.url,
+        authProxyUrl: server.proxyUrl!,
+        authProxyConfigId: cfg.configId as string,
+        organizationId: init.organizationId,
+      };
     });
     after(async () => {
       for (const t of tabs) await t.close().catch(() => undefined);
@@ -171,13 +211,18 @@ for (const spec of engines()) {
       };
       const message = `${uniq("sign in to the app")} — ünïcode too`;
       const prefixed = ok(await tab.call<Json>("signMessage", { address, message, addEthereumPrefix: true }), "signMessage (EIP-191)", tab);
-      assert.ok(await verifyMessage({ address, message, signature: serializeSignature(signature(prefixed)) }), "viem verifies the EIP-191 signature");
+      assert.ok(
+        await verifyMessage({ address, message, signature: serializeSignature(signature(prefixed)) }),
+        "viem verifies the EIP-191 signature",
+      );
       // core's default for an embedded account: no prefix, keccak256 of the UTF-8 bytes.
       const plain = ok(await tab.call<Json>("signMessage", { address, message }), "signMessage (unprefixed)", tab);
       assert.equal(await recoverAddress({ hash: keccak256(stringToBytes(message)), signature: signature(plain) }), getAddress(address));
       // Both were sign_raw_payload activities in the user's sub-organization, stamped by the session key.
       const s = await sessionOf(tab);
-      const signed = ((await parent.getActivities({ organizationId: subOrganizationId })).activities as Json[]).filter((a) => a.type === "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2");
+      const signed = ((await parent.getActivities({ organizationId: subOrganizationId })).activities as Json[]).filter(
+        (a) => a.type === "ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2",
+      );
       assert.equal(signed.length, 2, `two signing activities: ${JSON.stringify(signed.map((a) => a.status))}`);
       for (const a of signed) {
         assert.equal(a.status, "ACTIVITY_STATUS_COMPLETED");
@@ -214,7 +259,14 @@ for (const spec of engines()) {
 
       // Core unchanged: @turnkey/crypto's encryptOtpCodeToBundle checks the bundle against the
       // hosted signer key (no override) and throws before anything is sent.
-      const coreTry = failure(await tab.call("coreVerifyOtp", { otpId: started.otpId, otpCode: code, otpEncryptionTargetBundle: started.otpEncryptionTargetBundle }), "core's verifyOtp");
+      const coreTry = failure(
+        await tab.call("coreVerifyOtp", {
+          otpId: started.otpId,
+          otpCode: code,
+          otpEncryptionTargetBundle: started.otpEncryptionTargetBundle,
+        }),
+        "core's verifyOtp",
+      );
       assert.match(coreTry, /Failed to verify OTP/);
       assert.match(coreTry, /expected signer key 04[0-9a-f]{128} does not match signer key from bundle: 04[0-9a-f]{128}/);
 
@@ -241,7 +293,10 @@ for (const spec of engines()) {
       mark = sink.mark();
       const third = ok(await again.call<Json>("otpInit", email), "initOtp (wrong code)", again);
       await sink.nextMail(email, mark);
-      const wrong = failure(await again.call("otpComplete", { ...third, otpCode: "000000" === code2 ? "111111" : "000000", contact: email }), "a wrong code");
+      const wrong = failure(
+        await again.call("otpComplete", { ...third, otpCode: "000000" === code2 ? "111111" : "000000", contact: email }),
+        "a wrong code",
+      );
       assert.match(wrong, /Invalid OTP code/);
     });
 
@@ -250,12 +305,22 @@ for (const spec of engines()) {
         const publicKey = ok(await tab.call<string>("newKey"), "createApiKeyPair", tab);
         const a = await oidc.authorize({ clientId: X_CLIENT, accountId: account.id });
         const { oidcToken } = ok(
-          await tab.call<Json>("oauth2Authenticate", { provider: "OAUTH2_PROVIDER_X", clientId: X_CLIENT, authCode: a.code, redirectUri: a.redirectUri, codeVerifier: a.codeVerifier, nonce: nonceOf(publicKey) }),
+          await tab.call<Json>("oauth2Authenticate", {
+            provider: "OAUTH2_PROVIDER_X",
+            clientId: X_CLIENT,
+            authCode: a.code,
+            redirectUri: a.redirectUri,
+            codeVerifier: a.codeVerifier,
+            nonce: nonceOf(publicKey),
+          }),
           "proxyOAuth2Authenticate",
           tab,
         );
         assert.equal(claimsOf(oidcToken as string).nonce, nonceOf(publicKey));
-        return { oidcToken: oidcToken as string, result: ok(await tab.call<Json>("completeOauth", { oidcToken, publicKey, providerName: "X" }), "completeOauth", tab) };
+        return {
+          oidcToken: oidcToken as string,
+          result: ok(await tab.call<Json>("completeOauth", { oidcToken, publicKey, providerName: "X" }), "completeOauth", tab),
+        };
       };
       const tab = await open();
       const first = await run(tab, accounts[0]!);
@@ -264,7 +329,10 @@ for (const spec of engines()) {
       assert.notEqual(s1.claims.organization_id, init.organizationId);
       const { oauthProviders } = await parent.getOauthProviders({ organizationId: s1.claims.organization_id, userId: s1.claims.user_id });
       const token = claimsOf(first.oidcToken);
-      assert.deepEqual(oauthProviders.map((p: Json) => [p.issuer, p.subject, p.audience]), [[token.iss, token.sub, X_CLIENT]]);
+      assert.deepEqual(
+        oauthProviders.map((p: Json) => [p.issuer, p.subject, p.audience]),
+        [[token.iss, token.sub, X_CLIENT]],
+      );
 
       const again = await open();
       const second = await run(again, accounts[0]!);
@@ -295,16 +363,24 @@ for (const spec of engines()) {
       assert.deepEqual([s2.claims.organization_id, s2.claims.user_id], [s1.claims.organization_id, s1.claims.user_id]);
       await readsWithSession(again, s1.claims.organization_id as string, s1.claims.user_id as string);
       // Both logins were stamp_login stamped by the wallet itself (EIP-191), not by the proxy.
-      const logins = ((await parent.getActivities({ organizationId: s1.claims.organization_id })).activities as Json[]).filter((a) => a.type === "ACTIVITY_TYPE_STAMP_LOGIN");
+      const logins = ((await parent.getActivities({ organizationId: s1.claims.organization_id })).activities as Json[]).filter(
+        (a) => a.type === "ACTIVITY_TYPE_STAMP_LOGIN",
+      );
       assert.equal(logins.length, 2);
-      for (const a of logins) assert.deepEqual([a.votes[0].publicKey, a.votes[0].scheme], [walletPublicKey, "SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191"]);
+      for (const a of logins)
+        assert.deepEqual([a.votes[0].publicKey, a.votes[0].scheme], [walletPublicKey, "SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191"]);
     });
 
     it("the proxy's forwarded activities are in the organization's list, stamped by the proxy key", async () => {
       const list = await activities();
       const byProxy = list.filter((a) => (a.votes as Json[]).some((v) => v.publicKey === proxyPublicKey));
       const types = new Set(byProxy.map((a) => a.type as string));
-      for (const t of ["ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", "ACTIVITY_TYPE_INIT_OTP_V3", "ACTIVITY_TYPE_VERIFY_OTP_V2", "ACTIVITY_TYPE_OAUTH2_AUTHENTICATE"]) {
+      for (const t of [
+        "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8",
+        "ACTIVITY_TYPE_INIT_OTP_V3",
+        "ACTIVITY_TYPE_VERIFY_OTP_V2",
+        "ACTIVITY_TYPE_OAUTH2_AUTHENTICATE",
+      ]) {
         assert.ok(types.has(t), `${t} stamped by the proxy key in ${JSON.stringify([...types])}`);
       }
       for (const a of byProxy) assert.equal((a.votes as Json[])[0]!.scheme, "SIGNATURE_SCHEME_TK_API_P256");
@@ -335,7 +411,11 @@ for (const spec of engines()) {
       // The answers themselves, from node (a browser may see only a failed preflight once the
       // proxy's origin list no longer has the disabled config's origins).
       const rawCall = async (p: string, body: Json) => {
-        const res = await fetch(`${config.authProxyUrl}${p}`, { method: "POST", headers: { "content-type": "application/json", origin: page.origin, "x-auth-proxy-config-id": config.authProxyConfigId }, body: JSON.stringify(body) });
+        const res = await fetch(`${config.authProxyUrl}${p}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", origin: page.origin, "x-auth-proxy-config-id": config.authProxyConfigId },
+          body: JSON.stringify(body),
+        });
         return { status: res.status, json: (await res.json()) as Json };
       };
       const raw = await rawCall("/v1/otp_init_v2", { otpType: "OTP_TYPE_EMAIL", contact: email });

@@ -11,13 +11,30 @@ import path from "node:path";
 import pg from "pg";
 import SQLite from "better-sqlite3";
 import { Turnkey, type TurnkeyApiClient } from "@turnkey/sdk-server";
-import { engines, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import {
+  engines,
+  newInstance,
+  rejection,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "../helpers/server.ts";
 import { pollUntil, rawPost, stampedPost } from "../helpers/raw-http.ts";
 import { SmtpSink } from "../helpers/smtp-sink.ts";
 import { MasterKey } from "../../src/crypto/envelope.ts";
 import { p256FromPkcs8, privateScalar } from "../../src/crypto/p256.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
-import { CONFIG_ROUTE, MAX_SKEW_MS, ORIGINS_ROUTE, SIGNATURE_HEADER, openFromTransport, proxySecretFromMasterKey, signChannelBody } from "../../src/auth-proxy/channel.ts";
+import {
+  CONFIG_ROUTE,
+  MAX_SKEW_MS,
+  ORIGINS_ROUTE,
+  SIGNATURE_HEADER,
+  openFromTransport,
+  proxySecretFromMasterKey,
+  signChannelBody,
+} from "../../src/auth-proxy/channel.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
@@ -39,8 +56,14 @@ for (const spec of engines()) {
 
     const rootKey = () => ({ publicKey: root.apiPublicKey, privateKey: root.apiPrivateKey });
     const submit = (op: string, type: string, parameters: Json) =>
-      stampedPost(server.url, `/public/v1/submit/${op}`, JSON.stringify({ type, timestampMs: String(Date.now()), organizationId: root.organizationId, parameters }), rootKey());
-    const query = (op: string, body: Json = {}) => stampedPost(server.url, `/public/v1/query/${op}`, JSON.stringify({ organizationId: root.organizationId, ...body }), rootKey());
+      stampedPost(
+        server.url,
+        `/public/v1/submit/${op}`,
+        JSON.stringify({ type, timestampMs: String(Date.now()), organizationId: root.organizationId, parameters }),
+        rootKey(),
+      );
+    const query = (op: string, body: Json = {}) =>
+      stampedPost(server.url, `/public/v1/query/${op}`, JSON.stringify({ organizationId: root.organizationId, ...body }), rootKey());
     const channel = (route: string, body: Json, sign: (raw: string) => string = (raw) => signChannelBody(secret, raw)) => {
       const raw = JSON.stringify(body);
       return rawPost(server.url, route, raw, { [SIGNATURE_HEADER]: sign(raw) });
@@ -49,7 +72,11 @@ for (const spec of engines()) {
     before(async () => {
       sink = await SmtpSink.start();
       // A short SIGIL_AUTH_PROXY_CONFIG_TTL_MS: CORS follows configuration changes within it.
-      inst = await newInstance(spec.name, { SMTP_URL: sink.url, SIGIL_SMTP_FROM: "Sigil <otp@sigil.test>", SIGIL_AUTH_PROXY_CONFIG_TTL_MS: "300" });
+      inst = await newInstance(spec.name, {
+        SMTP_URL: sink.url,
+        SIGIL_SMTP_FROM: "Sigil <otp@sigil.test>",
+        SIGIL_AUTH_PROXY_CONFIG_TTL_MS: "300",
+      });
       root = await sigilInit(inst);
       server = await startServer(inst);
       secret = proxySecretFromMasterKey(MasterKey.parse(inst.env.SIGIL_MASTER_KEY!));
@@ -85,7 +112,12 @@ for (const spec of engines()) {
       pkcs8 = openFromTransport(secret, res.json.sealedKey, configId);
       const key = p256FromPkcs8(pkcs8);
       assert.equal(key.publicCompressed, res.json.config.publicKey);
-      proxy = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: key.publicCompressed, apiPrivateKey: privateScalar(key).toString("hex"), defaultOrganizationId: root.organizationId }).apiClient();
+      proxy = new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: key.publicCompressed,
+        apiPrivateKey: privateScalar(key).toString("hex"),
+        defaultOrganizationId: root.organizationId,
+      }).apiClient();
       const origins = await channel(ORIGINS_ROUTE, { timestampMs: String(Date.now()) });
       assert.equal(origins.status, 200, origins.text);
       assert.deepEqual(origins.json, { origins: [], anyOrigin: true });
@@ -115,32 +147,60 @@ for (const spec of engines()) {
     it("the proxy key can init_otp and create a sub-organization in the organization", async () => {
       const otp = await proxy.initOtp({ otpType: "OTP_TYPE_EMAIL", contact: "new.user@example.com", appName: "Example" });
       assert.match(otp.otpId, UUID);
-      const sub = await proxy.createSubOrganization({ subOrganizationName: "signed up", rootQuorumThreshold: 1, rootUsers: [{ userName: "end user", userEmail: "new.user@example.com", apiKeys: [apiKey()], authenticators: [], oauthProviders: [] }] });
+      const sub = await proxy.createSubOrganization({
+        subOrganizationName: "signed up",
+        rootQuorumThreshold: 1,
+        rootUsers: [
+          { userName: "end user", userEmail: "new.user@example.com", apiKeys: [apiKey()], authenticators: [], oauthProviders: [] },
+        ],
+      });
       assert.match(sub.subOrganizationId, UUID);
     });
 
     it("the proxy key cannot create a policy, a user or an API key in the parent (403)", async () => {
       const refusals = [
-        await rejection(proxy.createPolicy({ policyName: "mine", effect: "EFFECT_ALLOW", condition: "true", consensus: "true", notes: "" })),
-        await rejection(proxy.createUsers({ users: [{ userName: "intruder", apiKeys: [apiKey()], authenticators: [], oauthProviders: [], userTags: [] }] })),
+        await rejection(
+          proxy.createPolicy({ policyName: "mine", effect: "EFFECT_ALLOW", condition: "true", consensus: "true", notes: "" }),
+        ),
+        await rejection(
+          proxy.createUsers({
+            users: [{ userName: "intruder", apiKeys: [apiKey()], authenticators: [], oauthProviders: [], userTags: [] }],
+          }),
+        ),
         await rejection(proxy.createApiKeys({ userId: proxyUserId, apiKeys: [apiKey()] })),
         await rejection(proxy.createApiKeys({ userId: root.userId, apiKeys: [apiKey()] })),
       ];
       for (const r of refusals) assert.equal(r.code, 7, r.message);
       const users = await query("list_users");
       assert.equal(users.status, 200, users.text);
-      assert.equal((users.json.users as Json[]).some((u) => u.userName === "intruder"), false);
+      assert.equal(
+        (users.json.users as Json[]).some((u) => u.userName === "intruder"),
+        false,
+      );
       const policies = await query("list_policies");
-      assert.equal((policies.json.policies as Json[]).some((p) => p.policyName === "mine"), false);
+      assert.equal(
+        (policies.json.policies as Json[]).some((p) => p.policyName === "mine"),
+        false,
+      );
     });
 
     it("the proxy key's plaintext (PKCS#8 and raw scalar, hex and base64) is nowhere in the database", async () => {
       const scalar = privateScalar(p256FromPkcs8(pkcs8));
-      const needles = [pkcs8.toString("hex"), scalar.toString("hex"), pkcs8.toString("base64"), scalar.toString("base64"), scalar.toString("base64url")];
+      const needles = [
+        pkcs8.toString("hex"),
+        scalar.toString("hex"),
+        pkcs8.toString("base64"),
+        scalar.toString("base64"),
+        scalar.toString("base64url"),
+      ];
       const texts = await everyTextValue(inst, spec.name);
       assert.ok(texts.length > 50, `read the rows (${texts.length} values)`);
-      assert.ok(texts.some((t) => t.includes(p256FromPkcs8(pkcs8).publicCompressed)), "the public key is there (the search reads the right rows)");
-      for (const t of texts) for (const n of needles) assert.equal(t.toLowerCase().includes(n.toLowerCase()), false, "plaintext proxy key in a row");
+      assert.ok(
+        texts.some((t) => t.includes(p256FromPkcs8(pkcs8).publicCompressed)),
+        "the public key is there (the search reads the right rows)",
+      );
+      for (const t of texts)
+        for (const n of needles) assert.equal(t.toLowerCase().includes(n.toLowerCase()), false, "plaintext proxy key in a row");
       if (spec.name === "sqlite") {
         for (const f of readdirSync(inst.dataDir).filter((f) => f.startsWith("sigil.db"))) {
           const bytes = readFileSync(path.join(inst.dataDir, f));
@@ -159,7 +219,9 @@ for (const spec of engines()) {
       assert.equal((await preflight(server.url, APP)).allowOrigin, undefined);
       const res = await submit("update_auth_proxy_config", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", { allowedOrigins: [APP] });
       assert.equal(res.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", res.text);
-      const admitted = await pollUntil("the proxy origin admitted", 10_000, 250, async () => ((await preflight(server.url, APP)).allowOrigin === APP ? true : undefined));
+      const admitted = await pollUntil("the proxy origin admitted", 10_000, 250, async () =>
+        (await preflight(server.url, APP)).allowOrigin === APP ? true : undefined,
+      );
       assert.equal(admitted, true);
       assert.equal((await preflight(server.url, "https://other.example.com")).allowOrigin, undefined);
       assert.deepEqual((await channel(ORIGINS_ROUTE, { timestampMs: String(Date.now()) })).json, { origins: [APP], anyOrigin: false });
@@ -174,7 +236,9 @@ for (const spec of engines()) {
       assert.equal(r.code, 16, r.message);
       assert.deepEqual((await channel(ORIGINS_ROUTE, { timestampMs: String(Date.now()) })).json, { origins: [], anyOrigin: false });
       // A disabled configuration's origins leave the public API's CORS within the configuration TTL.
-      await pollUntil("the proxy origin dropped", 10_000, 250, async () => ((await preflight(server.url, "https://proxy-app.example.com")).allowOrigin === undefined ? true : undefined));
+      await pollUntil("the proxy origin dropped", 10_000, 250, async () =>
+        (await preflight(server.url, "https://proxy-app.example.com")).allowOrigin === undefined ? true : undefined,
+      );
     });
   });
 }
@@ -185,10 +249,15 @@ async function preflight(base: string, origin: string): Promise<{ status: number
   return new Promise((resolve, reject) => {
     const req = request(
       `${base}/public/v1/query/whoami`,
-      { method: "OPTIONS", headers: { Origin: origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type,x-stamp" } },
+      {
+        method: "OPTIONS",
+        headers: { Origin: origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type,x-stamp" },
+      },
       (res) => {
         res.resume();
-        res.on("end", () => resolve({ status: res.statusCode!, allowOrigin: res.headers["access-control-allow-origin"] as string | undefined }));
+        res.on("end", () =>
+          resolve({ status: res.statusCode!, allowOrigin: res.headers["access-control-allow-origin"] as string | undefined }),
+        );
       },
     );
     req.on("error", reject);
@@ -213,7 +282,9 @@ async function everyTextValue(inst: Instance, engine: "sqlite" | "postgres"): Pr
   const c = new pg.Client({ connectionString: inst.env.DATABASE_URL });
   await c.connect();
   try {
-    const tables = await c.query<{ table_name: string }>("select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'");
+    const tables = await c.query<{ table_name: string }>(
+      "select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'",
+    );
     for (const { table_name } of tables.rows) take((await c.query(`select * from "${table_name.replace(/"/g, '""')}"`)).rows as Json[]);
   } finally {
     await c.end();

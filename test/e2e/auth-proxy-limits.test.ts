@@ -27,7 +27,15 @@ function post(proxyUrl: string, from: string, p: string, body: Json, headers: Re
   const text = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: u.hostname, port: u.port, path: u.pathname, method: "POST", localAddress: from, agent: false, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers } },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: "POST",
+        localAddress: from,
+        agent: false,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers },
+      },
       (res) => {
         let data = "";
         res.on("data", (c: Buffer) => (data += c.toString()));
@@ -59,7 +67,12 @@ for (const spec of engines()) {
     const invented = () => `https://app-${++n}-${randomBytes(3).toString("hex")}.example`;
     const rootKey = () => ({ publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey });
     async function submit(op: string, type: string, parameters: Json): Promise<Json> {
-      const r = await stampedPost(server.url, `/public/v1/submit/${op}`, JSON.stringify({ type, timestampMs: String(Date.now()), organizationId: init.organizationId, parameters }), rootKey());
+      const r = await stampedPost(
+        server.url,
+        `/public/v1/submit/${op}`,
+        JSON.stringify({ type, timestampMs: String(Date.now()), organizationId: init.organizationId, parameters }),
+        rootKey(),
+      );
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.activity.status, "ACTIVITY_STATUS_COMPLETED", r.text);
       return r.json.activity;
@@ -83,8 +96,15 @@ for (const spec of engines()) {
       assert.ok(server.proxyUrl, "the proxy runs in the server");
       await submit("enable_auth_proxy", "ACTIVITY_TYPE_ENABLE_AUTH_PROXY", {});
       // No allowedOrigins: every origin is admitted, the configuration the limits must hold for.
-      await submit("update_auth_proxy_config", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", { verificationTokenRequiredForGetAccountPii: true });
-      const got = await stampedPost(server.url, "/public/v1/query/get_auth_proxy_config", JSON.stringify({ organizationId: init.organizationId }), rootKey());
+      await submit("update_auth_proxy_config", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", {
+        verificationTokenRequiredForGetAccountPii: true,
+      });
+      const got = await stampedPost(
+        server.url,
+        "/public/v1/query/get_auth_proxy_config",
+        JSON.stringify({ organizationId: init.organizationId }),
+        rootKey(),
+      );
       assert.equal(got.status, 200, got.text);
       configId = got.json.authProxyConfig.configId;
       assert.deepEqual(got.json.authProxyConfig.allowedOrigins, []);
@@ -104,7 +124,13 @@ for (const spec of engines()) {
         rootUsers: [{ userName: "victim", userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [] }],
       });
       const victimOrg = made.result.createSubOrganizationResultV7.subOrganizationId as string;
-      const lookUp = async (claims: Json) => proxy(from, "/v1/account", { filterType: "EMAIL", filterValue: email, oidcToken: await issuer.sign({ aud: "app-client", ...claims }) }, invented());
+      const lookUp = async (claims: Json) =>
+        proxy(
+          from,
+          "/v1/account",
+          { filterType: "EMAIL", filterValue: email, oidcToken: await issuer.sign({ aud: "app-client", ...claims }) },
+          invented(),
+        );
       // A token the API accepts in full (trusted issuer, signature, expiry), whose provider never said it checked the address.
       for (const claims of [{ email }, { email, email_verified: false }, { email, extra: { email_verified: "yes" } }]) {
         const a = await lookUp(claims);
@@ -130,7 +156,10 @@ for (const spec of engines()) {
       // The config admits every origin: the browser may read the refusal.
       assert.equal(limited.headers["access-control-allow-origin"], origin);
       // Refused before the config is looked up: a made-up config id or no Origin changes nothing.
-      assertLimited(await post(server.proxyUrl!, from, "/v1/wallet_kit_config", {}, { "X-Auth-Proxy-Config-ID": "made-up" }), /client address/);
+      assertLimited(
+        await post(server.proxyUrl!, from, "/v1/wallet_kit_config", {}, { "X-Auth-Proxy-Config-ID": "made-up" }),
+        /client address/,
+      );
       const other = await proxy("127.0.0.2", "/v1/wallet_kit_config", {}, invented());
       assert.equal(other.status, 200, JSON.stringify(other.json));
     });

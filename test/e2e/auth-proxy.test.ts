@@ -14,12 +14,30 @@ import pg from "pg";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { encryptOauth2ClientSecret, encryptOtpCodeToBundle, verifySessionJwtSignature } from "@turnkey/crypto";
 import { getClientSignatureMessageForLogin, getClientSignatureMessageForSignup } from "@turnkey/core";
-import { engines, freePort, newInstance, proxySecret, sigilInit, startProxyProcess, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import {
+  engines,
+  freePort,
+  newInstance,
+  proxySecret,
+  sigilInit,
+  startProxyProcess,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "../helpers/server.ts";
 import { SmtpSink, codeFrom, discoveredKeys } from "../helpers/smtp-sink.ts";
 import { OidcServer, type Account } from "../helpers/oidc-server.ts";
 import { generateP256, privateScalar, signP256, type P256Private } from "../../src/crypto/p256.ts";
 import { MasterKey } from "../../src/crypto/envelope.ts";
-import { CONFIG_ROUTE, SIGNATURE_HEADER, openFromTransport, proxySecretFromMasterKey, signChannelBody, type ConfigResponse } from "../../src/auth-proxy/channel.ts";
+import {
+  CONFIG_ROUTE,
+  SIGNATURE_HEADER,
+  openFromTransport,
+  proxySecretFromMasterKey,
+  signChannelBody,
+  type ConfigResponse,
+} from "../../src/auth-proxy/channel.ts";
 
 const APP = "https://app.sigil.test";
 const EVIL = "https://evil.sigil.test";
@@ -68,7 +86,9 @@ class CaptchaVerifier {
           res.writeHead(500).end("down");
           return;
         }
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ success: form.get("response") === "pass" && form.get("secret") === "captcha-secret" }));
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ success: form.get("response") === "pass" && form.get("secret") === "captcha-secret" }));
       });
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -82,7 +102,11 @@ class CaptchaVerifier {
   }
 }
 
-const ACCOUNTS: Account[] = ["olivia", "pete"].map((id) => ({ id: `${id}-${randomBytes(3).toString("hex")}`, username: `${id}_h`, name: id }));
+const ACCOUNTS: Account[] = ["olivia", "pete"].map((id) => ({
+  id: `${id}-${randomBytes(3).toString("hex")}`,
+  username: `${id}_h`,
+  name: id,
+}));
 
 for (const spec of engines()) {
   describe(`auth proxy service [${spec.name}]`, { skip: spec.skip }, () => {
@@ -98,7 +122,11 @@ for (const spec of engines()) {
     async function api(op: string, body: Json, key = { publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey }): Promise<Answer> {
       const text = JSON.stringify(body);
       const stamp = await new ApiKeyStamper({ apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey }).stamp(text);
-      const res = await fetch(`${server.url}/public/v1/${op}`, { method: "POST", body: text, headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue } });
+      const res = await fetch(`${server.url}/public/v1/${op}`, {
+        method: "POST",
+        body: text,
+        headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue },
+      });
       return { status: res.status, json: await res.json(), headers: res.headers };
     }
     async function submit(op: string, type: string, parameters: Json): Promise<Json> {
@@ -109,7 +137,11 @@ for (const spec of engines()) {
     }
     const updateConfig = (parameters: Json) => submit("update_auth_proxy_config", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", parameters);
 
-    async function proxy(p: string, body: Json, o: { configId?: string | null; origin?: string | null; captcha?: string; ip?: string; headerName?: string; raw?: string } = {}): Promise<Answer> {
+    async function proxy(
+      p: string,
+      body: Json,
+      o: { configId?: string | null; origin?: string | null; captcha?: string; ip?: string; headerName?: string; raw?: string } = {},
+    ): Promise<Answer> {
       const headers: Record<string, string> = { "content-type": "application/json", "x-forwarded-for": o.ip ?? nextIp() };
       const id = o.configId === undefined ? configId : o.configId;
       if (id !== null) headers[o.headerName ?? "X-Auth-Proxy-Config-ID"] = id;
@@ -131,7 +163,11 @@ for (const spec of engines()) {
     /** otp_init_v2 → mail → encrypted code → otp_verify_v2: a verification token bound to `key`. */
     async function verifiedEmail(email: string, key: P256Private = generateP256()): Promise<{ token: string; key: P256Private }> {
       const mark = sink.mark();
-      const started = await proxy("/v1/otp_init_v2", { otpType: "OTP_TYPE_EMAIL", contact: email, emailCustomization: { logoUrl: "https://evil.example/logo.png" } });
+      const started = await proxy("/v1/otp_init_v2", {
+        otpType: "OTP_TYPE_EMAIL",
+        contact: email,
+        emailCustomization: { logoUrl: "https://evil.example/logo.png" },
+      });
       assert.equal(started.status, 200, JSON.stringify(started.json));
       assert.deepEqual(Object.keys(started.json).sort(), ["otpEncryptionTargetBundle", "otpId"]);
       const mail = await sink.nextMail(email, mark);
@@ -170,7 +206,10 @@ for (const spec of engines()) {
       const providersFile = path.join(inst.dataDir, "oauth-providers.json");
       writeFileSync(
         providersFile,
-        JSON.stringify({ providers: { OAUTH2_PROVIDER_X: { tokenUrl: oidc.tokenUrl, userInfoUrl: `${oidc.issuer}/2/users/me` } }, issuers: [{ issuer: oidc.issuer, jwksUrl: oidc.jwksUrl }] }),
+        JSON.stringify({
+          providers: { OAUTH2_PROVIDER_X: { tokenUrl: oidc.tokenUrl, userInfoUrl: `${oidc.issuer}/2/users/me` } },
+          issuers: [{ issuer: oidc.issuer, jwksUrl: oidc.jwksUrl }],
+        }),
       );
       inst.env.SIGIL_OAUTH_PROVIDERS_FILE = providersFile;
       init = await sigilInit(inst, ["--name", "Proxy Org"]);
@@ -188,9 +227,15 @@ for (const spec of engines()) {
         otpAlphanumeric: false,
         emailCustomizationParams: { appName: "Proxy App" },
         verificationTokenRequiredForGetAccountPii: true,
-        walletKitSettings: { enabledSocialProviders: ["x"], oauthClientIds: { x: "proxy-x" }, oauthRedirectUrl: "https://app.sigil.test/oauth/callback" },
+        walletKitSettings: {
+          enabledSocialProviders: ["x"],
+          oauthClientIds: { x: "proxy-x" },
+          oauthRedirectUrl: "https://app.sigil.test/oauth/callback",
+        },
       });
-      const keys = (await (await fetch(`${server.url}/public/v1/discovery/keys`)).json()) as { keys: { purpose: string; publicKey: string; status: string }[] };
+      const keys = (await (await fetch(`${server.url}/public/v1/discovery/keys`)).json()) as {
+        keys: { purpose: string; publicKey: string; status: string }[];
+      };
       const secretKey = keys.keys.find((k) => k.purpose === "OAUTH2_CLIENT_SECRET" && k.status === "active")!;
       const client = oidc.clients.get("proxy-x")!;
       await submit("create_oauth2_credential", "ACTIVITY_TYPE_CREATE_OAUTH2_CREDENTIAL", {
@@ -212,13 +257,18 @@ for (const spec of engines()) {
       const pre = (origin: string) =>
         fetch(`${server.proxyUrl}/v1/otp_init_v2`, {
           method: "OPTIONS",
-          headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "content-type,x-auth-proxy-config-id,x-captcha-token" },
+          headers: {
+            origin,
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "content-type,x-auth-proxy-config-id,x-captcha-token",
+          },
         });
       await eventually("the origins route lists the app", async () => (await pre(APP)).status === 204);
       const ok = await pre(APP);
       assert.equal(ok.headers.get("access-control-allow-origin"), APP);
       assert.match(ok.headers.get("access-control-allow-methods") ?? "", /POST/);
-      for (const h of ["content-type", "x-auth-proxy-config-id", "x-captcha-token", "x-client-version"]) assert.match(ok.headers.get("access-control-allow-headers") ?? "", new RegExp(h));
+      for (const h of ["content-type", "x-auth-proxy-config-id", "x-captcha-token", "x-client-version"])
+        assert.match(ok.headers.get("access-control-allow-headers") ?? "", new RegExp(h));
       const bad = await pre(EVIL);
       assert.equal(bad.status, 403);
       assert.equal(bad.headers.get("access-control-allow-origin"), null);
@@ -246,13 +296,20 @@ for (const spec of engines()) {
       assertSdkError(await proxy("/v1/wallet_kit_config", undefined, { raw: "{not json" }), 400, 3);
       assertSdkError(await proxy("/v1/wallet_kit_config", undefined, { raw: JSON.stringify({ pad: "x".repeat(70 * 1024) }) }), 413, 3);
       // 10,000 levels deep within the size limit: a 400, never a 500 from re-serializing it.
-      assertSdkError(await proxy("/v1/signup_v2", undefined, { raw: `{"apiKeys":[],"authenticators":[],"oauthProviders":[],"wallet":${"[".repeat(10_000)}${"]".repeat(10_000)}}` }), 400, 3);
+      assertSdkError(
+        await proxy("/v1/signup_v2", undefined, {
+          raw: `{"apiKeys":[],"authenticators":[],"oauthProviders":[],"wallet":${"[".repeat(10_000)}${"]".repeat(10_000)}}`,
+        }),
+        400,
+        3,
+      );
       assertSdkError(await proxy("/v1/nothing", {}), 404, 5);
     });
 
     it("a disallowed origin (or none) is refused 403 before any work: no mail, no activity", async () => {
       const email = `evil-${randomBytes(3).toString("hex")}@sigil.test`;
-      const before = (await api("query/list_activities", { organizationId: init.organizationId, paginationOptions: { limit: "100" } })).json.activities.length;
+      const before = (await api("query/list_activities", { organizationId: init.organizationId, paginationOptions: { limit: "100" } })).json
+        .activities.length;
       const r = await proxy("/v1/otp_init_v2", { otpType: "OTP_TYPE_EMAIL", contact: email }, { origin: EVIL });
       assertSdkError(r, 403, 7);
       assert.equal(r.headers.get("access-control-allow-origin"), null);
@@ -262,7 +319,8 @@ for (const spec of engines()) {
       assert.equal((await proxy("/v1/otp_init_v2", { otpType: "OTP_TYPE_EMAIL", contact: email })).status, 200);
       await sink.nextMail(email, mark);
       assert.equal(sink.mailTo(email).length, 1);
-      const after = (await api("query/list_activities", { organizationId: init.organizationId, paginationOptions: { limit: "100" } })).json.activities.length;
+      const after = (await api("query/list_activities", { organizationId: init.organizationId, paginationOptions: { limit: "100" } })).json
+        .activities.length;
       assert.equal(after, before + 1, "only the allowed request made an activity");
     });
 
@@ -277,8 +335,20 @@ for (const spec of engines()) {
       const sessionKey = generateP256();
       const apiKeys = [{ apiKeyName: "session", publicKey: sessionKey.publicCompressed, curveType: "API_KEY_CURVE_P256" as const }];
       const sig = getClientSignatureMessageForSignup({ verificationToken: token, email, apiKeys, authenticators: [], oauthProviders: [] });
-      const clientSignature = { publicKey: sig.publicKey, scheme: "CLIENT_SIGNATURE_SCHEME_API_P256", message: sig.message, signature: signP256(key, Buffer.from(sig.message, "utf8"), "raw").toString("hex") };
-      const up = await proxy("/v1/signup_v2", { userEmail: email, verificationToken: token, apiKeys, authenticators: [], oauthProviders: [], clientSignature });
+      const clientSignature = {
+        publicKey: sig.publicKey,
+        scheme: "CLIENT_SIGNATURE_SCHEME_API_P256",
+        message: sig.message,
+        signature: signP256(key, Buffer.from(sig.message, "utf8"), "raw").toString("hex"),
+      };
+      const up = await proxy("/v1/signup_v2", {
+        userEmail: email,
+        verificationToken: token,
+        apiKeys,
+        authenticators: [],
+        oauthProviders: [],
+        clientSignature,
+      });
       assert.equal(up.status, 200, JSON.stringify(up.json));
       assert.equal(typeof up.json.organizationId, "string");
       assert.equal(typeof up.json.userId, "string");
@@ -289,7 +359,12 @@ for (const spec of engines()) {
       const login = await proxy("/v1/otp_login_v2", {
         verificationToken: token,
         publicKey: loginKey.publicCompressed,
-        clientSignature: { publicKey: msg.publicKey, scheme: "CLIENT_SIGNATURE_SCHEME_API_P256", message: msg.message, signature: signP256(key, Buffer.from(msg.message, "utf8"), "raw").toString("hex") },
+        clientSignature: {
+          publicKey: msg.publicKey,
+          scheme: "CLIENT_SIGNATURE_SCHEME_API_P256",
+          message: msg.message,
+          signature: signP256(key, Buffer.from(msg.message, "utf8"), "raw").toString("hex"),
+        },
       });
       assert.equal(login.status, 200, JSON.stringify(login.json));
       const keys = await discoveredKeys(server.url);
@@ -305,14 +380,22 @@ for (const spec of engines()) {
       assert.ok(signedUp, "the sign-up test ran");
       assertSdkError(await proxy("/v1/account", { filterType: "EMAIL", filterValue: signedUp.email }), 403, 7, /verificationToken/);
       const other = await verifiedEmail(`other-${randomBytes(3).toString("hex")}@sigil.test`);
-      assertSdkError(await proxy("/v1/account", { filterType: "EMAIL", filterValue: signedUp.email, verificationToken: other.token }), 403, 7);
+      assertSdkError(
+        await proxy("/v1/account", { filterType: "EMAIL", filterValue: signedUp.email, verificationToken: other.token }),
+        403,
+        7,
+      );
       assertSdkError(await proxy("/v1/account", { filterType: "EMAIL", filterValue: signedUp.email, verificationToken: "a.b.c" }), 403, 7);
       // The login's session key is a key of the sub-organization, offered once it has stamped
       // a request (a registration its key never used is offered to nobody: docs/login-lookups.md
       // §3.3); a fresh key is nobody's.
       const bySessionKey = () => proxy("/v1/account", { filterType: "PUBLIC_KEY", filterValue: signedUp!.sessionKey.publicCompressed });
       assert.deepEqual((await bySessionKey()).json, {});
-      const me = await api("query/whoami", { organizationId: signedUp.organizationId }, { publicKey: signedUp.sessionKey.publicCompressed, privateKey: privateScalar(signedUp.sessionKey).toString("hex") });
+      const me = await api(
+        "query/whoami",
+        { organizationId: signedUp.organizationId },
+        { publicKey: signedUp.sessionKey.publicCompressed, privateKey: privateScalar(signedUp.sessionKey).toString("hex") },
+      );
       assert.equal(me.status, 200, JSON.stringify(me.json));
       assert.deepEqual((await bySessionKey()).json, { organizationId: signedUp.organizationId });
       assert.deepEqual((await proxy("/v1/account", { filterType: "PUBLIC_KEY", filterValue: generateP256().publicCompressed })).json, {});
@@ -323,16 +406,33 @@ for (const spec of engines()) {
     it("OAuth: oauth2_authenticate (credential found by provider and clientId) → signup_v2 → account by OIDC_TOKEN and OIDC_CLAIMS → oauth_login", async () => {
       const key = generateP256();
       const a = await oidc.authorize({ clientId: "proxy-x", accountId: ACCOUNTS[0]!.id });
-      const body = { provider: "OAUTH2_PROVIDER_X", clientId: "proxy-x", authCode: a.code, redirectUri: a.redirectUri, codeVerifier: a.codeVerifier, nonce: nonceOf(key.publicCompressed) };
+      const body = {
+        provider: "OAUTH2_PROVIDER_X",
+        clientId: "proxy-x",
+        authCode: a.code,
+        redirectUri: a.redirectUri,
+        codeVerifier: a.codeVerifier,
+        nonce: nonceOf(key.publicCompressed),
+      };
       assertSdkError(await proxy("/v1/oauth2_authenticate", { ...body, clientId: "unknown-client" }), 404, 5);
       const auth = await proxy("/v1/oauth2_authenticate", body);
       assert.equal(auth.status, 200, JSON.stringify(auth.json));
       const oidcToken = auth.json.oidcToken as string;
       const claims = JSON.parse(Buffer.from(oidcToken.split(".")[1]!, "base64url").toString("utf8"));
-      const up = await proxy("/v1/signup_v2", { userName: "x user", apiKeys: [], authenticators: [], oauthProviders: [{ providerName: "x", oidcToken }] });
+      const up = await proxy("/v1/signup_v2", {
+        userName: "x user",
+        apiKeys: [],
+        authenticators: [],
+        oauthProviders: [{ providerName: "x", oidcToken }],
+      });
       assert.equal(up.status, 200, JSON.stringify(up.json));
-      assert.deepEqual((await proxy("/v1/account", { filterType: "OIDC_TOKEN", filterValue: oidcToken })).json, { organizationId: up.json.organizationId });
-      const byClaims = await proxy("/v1/account", { filterType: "OIDC_CLAIMS", filterValue: JSON.stringify({ iss: claims.iss, sub: claims.sub, aud: Array.isArray(claims.aud) ? claims.aud[0] : claims.aud }) });
+      assert.deepEqual((await proxy("/v1/account", { filterType: "OIDC_TOKEN", filterValue: oidcToken })).json, {
+        organizationId: up.json.organizationId,
+      });
+      const byClaims = await proxy("/v1/account", {
+        filterType: "OIDC_CLAIMS",
+        filterValue: JSON.stringify({ iss: claims.iss, sub: claims.sub, aud: Array.isArray(claims.aud) ? claims.aud[0] : claims.aud }),
+      });
       assert.deepEqual(byClaims.json, { organizationId: up.json.organizationId });
       const login = await proxy("/v1/oauth_login", { oidcToken, publicKey: key.publicCompressed });
       assert.equal(login.status, 200, JSON.stringify(login.json));
@@ -346,7 +446,8 @@ for (const spec of engines()) {
 
     it("limits: OTP initiations per contact and sign-ups per client address answer 429 with Retry-After", async () => {
       const email = `limit-${randomBytes(3).toString("hex")}@sigil.test`;
-      for (let i = 0; i < LIMIT_OTP_PER_CONTACT; i++) assert.equal((await proxy("/v1/otp_init", { otpType: "OTP_TYPE_EMAIL", contact: email })).status, 200);
+      for (let i = 0; i < LIMIT_OTP_PER_CONTACT; i++)
+        assert.equal((await proxy("/v1/otp_init", { otpType: "OTP_TYPE_EMAIL", contact: email })).status, 200);
       const mark = sink.mark();
       const r = await proxy("/v1/otp_init", { otpType: "OTP_TYPE_EMAIL", contact: email.toUpperCase() });
       assertSdkError(r, 429, 8, /auth proxy rate limit/);
@@ -365,7 +466,10 @@ for (const spec of engines()) {
 
     it("captcha: required when the config enables it, checked with the verifier (secret, response, remoteip); a verifier that is down is 503", async () => {
       await updateConfig({ captchaEnabled: true });
-      await eventually("the captcha setting reaches the proxy", async () => (await proxy("/v1/wallet_kit_client_params", {})).json?.turnstileSiteKey === "site-key-1");
+      await eventually(
+        "the captcha setting reaches the proxy",
+        async () => (await proxy("/v1/wallet_kit_client_params", {})).json?.turnstileSiteKey === "site-key-1",
+      );
       const email = `captcha-${randomBytes(3).toString("hex")}@sigil.test`;
       const init = (o: { captcha?: string; ip?: string }) => proxy("/v1/otp_init_v2", { otpType: "OTP_TYPE_EMAIL", contact: email }, o);
       assertSdkError(await init({}), 400, 3, /X-Captcha-Token/);
@@ -384,11 +488,17 @@ for (const spec of engines()) {
       // Endpoints without captcha are not affected.
       assert.equal((await proxy("/v1/wallet_kit_config", {})).status, 200);
       await updateConfig({ captchaEnabled: false });
-      await eventually("captcha off again", async () => (await proxy("/v1/wallet_kit_client_params", {})).json && !("turnstileSiteKey" in (await proxy("/v1/wallet_kit_client_params", {})).json));
+      await eventually(
+        "captcha off again",
+        async () =>
+          (await proxy("/v1/wallet_kit_client_params", {})).json &&
+          !("turnstileSiteKey" in (await proxy("/v1/wallet_kit_client_params", {})).json),
+      );
     });
 
     it("the forwarded activities are in the organization's list_activities, stamped by the proxy key", async () => {
-      const acts = (await api("query/list_activities", { organizationId: init.organizationId, paginationOptions: { limit: "100" } })).json.activities as Json[];
+      const acts = (await api("query/list_activities", { organizationId: init.organizationId, paginationOptions: { limit: "100" } })).json
+        .activities as Json[];
       const forwarded = acts.filter((a) => /INIT_OTP_V3|VERIFY_OTP_V2|CREATE_SUB_ORGANIZATION_V[78]|OAUTH2_AUTHENTICATE/.test(a.type));
       assert.ok(forwarded.length >= 6, `forwarded activities: ${forwarded.map((a) => a.type).join(", ")}`);
       for (const a of forwarded) {
@@ -412,29 +522,51 @@ for (const spec of engines()) {
     it("a proxy on another host, given only the secret, serves the same config", async () => {
       const secret = await proxySecret(inst);
       assert.match(secret, /^[0-9a-f]{64}$/);
-      const other = await startProxyProcess({ PATH: process.env.PATH, SIGIL_AUTH_PROXY_SECRET: secret, SIGIL_AUTH_PROXY_API_URL: server.url, SIGIL_DATA_DIR: path.join(inst.dataDir, "nowhere") });
+      const other = await startProxyProcess({
+        PATH: process.env.PATH,
+        SIGIL_AUTH_PROXY_SECRET: secret,
+        SIGIL_AUTH_PROXY_API_URL: server.url,
+        SIGIL_DATA_DIR: path.join(inst.dataDir, "nowhere"),
+      });
       try {
-        const r = await fetch(`${other.url}/v1/wallet_kit_config`, { method: "POST", headers: { "x-auth-proxy-config-id": configId, origin: APP, "content-type": "application/json" }, body: "{}" });
+        const r = await fetch(`${other.url}/v1/wallet_kit_config`, {
+          method: "POST",
+          headers: { "x-auth-proxy-config-id": configId, origin: APP, "content-type": "application/json" },
+          body: "{}",
+        });
         assert.equal(r.status, 200);
         assert.equal(((await r.json()) as Json).organizationId, init.organizationId);
       } finally {
         await other.stop();
       }
       // Without a secret and without a master key, the proxy refuses to start (and creates no key).
-      await assert.rejects(startProxyProcess({ PATH: process.env.PATH, SIGIL_DATA_DIR: path.join(inst.dataDir, "empty") }), /SIGIL_AUTH_PROXY_SECRET/);
+      await assert.rejects(
+        startProxyProcess({ PATH: process.env.PATH, SIGIL_DATA_DIR: path.join(inst.dataDir, "empty") }),
+        /SIGIL_AUTH_PROXY_SECRET/,
+      );
     });
 
     it("the proxy's private key appears in no log line and no database row", async () => {
       // Fetched as the proxy fetches it (the channel), opened with the secret.
       const secret = proxySecretFromMasterKey(MasterKey.parse(inst.env.SIGIL_MASTER_KEY!));
       const body = JSON.stringify({ configId, timestampMs: String(Date.now()) });
-      const res = await fetch(`${server.url}${CONFIG_ROUTE}`, { method: "POST", body, headers: { "content-type": "application/json", [SIGNATURE_HEADER]: signChannelBody(secret, body) } });
+      const res = await fetch(`${server.url}${CONFIG_ROUTE}`, {
+        method: "POST",
+        body,
+        headers: { "content-type": "application/json", [SIGNATURE_HEADER]: signChannelBody(secret, body) },
+      });
       const cfg = (await res.json()) as ConfigResponse;
       const pkcs8 = openFromTransport(secret, cfg.sealedKey, configId);
       const { p256FromPkcs8 } = await import("../../src/crypto/p256.ts");
       const scalar = privateScalar(p256FromPkcs8(pkcs8));
       assert.equal(p256FromPkcs8(pkcs8).publicCompressed, proxyPublicKey);
-      const forms = [scalar.toString("hex"), scalar.toString("base64"), scalar.toString("base64url"), pkcs8.toString("hex"), pkcs8.toString("base64")];
+      const forms = [
+        scalar.toString("hex"),
+        scalar.toString("base64"),
+        scalar.toString("base64url"),
+        pkcs8.toString("hex"),
+        pkcs8.toString("base64"),
+      ];
       const logs = server.output();
       assert.ok(logs.includes("sigil auth proxy listening") && logs.includes("/v1/otp_init_v2"), "the log covers the proxy");
       let stored: string;
@@ -447,7 +579,10 @@ for (const spec of engines()) {
         try {
           const tables = (await c.query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")).rows;
           const dumps: string[] = [];
-          for (const t of tables) dumps.push((await c.query<{ j: string }>(`SELECT row_to_json(x)::text AS j FROM "${t.tablename}" x`)).rows.map((r) => r.j).join("\n"));
+          for (const t of tables)
+            dumps.push(
+              (await c.query<{ j: string }>(`SELECT row_to_json(x)::text AS j FROM "${t.tablename}" x`)).rows.map((r) => r.j).join("\n"),
+            );
           stored = dumps.join("\n");
         } finally {
           await c.end();

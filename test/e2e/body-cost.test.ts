@@ -22,7 +22,10 @@ const BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest";
 const HEALTH_BOUND_MS = 400;
 
 /** `n` copies of `item` joined by commas in `[…]`, as many as fit in `room` bytes when `n` is unset. */
-const repeated = (item: string, room: number) => `[${Array(Math.floor((room - 1) / (item.length + 1))).fill(item).join(",")}]`;
+const repeated = (item: string, room: number) =>
+  `[${Array(Math.floor((room - 1) / (item.length + 1)))
+    .fill(item)
+    .join(",")}]`;
 
 for (const engine of engines()) {
   describe(`a body at the size limit does not hold the event loop (${engine.name})`, { skip: engine.skip, timeout: 180_000 }, () => {
@@ -42,7 +45,12 @@ for (const engine of engines()) {
       return { name, body: `${head}${value}${" ".repeat(room - value.length)}}` };
     };
     const tagNames = async () => {
-      const res = await stampedPost(server.url, "/public/v1/query/list_user_tags", JSON.stringify({ organizationId: root.organizationId }), rootKey);
+      const res = await stampedPost(
+        server.url,
+        "/public/v1/query/list_user_tags",
+        JSON.stringify({ organizationId: root.organizationId }),
+        rootKey,
+      );
       assert.equal(res.status, 200, res.text);
       return (res.json.userTags as { tagName: string }[]).map((t) => t.tagName);
     };
@@ -77,7 +85,7 @@ for (const engine of engines()) {
       const shapes = [
         padded((room) => {
           const parts: string[] = [];
-          for (let used = 2; ; ) {
+          for (let used = 2; ;) {
             const m = `"k${k++}":0`;
             if (used + m.length + 1 > room) break;
             parts.push(m);
@@ -94,8 +102,13 @@ for (const engine of engines()) {
         assert.equal(res.status, 400, `shape ${i % 2}: ${res.text.slice(0, 300)}`);
         assert.equal(res.json.code, 3);
         assert.match(res.json.message, i % 2 ? /more than 25,000 values/ : /more than 5,000 object members/);
-        const violations = (res.json.details as { "@type": string; fieldViolations?: { field: string }[] }[]).find((d) => d["@type"] === BAD_REQUEST)?.fieldViolations;
-        assert.deepEqual(violations?.map((v) => v.field), ["body"]);
+        const violations = (res.json.details as { "@type": string; fieldViolations?: { field: string }[] }[]).find(
+          (d) => d["@type"] === BAD_REQUEST,
+        )?.fieldViolations;
+        assert.deepEqual(
+          violations?.map((v) => v.field),
+          ["body"],
+        );
       }
       assert.ok(slowest < HEALTH_BOUND_MS, `slowest /healthz answer ${slowest.toFixed(0)} ms of ${polls}`);
       assert.deepEqual(await tagNames(), before, "nothing stored");
@@ -128,20 +141,37 @@ for (const engine of engines()) {
     it("a Solana transaction of 64 KiB of empty instructions or account references is refused 400 naming it, /healthz answering", async () => {
       const submit = (type: string, parameters: Record<string, unknown>) =>
         JSON.stringify({ type, timestampMs: String(Date.now()), organizationId: root.organizationId, parameters });
-      const account = { curve: "CURVE_ED25519", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/501'/0'/0'", addressFormat: "ADDRESS_FORMAT_SOLANA" };
-      const wallet = await stampedPost(server.url, "/public/v1/submit/create_wallet", submit("ACTIVITY_TYPE_CREATE_WALLET", { walletName: `sol-${engine.name}`, accounts: [account] }), rootKey);
+      const account = {
+        curve: "CURVE_ED25519",
+        pathFormat: "PATH_FORMAT_BIP32",
+        path: "m/44'/501'/0'/0'",
+        addressFormat: "ADDRESS_FORMAT_SOLANA",
+      };
+      const wallet = await stampedPost(
+        server.url,
+        "/public/v1/submit/create_wallet",
+        submit("ACTIVITY_TYPE_CREATE_WALLET", { walletName: `sol-${engine.name}`, accounts: [account] }),
+        rootKey,
+      );
       assert.equal(wallet.status, 200, wallet.text.slice(0, 300));
       const sol = wallet.json.activity.result.createWalletResult.addresses[0] as string;
       // 3 bytes an empty instruction, 1 byte a reference: as many as fit in 64 KiB.
       const txs = [solanaInstructions(sol, 21_780), solanaInstructions(sol, 1, 65_000)];
       for (const hex of txs) assert.ok(hex.length / 2 <= 65_536 && hex.length / 2 > 65_000);
-      const bodies = [...txs, ...txs].map((unsignedTransaction) => submit("ACTIVITY_TYPE_SIGN_TRANSACTION_V2", { signWith: sol, unsignedTransaction, type: "TRANSACTION_TYPE_SOLANA" }));
+      const bodies = [...txs, ...txs].map((unsignedTransaction) =>
+        submit("ACTIVITY_TYPE_SIGN_TRANSACTION_V2", { signWith: sol, unsignedTransaction, type: "TRANSACTION_TYPE_SOLANA" }),
+      );
       const { answers, slowest, polls } = await whilePolled(bodies, "/public/v1/submit/sign_transaction");
       for (const [i, res] of answers.entries()) {
         assert.equal(res.status, 400, `transaction ${i % 2}: ${res.text.slice(0, 300)}`);
         assert.match(res.json.message, i % 2 ? /more than 2048 accounts in all/ : /21780 instructions; at most 512/, res.json.message);
-        const violations = (res.json.details as { "@type": string; fieldViolations?: { field: string }[] }[]).find((d) => d["@type"] === BAD_REQUEST)?.fieldViolations;
-        assert.deepEqual(violations?.map((v) => v.field), ["parameters.unsignedTransaction"]);
+        const violations = (res.json.details as { "@type": string; fieldViolations?: { field: string }[] }[]).find(
+          (d) => d["@type"] === BAD_REQUEST,
+        )?.fieldViolations;
+        assert.deepEqual(
+          violations?.map((v) => v.field),
+          ["parameters.unsignedTransaction"],
+        );
       }
       assert.ok(slowest < HEALTH_BOUND_MS, `slowest /healthz answer ${slowest.toFixed(0)} ms of ${polls}`);
     });

@@ -48,7 +48,10 @@ for (const engine of engines()) {
       const out = await sigilInit(inst, ["--name", "Second", "--api-public-key", kp.publicKey]);
       assert.equal(out.apiPublicKey, kp.publicKey);
       assert.equal("apiPrivateKey" in out, false);
-      const client = new TurnkeyClient({ baseUrl: server.url }, new ApiKeyStamper({ apiPublicKey: kp.publicKey, apiPrivateKey: kp.privateKey }));
+      const client = new TurnkeyClient(
+        { baseUrl: server.url },
+        new ApiKeyStamper({ apiPublicKey: kp.publicKey, apiPrivateKey: kp.privateKey }),
+      );
       const me = await client.getWhoami({ organizationId: out.organizationId });
       assert.equal(me.userId, out.userId);
       const keys = await client.getApiKeys({ organizationId: out.organizationId, userId: out.userId });
@@ -124,25 +127,43 @@ for (const engine of engines()) {
         return (await res.json()) as Doc;
       };
       const first = await discover();
-      assert.deepEqual(first.keys.map((k) => k.purpose).sort(), ["BUNDLE_SIGNER", "OAUTH2_CLIENT_SECRET", "OIDC_TOKEN", "OTP_ENCRYPTION_TARGET", "SESSION_JWT", "VERIFICATION_TOKEN"]);
+      assert.deepEqual(first.keys.map((k) => k.purpose).sort(), [
+        "BUNDLE_SIGNER",
+        "OAUTH2_CLIENT_SECRET",
+        "OIDC_TOKEN",
+        "OTP_ENCRYPTION_TARGET",
+        "SESSION_JWT",
+        "VERIFICATION_TOKEN",
+      ]);
       for (const k of first.keys) {
         assert.match(k.publicKey, /^04[0-9a-f]{128}$/);
         assert.match(k.createdAt, /^\d+$/);
       }
-      const rotated = JSON.parse((await run(process.execPath, [BIN, "service-keys", "rotate", "SESSION_JWT"], { env: inst.env })).stdout) as {
+      const rotated = JSON.parse(
+        (await run(process.execPath, [BIN, "service-keys", "rotate", "SESSION_JWT"], { env: inst.env })).stdout,
+      ) as {
         rotated: { purpose: string; keyId: string }[];
       };
       assert.equal(rotated.rotated.length, 1);
       const old = first.keys.find((k) => k.purpose === "SESSION_JWT")!;
       const second = await discover();
       const sessionKeys = second.keys.filter((k) => k.purpose === "SESSION_JWT");
-      assert.deepEqual(sessionKeys.map((k) => [k.keyId, k.status]), [[rotated.rotated[0]!.keyId, "active"], [old.keyId, "published"]]);
-      await assert.rejects(run(process.execPath, [BIN, "service-keys", "retire", rotated.rotated[0]!.keyId], { env: inst.env }), (e: { stderr: string }) =>
-        /rotate first/.test(e.stderr),
+      assert.deepEqual(
+        sessionKeys.map((k) => [k.keyId, k.status]),
+        [
+          [rotated.rotated[0]!.keyId, "active"],
+          [old.keyId, "published"],
+        ],
+      );
+      await assert.rejects(
+        run(process.execPath, [BIN, "service-keys", "retire", rotated.rotated[0]!.keyId], { env: inst.env }),
+        (e: { stderr: string }) => /rotate first/.test(e.stderr),
       );
       await run(process.execPath, [BIN, "service-keys", "retire", old.keyId], { env: inst.env });
       assert.ok(!(await discover()).keys.some((k) => k.keyId === old.keyId));
-      const listed = JSON.parse((await run(process.execPath, [BIN, "service-keys", "list"], { env: inst.env })).stdout) as { keys: { keyId: string; status: string }[] };
+      const listed = JSON.parse((await run(process.execPath, [BIN, "service-keys", "list"], { env: inst.env })).stdout) as {
+        keys: { keyId: string; status: string }[];
+      };
       assert.equal(listed.keys.find((k) => k.keyId === old.keyId)?.status, "retired");
       assert.ok(!JSON.stringify(listed).includes("sealed"), "the list never shows private material");
     });

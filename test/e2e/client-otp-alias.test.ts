@@ -17,7 +17,16 @@ import { randomBytes } from "node:crypto";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import type { Browser, Page } from "playwright-core";
 import { sigilTurnkeyCrypto } from "@sigil/client/esbuild";
-import { engines, freePort, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import {
+  engines,
+  freePort,
+  newInstance,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "../helpers/server.ts";
 import { CHROMIUM, browserMissing } from "../helpers/browser.ts";
 import { SmtpSink, codeFrom } from "../helpers/smtp-sink.ts";
 import { generateP256 } from "../../src/crypto/p256.ts";
@@ -79,137 +88,186 @@ async function servePage(): Promise<{ port: number; inputs: string[]; close(): P
     logLevel: "silent",
   });
   const code = out.outputFiles[0]!.text;
-  const strangerKeys = JSON.stringify({ keys: [{ keyId: "x", purpose: "OTP_ENCRYPTION_TARGET", publicKey: generateP256().publicUncompressed, createdAt: "1", status: "active" }] });
+  const strangerKeys = JSON.stringify({
+    keys: [
+      { keyId: "x", purpose: "OTP_ENCRYPTION_TARGET", publicKey: generateP256().publicUncompressed, createdAt: "1", status: "active" },
+    ],
+  });
   const server = http.createServer((req, res) => {
     if (req.url === "/page.js") res.writeHead(200, { "content-type": "text/javascript" }).end(code);
-    else if (req.url === "/") res.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><title>core OTP</title><script src="/page.js"></script>`);
-    else if (req.url === "/stranger/public/v1/discovery/keys") res.writeHead(200, { "content-type": "application/json", "access-control-allow-origin": "*" }).end(strangerKeys);
+    else if (req.url === "/")
+      res.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><title>core OTP</title><script src="/page.js"></script>`);
+    else if (req.url === "/stranger/public/v1/discovery/keys")
+      res.writeHead(200, { "content-type": "application/json", "access-control-allow-origin": "*" }).end(strangerKeys);
     else res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { port: (server.address() as AddressInfo).port, inputs: Object.keys(out.metafile.inputs), close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    port: (server.address() as AddressInfo).port,
+    inputs: Object.keys(out.metafile.inputs),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 const uniq = (label: string) => `${label}-${randomBytes(4).toString("hex")}`;
 const claimsOf = (jwt: string): Json => JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString("utf8")) as Json;
 
 for (const spec of engines()) {
-  describe(`core's own verifyOtp with @turnkey/crypto aliased by @sigil/client/esbuild [${spec.name}]`, { skip: spec.skip ?? browserMissing() }, () => {
-    let page: Awaited<ReturnType<typeof servePage>>;
-    let browser: Browser;
-    let sink: SmtpSink;
-    let inst: Instance;
-    let server: RunningServer;
-    let init: InitResult;
-    let origin: string;
-    let config: Json;
+  describe(
+    `core's own verifyOtp with @turnkey/crypto aliased by @sigil/client/esbuild [${spec.name}]`,
+    { skip: spec.skip ?? browserMissing() },
+    () => {
+      let page: Awaited<ReturnType<typeof servePage>>;
+      let browser: Browser;
+      let sink: SmtpSink;
+      let inst: Instance;
+      let server: RunningServer;
+      let init: InitResult;
+      let origin: string;
+      let config: Json;
 
-    before(async () => {
-      page = await servePage();
-      origin = `http://localhost:${page.port}`;
-      sink = await SmtpSink.start();
-      const port = await freePort();
-      inst = await newInstance(spec.name, { SMTP_URL: sink.url, SIGIL_SMTP_FROM: "Sigil <otp@sigil.test>", SIGIL_PUBLIC_URL: `http://127.0.0.1:${port}` });
-      init = await sigilInit(inst, ["--name", "Alias App Org"]);
-      server = await startServer(inst, [], { port, authProxy: true });
-      assert.ok(server.proxyUrl, "sigil serve started the auth proxy");
-      const call = async (op: string, type: string, parameters: Json) => {
-        const text = JSON.stringify({ type, timestampMs: String(Date.now()), organizationId: init.organizationId, parameters });
+      before(async () => {
+        page = await servePage();
+        origin = `http://localhost:${page.port}`;
+        sink = await SmtpSink.start();
+        const port = await freePort();
+        inst = await newInstance(spec.name, {
+          SMTP_URL: sink.url,
+          SIGIL_SMTP_FROM: "Sigil <otp@sigil.test>",
+          SIGIL_PUBLIC_URL: `http://127.0.0.1:${port}`,
+        });
+        init = await sigilInit(inst, ["--name", "Alias App Org"]);
+        server = await startServer(inst, [], { port, authProxy: true });
+        assert.ok(server.proxyUrl, "sigil serve started the auth proxy");
+        const call = async (op: string, type: string, parameters: Json) => {
+          const text = JSON.stringify({ type, timestampMs: String(Date.now()), organizationId: init.organizationId, parameters });
+          const stamp = await new ApiKeyStamper({ apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey }).stamp(text);
+          const res = await fetch(`${server.url}/public/v1/submit/${op}`, {
+            method: "POST",
+            body: text,
+            headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue },
+          });
+          const json = (await res.json()) as Json;
+          assert.equal(res.status, 200, JSON.stringify(json));
+          return json;
+        };
+        await call("enable_auth_proxy", "ACTIVITY_TYPE_ENABLE_AUTH_PROXY", {});
+        await call("update_auth_proxy_config", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", {
+          allowedOrigins: [origin],
+          sessionExpirationSeconds: 1800,
+          otpLength: 6,
+          otpAlphanumeric: false,
+        });
+        const text = JSON.stringify({ organizationId: init.organizationId });
         const stamp = await new ApiKeyStamper({ apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey }).stamp(text);
-        const res = await fetch(`${server.url}/public/v1/submit/${op}`, { method: "POST", body: text, headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue } });
-        const json = (await res.json()) as Json;
-        assert.equal(res.status, 200, JSON.stringify(json));
-        return json;
-      };
-      await call("enable_auth_proxy", "ACTIVITY_TYPE_ENABLE_AUTH_PROXY", {});
-      await call("update_auth_proxy_config", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", { allowedOrigins: [origin], sessionExpirationSeconds: 1800, otpLength: 6, otpAlphanumeric: false });
-      const text = JSON.stringify({ organizationId: init.organizationId });
-      const stamp = await new ApiKeyStamper({ apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey }).stamp(text);
-      const got = (await (await fetch(`${server.url}/public/v1/query/get_auth_proxy_config`, { method: "POST", body: text, headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue } })).json()) as Json;
-      config = { apiBaseUrl: server.url, keysBaseUrl: server.url, authProxyUrl: server.proxyUrl, authProxyConfigId: got.authProxyConfig.configId, organizationId: init.organizationId };
-      const { chromium } = await import("playwright-core");
-      browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
-    });
-    after(async () => {
-      await browser?.close();
-      await page?.close();
-      await server?.stop();
-      await sink?.stop();
-      await inst?.cleanup();
-    });
+        const got = (await (
+          await fetch(`${server.url}/public/v1/query/get_auth_proxy_config`, {
+            method: "POST",
+            body: text,
+            headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue },
+          })
+        ).json()) as Json;
+        config = {
+          apiBaseUrl: server.url,
+          keysBaseUrl: server.url,
+          authProxyUrl: server.proxyUrl,
+          authProxyConfigId: got.authProxyConfig.configId,
+          organizationId: init.organizationId,
+        };
+        const { chromium } = await import("playwright-core");
+        browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+      });
+      after(async () => {
+        await browser?.close();
+        await page?.close();
+        await server?.stop();
+        await sink?.stop();
+        await inst?.cleanup();
+      });
 
-    /** A fresh visitor: its own context (IndexedDB key store, sessions); every request it sends is listed. */
-    const visit = async (over: Json = {}) => {
-      const context = await browser.newContext();
-      const p: Page = await context.newPage();
-      const requests: string[] = [];
-      p.on("request", (r) => requests.push(r.url()));
-      await p.goto(`${origin}/`);
-      await p.waitForFunction(() => "app" in window);
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      await p.evaluate((c) => (window as any).app.init(c), { ...config, ...over });
-      return {
-        requests,
+      /** A fresh visitor: its own context (IndexedDB key store, sessions); every request it sends is listed. */
+      const visit = async (over: Json = {}) => {
+        const context = await browser.newContext();
+        const p: Page = await context.newPage();
+        const requests: string[] = [];
+        p.on("request", (r) => requests.push(r.url()));
+        await p.goto(`${origin}/`);
+        await p.waitForFunction(() => "app" in window);
         // eslint-disable-next-line @typescript-eslint/no-explicit-any
-        call: <T = Json>(fn: string, arg?: unknown) => p.evaluate(([f, a]) => (window as any).app[f as string](a), [fn, arg] as const) as Promise<Attempt<T>>,
-        close: () => context.close(),
+        await p.evaluate((c) => (window as any).app.init(c), { ...config, ...over });
+        return {
+          requests,
+          // eslint-disable-next-line @typescript-eslint/no-explicit-any
+          call: <T = Json>(fn: string, arg?: unknown) =>
+            p.evaluate(([f, a]) => (window as any).app[f as string](a), [fn, arg] as const) as Promise<Attempt<T>>,
+          close: () => context.close(),
+        };
       };
-    };
-    const ok = <T>(a: Attempt<T>, what: string): T => {
-      if (!a.ok) assert.fail(`${what} failed: ${a.error}`);
-      return a.value;
-    };
-    const started = async (tab: Awaited<ReturnType<typeof visit>>, email: string) => {
-      const mark = sink.mark();
-      const s = ok(await tab.call<Json>("initOtp", email), "core's initOtp");
-      return { ...s, contact: email, otpCode: codeFrom(await sink.nextMail(email, mark)) };
-    };
+      const ok = <T>(a: Attempt<T>, what: string): T => {
+        if (!a.ok) assert.fail(`${what} failed: ${a.error}`);
+        return a.value;
+      };
+      const started = async (tab: Awaited<ReturnType<typeof visit>>, email: string) => {
+        const mark = sink.mark();
+        const s = ok(await tab.call<Json>("initOtp", email), "core's initOtp");
+        return { ...s, contact: email, otpCode: codeFrom(await sink.nextMail(email, mark)) };
+      };
 
-    it("the bundle holds the alias once, and the real @turnkey/crypto it wraps", () => {
-      assert.equal(page.inputs.filter((p) => p.endsWith("lib/client/turnkey-crypto.mjs")).length, 1, page.inputs.join("\n"));
-      assert.ok(page.inputs.some((p) => /node_modules\/@turnkey\/crypto\/dist\//.test(p)));
-    });
+      it("the bundle holds the alias once, and the real @turnkey/crypto it wraps", () => {
+        assert.equal(page.inputs.filter((p) => p.endsWith("lib/client/turnkey-crypto.mjs")).length, 1, page.inputs.join("\n"));
+        assert.ok(page.inputs.some((p) => /node_modules\/@turnkey\/crypto\/dist\//.test(p)));
+      });
 
-    it("core's completeOtp signs up, then core's verifyOtp + loginWithOtp logs the same user in", async () => {
-      const email = `${uniq("alias")}@example.com`;
-      const first = await visit();
-      try {
-        const signedUp = ok(await first.call<Json>("completeOtp", await started(first, email)), "core's completeOtp (sign-up)");
-        assert.equal(signedUp.action, "SIGNUP");
-        const s1 = claimsOf(ok(await first.call<Json>("session"), "getSession").token as string);
-        assert.notEqual(s1.organization_id, init.organizationId);
-        const user = ok(await first.call<Json>("user"), "fetchUser");
-        assert.equal(user.userEmail, email);
-
-        const second = await visit();
+      it("core's completeOtp signs up, then core's verifyOtp + loginWithOtp logs the same user in", async () => {
+        const email = `${uniq("alias")}@example.com`;
+        const first = await visit();
         try {
-          const loggedIn = ok(await second.call<Json>("verifyThenLogin", await started(second, email)), "core's verifyOtp + loginWithOtp");
-          assert.equal(loggedIn.organizationId, s1.organization_id);
-          const s2 = claimsOf(ok(await second.call<Json>("session"), "getSession (login)").token as string);
-          assert.deepEqual([s2.organization_id, s2.user_id], [s1.organization_id, s1.user_id]);
-          assert.equal(s2.public_key, loggedIn.publicKey, "the session is bound to the key core made for verifyOtp");
-          assert.ok(second.requests.some((u) => u === `${server.url}/public/v1/discovery/keys`), "the alias read the published keys");
-        } finally {
-          await second.close();
-        }
-      } finally {
-        await first.close();
-      }
-    });
+          const signedUp = ok(await first.call<Json>("completeOtp", await started(first, email)), "core's completeOtp (sign-up)");
+          assert.equal(signedUp.action, "SIGNUP");
+          const s1 = claimsOf(ok(await first.call<Json>("session"), "getSession").token as string);
+          assert.notEqual(s1.organization_id, init.organizationId);
+          const user = ok(await first.call<Json>("user"), "fetchUser");
+          assert.equal(user.userEmail, email);
 
-    it("configured with a deployment that publishes another key, core's verifyOtp fails before posting the code", async () => {
-      const email = `${uniq("stranger")}@example.com`;
-      const tab = await visit({ keysBaseUrl: `http://127.0.0.1:${page.port}/stranger` });
-      try {
-        const s = await started(tab, email);
-        const before = tab.requests.length;
-        const failed = await tab.call("verifyOnly", s);
-        assert.ok(!failed.ok, "core's verifyOtp was refused");
-        assert.match(failed.error, /not signed by any of the 1 OTP_ENCRYPTION_TARGET key\(s\) the deployment publishes/);
-        assert.ok(!tab.requests.slice(before).some((u) => u.includes("otp_verify")), `no verify request: ${tab.requests.slice(before).join(", ")}`);
-      } finally {
-        await tab.close();
-      }
-    });
-  });
+          const second = await visit();
+          try {
+            const loggedIn = ok(
+              await second.call<Json>("verifyThenLogin", await started(second, email)),
+              "core's verifyOtp + loginWithOtp",
+            );
+            assert.equal(loggedIn.organizationId, s1.organization_id);
+            const s2 = claimsOf(ok(await second.call<Json>("session"), "getSession (login)").token as string);
+            assert.deepEqual([s2.organization_id, s2.user_id], [s1.organization_id, s1.user_id]);
+            assert.equal(s2.public_key, loggedIn.publicKey, "the session is bound to the key core made for verifyOtp");
+            assert.ok(
+              second.requests.some((u) => u === `${server.url}/public/v1/discovery/keys`),
+              "the alias read the published keys",
+            );
+          } finally {
+            await second.close();
+          }
+        } finally {
+          await first.close();
+        }
+      });
+
+      it("configured with a deployment that publishes another key, core's verifyOtp fails before posting the code", async () => {
+        const email = `${uniq("stranger")}@example.com`;
+        const tab = await visit({ keysBaseUrl: `http://127.0.0.1:${page.port}/stranger` });
+        try {
+          const s = await started(tab, email);
+          const before = tab.requests.length;
+          const failed = await tab.call("verifyOnly", s);
+          assert.ok(!failed.ok, "core's verifyOtp was refused");
+          assert.match(failed.error, /not signed by any of the 1 OTP_ENCRYPTION_TARGET key\(s\) the deployment publishes/);
+          assert.ok(
+            !tab.requests.slice(before).some((u) => u.includes("otp_verify")),
+            `no verify request: ${tab.requests.slice(before).join(", ")}`,
+          );
+        } finally {
+          await tab.close();
+        }
+      });
+    },
+  );
 }

@@ -12,10 +12,20 @@ import { mkdtempSync, writeFileSync, existsSync, readFileSync, statSync } from "
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { CLIENT_DIR, WEBHOOKS_DIR, installPackedClient, measureInstalled, npmInstallTarball, npmPack, removeDir } from "../helpers/packed-client.ts";
+import {
+  CLIENT_DIR,
+  WEBHOOKS_DIR,
+  installPackedClient,
+  measureInstalled,
+  npmInstallTarball,
+  npmPack,
+  removeDir,
+} from "../helpers/packed-client.ts";
 
 const run = promisify(execFile);
-const ROOT_PKG = JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../../package.json"), "utf8")) as { devDependencies: Record<string, string> };
+const ROOT_PKG = JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../../package.json"), "utf8")) as {
+  devDependencies: Record<string, string>;
+};
 
 /** A fresh project folder: package.json only. */
 function project(): string {
@@ -33,7 +43,11 @@ async function nodeIn(dir: string, code: string): Promise<string> {
 /** The files of a tarball, without the leading "package/". */
 async function tarList(tarball: string): Promise<string[]> {
   const { stdout } = await run("tar", ["-tzf", tarball]);
-  return stdout.split("\n").filter(Boolean).map((f) => f.replace(/^package\//, "")).sort();
+  return stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((f) => f.replace(/^package\//, ""))
+    .sort();
 }
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
 
@@ -51,24 +65,56 @@ describe("npm pack of the workspace packages, installed into a fresh project", (
   it("@sigil/client: the tarball, installed alone (4 dependencies at most), imported by Node", async (t) => {
     const tarball = await npmPack(CLIENT_DIR, packDir);
     const files = await tarList(tarball);
-    for (const f of ["package.json", "README.md", "client.mjs", "client.d.mts", "turnkey-crypto.mjs", "turnkey-crypto.d.mts", "esbuild.mjs", "esbuild.d.mts", "src/index.mjs", "src/discovery.mjs"]) {
+    for (const f of [
+      "package.json",
+      "README.md",
+      "client.mjs",
+      "client.d.mts",
+      "turnkey-crypto.mjs",
+      "turnkey-crypto.d.mts",
+      "esbuild.mjs",
+      "esbuild.d.mts",
+      "src/index.mjs",
+      "src/discovery.mjs",
+    ]) {
       assert.ok(files.includes(f), `${f} in ${files.join(", ")}`);
     }
-    assert.deepEqual(files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.mts")), [], "no type-check files");
+    assert.deepEqual(
+      files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.mts")),
+      [],
+      "no type-check files",
+    );
 
     const app = project();
     dirs.push(app);
     const installed = await installPackedClient(app);
-    t.diagnostic(`@sigil/client: tarball ${kb(statSync(installed.tarball).size)}, installed ${kb(installed.sizeBytes)} with ${installed.dependencyCount} dependencies`);
+    t.diagnostic(
+      `@sigil/client: tarball ${kb(statSync(installed.tarball).size)}, installed ${kb(installed.sizeBytes)} with ${installed.dependencyCount} dependencies`,
+    );
     assert.ok(existsSync(path.join(app, "node_modules/@sigil/client/package.json")));
     assert.ok(installed.dependencyCount >= 3 && installed.dependencyCount <= 4, `dependencies: ${installed.dependencyCount}`);
     assert.ok(installed.sizeBytes > 0 && installed.sizeBytes < 8 * 1024 * 1024, `size ${installed.sizeBytes}`);
     assert.ok(!existsSync(path.join(app, "node_modules/@turnkey/crypto")), "the optional peer is not installed for the app");
-    assert.deepEqual(JSON.parse(readFileSync(path.join(app, "package.json"), "utf8")), { name: "app", private: true, type: "module" }, "package.json left as it was");
+    assert.deepEqual(
+      JSON.parse(readFileSync(path.join(app, "package.json"), "utf8")),
+      { name: "app", private: true, type: "module" },
+      "package.json left as it was",
+    );
 
     const names = (await nodeIn(app, `const m = await import("@sigil/client"); console.log(Object.keys(m).sort().join(","));`)).split(",");
-    for (const n of ["createSigilClient", "verifyOtpWithProxy", "encryptOtpCode", "decryptExportBundle", "encryptWalletToBundle", "fetchServiceKeys"]) assert.ok(names.includes(n), `${n} in ${names.join(",")}`);
-    assert.equal(await nodeIn(app, `const m = await import("@sigil/client/esbuild"); console.log(m.sigilTurnkeyCrypto().name);`), "sigil-turnkey-crypto");
+    for (const n of [
+      "createSigilClient",
+      "verifyOtpWithProxy",
+      "encryptOtpCode",
+      "decryptExportBundle",
+      "encryptWalletToBundle",
+      "fetchServiceKeys",
+    ])
+      assert.ok(names.includes(n), `${n} in ${names.join(",")}`);
+    assert.equal(
+      await nodeIn(app, `const m = await import("@sigil/client/esbuild"); console.log(m.sigilTurnkeyCrypto().name);`),
+      "sigil-turnkey-crypto",
+    );
     // Deep paths are not exported.
     await assert.rejects(nodeIn(app, `await import("@sigil/client/src/otp.mjs");`), /ERR_PACKAGE_PATH_NOT_EXPORTED/);
   });
@@ -79,7 +125,9 @@ describe("npm pack of the workspace packages, installed into a fresh project", (
     const tarball = await npmPack(CLIENT_DIR, mkdtempSync(path.join(packDir, "c-")));
     await npmInstallTarball(tarball, app, [`@turnkey/crypto@${ROOT_PKG.devDependencies["@turnkey/crypto"]}`]);
     const withPeer = measureInstalled(app, "@turnkey/crypto");
-    t.diagnostic(`the peer @turnkey/crypto adds ${kb(withPeer.sizeBytes)} with ${withPeer.dependencyCount} dependencies (the app's, not the client's)`);
+    t.diagnostic(
+      `the peer @turnkey/crypto adds ${kb(withPeer.sizeBytes)} with ${withPeer.dependencyCount} dependencies (the app's, not the client's)`,
+    );
     const out = JSON.parse(
       await nodeIn(
         app,
@@ -91,9 +139,15 @@ describe("npm pack of the workspace packages, installed into a fresh project", (
 
     // The repository's esbuild (an app brings its own) with the installed plugin.
     const { build } = await import("esbuild");
-    const { sigilTurnkeyCrypto } = (await import(path.join(app, "node_modules/@sigil/client/esbuild.mjs"))) as typeof import("@sigil/client/esbuild");
+    const { sigilTurnkeyCrypto } = (await import(
+      path.join(app, "node_modules/@sigil/client/esbuild.mjs")
+    )) as typeof import("@sigil/client/esbuild");
     const built = await build({
-      stdin: { contents: `import { encryptOtpCodeToBundle } from "@turnkey/crypto"; console.log(typeof encryptOtpCodeToBundle);`, resolveDir: app, loader: "js" },
+      stdin: {
+        contents: `import { encryptOtpCodeToBundle } from "@turnkey/crypto"; console.log(typeof encryptOtpCodeToBundle);`,
+        resolveDir: app,
+        loader: "js",
+      },
       bundle: true,
       write: false,
       metafile: true,
@@ -104,20 +158,39 @@ describe("npm pack of the workspace packages, installed into a fresh project", (
     });
     const inputs = Object.keys(built.metafile.inputs);
     const real = (p: string) => (path.isAbsolute(p) ? p : path.resolve(process.cwd(), p));
-    assert.ok(inputs.some((p) => real(p).startsWith(path.join(app, "node_modules/@sigil/client/turnkey-crypto.mjs"))), inputs.join("\n"));
-    assert.ok(inputs.some((p) => real(p).startsWith(path.join(app, "node_modules/@turnkey/crypto/dist/"))), "the app's @turnkey/crypto is the one wrapped");
+    assert.ok(
+      inputs.some((p) => real(p).startsWith(path.join(app, "node_modules/@sigil/client/turnkey-crypto.mjs"))),
+      inputs.join("\n"),
+    );
+    assert.ok(
+      inputs.some((p) => real(p).startsWith(path.join(app, "node_modules/@turnkey/crypto/dist/"))),
+      "the app's @turnkey/crypto is the one wrapped",
+    );
   });
 
   it("@sigil/webhooks: no dependencies; the verifier and the test vectors import from the tarball", async (t) => {
     const tarball = await npmPack(WEBHOOKS_DIR, packDir);
     const files = await tarList(tarball);
-    for (const f of ["package.json", "README.md", "webhooks.mjs", "webhooks.d.mts", "src/verifier.mjs", "test-vectors/webhook-signature-v1.json"]) assert.ok(files.includes(f), `${f} in ${files.join(", ")}`);
-    assert.deepEqual(files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.mts")), []);
+    for (const f of [
+      "package.json",
+      "README.md",
+      "webhooks.mjs",
+      "webhooks.d.mts",
+      "src/verifier.mjs",
+      "test-vectors/webhook-signature-v1.json",
+    ])
+      assert.ok(files.includes(f), `${f} in ${files.join(", ")}`);
+    assert.deepEqual(
+      files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.mts")),
+      [],
+    );
     const app = project();
     dirs.push(app);
     await npmInstallTarball(tarball, app);
     const m = measureInstalled(app, "@sigil/webhooks");
-    t.diagnostic(`@sigil/webhooks: tarball ${kb(statSync(tarball).size)}, installed ${kb(m.sizeBytes)} with ${m.dependencyCount} dependencies`);
+    t.diagnostic(
+      `@sigil/webhooks: tarball ${kb(statSync(tarball).size)}, installed ${kb(m.sizeBytes)} with ${m.dependencyCount} dependencies`,
+    );
     assert.equal(m.dependencyCount, 0);
     const out = await nodeIn(
       app,

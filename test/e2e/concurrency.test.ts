@@ -45,7 +45,12 @@ function openSql(inst: Instance): Sql {
     return {
       all: async (text, ...values) => {
         let i = 0;
-        return (await pool.query(text.replace(/\?/g, () => `$${++i}`), values)).rows as AnyRec[];
+        return (
+          await pool.query(
+            text.replace(/\?/g, () => `$${++i}`),
+            values,
+          )
+        ).rows as AnyRec[];
       },
       close: () => pool.end(),
     };
@@ -102,7 +107,10 @@ for (const engine of engines()) {
      * for them. No other request is in flight during a test, so the proxy's new exchanges on
      * `op` are exactly these.
      */
-    async function concurrently(op: string, calls: (() => Promise<{ activity: AnyRec }>)[]): Promise<{ outcomes: Outcome[]; statuses: number[] }> {
+    async function concurrently(
+      op: string,
+      calls: (() => Promise<{ activity: AnyRec }>)[],
+    ): Promise<{ outcomes: Outcome[]; statuses: number[] }> {
       const seen = proxy!.exchanges.length;
       const outcomes = await Promise.all(calls.map((c) => outcome(c())));
       const mine = proxy!.exchanges.slice(seen).filter((e: Exchange) => e.path === `/public/v1/submit/${op}`);
@@ -114,7 +122,11 @@ for (const engine of engines()) {
     }
 
     /** A fresh sub-organization with root users (each with the given keys) and a threshold. */
-    async function newOrg(label: string, roots: P256KeyPair[][], threshold = 1): Promise<{ orgId: string; rootIds: string[]; parties: Party[] }> {
+    async function newOrg(
+      label: string,
+      roots: P256KeyPair[][],
+      threshold = 1,
+    ): Promise<{ orgId: string; rootIds: string[]; parties: Party[] }> {
       const res = await root.sdk.createSubOrganization({
         subOrganizationName: uniq(label),
         rootUsers: roots.map((keys, i) => ({
@@ -134,7 +146,13 @@ for (const engine of engines()) {
 
     async function addUsers(by: Party, n: number, label: string): Promise<string[]> {
       const res = await by.sdk.createUsers({
-        users: Array.from({ length: n }, (_, i) => ({ userName: `${label}-${i}`, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] })),
+        users: Array.from({ length: n }, (_, i) => ({
+          userName: `${label}-${i}`,
+          apiKeys: [],
+          authenticators: [],
+          oauthProviders: [],
+          userTags: [],
+        })),
       });
       assert.equal(res.activity.status, COMPLETED);
       assert.equal(res.userIds.length, n);
@@ -164,11 +182,20 @@ for (const engine of engines()) {
       });
       const { outcomes, statuses } = await concurrently(
         "update_root_quorum",
-        asks.map((a) => () =>
-          r!.http.updateRootQuorum({ type: "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", timestampMs: nowMs(), organizationId: orgId, parameters: a }),
+        asks.map(
+          (a) => () =>
+            r!.http.updateRootQuorum({
+              type: "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM",
+              timestampMs: nowMs(),
+              organizationId: orgId,
+              parameters: a,
+            }),
         ),
       );
-      assert.ok(statuses.every((s) => s === 200), `statuses: ${JSON.stringify(statuses)}`);
+      assert.ok(
+        statuses.every((s) => s === 200),
+        `statuses: ${JSON.stringify(statuses)}`,
+      );
       const completed = asks.filter((_, i) => {
         const o = outcomes[i]!;
         assert.ok(o.ok, `request ${i}: ${!o.ok && o.message}`);
@@ -177,7 +204,9 @@ for (const engine of engines()) {
       });
       assert.ok(completed.length >= 1, "no update_root_quorum completed");
       const final = await rootQuorum(orgId);
-      const matches = completed.filter((a) => a.threshold === final.threshold && JSON.stringify([...a.userIds].sort()) === JSON.stringify(final.members));
+      const matches = completed.filter(
+        (a) => a.threshold === final.threshold && JSON.stringify([...a.userIds].sort()) === JSON.stringify(final.members),
+      );
       assert.ok(matches.length >= 1, `final quorum ${JSON.stringify(final)} is no completed request's (${completed.length} completed)`);
     });
 
@@ -205,8 +234,14 @@ for (const engine of engines()) {
       const [r] = parties;
       const { outcomes, statuses } = await concurrently(
         "create_webhook_endpoint",
-        Array.from({ length: 30 }, (_, i) => () =>
-          r!.sdk.createWebhookEndpoint({ url: `http://127.0.0.1:9/hook-${i}`, name: `hook-${i}`, subscriptions: [{ eventType: "ACTIVITY_UPDATES" }] }),
+        Array.from(
+          { length: 30 },
+          (_, i) => () =>
+            r!.sdk.createWebhookEndpoint({
+              url: `http://127.0.0.1:9/hook-${i}`,
+              name: `hook-${i}`,
+              subscriptions: [{ eventType: "ACTIVITY_UPDATES" }],
+            }),
         ),
       );
       assert.equal(outcomes.filter((o) => o.ok).length, 20, `statuses ${JSON.stringify(statuses)}`);
@@ -218,13 +253,19 @@ for (const engine of engines()) {
     it("30 concurrent create_policy with 10 places left: exactly 100 policies, the rest 429", async () => {
       const { orgId, parties } = await newOrg("policies", [[generateP256KeyPair()]]);
       const [r] = parties;
-      const filler = Array.from({ length: 90 }, (_, i) => ({ policyName: `fill-${i}`, effect: "EFFECT_ALLOW" as const, condition: "false", notes: "" }));
+      const filler = Array.from({ length: 90 }, (_, i) => ({
+        policyName: `fill-${i}`,
+        effect: "EFFECT_ALLOW" as const,
+        condition: "false",
+        notes: "",
+      }));
       const batch = await r!.sdk.createPolicies({ policies: filler });
       assert.equal(batch.activity.status, COMPLETED);
       const { outcomes, statuses } = await concurrently(
         "create_policy",
-        Array.from({ length: 30 }, (_, i) => () =>
-          r!.sdk.createPolicy({ policyName: `race-${i}`, effect: "EFFECT_ALLOW", condition: "false", notes: "" }),
+        Array.from(
+          { length: 30 },
+          (_, i) => () => r!.sdk.createPolicy({ policyName: `race-${i}`, effect: "EFFECT_ALLOW", condition: "false", notes: "" }),
         ),
       );
       assert.equal(outcomes.filter((o) => o.ok).length, 10, `statuses ${JSON.stringify(statuses)}`);
@@ -236,7 +277,12 @@ for (const engine of engines()) {
       const { orgId, parties } = await newOrg("updates", [[generateP256KeyPair()]]);
       const [r] = parties;
       const created = await r!.sdk.createPolicies({
-        policies: Array.from({ length: 10 }, (_, i) => ({ policyName: `p-${i}`, effect: "EFFECT_ALLOW" as const, condition: "false", notes: "old" })),
+        policies: Array.from({ length: 10 }, (_, i) => ({
+          policyName: `p-${i}`,
+          effect: "EFFECT_ALLOW" as const,
+          condition: "false",
+          notes: "old",
+        })),
       });
       const ids = created.policyIds;
       // Per policy, three requests each change a different field; none may undo another.
@@ -291,7 +337,9 @@ for (const engine of engines()) {
         const [u, v, t] = [users[2 * i]!, users[2 * i + 1]!, tags[i]!];
         calls.push(() => r!.sdk.createUserTag({ userTagName: `new-${i}`, userIds: [u, v] }));
         calls.push(() => r!.sdk.updateUser({ userId: v, userTagIds: [t] }));
-        calls.push(() => r!.sdk.createUsers({ users: [{ userName: `late-${i}`, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [t] }] }));
+        calls.push(() =>
+          r!.sdk.createUsers({ users: [{ userName: `late-${i}`, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [t] }] }),
+        );
         calls.push(() => r!.sdk.deleteUsers({ userIds: [u, v] }));
         calls.push(() => r!.sdk.deleteUserTags({ userTagIds: [t] }));
       }
@@ -321,7 +369,12 @@ for (const engine of engines()) {
       const calls: (() => Promise<{ activity: AnyRec }>)[] = [];
       for (const [i, a] of asks.entries()) {
         calls.push(() =>
-          r!.http.updateRootQuorum({ type: "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", timestampMs: nowMs(), organizationId: orgId, parameters: a }),
+          r!.http.updateRootQuorum({
+            type: "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM",
+            timestampMs: nowMs(),
+            organizationId: orgId,
+            parameters: a,
+          }),
         );
         calls.push(() => r!.sdk.deleteUsers({ userIds: [users[2 * i]!] }));
         calls.push(() => r!.sdk.deleteUsers({ userIds: [users[2 * i + 1]!] }));

@@ -123,7 +123,9 @@ describe("the console in Chromium", { skip }, () => {
       const visible = (page: Page, selector: string) =>
         page.waitForSelector(selector, { state: "visible", timeout: WAIT_MS }).catch(async (err: Error) => {
           const banners = await texts(page, tid("error-banner")).catch(() => []);
-          throw new Error(`${err.message}\nerror banners: ${banners.join("; ") || "none"}\npage errors: ${pageErrors.join("; ") || "none"}`);
+          throw new Error(
+            `${err.message}\nerror banners: ${banners.join("; ") || "none"}\npage errors: ${pageErrors.join("; ") || "none"}`,
+          );
         });
 
       async function loginWithApiKey(tab: Tab, organizationId: string, key: { publicKey: string; privateKey: string }) {
@@ -182,7 +184,9 @@ describe("the console in Chromium", { skip }, () => {
         org = await seedConsoleOrg(cs);
         const reg = await org.alice.sdk.createAuthenticators({
           userId: org.alice.userId,
-          authenticators: [{ authenticatorName: "Chromium virtual authenticator", challenge: passkey.encodedChallenge, attestation: passkey.attestation }],
+          authenticators: [
+            { authenticatorName: "Chromium virtual authenticator", challenge: passkey.encodedChallenge, attestation: passkey.attestation },
+          ],
         });
         assert.equal(reg.activity.status, "ACTIVITY_STATUS_COMPLETED");
         const { user } = await org.alice.sdk.getUser({ userId: org.alice.userId });
@@ -239,7 +243,9 @@ describe("the console in Chromium", { skip }, () => {
           (ids) => {
             const rows = Array.from(document.querySelectorAll('[data-testid="activity-row"]'));
             const shown = rows.map((r) => r.getAttribute("data-activity-id")).sort();
-            return rows.every((r) => r.getAttribute("data-status") === "ACTIVITY_STATUS_FAILED") && JSON.stringify(shown) === JSON.stringify(ids);
+            return (
+              rows.every((r) => r.getAttribute("data-status") === "ACTIVITY_STATUS_FAILED") && JSON.stringify(shown) === JSON.stringify(ids)
+            );
           },
           [org.refusedUsersId, org.refusedPolicyId].sort(),
           "the FAILED filter lists exactly Carol's two refused activities",
@@ -251,18 +257,28 @@ describe("the console in Chromium", { skip }, () => {
         await visible(page, tid("explanation"));
         assert.match((await page.textContent(tid("activity-status"))) ?? "", /ACTIVITY_STATUS_FAILED/);
         assert.deepEqual(await attrs(page, tid("evaluation"), "data-outcome"), ["OUTCOME_DENY_IMPLICIT"]);
-        assert.deepEqual(await attrs(page, tid("policy-outcome", { "data-policy-id": org.tagPolicyId }), "data-outcome"), ["OUTCOME_DENY_IMPLICIT"]);
+        assert.deepEqual(await attrs(page, tid("policy-outcome", { "data-policy-id": org.tagPolicyId }), "data-outcome"), [
+          "OUTCOME_DENY_IMPLICIT",
+        ]);
         const words = (await texts(page, tid("explanation"))).join("\n");
         for (const part of ["activity.type", "ACTIVITY_TYPE_CREATE_USERS_V4", "ACTIVITY_TYPE_CREATE_USER_TAG"]) {
           assert.ok(words.includes(part), `the explanation names ${part}: ${words}`);
         }
-        const marks = await page.locator(tid("policy-highlight")).evaluateAll((els) => els.map((e) => ({ tag: e.tagName, text: e.textContent ?? "" })));
+        const marks = await page
+          .locator(tid("policy-highlight"))
+          .evaluateAll((els) => els.map((e) => ({ tag: e.tagName, text: e.textContent ?? "" })));
         assert.ok(marks.length >= 1, "the false part is highlighted");
         for (const m of marks) {
           assert.equal(m.tag, "MARK");
-          assert.ok(m.text.length > 0 && TAG_CONDITION.includes(m.text), `highlight ${JSON.stringify(m.text)} is part of the policy's condition`);
+          assert.ok(
+            m.text.length > 0 && TAG_CONDITION.includes(m.text),
+            `highlight ${JSON.stringify(m.text)} is part of the policy's condition`,
+          );
         }
-        assert.ok(marks.some((m) => m.text.includes("ACTIVITY_TYPE_CREATE_USER_TAG")), `the compared type is highlighted: ${JSON.stringify(marks)}`);
+        assert.ok(
+          marks.some((m) => m.text.includes("ACTIVITY_TYPE_CREATE_USER_TAG")),
+          `the compared type is highlighted: ${JSON.stringify(marks)}`,
+        );
         await shot(page, "activity");
       });
 
@@ -276,9 +292,9 @@ describe("the console in Chromium", { skip }, () => {
         await page.fill(tid("policy-consensus"), consensus);
         await page.fill(tid("policy-condition"), DRAFT_BROKEN);
         await visible(page, tid("policy-error", { "data-field": "condition" }));
-        const errors = await page.locator(tid("policy-error")).evaluateAll((els) =>
-          els.map((e) => [e.getAttribute("data-field"), e.getAttribute("data-line"), e.getAttribute("data-column")]),
-        );
+        const errors = await page
+          .locator(tid("policy-error"))
+          .evaluateAll((els) => els.map((e) => [e.getAttribute("data-field"), e.getAttribute("data-line"), e.getAttribute("data-column")]));
         assert.deepEqual(errors, [["condition", "2", "19"]]);
         assert.equal(await page.locator(tid("policy-valid")).isVisible(), false);
         await shot(page, "policy-error");
@@ -289,14 +305,19 @@ describe("the console in Chromium", { skip }, () => {
 
         await page.click(tid("dry-run-button"));
         await visible(page, tid("dry-run-result"));
-        const { activities } = await org.alice.sdk.getActivities({ organizationId: org.organizationId, paginationOptions: { limit: "100" } });
+        const { activities } = await org.alice.sdk.getActivities({
+          organizationId: org.organizationId,
+          paginationOptions: { limit: "100" },
+        });
         const result = page.locator(tid("dry-run-result"));
         const replayed = Number(await result.getAttribute("data-replayed"));
         assert.ok(replayed >= 5 && replayed <= activities.length, `replayed ${replayed} of the ${activities.length} recorded`);
         assert.equal(await result.getAttribute("data-changed"), "1");
-        const changed = await page.locator(tid("dry-run-changed-row")).evaluateAll((els) =>
-          els.map((e) => [e.getAttribute("data-activity-id"), e.getAttribute("data-before"), e.getAttribute("data-after")]),
-        );
+        const changed = await page
+          .locator(tid("dry-run-changed-row"))
+          .evaluateAll((els) =>
+            els.map((e) => [e.getAttribute("data-activity-id"), e.getAttribute("data-before"), e.getAttribute("data-after")]),
+          );
         // Carol's refused create_users would be allowed; her refused create_policy, the pending tag and
         // every root user's activity stay as they are.
         assert.deepEqual(changed, [[org.refusedUsersId, "OUTCOME_DENY_IMPLICIT", "OUTCOME_ALLOW"]]);
@@ -315,7 +336,9 @@ describe("the console in Chromium", { skip }, () => {
         await visible(page, tid("policy-row", { "data-policy-id": policyId }));
         assert.deepEqual(new Set(await attrs(page, tid("policy-row"), "data-policy-id")), new Set([org.tagPolicyId, policyId]));
         // What the dry-run said, the engine now does: Carol's create_users is allowed.
-        const again = await org.carol.sdk.createUsers({ users: [{ userName: "Mallory Mistake", apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] });
+        const again = await org.carol.sdk.createUsers({
+          users: [{ userName: "Mallory Mistake", apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
+        });
         assert.equal(again.activity.status, "ACTIVITY_STATUS_COMPLETED");
       });
 
@@ -323,7 +346,14 @@ describe("the console in Chromium", { skip }, () => {
         const { page } = alice;
         const wallet = await org.alice.sdk.createWallet({
           walletName: "Treasury",
-          accounts: [{ curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" }],
+          accounts: [
+            {
+              curve: "CURVE_SECP256K1",
+              pathFormat: "PATH_FORMAT_BIP32",
+              path: "m/44'/60'/0'/0/0",
+              addressFormat: "ADDRESS_FORMAT_ETHEREUM",
+            },
+          ],
         });
         const endpoint = await org.alice.sdk.createWebhookEndpoint({
           url: "https://hooks.example.com/sigil",
@@ -338,7 +368,12 @@ describe("the console in Chromium", { skip }, () => {
         ];
         for (const [name, row, attributes] of pages) {
           await page.click(tid(`nav-${name}`));
-          await until(page, ([id, n]) => location.hash.startsWith(`#/org/${id}/${n}`), [org.organizationId, name] as const, `the ${name} page's URL`);
+          await until(
+            page,
+            ([id, n]) => location.hash.startsWith(`#/org/${id}/${n}`),
+            [org.organizationId, name] as const,
+            `the ${name} page's URL`,
+          );
           await visible(page, tid(row, attributes));
           await shot(page, name);
         }
@@ -373,7 +408,10 @@ describe("the console in Chromium", { skip }, () => {
           ],
         );
         const { userTags } = await org.alice.sdk.listUserTags({});
-        assert.ok(userTags.some((t) => t.tagName === org.pendingTagName), "the tag Carol asked for exists");
+        assert.ok(
+          userTags.some((t) => t.tagName === org.pendingTagName),
+          "the tag Carol asked for exists",
+        );
       });
 
       it("the sub-organization's user sees only their organization", async () => {
@@ -388,8 +426,24 @@ describe("the console in Chromium", { skip }, () => {
         await visible(page, tid("user-row"));
         assert.deepEqual(await attrs(page, tid("user-row"), "data-user-id"), [org.dora.userId]);
 
-        const parentData = [ORG_NAME, NAMES.alice, NAMES.bob, NAMES.carol, org.alice.userId, org.bob.userId, org.carol.userId, org.tagPolicyId, org.refusedUsersId, org.pendingId];
-        for (const hash of [`/org/${org.organizationId}`, `/org/${org.organizationId}/users`, `/org/${org.organizationId}/activities/${org.refusedUsersId}`, `/org/${org.organizationId}/policies`]) {
+        const parentData = [
+          ORG_NAME,
+          NAMES.alice,
+          NAMES.bob,
+          NAMES.carol,
+          org.alice.userId,
+          org.bob.userId,
+          org.carol.userId,
+          org.tagPolicyId,
+          org.refusedUsersId,
+          org.pendingId,
+        ];
+        for (const hash of [
+          `/org/${org.organizationId}`,
+          `/org/${org.organizationId}/users`,
+          `/org/${org.organizationId}/activities/${org.refusedUsersId}`,
+          `/org/${org.organizationId}/policies`,
+        ]) {
           await page.goto(console_(hash));
           await visible(page, tid("error-banner"));
           const html = await page.content();

@@ -17,7 +17,16 @@ import { promisify } from "node:util";
 import { Turnkey } from "@turnkey/sdk-server";
 import { decryptExportBundle, generateP256KeyPair } from "@turnkey/crypto";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
-import { engines, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import {
+  engines,
+  newInstance,
+  rejection,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "../helpers/server.ts";
 import { assertSecretsNowhere, type Secret } from "../helpers/secrets-grep.ts";
 import { newSoftToken, SOFTHSM_LIBRARY, type SoftToken } from "../helpers/softhsm.ts";
 import { startProxyStack, type ProxyStack } from "../helpers/proxy-stack.ts";
@@ -28,7 +37,12 @@ import { SEALED_KINDS } from "../../src/crypto/sealed-columns.ts";
 import { openStore } from "../../src/store/db.ts";
 import { addressOf, deriveKey, seedOf } from "../../src/wallets/derivation.ts";
 
-const ETH0 = { curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" } as const;
+const ETH0 = {
+  curve: "CURVE_SECP256K1",
+  pathFormat: "PATH_FORMAT_BIP32",
+  path: "m/44'/60'/0'/0/0",
+  addressFormat: "ADDRESS_FORMAT_ETHEREUM",
+} as const;
 const UNAVAILABLE = 14;
 
 type Key = { publicKey: string; privateKey: string };
@@ -39,7 +53,10 @@ async function sealedValues(inst: Instance): Promise<{ table: string; kekId: str
   try {
     const out: { table: string; kekId: string }[] = [];
     for (const t of await store.db.introspection.getTables()) {
-      const rows = await store.db.selectFrom(t.name as never).selectAll().execute();
+      const rows = await store.db
+        .selectFrom(t.name as never)
+        .selectAll()
+        .execute();
       for (const m of JSON.stringify(rows).matchAll(/sgl1\.([A-Za-z0-9_-]+)\./g)) out.push({ table: t.name, kekId: m[1]! });
     }
     return out;
@@ -51,7 +68,8 @@ async function sealedValues(inst: Instance): Promise<{ table: string; kekId: str
 let token: SoftToken;
 
 const BIN = path.resolve(import.meta.dirname, "../../bin/sigil.mjs");
-const runCli = (args: string[], env: NodeJS.ProcessEnv) => promisify(execFile)(process.execPath, [BIN, ...args], { env, cwd: path.resolve(import.meta.dirname, "../..") });
+const runCli = (args: string[], env: NodeJS.ProcessEnv) =>
+  promisify(execFile)(process.execPath, [BIN, ...args], { env, cwd: path.resolve(import.meta.dirname, "../..") });
 
 before(async () => {
   token = await newSoftToken();
@@ -59,7 +77,13 @@ before(async () => {
 after(() => token?.cleanup());
 
 describe("the token's key, in this process (SoftHSM2)", () => {
-  const settings = () => ({ library: SOFTHSM_LIBRARY, tokenLabel: token.tokenLabel, keyLabel: token.keyLabel, pin: token.pin, timeoutMs: 5_000 });
+  const settings = () => ({
+    library: SOFTHSM_LIBRARY,
+    tokenLabel: token.tokenLabel,
+    keyLabel: token.keyLabel,
+    pin: token.pin,
+    timeoutMs: 5_000,
+  });
 
   it("seals and opens through the token, binds the wrapped data key to its row, and names the token's key", async () => {
     const kek = await Pkcs11Kek.open(settings());
@@ -69,7 +93,10 @@ describe("the token's key, in this process (SoftHSM2)", () => {
       assert.equal(MasterKey.kekIdOf(sealed), pkcs11KeyId(token.keyLabel, token.key.kcv, "gcm"));
       assert.equal((await master.open(sealed, "row:1")).toString(), "on the token");
       // The token refuses the data key under another row's AAD: a refusal, not an outage.
-      const moved = await master.open(sealed, "row:2").then(() => undefined, (e: unknown) => e);
+      const moved = await master.open(sealed, "row:2").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(moved instanceof Error && !isKeyUnavailable(moved), `refused: ${String(moved)}`);
     } finally {
       await kek.close();
@@ -102,9 +129,15 @@ describe("the token's key, in this process (SoftHSM2)", () => {
       const sealed = await master.seal("x", "row:3");
       token.unplug();
       try {
-        const away = await master.open(sealed, "row:3").then(() => undefined, (e: unknown) => e);
+        const away = await master.open(sealed, "row:3").then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         assert.ok(isKeyUnavailable(away), `unavailable: ${String(away)}`);
-        const sealing = await master.seal("y", "row:4").then(() => undefined, (e: unknown) => e);
+        const sealing = await master.seal("y", "row:4").then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         assert.ok(isKeyUnavailable(sealing), `unavailable: ${String(sealing)}`);
       } finally {
         token.plug();
@@ -139,7 +172,12 @@ for (const engine of engines()) {
     const secrets: Secret[] = [];
 
     const apiClient = (key: Key, organizationId = init.organizationId) =>
-      new Turnkey({ apiBaseUrl: server.url, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: organizationId }).apiClient();
+      new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: key.publicKey,
+        apiPrivateKey: key.privateKey,
+        defaultOrganizationId: organizationId,
+      }).apiClient();
     const root = () => apiClient({ publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey });
 
     before(async () => {
@@ -147,7 +185,9 @@ for (const engine of engines()) {
       delete inst.env.SIGIL_MASTER_KEY;
       init = await sigilInit(inst, ["--name", "Custody Org"]);
       server = await startServer(inst);
-      const doc = (await (await fetch(`${server.url}/public/v1/discovery/keys`)).json()) as { keys: { purpose: string; publicKey: string; status: string }[] };
+      const doc = (await (await fetch(`${server.url}/public/v1/discovery/keys`)).json()) as {
+        keys: { purpose: string; publicKey: string; status: string }[];
+      };
       signer = doc.keys.find((k) => k.purpose === "BUNDLE_SIGNER" && k.status === "active")!.publicKey;
       tokenKeyIds = [pkcs11KeyId(token.keyLabel, token.key.kcv, "gcm"), pkcs11KeyId(token.keyLabel, token.key.kcv, "kw")];
     });
@@ -176,15 +216,36 @@ for (const engine of engines()) {
       const made = await c.createWallet({ walletName: "on the token", accounts: [ETH0] });
       const account = (await c.getWalletAccounts({ walletId: made.walletId })).accounts[0]!;
       const digest = randomBytes(32);
-      const sig = await c.signRawPayload({ signWith: made.addresses[0]!, payload: digest.toString("hex"), encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NO_OP" });
+      const sig = await c.signRawPayload({
+        signWith: made.addresses[0]!,
+        payload: digest.toString("hex"),
+        encoding: "PAYLOAD_ENCODING_HEXADECIMAL",
+        hashFunction: "HASH_FUNCTION_NO_OP",
+      });
       const compact = Buffer.from(sig.r.padStart(64, "0") + sig.s.padStart(64, "0"), "hex");
-      assert.ok(secp256k1.verify(compact, digest, Buffer.from(account.publicKey!, "hex"), { prehash: false }), "the wallet account's signature verifies");
+      assert.ok(
+        secp256k1.verify(compact, digest, Buffer.from(account.publicKey!, "hex"), { prehash: false }),
+        "the wallet account's signature verifies",
+      );
 
       // A private key: opened through the token on every signature.
-      const pk = (await c.createPrivateKeys({ privateKeys: [{ privateKeyName: "pk", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: [] }] })).privateKeys[0]!;
+      const pk = (
+        await c.createPrivateKeys({
+          privateKeys: [{ privateKeyName: "pk", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: [] }],
+        })
+      ).privateKeys[0]!;
       const pkPublic = (await c.getPrivateKey({ privateKeyId: pk.privateKeyId! })).privateKey.publicKey;
-      const sig2 = await c.signRawPayload({ signWith: pk.privateKeyId!, payload: digest.toString("hex"), encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NO_OP" });
-      assert.ok(secp256k1.verify(Buffer.from(sig2.r.padStart(64, "0") + sig2.s.padStart(64, "0"), "hex"), digest, Buffer.from(pkPublic, "hex"), { prehash: false }));
+      const sig2 = await c.signRawPayload({
+        signWith: pk.privateKeyId!,
+        payload: digest.toString("hex"),
+        encoding: "PAYLOAD_ENCODING_HEXADECIMAL",
+        hashFunction: "HASH_FUNCTION_NO_OP",
+      });
+      assert.ok(
+        secp256k1.verify(Buffer.from(sig2.r.padStart(64, "0") + sig2.s.padStart(64, "0"), "hex"), digest, Buffer.from(pkPublic, "hex"), {
+          prehash: false,
+        }),
+      );
 
       // Export: the bundle opens to the mnemonic that derives the wallet's address.
       const target = generateP256KeyPair();
@@ -197,11 +258,17 @@ for (const engine of engines()) {
         dangerouslyOverrideSignerPublicKey: signer,
       });
       assert.equal(addressOf(deriveKey(seedOf(mnemonic), "CURVE_SECP256K1", ETH0.path), "ADDRESS_FORMAT_ETHEREUM"), made.addresses[0]);
-      secrets.push({ what: "mnemonic", needle: mnemonic }, { what: "mnemonic's first words", needle: mnemonic.split(" ").slice(0, 3).join(" ") });
+      secrets.push(
+        { what: "mnemonic", needle: mnemonic },
+        { what: "mnemonic's first words", needle: mnemonic.split(" ").slice(0, 3).join(" ") },
+      );
 
       // No key-encryption key outside the token: no master.key, no SIGIL_MASTER_KEY given to the server.
       assert.ok(!existsSync(path.join(inst.dataDir, "master.key")), "no master.key in the data directory");
-      assert.deepEqual(readdirSync(inst.dataDir).filter((f) => /key/i.test(f)), []);
+      assert.deepEqual(
+        readdirSync(inst.dataDir).filter((f) => /key/i.test(f)),
+        [],
+      );
       assert.equal(inst.env.SIGIL_MASTER_KEY, undefined);
       assert.equal(server.proc.spawnargs.join(" ").includes(token.pin), false, "the PIN is not on the command line");
       assert.ok(!server.output().includes(token.pin), "the PIN is not in the log");
@@ -216,7 +283,13 @@ for (const engine of engines()) {
     });
 
     it("every sealed value, found through SEALED_KINDS, names the token's key and opens only in its own row", async () => {
-      const kek = await Pkcs11Kek.open({ library: SOFTHSM_LIBRARY, tokenLabel: token.tokenLabel, keyLabel: token.keyLabel, pin: token.pin, timeoutMs: 10_000 });
+      const kek = await Pkcs11Kek.open({
+        library: SOFTHSM_LIBRARY,
+        tokenLabel: token.tokenLabel,
+        keyLabel: token.keyLabel,
+        pin: token.pin,
+        timeoutMs: 10_000,
+      });
       const master = new MasterKey(kek);
       const store = openStore({ dataDir: inst.dataDir, databaseUrl: inst.env.DATABASE_URL || undefined });
       try {
@@ -236,7 +309,8 @@ for (const engine of engines()) {
             }
           }
         }
-        for (const name of ["wallet mnemonic", "private key", "service key", "master key canary", "root secret"]) assert.ok(found.has(name), `${name}s are stored`);
+        for (const name of ["wallet mnemonic", "private key", "service key", "master key canary", "root secret"])
+          assert.ok(found.has(name), `${name}s are stored`);
         // Nothing sealed is stored anywhere SEALED_KINDS does not know.
         const total = [...found.values()].reduce((n, l) => n + l.length, 0);
         assert.equal(total, (await sealedValues(inst)).length, "SEALED_KINDS finds every sealed value in the database");
@@ -248,9 +322,19 @@ for (const engine of engines()) {
 
     it("the token unplugged: what needs a secret answers 503 and records nothing, queries answer; back within 5 s of its return", async (t) => {
       const c = root();
-      const pk = (await c.createPrivateKeys({ privateKeys: [{ privateKeyName: "pk2", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: [] }] })).privateKeys[0]!;
+      const pk = (
+        await c.createPrivateKeys({
+          privateKeys: [{ privateKeyName: "pk2", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: [] }],
+        })
+      ).privateKeys[0]!;
       const activitiesBefore = (await c.getActivities({ paginationOptions: { limit: "100" } })).activities.length;
-      const sign = () => c.signRawPayload({ signWith: pk.privateKeyId!, payload: "ab".repeat(32), encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NO_OP" });
+      const sign = () =>
+        c.signRawPayload({
+          signWith: pk.privateKeyId!,
+          payload: "ab".repeat(32),
+          encoding: "PAYLOAD_ENCODING_HEXADECIMAL",
+          hashFunction: "HASH_FUNCTION_NO_OP",
+        });
       token.unplug();
       let plugged = false;
       try {
@@ -261,7 +345,11 @@ for (const engine of engines()) {
         // Queries need no secret.
         assert.ok((await c.getWallets()).wallets.length >= 1);
         assert.equal((await c.getWhoami()).organizationId, init.organizationId);
-        assert.equal((await c.getActivities({ paginationOptions: { limit: "100" } })).activities.length, activitiesBefore, "nothing recorded");
+        assert.equal(
+          (await c.getActivities({ paginationOptions: { limit: "100" } })).activities.length,
+          activitiesBefore,
+          "nothing recorded",
+        );
         token.plug();
         plugged = true;
         const back = Date.now();
@@ -291,9 +379,18 @@ for (const engine of engines()) {
         const first = await sigilInit(old, ["--name", "Rotating Org"]);
         srv = await startServer(old);
         const client = () =>
-          new Turnkey({ apiBaseUrl: srv!.url, apiPublicKey: first.apiPublicKey, apiPrivateKey: first.apiPrivateKey, defaultOrganizationId: first.organizationId }).apiClient();
+          new Turnkey({
+            apiBaseUrl: srv!.url,
+            apiPublicKey: first.apiPublicKey,
+            apiPrivateKey: first.apiPrivateKey,
+            defaultOrganizationId: first.organizationId,
+          }).apiClient();
         const wallets = await Promise.all([0, 1, 2].map((i) => client().createWallet({ walletName: `before ${i}`, accounts: [ETH0] })));
-        const pk = (await client().createPrivateKeys({ privateKeys: [{ privateKeyName: "before", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: [] }] })).privateKeys[0]!;
+        const pk = (
+          await client().createPrivateKeys({
+            privateKeys: [{ privateKeyName: "before", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: [] }],
+          })
+        ).privateKeys[0]!;
         await srv.stop();
 
         // The token's key seals; the key held in memory so far still opens.
@@ -308,7 +405,12 @@ for (const engine of engines()) {
         const signer = async (i: number) => {
           while (!stop) {
             try {
-              await client().signRawPayload({ signWith: signWith[i % signWith.length]!, payload: randomBytes(32).toString("hex"), encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NO_OP" });
+              await client().signRawPayload({
+                signWith: signWith[i % signWith.length]!,
+                payload: randomBytes(32).toString("hex"),
+                encoding: "PAYLOAD_ENCODING_HEXADECIMAL",
+                hashFunction: "HASH_FUNCTION_NO_OP",
+              });
               signed++;
             } catch (err) {
               failures.push((err as Error).message);
@@ -317,7 +419,10 @@ for (const engine of engines()) {
         };
         const signers = Array.from({ length: 32 }, (_, i) => signer(i));
         // A first run killed (SIGKILL) after its first batch of one row was written…
-        const killed = spawn(process.execPath, [BIN, "master-key", "rotate", "--batch-rows", "1"], { env: old.env, stdio: ["ignore", "ignore", "pipe"] });
+        const killed = spawn(process.execPath, [BIN, "master-key", "rotate", "--batch-rows", "1"], {
+          env: old.env,
+          stdio: ["ignore", "ignore", "pipe"],
+        });
         await new Promise<void>((resolve) => {
           let err = "";
           killed.stderr!.on("data", (c: Buffer) => {
@@ -340,17 +445,28 @@ for (const engine of engines()) {
         assert.equal(report.remaining, 0);
         assert.ok(report.rewrapped >= leftAfterKill, `${report.rewrapped} re-wrapped`);
         const after = await sealedValues(old);
-        assert.deepEqual(after.filter((v) => !tokenKeyIds.includes(v.kekId)), [], "nothing left on the previous key");
+        assert.deepEqual(
+          after.filter((v) => !tokenKeyIds.includes(v.kekId)),
+          [],
+          "nothing left on the previous key",
+        );
         await srv.stop();
 
         // The previous key gone: everything still opens.
         delete old.env.SIGIL_MASTER_KEY_PREVIOUS;
         srv = await startServer(old);
         for (const w of signWith) {
-          await client().signRawPayload({ signWith: w, payload: randomBytes(32).toString("hex"), encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NO_OP" });
+          await client().signRawPayload({
+            signWith: w,
+            payload: randomBytes(32).toString("hex"),
+            encoding: "PAYLOAD_ENCODING_HEXADECIMAL",
+            hashFunction: "HASH_FUNCTION_NO_OP",
+          });
         }
         const target = generateP256KeyPair();
-        assert.ok((await client().exportWallet({ walletId: wallets[0]!.walletId, targetPublicKey: target.publicKeyUncompressed })).exportBundle);
+        assert.ok(
+          (await client().exportWallet({ walletId: wallets[0]!.walletId, targetPublicKey: target.publicKeyUncompressed })).exportBundle,
+        );
       } finally {
         await srv?.stop();
         await old.cleanup();
@@ -376,7 +492,10 @@ for (const engine of engines()) {
         let tried = 0;
         try {
           for (const t of await store.db.introspection.getTables()) {
-            const rows = await store.db.selectFrom(t.name as never).selectAll().execute();
+            const rows = await store.db
+              .selectFrom(t.name as never)
+              .selectAll()
+              .execute();
             for (const m of JSON.stringify(rows).matchAll(/sgl1\.[A-Za-z0-9_.-]+/g)) {
               tried++;
               await assert.rejects(guess.open(m[0], "any"), /another master key/);

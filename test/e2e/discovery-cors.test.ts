@@ -17,7 +17,12 @@ const KEYS = "/public/v1/discovery/keys";
 type Headers = Record<string, string | string[] | undefined>;
 
 /** Any method, exact headers (as a browser sends them; fetch would not send Origin on OPTIONS). */
-function send(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: Headers; body: string }> {
+function send(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: Headers; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers }, (res) => {
       let text = "";
@@ -30,7 +35,11 @@ function send(url: string, method: string, headers: Record<string, string>, body
 }
 
 const preflight = (base: string, path: string, origin: string, method: string, requestHeaders: string) =>
-  send(`${base}${path}`, "OPTIONS", { Origin: origin, "Access-Control-Request-Method": method, "Access-Control-Request-Headers": requestHeaders });
+  send(`${base}${path}`, "OPTIONS", {
+    Origin: origin,
+    "Access-Control-Request-Method": method,
+    "Access-Control-Request-Headers": requestHeaders,
+  });
 
 function assertAnyOrigin(h: Headers, what: string): void {
   assert.equal(h["access-control-allow-origin"], "*", what);
@@ -58,7 +67,10 @@ for (const spec of engines()) {
         assert.equal(res.status, 200, res.body);
         assertAnyOrigin(res.headers, origin);
         const doc = JSON.parse(res.body) as { keys: { purpose: string }[] };
-        assert.ok(doc.keys.some((k) => k.purpose === "OTP_ENCRYPTION_TARGET"), res.body);
+        assert.ok(
+          doc.keys.some((k) => k.purpose === "OTP_ENCRYPTION_TARGET"),
+          res.body,
+        );
       }
     });
 
@@ -67,7 +79,9 @@ for (const spec of engines()) {
       assert.equal(res.status, 204);
       assertAnyOrigin(res.headers, "preflight");
       assert.match(String(res.headers["access-control-allow-methods"]), /\bGET\b/);
-      const allowed = String(res.headers["access-control-allow-headers"]).toLowerCase().split(/\s*,\s*/);
+      const allowed = String(res.headers["access-control-allow-headers"])
+        .toLowerCase()
+        .split(/\s*,\s*/);
       for (const h of ["content-type", "x-client-version"]) assert.ok(allowed.includes(h), `${h} in ${allowed.join(",")}`);
     });
 
@@ -126,7 +140,10 @@ describe("discovery keys from a page of another origin, in headless Chromium (sq
   });
 
   /** The page's own fetch (a header added: the browser preflights first). */
-  async function fetchFromPage(path: string, headers: Record<string, string>): Promise<{ ok: true; status: number; body: string } | { ok: false; error: string }> {
+  async function fetchFromPage(
+    path: string,
+    headers: Record<string, string>,
+  ): Promise<{ ok: true; status: number; body: string } | { ok: false; error: string }> {
     const page = await browser.newPage();
     try {
       await page.goto(`${pageOrigin}/`);

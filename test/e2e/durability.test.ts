@@ -80,7 +80,12 @@ for (const engine of engines()) {
     }
 
     async function listTags(): Promise<Array<{ tagId: string; tagName: string }>> {
-      const res = await stampedPost(server.url, "/public/v1/query/list_user_tags", JSON.stringify({ organizationId: root.organizationId }), rootKey);
+      const res = await stampedPost(
+        server.url,
+        "/public/v1/query/list_user_tags",
+        JSON.stringify({ organizationId: root.organizationId }),
+        rootKey,
+      );
       assert.equal(res.status, 200, res.text);
       return res.json.userTags as Array<{ tagId: string; tagName: string }>;
     }

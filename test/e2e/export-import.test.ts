@@ -12,13 +12,32 @@ import { Turnkey } from "@turnkey/sdk-server";
 import { decryptExportBundle, encryptPrivateKeyToBundle, encryptWalletToBundle, generateP256KeyPair } from "@turnkey/crypto";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { createSigilClient } from "@sigil/client";
-import { engines, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import {
+  engines,
+  newInstance,
+  rejection,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "../helpers/server.ts";
 import { assertSecretsNowhere, type Secret } from "../helpers/secrets-grep.ts";
 import { openStore } from "../../src/store/db.ts";
 import { addressOf, deriveKey, seedOf } from "../../src/wallets/derivation.ts";
 
-const ETH0 = { curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" } as const;
-const SOL0 = { curve: "CURVE_ED25519", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/501'/0'/0'", addressFormat: "ADDRESS_FORMAT_SOLANA" } as const;
+const ETH0 = {
+  curve: "CURVE_SECP256K1",
+  pathFormat: "PATH_FORMAT_BIP32",
+  path: "m/44'/60'/0'/0/0",
+  addressFormat: "ADDRESS_FORMAT_ETHEREUM",
+} as const;
+const SOL0 = {
+  curve: "CURVE_ED25519",
+  pathFormat: "PATH_FORMAT_BIP32",
+  path: "m/44'/501'/0'/0'",
+  addressFormat: "ADDRESS_FORMAT_SOLANA",
+} as const;
 /** The BIP-39 test mnemonic and its first Ethereum address (m/44'/60'/0'/0/0). */
 const TEST_MNEMONIC = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about";
 const TEST_ADDRESS = "0x9858EfFD232B4033E47d90003D41EC34EcaEda94";
@@ -38,19 +57,27 @@ for (const engine of engines()) {
     const secrets: Secret[] = [];
 
     const apiClient = (key: Key, organizationId = init.organizationId) =>
-      new Turnkey({ apiBaseUrl: server.url, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: organizationId }).apiClient();
+      new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: key.publicKey,
+        apiPrivateKey: key.privateKey,
+        defaultOrganizationId: organizationId,
+      }).apiClient();
     const root = () => apiClient({ publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey });
     const remember = (what: string, mnemonic: string) => {
       secrets.push({ what, needle: mnemonic });
       const words = mnemonic.split(" ");
-      for (let i = 0; i + 3 <= words.length; i++) secrets.push({ what: `${what} words ${i}..${i + 2}`, needle: words.slice(i, i + 3).join(" ") });
+      for (let i = 0; i + 3 <= words.length; i++)
+        secrets.push({ what: `${what} words ${i}..${i + 2}`, needle: words.slice(i, i + 3).join(" ") });
     };
 
     before(async () => {
       inst = await newInstance(engine.name, { LOG_LEVEL: "debug" });
       init = await sigilInit(inst, ["--name", "Export Org"]);
       server = await startServer(inst);
-      const doc = (await (await fetch(`${server.url}/public/v1/discovery/keys`)).json()) as { keys: { purpose: string; publicKey: string; status: string }[] };
+      const doc = (await (await fetch(`${server.url}/public/v1/discovery/keys`)).json()) as {
+        keys: { purpose: string; publicKey: string; status: string }[];
+      };
       const key = doc.keys.find((k) => k.purpose === "BUNDLE_SIGNER" && k.status === "active");
       assert.ok(key, "discovery publishes the BUNDLE_SIGNER key (created at start)");
       signer = key.publicKey;
@@ -79,7 +106,15 @@ for (const engine of engines()) {
       assert.equal(addressOf(deriveKey(seed, "CURVE_SECP256K1", ETH0.path), "ADDRESS_FORMAT_ETHEREUM"), made.addresses[0]);
       assert.equal(addressOf(deriveKey(seed, "CURVE_ED25519", SOL0.path), "ADDRESS_FORMAT_SOLANA"), made.addresses[1]);
       // Without the override the SDK pins upstream's signer and refuses the bundle.
-      await assert.rejects(decryptExportBundle({ exportBundle: res.exportBundle, embeddedKey: target.privateKey, organizationId: init.organizationId, returnMnemonic: true }), /signer key/);
+      await assert.rejects(
+        decryptExportBundle({
+          exportBundle: res.exportBundle,
+          embeddedKey: target.privateKey,
+          organizationId: init.organizationId,
+          returnMnemonic: true,
+        }),
+        /signer key/,
+      );
 
       const { wallet } = await c.getWallet({ walletId: made.walletId });
       assert.deepEqual([wallet.exported, wallet.imported], [true, false]);
@@ -89,8 +124,24 @@ for (const engine of engines()) {
       const sigil = createSigilClient({ baseUrl: server.url });
       const target2 = generateP256KeyPair();
       const again = await c.exportWallet({ walletId: made.walletId, targetPublicKey: target2.publicKey });
-      assert.equal(await sigil.decryptExportBundle({ exportBundle: again.exportBundle, embeddedKey: target2.privateKey, organizationId: init.organizationId, returnMnemonic: true }), mnemonic);
-      await assert.rejects(sigil.decryptExportBundle({ exportBundle: again.exportBundle, embeddedKey: target2.privateKey, organizationId: "another", returnMnemonic: true }), /organization/);
+      assert.equal(
+        await sigil.decryptExportBundle({
+          exportBundle: again.exportBundle,
+          embeddedKey: target2.privateKey,
+          organizationId: init.organizationId,
+          returnMnemonic: true,
+        }),
+        mnemonic,
+      );
+      await assert.rejects(
+        sigil.decryptExportBundle({
+          exportBundle: again.exportBundle,
+          embeddedKey: target2.privateKey,
+          organizationId: "another",
+          returnMnemonic: true,
+        }),
+        /organization/,
+      );
 
       const accountTarget = generateP256KeyPair();
       const acc = await c.exportWalletAccount({ address: made.addresses[0]!, targetPublicKey: accountTarget.publicKeyUncompressed });
@@ -109,7 +160,9 @@ for (const engine of engines()) {
       const bad = await rejection(c.exportWallet({ walletId: made.walletId, targetPublicKey: "04deadbeef" }));
       assert.equal(bad.code, 3);
       assert.match(bad.message, /parameters\.targetPublicKey/);
-      const unknown = await rejection(c.exportWallet({ walletId: "00000000-0000-4000-8000-000000000000", targetPublicKey: target.publicKey }));
+      const unknown = await rejection(
+        c.exportWallet({ walletId: "00000000-0000-4000-8000-000000000000", targetPublicKey: target.publicKey }),
+      );
       assert.equal(unknown.code, 5);
     });
 
@@ -129,20 +182,41 @@ for (const engine of engines()) {
       const { wallet } = await c.getWallet({ walletId: res.walletId });
       assert.deepEqual([wallet.imported, wallet.exported], [true, false]);
 
-      const replay = await rejection(c.importWallet({ userId: init.userId, walletName: "imported again", encryptedBundle, accounts: [ETH0] }));
+      const replay = await rejection(
+        c.importWallet({ userId: init.userId, walletName: "imported again", encryptedBundle, accounts: [ETH0] }),
+      );
       assert.equal(replay.code, 5);
       assert.match(replay.message, /no pending import/);
 
       // @sigil/client builds the same bundle from the key it fetches; the import round-trips through export.
       const sigil = createSigilClient({ baseUrl: server.url });
       const second = await c.initImportWallet({ userId: init.userId });
-      const clientBundle = await sigil.encryptWalletToBundle({ mnemonic: CLIENT_MNEMONIC, importBundle: second.importBundle, userId: init.userId, organizationId: init.organizationId });
+      const clientBundle = await sigil.encryptWalletToBundle({
+        mnemonic: CLIENT_MNEMONIC,
+        importBundle: second.importBundle,
+        userId: init.userId,
+        organizationId: init.organizationId,
+      });
       remember("imported client mnemonic", CLIENT_MNEMONIC);
-      const imported = await c.importWallet({ userId: init.userId, walletName: "imported by @sigil/client", encryptedBundle: clientBundle, accounts: [ETH0] });
-      assert.equal(imported.addresses[0], addressOf(deriveKey(seedOf(CLIENT_MNEMONIC), "CURVE_SECP256K1", ETH0.path), "ADDRESS_FORMAT_ETHEREUM"));
+      const imported = await c.importWallet({
+        userId: init.userId,
+        walletName: "imported by @sigil/client",
+        encryptedBundle: clientBundle,
+        accounts: [ETH0],
+      });
+      assert.equal(
+        imported.addresses[0],
+        addressOf(deriveKey(seedOf(CLIENT_MNEMONIC), "CURVE_SECP256K1", ETH0.path), "ADDRESS_FORMAT_ETHEREUM"),
+      );
       const target = generateP256KeyPair();
       const exported = await c.exportWallet({ walletId: imported.walletId, targetPublicKey: target.publicKey });
-      const back = await decryptExportBundle({ exportBundle: exported.exportBundle, embeddedKey: target.privateKey, organizationId: init.organizationId, returnMnemonic: true, dangerouslyOverrideSignerPublicKey: signer });
+      const back = await decryptExportBundle({
+        exportBundle: exported.exportBundle,
+        embeddedKey: target.privateKey,
+        organizationId: init.organizationId,
+        returnMnemonic: true,
+        dangerouslyOverrideSignerPublicKey: signer,
+      });
       assert.equal(back, CLIENT_MNEMONIC);
     });
 
@@ -151,35 +225,69 @@ for (const engine of engines()) {
       const PASSPHRASE = " TREZOR x"; // spaces count
       const text = `${TEST_MNEMONIC}\n--PASS--\n${PASSPHRASE}`;
       const { importBundle } = await c.initImportWallet({ userId: init.userId });
-      const encryptedBundle = await encryptWalletToBundle({ mnemonic: text, importBundle, userId: init.userId, organizationId: init.organizationId, dangerouslyOverrideSignerPublicKey: signer });
+      const encryptedBundle = await encryptWalletToBundle({
+        mnemonic: text,
+        importBundle,
+        userId: init.userId,
+        organizationId: init.organizationId,
+        dangerouslyOverrideSignerPublicKey: signer,
+      });
       const res = await c.importWallet({ userId: init.userId, walletName: "imported with passphrase", encryptedBundle, accounts: [ETH0] });
       const expected = addressOf(deriveKey(seedOf(TEST_MNEMONIC, PASSPHRASE), "CURVE_SECP256K1", ETH0.path), "ADDRESS_FORMAT_ETHEREUM");
       assert.notEqual(expected, TEST_ADDRESS);
       assert.deepEqual(res.addresses, [expected]);
       // An account added later derives from the same seed (passphrase included).
       const more = await c.createWalletAccounts({ walletId: res.walletId, accounts: [{ ...ETH0, path: "m/44'/60'/0'/0/1" }] });
-      assert.equal(more.addresses[0], addressOf(deriveKey(seedOf(TEST_MNEMONIC, PASSPHRASE), "CURVE_SECP256K1", "m/44'/60'/0'/0/1"), "ADDRESS_FORMAT_ETHEREUM"));
+      assert.equal(
+        more.addresses[0],
+        addressOf(deriveKey(seedOf(TEST_MNEMONIC, PASSPHRASE), "CURVE_SECP256K1", "m/44'/60'/0'/0/1"), "ADDRESS_FORMAT_ETHEREUM"),
+      );
       // Signing uses the passphrase's key.
       const digest = "11".repeat(32);
-      const sig = await c.signRawPayload({ signWith: expected, payload: digest, encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NO_OP" });
+      const sig = await c.signRawPayload({
+        signWith: expected,
+        payload: digest,
+        encoding: "PAYLOAD_ENCODING_HEXADECIMAL",
+        hashFunction: "HASH_FUNCTION_NO_OP",
+      });
       const { recoverAddress } = await import("viem");
       const v = BigInt(parseInt(sig.v, 16) + 27);
       assert.equal(await recoverAddress({ hash: `0x${digest}`, signature: { r: `0x${sig.r}`, s: `0x${sig.s}`, v } }), expected);
       const target = generateP256KeyPair();
       const exported = await c.exportWallet({ walletId: res.walletId, targetPublicKey: target.publicKey });
-      const back = await decryptExportBundle({ exportBundle: exported.exportBundle, embeddedKey: target.privateKey, organizationId: init.organizationId, returnMnemonic: true, dangerouslyOverrideSignerPublicKey: signer });
+      const back = await decryptExportBundle({
+        exportBundle: exported.exportBundle,
+        embeddedKey: target.privateKey,
+        organizationId: init.organizationId,
+        returnMnemonic: true,
+        dangerouslyOverrideSignerPublicKey: signer,
+      });
       assert.equal(back, text);
     });
 
     it("private keys: createPrivateKeys → exportPrivateKey opens to the key; initImportPrivateKey → encryptPrivateKeyToBundle → importPrivateKey", async () => {
       const c = root();
-      const made = await c.createPrivateKeys({ privateKeys: [{ privateKeyName: "to export", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: ["ADDRESS_FORMAT_ETHEREUM"] }] });
+      const made = await c.createPrivateKeys({
+        privateKeys: [
+          { privateKeyName: "to export", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: ["ADDRESS_FORMAT_ETHEREUM"] },
+        ],
+      });
       const privateKeyId = made.privateKeys[0]!.privateKeyId!;
       const addresses = made.privateKeys[0]!.addresses!;
       const target = generateP256KeyPair();
       const res = await c.exportPrivateKey({ privateKeyId, targetPublicKey: target.publicKeyUncompressed });
-      const key = await decryptExportBundle({ exportBundle: res.exportBundle, embeddedKey: target.privateKey, organizationId: init.organizationId, returnMnemonic: false, dangerouslyOverrideSignerPublicKey: signer });
-      const key1 = { curve: "CURVE_SECP256K1" as const, privateKey: Buffer.from(key, "hex"), publicKey: secp256k1.getPublicKey(Buffer.from(key, "hex"), true) };
+      const key = await decryptExportBundle({
+        exportBundle: res.exportBundle,
+        embeddedKey: target.privateKey,
+        organizationId: init.organizationId,
+        returnMnemonic: false,
+        dangerouslyOverrideSignerPublicKey: signer,
+      });
+      const key1 = {
+        curve: "CURVE_SECP256K1" as const,
+        privateKey: Buffer.from(key, "hex"),
+        publicKey: secp256k1.getPublicKey(Buffer.from(key, "hex"), true),
+      };
       assert.equal(addressOf(key1, "ADDRESS_FORMAT_ETHEREUM"), addresses[0]!.address);
       secrets.push({ what: "exported private key (key store)", needle: key });
       assert.equal((await c.getPrivateKey({ privateKeyId })).privateKey.exported, true);
@@ -188,11 +296,32 @@ for (const engine of engines()) {
       const freshHex = Buffer.from(fresh).toString("hex");
       secrets.push({ what: "imported private key", needle: freshHex });
       const { importBundle } = await c.initImportPrivateKey({ userId: init.userId });
-      const encryptedBundle = await encryptPrivateKeyToBundle({ privateKey: freshHex, keyFormat: "HEXADECIMAL", importBundle, userId: init.userId, organizationId: init.organizationId, dangerouslyOverrideSignerPublicKey: signer });
-      const imported = await c.importPrivateKey({ userId: init.userId, privateKeyName: "imported key", encryptedBundle, curve: "CURVE_SECP256K1", addressFormats: ["ADDRESS_FORMAT_ETHEREUM"] });
-      assert.equal(imported.addresses[0]!.address, addressOf({ curve: "CURVE_SECP256K1", privateKey: fresh, publicKey: secp256k1.getPublicKey(fresh, true) }, "ADDRESS_FORMAT_ETHEREUM"));
+      const encryptedBundle = await encryptPrivateKeyToBundle({
+        privateKey: freshHex,
+        keyFormat: "HEXADECIMAL",
+        importBundle,
+        userId: init.userId,
+        organizationId: init.organizationId,
+        dangerouslyOverrideSignerPublicKey: signer,
+      });
+      const imported = await c.importPrivateKey({
+        userId: init.userId,
+        privateKeyName: "imported key",
+        encryptedBundle,
+        curve: "CURVE_SECP256K1",
+        addressFormats: ["ADDRESS_FORMAT_ETHEREUM"],
+      });
+      assert.equal(
+        imported.addresses[0]!.address,
+        addressOf(
+          { curve: "CURVE_SECP256K1", privateKey: fresh, publicKey: secp256k1.getPublicKey(fresh, true) },
+          "ADDRESS_FORMAT_ETHEREUM",
+        ),
+      );
       assert.equal((await c.getPrivateKey({ privateKeyId: imported.privateKeyId })).privateKey.imported, true);
-      const replay = await rejection(c.importPrivateKey({ userId: init.userId, privateKeyName: "again", encryptedBundle, curve: "CURVE_SECP256K1", addressFormats: [] }));
+      const replay = await rejection(
+        c.importPrivateKey({ userId: init.userId, privateKeyName: "again", encryptedBundle, curve: "CURVE_SECP256K1", addressFormats: [] }),
+      );
       assert.equal(replay.code, 5);
     });
 
@@ -204,7 +333,14 @@ for (const engine of engines()) {
         const sub = await c.createSubOrganization({
           subOrganizationName: `sub-${name}-${randomBytes(3).toString("hex")}`,
           rootQuorumThreshold: 1,
-          rootUsers: [{ userName: "owner", apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+          rootUsers: [
+            {
+              userName: "owner",
+              apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+              authenticators: [],
+              oauthProviders: [],
+            },
+          ],
           wallet: { walletName: "own", accounts: [ETH0] },
         });
         subs.push({ id: sub.subOrganizationId, key, walletId: sub.wallet!.walletId, address: sub.wallet!.addresses[0]! });
@@ -214,13 +350,22 @@ for (const engine of engines()) {
       const asA = apiClient(a.key, a.id);
       // Its own wallet: yes.
       const own = await asA.exportWallet({ walletId: a.walletId, targetPublicKey: target.publicKey });
-      const ownMnemonic = await decryptExportBundle({ exportBundle: own.exportBundle, embeddedKey: target.privateKey, organizationId: a.id, returnMnemonic: true, dangerouslyOverrideSignerPublicKey: signer });
+      const ownMnemonic = await decryptExportBundle({
+        exportBundle: own.exportBundle,
+        embeddedKey: target.privateKey,
+        organizationId: a.id,
+        returnMnemonic: true,
+        dangerouslyOverrideSignerPublicKey: signer,
+      });
       remember("sub-organization mnemonic", ownMnemonic);
       // B's wallet or account named in A's organization: not found there.
       assert.equal((await rejection(asA.exportWallet({ walletId: b.walletId, targetPublicKey: target.publicKey }))).code, 5);
       assert.equal((await rejection(asA.exportWalletAccount({ address: b.address, targetPublicKey: target.publicKey }))).code, 5);
       // A's key against B's organization: not a credential there.
-      assert.equal((await rejection(asA.exportWallet({ organizationId: b.id, walletId: b.walletId, targetPublicKey: target.publicKey }))).code, 16);
+      assert.equal(
+        (await rejection(asA.exportWallet({ organizationId: b.id, walletId: b.walletId, targetPublicKey: target.publicKey }))).code,
+        16,
+      );
       // The parent reads sub-organizations but does not write in them (docs/request-path.md §5).
       const parent = await rejection(c.exportWallet({ organizationId: b.id, walletId: b.walletId, targetPublicKey: target.publicKey }));
       assert.equal(parent.code, 7, parent.message);

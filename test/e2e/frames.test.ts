@@ -13,14 +13,29 @@ import { ed25519 } from "@noble/curves/ed25519.js";
 import { base58 } from "@scure/base";
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 import type { Browser, Page } from "playwright-core";
-import { engines, freePort, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import {
+  engines,
+  freePort,
+  newInstance,
+  rejection,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "../helpers/server.ts";
 import { browserMissing, CHROMIUM, servePage } from "../helpers/browser.ts";
 import { startFramesServer } from "../../src/frames/serve.ts";
 
 const IMG = path.resolve(import.meta.dirname, "../../docs/img");
 /** docs/img's screenshots are rewritten only on request (SIGIL_WRITE_SCREENSHOTS=1): each run shows another mnemonic. */
 const screenshotPath = (name: string) => (process.env.SIGIL_WRITE_SCREENSHOTS === "1" ? { path: path.join(IMG, name) } : {});
-const ETH0 = { curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" } as const;
+const ETH0 = {
+  curve: "CURVE_SECP256K1",
+  pathFormat: "PATH_FORMAT_BIP32",
+  path: "m/44'/60'/0'/0/0",
+  addressFormat: "ADDRESS_FORMAT_ETHEREUM",
+} as const;
 const TEST_MNEMONIC = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about";
 const TEST_MNEMONIC_ADDRESS = "0x9858EfFD232B4033E47d90003D41EC34EcaEda94";
 const KEY_ONE = `0x${"00".repeat(31)}01`;
@@ -75,8 +90,10 @@ for (const engine of engines()) {
     let page: Page;
 
     const parent = {
-      open: (kind: string, url: string) => page.evaluate(([k, u]) => (window as any).frameParent.open(k, u) as Promise<string>, [kind, url] as const), // eslint-disable-line @typescript-eslint/no-explicit-any
-      call: <T>(kind: string, method: string, ...args: unknown[]) => page.evaluate(([k, m, a]) => (window as any).frameParent.call(k, m, a) as Promise<T>, [kind, method, args] as const), // eslint-disable-line @typescript-eslint/no-explicit-any
+      open: (kind: string, url: string) =>
+        page.evaluate(([k, u]) => (window as any).frameParent.open(k, u) as Promise<string>, [kind, url] as const), // eslint-disable-line @typescript-eslint/no-explicit-any
+      call: <T>(kind: string, method: string, ...args: unknown[]) =>
+        page.evaluate(([k, m, a]) => (window as any).frameParent.call(k, m, a) as Promise<T>, [kind, method, args] as const), // eslint-disable-line @typescript-eslint/no-explicit-any
       close: (kind: string) => page.evaluate((k) => (window as any).frameParent.close(k), kind), // eslint-disable-line @typescript-eslint/no-explicit-any
       frame: (kind: string) => page.frameLocator(`#${kind}-frame`),
     };
@@ -91,7 +108,12 @@ for (const engine of engines()) {
       // No SIGIL_FRAMES_PARENT_ORIGINS: the parents are SIGIL_CORS_ORIGINS' (docs/frames.md §4).
       // The frames' origin is not among them: the discovery keys answer any origin.
       server = await startServer(inst, ["--cors-origins", allowedParent], { env: { SIGIL_FRAMES_PORT: String(framesPort) } });
-      api = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey, defaultOrganizationId: init.organizationId }).apiClient();
+      api = new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: init.apiPublicKey,
+        apiPrivateKey: init.apiPrivateKey,
+        defaultOrganizationId: init.organizationId,
+      }).apiClient();
       const { chromium } = await import("playwright-core");
       browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
       page = await browser.newPage();
@@ -187,10 +209,18 @@ for (const engine of engines()) {
       const encryptedBundle = await parent.call<string>("import", "extractWalletEncryptedBundle");
       assert.deepEqual(Object.keys(JSON.parse(encryptedBundle)).sort(), ["ciphertext", "encappedPublic"]);
       assert.ok(!encryptedBundle.includes("abandon"));
-      const imported = await api.importWallet({ userId: init.userId, walletName: "imported in the frame", encryptedBundle, accounts: [ETH0] });
+      const imported = await api.importWallet({
+        userId: init.userId,
+        walletName: "imported in the frame",
+        encryptedBundle,
+        accounts: [ETH0],
+      });
       assert.equal(imported.addresses[0], TEST_MNEMONIC_ADDRESS);
       const { accounts } = await api.getWalletAccounts({ walletId: imported.walletId });
-      assert.deepEqual(accounts.map((a) => a.address), [TEST_MNEMONIC_ADDRESS]);
+      assert.deepEqual(
+        accounts.map((a) => a.address),
+        [TEST_MNEMONIC_ADDRESS],
+      );
       await parent.close("import");
     });
 
@@ -200,7 +230,13 @@ for (const engine of engines()) {
       const { importBundle } = await api.initImportPrivateKey({ userId: init.userId });
       assert.equal(await parent.call("import", "injectImportBundle", importBundle, init.organizationId, init.userId), true);
       const encryptedBundle = await parent.call<string>("import", "extractKeyEncryptedBundle", "HEXADECIMAL");
-      const imported = await api.importPrivateKey({ userId: init.userId, privateKeyName: "imported key in the frame", encryptedBundle, curve: "CURVE_SECP256K1", addressFormats: ["ADDRESS_FORMAT_ETHEREUM"] });
+      const imported = await api.importPrivateKey({
+        userId: init.userId,
+        privateKeyName: "imported key in the frame",
+        encryptedBundle,
+        curve: "CURVE_SECP256K1",
+        addressFormats: ["ADDRESS_FORMAT_ETHEREUM"],
+      });
       assert.equal(imported.addresses[0]!.address, KEY_ONE_ADDRESS);
       await parent.close("import");
 
@@ -208,11 +244,20 @@ for (const engine of engines()) {
       const seed = ed25519.utils.randomSecretKey();
       const solanaAddress = base58.encode(ed25519.getPublicKey(seed));
       await parent.open("import", `${framesOrigin}/import.html`);
-      await parent.frame("import").locator("#plaintext").fill(base58.encode(new Uint8Array([...seed, ...ed25519.getPublicKey(seed)])));
+      await parent
+        .frame("import")
+        .locator("#plaintext")
+        .fill(base58.encode(new Uint8Array([...seed, ...ed25519.getPublicKey(seed)])));
       const { importBundle: solBundle } = await api.initImportPrivateKey({ userId: init.userId });
       assert.equal(await parent.call("import", "injectImportBundle", solBundle, init.organizationId, init.userId), true);
       const solEncrypted = await parent.call<string>("import", "extractKeyEncryptedBundle", "SOLANA");
-      const solImported = await api.importPrivateKey({ userId: init.userId, privateKeyName: "imported Solana key in the frame", encryptedBundle: solEncrypted, curve: "CURVE_ED25519", addressFormats: ["ADDRESS_FORMAT_SOLANA"] });
+      const solImported = await api.importPrivateKey({
+        userId: init.userId,
+        privateKeyName: "imported Solana key in the frame",
+        encryptedBundle: solEncrypted,
+        curve: "CURVE_ED25519",
+        addressFormats: ["ADDRESS_FORMAT_SOLANA"],
+      });
       assert.equal(solImported.addresses[0]!.address, solanaAddress);
       await parent.close("import");
     });
@@ -221,20 +266,32 @@ for (const engine of engines()) {
       const made = await api.createWallet({ walletName: "frame refusals", accounts: [ETH0] });
       const target = await parent.open("export", `${framesOrigin}/export.html`);
       const { exportBundle } = await api.exportWallet({ walletId: made.walletId, targetPublicKey: target });
-      const forged = await rejection(parent.call("export", "injectWalletExportBundle", signedByStranger(exportBundle), init.organizationId));
+      const forged = await rejection(
+        parent.call("export", "injectWalletExportBundle", signedByStranger(exportBundle), init.organizationId),
+      );
       assert.match(forged.message, /not one of this service's BUNDLE_SIGNER keys/);
       assert.equal(await parent.frame("export").locator("#key-div").textContent(), "");
       await parent.close("export");
 
       const target2 = await parent.open("export", `${framesOrigin}/export.html`);
       const { exportBundle: b2 } = await api.exportWallet({ walletId: made.walletId, targetPublicKey: target2 });
-      assert.match((await rejection(parent.call("export", "injectWalletExportBundle", b2, "another-organization"))).message, /organization/);
+      assert.match(
+        (await rejection(parent.call("export", "injectWalletExportBundle", b2, "another-organization"))).message,
+        /organization/,
+      );
       await parent.close("export");
 
       await parent.open("import", `${framesOrigin}/import.html`);
       const { importBundle } = await api.initImportWallet({ userId: init.userId });
-      assert.match((await rejection(parent.call("import", "injectImportBundle", signedByStranger(importBundle), init.organizationId, init.userId))).message, /not one of this service's BUNDLE_SIGNER keys/);
-      assert.match((await rejection(parent.call("import", "injectImportBundle", importBundle, init.organizationId, "another-user"))).message, /another user/);
+      assert.match(
+        (await rejection(parent.call("import", "injectImportBundle", signedByStranger(importBundle), init.organizationId, init.userId)))
+          .message,
+        /not one of this service's BUNDLE_SIGNER keys/,
+      );
+      assert.match(
+        (await rejection(parent.call("import", "injectImportBundle", importBundle, init.organizationId, "another-user"))).message,
+        /another user/,
+      );
       // Nothing was accepted, so there is no target to encrypt to.
       assert.match((await rejection(parent.call("import", "extractWalletEncryptedBundle"))).message, /no import bundle injected/);
       await parent.close("import");
@@ -263,7 +320,10 @@ for (const engine of engines()) {
       }, `${framesOrigin}/export.html`);
       const bare = page.frameLocator("#bare-frame");
       await bare.locator('#status[data-state="waiting"]').waitFor();
-      const [popup] = await Promise.all([page.context().waitForEvent("page"), page.evaluate((u) => void window.open(u), `http://127.0.0.1:${parentPage.port}/`)]);
+      const [popup] = await Promise.all([
+        page.context().waitForEvent("page"),
+        page.evaluate((u) => void window.open(u), `http://127.0.0.1:${parentPage.port}/`),
+      ]);
       await popup!.waitForLoadState();
       await popup!.evaluate(() => {
         const channel = new MessageChannel();
@@ -279,7 +339,11 @@ for (const engine of engines()) {
           new Promise<string>((resolve) => {
             const channel = new MessageChannel();
             channel.port1.onmessage = (e) => resolve((e.data as { value: string }).value);
-            (document.getElementById("bare-frame") as HTMLIFrameElement).contentWindow!.postMessage({ type: "TURNKEY_INIT_MESSAGE_CHANNEL" }, "*", [channel.port2]);
+            (document.getElementById("bare-frame") as HTMLIFrameElement).contentWindow!.postMessage(
+              { type: "TURNKEY_INIT_MESSAGE_CHANNEL" },
+              "*",
+              [channel.port2],
+            );
           }),
       );
       assert.match(publicKey, /^04[0-9a-f]{128}$/);
@@ -293,17 +357,30 @@ for (const engine of engines()) {
 describe("startFramesServer", () => {
   it("serves the pages with config.js from its options, checks them, and closes", async () => {
     await assert.rejects(startFramesServer({ port: 0, apiBaseUrl: "http://api.example/v1", parentOrigins: [] }), /scheme:\/\/host/);
-    await assert.rejects(startFramesServer({ port: 0, apiBaseUrl: "http://api.example", parentOrigins: ["javascript:alert(1)"] }), /parent origin/);
-    const frames = await startFramesServer({ port: 0, apiBaseUrl: "https://api.example/", parentOrigins: ["https://app.example", "https://app.example/"] });
+    await assert.rejects(
+      startFramesServer({ port: 0, apiBaseUrl: "http://api.example", parentOrigins: ["javascript:alert(1)"] }),
+      /parent origin/,
+    );
+    const frames = await startFramesServer({
+      port: 0,
+      apiBaseUrl: "https://api.example/",
+      parentOrigins: ["https://app.example", "https://app.example/"],
+    });
     try {
       assert.equal(frames.exportUrl, `${frames.url}/export.html`);
       assert.equal(frames.importUrl, `${frames.url}/import.html`);
       const res = await fetch(frames.importUrl);
       assert.equal(res.status, 200);
-      assert.match(res.headers.get("content-security-policy") ?? "", /connect-src https:\/\/api\.example; .*frame-ancestors https:\/\/app\.example$/);
+      assert.match(
+        res.headers.get("content-security-policy") ?? "",
+        /connect-src https:\/\/api\.example; .*frame-ancestors https:\/\/app\.example$/,
+      );
       const html = await res.text();
       assert.match(html, /<script src="config.js" defer><\/script>\s*<script src="import.js" defer><\/script>/);
-      assert.equal(await (await fetch(`${frames.url}/config.js`)).text(), `// Sigil frames configuration (docs/frames.md §5).\nglobalThis.SIGIL_FRAMES_CONFIG = {"apiBaseUrl":"https://api.example","parentOrigins":["https://app.example"]};\n`);
+      assert.equal(
+        await (await fetch(`${frames.url}/config.js`)).text(),
+        `// Sigil frames configuration (docs/frames.md §5).\nglobalThis.SIGIL_FRAMES_CONFIG = {"apiBaseUrl":"https://api.example","parentOrigins":["https://app.example"]};\n`,
+      );
       assert.equal((await fetch(`${frames.url}/export.html`, { method: "HEAD" })).status, 200);
     } finally {
       await frames.close();

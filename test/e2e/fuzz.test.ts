@@ -16,7 +16,16 @@ import { goodStamp, newKeyPair, type KeyPair } from "../helpers/raw-http.ts";
 import { ACTIVITIES, VOTES } from "../../src/activities/registry.ts";
 import { QUERIES } from "../../src/queries/registry.ts";
 
-const PROTOTYPE_NAMES = ["__proto__", "constructor", "toString", "hasOwnProperty", "valueOf", "isPrototypeOf", "toLocaleString", "prototype"];
+const PROTOTYPE_NAMES = [
+  "__proto__",
+  "constructor",
+  "toString",
+  "hasOwnProperty",
+  "valueOf",
+  "isPrototypeOf",
+  "toLocaleString",
+  "prototype",
+];
 const SUBMIT = [...new Set([...ACTIVITIES, ...VOTES].map((d) => d.op))].map((op) => `/public/v1/submit/${op}`);
 const QUERY = QUERIES.map((q) => `/public/v1/query/${q.op}`);
 const UNKNOWN = PROTOTYPE_NAMES.flatMap((n) => [`/public/v1/submit/${n}`, `/public/v1/query/${n}`]);
@@ -24,13 +33,61 @@ const TYPES = [...ACTIVITIES, ...VOTES].map((d) => d.type);
 const TYPE_OF_PATH = new Map([...ACTIVITIES, ...VOTES].map((d) => [`/public/v1/submit/${d.op}`, d.type]));
 /** Field names the request schemas use: mutations land where validation looks. */
 const FIELD_NAMES = [
-  "userTagName", "userIds", "users", "userName", "userEmail", "userPhoneNumber", "apiKeys", "apiKeyName", "publicKey", "curveType",
-  "expirationSeconds", "userId", "apiKeyIds", "userTags", "authenticators", "oauthProviders", "policyName", "effect", "condition",
-  "consensus", "notes", "policies", "policyId", "policyIds", "threshold", "subOrganizationName", "rootUsers", "rootQuorumThreshold",
-  "fingerprint", "filterType", "filterValue", "filterByStatus", "filterByType", "paginationOptions", "limit", "before", "after",
-  "activityId", "endpointId", "url", "name", "isActive", "subscriptions", "wallet",
+  "userTagName",
+  "userIds",
+  "users",
+  "userName",
+  "userEmail",
+  "userPhoneNumber",
+  "apiKeys",
+  "apiKeyName",
+  "publicKey",
+  "curveType",
+  "expirationSeconds",
+  "userId",
+  "apiKeyIds",
+  "userTags",
+  "authenticators",
+  "oauthProviders",
+  "policyName",
+  "effect",
+  "condition",
+  "consensus",
+  "notes",
+  "policies",
+  "policyId",
+  "policyIds",
+  "threshold",
+  "subOrganizationName",
+  "rootUsers",
+  "rootQuorumThreshold",
+  "fingerprint",
+  "filterType",
+  "filterValue",
+  "filterByStatus",
+  "filterByType",
+  "paginationOptions",
+  "limit",
+  "before",
+  "after",
+  "activityId",
+  "endpointId",
+  "url",
+  "name",
+  "isActive",
+  "subscriptions",
+  "wallet",
 ];
-const STATUS_OF_CODE = new Map([[3, [400, 413]], [5, [404]], [6, [409]], [7, [403]], [8, [429]], [9, [400]], [12, [501]], [16, [401]]]);
+const STATUS_OF_CODE = new Map([
+  [3, [400, 413]],
+  [5, [404]],
+  [6, [409]],
+  [7, [403]],
+  [8, [429]],
+  [9, [400]],
+  [12, [501]],
+  [16, [401]],
+]);
 const DEEP = 10_000;
 
 interface Answer {
@@ -77,7 +134,9 @@ for (const engine of engines()) {
       if (signer === "root" || signer === "stranger") {
         headers["x-stamp"] = await goodStamp(signer === "root" ? rootKey : stranger, body.toString());
       } else if (signer === "garbage") {
-        headers["x-stamp"] = Buffer.from(JSON.stringify({ publicKey: "__proto__", scheme: "constructor", signature: "00" })).toString("base64url");
+        headers["x-stamp"] = Buffer.from(JSON.stringify({ publicKey: "__proto__", scheme: "constructor", signature: "00" })).toString(
+          "base64url",
+        );
       }
       const res = await fetch(server.url + path, { method: "POST", headers, body: typeof body === "string" ? body : new Uint8Array(body) });
       const answer = { status: res.status, text: await res.text() };
@@ -107,7 +166,10 @@ for (const engine of engines()) {
     after(async () => {
       await server?.stop();
       await inst?.cleanup();
-      const summary = [...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(" ");
+      const summary = [...statuses]
+        .sort(([a], [b]) => a - b)
+        .map(([s, n]) => `${s}×${n}`)
+        .join(" ");
       console.log(`fuzz (${engine.name}): ${sent} requests; statuses ${summary}`);
     });
 
@@ -117,18 +179,78 @@ for (const engine of engines()) {
         ["nested 10,000 deep", (p) => JSON.stringify({ ...plausible(p), parameters: "@" }).replace('"@"', deep("{}"))],
         ["nested 10,000 deep (whole body)", () => deep("0")],
         ["nested 10,000 deep objects", () => '{"a":'.repeat(DEEP) + "1" + "}".repeat(DEEP)],
-        ["U+0000 in a value", (p) => JSON.stringify({ ...plausible(p), parameters: { userTagName: "a\u0000", name: "\u0000", fingerprint: "\u0000" }, filterValue: "\u0000", filterType: "NAME" })],
+        [
+          "U+0000 in a value",
+          (p) =>
+            JSON.stringify({
+              ...plausible(p),
+              parameters: { userTagName: "a\u0000", name: "\u0000", fingerprint: "\u0000" },
+              filterValue: "\u0000",
+              filterType: "NAME",
+            }),
+        ],
         ["U+0000 in a key", (p) => JSON.stringify({ ...plausible(p), "\u0000": 1, parameters: { "\u0000": "x" } })],
         ["U+0000 in the type", (p) => JSON.stringify({ ...plausible(p), type: "ACTIVITY_TYPE_\u0000" })],
-        ["prototype names as keys", (p) => JSON.stringify(plausible(p)).replace(/^\{/, `{${PROTOTYPE_NAMES.map((n) => `"${n}":{"${n}":"${n}"}`).join(",")},`).replace('"parameters":{', `"parameters":{${PROTOTYPE_NAMES.map((n) => `"${n}":{"x":1}`).join(",")},`)],
-        ["prototype names as values", (p) => JSON.stringify({ ...plausible(p), type: "constructor", filterType: "__proto__", filterValue: "valueOf", activityId: "toString", parameters: Object.fromEntries(FIELD_NAMES.map((f, i) => [f, PROTOTYPE_NAMES[i % PROTOTYPE_NAMES.length]])) })],
+        [
+          "prototype names as keys",
+          (p) =>
+            JSON.stringify(plausible(p))
+              .replace(/^\{/, `{${PROTOTYPE_NAMES.map((n) => `"${n}":{"${n}":"${n}"}`).join(",")},`)
+              .replace('"parameters":{', `"parameters":{${PROTOTYPE_NAMES.map((n) => `"${n}":{"x":1}`).join(",")},`),
+        ],
+        [
+          "prototype names as values",
+          (p) =>
+            JSON.stringify({
+              ...plausible(p),
+              type: "constructor",
+              filterType: "__proto__",
+              filterValue: "valueOf",
+              activityId: "toString",
+              parameters: Object.fromEntries(FIELD_NAMES.map((f, i) => [f, PROTOTYPE_NAMES[i % PROTOTYPE_NAMES.length]])),
+            }),
+        ],
         ["prototype names as the type", (p) => JSON.stringify({ ...plausible(p), type: "__proto__" })],
 
-        ["wrong types everywhere", (p) => JSON.stringify({ type: [], timestampMs: 1, organizationId: {}, parameters: "x", paginationOptions: 7, filterByStatus: {} , p })],
-        ["wrong types in parameters", (p) => JSON.stringify({ ...plausible(p), parameters: Object.fromEntries(FIELD_NAMES.map((f, i) => [f, [[], {}, 1, true, null, "x"][i % 6]])) })],
-        ["huge numbers", (p) => JSON.stringify({ ...plausible(p), timestampMs: "@1", parameters: { threshold: "@2", rootQuorumThreshold: "@1" }, paginationOptions: { limit: "@2" } }).replace(/"@1"/g, "1e999").replace(/"@2"/g, "123456789012345678901234567890123456789")],
-        ["huge numeric strings", (p) => JSON.stringify({ ...plausible(p), timestampMs: "9".repeat(400), paginationOptions: { limit: "9".repeat(400) }, parameters: { threshold: 2 ** 53 + 1, rootQuorumThreshold: -1 } })],
-        ["a 200 KB string", (p) => JSON.stringify({ ...plausible(p), parameters: { userTagName: "x".repeat(200_000) }, filterValue: "y".repeat(200_000) })],
+        [
+          "wrong types everywhere",
+          (p) =>
+            JSON.stringify({ type: [], timestampMs: 1, organizationId: {}, parameters: "x", paginationOptions: 7, filterByStatus: {}, p }),
+        ],
+        [
+          "wrong types in parameters",
+          (p) =>
+            JSON.stringify({
+              ...plausible(p),
+              parameters: Object.fromEntries(FIELD_NAMES.map((f, i) => [f, [[], {}, 1, true, null, "x"][i % 6]])),
+            }),
+        ],
+        [
+          "huge numbers",
+          (p) =>
+            JSON.stringify({
+              ...plausible(p),
+              timestampMs: "@1",
+              parameters: { threshold: "@2", rootQuorumThreshold: "@1" },
+              paginationOptions: { limit: "@2" },
+            })
+              .replace(/"@1"/g, "1e999")
+              .replace(/"@2"/g, "123456789012345678901234567890123456789"),
+        ],
+        [
+          "huge numeric strings",
+          (p) =>
+            JSON.stringify({
+              ...plausible(p),
+              timestampMs: "9".repeat(400),
+              paginationOptions: { limit: "9".repeat(400) },
+              parameters: { threshold: 2 ** 53 + 1, rootQuorumThreshold: -1 },
+            }),
+        ],
+        [
+          "a 200 KB string",
+          (p) => JSON.stringify({ ...plausible(p), parameters: { userTagName: "x".repeat(200_000) }, filterValue: "y".repeat(200_000) }),
+        ],
         ["lone surrogates", (p) => JSON.stringify({ ...plausible(p), parameters: { userTagName: "\ud800" } }).replace("\ud800", "\\ud800")],
         ["not UTF-8", () => Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d])],
         ["malformed JSON", () => '{"organizationId":'],
@@ -141,7 +263,12 @@ for (const engine of engines()) {
       const cases: { what: string; path: string; body: string | Buffer; signer: Signer }[] = [];
       const suborgs = "/public/v1/query/list_suborgs";
       for (const n of PROTOTYPE_NAMES) {
-        cases.push({ what: `${suborgs} filterType ${n}`, path: suborgs, body: JSON.stringify({ organizationId: root.organizationId, filterType: n, filterValue: "x" }), signer: "root" });
+        cases.push({
+          what: `${suborgs} filterType ${n}`,
+          path: suborgs,
+          body: JSON.stringify({ organizationId: root.organizationId, filterType: n, filterValue: "x" }),
+          signer: "root",
+        });
       }
       for (const path of [...SUBMIT, ...QUERY, ...UNKNOWN]) {
         for (const [i, [what, make]] of bodies.entries()) {
@@ -174,7 +301,11 @@ for (const engine of engines()) {
       console.log(`fuzz (${engine.name}): fast-check seed ${seed} (FUZZ_SEED=${seed} replays), up to ${numRuns} runs`);
 
       const nul = fc.string({ maxLength: 8 }).map((s) => `${s}\u0000${s}`);
-      const key = fc.oneof(fc.constantFrom(...FIELD_NAMES, ...PROTOTYPE_NAMES, "organizationId", "type", "timestampMs", "parameters"), nul, fc.string({ maxLength: 10 }));
+      const key = fc.oneof(
+        fc.constantFrom(...FIELD_NAMES, ...PROTOTYPE_NAMES, "organizationId", "type", "timestampMs", "parameters"),
+        nul,
+        fc.string({ maxLength: 10 }),
+      );
       const leaf = fc.oneof(
         fc.constantFrom(...PROTOTYPE_NAMES, ...TYPES, "", "NAME", "EMAIL", "0", "-1", "1e309", root.organizationId),
         nul,
@@ -188,7 +319,12 @@ for (const engine of engines()) {
         fc.constantFrom(2 ** 53 + 1, -(2 ** 63), Number.MAX_VALUE),
       );
       const { value } = fc.letrec((tie) => ({
-        value: fc.oneof({ depthSize: "small", withCrossShrink: true }, leaf, fc.array(tie("value"), { maxLength: 4 }), fc.dictionary(key, tie("value"), { maxKeys: 4 })),
+        value: fc.oneof(
+          { depthSize: "small", withCrossShrink: true },
+          leaf,
+          fc.array(tie("value"), { maxLength: 4 }),
+          fc.dictionary(key, tie("value"), { maxKeys: 4 }),
+        ),
       }));
       /** Sets `v` at a path of keys inside `obj`, creating objects on the way. */
       const setAt = (obj: Record<string, unknown>, path: string[], v: unknown) => {
@@ -213,8 +349,15 @@ for (const engine of engines()) {
         fc.json({ maxDepth: 4 }),
       );
       const request = fc.record({
-        path: fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...SUBMIT) }, { weight: 3, arbitrary: fc.constantFrom(...QUERY) }, { weight: 1, arbitrary: fc.constantFrom(...UNKNOWN) }),
-        signer: fc.oneof({ weight: 6, arbitrary: fc.constant<Signer>("root") }, { weight: 1, arbitrary: fc.constantFrom<Signer>("stranger", "none", "garbage") }),
+        path: fc.oneof(
+          { weight: 5, arbitrary: fc.constantFrom(...SUBMIT) },
+          { weight: 3, arbitrary: fc.constantFrom(...QUERY) },
+          { weight: 1, arbitrary: fc.constantFrom(...UNKNOWN) },
+        ),
+        signer: fc.oneof(
+          { weight: 6, arbitrary: fc.constant<Signer>("root") },
+          { weight: 1, arbitrary: fc.constantFrom<Signer>("stranger", "none", "garbage") },
+        ),
         body: fc.oneof({ weight: 6, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }) }, { weight: 1, arbitrary: textual }),
       });
 
@@ -246,7 +389,16 @@ for (const engine of engines()) {
 
     it("the server is alive and logged no internal error", async () => {
       assert.equal(server.proc.exitCode, null);
-      assert.doesNotMatch(server.output(), /"internal error"/, server.output().split("\n").filter((l) => l.includes('"internal error"')).slice(0, 3).join("\n"));
+      assert.doesNotMatch(
+        server.output(),
+        /"internal error"/,
+        server
+          .output()
+          .split("\n")
+          .filter((l) => l.includes('"internal error"'))
+          .slice(0, 3)
+          .join("\n"),
+      );
       const body = JSON.stringify({ organizationId: root.organizationId });
       const who = await send("/public/v1/query/whoami", body, "root");
       assert.equal(who.status, 200, who.text);

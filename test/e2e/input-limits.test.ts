@@ -9,7 +9,16 @@ import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
-import { decodeStamp, encodeStamp, goodStamp, newKeyPair, rawPost, stampedPost, type KeyPair, type RawResponse } from "../helpers/raw-http.ts";
+import {
+  decodeStamp,
+  encodeStamp,
+  goodStamp,
+  newKeyPair,
+  rawPost,
+  stampedPost,
+  type KeyPair,
+  type RawResponse,
+} from "../helpers/raw-http.ts";
 
 const TAG = "/public/v1/submit/create_user_tag";
 const POLICY = "/public/v1/submit/create_policy";
@@ -72,7 +81,12 @@ for (const engine of engines()) {
         parameters: { policyName: `p-${++seq}`, effect: "EFFECT_ALLOW", condition, notes: "" },
       });
     const tagNames = async () => {
-      const res = await stampedPost(server.url, "/public/v1/query/list_user_tags", JSON.stringify({ organizationId: root.organizationId }), rootKey);
+      const res = await stampedPost(
+        server.url,
+        "/public/v1/query/list_user_tags",
+        JSON.stringify({ organizationId: root.organizationId }),
+        rootKey,
+      );
       assert.equal(res.status, 200, res.text);
       return (res.json.userTags as { tagName: string }[]).map((t) => t.tagName).sort();
     };
@@ -97,7 +111,12 @@ for (const engine of engines()) {
           [TAG, (org: string) => tagBody({}, org)],
           [WHOAMI, (org: string) => JSON.stringify({ organizationId: org })],
         ] as const) {
-          const known = assertError(await stampedPost(server.url, path, body(root.organizationId), stranger), 401, 16, "PUBLIC_KEY_NOT_FOUND");
+          const known = assertError(
+            await stampedPost(server.url, path, body(root.organizationId), stranger),
+            401,
+            16,
+            "PUBLIC_KEY_NOT_FOUND",
+          );
           const unknown = assertError(await stampedPost(server.url, path, body(ghost), stranger), 401, 16, "PUBLIC_KEY_NOT_FOUND");
           // A real key of another organization gets the same answer for the ghost, too.
           const real = assertError(await stampedPost(server.url, path, body(ghost), rootKey), 401, 16, "PUBLIC_KEY_NOT_FOUND");
@@ -115,7 +134,12 @@ for (const engine of engines()) {
         // Without a stamp, with a forged one, or with an unknown key: only the stamp is judged.
         assertError(await rawPost(server.url, POLICY, body), 401, 16, "SIGNATURE_MISSING");
         const forged = decodeStamp(await goodStamp(newKeyPair(), body));
-        assertError(await rawPost(server.url, POLICY, body, { "X-Stamp": encodeStamp({ ...forged, publicKey: rootKey.publicKey }) }), 401, 16, "SIGNATURE_INVALID");
+        assertError(
+          await rawPost(server.url, POLICY, body, { "X-Stamp": encodeStamp({ ...forged, publicKey: rootKey.publicKey }) }),
+          401,
+          16,
+          "SIGNATURE_INVALID",
+        );
         assertError(await stampedPost(server.url, POLICY, body, newKeyPair()), 401, 16, "PUBLIC_KEY_NOT_FOUND");
       });
 
@@ -135,7 +159,12 @@ for (const engine of engines()) {
         assertError(await stampedPost(server.url, SUBORGS, query, newKeyPair()), 401, 16, "PUBLIC_KEY_NOT_FOUND");
         assertError(await stampedPost(server.url, SUBORGS, query, rootKey), 400, 3, "REQUEST_INVALID");
         // Malformed JSON under a stamp that does not verify: the signature is judged first.
-        assertError(await rawPost(server.url, TAG, "{not json", { "X-Stamp": await goodStamp(rootKey, "{other") }), 401, 16, "SIGNATURE_INVALID");
+        assertError(
+          await rawPost(server.url, TAG, "{not json", { "X-Stamp": await goodStamp(rootKey, "{other") }),
+          401,
+          16,
+          "SIGNATURE_INVALID",
+        );
       });
     });
 
@@ -143,7 +172,11 @@ for (const engine of engines()) {
       it("a body nested 10,000 levels deep is 401 unstamped and 400 stamped, on submit and query routes", async () => {
         const deepTag = tagBody({ extra: "@" }).replace('"@"', nested(10_000));
         const deepQuery = `{"organizationId":"${root.organizationId}","x":${nested(10_000, "{}")}}`;
-        for (const [path, body] of [[TAG, deepTag], [WHOAMI, deepQuery], [SUBORGS, nested(10_000)]] as const) {
+        for (const [path, body] of [
+          [TAG, deepTag],
+          [WHOAMI, deepQuery],
+          [SUBORGS, nested(10_000)],
+        ] as const) {
           assertError(await rawPost(server.url, path, body), 401, 16, "SIGNATURE_MISSING");
           const e = assertError(await stampedPost(server.url, path, body, rootKey), 400, 3, "REQUEST_INVALID");
           assert.match(e.message, /nested more than 64 levels/);
@@ -177,7 +210,9 @@ for (const engine of engines()) {
               type: "ACTIVITY_TYPE_CREATE_USERS_V3",
               timestampMs: String(Date.now()),
               organizationId: root.organizationId,
-              parameters: { users: [{ userName: "a\u0000b", userEmail: "x\u0000@example.com", apiKeys: [], authenticators: [], userTags: [] }] },
+              parameters: {
+                users: [{ userName: "a\u0000b", userEmail: "x\u0000@example.com", apiKeys: [], authenticators: [], userTags: [] }],
+              },
             }),
             ["parameters.users[0].userName", "parameters.users[0].userEmail"],
           ],
@@ -190,11 +225,23 @@ for (const engine of engines()) {
           assert.match(e.message, /U\+0000/);
         }
         // In organizationId it is simply not an organization id.
-        const org = assertError(await stampedPost(server.url, WHOAMI, JSON.stringify({ organizationId: `${root.organizationId}\u0000` }), rootKey), 400, 3);
+        const org = assertError(
+          await stampedPost(server.url, WHOAMI, JSON.stringify({ organizationId: `${root.organizationId}\u0000` }), rootKey),
+          400,
+          3,
+        );
         assert.deepEqual(violatedFields(org), ["organizationId"]);
         assert.deepEqual(await tagNames(), before);
-        const users = await stampedPost(server.url, "/public/v1/query/list_users", JSON.stringify({ organizationId: root.organizationId }), rootKey);
-        assert.deepEqual((users.json.users as { userName: string }[]).map((u) => u.userName), ["root"]);
+        const users = await stampedPost(
+          server.url,
+          "/public/v1/query/list_users",
+          JSON.stringify({ organizationId: root.organizationId }),
+          rootKey,
+        );
+        assert.deepEqual(
+          (users.json.users as { userName: string }[]).map((u) => u.userName),
+          ["root"],
+        );
       });
     });
 
@@ -211,7 +258,15 @@ for (const engine of engines()) {
           [TAG, lone(tagBody({ "k@@": 1 }), "\\udfff"), ['parameters["k\\udfff"]']],
           [
             "/public/v1/submit/delete_sub_organization",
-            lone(JSON.stringify({ type: "ACTIVITY_TYPE_DELETE_SUB_ORGANIZATION", timestampMs: String(Date.now()), organizationId: root.organizationId, parameters: { userTagName: "@@" } }), "\\ud800"),
+            lone(
+              JSON.stringify({
+                type: "ACTIVITY_TYPE_DELETE_SUB_ORGANIZATION",
+                timestampMs: String(Date.now()),
+                organizationId: root.organizationId,
+                parameters: { userTagName: "@@" },
+              }),
+              "\\ud800",
+            ),
             ["parameters.userTagName"],
           ],
           [WHOAMI, lone(JSON.stringify({ organizationId: root.organizationId, note: "@@" }), "\\ud800"), ["note"]],
@@ -232,7 +287,12 @@ for (const engine of engines()) {
       it("list_suborgs refuses every Object.prototype name as a filter type", async () => {
         for (const filterType of PROTOTYPE_NAMES) {
           const e = assertError(
-            await stampedPost(server.url, SUBORGS, JSON.stringify({ organizationId: root.organizationId, filterType, filterValue: "x" }), rootKey),
+            await stampedPost(
+              server.url,
+              SUBORGS,
+              JSON.stringify({ organizationId: root.organizationId, filterType, filterValue: "x" }),
+              rootKey,
+            ),
             400,
             3,
             "REQUEST_INVALID",
@@ -246,7 +306,12 @@ for (const engine of engines()) {
         const body = tagBody();
         const good = decodeStamp(await goodStamp(rootKey, body));
         for (const scheme of PROTOTYPE_NAMES) {
-          const e = assertError(await rawPost(server.url, TAG, body, { "X-Stamp": encodeStamp({ ...good, scheme }) }), 401, 16, "UNAUTHENTICATED");
+          const e = assertError(
+            await rawPost(server.url, TAG, body, { "X-Stamp": encodeStamp({ ...good, scheme }) }),
+            401,
+            16,
+            "UNAUTHENTICATED",
+          );
           assert.match(e.message, /unsupported signature scheme/, scheme);
         }
       });

@@ -10,7 +10,16 @@ import assert from "node:assert/strict";
 import { Turnkey } from "@turnkey/sdk-server";
 import { TurnkeyClient } from "@turnkey/http";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
-import { engines, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import {
+  engines,
+  newInstance,
+  rejection,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "../helpers/server.ts";
 import { SmtpSink } from "../helpers/smtp-sink.ts";
 import { tokenFrom } from "../helpers/invitations.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
@@ -30,7 +39,12 @@ for (const spec of engines()) {
       inst = await newInstance(spec.name, { SMTP_URL: sink.url, SIGIL_SMTP_FROM: "Sigil <otp@sigil.test>" });
       init = await sigilInit(inst, ["--name", "Acme Team"]);
       server = await startServer(inst);
-      backend = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey, defaultOrganizationId: init.organizationId }).apiClient();
+      backend = new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: init.apiPublicKey,
+        apiPrivateKey: init.apiPrivateKey,
+        defaultOrganizationId: init.organizationId,
+      }).apiClient();
     });
     after(async () => {
       await server?.stop();
@@ -39,7 +53,10 @@ for (const spec of engines()) {
     });
 
     const accept = (params: Record<string, unknown>) =>
-      backend.request<Record<string, unknown>, { activity: { status: string; result: { acceptInvitationResult: { invitationId: string; userId: string } } } }>("/public/v1/submit/accept_invitation", {
+      backend.request<
+        Record<string, unknown>,
+        { activity: { status: string; result: { acceptInvitationResult: { invitationId: string; userId: string } } } }
+      >("/public/v1/submit/accept_invitation", {
         type: "ACTIVITY_TYPE_ACCEPT_INVITATION_V2",
         timestampMs: now(),
         organizationId: init.organizationId,
@@ -51,7 +68,15 @@ for (const spec of engines()) {
       const email = `ada.${spec.name}@example.com`;
       const mark = sink.mark();
       const { invitationIds } = await backend.createInvitations({
-        invitations: [{ receiverUserName: "Ada", receiverUserEmail: email, receiverUserTags: [userTagId], accessType: "ACCESS_TYPE_API", senderUserId: init.userId }],
+        invitations: [
+          {
+            receiverUserName: "Ada",
+            receiverUserEmail: email,
+            receiverUserTags: [userTagId],
+            accessType: "ACCESS_TYPE_API",
+            senderUserId: init.userId,
+          },
+        ],
       });
       const mail = await sink.nextMail(email, mark);
       assert.equal(mail.subject, "Your invitation to Acme Team");
@@ -64,7 +89,12 @@ for (const spec of engines()) {
       assert.equal(res.activity.status, "ACTIVITY_STATUS_COMPLETED");
       const { userId } = res.activity.result.acceptInvitationResult;
 
-      const ada = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: init.organizationId }).apiClient();
+      const ada = new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: key.publicKey,
+        apiPrivateKey: key.privateKey,
+        defaultOrganizationId: init.organizationId,
+      }).apiClient();
       const me = await ada.getWhoami({ organizationId: init.organizationId });
       assert.equal(me.userId, userId);
       assert.equal(me.username, "Ada");
@@ -73,7 +103,13 @@ for (const spec of engines()) {
       assert.deepEqual(user.userTags, [userTagId]);
 
       // The token worked once.
-      const again = await rejection(accept({ invitationId: invitationIds[0], invitationToken: token, apiKey: { ...apiKey, publicKey: generateP256KeyPair().publicKey } }));
+      const again = await rejection(
+        accept({
+          invitationId: invitationIds[0],
+          invitationToken: token,
+          apiKey: { ...apiKey, publicKey: generateP256KeyPair().publicKey },
+        }),
+      );
       assert.match(again.message, /no live invitation/);
     });
 
@@ -81,19 +117,40 @@ for (const spec of engines()) {
       const email = `bob.${spec.name}@example.com`;
       const mark = sink.mark();
       const { invitationIds } = await backend.createInvitations({
-        invitations: [{ receiverUserName: "Bob", receiverUserEmail: email, receiverUserTags: [], accessType: "ACCESS_TYPE_ALL", senderUserId: init.userId }],
+        invitations: [
+          {
+            receiverUserName: "Bob",
+            receiverUserEmail: email,
+            receiverUserTags: [],
+            accessType: "ACCESS_TYPE_ALL",
+            senderUserId: init.userId,
+          },
+        ],
       });
       const token = tokenFrom(await sink.nextMail(email, mark));
       const { invitationId } = await backend.deleteInvitation({ invitationId: invitationIds[0]! });
       assert.equal(invitationId, invitationIds[0]);
-      const refused = await rejection(accept({ invitationId, invitationToken: token, apiKey: { apiKeyName: "bob", publicKey: generateP256KeyPair().publicKey, curveType: "API_KEY_CURVE_P256" } }));
+      const refused = await rejection(
+        accept({
+          invitationId,
+          invitationToken: token,
+          apiKey: { apiKeyName: "bob", publicKey: generateP256KeyPair().publicKey, curveType: "API_KEY_CURVE_P256" },
+        }),
+      );
       assert.match(refused.message, /no live invitation/);
     });
 
     it("update_user_tag renames a tag and moves it between users (sdk-server)", async () => {
-      const { userIds } = await backend.createUsers({ users: [{ userName: "carol", apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] });
+      const { userIds } = await backend.createUsers({
+        users: [{ userName: "carol", apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
+      });
       const { userTagId } = await backend.createUserTag({ userTagName: "on-call", userIds: [init.userId] });
-      const r = await backend.updateUserTag({ userTagId, newUserTagName: "on-call-week-2", addUserIds: [userIds[0]!], removeUserIds: [init.userId] });
+      const r = await backend.updateUserTag({
+        userTagId,
+        newUserTagName: "on-call-week-2",
+        addUserIds: [userIds[0]!],
+        removeUserIds: [init.userId],
+      });
       assert.equal(r.userTagId, userTagId);
       const { userTags } = await backend.listUserTags({});
       assert.equal(userTags.find((t) => t.tagId === userTagId)?.tagName, "on-call-week-2");
@@ -102,7 +159,10 @@ for (const spec of engines()) {
     });
 
     it("list_app_proofs answers an activity's proofs and get_active_policies each policy's window (@turnkey/http)", async () => {
-      const http = new TurnkeyClient({ baseUrl: server.url }, new ApiKeyStamper({ apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey }));
+      const http = new TurnkeyClient(
+        { baseUrl: server.url },
+        new ApiKeyStamper({ apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey }),
+      );
       const { activity } = await http.createUserTag({
         type: "ACTIVITY_TYPE_CREATE_USER_TAG",
         timestampMs: now(),
@@ -124,7 +184,12 @@ for (const spec of engines()) {
       } as Parameters<typeof backend.createPolicy>[0]);
       const active = await http.getActivePolicies({ organizationId: init.organizationId });
       const status = active.statuses.find((s) => s.policyId === policyId);
-      assert.deepEqual(status, { organizationId: init.organizationId, policyId, active: false, timeExpr: "time.now < Timestamp('2000-01-01T00:00:00Z')" });
+      assert.deepEqual(status, {
+        organizationId: init.organizationId,
+        policyId,
+        active: false,
+        timeExpr: "time.now < Timestamp('2000-01-01T00:00:00Z')",
+      });
       assert.match(active.evaluatedAtMs, /^\d+$/);
     });
   });

@@ -40,7 +40,9 @@ function serverActions(env: Record<string, string>): { sendCredential: (request:
 }
 
 /** expressProxyHandler's (request, response) on a node http server: the body parsed as JSON, the response's express methods mapped. */
-async function mountProxy(handler: (req: { body: Record<string, unknown> }, res: ProxyResponse) => Promise<void>): Promise<{ url: string; close: () => Promise<void> }> {
+async function mountProxy(
+  handler: (req: { body: Record<string, unknown> }, res: ProxyResponse) => Promise<void>,
+): Promise<{ url: string; close: () => Promise<void> }> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -68,7 +70,10 @@ async function mountProxy(handler: (req: { body: Record<string, unknown> }, res:
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 interface ProxyResponse {
   status(code: number): ProxyResponse;
@@ -98,7 +103,12 @@ for (const spec of engines()) {
       Object.assign(inst.env, { SIGIL_OAUTH_ALLOW_LOOPBACK: "true", SIGIL_OAUTH_PROVIDERS_FILE: providersFile });
       init = await sigilInit(inst);
       server = await startServer(inst);
-      parent = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey, defaultOrganizationId: init.organizationId }).apiClient();
+      parent = new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: init.apiPublicKey,
+        apiPrivateKey: init.apiPrivateKey,
+        defaultOrganizationId: init.organizationId,
+      }).apiClient();
     });
     after(async () => {
       await server?.stop();
@@ -108,7 +118,10 @@ for (const spec of engines()) {
     });
 
     /** A sub-organization the backend creates for an end user: the email is vouched (verified). */
-    async function endUser(email?: string, oauthProviders: { providerName: string; oidcToken: string }[] = []): Promise<{ subId: string; userId: string }> {
+    async function endUser(
+      email?: string,
+      oauthProviders: { providerName: string; oidcToken: string }[] = [],
+    ): Promise<{ subId: string; userId: string }> {
       const sub = await parent.createSubOrganization({
         subOrganizationName: `legacy-${randomBytes(4).toString("hex")}`,
         rootQuorumThreshold: 1,
@@ -118,7 +131,12 @@ for (const spec of engines()) {
     }
     /** The client holding `credential`, acting in `subId`. */
     const as = (credential: P256KeyPair, subId: string) =>
-      new Turnkey({ apiBaseUrl: server.url, apiPublicKey: credential.publicKey, apiPrivateKey: credential.privateKey, defaultOrganizationId: subId }).apiClient();
+      new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: credential.publicKey,
+        apiPrivateKey: credential.privateKey,
+        defaultOrganizationId: subId,
+      }).apiClient();
     /** Opens a bundle and keeps the key it held for the secrets check. */
     const open = (bundle: string, target: P256KeyPair, mailed: boolean) => {
       const credential = openBundle(bundle, target);
@@ -132,17 +150,36 @@ for (const spec of engines()) {
       const user = await endUser(email);
       const target = targetKey();
       const mark = sink.mark();
-      const r = await parent.initUserEmailRecovery({ organizationId: user.subId, email, targetPublicKey: target.publicKey, emailCustomization: APP });
+      const r = await parent.initUserEmailRecovery({
+        organizationId: user.subId,
+        email,
+        targetPublicKey: target.publicKey,
+        emailCustomization: APP,
+      });
       assert.equal(r.userId, user.userId);
       const credential = open(bundleFrom(await sink.nextMail(email, mark)), target, true);
       const passkey = new SoftPasskey();
-      const recovered = await as(credential, user.subId).recoverUser({ userId: user.userId, authenticator: passkey.registration({ name: "new phone" }) as Parameters<Client["recoverUser"]>[0]["authenticator"] });
+      const recovered = await as(credential, user.subId).recoverUser({
+        userId: user.userId,
+        authenticator: passkey.registration({ name: "new phone" }) as Parameters<Client["recoverUser"]>[0]["authenticator"],
+      });
       assert.equal(recovered.authenticatorId.length, 1);
       const listed = await parent.getAuthenticators({ organizationId: user.subId, userId: user.userId });
-      assert.deepEqual(listed.authenticators.map((a) => a.authenticatorName), ["new phone"]);
+      assert.deepEqual(
+        listed.authenticators.map((a) => a.authenticatorName),
+        ["new phone"],
+      );
 
-      const body = JSON.stringify({ type: "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY", timestampMs: String(Date.now()), organizationId: user.subId, parameters: { email, targetPublicKey: target.publicKey } });
-      const old = await stampedPost(server.url, "/public/v1/submit/init_user_email_recovery", body, { publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey });
+      const body = JSON.stringify({
+        type: "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY",
+        timestampMs: String(Date.now()),
+        organizationId: user.subId,
+        parameters: { email, targetPublicKey: target.publicKey },
+      });
+      const old = await stampedPost(server.url, "/public/v1/submit/init_user_email_recovery", body, {
+        publicKey: init.apiPublicKey,
+        privateKey: init.apiPrivateKey,
+      });
       assert.equal(old.status, 400, old.text);
       assert.match(old.json.message, /not accepted .* expected ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2/);
     });
@@ -152,42 +189,74 @@ for (const spec of engines()) {
       const user = await endUser(email);
       const target = targetKey();
       const mark = sink.mark();
-      const r = await parent.emailAuth({ organizationId: user.subId, email, targetPublicKey: target.publicKey, emailCustomization: APP, apiKeyName: "magic link" });
+      const r = await parent.emailAuth({
+        organizationId: user.subId,
+        email,
+        targetPublicKey: target.publicKey,
+        emailCustomization: APP,
+        apiKeyName: "magic link",
+      });
       assert.equal(r.userId, user.userId);
       const credential = open(bundleFrom(await sink.nextMail(email, mark)), target, true);
       const who = await as(credential, user.subId).getWhoami({ organizationId: user.subId });
       assert.deepEqual([who.userId, who.organizationId], [user.userId, user.subId]);
       const keys = await parent.getApiKeys({ organizationId: user.subId, userId: user.userId });
-      assert.deepEqual(keys.apiKeys.map((k) => [k.apiKeyId, k.apiKeyName]), [[r.apiKeyId, "magic link"]]);
+      assert.deepEqual(
+        keys.apiKeys.map((k) => [k.apiKeyId, k.apiKeyName]),
+        [[r.apiKeyId, "magic link"]],
+      );
 
       // A sub-organization that wrote an address for itself: not verified, no credential, no mail.
       const squatter = await endUser();
       const victim = fresh();
-      await as(credential, user.subId).createUsers({ organizationId: user.subId, users: [{ userName: "planted", userEmail: victim, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] });
+      await as(credential, user.subId).createUsers({
+        organizationId: user.subId,
+        users: [{ userName: "planted", userEmail: victim, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
+      });
       const before = sink.mails.length;
-      await assert.rejects(parent.emailAuth({ organizationId: user.subId, email: victim, targetPublicKey: targetKey().publicKey, emailCustomization: APP }), /no user with the verified email/);
-      await assert.rejects(parent.emailAuth({ organizationId: squatter.subId, email, targetPublicKey: targetKey().publicKey, emailCustomization: APP }), /no user with the verified email/);
+      await assert.rejects(
+        parent.emailAuth({ organizationId: user.subId, email: victim, targetPublicKey: targetKey().publicKey, emailCustomization: APP }),
+        /no user with the verified email/,
+      );
+      await assert.rejects(
+        parent.emailAuth({ organizationId: squatter.subId, email, targetPublicKey: targetKey().publicKey, emailCustomization: APP }),
+        /no user with the verified email/,
+      );
       assert.equal(sink.mails.length, before);
     });
 
     it("oauth: the provider's id_token (nonce over the target key) → credential bundle → whoami; a nonce over another key is refused", async () => {
       const account = ACCOUNTS[0]!.id;
-      const user = await endUser(undefined, [{ providerName: "oidc", oidcToken: await oidc.idToken("rp-legacy", account, nonceFor(targetKey().publicKey)) }]);
+      const user = await endUser(undefined, [
+        { providerName: "oidc", oidcToken: await oidc.idToken("rp-legacy", account, nonceFor(targetKey().publicKey)) },
+      ]);
       const target = targetKey();
-      const r = await parent.oauth({ organizationId: user.subId, oidcToken: await oidc.idToken("rp-legacy", account, nonceFor(target.publicKey)), targetPublicKey: target.publicKey });
+      const r = await parent.oauth({
+        organizationId: user.subId,
+        oidcToken: await oidc.idToken("rp-legacy", account, nonceFor(target.publicKey)),
+        targetPublicKey: target.publicKey,
+      });
       assert.equal(r.userId, user.userId);
       const credential = open(r.credentialBundle, target, false);
       const who = await as(credential, user.subId).getWhoami({ organizationId: user.subId });
       assert.equal(who.userId, user.userId);
       const stolen = await oidc.idToken("rp-legacy", account, nonceFor(targetKey().publicKey));
-      await assert.rejects(parent.oauth({ organizationId: user.subId, oidcToken: stolen, targetPublicKey: target.publicKey }), /nonce mismatch/);
+      await assert.rejects(
+        parent.oauth({ organizationId: user.subId, oidcToken: stolen, targetPublicKey: target.publicKey }),
+        /nonce mismatch/,
+      );
     });
 
     it("OTP auth: initOtpAuth → code by mail → otpAuth → credential bundle → whoami; the code serves once", async () => {
       const email = fresh();
       const user = await endUser(email);
       const mark = sink.mark();
-      const { otpId } = await parent.initOtpAuth({ organizationId: user.subId, otpType: "OTP_TYPE_EMAIL", contact: email, appName: APP.appName });
+      const { otpId } = await parent.initOtpAuth({
+        organizationId: user.subId,
+        otpType: "OTP_TYPE_EMAIL",
+        contact: email,
+        appName: APP.appName,
+      });
       const code = codeFrom(await sink.nextMail(email, mark));
       const target = targetKey();
       const r = await parent.otpAuth({ organizationId: user.subId, otpId, otpCode: code, targetPublicKey: target.publicKey });
@@ -195,7 +264,10 @@ for (const spec of engines()) {
       const credential = open(r.credentialBundle!, target, false);
       const who = await as(credential, user.subId).getWhoami({ organizationId: user.subId });
       assert.equal(who.userId, user.userId);
-      await assert.rejects(parent.otpAuth({ organizationId: user.subId, otpId, otpCode: code, targetPublicKey: targetKey().publicKey }), /already been verified/);
+      await assert.rejects(
+        parent.otpAuth({ organizationId: user.subId, otpId, otpCode: code, targetPublicKey: targetKey().publicKey }),
+        /already been verified/,
+      );
     });
 
     it("sdk-server's sendCredential server action (emailAuth V3 for a sub-organization) delivers a working credential", async () => {
@@ -209,17 +281,34 @@ for (const spec of engines()) {
       });
       const target = targetKey();
       const mark = sink.mark();
-      await sendCredential({ email, targetPublicKey: target.publicKey, suborgID: user.subId, emailCustomization: APP, sessionLengthSeconds: 600 });
+      await sendCredential({
+        email,
+        targetPublicKey: target.publicKey,
+        suborgID: user.subId,
+        emailCustomization: APP,
+        sessionLengthSeconds: 600,
+      });
       const credential = open(bundleFrom(await sink.nextMail(email, mark)), target, true);
       const who = await as(credential, user.subId).getWhoami({ organizationId: user.subId });
       assert.equal(who.userId, user.userId);
     });
 
     it("sdk-server's expressProxyHandler serves its default allow-list end to end, and refuses other methods; nextProxyHandler likewise", async () => {
-      const sdk = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey, defaultOrganizationId: init.organizationId });
-      const proxy = await mountProxy(sdk.expressProxyHandler({}) as (req: { body: Record<string, unknown> }, res: ProxyResponse) => Promise<void>);
+      const sdk = new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: init.apiPublicKey,
+        apiPrivateKey: init.apiPrivateKey,
+        defaultOrganizationId: init.organizationId,
+      });
+      const proxy = await mountProxy(
+        sdk.expressProxyHandler({}) as (req: { body: Record<string, unknown> }, res: ProxyResponse) => Promise<void>,
+      );
       const call = async (methodName: string, params: unknown[]) => {
-        const res = await fetch(proxy.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ methodName, params }) });
+        const res = await fetch(proxy.url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ methodName, params }),
+        });
         const text = await res.text();
         return { status: res.status, text, json: res.headers.get("content-type")?.includes("json") ? JSON.parse(text) : undefined };
       };
@@ -227,7 +316,11 @@ for (const spec of engines()) {
         // createSubOrganization (V8) for a new end user.
         const email = fresh();
         const created = await call("createSubOrganization", [
-          { subOrganizationName: `proxy-${randomBytes(4).toString("hex")}`, rootQuorumThreshold: 1, rootUsers: [{ userName: "proxied", userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [] }] },
+          {
+            subOrganizationName: `proxy-${randomBytes(4).toString("hex")}`,
+            rootQuorumThreshold: 1,
+            rootUsers: [{ userName: "proxied", userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [] }],
+          },
         ]);
         assert.equal(created.status, 200, created.text);
         const subId = created.json.subOrganizationId as string;
@@ -237,7 +330,9 @@ for (const spec of engines()) {
         for (const methodName of ["emailAuth", "initUserEmailRecovery"]) {
           const target = targetKey();
           const mark = sink.mark();
-          const res = await call(methodName, [{ organizationId: subId, email, targetPublicKey: target.publicKey, emailCustomization: APP }]);
+          const res = await call(methodName, [
+            { organizationId: subId, email, targetPublicKey: target.publicKey, emailCustomization: APP },
+          ]);
           assert.equal(res.status, 200, `${methodName}: ${res.text}`);
           assert.equal(res.json.userId, userId);
           const credential = open(bundleFrom(await sink.nextMail(email, mark)), target, true);
@@ -246,9 +341,17 @@ for (const spec of engines()) {
 
         // oauth, for a user holding the provider's identity.
         const account = ACCOUNTS[1]!.id;
-        const oauthUser = await endUser(undefined, [{ providerName: "oidc", oidcToken: await oidc.idToken("rp-legacy", account, nonceFor(targetKey().publicKey)) }]);
+        const oauthUser = await endUser(undefined, [
+          { providerName: "oidc", oidcToken: await oidc.idToken("rp-legacy", account, nonceFor(targetKey().publicKey)) },
+        ]);
         const target = targetKey();
-        const viaOauth = await call("oauth", [{ organizationId: oauthUser.subId, oidcToken: await oidc.idToken("rp-legacy", account, nonceFor(target.publicKey)), targetPublicKey: target.publicKey }]);
+        const viaOauth = await call("oauth", [
+          {
+            organizationId: oauthUser.subId,
+            oidcToken: await oidc.idToken("rp-legacy", account, nonceFor(target.publicKey)),
+            targetPublicKey: target.publicKey,
+          },
+        ]);
         assert.equal(viaOauth.status, 200, viaOauth.text);
         const oauthCredential = open(viaOauth.json.credentialBundle, target, false);
         assert.equal((await as(oauthCredential, oauthUser.subId).getWhoami({ organizationId: oauthUser.subId })).userId, oauthUser.userId);
@@ -258,26 +361,42 @@ for (const spec of engines()) {
         const session = await call("createReadWriteSession", [{ targetPublicKey: rw.publicKey }]);
         assert.equal(session.status, 200, session.text);
         const rwCredential = open(session.json.credentialBundle, rw, false);
-        assert.equal((await as(rwCredential, init.organizationId).getWhoami({ organizationId: init.organizationId })).organizationId, init.organizationId);
+        assert.equal(
+          (await as(rwCredential, init.organizationId).getWhoami({ organizationId: init.organizationId })).organizationId,
+          init.organizationId,
+        );
 
         // Anything off the list is refused by the handler; a refused activity is the API's error text.
-        const refused = await call("createPolicy", [{ policyName: "p", effect: "EFFECT_ALLOW", condition: "true", consensus: "true", notes: "" }]);
+        const refused = await call("createPolicy", [
+          { policyName: "p", effect: "EFFECT_ALLOW", condition: "true", consensus: "true", notes: "" },
+        ]);
         assert.equal(refused.status, 401);
         assert.match(refused.text, /Unauthorized proxy method/);
-        const failed = await call("emailAuth", [{ organizationId: subId, email: fresh(), targetPublicKey: targetKey().publicKey, emailCustomization: APP }]);
+        const failed = await call("emailAuth", [
+          { organizationId: subId, email: fresh(), targetPublicKey: targetKey().publicKey, emailCustomization: APP },
+        ]);
         assert.equal(failed.status, 500);
         assert.match(failed.text, /no user with the verified email/);
       } finally {
         await proxy.close();
       }
       // nextProxyHandler is the same handler for Next.js API routes: its default list serves emailAuth too.
-      const next = await mountProxy(sdk.nextProxyHandler({}) as (req: { body: Record<string, unknown> }, res: ProxyResponse) => Promise<void>);
+      const next = await mountProxy(
+        sdk.nextProxyHandler({}) as (req: { body: Record<string, unknown> }, res: ProxyResponse) => Promise<void>,
+      );
       try {
         const email = fresh();
         const user = await endUser(email);
         const target = targetKey();
         const mark = sink.mark();
-        const res = await fetch(next.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ methodName: "emailAuth", params: [{ organizationId: user.subId, email, targetPublicKey: target.publicKey, emailCustomization: APP }] }) });
+        const res = await fetch(next.url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            methodName: "emailAuth",
+            params: [{ organizationId: user.subId, email, targetPublicKey: target.publicKey, emailCustomization: APP }],
+          }),
+        });
         assert.equal(res.status, 200, await res.clone().text());
         assert.equal(((await res.json()) as { userId: string }).userId, user.userId);
         const credential = open(bundleFrom(await sink.nextMail(email, mark)), target, true);

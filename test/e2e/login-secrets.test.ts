@@ -31,7 +31,15 @@ function encodings(der: Buffer): string[] {
   const key = p256FromPkcs8(der);
   const scalar = privateScalar(key);
   const pkcs8 = toPkcs8(key);
-  return [scalar.toString("hex"), scalar.toString("hex").toUpperCase(), scalar.toString("base64"), scalar.toString("base64url"), pkcs8.toString("hex"), pkcs8.toString("base64"), pkcs8.toString("base64url")];
+  return [
+    scalar.toString("hex"),
+    scalar.toString("hex").toUpperCase(),
+    scalar.toString("base64"),
+    scalar.toString("base64url"),
+    pkcs8.toString("hex"),
+    pkcs8.toString("base64"),
+    pkcs8.toString("base64url"),
+  ];
 }
 
 for (const spec of engines()) {
@@ -49,7 +57,12 @@ for (const spec of engines()) {
       inst = await newInstance(spec.name, { SMTP_URL: sink.url, LOG_LEVEL: "trace" });
       const init = await sigilInit(inst);
       server = await startServer(inst);
-      const parent = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey, defaultOrganizationId: init.organizationId }).apiClient();
+      const parent = new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: init.apiPublicKey,
+        apiPrivateKey: init.apiPrivateKey,
+        defaultOrganizationId: init.organizationId,
+      }).apiClient();
       const sub = await parent.createSubOrganization({
         subOrganizationName: "secrets",
         rootQuorumThreshold: 1,
@@ -61,16 +74,34 @@ for (const spec of engines()) {
       ];
       // A wrong attempt too (its failure is logged and recorded).
       const mark = sink.mark();
-      const started = await parent.initOtp({ organizationId: sub.subOrganizationId, otpType: "OTP_TYPE_EMAIL", contact: EMAIL, appName: "Secrets" });
+      const started = await parent.initOtp({
+        organizationId: sub.subOrganizationId,
+        otpType: "OTP_TYPE_EMAIL",
+        contact: EMAIL,
+        appName: "Secrets",
+      });
       const mail = await sink.nextMail(EMAIL, mark);
       const code = /^([0-9A-Z]{9})\r?$/m.exec(mail.text)![1]!;
       wrongCodeSent = (code[0] === "A" ? "B" : "A") + code.slice(1);
       unusedCode = code;
-      const bundle = await encryptOtpCodeToBundle(wrongCodeSent, started.otpEncryptionTargetBundle, generateP256().publicCompressed, (await discoveredKeys(server.url)).otp);
-      await assert.rejects(parent.verifyOtp({ organizationId: sub.subOrganizationId, otpId: started.otpId, encryptedOtpBundle: bundle }), /Invalid OTP code/);
+      const bundle = await encryptOtpCodeToBundle(
+        wrongCodeSent,
+        started.otpEncryptionTargetBundle,
+        generateP256().publicCompressed,
+        (await discoveredKeys(server.url)).otp,
+      );
+      await assert.rejects(
+        parent.verifyOtp({ organizationId: sub.subOrganizationId, otpId: started.otpId, encryptedOtpBundle: bundle }),
+        /Invalid OTP code/,
+      );
       // verify_otp V1 (the SDKs send V2 only): the code in plain, stamped by the parent's key.
       const mark1 = sink.mark();
-      const plain = await parent.initOtp({ organizationId: sub.subOrganizationId, otpType: "OTP_TYPE_EMAIL", contact: EMAIL, appName: "Secrets" });
+      const plain = await parent.initOtp({
+        organizationId: sub.subOrganizationId,
+        otpType: "OTP_TYPE_EMAIL",
+        contact: EMAIL,
+        appName: "Secrets",
+      });
       plainCode = /^([0-9A-Z]{9})\r?$/m.exec((await sink.nextMail(EMAIL, mark1)).text)![1]!;
       const body = JSON.stringify({
         type: "ACTIVITY_TYPE_VERIFY_OTP",
@@ -79,7 +110,11 @@ for (const spec of engines()) {
         parameters: { otpId: plain.otpId, otpCode: plainCode, publicKey: generateP256().publicCompressed },
       });
       const stamp = await new ApiKeyStamper({ apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey }).stamp(body);
-      const res = await fetch(`${server.url}/public/v1/submit/verify_otp`, { method: "POST", headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue }, body });
+      const res = await fetch(`${server.url}/public/v1/submit/verify_otp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue },
+        body,
+      });
       const answer = (await res.json()) as { activity?: { status: string; intent: { verifyOtpIntent: { otpCode: string } } } };
       assert.equal(answer.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(answer));
       assert.equal(answer.activity.intent.verifyOtpIntent.otpCode, "<redacted>");
@@ -112,8 +147,15 @@ for (const spec of engines()) {
         const c = new pg.Client({ connectionString: inst.env.DATABASE_URL });
         await c.connect();
         try {
-          const tables = (await c.query<{ schemaname: string; tablename: string }>("SELECT schemaname, tablename FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')")).rows;
-          assert.ok(tables.some((t) => t.tablename === "otps"), JSON.stringify(tables));
+          const tables = (
+            await c.query<{ schemaname: string; tablename: string }>(
+              "SELECT schemaname, tablename FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')",
+            )
+          ).rows;
+          assert.ok(
+            tables.some((t) => t.tablename === "otps"),
+            JSON.stringify(tables),
+          );
           const dumps: string[] = [];
           for (const t of tables) {
             const rows = await c.query<{ j: string }>(`SELECT row_to_json(x)::text AS j FROM "${t.schemaname}"."${t.tablename}" x`);
@@ -147,10 +189,12 @@ for (const spec of engines()) {
       add("code sent in plain to verify_otp V1", plainCode);
       add("master key", master.toHex());
       for (const k of sealed.serviceKeys) {
-        for (const e of encodings(await master.open(k.private_key_sealed, `service-key:${k.purpose}:${k.id}`))) add(`${k.purpose} service private key (${e.slice(0, 6)}…)`, e);
+        for (const e of encodings(await master.open(k.private_key_sealed, `service-key:${k.purpose}:${k.id}`)))
+          add(`${k.purpose} service private key (${e.slice(0, 6)}…)`, e);
       }
       for (const o of sealed.otps) {
-        for (const e of encodings(await master.open(o.target_private_key_sealed, `otp-target:${o.id}`))) add(`OTP ${o.id} target private key (${e.slice(0, 6)}…)`, e);
+        for (const e of encodings(await master.open(o.target_private_key_sealed, `otp-target:${o.id}`)))
+          add(`OTP ${o.id} target private key (${e.slice(0, 6)}…)`, e);
       }
       // 3 service keys and 4 OTP target keys × 7 encodings, 2 token keys × 7, codes, sessions, master key.
       assert.ok(needles.length >= 6 * 7 + 2 * 7 + 4 + 4 + 1, `${needles.length} needles`);

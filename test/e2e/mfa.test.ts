@@ -51,17 +51,36 @@ for (const spec of engines()) {
         activityPoller: { intervalMs: 50, numRetries: 5 },
         ...(onMfaRequired ? { onMfaRequired } : {}),
       });
-    const softStamp = async (payload: string): Promise<Stamp> => ({ stampHeaderName: "X-Stamp-Webauthn", stampHeaderValue: soft.stamp(payload) });
-    const policyParams = (name: string) => ({ policyName: name, effect: "EFFECT_ALLOW" as const, condition: "activity.resource == 'WALLET'", consensus: "true", notes: "" });
+    const softStamp = async (payload: string): Promise<Stamp> => ({
+      stampHeaderName: "X-Stamp-Webauthn",
+      stampHeaderValue: soft.stamp(payload),
+    });
+    const policyParams = (name: string) => ({
+      policyName: name,
+      effect: "EFFECT_ALLOW" as const,
+      condition: "activity.resource == 'WALLET'",
+      consensus: "true",
+      notes: "",
+    });
 
     before(async () => {
       if (!browser) page = await openPasskeyPage();
       sink = await SmtpSink.start();
       const origins = [SOFT_ORIGIN, ...(page ? [page.origin] : [])].join(",");
-      inst = await newInstance(spec.name, { SMTP_URL: sink.url, SIGIL_SMTP_FROM: "Sigil <otp@sigil.test>", SIGIL_WEBAUTHN_RP_ID: "localhost", SIGIL_WEBAUTHN_ORIGINS: origins });
+      inst = await newInstance(spec.name, {
+        SMTP_URL: sink.url,
+        SIGIL_SMTP_FROM: "Sigil <otp@sigil.test>",
+        SIGIL_WEBAUTHN_RP_ID: "localhost",
+        SIGIL_WEBAUTHN_ORIGINS: origins,
+      });
       init = await sigilInit(inst);
       server = await startServer(inst);
-      parent = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey, defaultOrganizationId: init.organizationId }).apiClient();
+      parent = new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: init.apiPublicKey,
+        apiPrivateKey: init.apiPrivateKey,
+        defaultOrganizationId: init.organizationId,
+      }).apiClient();
       const authenticators = [{ ...soft.registration({ name: "node passkey" }) }];
       if (page) {
         const { encodedChallenge, attestation } = await page.createPasskey("mfa user");
@@ -81,7 +100,10 @@ for (const spec of engines()) {
         userId,
         mfaPolicyName: "passkey after session for new policies",
         condition: HOLD_POLICIES,
-        requiredAuthenticationMethods: [{ any: [{ type: "AUTHENTICATION_TYPE_SESSION" }] }, { any: [{ type: "AUTHENTICATION_TYPE_PASSKEY" }] }],
+        requiredAuthenticationMethods: [
+          { any: [{ type: "AUTHENTICATION_TYPE_SESSION" }] },
+          { any: [{ type: "AUTHENTICATION_TYPE_PASSKEY" }] },
+        ],
         order: 0,
       });
       assert.equal(created.activity.status, "ACTIVITY_STATUS_COMPLETED");
@@ -97,7 +119,10 @@ for (const spec of engines()) {
       const seen: MfaContext[] = [];
       const client = coreClient(softStamp, async (ctx) => {
         seen.push(ctx);
-        const answer = await client.approveActivity({ fingerprint: ctx.fingerprint, organizationId: ctx.organizationId }, StamperType.Passkey);
+        const answer = await client.approveActivity(
+          { fingerprint: ctx.fingerprint, organizationId: ctx.organizationId },
+          StamperType.Passkey,
+        );
         assert.equal(answer.activity.status, "ACTIVITY_STATUS_COMPLETED");
       });
       const res = await client.createPolicy(policyParams("held by MFA"));
@@ -110,16 +135,27 @@ for (const spec of engines()) {
       assert.equal(ctx!.mfaStatuses.length, 1);
       assert.equal(ctx!.mfaStatuses[0]!.userId, userId);
       assert.equal(ctx!.mfaStatuses[0]!.satisfied, false);
-      assert.deepEqual(ctx!.mfaStatuses[0]!.satisfiedMethods.map((m) => m.type), ["AUTHENTICATION_TYPE_SESSION"]);
-      assert.deepEqual(ctx!.mfaStatuses[0]!.requiredMethods.map((r) => r.any.map((m) => m.type)), [["AUTHENTICATION_TYPE_SESSION"], ["AUTHENTICATION_TYPE_PASSKEY"]]);
+      assert.deepEqual(
+        ctx!.mfaStatuses[0]!.satisfiedMethods.map((m) => m.type),
+        ["AUTHENTICATION_TYPE_SESSION"],
+      );
+      assert.deepEqual(
+        ctx!.mfaStatuses[0]!.requiredMethods.map((r) => r.any.map((m) => m.type)),
+        [["AUTHENTICATION_TYPE_SESSION"], ["AUTHENTICATION_TYPE_PASSKEY"]],
+      );
       const { policy } = await parent.getPolicy({ organizationId: subId, policyId: res.policyId });
       assert.equal(policy.policyName, "held by MFA");
       // The record: the session's vote, then the passkey's; why it waited, then why it ran.
       const { activity } = await parent.getActivity({ organizationId: subId, activityId: ctx!.activityId });
-      assert.deepEqual(activity.votes.map((v: { scheme: string }) => v.scheme), ["SIGNATURE_SCHEME_TK_API_P256", activity.votes[1].scheme]);
+      assert.deepEqual(
+        activity.votes.map((v: { scheme: string }) => v.scheme),
+        ["SIGNATURE_SCHEME_TK_API_P256", activity.votes[1].scheme],
+      );
       assert.notEqual(activity.votes[1].scheme, "SIGNATURE_SCHEME_TK_API_P256");
       const { policyEvaluations } = await parent.getPolicyEvaluations({ organizationId: subId, activityId: ctx!.activityId });
-      const finals = policyEvaluations.map((e: { policyEvaluations: { policyId?: string; outcome: string }[] }) => e.policyEvaluations.find((p) => !p.policyId)?.outcome);
+      const finals = policyEvaluations.map(
+        (e: { policyEvaluations: { policyId?: string; outcome: string }[] }) => e.policyEvaluations.find((p) => !p.policyId)?.outcome,
+      );
       assert.deepEqual(finals, ["OUTCOME_REQUIRES_AUTHENTICATORS", "OUTCOME_ALLOW"]);
       const { mfaStatuses } = await parent.getMfaStatus({ organizationId: subId, activityId: ctx!.activityId });
       assert.equal(mfaStatuses[0].satisfied, true);
@@ -141,7 +177,10 @@ for (const spec of engines()) {
       const { mfaPolicies } = await client.getMfaPolicies({ userId });
       assert.equal(mfaPolicies.length, 1);
       const { user } = await parent.getUser({ organizationId: subId, userId });
-      assert.deepEqual(user.mfaPolicies.map((p: { mfaPolicyId: string }) => p.mfaPolicyId), [mfaPolicies[0]!.mfaPolicyId]);
+      assert.deepEqual(
+        user.mfaPolicies.map((p: { mfaPolicyId: string }) => p.mfaPolicyId),
+        [mfaPolicies[0]!.mfaPolicyId],
+      );
     });
 
     it("a parent's user whose MFA policy would hold an auth flow it starts in the sub-organization is refused there (403), held at home", async () => {
@@ -149,7 +188,10 @@ for (const spec of engines()) {
         userId: init.userId,
         mfaPolicyName: "parent: passkey for OTP",
         condition: "activity.type == 'ACTIVITY_TYPE_INIT_OTP_V3'",
-        requiredAuthenticationMethods: [{ any: [{ type: "AUTHENTICATION_TYPE_API_KEY" }] }, { any: [{ type: "AUTHENTICATION_TYPE_PASSKEY" }] }],
+        requiredAuthenticationMethods: [
+          { any: [{ type: "AUTHENTICATION_TYPE_API_KEY" }] },
+          { any: [{ type: "AUTHENTICATION_TYPE_PASSKEY" }] },
+        ],
         order: 0,
       });
       const mark = sink.mark();
@@ -157,25 +199,34 @@ for (const spec of engines()) {
         parent.initOtp({ organizationId: subId, otpType: "OTP_TYPE_EMAIL", contact: EMAIL, appName: "Sigil E2E" }),
         /holds this activity, but it runs in organization/,
       );
-      const home = await parent.initOtp({ organizationId: init.organizationId, otpType: "OTP_TYPE_EMAIL", contact: "nobody@example.com", appName: "Sigil E2E" });
+      const home = await parent.initOtp({
+        organizationId: init.organizationId,
+        otpType: "OTP_TYPE_EMAIL",
+        contact: "nobody@example.com",
+        appName: "Sigil E2E",
+      });
       assert.equal(home.activity.status, NEEDED);
       assert.equal(sink.mark(), mark, "no mail was sent");
       await parent.deleteMfaPolicy({ userId: init.userId, mfaPolicyId });
     });
 
-    it("the browser's passkey (CDP virtual authenticator, @turnkey/webauthn-stamper) meets the step through onMfaRequired", { skip: browser }, async () => {
-      const client = coreClient(
-        (payload) => page!.stamp(payload),
-        async (ctx) => {
-          await client.approveActivity({ fingerprint: ctx.fingerprint }, StamperType.Passkey);
-        },
-      );
-      const res = await client.createPolicy(policyParams("browser approved"));
-      assert.equal(res.activity.status, "ACTIVITY_STATUS_COMPLETED");
-      const { activity } = await parent.getActivity({ organizationId: subId, activityId: res.activity.id });
-      assert.equal(activity.votes.length, 2);
-      const { mfaStatuses } = await parent.getMfaStatus({ organizationId: subId, activityId: res.activity.id });
-      assert.equal(mfaStatuses[0].satisfiedMethods[1].type, "AUTHENTICATION_TYPE_PASSKEY");
-    });
+    it(
+      "the browser's passkey (CDP virtual authenticator, @turnkey/webauthn-stamper) meets the step through onMfaRequired",
+      { skip: browser },
+      async () => {
+        const client = coreClient(
+          (payload) => page!.stamp(payload),
+          async (ctx) => {
+            await client.approveActivity({ fingerprint: ctx.fingerprint }, StamperType.Passkey);
+          },
+        );
+        const res = await client.createPolicy(policyParams("browser approved"));
+        assert.equal(res.activity.status, "ACTIVITY_STATUS_COMPLETED");
+        const { activity } = await parent.getActivity({ organizationId: subId, activityId: res.activity.id });
+        assert.equal(activity.votes.length, 2);
+        const { mfaStatuses } = await parent.getMfaStatus({ organizationId: subId, activityId: res.activity.id });
+        assert.equal(mfaStatuses[0].satisfiedMethods[1].type, "AUTHENTICATION_TYPE_PASSKEY");
+      },
+    );
   });
 }

@@ -12,7 +12,12 @@ import { goodStamp, rawPost, type RawResponse } from "../helpers/raw-http.ts";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
 
 const sdkFor = (baseUrl: string, key: P256KeyPair, organizationId: string): TurnkeyApiClient =>
-  new Turnkey({ apiBaseUrl: baseUrl, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: organizationId }).apiClient();
+  new Turnkey({
+    apiBaseUrl: baseUrl,
+    apiPublicKey: key.publicKey,
+    apiPrivateKey: key.privateKey,
+    defaultOrganizationId: organizationId,
+  }).apiClient();
 
 async function refused(p: Promise<unknown>, address: string): Promise<void> {
   const err = await p.then(
@@ -24,7 +29,12 @@ async function refused(p: Promise<unknown>, address: string): Promise<void> {
   assert.match(err.message, new RegExp(`IP address ${address.replace(/[.:]/g, "\\$&")} are not allowed`));
 }
 
-async function whoamiWith(baseUrl: string, key: P256KeyPair, organizationId: string, headers: Record<string, string> = {}): Promise<RawResponse> {
+async function whoamiWith(
+  baseUrl: string,
+  key: P256KeyPair,
+  organizationId: string,
+  headers: Record<string, string> = {},
+): Promise<RawResponse> {
   const body = JSON.stringify({ organizationId });
   return rawPost(baseUrl, "/public/v1/query/whoami", body, { "X-Stamp": await goodStamp(key, body), ...headers });
 }
@@ -62,7 +72,13 @@ for (const engine of engines()) {
     it("organization list: set/get, then 127.0.0.2 is refused (403, code 7) before authorization, with no activity", async () => {
       await local.setIpAllowlist({ enabled: true, rules: [{ cidr: "127.0.0.1", label: "local" }, { cidr: "10.20.30.40/20" }] });
       const { allowlist } = await local.getIpAllowlist({ organizationId: root.organizationId });
-      assert.deepEqual(allowlist.rules.map((r) => [r.cidr, r.label]), [["127.0.0.1/32", "local"], ["10.20.16.0/20", ""]]);
+      assert.deepEqual(
+        allowlist.rules.map((r) => [r.cidr, r.label]),
+        [
+          ["127.0.0.1/32", "local"],
+          ["10.20.16.0/20", ""],
+        ],
+      );
       assert.equal(allowlist.enabled, true);
       const before = (await local.getActivities({})).activities.length;
       await refused(remote.getWhoami({}), "127.0.0.2");
@@ -73,12 +89,18 @@ for (const engine of engines()) {
 
     it("key list: overrides the organization's for that key; removed, the key falls back", async () => {
       const key2 = generateP256KeyPair();
-      await local.createApiKeys({ userId: root.userId, apiKeys: [{ apiKeyName: "second", publicKey: key2.publicKey, curveType: "API_KEY_CURVE_P256" }] });
+      await local.createApiKeys({
+        userId: root.userId,
+        apiKeys: [{ apiKeyName: "second", publicKey: key2.publicKey, curveType: "API_KEY_CURVE_P256" }],
+      });
       const local2 = sdkFor(server.url, key2, root.organizationId);
       const remote2 = sdkFor(relay.url, key2, root.organizationId);
       await local.setIpAllowlist({ publicKey: key2.publicKey, rules: [{ cidr: "127.0.0.2", label: "relay" }] });
       const keyList = (await local.getIpAllowlist({ organizationId: root.organizationId, publicKey: key2.publicKey })).allowlist;
-      assert.deepEqual(keyList.rules.map((r) => r.cidr), ["127.0.0.2/32"]);
+      assert.deepEqual(
+        keyList.rules.map((r) => r.cidr),
+        ["127.0.0.2/32"],
+      );
       assert.equal((await remote2.getWhoami({})).userId, root.userId);
       await refused(local2.getWhoami({}), "127.0.0.1");
       // The root key still follows the organization's list.
@@ -86,15 +108,24 @@ for (const engine of engines()) {
       await local.removeIpAllowlist({ publicKey: key2.publicKey });
       await refused(remote2.getWhoami({}), "127.0.0.2");
       assert.equal((await local2.getWhoami({})).userId, root.userId);
-      assert.deepEqual((await local.getIpAllowlist({ organizationId: root.organizationId, publicKey: key2.publicKey })).allowlist.rules, []);
+      assert.deepEqual(
+        (await local.getIpAllowlist({ organizationId: root.organizationId, publicKey: key2.publicKey })).allowlist.rules,
+        [],
+      );
     });
 
     it("a set that would lock its caller out is refused with 400", async () => {
-      const err = await remote.setIpAllowlist({ enabled: true, rules: [] }).then(() => undefined, (e: unknown) => e);
+      const err = await remote.setIpAllowlist({ enabled: true, rules: [] }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       // From 127.0.0.2 the request is refused by the current list before anything (403)…
       assert.ok(err instanceof TurnkeyRequestError && err.code === 7);
       // …and from 127.0.0.1 the set itself is refused: it would exclude 127.0.0.1.
-      const err2 = await local.setIpAllowlist({ enabled: true, rules: [{ cidr: "127.0.0.2" }] }).then(() => undefined, (e: unknown) => e);
+      const err2 = await local.setIpAllowlist({ enabled: true, rules: [{ cidr: "127.0.0.2" }] }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(err2 instanceof TurnkeyRequestError, String(err2));
       assert.equal(err2.code, 3);
       assert.match(err2.message, /would refuse the request making it: IP address 127\.0\.0\.1/);
@@ -117,7 +148,10 @@ for (const engine of engines()) {
       await server.stop();
       server = await startServer(inst, ["--trust-proxy", "1"]);
       local = sdkFor(server.url, rootKey, root.organizationId);
-      await local.setIpAllowlist({ enabled: true, rules: [{ cidr: "127.0.0.1" }, { cidr: "2001:db8:abcd::/48", label: "v6" }, { cidr: "198.51.96.0/20" }] });
+      await local.setIpAllowlist({
+        enabled: true,
+        rules: [{ cidr: "127.0.0.1" }, { cidr: "2001:db8:abcd::/48", label: "v6" }, { cidr: "198.51.96.0/20" }],
+      });
       // The SDK's own requests (no header) come from 127.0.0.1.
       assert.equal((await local.getWhoami({})).organizationId, root.organizationId);
       const from = (xff: string) => whoamiWith(server.url, rootKey, root.organizationId, { "X-Forwarded-For": xff });

@@ -13,7 +13,12 @@ const ALLOWED = "https://app.example.com";
 const SDK_HEADERS = ["content-type", "x-client-version", "x-stamp", "x-stamp-webauthn", "x-stamp-attested", "x-session"];
 
 /** Any method, exact headers (fetch would refuse to send Origin itself on OPTIONS as a browser does). */
-function send(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
+function send(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers }, (res) => {
       res.resume();
@@ -51,7 +56,9 @@ describe("CORS (sqlite; no store behaviour involved)", { timeout: 60_000 }, () =
       const res = await preflight(server.url, ALLOWED, stamp);
       assert.equal(res.status, 204);
       assert.equal(res.headers["access-control-allow-origin"], ALLOWED);
-      const allowed = String(res.headers["access-control-allow-headers"]).toLowerCase().split(/\s*,\s*/);
+      const allowed = String(res.headers["access-control-allow-headers"])
+        .toLowerCase()
+        .split(/\s*,\s*/);
       for (const h of SDK_HEADERS) assert.ok(allowed.includes(h), `${h} not in ${allowed.join(",")}`);
       assert.match(String(res.headers["access-control-allow-methods"]), /POST/);
       assert.equal(res.headers["access-control-allow-credentials"], undefined);
@@ -61,14 +68,25 @@ describe("CORS (sqlite; no store behaviour involved)", { timeout: 60_000 }, () =
   it("the actual request from an allowed origin carries the allow-origin header", async () => {
     const body = JSON.stringify({ organizationId: root.organizationId });
     const stamp = await goodStamp({ publicKey: root.apiPublicKey, privateKey: root.apiPrivateKey }, body);
-    const res = await send(`${server.url}/public/v1/query/whoami`, "POST", { Origin: ALLOWED, "Content-Type": "application/json", "X-Stamp": stamp, "X-Client-Version": "@turnkey/core@test" }, body);
+    const res = await send(
+      `${server.url}/public/v1/query/whoami`,
+      "POST",
+      { Origin: ALLOWED, "Content-Type": "application/json", "X-Stamp": stamp, "X-Client-Version": "@turnkey/core@test" },
+      body,
+    );
     assert.equal(res.status, 200);
     assert.equal(res.headers["access-control-allow-origin"], ALLOWED);
     assert.match(String(res.headers.vary), /origin/i);
   });
 
   it("another origin gets no allow headers (the browser refuses); so do near misses", async () => {
-    for (const origin of ["https://evil.example.com", "https://app.example.com.evil.com", "http://app.example.com", "https://APP.example.com:443x", "null"]) {
+    for (const origin of [
+      "https://evil.example.com",
+      "https://app.example.com.evil.com",
+      "http://app.example.com",
+      "https://APP.example.com:443x",
+      "null",
+    ]) {
       const res = await preflight(server.url, origin);
       assert.equal(res.headers["access-control-allow-origin"], undefined, origin);
       assert.equal(res.headers["access-control-allow-headers"], undefined, origin);
@@ -132,7 +150,11 @@ describe("CORS in headless Chromium", { skip: browserMissing(), timeout: 90_000 
       return await page.evaluate(
         async ({ url, body, stamp }) => {
           try {
-            const res = await fetch(url, { method: "POST", body, headers: { "Content-Type": "application/json", "X-Client-Version": "@turnkey/core@test", "X-Stamp": stamp } });
+            const res = await fetch(url, {
+              method: "POST",
+              body,
+              headers: { "Content-Type": "application/json", "X-Client-Version": "@turnkey/core@test", "X-Stamp": stamp },
+            });
             return { ok: true as const, status: res.status, body: await res.text() };
           } catch (err) {
             return { ok: false as const, error: String(err) };

@@ -43,7 +43,8 @@ function assertLimited(a: Answer): void {
   assert.match(a.retryAfter ?? "", /^[1-9][0-9]*$/);
 }
 
-const activityCount = async (sdk: ReturnType<Turnkey["apiClient"]>) => (await sdk.getActivities({ paginationOptions: { limit: "100" } })).activities.length;
+const activityCount = async (sdk: ReturnType<Turnkey["apiClient"]>) =>
+  (await sdk.getActivities({ paginationOptions: { limit: "100" } })).activities.length;
 
 for (const engine of engines()) {
   describe(`rate limits (${engine.name})`, { skip: engine.skip, timeout: 180_000 }, () => {
@@ -60,9 +61,17 @@ for (const engine of engines()) {
       // A second key of the root user reads the results: its own credential bucket.
       reader = generateP256KeyPair();
       const s = await startServer(inst, ["--rate-limit-address", "0"]);
-      await new Turnkey({ apiBaseUrl: s.url, apiPublicKey: rootKey.publicKey, apiPrivateKey: rootKey.privateKey, defaultOrganizationId: root.organizationId })
+      await new Turnkey({
+        apiBaseUrl: s.url,
+        apiPublicKey: rootKey.publicKey,
+        apiPrivateKey: rootKey.privateKey,
+        defaultOrganizationId: root.organizationId,
+      })
         .apiClient()
-        .createApiKeys({ userId: root.userId, apiKeys: [{ apiKeyName: "reader", publicKey: reader.publicKey, curveType: "API_KEY_CURVE_P256" }] });
+        .createApiKeys({
+          userId: root.userId,
+          apiKeys: [{ apiKeyName: "reader", publicKey: reader.publicKey, curveType: "API_KEY_CURVE_P256" }],
+        });
       await s.stop();
     });
     after(async () => {
@@ -78,7 +87,12 @@ for (const engine of engines()) {
       for (const s of servers.splice(0)) await s.stop();
     };
     const readerSdk = (url: string) =>
-      new Turnkey({ apiBaseUrl: url, apiPublicKey: reader.publicKey, apiPrivateKey: reader.privateKey, defaultOrganizationId: root.organizationId }).apiClient();
+      new Turnkey({
+        apiBaseUrl: url,
+        apiPublicKey: reader.publicKey,
+        apiPrivateKey: reader.privateKey,
+        defaultOrganizationId: root.organizationId,
+      }).apiClient();
 
     it("per credential (one process, in memory): a burst of twice the rate, then 429 + Retry-After; refused submissions create nothing", async () => {
       const s = await start(["--rate-limit-credential", "3", "--rate-limit-organization", "0", "--rate-limit-address", "0"]);
@@ -94,9 +108,18 @@ for (const engine of engines()) {
       // Exactly the admitted submissions became activities.
       assert.equal((await activityCount(readerSdk(s.url))) - before, ids.size);
       // The official SDK surfaces the same error.
-      const sdk = new Turnkey({ apiBaseUrl: s.url, apiPublicKey: rootKey.publicKey, apiPrivateKey: rootKey.privateKey, defaultOrganizationId: root.organizationId }).apiClient();
+      const sdk = new Turnkey({
+        apiBaseUrl: s.url,
+        apiPublicKey: rootKey.publicKey,
+        apiPrivateKey: rootKey.privateKey,
+        defaultOrganizationId: root.organizationId,
+      }).apiClient();
       let limited: unknown;
-      for (let i = 0; i < 10 && !limited; i++) limited = await sdk.getWhoami({}).then(() => undefined, (e: unknown) => e);
+      for (let i = 0; i < 10 && !limited; i++)
+        limited = await sdk.getWhoami({}).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       assert.ok(limited instanceof TurnkeyRequestError, String(limited));
       assert.equal(limited.code, 8);
       await stopAll();
@@ -117,8 +140,14 @@ for (const engine of engines()) {
       const answers: Answer[] = [];
       for (let i = 0; i < 8; i++) answers.push(await post(s.url, "/public/v1/query/whoami", "{}", {}));
       // Unstamped: 401 while tokens last, 429 after.
-      assert.ok(answers.slice(0, 4).every((a) => a.status === 401), JSON.stringify(answers.map((a) => a.status)));
-      assert.ok(answers.slice(5).every((a) => a.status === 429), JSON.stringify(answers.map((a) => a.status)));
+      assert.ok(
+        answers.slice(0, 4).every((a) => a.status === 401),
+        JSON.stringify(answers.map((a) => a.status)),
+      );
+      assert.ok(
+        answers.slice(5).every((a) => a.status === 429),
+        JSON.stringify(answers.map((a) => a.status)),
+      );
       assertLimited(answers[7]!);
       assert.match(answers[7]!.json.message ?? "", /client address 127\.0\.0\.1/);
       // Health checks are not API calls: never limited.
@@ -133,9 +162,15 @@ for (const engine of engines()) {
       const [a, b] = [await start(limits, env), await start(limits, env)];
       // A fresh credential: its bucket in Redis is new.
       const key = generateP256KeyPair();
-      await readerSdk(a.url).createApiKeys({ userId: root.userId, apiKeys: [{ apiKeyName: `load-${randomBytes(3).toString("hex")}`, publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] });
+      await readerSdk(a.url).createApiKeys({
+        userId: root.userId,
+        apiKeys: [{ apiKeyName: `load-${randomBytes(3).toString("hex")}`, publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+      });
       const before = await activityCount(readerSdk(b.url));
-      const perServer = new Map<string, number>([[a.url, 0], [b.url, 0]]);
+      const perServer = new Map<string, number>([
+        [a.url, 0],
+        [b.url, 0],
+      ]);
       let admitted = 0;
       let limitedCount = 0;
       const t0 = Date.now();

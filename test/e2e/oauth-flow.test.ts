@@ -15,7 +15,16 @@ import { Turnkey } from "@turnkey/sdk-server";
 import { decryptCredentialBundle, encryptOauth2ClientSecret } from "@turnkey/crypto";
 import { ApiKeyStamper, SignatureFormat } from "@turnkey/api-key-stamper";
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from "jose";
-import { engines, freePort, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import {
+  engines,
+  freePort,
+  newInstance,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "../helpers/server.ts";
 import { OidcServer, type Account, type OidcClient } from "../helpers/oidc-server.ts";
 import { generateP256, privateScalar } from "../../src/crypto/p256.ts";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
@@ -64,7 +73,11 @@ interface Answer {
 /** A request the SDK stamped, sent as the SDK would, answered with its HTTP status and body. */
 async function send(signed: Signed | undefined): Promise<Answer> {
   assert.ok(signed, "the SDK stamped the request");
-  const res = await fetch(signed.url, { method: "POST", body: signed.body, headers: { "content-type": "application/json", [signed.stamp.stampHeaderName]: signed.stamp.stampHeaderValue } });
+  const res = await fetch(signed.url, {
+    method: "POST",
+    body: signed.body,
+    headers: { "content-type": "application/json", [signed.stamp.stampHeaderName]: signed.stamp.stampHeaderValue },
+  });
   const text = await res.text();
   let json: unknown;
   try {
@@ -125,16 +138,28 @@ for (const spec of engines()) {
       });
       init = await sigilInit(inst);
       server = await startServer(inst, [], { port });
-      parent = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey, defaultOrganizationId: init.organizationId }).apiClient();
+      parent = new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: init.apiPublicKey,
+        apiPrivateKey: init.apiPrivateKey,
+        defaultOrganizationId: init.organizationId,
+      }).apiClient();
       // The published client-secret encryption key, as a deployment's backend reads it.
-      const keys = (await (await fetch(`${server.url}/public/v1/discovery/keys`)).json()) as { keys: { purpose: string; publicKey: string; status?: string }[] };
+      const keys = (await (await fetch(`${server.url}/public/v1/discovery/keys`)).json()) as {
+        keys: { purpose: string; publicKey: string; status?: string }[];
+      };
       const secretKey = keys.keys.find((k) => k.purpose === "OAUTH2_CLIENT_SECRET" && (k.status === undefined || k.status === "active"));
       assert.ok(secretKey, `an OAUTH2_CLIENT_SECRET key in ${JSON.stringify(keys)}`);
       for (const c of oidc.clients.values()) {
         if (c.clientId.startsWith("rp-")) continue;
         secrets.add(c.clientSecret);
         const encryptedClientSecret = await encryptOauth2ClientSecret(c.clientSecret, secretKey.publicKey);
-        const provider = c.clientId === "sigil-discord" ? "OAUTH2_PROVIDER_DISCORD" : c.clientId === "sigil-oidc" ? "OAUTH2_PROVIDER_OIDC" : "OAUTH2_PROVIDER_X";
+        const provider =
+          c.clientId === "sigil-discord"
+            ? "OAUTH2_PROVIDER_DISCORD"
+            : c.clientId === "sigil-oidc"
+              ? "OAUTH2_PROVIDER_OIDC"
+              : "OAUTH2_PROVIDER_X";
         const r = await parent.createOauth2Credential({ provider, clientId: c.clientId, encryptedClientSecret });
         creds.set(c.clientId, r.oauth2CredentialId);
       }
@@ -147,7 +172,12 @@ for (const spec of engines()) {
     });
 
     const asSession = (key: P256KeyPair, organizationId: string) =>
-      new Turnkey({ apiBaseUrl: server.url, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: organizationId }).apiClient();
+      new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: key.publicKey,
+        apiPrivateKey: key.privateKey,
+        defaultOrganizationId: organizationId,
+      }).apiClient();
     /** undefined when `key` stamps getWhoami in `organizationId`, else the error message. */
     const whoamiError = async (key: P256KeyPair, organizationId: string) => {
       try {
@@ -158,7 +188,8 @@ for (const spec of engines()) {
       }
     };
     const completed = async (organizationId: string): Promise<number> =>
-      (await parent.getActivities({ organizationId, filterByStatus: ["ACTIVITY_STATUS_COMPLETED"], paginationOptions: { limit: "100" } })).activities.length;
+      (await parent.getActivities({ organizationId, filterByStatus: ["ACTIVITY_STATUS_COMPLETED"], paginationOptions: { limit: "100" } }))
+        .activities.length;
 
     /** The PKCE code flow at the provider as `accountId`, then oauth2_authenticate through the SDK. */
     const oauth2Params = async (clientId: string, accountId: string, sessionKey: P256KeyPair, target?: { publicUncompressed: string }) => {
@@ -173,7 +204,12 @@ for (const spec of engines()) {
         ...(target ? { bearerTokenTargetPublicKey: target.publicUncompressed } : {}),
       };
     };
-    const sigilToken = async (clientId: string, accountId: string, sessionKey: P256KeyPair, target?: { publicUncompressed: string }): Promise<string> =>
+    const sigilToken = async (
+      clientId: string,
+      accountId: string,
+      sessionKey: P256KeyPair,
+      target?: { publicUncompressed: string },
+    ): Promise<string> =>
       (await parent.oauth2Authenticate(await oauth2Params(clientId, accountId, sessionKey, target))).oidcToken as string;
 
     const subOrgParams = (name: string, providerName: string, oidcToken: string) => ({
@@ -189,14 +225,22 @@ for (const spec of engines()) {
     };
 
     /** What core's loginWithOauth sends: stamp_login for `key`, stamped by it, attested by the OIDC token. */
-    const attestedStampLogin = async (oidcToken: string, key: P256KeyPair, organizationId: string, timestampMs: string): Promise<Answer> => {
+    const attestedStampLogin = async (
+      oidcToken: string,
+      key: P256KeyPair,
+      organizationId: string,
+      timestampMs: string,
+    ): Promise<Answer> => {
       const body = JSON.stringify({
         parameters: { publicKey: key.publicKey, expirationSeconds: "900", invalidateExisting: false },
         organizationId,
         timestampMs,
         type: "ACTIVITY_TYPE_STAMP_LOGIN",
       });
-      const signature = await new ApiKeyStamper({ apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey }).sign(body, SignatureFormat.Der);
+      const signature = await new ApiKeyStamper({ apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey }).sign(
+        body,
+        SignatureFormat.Der,
+      );
       const stamp = { publicKeyAttestation: oidcToken, scheme: "STAMP_ATTESTED_SCHEME_P256_OIDC", publicKey: key.publicKey, signature };
       const res = await fetch(`${server.url}/public/v1/submit/stamp_login`, {
         method: "POST",
@@ -212,7 +256,11 @@ for (const spec of engines()) {
       const target = generateP256();
       const token = await sigilToken("sigil-x", acct("alice"), sessionKey, target);
 
-      const discovery = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as { issuer: string; jwks_uri: string; id_token_signing_alg_values_supported?: string[] };
+      const discovery = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as {
+        issuer: string;
+        jwks_uri: string;
+        id_token_signing_alg_values_supported?: string[];
+      };
       assert.equal(discovery.issuer, publicUrl);
       assert.ok(discovery.jwks_uri.startsWith(`${publicUrl}/`), discovery.jwks_uri);
       const jwks = createRemoteJWKSet(new URL(discovery.jwks_uri));
@@ -226,7 +274,10 @@ for (const spec of engines()) {
       // The provider's bearer token, HPKE-encrypted to our target key: it is the access token
       // oidc-provider issued to Sigil, and it works at the provider.
       assert.equal(typeof payload.encrypted_bearer_token, "string", JSON.stringify(payload));
-      const bearer = Buffer.from(decryptCredentialBundle(payload.encrypted_bearer_token as string, privateScalar(target).toString("hex")), "hex").toString("utf8");
+      const bearer = Buffer.from(
+        decryptCredentialBundle(payload.encrypted_bearer_token as string, privateScalar(target).toString("hex")),
+        "hex",
+      ).toString("utf8");
       assert.ok(oidc.accessTokens.includes(bearer), "the decrypted bearer token is one the provider issued");
       const me = await fetch(`${oidc.issuer}/2/users/me`, { headers: { authorization: `Bearer ${bearer}` } });
       assert.equal(me.status, 200);
@@ -246,7 +297,11 @@ for (const spec of engines()) {
     it("the generic OIDC provider (its standard userinfo endpoint) through oauth2_authenticate: sub is oidc:<sub>", async () => {
       const sessionKey = generateP256KeyPair();
       const token = await sigilToken("sigil-oidc", acct("judy"), sessionKey);
-      const { payload } = await jwtVerify(token, createRemoteJWKSet(new URL((await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()).jwks_uri)), { issuer: publicUrl, audience: "sigil-oidc" });
+      const { payload } = await jwtVerify(
+        token,
+        createRemoteJWKSet(new URL((await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()).jwks_uri)),
+        { issuer: publicUrl, audience: "sigil-oidc" },
+      );
       assert.equal(payload.sub, `oidc:${acct("judy")}`);
       assert.equal(payload.nonce, nonceOf(sessionKey.publicKey));
       assert.equal(payload.encrypted_bearer_token, undefined, "no bearer token without a target key");
@@ -326,7 +381,9 @@ for (const spec of engines()) {
       rp.idTokenTtl = undefined;
       assert.ok((decodeJwt(expired).exp ?? Infinity) < Date.now() / 1000 - 3600);
       const before = await completed(subId);
-      const login = await send(await parent.stampOauthLogin({ organizationId: subId, oidcToken: expired, publicKey: sessionKey.publicKey }));
+      const login = await send(
+        await parent.stampOauthLogin({ organizationId: subId, oidcToken: expired, publicKey: sessionKey.publicKey }),
+      );
       assertClientError(login, /expired/i, t);
       assert.match(String(await whoamiError(sessionKey, subId)), /could not find public key/);
       assert.equal(await completed(subId), before, "nothing executed");
@@ -345,11 +402,15 @@ for (const spec of engines()) {
       const token = await rogue.idToken("rp-u", acct("dave"), nonceOf(sessionKey.publicKey));
       const mark = rogue.mark();
       const parentBefore = await completed(init.organizationId);
-      const login = await send(await parent.stampOauthLogin({ organizationId: init.organizationId, oidcToken: token, publicKey: sessionKey.publicKey }));
+      const login = await send(
+        await parent.stampOauthLogin({ organizationId: init.organizationId, oidcToken: token, publicKey: sessionKey.publicKey }),
+      );
       assertClientError(login, /issuer|trusted/i, t);
       const signup = await send(await parent.stampCreateSubOrganization(subOrgParams("rogue", "OIDC", token)));
       assertClientError(signup, /issuer|trusted/i, t);
-      const lookup = await send(await parent.stampGetSubOrgIds({ organizationId: init.organizationId, filterType: "OIDC_TOKEN", filterValue: token }));
+      const lookup = await send(
+        await parent.stampGetSubOrgIds({ organizationId: init.organizationId, filterType: "OIDC_TOKEN", filterValue: token }),
+      );
       assertClientError(lookup, /issuer|trusted/i, t);
       assert.equal(rogue.count(undefined, mark), 0, `the untrusted issuer saw ${JSON.stringify(rogue.requests.slice(mark))}`);
       assert.equal(await completed(init.organizationId), parentBefore, "nothing executed");
@@ -363,7 +424,9 @@ for (const spec of engines()) {
       const otherAudience = await oidc.idToken("rp-b", acct("frank"), nonceOf(sessionKey.publicKey));
       assert.equal(decodeJwt(otherAudience).sub, decodeJwt(registered).sub);
       const before = await completed(subId);
-      const res = await send(await parent.stampOauthLogin({ organizationId: subId, oidcToken: otherAudience, publicKey: sessionKey.publicKey }));
+      const res = await send(
+        await parent.stampOauthLogin({ organizationId: subId, oidcToken: otherAudience, publicKey: sessionKey.publicKey }),
+      );
       assertClientError(res, undefined, t);
       assert.match(String(await whoamiError(sessionKey, subId)), /could not find public key/);
       assert.equal(await completed(subId), before, "nothing executed");
@@ -414,7 +477,9 @@ for (const spec of engines()) {
       const elapsed = Date.now() - started;
       assertClientError(res, /time|did not answer/i, t);
       assert.ok(elapsed < TIMEOUT_MS + 3000, `answered after ${elapsed} ms (timeout ${TIMEOUT_MS} ms)`);
-      t.diagnostic(`getWhoami answered in ${whoMs} ms while the provider hung; the hung call answered after ${elapsed} ms (timeout ${TIMEOUT_MS} ms)`);
+      t.diagnostic(
+        `getWhoami answered in ${whoMs} ms while the provider hung; the hung call answered after ${elapsed} ms (timeout ${TIMEOUT_MS} ms)`,
+      );
     });
 
     it("abuse: a second attach of the same identity → OAUTH_PROVIDER_ALREADY_EXISTS, nothing created", async (t) => {
@@ -426,7 +491,13 @@ for (const spec of engines()) {
       assertClientError(again, undefined, t);
       assert.equal(again.status, 409, again.text);
       assert.match(again.text, /OAUTH_PROVIDER_ALREADY_EXISTS/);
-      const attach = await send(await parent.stampCreateOauthProviders({ organizationId: init.organizationId, userId: init.userId, oauthProviders: [{ providerName: "Discord", oidcToken: token }] }));
+      const attach = await send(
+        await parent.stampCreateOauthProviders({
+          organizationId: init.organizationId,
+          userId: init.userId,
+          oauthProviders: [{ providerName: "Discord", oidcToken: token }],
+        }),
+      );
       assertClientError(attach, undefined, t);
       assert.equal(attach.status, 409, attach.text);
       assert.match(attach.text, /OAUTH_PROVIDER_ALREADY_EXISTS/);
@@ -450,8 +521,15 @@ for (const spec of engines()) {
         const c = new pg.Client({ connectionString: inst.env.DATABASE_URL });
         await c.connect();
         try {
-          const tables = (await c.query<{ schemaname: string; tablename: string }>("SELECT schemaname, tablename FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')")).rows;
-          assert.ok(tables.some((t) => t.tablename === "oauth2_credentials"), JSON.stringify(tables));
+          const tables = (
+            await c.query<{ schemaname: string; tablename: string }>(
+              "SELECT schemaname, tablename FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')",
+            )
+          ).rows;
+          assert.ok(
+            tables.some((t) => t.tablename === "oauth2_credentials"),
+            JSON.stringify(tables),
+          );
           const dumps: string[] = [];
           for (const t of tables) {
             const rows = await c.query<{ j: string }>(`SELECT row_to_json(x)::text AS j FROM "${t.schemaname}"."${t.tablename}" x`);

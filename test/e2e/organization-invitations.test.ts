@@ -15,7 +15,17 @@ import { MAX_LISTED_INVITATIONS } from "../../src/store/invitations.ts";
 import { newId } from "../../src/store/util.ts";
 
 /** The fields of the SDK type v1Invitation (@turnkey/http public_api.types.d.ts). */
-const V1_INVITATION_FIELDS = ["accessType", "createdAt", "invitationId", "receiverEmail", "receiverUserName", "receiverUserTags", "senderUserId", "status", "updatedAt"];
+const V1_INVITATION_FIELDS = [
+  "accessType",
+  "createdAt",
+  "invitationId",
+  "receiverEmail",
+  "receiverUserName",
+  "receiverUserTags",
+  "senderUserId",
+  "status",
+  "updatedAt",
+];
 
 const s = sinkPerHarness();
 perEngine(
@@ -27,13 +37,20 @@ perEngine(
       baseUrl = await h().app.listen({ port: 0, host: "127.0.0.1" });
     });
     /** The official client of `as`, over HTTP. */
-    const client = (as: Creds = h().root) => new TurnkeyClient({ baseUrl }, new ApiKeyStamper({ apiPublicKey: as.key.publicKey, apiPrivateKey: as.key.privateKey }));
+    const client = (as: Creds = h().root) =>
+      new TurnkeyClient({ baseUrl }, new ApiKeyStamper({ apiPublicKey: as.key.publicKey, apiPrivateKey: as.key.privateKey }));
 
     it("lists the organization's invitations as v1Invitation, oldest first, with their status; no token, no digest", async () => {
-      const tag = completed(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "invited", userIds: [] }), createUserTag).userTagId;
+      const tag = completed(
+        await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "invited", userIds: [] }),
+        createUserTag,
+      ).userTagId;
       const a = await invite(h(), s.sink(), { receiverUserName: "Ada", receiverUserTags: [tag], accessType: "ACCESS_TYPE_WEB" });
       const b = await invite(h(), s.sink(), { receiverUserName: "Bob", accessType: "ACCESS_TYPE_API" });
-      completed(await h().submit("delete_invitation", "ACTIVITY_TYPE_DELETE_INVITATION", { invitationId: b.invitationId }), deleteInvitation);
+      completed(
+        await h().submit("delete_invitation", "ACTIVITY_TYPE_DELETE_INVITATION", { invitationId: b.invitationId }),
+        deleteInvitation,
+      );
       // Another organization's invitation is not this one's.
       const other = await subOrg(h(), "tenant");
       const theirs = await invite(h(), s.sink(), {}, { as: other });
@@ -59,7 +76,11 @@ perEngine(
 
       const raw = JSON.stringify(organizationData);
       for (const secret of [a.token, b.token, theirs.token]) assert.ok(!raw.includes(secret), "no invitation token in the answer");
-      const digests = await h().service.store.db.selectFrom("invitations").select("token_digest").where("token_digest", "is not", null).execute();
+      const digests = await h()
+        .service.store.db.selectFrom("invitations")
+        .select("token_digest")
+        .where("token_digest", "is not", null)
+        .execute();
       assert.ok(digests.length >= 2);
       for (const d of digests) assert.ok(!raw.includes(d.token_digest!), "no token digest in the answer");
       assert.ok(!/token/i.test(raw), "no token field");

@@ -15,7 +15,16 @@ import { Turnkey } from "@turnkey/sdk-server";
 import { TurnkeyClient } from "@turnkey/http";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { TurnkeySDKClientBase } from "@turnkey/core/dist/__generated__/sdk-client-base.js";
-import { engines, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import {
+  engines,
+  newInstance,
+  rejection,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "../helpers/server.ts";
 import { SmtpSink, e2eOtpLogin } from "../helpers/smtp-sink.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { openStore } from "../../src/store/db.ts";
@@ -33,9 +42,15 @@ for (const spec of engines()) {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     let parent: any;
     const clientFor = (key: { publicKey: string; privateKey: string }, organizationId: string) =>
-      new Turnkey({ apiBaseUrl: server.url, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: organizationId }).apiClient();
+      new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: key.publicKey,
+        apiPrivateKey: key.privateKey,
+        defaultOrganizationId: organizationId,
+      }).apiClient();
     // get_organization is a query of @turnkey/http's TurnkeyClient (sdk-server has no method for it).
-    const httpFor = (key: { publicKey: string; privateKey: string }) => new TurnkeyClient({ baseUrl: server.url }, new ApiKeyStamper({ apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey }));
+    const httpFor = (key: { publicKey: string; privateKey: string }) =>
+      new TurnkeyClient({ baseUrl: server.url }, new ApiKeyStamper({ apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey }));
     const initKey = () => ({ publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey });
 
     before(async () => {
@@ -57,8 +72,26 @@ for (const spec of engines()) {
       const sub = await parent.createSubOrganization({
         subOrganizationName: "Leaving user",
         rootQuorumThreshold: 1,
-        rootUsers: [{ userName: "owner", userEmail: email, apiKeys: [{ apiKeyName: "k", publicKey: ownerKey.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
-        wallet: { walletName: "main", accounts: [{ curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" }] },
+        rootUsers: [
+          {
+            userName: "owner",
+            userEmail: email,
+            apiKeys: [{ apiKeyName: "k", publicKey: ownerKey.publicKey, curveType: "API_KEY_CURVE_P256" }],
+            authenticators: [],
+            oauthProviders: [],
+          },
+        ],
+        wallet: {
+          walletName: "main",
+          accounts: [
+            {
+              curve: "CURVE_SECP256K1",
+              pathFormat: "PATH_FORMAT_BIP32",
+              path: "m/44'/60'/0'/0/0",
+              addressFormat: "ADDRESS_FORMAT_ETHEREUM",
+            },
+          ],
+        },
       });
       const subId: string = sub.subOrganizationId;
       const owner = new TurnkeySDKClientBase({
@@ -90,7 +123,10 @@ for (const spec of engines()) {
       assert.match((await rejection(session.getWhoami({ organizationId: subId }))).message, UNKNOWN);
       assert.match((await rejection(httpFor(ownerKey).getOrganization({ organizationId: subId }))).message, UNKNOWN);
       assert.match((await rejection(httpFor(initKey()).getOrganization({ organizationId: subId }))).message, UNKNOWN);
-      assert.match((await rejection(parent.initOtp({ organizationId: subId, otpType: "OTP_TYPE_EMAIL", contact: email, appName: "E2E" }))).message, UNKNOWN);
+      assert.match(
+        (await rejection(parent.initOtp({ organizationId: subId, otpType: "OTP_TYPE_EMAIL", contact: email, appName: "E2E" }))).message,
+        UNKNOWN,
+      );
       assert.ok(!(await parent.getSubOrgIds({})).organizationIds.includes(subId));
       // Logging in again by email finds no account: the parent's look-up names no sub-organization.
       assert.deepEqual((await parent.getVerifiedSubOrgIds({ filterType: "EMAIL", filterValue: email })).organizationIds, []);
@@ -123,12 +159,25 @@ for (const spec of engines()) {
         const sub = await parent.createSubOrganization({
           subOrganizationName: `Twice deleted ${i}`,
           rootQuorumThreshold: 1,
-          rootUsers: [{ userName: "owner", apiKeys: [{ apiKeyName: "k", publicKey: ownerKey.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+          rootUsers: [
+            {
+              userName: "owner",
+              apiKeys: [{ apiKeyName: "k", publicKey: ownerKey.publicKey, curveType: "API_KEY_CURVE_P256" }],
+              authenticators: [],
+              oauthProviders: [],
+            },
+          ],
         });
         const owner = clientFor(ownerKey, sub.subOrganizationId);
-        const outcomes = await Promise.allSettled(Array.from({ length: 4 }, () => owner.deleteSubOrganization({ deleteWithoutExport: true })));
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 4 }, () => owner.deleteSubOrganization({ deleteWithoutExport: true })),
+        );
         const ok = outcomes.filter((o) => o.status === "fulfilled");
-        assert.equal(ok.length >= 1, true, `round ${i}: ${JSON.stringify(outcomes.map((o) => (o.status === "rejected" ? String(o.reason) : "ok")))}`);
+        assert.equal(
+          ok.length >= 1,
+          true,
+          `round ${i}: ${JSON.stringify(outcomes.map((o) => (o.status === "rejected" ? String(o.reason) : "ok")))}`,
+        );
         for (const o of outcomes) {
           if (o.status === "fulfilled") continue;
           // Answered as an id that no longer exists (404, or 401 once its keys are gone): never 500/503.
@@ -158,7 +207,10 @@ for (const spec of engines()) {
 
       const renamed = await parent.updateOrganizationName({ organizationName: "Renamed Org" });
       assert.equal(renamed.organizationName, "Renamed Org");
-      assert.equal((await httpFor(initKey()).getOrganization({ organizationId: init.organizationId })).organizationData.name, "Renamed Org");
+      assert.equal(
+        (await httpFor(initKey()).getOrganization({ organizationId: init.organizationId })).organizationData.name,
+        "Renamed Org",
+      );
     });
   });
 }

@@ -28,7 +28,12 @@ for (const spec of engines()) {
       inst = await newInstance(spec.name, { SMTP_URL: sink.url, SIGIL_SMTP_FROM: "Sigil <otp@sigil.test>" });
       init = await sigilInit(inst);
       server = await startServer(inst);
-      parent = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey, defaultOrganizationId: init.organizationId }).apiClient();
+      parent = new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: init.apiPublicKey,
+        apiPrivateKey: init.apiPrivateKey,
+        defaultOrganizationId: init.organizationId,
+      }).apiClient();
       const sub = await parent.createSubOrganization({
         subOrganizationName: "OTP user",
         rootQuorumThreshold: 1,
@@ -44,7 +49,12 @@ for (const spec of engines()) {
     });
 
     const asSession = (key: { publicKey: string; privateKey: string }) =>
-      new Turnkey({ apiBaseUrl: server.url, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: subId }).apiClient();
+      new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: key.publicKey,
+        apiPrivateKey: key.privateKey,
+        defaultOrganizationId: subId,
+      }).apiClient();
     const whoamiError = async (key: { publicKey: string; privateKey: string }) => {
       try {
         await asSession(key).getWhoami({ organizationId: subId });
@@ -68,7 +78,8 @@ for (const spec of engines()) {
       // Expired after 2 s: poll (bounded) until the server says so.
       const deadline = Date.now() + 10_000;
       let err: string | undefined;
-      while (Date.now() < deadline && !(err = await whoamiError(login.sessionKey))?.includes("expired api key")) await new Promise((r) => setTimeout(r, 200));
+      while (Date.now() < deadline && !(err = await whoamiError(login.sessionKey))?.includes("expired api key"))
+        await new Promise((r) => setTimeout(r, 200));
       assert.match(err ?? "", /expired api key/);
     });
 
@@ -113,13 +124,24 @@ for (const spec of engines()) {
         return (async () => {
           const stamper = new ApiKeyStamper({ apiPublicKey: key.publicCompressed, apiPrivateKey: privateScalar(key).toString("hex") });
           const signature = await stamper.sign(body, SignatureFormat.Der);
-          const stamp = { publicKeyAttestation: verificationToken, scheme: "STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN", publicKey: key.publicCompressed, signature };
+          const stamp = {
+            publicKeyAttestation: verificationToken,
+            scheme: "STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN",
+            publicKey: key.publicCompressed,
+            signature,
+          };
           const res = await fetch(`${server.url}/public/v1/submit/stamp_login`, {
             method: "POST",
             body,
             headers: { "content-type": "application/json", "X-Stamp-Attested": Buffer.from(JSON.stringify(stamp)).toString("base64url") },
           });
-          return { status: res.status, json: (await res.json()) as { activity?: { organizationId: string; result: { stampLoginResult: { session: string } } }; message?: string } };
+          return {
+            status: res.status,
+            json: (await res.json()) as {
+              activity?: { organizationId: string; result: { stampLoginResult: { session: string } } };
+              message?: string;
+            },
+          };
         })();
       };
       const res = await stampLogin(String(Date.now()));
@@ -127,7 +149,9 @@ for (const spec of engines()) {
       assert.equal(res.json.activity!.organizationId, subId);
       const session = res.json.activity!.result.stampLoginResult.session;
       assert.ok(await verifySessionJwtSignature(session, keys.session));
-      const who = await asSession({ publicKey: key.publicCompressed, privateKey: privateScalar(key).toString("hex") }).getWhoami({ organizationId: subId });
+      const who = await asSession({ publicKey: key.publicCompressed, privateKey: privateScalar(key).toString("hex") }).getWhoami({
+        organizationId: subId,
+      });
       assert.equal(who.userId, subUserId);
       // The token logs in once.
       const again = await stampLogin(String(Date.now() + 1));
@@ -139,7 +163,14 @@ for (const spec of engines()) {
       const keys = await discoveredKeys(server.url);
       const { encryptOtpCodeToBundle } = await import("@turnkey/crypto");
       const mark = sink.mark();
-      const init2 = await parent.initOtp({ organizationId: subId, otpType: "OTP_TYPE_EMAIL", contact: EMAIL, appName: "Sigil E2E", alphanumeric: false, otpLength: 6 });
+      const init2 = await parent.initOtp({
+        organizationId: subId,
+        otpType: "OTP_TYPE_EMAIL",
+        contact: EMAIL,
+        appName: "Sigil E2E",
+        alphanumeric: false,
+        otpLength: 6,
+      });
       const mail = await sink.nextMail(EMAIL, mark);
       const code = /^([0-9]{6})\r?$/m.exec(mail.text)![1]!;
       const wrongCode = `${(Number(code[0]) + 1) % 10}${code.slice(1)}`;
@@ -152,7 +183,10 @@ for (const spec of engines()) {
       const { signP256 } = await import("../../src/crypto/p256.ts");
       const { generateP256KeyPair } = await import("../../src/crypto/keygen.ts");
       const again = generateP256KeyPair();
-      const { message, publicKey } = getClientSignatureMessageForLogin({ verificationToken: login.verificationToken, sessionPublicKey: again.publicKey });
+      const { message, publicKey } = getClientSignatureMessageForLogin({
+        verificationToken: login.verificationToken,
+        sessionPublicKey: again.publicKey,
+      });
       const signature = signP256(login.tokenKey, Buffer.from(message, "utf8"), "raw").toString("hex");
       await assert.rejects(
         parent.otpLogin({

@@ -105,7 +105,10 @@ for (const engine of engines()) {
       });
       // The parent still reads the sub-organization (docs/policy-language.md §6.7) and sees it untouched.
       const users = (await root.http.getUsers({ organizationId: sub.orgId })).users;
-      assert.deepEqual(users.map((u) => u.userName), ["victim-root-0"]);
+      assert.deepEqual(
+        users.map((u) => u.userName),
+        ["victim-root-0"],
+      );
       assert.deepEqual(await activityIds(root, sub.orgId), [], "an activity was recorded in the sub-organization");
       assert.deepEqual(await activityIds(root, root.orgId), parentActivities, "an activity was recorded in the parent");
       // The sub-organization's own root is unaffected: it writes, and mallory's key means nothing there.
@@ -163,7 +166,12 @@ for (const engine of engines()) {
     it("stamp_login by a parent credential in a sub-organization logs the parent's own user in, in the parent", async () => {
       const sub = await subOrg(root, "parent-login");
       const session = generateP256KeyPair();
-      const body = JSON.stringify({ type: "ACTIVITY_TYPE_STAMP_LOGIN", timestampMs: String(Date.now()), organizationId: sub.orgId, parameters: { publicKey: session.publicKey } });
+      const body = JSON.stringify({
+        type: "ACTIVITY_TYPE_STAMP_LOGIN",
+        timestampMs: String(Date.now()),
+        organizationId: sub.orgId,
+        parameters: { publicKey: session.publicKey },
+      });
       const res = await stampedPost(server.url, "/public/v1/submit/stamp_login", body, root.key);
       assert.equal(res.status, 200, res.text);
       const jwt = String(res.json.activity.result.stampLoginResult.session);
@@ -171,18 +179,23 @@ for (const engine of engines()) {
       assert.deepEqual([claims.user_id, claims.organization_id], [root.userId, root.orgId]);
       // Nothing changed in the sub-organization: its only user has no new key.
       const users = (await root.http.getUsers({ organizationId: sub.orgId })).users;
-      assert.deepEqual(users.map((u) => u.apiKeys.length), [1]);
+      assert.deepEqual(
+        users.map((u) => u.apiKeys.length),
+        [1],
+      );
     });
 
     it("a parent cannot vote on a sub-organization's pending activity; the sub-organization's roots still decide it", async () => {
       const sub = await subOrg(root, "two-roots", 2, 2);
       const [a, b] = sub.roots as [Party, Party];
-      const pending = (await a.http.createUserTag({
-        type: "ACTIVITY_TYPE_CREATE_USER_TAG",
-        timestampMs: String(Date.now()),
-        organizationId: sub.orgId,
-        parameters: { userTagName: "needs-two", userIds: [] },
-      })).activity;
+      const pending = (
+        await a.http.createUserTag({
+          type: "ACTIVITY_TYPE_CREATE_USER_TAG",
+          timestampMs: String(Date.now()),
+          organizationId: sub.orgId,
+          parameters: { userTagName: "needs-two", userIds: [] },
+        })
+      ).activity;
       assert.equal(pending.status, CONSENSUS);
       const vote = <T extends "ACTIVITY_TYPE_APPROVE_ACTIVITY" | "ACTIVITY_TYPE_REJECT_ACTIVITY">(type: T) => ({
         type,
@@ -206,7 +219,11 @@ for (const engine of engines()) {
       const ids = (await root.http.getSubOrgIds({ organizationId: root.orgId, filterType: "NAME", filterValue: sub.name })).organizationIds;
       assert.deepEqual(ids, [sub.orgId]);
       const who = await root.http.getWhoami({ organizationId: sub.orgId });
-      assert.deepEqual([who.userId, who.organizationId], [root.userId, root.orgId], "the parent's user reads the sub-organization as itself");
+      assert.deepEqual(
+        [who.userId, who.organizationId],
+        [root.userId, root.orgId],
+        "the parent's user reads the sub-organization as itself",
+      );
       assert.equal((await root.http.getUsers({ organizationId: sub.orgId })).users.length, 1);
       assert.deepEqual(await activityIds(root, sub.orgId), []);
     });

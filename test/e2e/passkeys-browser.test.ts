@@ -62,11 +62,23 @@ for (const spec of engines()) {
       const { encodedChallenge, attestation } = await page.createPasskey("alice");
       credentialId = attestation.credentialId;
       assert.deepEqual(attestation.transports, ["AUTHENTICATOR_TRANSPORT_INTERNAL"]);
-      const parent = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: root.apiPublicKey, apiPrivateKey: root.apiPrivateKey, defaultOrganizationId: root.organizationId }).apiClient();
+      const parent = new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: root.apiPublicKey,
+        apiPrivateKey: root.apiPrivateKey,
+        defaultOrganizationId: root.organizationId,
+      }).apiClient();
       const res = await parent.createSubOrganization({
         subOrganizationName: "browser passkey",
         rootQuorumThreshold: 1,
-        rootUsers: [{ userName: "alice", apiKeys: [], authenticators: [{ authenticatorName: "browser", challenge: encodedChallenge, attestation: attestation as never }], oauthProviders: [] }],
+        rootUsers: [
+          {
+            userName: "alice",
+            apiKeys: [],
+            authenticators: [{ authenticatorName: "browser", challenge: encodedChallenge, attestation: attestation as never }],
+            oauthProviders: [],
+          },
+        ],
       });
       subOrganizationId = res.subOrganizationId;
       userId = res.rootUserIds![0]!;
@@ -74,7 +86,11 @@ for (const spec of engines()) {
       assert.equal(user.authenticators.length, 1);
       assert.equal(user.authenticators[0]!.credentialId, credentialId);
       assert.equal(user.authenticators[0]!.attestationType, "none");
-      const { organizationIds } = await parent.getSubOrgIds({ organizationId: root.organizationId, filterType: "CREDENTIAL_ID", filterValue: credentialId });
+      const { organizationIds } = await parent.getSubOrgIds({
+        organizationId: root.organizationId,
+        filterType: "CREDENTIAL_ID",
+        filterValue: credentialId,
+      });
       assert.deepEqual(organizationIds, [subOrganizationId]);
     });
 
@@ -108,7 +124,11 @@ for (const spec of engines()) {
       assert.equal(res.activity.status, COMPLETED);
       assert.equal(res.activity.organizationId, subOrganizationId);
       const jwt = res.activity.result.stampLoginResult!.session;
-      const claims = JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString()) as { organization_id: string; user_id: string; public_key: string };
+      const claims = JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString()) as {
+        organization_id: string;
+        user_id: string;
+        public_key: string;
+      };
       assert.deepEqual([claims.organization_id, claims.user_id, claims.public_key], [subOrganizationId, userId, session.publicKey]);
     });
 

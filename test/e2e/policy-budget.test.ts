@@ -36,7 +36,12 @@ function nastiestLegal(): string {
 
 const uniq = (label: string) => `${label}-${randomBytes(4).toString("hex")}`;
 const sdkFor = (url: string, key: P256KeyPair, organizationId: string): TurnkeyApiClient =>
-  new Turnkey({ apiBaseUrl: url, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: organizationId }).apiClient();
+  new Turnkey({
+    apiBaseUrl: url,
+    apiPublicKey: key.publicKey,
+    apiPrivateKey: key.privateKey,
+    defaultOrganizationId: organizationId,
+  }).apiClient();
 
 async function failure(p: Promise<unknown>): Promise<TurnkeyRequestError> {
   try {
@@ -91,7 +96,14 @@ for (const engine of engines()) {
       const aliceKey = generateP256KeyPair();
       const sub = await backend.createSubOrganization({
         subOrganizationName: uniq("tenant"),
-        rootUsers: [{ userName: "alice", apiKeys: [{ apiKeyName: "alice-key", publicKey: aliceKey.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+        rootUsers: [
+          {
+            userName: "alice",
+            apiKeys: [{ apiKeyName: "alice-key", publicKey: aliceKey.publicKey, curveType: "API_KEY_CURVE_P256" }],
+            authenticators: [],
+            oauthProviders: [],
+          },
+        ],
         rootQuorumThreshold: 1,
       });
       subOrgId = sub.subOrganizationId;
@@ -99,7 +111,15 @@ for (const engine of engines()) {
       // Her API user, outside her root quorum: what the policies alone decide for.
       const bobKey = generateP256KeyPair();
       const users = await alice.createUsers({
-        users: [{ userName: "bob", apiKeys: [{ apiKeyName: "bob-key", publicKey: bobKey.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [], userTags: [] }],
+        users: [
+          {
+            userName: "bob",
+            apiKeys: [{ apiKeyName: "bob-key", publicKey: bobKey.publicKey, curveType: "API_KEY_CURVE_P256" }],
+            authenticators: [],
+            oauthProviders: [],
+            userTags: [],
+          },
+        ],
       });
       assert.equal(users.activity.status, COMPLETED);
       bob = sdkFor(server.url, bobKey, subOrgId);
@@ -112,11 +132,22 @@ for (const engine of engines()) {
 
     it("create_policy refuses the reported policy (400 naming the field and the bound), and stores nothing", async () => {
       const err = await failure(
-        alice.createPolicy({ policyName: uniq("reported"), effect: "EFFECT_ALLOW", condition: nestedAll(100, 4), consensus: "", notes: "" }),
+        alice.createPolicy({
+          policyName: uniq("reported"),
+          effect: "EFFECT_ALLOW",
+          condition: nestedAll(100, 4),
+          consensus: "",
+          notes: "",
+        }),
       );
       assert.equal(err.code, 3, err.message);
-      assert.match(err.message, /invalid policy condition: .*up to 101010100 lambda iterations .*the bound is 100000 \(SIGIL_POLICY_MAX_ITERATIONS/);
-      const fields = (err.details ?? []).flatMap((d) => (d["@type"] === BAD_REQUEST ? (d.fieldViolations as { field: string }[]) : []).map((v) => v.field));
+      assert.match(
+        err.message,
+        /invalid policy condition: .*up to 101010100 lambda iterations .*the bound is 100000 \(SIGIL_POLICY_MAX_ITERATIONS/,
+      );
+      const fields = (err.details ?? []).flatMap((d) =>
+        (d["@type"] === BAD_REQUEST ? (d.fieldViolations as { field: string }[]) : []).map((v) => v.field),
+      );
       assert.deepEqual(fields, ["parameters.condition"]);
       assert.deepEqual((await alice.getPolicies({})).policies, []);
     });
@@ -134,8 +165,12 @@ for (const engine of engines()) {
       const bobMs = performance.now() - t0;
       const err = refused.result;
       assert.equal(err.code, 7, err.message);
-      assert.match(err.message, new RegExp(`policy ${policyId} could not be evaluated \\(condition: evaluation budget of 100000 steps exceeded\\)`));
-      const detail = (err.details ?? []).find((d) => d["@type"] === PERMISSION_ERROR) as { activityId: string; policyEvaluations: { policyId: string; outcome: string }[] } | undefined;
+      assert.match(
+        err.message,
+        new RegExp(`policy ${policyId} could not be evaluated \\(condition: evaluation budget of 100000 steps exceeded\\)`),
+      );
+      const detail = (err.details ?? []).find((d) => d["@type"] === PERMISSION_ERROR) as
+        { activityId: string; policyEvaluations: { policyId: string; outcome: string }[] } | undefined;
       assert.ok(detail, err.message);
       assert.deepEqual(detail.policyEvaluations, [{ policyId, outcome: "OUTCOME_ERROR" }]);
       // The refused activity is recorded FAILED, its failure naming the budget.
@@ -146,12 +181,18 @@ for (const engine of engines()) {
       assert.equal(records.length, 1);
       assert.deepEqual(
         records[0]!.policyEvaluations.map((e) => [e.policyId ?? null, e.outcome]),
-        [[policyId, "OUTCOME_ERROR"], [null, "OUTCOME_DENY_IMPLICIT"]],
+        [
+          [policyId, "OUTCOME_ERROR"],
+          [null, "OUTCOME_DENY_IMPLICIT"],
+        ],
       );
       // Bounded: milliseconds of evaluation. The limits are generous for a loaded 2-core machine;
       // unbounded the pass takes seconds.
       assert.ok(bobMs < 1500, `bob's activity took ${bobMs.toFixed(0)} ms`);
-      assert.ok(refused.answers >= 1 && refused.worstMs < 1000, `/healthz: ${refused.answers} answers, slowest ${refused.worstMs.toFixed(0)} ms`);
+      assert.ok(
+        refused.answers >= 1 && refused.worstMs < 1000,
+        `/healthz: ${refused.answers} answers, slowest ${refused.worstMs.toFixed(0)} ms`,
+      );
 
       // Alice's own activity: her root quorum decides it; the policy is still recorded as cut short.
       const t1 = performance.now();
@@ -161,9 +202,14 @@ for (const engine of engines()) {
       const mineRecords = (await alice.getPolicyEvaluations({ activityId: mine.result.activity.id })).policyEvaluations;
       assert.deepEqual(
         mineRecords[0]!.policyEvaluations.map((e) => [e.policyId ?? null, e.outcome]),
-        [[policyId, "OUTCOME_ERROR"], [null, "OUTCOME_ALLOW"]],
+        [
+          [policyId, "OUTCOME_ERROR"],
+          [null, "OUTCOME_ALLOW"],
+        ],
       );
-      t.diagnostic(`bob ${bobMs.toFixed(0)} ms (/healthz ${refused.answers} answers, slowest ${refused.worstMs.toFixed(0)} ms); alice ${aliceMs.toFixed(0)} ms (/healthz slowest ${mine.worstMs.toFixed(0)} ms)`);
+      t.diagnostic(
+        `bob ${bobMs.toFixed(0)} ms (/healthz ${refused.answers} answers, slowest ${refused.worstMs.toFixed(0)} ms); alice ${aliceMs.toFixed(0)} ms (/healthz slowest ${mine.worstMs.toFixed(0)} ms)`,
+      );
       assert.ok(aliceMs < 1500, `alice's activity took ${aliceMs.toFixed(0)} ms`);
       assert.ok(mine.worstMs < 1000, `/healthz: slowest ${mine.worstMs.toFixed(0)} ms`);
     });

@@ -117,7 +117,10 @@ function assertRecord(
   assert.ok(!("policyId" in entries.at(-1)!), "the final entry has no policyId");
 }
 
-function assertVote(vote: AnyRec, exp: { userId: string; selection: string; activityId: string; message?: string; publicKey?: string }): void {
+function assertVote(
+  vote: AnyRec,
+  exp: { userId: string; selection: string; activityId: string; message?: string; publicKey?: string },
+): void {
   assert.match(vote.id, UUID);
   assert.equal(vote.userId, exp.userId);
   assert.equal(vote.user?.userId, exp.userId);
@@ -392,7 +395,10 @@ for (const engine of engines()) {
       assert.equal(res.activity.status, S.COMPLETED);
       assert.match(res.userTagId, UUID);
       assert.deepEqual(res.activity.result, { createUserTagResult: { userTagId: res.userTagId, userIds: [] } });
-      assert.deepEqual((await tagsNamed(org.root, tagName)).map((t) => t.tagId), [res.userTagId]);
+      assert.deepEqual(
+        (await tagsNamed(org.root, tagName)).map((t) => t.tagId),
+        [res.userTagId],
+      );
       const records = await evaluations(uma, res.activity.id);
       assert.equal(records.length, 1);
       assertRecord(records[0]!, {
@@ -535,10 +541,13 @@ for (const engine of engines()) {
       assert.equal(narrowed.activity.status, S.COMPLETED);
       // ...with its condition cleared, it applies to everything and blocks the allowed kind again...
       await org.root.sdk.updatePolicy({ policyId: deny, policyCondition: "" });
-      await fail(uma.sdk.createUsers({ users: [{ userName: "blocked", apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] }), {
-        status: 403,
-        code: 7,
-      });
+      await fail(
+        uma.sdk.createUsers({ users: [{ userName: "blocked", apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] }),
+        {
+          status: 403,
+          code: 7,
+        },
+      );
       // ...and deleting the allow leaves Uma with nothing: implicit deny once the deny is gone too.
       await org.root.sdk.deletePolicies({ policyIds: [deny, allow] });
       const none = await fail(uma.http.createUserTag(tagBody(org.orgId, uniq("no-policies"))), { status: 403, code: 7 });
@@ -577,10 +586,20 @@ for (const engine of engines()) {
 
       // A user of another organization (here: the parent's root) is not a voter of this one:
       // a parent's credential does not write to its sub-organization, votes included (docs/policy-language.md §6.7).
-      await fail(approve({ ...root, orgId: org.orgId }, first.fingerprint), { status: 403, code: 7, startsWith: NOT_AUTHORIZED, includes: "parent" });
+      await fail(approve({ ...root, orgId: org.orgId }, first.fingerprint), {
+        status: 403,
+        code: 7,
+        startsWith: NOT_AUTHORIZED,
+        includes: "parent",
+      });
       await fail(approve(b, "0".repeat(64)), { status: 404, code: 5, includes: "No activity found with fingerprint" });
       // An ineligible voter is refused; nothing changes.
-      await fail(approve(d, first.fingerprint), { status: 403, code: 7, startsWith: NOT_AUTHORIZED, path: "/public/v1/submit/approve_activity" });
+      await fail(approve(d, first.fingerprint), {
+        status: 403,
+        code: 7,
+        startsWith: NOT_AUTHORIZED,
+        path: "/public/v1/submit/approve_activity",
+      });
       await fail(reject(d, first.fingerprint), { status: 403, code: 7, startsWith: NOT_AUTHORIZED });
       // The initiator's submission was its vote: a second one is refused.
       await fail(approve(a, first.fingerprint), { status: 400, code: 3, includes: "already voted" });
@@ -605,7 +624,10 @@ for (const engine of engines()) {
       assertVote(done.votes[0], { userId: a.userId, selection: APPROVED, activityId: first.id });
       assertVote(done.votes[1], { userId: b.userId, selection: APPROVED, activityId: first.id, publicKey: b.key.publicKey });
       assert.equal(done.canApprove, false);
-      assert.deepEqual((await tagsNamed(org.root, name1)).map((t) => t.tagId), [userTagId]);
+      assert.deepEqual(
+        (await tagsNamed(org.root, name1)).map((t) => t.tagId),
+        [userTagId],
+      );
       records = await evaluations(b, first.id);
       assert.equal(records.length, 2, "one record per vote");
       assertRecord(records[0]!, evaluation(first.id, done.votes[0].id, O.REQUIRES_CONSENSUS, O.REQUIRES_CONSENSUS));
@@ -619,7 +641,10 @@ for (const engine of engines()) {
       const second = await expectPending(a.http.createUserTag(tagBody(org.orgId, name2)), a);
       const pendingFor = async (viewer: Party) => {
         const { activities } = await viewer.http.getActivities({ organizationId: org.orgId, filterByStatus: [S.CONSENSUS] });
-        assert.deepEqual(activities.map((x) => x.id), [second.id]);
+        assert.deepEqual(
+          activities.map((x) => x.id),
+          [second.id],
+        );
         const x = activities[0] as AnyRec;
         return [x.canApprove, x.canReject];
       };
@@ -645,7 +670,10 @@ for (const engine of engines()) {
       assert.equal(closed.status, S.REJECTED);
       assert.equal(closed.votes.length, 2);
       const { activities: rejectedList } = await org.root.http.getActivities({ organizationId: org.orgId, filterByStatus: [S.REJECTED] });
-      assert.deepEqual(rejectedList.map((x) => x.id), [second.id]);
+      assert.deepEqual(
+        rejectedList.map((x) => x.id),
+        [second.id],
+      );
       records = await evaluations(c, second.id);
       assert.equal(records.length, 2);
       assertRecord(records[0]!, evaluation(second.id, closed.votes[0].id, O.REQUIRES_CONSENSUS, O.REQUIRES_CONSENSUS));
@@ -687,8 +715,17 @@ for (const engine of engines()) {
       const userTagId = done.result?.createUserTagResult?.userTagId as string;
       assert.match(userTagId, UUID);
       assert.equal(done.votes.length, 2);
-      assertVote(done.votes[1], { userId: b.userId, selection: APPROVED, activityId: pending.id, message: signed.body, publicKey: b.key.publicKey });
-      assert.deepEqual((await tagsNamed(org.root, tagName)).map((t) => t.tagId), [userTagId]);
+      assertVote(done.votes[1], {
+        userId: b.userId,
+        selection: APPROVED,
+        activityId: pending.id,
+        message: signed.body,
+        publicKey: b.key.publicKey,
+      });
+      assert.deepEqual(
+        (await tagsNamed(org.root, tagName)).map((t) => t.tagId),
+        [userTagId],
+      );
       const records = await evaluations(b, pending.id);
       assert.equal(records.length, 2);
       assertRecord(records[1]!, {
@@ -734,14 +771,20 @@ for (const engine of engines()) {
         activityId: pending.id,
         organizationId: org.orgId,
         voteId: vetoed.votes[0].id,
-        policies: [[policyId, O.REQUIRES_CONSENSUS], [deny, O.DENY_IMPLICIT]],
+        policies: [
+          [policyId, O.REQUIRES_CONSENSUS],
+          [deny, O.DENY_IMPLICIT],
+        ],
         final: O.REQUIRES_CONSENSUS,
       });
       assertRecord(records[1]!, {
         activityId: pending.id,
         organizationId: org.orgId,
         voteId: vetoed.votes[1].id,
-        policies: [[policyId, O.REQUIRES_CONSENSUS], [deny, O.DENY_EXPLICIT]],
+        policies: [
+          [policyId, O.REQUIRES_CONSENSUS],
+          [deny, O.DENY_EXPLICIT],
+        ],
         final: O.DENY_EXPLICIT,
       });
       await fail(approve(b, pending.fingerprint), { status: 400, code: 9 });
@@ -756,7 +799,10 @@ for (const engine of engines()) {
       assert.equal(failed.status, S.FAILED, JSON.stringify(failed));
       assert.equal(failed.failure?.code, 6);
       assert.equal(failed.votes.length, 2, "the approvals stand");
-      assert.deepEqual((await tagsNamed(org.root, dupName)).map((t) => t.tagId), [rootTag]);
+      assert.deepEqual(
+        (await tagsNamed(org.root, dupName)).map((t) => t.tagId),
+        [rootTag],
+      );
       const [, approvedRecord] = await evaluations(c, second.id);
       assert.deepEqual(approvedRecord!.policyEvaluations.at(-1), { outcome: O.ALLOW });
     });
@@ -772,7 +818,9 @@ for (const engine of engines()) {
       const p1 = await R.sdk.createPolicy({ policyName: "p1", effect: "EFFECT_ALLOW", condition, consensus, notes: "first" });
       const a1 = p1.activity as AnyRec;
       assert.equal(a1.type, "ACTIVITY_TYPE_CREATE_POLICY_V3");
-      assert.deepEqual(a1.intent, { createPolicyIntentV3: { policyName: "p1", effect: "EFFECT_ALLOW", condition, consensus, notes: "first" } });
+      assert.deepEqual(a1.intent, {
+        createPolicyIntentV3: { policyName: "p1", effect: "EFFECT_ALLOW", condition, consensus, notes: "first" },
+      });
       assert.deepEqual(a1.result, { createPolicyResult: { policyId: p1.policyId } });
       const got1 = (await R.http.getPolicy({ organizationId: org.orgId, policyId: p1.policyId })).policy as AnyRec;
       assert.deepEqual(
@@ -792,7 +840,13 @@ for (const engine of engines()) {
       assertTimestamp(got1.updatedAt, "policy.updatedAt");
 
       const time = "time.now >= Timestamp('2025-01-01T00:00:00Z')";
-      const p2 = await R.sdk.createPolicy({ policyName: "p2", effect: "EFFECT_DENY", condition: "activity.action == 'DELETE'", notes: "", time });
+      const p2 = await R.sdk.createPolicy({
+        policyName: "p2",
+        effect: "EFFECT_DENY",
+        condition: "activity.action == 'DELETE'",
+        notes: "",
+        time,
+      });
       const got2 = (await R.sdk.getPolicy({ policyId: p2.policyId })).policy as AnyRec;
       assert.equal(got2.time, time);
       assert.equal(got2.effect, "EFFECT_DENY");
@@ -824,8 +878,17 @@ for (const engine of engines()) {
       // list_policies: every policy, oldest first, exactly as get_policy shows it. (The
       // policies of one create_policies share their createdAt: their relative order is open.)
       const { policies } = await R.http.getPolicies({ organizationId: org.orgId });
-      assert.deepEqual(policies.slice(0, 2).map((p) => p.policyId), [p1.policyId, p2.policyId]);
-      assert.deepEqual(policies.slice(2).map((p) => p.policyId).sort(), [...ids].sort());
+      assert.deepEqual(
+        policies.slice(0, 2).map((p) => p.policyId),
+        [p1.policyId, p2.policyId],
+      );
+      assert.deepEqual(
+        policies
+          .slice(2)
+          .map((p) => p.policyId)
+          .sort(),
+        [...ids].sort(),
+      );
       assert.deepEqual(policies[0], got1);
       assert.deepEqual(policies[1], got2);
       const before = await listNames();
@@ -842,7 +905,10 @@ for (const engine of engines()) {
         ),
         { status: 400, code: 3, startsWith: "invalid policy condition: condition:1:18: " },
       );
-      assert.deepEqual(invalidBatch.detail(BAD_REQUEST)?.fieldViolations?.map((f: AnyRec) => f.field), ["parameters.policies[1].condition"]);
+      assert.deepEqual(
+        invalidBatch.detail(BAD_REQUEST)?.fieldViolations?.map((f: AnyRec) => f.field),
+        ["parameters.policies[1].condition"],
+      );
       // ...or a name already taken (found while writing).
       await fail(
         R.http.createPolicies(
@@ -883,19 +949,26 @@ for (const engine of engines()) {
         { field: "time", expr: "time.now < Timestamp('2025-01-01T00:00:00')", line: 1 },
       ];
       for (const { field, expr, line } of invalid) {
-        const err = await fail(
-          R.sdk.createPolicy({ policyName: uniq("invalid"), effect: "EFFECT_ALLOW", notes: "", [field]: expr }),
-          { status: 400, code: 3, startsWith: `invalid policy ${field}: ${field}:${line}:` },
-        );
+        const err = await fail(R.sdk.createPolicy({ policyName: uniq("invalid"), effect: "EFFECT_ALLOW", notes: "", [field]: expr }), {
+          status: 400,
+          code: 3,
+          startsWith: `invalid policy ${field}: ${field}:${line}:`,
+        });
         assert.match(err.message, new RegExp(`^invalid policy ${field}: ${field}:${line}:\\d+: \\S`), `${field} ${JSON.stringify(expr)}`);
-        assert.deepEqual(err.detail(BAD_REQUEST)?.fieldViolations?.map((f: AnyRec) => f.field), [`parameters.${field}`]);
+        assert.deepEqual(
+          err.detail(BAD_REQUEST)?.fieldViolations?.map((f: AnyRec) => f.field),
+          [`parameters.${field}`],
+        );
       }
       // A condition keyword (wallet) outside condition is refused.
-      await fail(R.sdk.createPolicy({ policyName: "wallets", effect: "EFFECT_ALLOW", condition: "true", consensus: "wallet.id == 'x'", notes: "" }), {
-        status: 400,
-        code: 3,
-        includes: "is a condition keyword",
-      });
+      await fail(
+        R.sdk.createPolicy({ policyName: "wallets", effect: "EFFECT_ALLOW", condition: "true", consensus: "wallet.id == 'x'", notes: "" }),
+        {
+          status: 400,
+          code: 3,
+          includes: "is a condition keyword",
+        },
+      );
       assert.deepEqual(await listNames(), before, "no invalid policy was stored");
 
       // update_policy: an absent field keeps its value.
@@ -930,9 +1003,16 @@ for (const engine of engines()) {
         code: 3,
         startsWith: "invalid policy condition: condition:1:",
       });
-      assert.deepEqual(badUpdate.detail(BAD_REQUEST)?.fieldViolations?.map((f: AnyRec) => f.field), ["parameters.policyCondition"]);
+      assert.deepEqual(
+        badUpdate.detail(BAD_REQUEST)?.fieldViolations?.map((f: AnyRec) => f.field),
+        ["parameters.policyCondition"],
+      );
       await fail(R.sdk.updatePolicy({ policyId: randomUUID(), policyNotes: "x" }), { status: 404, code: 5 });
-      await fail(R.sdk.updatePolicy({ policyId: p1.policyId, policyName: "b0" }), { status: 400, code: 3, includes: "policy label must be unique" });
+      await fail(R.sdk.updatePolicy({ policyId: p1.policyId, policyName: "b0" }), {
+        status: 400,
+        code: 3,
+        includes: "policy label must be unique",
+      });
       const p1Now = (await R.http.getPolicy({ organizationId: org.orgId, policyId: p1.policyId })).policy;
       assert.deepEqual([p1Now.policyName, p1Now.condition, p1Now.notes], ["p1", "", "renoted"]);
 
@@ -948,7 +1028,10 @@ for (const engine of engines()) {
       const delMany = await R.sdk.deletePolicies({ policyIds: [ids[0]!, ids[1]!] });
       assert.equal(delMany.activity.status, S.COMPLETED);
       assert.deepEqual(delMany.policyIds, [ids[0], ids[1]]);
-      assert.deepEqual((await R.http.getPolicies({ organizationId: org.orgId })).policies.map((p) => p.policyId), [p1.policyId, ids[2]]);
+      assert.deepEqual(
+        (await R.http.getPolicies({ organizationId: org.orgId })).policies.map((p) => p.policyId),
+        [p1.policyId, ids[2]],
+      );
       await fail(R.sdk.deletePolicies({ policyIds: [] }), { status: 400, code: 3 });
     });
 
@@ -970,7 +1053,10 @@ for (const engine of engines()) {
         code: 8,
         path: "/public/v1/submit/create_policy",
       });
-      await fail(R.sdk.createPolicies({ policies: [{ policyName: "cap-101", effect: "EFFECT_ALLOW", notes: "" }] }), { status: 429, code: 8 });
+      await fail(R.sdk.createPolicies({ policies: [{ policyName: "cap-101", effect: "EFFECT_ALLOW", notes: "" }] }), {
+        status: 429,
+        code: 8,
+      });
       const { policies } = await R.http.getPolicies({ organizationId: org.orgId });
       assert.equal(policies.length, 100);
       assert.ok(!policies.some((p) => p.policyName === "cap-100" || p.policyName === "cap-101"));
@@ -1001,7 +1087,9 @@ for (const engine of engines()) {
         const signed = await Promise.all(
           approvers
             .slice(0, 4)
-            .map((p) => p.http.stampApproveActivity(envelope("ACTIVITY_TYPE_APPROVE_ACTIVITY", org.orgId, { fingerprint: pending.fingerprint }))),
+            .map((p) =>
+              p.http.stampApproveActivity(envelope("ACTIVITY_TYPE_APPROVE_ACTIVITY", org.orgId, { fingerprint: pending.fingerprint })),
+            ),
         );
         const answers: PostResult[] = await Promise.all(signed.map(postSigned));
         const summary = JSON.stringify(answers.map((r) => [r.status, r.json.code ?? r.json.activity?.status, r.json.message]));
@@ -1075,7 +1163,9 @@ for (const engine of engines()) {
       const policyId = done.result.createPolicyResult.policyId as string;
 
       // Where the policy applies, R1 alone is enough...
-      const users = await r1!.sdk.createUsers({ users: [{ userName: "solo", apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] });
+      const users = await r1!.sdk.createUsers({
+        users: [{ userName: "solo", apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
+      });
       assert.equal(users.activity.status, S.COMPLETED);
       const [usersRecord] = await evaluations(r1!, users.activity.id);
       assertRecord(usersRecord!, {
@@ -1139,7 +1229,9 @@ for (const engine of engines()) {
       for (let round = 0; round < 12; round++) {
         const pending = await expectPending(submitter.http.createUserTag(tagBody(org.orgId, uniq(`order-${round}`))), submitter);
         const signed = await Promise.all(
-          voters.map((p) => p.http.stampApproveActivity(envelope("ACTIVITY_TYPE_APPROVE_ACTIVITY", org.orgId, { fingerprint: pending.fingerprint }))),
+          voters.map((p) =>
+            p.http.stampApproveActivity(envelope("ACTIVITY_TYPE_APPROVE_ACTIVITY", org.orgId, { fingerprint: pending.fingerprint })),
+          ),
         );
         const answers = await Promise.all(signed.map(postSigned));
         const accepted = answers.map((r, i) => ({ r, voter: voters[i]! })).filter((x) => x.r.status === 200);
@@ -1179,7 +1271,10 @@ for (const engine of engines()) {
         r1.http.updateRootQuorum(envelope("ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", orgId, { threshold: 3, userIds: [r1.userId, r2.userId] })),
         { status: 400, code: 3, path: "/public/v1/submit/update_root_quorum" },
       );
-      assert.deepEqual(tooHigh.detail(BAD_REQUEST)?.fieldViolations?.map((f: AnyRec) => f.field), ["parameters.threshold"]);
+      assert.deepEqual(
+        tooHigh.detail(BAD_REQUEST)?.fieldViolations?.map((f: AnyRec) => f.field),
+        ["parameters.threshold"],
+      );
       const stranger = randomUUID();
       await fail(
         r1.http.updateRootQuorum(envelope("ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", orgId, { threshold: 1, userIds: [r1.userId, stranger] })),

@@ -139,7 +139,10 @@ describe("PostgreSQL outages", { skip: SKIP, timeout: 180_000 }, () => {
     inst.env.DATABASE_URL = viaProxy.toString();
     init = await sigilInit(inst);
     server = await startServer(inst);
-    client = new TurnkeyClient({ baseUrl: server.url }, new ApiKeyStamper({ apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey }));
+    client = new TurnkeyClient(
+      { baseUrl: server.url },
+      new ApiKeyStamper({ apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey }),
+    );
     directUrl = direct.toString();
     admin = new pg.Client({ connectionString: directUrl });
     await admin.connect();
@@ -166,7 +169,10 @@ describe("PostgreSQL outages", { skip: SKIP, timeout: 180_000 }, () => {
     const body = JSON.stringify({ organizationId: init.organizationId });
     const res = await fetch(`${server.url}/public/v1/query/whoami`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-stamp": await goodStamp({ publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey }, body) },
+      headers: {
+        "content-type": "application/json",
+        "x-stamp": await goodStamp({ publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey }, body),
+      },
       body,
     });
     return { status: res.status, json: (await res.json()) as { code?: number } };
@@ -214,7 +220,10 @@ describe("PostgreSQL outages", { skip: SKIP, timeout: 180_000 }, () => {
         const seen = outcomes.length;
         await until(() => outcomes.length >= seen + 4 || server.proc.exitCode !== null, 20_000, "requests between terminations");
         assert.equal(server.proc.exitCode, null, `the server died after ${round} terminations:\n${server.output().slice(-3000)}`);
-        const r = await admin.query("SELECT pg_terminate_backend(pid) AS t FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [dbName]);
+        const r = await admin.query(
+          "SELECT pg_terminate_backend(pid) AS t FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+          [dbName],
+        );
         terminated += r.rows.filter((x: { t: boolean }) => x.t).length;
       }
     } finally {
@@ -225,7 +234,9 @@ describe("PostgreSQL outages", { skip: SKIP, timeout: 180_000 }, () => {
     assert.equal(server.proc.exitCode, null, `the server died:\n${server.output().slice(-3000)}`);
     for (const { what, o } of outcomes) assertAvailableOr503(o, what);
     const unavailable = outcomes.filter((x) => !x.o.ok).length;
-    t.diagnostic(`20 rounds, ${terminated} backends terminated; ${outcomes.length} SDK calls: ${outcomes.length - unavailable} ok, ${unavailable} × 503; raw 503s ${raw503}`);
+    t.diagnostic(
+      `20 rounds, ${terminated} backends terminated; ${outcomes.length} SDK calls: ${outcomes.length - unavailable} ok, ${unavailable} × 503; raw 503s ${raw503}`,
+    );
     assert.ok(terminated >= 20, `only ${terminated} connections were terminated`);
     assert.match(server.output(), /database unavailable/, "some request met a terminated connection");
     await assertServesNormally();

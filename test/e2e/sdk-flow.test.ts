@@ -169,9 +169,13 @@ for (const engine of engines()) {
       assert.equal(body.code, err.code);
       assert.equal(typeof body.message, "string");
       assert.ok(err.message.startsWith(`Turnkey error ${err.code}: ${body.message}`), err.message);
-      if (exp.includes !== undefined) assert.ok(body.message.includes(exp.includes), `message ${JSON.stringify(body.message)} lacks ${JSON.stringify(exp.includes)}`);
+      if (exp.includes !== undefined)
+        assert.ok(body.message.includes(exp.includes), `message ${JSON.stringify(body.message)} lacks ${JSON.stringify(exp.includes)}`);
       if (exp.startsWith !== undefined) {
-        assert.ok(body.message.startsWith(exp.startsWith), `message ${JSON.stringify(body.message)} does not start with ${JSON.stringify(exp.startsWith)}`);
+        assert.ok(
+          body.message.startsWith(exp.startsWith),
+          `message ${JSON.stringify(body.message)} does not start with ${JSON.stringify(exp.startsWith)}`,
+        );
       }
       return { code: err.code, details: err.details as AnyRec[] | null, sdkMessage: err.message, serverMessage: body.message };
     }
@@ -201,7 +205,15 @@ for (const engine of engines()) {
       assert.match(res.subOrganizationId, UUID);
       const rootUserId = res.rootUserIds?.[0];
       assert.ok(rootUserId, `no rootUserIds in ${JSON.stringify(res)}`);
-      return { orgId: res.subOrganizationId, name, rootUserId, rootUserName, key, http: httpFor(key), sdk: sdkFor(key, res.subOrganizationId) };
+      return {
+        orgId: res.subOrganizationId,
+        name,
+        rootUserId,
+        rootUserName,
+        key,
+        http: httpFor(key),
+        sdk: sdkFor(key, res.subOrganizationId),
+      };
     }
 
     before(async () => {
@@ -231,7 +243,12 @@ for (const engine of engines()) {
       // sdk-server fills organizationId from defaultOrganizationId.
       const viaSdk = await rootSdk.getWhoami();
       assert.deepEqual(
-        { organizationId: viaSdk.organizationId, organizationName: viaSdk.organizationName, userId: viaSdk.userId, username: viaSdk.username },
+        {
+          organizationId: viaSdk.organizationId,
+          organizationName: viaSdk.organizationName,
+          userId: viaSdk.userId,
+          username: viaSdk.username,
+        },
         { organizationId: init.organizationId, organizationName: ORG_NAME, userId: init.userId, username: "root" },
       );
 
@@ -296,10 +313,7 @@ for (const engine of engines()) {
 
       // Each sub-org's own key: whoami there names the sub-org and its root user.
       const meA = await httpFor(keyA).getWhoami({ organizationId: subA });
-      assert.deepEqual(
-        { ...meA },
-        { organizationId: subA, organizationName: nameA, userId: aliceId, username: "alice" },
-      );
+      assert.deepEqual({ ...meA }, { organizationId: subA, organizationName: nameA, userId: aliceId, username: "alice" });
       const meASdk = await sdkFor(keyA, subA).getWhoami();
       assert.equal(meASdk.userId, aliceId);
       assert.equal(meASdk.organizationId, subA);
@@ -308,9 +322,22 @@ for (const engine of engines()) {
 
       // The parent's root key reads the sub-org.
       const { user } = await rootHttp.getUser({ organizationId: subA, userId: aliceId });
-      assertUser(user, { userId: aliceId, userName: "alice", userEmail: "alice@sub-a.example", apiKeys: [{ apiKeyName: "alice-key", publicKey: keyA.publicKey }], userTags: [] }, started);
+      assertUser(
+        user,
+        {
+          userId: aliceId,
+          userName: "alice",
+          userEmail: "alice@sub-a.example",
+          apiKeys: [{ apiKeyName: "alice-key", publicKey: keyA.publicKey }],
+          userTags: [],
+        },
+        started,
+      );
       const { users } = await rootSdk.getUsers({ organizationId: subB });
-      assert.deepEqual(users.map((u) => u.userId), [bobId]);
+      assert.deepEqual(
+        users.map((u) => u.userId),
+        [bobId],
+      );
       assert.equal(users[0]!.apiKeys[0]!.credential.publicKey, keyB.publicKey);
 
       // Credentials are looked up in the target org and its ancestors, never sideways; downwards
@@ -378,7 +405,12 @@ for (const engine of engines()) {
       assert.notEqual(eveId, danaId);
 
       const expected: ExpectedUser[] = [
-        { userId: org.rootUserId, userName: org.rootUserName, apiKeys: [{ apiKeyName: "users-key", publicKey: org.key.publicKey }], userTags: [] },
+        {
+          userId: org.rootUserId,
+          userName: org.rootUserName,
+          apiKeys: [{ apiKeyName: "users-key", publicKey: org.key.publicKey }],
+          userTags: [],
+        },
         {
           userId: danaId,
           userName: "dana",
@@ -462,7 +494,11 @@ for (const engine of engines()) {
         { filterType: "PUBLIC_KEY", filterValue: generateP256KeyPair().publicKey, expected: [] },
       ];
       for (const c of cases) {
-        const viaHttp = await pager.http.getSubOrgIds({ organizationId: pager.orgId, filterType: c.filterType, filterValue: c.filterValue });
+        const viaHttp = await pager.http.getSubOrgIds({
+          organizationId: pager.orgId,
+          filterType: c.filterType,
+          filterValue: c.filterValue,
+        });
         assert.deepEqual(viaHttp.organizationIds, c.expected, `http ${c.filterType}=${c.filterValue}`);
         const viaSdk = await pager.sdk.getSubOrgIds({ filterType: c.filterType, filterValue: c.filterValue });
         assert.deepEqual(viaSdk.organizationIds, c.expected, `sdk-server ${c.filterType}=${c.filterValue}`);
@@ -497,7 +533,10 @@ for (const engine of engines()) {
       // `before` the first item of page 2 is page 1; before the first item there is nothing.
       const back = await pager.sdk.getSubOrgIds({ paginationOptions: { limit: "5", before: children[5]! } });
       assert.deepEqual(back.organizationIds, children.slice(0, 5));
-      const back2 = await pager.http.getSubOrgIds({ organizationId: pager.orgId, paginationOptions: { limit: "3", before: children[10]! } });
+      const back2 = await pager.http.getSubOrgIds({
+        organizationId: pager.orgId,
+        paginationOptions: { limit: "3", before: children[10]! },
+      });
       assert.deepEqual(back2.organizationIds, children.slice(7, 10));
       const none = await pager.http.getSubOrgIds({ organizationId: pager.orgId, paginationOptions: { limit: "5", before: children[0]! } });
       assert.deepEqual(none.organizationIds, []);
@@ -543,11 +582,20 @@ for (const engine of engines()) {
       assert.deepEqual((await org.http.getUser({ organizationId: org.orgId, userId: frankId })).user.userTags, [ops.userTagId]);
 
       // update_user: name, email and the tag set (replaced).
-      const upd = await org.sdk.updateUser({ userId: frankId, userName: "franklin", userEmail: "franklin@tags.example", userTagIds: [audit.userTagId] });
+      const upd = await org.sdk.updateUser({
+        userId: frankId,
+        userName: "franklin",
+        userEmail: "franklin@tags.example",
+        userTagIds: [audit.userTagId],
+      });
       assert.equal(upd.activity.status, COMPLETED);
       assert.equal(upd.userId, frankId);
       const afterUpdate = (await org.http.getUser({ organizationId: org.orgId, userId: frankId })).user;
-      assertUser(afterUpdate, { userId: frankId, userName: "franklin", userEmail: "franklin@tags.example", apiKeys: [], userTags: [audit.userTagId] }, started);
+      assertUser(
+        afterUpdate,
+        { userId: frankId, userName: "franklin", userEmail: "franklin@tags.example", apiKeys: [], userTags: [audit.userTagId] },
+        started,
+      );
 
       // delete_user_tags lists the users that carried the tag.
       const del = await org.sdk.deleteUserTags({ userTagIds: [audit.userTagId] });
@@ -555,7 +603,10 @@ for (const engine of engines()) {
       assert.deepEqual(del.userTagIds, [audit.userTagId]);
       assert.deepEqual(del.userIds, [frankId]);
       const remaining = await org.sdk.listUserTags();
-      assert.deepEqual(remaining.userTags.map((t) => t.tagId), [ops.userTagId]);
+      assert.deepEqual(
+        remaining.userTags.map((t) => t.tagId),
+        [ops.userTagId],
+      );
       assert.deepEqual((await org.http.getUser({ organizationId: org.orgId, userId: frankId })).user.userTags, []);
 
       // delete_users.
@@ -563,7 +614,10 @@ for (const engine of engines()) {
       assert.equal(delUsers.activity.status, COMPLETED);
       assert.deepEqual(delUsers.userIds, [frankId]);
       await expectError(org.http.getUser({ organizationId: org.orgId, userId: frankId }), { status: 404, code: 5 });
-      assert.deepEqual((await org.sdk.getUsers()).users.map((u) => u.userId), [org.rootUserId]);
+      assert.deepEqual(
+        (await org.sdk.getUsers()).users.map((u) => u.userId),
+        [org.rootUserId],
+      );
 
       // Deleting a root user is refused (FAILED_PRECONDITION / INVALID_ARGUMENT → HTTP 400), and changes nothing.
       await expectError(
@@ -685,7 +739,10 @@ for (const engine of engines()) {
       assert.equal(second.activity.id, first.activity.id);
       assert.deepEqual(second.activity, first.activity);
       const tags = await org.http.listUserTags({ organizationId: org.orgId });
-      assert.deepEqual(tags.userTags.map((t) => t.tagName), ["idem-tag"]);
+      assert.deepEqual(
+        tags.userTags.map((t) => t.tagName),
+        ["idem-tag"],
+      );
       const tagId = tags.userTags[0]!.tagId;
       const idemId = first.activity.id;
 
@@ -720,7 +777,9 @@ for (const engine of engines()) {
       await clockPast(Date.now());
       const t3 = await org.sdk.createUserTag({ userTagName: "third", userIds: [] });
       await clockPast(Date.now());
-      const u = await org.sdk.createUsers({ users: [{ userName: "gina", apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] });
+      const u = await org.sdk.createUsers({
+        users: [{ userName: "gina", apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
+      });
       const ids = { idem: idemId, t2: t2.activity.id, t3: t3.activity.id, u: u.activity.id };
       assert.equal(new Set(Object.values(ids)).size, 4);
       const list = (opts: Omit<Parameters<TurnkeyClient["getActivities"]>[0], "organizationId">) =>
@@ -736,13 +795,15 @@ for (const engine of engines()) {
       assert.deepEqual(await list({ paginationOptions: { limit: "2", after: ids.t3 } }), [ids.t2, ids.idem]);
       assert.deepEqual(await list({ paginationOptions: { limit: "2", after: ids.idem } }), []);
       assert.deepEqual(await list({ paginationOptions: { limit: "2", before: ids.t2 } }), [ids.u, ids.t3]);
-      assert.deepEqual(
-        await list({ filterByType: ["ACTIVITY_TYPE_CREATE_USER_TAG"], paginationOptions: { limit: "1", after: ids.t3 } }),
-        [ids.t2],
-      );
+      assert.deepEqual(await list({ filterByType: ["ACTIVITY_TYPE_CREATE_USER_TAG"], paginationOptions: { limit: "1", after: ids.t3 } }), [
+        ids.t2,
+      ]);
       // sdk-server's getActivities answers the same, with the activity as get_activity shows it.
       const viaSdk = await org.sdk.getActivities({ filterByType: ["ACTIVITY_TYPE_CREATE_USER_TAG"], filterByStatus: [COMPLETED] });
-      assert.deepEqual(viaSdk.activities.map((x) => x.id), [ids.t3, ids.t2, ids.idem]);
+      assert.deepEqual(
+        viaSdk.activities.map((x) => x.id),
+        [ids.t3, ids.t2, ids.idem],
+      );
       assert.deepEqual(viaSdk.activities[2], activity);
       await expectError(org.http.getActivities({ organizationId: org.orgId, paginationOptions: { limit: "0" } }), { status: 400, code: 3 });
     });
@@ -799,7 +860,11 @@ for (const engine of engines()) {
       assert.equal(listed.type, "ACTIVITY_TYPE_CREATE_USER_TAG");
       assert.equal(listed.organizationId, init.organizationId);
       assert.ok(failed.activities.every((x) => x.status === FAILED));
-      const completed = await rootHttp.getActivities({ organizationId: init.organizationId, filterByStatus: [COMPLETED], paginationOptions: { limit: "100" } });
+      const completed = await rootHttp.getActivities({
+        organizationId: init.organizationId,
+        filterByStatus: [COMPLETED],
+        paginationOptions: { limit: "100" },
+      });
       assert.ok(!completed.activities.some((x) => x.id === activityId));
       const { activity } = await rootHttp.getActivity({ organizationId: init.organizationId, activityId });
       assert.equal(activity.status, FAILED);

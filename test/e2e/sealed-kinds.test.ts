@@ -24,7 +24,12 @@ import { MasterKey } from "../../src/crypto/envelope.ts";
 import { SEALED_KINDS } from "../../src/crypto/sealed-columns.ts";
 import { openStore, type Store } from "../../src/store/db.ts";
 
-const ETH0 = { curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" } as const;
+const ETH0 = {
+  curve: "CURVE_SECP256K1",
+  pathFormat: "PATH_FORMAT_BIP32",
+  path: "m/44'/60'/0'/0/0",
+  addressFormat: "ADDRESS_FORMAT_ETHEREUM",
+} as const;
 const EMAIL = "sealed.kinds@example.com";
 const BIN = path.resolve(import.meta.dirname, "../../bin/sigil.mjs");
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -85,10 +90,21 @@ for (const engine of engines()) {
 
     it("a row of every kind, each value on the current key, opening only in its own row; every *_sealed column listed", async (t) => {
       const rootKey = { publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey };
-      const client = () => new Turnkey({ apiBaseUrl: server!.url, apiPublicKey: rootKey.publicKey, apiPrivateKey: rootKey.privateKey, defaultOrganizationId: init.organizationId }).apiClient();
+      const client = () =>
+        new Turnkey({
+          apiBaseUrl: server!.url,
+          apiPublicKey: rootKey.publicKey,
+          apiPrivateKey: rootKey.privateKey,
+          defaultOrganizationId: init.organizationId,
+        }).apiClient();
       const c = client();
       const submit = async (op: string, type: string, parameters: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
-        const res = await stampedPost(server!.url, `/public/v1/submit/${op}`, JSON.stringify({ type, timestampMs: String(Date.now()), organizationId: init.organizationId, parameters, ...extra }), rootKey);
+        const res = await stampedPost(
+          server!.url,
+          `/public/v1/submit/${op}`,
+          JSON.stringify({ type, timestampMs: String(Date.now()), organizationId: init.organizationId, parameters, ...extra }),
+          rootKey,
+        );
         assert.equal(res.status, 200, `${op}: ${res.text}`);
       };
 
@@ -100,21 +116,39 @@ for (const engine of engines()) {
         wallet: { walletName: "main", accounts: [ETH0] },
       });
       await c.createWallet({ walletName: "w", accounts: [ETH0] });
-      await c.createPrivateKeys({ privateKeys: [{ privateKeyName: "pk", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: [] }] });
+      await c.createPrivateKeys({
+        privateKeys: [{ privateKeyName: "pk", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: [] }],
+      });
       // An import target.
       await c.initImportWallet({ userId: init.userId });
       // An OAuth client secret, encrypted to the published key as a backend does.
-      const keys = (await (await fetch(`${server!.url}/public/v1/discovery/keys`)).json()) as { keys: { purpose: string; publicKey: string; status?: string }[] };
+      const keys = (await (await fetch(`${server!.url}/public/v1/discovery/keys`)).json()) as {
+        keys: { purpose: string; publicKey: string; status?: string }[];
+      };
       const secretKey = keys.keys.find((k) => k.purpose === "OAUTH2_CLIENT_SECRET" && (k.status === undefined || k.status === "active"))!;
-      await c.createOauth2Credential({ provider: "OAUTH2_PROVIDER_X", clientId: "sealed-kinds-client", encryptedClientSecret: await encryptOauth2ClientSecret(randomBytes(16).toString("hex"), secretKey.publicKey) });
+      await c.createOauth2Credential({
+        provider: "OAUTH2_PROVIDER_X",
+        clientId: "sealed-kinds-client",
+        encryptedClientSecret: await encryptOauth2ClientSecret(randomBytes(16).toString("hex"), secretKey.publicKey),
+      });
       // The auth proxy key; the app proof key (a submission asking for a proof).
       await submit("enable_auth_proxy", "ACTIVITY_TYPE_ENABLE_AUTH_PROXY", {});
       await submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "proved", userIds: [] }, { generateAppProofs: true });
       // An OTP's target key, and otp_auth's code sealed in its intent and its vote.
       const mark = sink.mark();
-      const { otpId } = await c.initOtpAuth({ organizationId: sub.subOrganizationId, otpType: "OTP_TYPE_EMAIL", contact: EMAIL, appName: "Sealed Kinds" });
+      const { otpId } = await c.initOtpAuth({
+        organizationId: sub.subOrganizationId,
+        otpType: "OTP_TYPE_EMAIL",
+        contact: EMAIL,
+        appName: "Sealed Kinds",
+      });
       const code = codeFrom(await sink.nextMail(EMAIL, mark));
-      const auth = await c.otpAuth({ organizationId: sub.subOrganizationId, otpId, otpCode: code, targetPublicKey: generateP256KeyPair().publicKey });
+      const auth = await c.otpAuth({
+        organizationId: sub.subOrganizationId,
+        otpId,
+        otpCode: code,
+        targetPublicKey: generateP256KeyPair().publicKey,
+      });
       assert.ok(auth.credentialBundle, "otp_auth completed");
       // A webhook signing key.
       await runCli(["webhook-keys", "rotate"], inst.env);

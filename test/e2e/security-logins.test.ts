@@ -14,7 +14,16 @@ import { encryptOtpCodeToBundle } from "@turnkey/crypto";
 import { getClientSignatureMessageForSignup } from "@turnkey/core";
 // @turnkey/core's own stamper for X-Stamp-Attested (what loginWithOtp stamps stamp_login with).
 import { AttestedStamper, AttestedScheme } from "@turnkey/core/dist/__stampers__/attested/base.js";
-import { engines, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import {
+  engines,
+  newInstance,
+  rejection,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "../helpers/server.ts";
 import { SmtpSink, discoveredKeys } from "../helpers/smtp-sink.ts";
 import { SoftPasskey } from "../helpers/webauthn.ts";
 import { generateP256, privateScalar, signP256, type P256Private } from "../../src/crypto/p256.ts";
@@ -23,7 +32,8 @@ import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.t
 const ORIGIN = "http://localhost:3000";
 let n = 0;
 const address = (who: string) => `${who}-${++n}-${Date.now()}@example.com`;
-const claimsOf = (session: string) => JSON.parse(Buffer.from(session.split(".")[1]!, "base64url").toString("utf8")) as { user_id: string; organization_id: string };
+const claimsOf = (session: string) =>
+  JSON.parse(Buffer.from(session.split(".")[1]!, "base64url").toString("utf8")) as { user_id: string; organization_id: string };
 
 for (const spec of engines()) {
   describe(`logins by contact and passkey across tenants [${spec.name}]`, { skip: spec.skip }, () => {
@@ -54,7 +64,12 @@ for (const spec of engines()) {
 
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const client = (publicKey: string, privateKey: string, organizationId: string): any =>
-      new Turnkey({ apiBaseUrl: server.url, apiPublicKey: publicKey, apiPrivateKey: privateKey, defaultOrganizationId: organizationId }).apiClient();
+      new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: publicKey,
+        apiPrivateKey: privateKey,
+        defaultOrganizationId: organizationId,
+      }).apiClient();
 
     /** An end user signed up by the app with an API key and no contact: the attacker's own account. */
     async function tenant(name: string) {
@@ -62,9 +77,21 @@ for (const spec of engines()) {
       const sub = await parent.createSubOrganization({
         subOrganizationName: name,
         rootQuorumThreshold: 1,
-        rootUsers: [{ userName: name, apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+        rootUsers: [
+          {
+            userName: name,
+            apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+            authenticators: [],
+            oauthProviders: [],
+          },
+        ],
       });
-      return { orgId: sub.subOrganizationId as string, userId: sub.rootUserIds[0] as string, key, sdk: client(key.publicKey, key.privateKey, sub.subOrganizationId) };
+      return {
+        orgId: sub.subOrganizationId as string,
+        userId: sub.rootUserIds[0] as string,
+        key,
+        sdk: client(key.publicKey, key.privateKey, sub.subOrganizationId),
+      };
     }
 
     /** init_otp → the code from the SMTP server → verify_otp, in the parent (core's flow through the app): a token bound to a fresh key. */
@@ -96,19 +123,32 @@ for (const spec of engines()) {
 
     /** core's signUpWithOtp through the app's backend: create_sub_organization V8 with the token and the key's client signature. */
     async function signUpWithOtp(t: { token: string; key: P256Private }, email: string) {
-      const { message, publicKey } = getClientSignatureMessageForSignup({ verificationToken: t.token, email, apiKeys: [], authenticators: [], oauthProviders: [] });
+      const { message, publicKey } = getClientSignatureMessageForSignup({
+        verificationToken: t.token,
+        email,
+        apiKeys: [],
+        authenticators: [],
+        oauthProviders: [],
+      });
       const sub = await parent.createSubOrganization({
         subOrganizationName: email,
         rootQuorumThreshold: 1,
         rootUsers: [{ userName: email, userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [] }],
         verificationToken: t.token,
-        clientSignature: { publicKey, scheme: "CLIENT_SIGNATURE_SCHEME_API_P256", message, signature: signP256(t.key, Buffer.from(message, "utf8"), "raw").toString("hex") },
+        clientSignature: {
+          publicKey,
+          scheme: "CLIENT_SIGNATURE_SCHEME_API_P256",
+          message,
+          signature: signP256(t.key, Buffer.from(message, "utf8"), "raw").toString("hex"),
+        },
       });
       return { orgId: sub.subOrganizationId as string, userId: sub.rootUserIds[0] as string };
     }
 
-    const apiKeysOf = async (orgId: string, userId: string) => (await parent.getApiKeys({ organizationId: orgId, userId })).apiKeys.length as number;
-    const emailOf = async (orgId: string, userId: string) => (await parent.getUser({ organizationId: orgId, userId })).user.userEmail as string | undefined;
+    const apiKeysOf = async (orgId: string, userId: string) =>
+      (await parent.getApiKeys({ organizationId: orgId, userId })).apiKeys.length as number;
+    const emailOf = async (orgId: string, userId: string) =>
+      (await parent.getUser({ organizationId: orgId, userId })).user.userEmail as string | undefined;
 
     it("defect 2: an email a tenant set on itself without a token does not capture the OTP login of its owner by the parent's id", async () => {
       const bob = address("bob");
@@ -161,7 +201,11 @@ for (const spec of engines()) {
       await mallory.sdk.createAuthenticators({ userId: mallory.userId, authenticators: [copy.registration()] });
 
       // core's loginWithPasskey: stamp_login with the parent's id, stamped by the passkey (X-Stamp-Webauthn).
-      const stampedBy = (p: SoftPasskey) => new TurnkeyClient({ baseUrl: server.url }, { stamp: async (body: string) => ({ stampHeaderName: "X-Stamp-Webauthn", stampHeaderValue: p.stamp(body) }) });
+      const stampedBy = (p: SoftPasskey) =>
+        new TurnkeyClient(
+          { baseUrl: server.url },
+          { stamp: async (body: string) => ({ stampHeaderName: "X-Stamp-Webauthn", stampHeaderValue: p.stamp(body) }) },
+        );
       const login = async (p: SoftPasskey) => {
         const res = await stampedBy(p).stampLogin({
           type: "ACTIVITY_TYPE_STAMP_LOGIN",
@@ -190,7 +234,9 @@ for (const spec of engines()) {
       assert.match(spent.message, /verification token/);
       // A token Erin has not used yet is no better without its key.
       const fresh = await otpToken(erin);
-      const unbound = await rejection(mallory.sdk.updateUserEmail({ userId: mallory.userId, userEmail: erin, verificationToken: fresh.token }));
+      const unbound = await rejection(
+        mallory.sdk.updateUserEmail({ userId: mallory.userId, userEmail: erin, verificationToken: fresh.token }),
+      );
       assert.match(unbound.message, /must be stamped by the key the verification token is bound to/);
       assert.equal(await emailOf(mallory.orgId, mallory.userId), undefined, "nothing was written");
       assert.deepEqual((await parent.getVerifiedSubOrgIds({ filterType: "EMAIL", filterValue: erin })).organizationIds, [mine.orgId]);

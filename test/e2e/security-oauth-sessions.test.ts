@@ -14,7 +14,17 @@ import { TurnkeyClient } from "@turnkey/http";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { decodeJwt } from "jose";
 import { relayFrom } from "../helpers/relay.ts";
-import { engines, freePort, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import {
+  engines,
+  freePort,
+  newInstance,
+  rejection,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "../helpers/server.ts";
 import { OidcServer, type Account } from "../helpers/oidc-server.ts";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
 
@@ -36,8 +46,14 @@ for (const spec of engines()) {
     let parent: TurnkeyApiClient;
 
     const sdk = (baseUrl: string, key: P256KeyPair, organizationId: string): TurnkeyApiClient =>
-      new Turnkey({ apiBaseUrl: baseUrl, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: organizationId }).apiClient();
-    const http = (key: P256KeyPair): TurnkeyClient => new TurnkeyClient({ baseUrl: server.url }, new ApiKeyStamper({ apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey }));
+      new Turnkey({
+        apiBaseUrl: baseUrl,
+        apiPublicKey: key.publicKey,
+        apiPrivateKey: key.privateKey,
+        defaultOrganizationId: organizationId,
+      }).apiClient();
+    const http = (key: P256KeyPair): TurnkeyClient =>
+      new TurnkeyClient({ baseUrl: server.url }, new ApiKeyStamper({ apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey }));
 
     /** A sub-organization (signed up by the parent's backend) whose root user holds an API key: an attacker's account. */
     const signUpWithKey = async (name: string): Promise<{ subId: string; userId: string; key: P256KeyPair; client: TurnkeyApiClient }> => {
@@ -45,21 +61,35 @@ for (const spec of engines()) {
       const r = await parent.createSubOrganization({
         subOrganizationName: `${name} ${suffix()}`,
         rootQuorumThreshold: 1,
-        rootUsers: [{ userName: name, apiKeys: [{ apiKeyName: `${name} key`, publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+        rootUsers: [
+          {
+            userName: name,
+            apiKeys: [{ apiKeyName: `${name} key`, publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+            authenticators: [],
+            oauthProviders: [],
+          },
+        ],
       });
       return { subId: r.subOrganizationId, userId: r.rootUserIds![0]!, key, client: sdk(server.url, key, r.subOrganizationId) };
     };
 
     before(async () => {
       oidc = await OidcServer.start(
-        ["evil-app", "victim-app", "owner-web", "owner-ios"].map((clientId) => ({ clientId, clientSecret: `cs-${randomBytes(24).toString("base64url")}` })),
+        ["evil-app", "victim-app", "owner-web", "owner-ios"].map((clientId) => ({
+          clientId,
+          clientSecret: `cs-${randomBytes(24).toString("base64url")}`,
+        })),
         ACCOUNTS,
       );
       const port = await freePort();
       inst = await newInstance(spec.name);
       const providersFile = path.join(inst.dataDir, "oauth-providers.json");
       writeFileSync(providersFile, JSON.stringify({ providers: {}, issuers: [{ issuer: oidc.issuer, jwksUrl: oidc.jwksUrl }] }));
-      Object.assign(inst.env, { SIGIL_PUBLIC_URL: `http://127.0.0.1:${port}`, SIGIL_OAUTH_ALLOW_LOOPBACK: "true", SIGIL_OAUTH_PROVIDERS_FILE: providersFile });
+      Object.assign(inst.env, {
+        SIGIL_PUBLIC_URL: `http://127.0.0.1:${port}`,
+        SIGIL_OAUTH_ALLOW_LOOPBACK: "true",
+        SIGIL_OAUTH_PROVIDERS_FILE: providersFile,
+      });
       init = await sigilInit(inst);
       parentKey = { publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey };
       server = await startServer(inst, [], { port });
@@ -90,9 +120,15 @@ for (const spec of engines()) {
       assert.equal(err.code, 7, err.message);
       assert.match(err.message, /oidcClaims: OIDC claims are accepted only from a top-level organization's credential/);
       // Nothing half-written: not even the token entry of the refused request.
-      assert.deepEqual((await attacker.client.getOauthProviders({ organizationId: attacker.subId, userId: attacker.userId })).oauthProviders, []);
+      assert.deepEqual(
+        (await attacker.client.getOauthProviders({ organizationId: attacker.subId, userId: attacker.userId })).oauthProviders,
+        [],
+      );
       // A token of its own audience is still the user's to attach.
-      const attached = await attacker.client.createOauthProviders({ userId: attacker.userId, oauthProviders: [{ providerName: "evil", oidcToken: evilToken }] });
+      const attached = await attacker.client.createOauthProviders({
+        userId: attacker.userId,
+        oauthProviders: [{ providerName: "evil", oidcToken: evilToken }],
+      });
       assert.equal(attached.providerIds.length, 1);
 
       // The victim signs up for victim-app (the parent's backend, a token of that audience) and logs in: their own account.
@@ -101,9 +137,15 @@ for (const spec of engines()) {
       const victim = await parent.createSubOrganization({
         subOrganizationName: `victim ${suffix()}`,
         rootQuorumThreshold: 1,
-        rootUsers: [{ userName: "victim", apiKeys: [], authenticators: [], oauthProviders: [{ providerName: "victim-app", oidcToken: victimToken }] }],
+        rootUsers: [
+          { userName: "victim", apiKeys: [], authenticators: [], oauthProviders: [{ providerName: "victim-app", oidcToken: victimToken }] },
+        ],
       });
-      const login = await parent.oauthLogin({ organizationId: init.organizationId, oidcToken: victimToken, publicKey: sessionKey.publicKey });
+      const login = await parent.oauthLogin({
+        organizationId: init.organizationId,
+        oidcToken: victimToken,
+        publicKey: sessionKey.publicKey,
+      });
       const claims = decodeJwt(login.session as string);
       assert.equal(claims.user_id, victim.rootUserIds![0]);
       assert.equal(claims.organization_id, victim.subOrganizationId);
@@ -120,11 +162,19 @@ for (const spec of engines()) {
       });
       assert.equal(r.providerIds.length, 2);
       const again = await rejection(
-        parent.createOauthProviders({ userId: init.userId, oauthProviders: [{ providerName: "web", oidcToken: token }, { providerName: "ios2", oidcClaims: { iss: oidc.issuer, sub: acct("owner"), aud: "owner-ios" } }] }),
+        parent.createOauthProviders({
+          userId: init.userId,
+          oauthProviders: [
+            { providerName: "web", oidcToken: token },
+            { providerName: "ios2", oidcClaims: { iss: oidc.issuer, sub: acct("owner"), aud: "owner-ios" } },
+          ],
+        }),
       );
       assert.equal(again.code, 6, again.message);
       assert.match(again.message, /already attached/);
-      const audiences = (await parent.getOauthProviders({ organizationId: init.organizationId, userId: init.userId })).oauthProviders.map((p) => p.audience).sort();
+      const audiences = (await parent.getOauthProviders({ organizationId: init.organizationId, userId: init.userId })).oauthProviders
+        .map((p) => p.audience)
+        .sort();
       assert.deepEqual(audiences, ["owner-ios", "owner-web"]);
     });
 
@@ -154,13 +204,19 @@ for (const spec of engines()) {
       assert.equal((await http(a.key).stampLogin(body)).activity.id, first.activity.id);
       assert.equal((await http(b.key).stampLogin(body)).activity.id, second.activity.id);
       // Sent at the same moment: still one activity each, each answered with its own.
-      const raceBody = { ...body, timestampMs: String(Date.now() + 1), parameters: { ...body.parameters, publicKey: generateP256KeyPair().publicKey } };
+      const raceBody = {
+        ...body,
+        timestampMs: String(Date.now() + 1),
+        parameters: { ...body.parameters, publicKey: generateP256KeyPair().publicKey },
+      };
       const [ra, rb] = await Promise.all([http(a.key).stampLogin(raceBody), http(b.key).stampLogin(raceBody)]);
       assert.notEqual(ra.activity.id, rb.activity.id);
       assert.equal(decodeJwt(ra.activity.result.stampLoginResult!.session).user_id, a.userId);
       assert.equal(decodeJwt(rb.activity.result.stampLoginResult!.session).user_id, b.userId);
       // A's activity never lists B as anything.
-      const listedA = (await a.client.getActivities({ organizationId: a.subId })).activities.filter((x) => x.type === "ACTIVITY_TYPE_STAMP_LOGIN");
+      const listedA = (await a.client.getActivities({ organizationId: a.subId })).activities.filter(
+        (x) => x.type === "ACTIVITY_TYPE_STAMP_LOGIN",
+      );
       assert.deepEqual(listedA.map((x) => x.id).sort(), [first.activity.id, ra.activity.id].sort());
     });
 
@@ -175,17 +231,29 @@ for (const spec of engines()) {
       const stolen = { apiKeyName: "parent's", publicKey: parentKey.publicKey, curveType: "API_KEY_CURVE_P256" as const };
       await refused(attacker.client.createApiKeys({ userId: attacker.userId, apiKeys: [stolen] }), /parameters\.apiKeys\[0\]\.publicKey/);
       await refused(
-        attacker.client.createUsers({ users: [{ userName: "sock", apiKeys: [stolen], authenticators: [], oauthProviders: [], userTags: [] }] }),
+        attacker.client.createUsers({
+          users: [{ userName: "sock", apiKeys: [stolen], authenticators: [], oauthProviders: [], userTags: [] }],
+        }),
         /parameters\.users\[0\]\.apiKeys\[0\]\.publicKey/,
       );
       await refused(
-        attacker.client.createSubOrganization({ subOrganizationName: `deeper ${suffix()}`, rootQuorumThreshold: 1, rootUsers: [{ userName: "sock", apiKeys: [stolen], authenticators: [], oauthProviders: [] }] }),
+        attacker.client.createSubOrganization({
+          subOrganizationName: `deeper ${suffix()}`,
+          rootQuorumThreshold: 1,
+          rootUsers: [{ userName: "sock", apiKeys: [stolen], authenticators: [], oauthProviders: [] }],
+        }),
         /parameters\.rootUsers\[0\]\.apiKeys\[0\]\.publicKey/,
       );
-      await refused(attacker.client.stampLogin({ publicKey: parentKey.publicKey, expirationSeconds: "900", invalidateExisting: false }), /parameters\.publicKey/);
+      await refused(
+        attacker.client.stampLogin({ publicKey: parentKey.publicKey, expirationSeconds: "900", invalidateExisting: false }),
+        /parameters\.publicKey/,
+      );
       // Nothing was written: the attacker's user still has its one key.
       const keys = (await attacker.client.getApiKeys({ organizationId: attacker.subId, userId: attacker.userId })).apiKeys;
-      assert.deepEqual(keys.map((k) => k.credential.publicKey), [attacker.key.publicKey]);
+      assert.deepEqual(
+        keys.map((k) => k.credential.publicKey),
+        [attacker.key.publicKey],
+      );
       // The parent's stamp on the attacker's sub-organization is still the parent's user.
       const who = await parent.getWhoami({ organizationId: attacker.subId });
       assert.equal(who.userId, init.userId);
@@ -200,7 +268,10 @@ for (const spec of engines()) {
 
     it("a session created by a key with an IP allowlist is bound to it: refused from another address, like the key", async () => {
       const limitedKey = generateP256KeyPair();
-      await parent.createApiKeys({ userId: init.userId, apiKeys: [{ apiKeyName: "office only", publicKey: limitedKey.publicKey, curveType: "API_KEY_CURVE_P256" }] });
+      await parent.createApiKeys({
+        userId: init.userId,
+        apiKeys: [{ apiKeyName: "office only", publicKey: limitedKey.publicKey, curveType: "API_KEY_CURVE_P256" }],
+      });
       // The organization admits both loopback addresses; the key alone is limited to 127.0.0.1.
       await parent.setIpAllowlist({ enabled: true, rules: [{ cidr: "127.0.0.0/24", label: "loopback" }] });
       try {
@@ -209,7 +280,11 @@ for (const spec of engines()) {
         assert.equal(fromAfar.code, 7, fromAfar.message);
 
         const sessionKey = generateP256KeyPair();
-        const login = await sdk(server.url, limitedKey, init.organizationId).stampLogin({ publicKey: sessionKey.publicKey, expirationSeconds: "900", invalidateExisting: false });
+        const login = await sdk(server.url, limitedKey, init.organizationId).stampLogin({
+          publicKey: sessionKey.publicKey,
+          expirationSeconds: "900",
+          invalidateExisting: false,
+        });
         assert.equal(typeof login.session, "string");
         assert.equal((await sdk(server.url, sessionKey, init.organizationId).getWhoami({})).userId, init.userId);
         const sessionFromAfar = await rejection(sdk(relay.url, sessionKey, init.organizationId).getWhoami({}));
@@ -217,7 +292,11 @@ for (const spec of engines()) {
         assert.match(sessionFromAfar.message, /IP address 127\.0\.0\.2 are not allowed/);
         // A session made by that session is bound to the same key's list.
         const nextKey = generateP256KeyPair();
-        await sdk(server.url, sessionKey, init.organizationId).stampLogin({ publicKey: nextKey.publicKey, expirationSeconds: "900", invalidateExisting: false });
+        await sdk(server.url, sessionKey, init.organizationId).stampLogin({
+          publicKey: nextKey.publicKey,
+          expirationSeconds: "900",
+          invalidateExisting: false,
+        });
         assert.equal((await rejection(sdk(relay.url, nextKey, init.organizationId).getWhoami({}))).code, 7);
         // The binding follows the key's list: widened, the session is served from 127.0.0.2 too.
         await parent.setIpAllowlist({ publicKey: limitedKey.publicKey, rules: [{ cidr: "127.0.0.1/32" }, { cidr: "127.0.0.2/32" }] });

@@ -14,7 +14,16 @@ import http from "node:http";
 import type net from "node:net";
 import { Turnkey } from "@turnkey/sdk-server";
 import { encryptOtpCodeToBundle } from "@turnkey/crypto";
-import { engines, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import {
+  engines,
+  newInstance,
+  rejection,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "../helpers/server.ts";
 import { SmtpSink, codeFrom, discoveredKeys, type Mail } from "../helpers/smtp-sink.ts";
 import { goodStamp, newKeyPair, type KeyPair } from "../helpers/raw-http.ts";
 import { generateP256 } from "../../src/crypto/p256.ts";
@@ -79,7 +88,12 @@ for (const spec of engines()) {
       });
       init = await sigilInit(inst, ["--name", APP]);
       server = await startServer(inst);
-      backend = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey, defaultOrganizationId: init.organizationId }).apiClient();
+      backend = new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: init.apiPublicKey,
+        apiPrivateKey: init.apiPrivateKey,
+        defaultOrganizationId: init.organizationId,
+      }).apiClient();
       otpKey = (await discoveredKeys(server.url)).otp;
       // Two end users, each root of their own sub-organization with an API key of their own.
       for (const name of ["mallory", "trudy"]) {
@@ -87,9 +101,21 @@ for (const spec of engines()) {
         const sub = await backend.createSubOrganization({
           subOrganizationName: `${name}'s wallet`,
           rootQuorumThreshold: 1,
-          rootUsers: [{ userName: name, apiKeys: [{ apiKeyName: "own", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+          rootUsers: [
+            {
+              userName: name,
+              apiKeys: [{ apiKeyName: "own", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+              authenticators: [],
+              oauthProviders: [],
+            },
+          ],
         });
-        const client = new Turnkey({ apiBaseUrl: server.url, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: sub.subOrganizationId }).apiClient();
+        const client = new Turnkey({
+          apiBaseUrl: server.url,
+          apiPublicKey: key.publicKey,
+          apiPrivateKey: key.privateKey,
+          defaultOrganizationId: sub.subOrganizationId,
+        }).apiClient();
         users.push({ orgId: sub.subOrganizationId, key, client });
       }
     });
@@ -104,11 +130,20 @@ for (const spec of engines()) {
     /** A submit exactly as the SDK builds and stamps it, answering status, Retry-After and body. */
     async function submitRaw(key: KeyPair, organizationId: string, op: string, type: string, parameters: object): Promise<Raw> {
       const body = JSON.stringify({ parameters, organizationId, timestampMs: String(Date.now()), type });
-      const res = await fetch(`${server.url}/public/v1/submit/${op}`, { method: "POST", body, headers: { "content-type": "application/json", "X-Stamp": await goodStamp(key, body) } });
+      const res = await fetch(`${server.url}/public/v1/submit/${op}`, {
+        method: "POST",
+        body,
+        headers: { "content-type": "application/json", "X-Stamp": await goodStamp(key, body) },
+      });
       return { status: res.status, retryAfter: res.headers.get("retry-after"), json: await res.json() };
     }
     /** init_otp V3 by email through `client` in `organizationId`; the code from the mail. */
-    async function started(client: Client, organizationId: string, contact: string, over: object = {}): Promise<{ otpId: string; bundle: string; code: string; mail: Mail }> {
+    async function started(
+      client: Client,
+      organizationId: string,
+      contact: string,
+      over: object = {},
+    ): Promise<{ otpId: string; bundle: string; code: string; mail: Mail }> {
       const mark = sink.mark();
       const r = await client.initOtp({ organizationId, otpType: "OTP_TYPE_EMAIL", contact, appName: "Some App", ...over });
       const mail = await sink.nextMail(contact, mark);
@@ -129,7 +164,13 @@ for (const spec of engines()) {
     it("defaults: 5 wrong codes per contact per 15 minutes, 10 initiations per contact and 10 messages per mailbox per hour, 1000 per organization tree; From/Reply-To in SIGIL_SMTP_FROM's domain", async () => {
       const c = loadConfig({});
       assert.deepEqual(
-        [c.otpGuessesPerContact, c.otpGuessWindowSeconds, c.otpInitiationsPerContactPerHour, c.otpSendsPerRecipientPerHour, c.otpSendsPerOrganizationPerHour],
+        [
+          c.otpGuessesPerContact,
+          c.otpGuessWindowSeconds,
+          c.otpInitiationsPerContactPerHour,
+          c.otpSendsPerRecipientPerHour,
+          c.otpSendsPerOrganizationPerHour,
+        ],
         [5, 900, 10, 10, 1000],
       );
       // Loaded here, not at the top: a file that does not import stays a failure of this test alone.
@@ -138,7 +179,10 @@ for (const spec of engines()) {
       const quiet = { info() {}, warn() {} };
       const settings = (env: NodeJS.ProcessEnv) => loginSettingsFrom(loadConfig({ SMTP_URL: "smtp://127.0.0.1:2525", ...env }), quiet);
       assert.deepEqual(allowedSenderDomains(settings({ SIGIL_SMTP_FROM: "Acme <login@Mail.Acme.example>" })), ["mail.acme.example"]);
-      assert.deepEqual(allowedSenderDomains(settings({ SIGIL_MAIL_SENDER_DOMAINS: "acme.example, Login.Acme.example" })), ["acme.example", "login.acme.example"]);
+      assert.deepEqual(allowedSenderDomains(settings({ SIGIL_MAIL_SENDER_DOMAINS: "acme.example, Login.Acme.example" })), [
+        "acme.example",
+        "login.acme.example",
+      ]);
       assert.throws(() => loadConfig({ SIGIL_MAIL_SENDER_DOMAINS: "*.acme.example" }), /SIGIL_MAIL_SENDER_DOMAINS/);
       assert.throws(() => loadConfig({ SIGIL_OTP_GUESSES_PER_CONTACT: "0" }), /SIGIL_OTP_GUESSES_PER_CONTACT/);
     });
@@ -149,35 +193,69 @@ for (const spec of engines()) {
       // 3 wrong codes burn a code of the app's own organization...
       const a = await started(backend, init.organizationId, contact);
       for (let i = 0; i < 3; i++) {
-        await assert.rejects(backend.verifyOtp({ organizationId: init.organizationId, otpId: a.otpId, encryptedOtpBundle: await encrypted(wrongCode(a.code, i), a.bundle) }), /Invalid OTP code/);
+        await assert.rejects(
+          backend.verifyOtp({
+            organizationId: init.organizationId,
+            otpId: a.otpId,
+            encryptedOtpBundle: await encrypted(wrongCode(a.code, i), a.bundle),
+          }),
+          /Invalid OTP code/,
+        );
       }
       // ...a fresh code in an end user's sub-organization takes 2 more...
       const b = await started(mallory!.client, mallory!.orgId, contact);
       for (let i = 0; i < 2; i++) {
-        await assert.rejects(mallory!.client.verifyOtp({ organizationId: mallory!.orgId, otpId: b.otpId, encryptedOtpBundle: await encrypted(wrongCode(b.code, i), b.bundle) }), /Invalid OTP code/);
+        await assert.rejects(
+          mallory!.client.verifyOtp({
+            organizationId: mallory!.orgId,
+            otpId: b.otpId,
+            encryptedOtpBundle: await encrypted(wrongCode(b.code, i), b.bundle),
+          }),
+          /Invalid OTP code/,
+        );
       }
       // ...and now no code for the contact is checked: not b's right one,
-      const right = await submitRaw(mallory!.key, mallory!.orgId, "verify_otp", "ACTIVITY_TYPE_VERIFY_OTP_V2", { otpId: b.otpId, encryptedOtpBundle: await encrypted(b.code, b.bundle) });
+      const right = await submitRaw(mallory!.key, mallory!.orgId, "verify_otp", "ACTIVITY_TYPE_VERIFY_OTP_V2", {
+        otpId: b.otpId,
+        encryptedOtpBundle: await encrypted(b.code, b.bundle),
+      });
       limited(right, /Too many invalid OTP codes for this contact \(5 per 15 minutes\)/, 1, 900);
-      const viaSdk = await rejection(mallory!.client.verifyOtp({ organizationId: mallory!.orgId, otpId: b.otpId, encryptedOtpBundle: await encrypted(b.code, b.bundle) }));
+      const viaSdk = await rejection(
+        mallory!.client.verifyOtp({
+          organizationId: mallory!.orgId,
+          otpId: b.otpId,
+          encryptedOtpBundle: await encrypted(b.code, b.bundle),
+        }),
+      );
       assert.equal(viaSdk.code, 8);
       // not a new code's in another sub-organization (the count is the contact's, not the code's or the tenant's),
       const c = await started(trudy!.client, trudy!.orgId, contact);
       limited(
-        await submitRaw(trudy!.key, trudy!.orgId, "verify_otp", "ACTIVITY_TYPE_VERIFY_OTP_V2", { otpId: c.otpId, encryptedOtpBundle: await encrypted(c.code, c.bundle) }),
+        await submitRaw(trudy!.key, trudy!.orgId, "verify_otp", "ACTIVITY_TYPE_VERIFY_OTP_V2", {
+          otpId: c.otpId,
+          encryptedOtpBundle: await encrypted(c.code, c.bundle),
+        }),
         /Too many invalid OTP codes/,
         1,
         900,
       );
       // and not through the plain-code version either. Another contact is not affected.
       limited(
-        await submitRaw(trudy!.key, trudy!.orgId, "verify_otp", "ACTIVITY_TYPE_VERIFY_OTP", { otpId: c.otpId, otpCode: c.code, publicKey: generateP256().publicCompressed }),
+        await submitRaw(trudy!.key, trudy!.orgId, "verify_otp", "ACTIVITY_TYPE_VERIFY_OTP", {
+          otpId: c.otpId,
+          otpCode: c.code,
+          publicKey: generateP256().publicCompressed,
+        }),
         /Too many invalid OTP codes/,
         1,
         900,
       );
       const other = await started(trudy!.client, trudy!.orgId, "someone.else@example.com");
-      const ok = await trudy!.client.verifyOtp({ organizationId: trudy!.orgId, otpId: other.otpId, encryptedOtpBundle: await encrypted(other.code, other.bundle) });
+      const ok = await trudy!.client.verifyOtp({
+        organizationId: trudy!.orgId,
+        otpId: other.otpId,
+        encryptedOtpBundle: await encrypted(other.code, other.bundle),
+      });
       assert.ok(ok.verificationToken);
     });
 
@@ -186,7 +264,14 @@ for (const spec of engines()) {
       const otps = [];
       for (let i = 0; i < 3; i++) otps.push(await started(backend, init.organizationId, contact));
       const guesses = await Promise.all(
-        otps.flatMap((o) => [0, 1, 2].map(async (i) => submitRaw(backendKey(), init.organizationId, "verify_otp", "ACTIVITY_TYPE_VERIFY_OTP_V2", { otpId: o.otpId, encryptedOtpBundle: await encrypted(wrongCode(o.code, i), o.bundle) }))),
+        otps.flatMap((o) =>
+          [0, 1, 2].map(async (i) =>
+            submitRaw(backendKey(), init.organizationId, "verify_otp", "ACTIVITY_TYPE_VERIFY_OTP_V2", {
+              otpId: o.otpId,
+              encryptedOtpBundle: await encrypted(wrongCode(o.code, i), o.bundle),
+            }),
+          ),
+        ),
       );
       const statuses = guesses.map((g) => `${g.status} ${g.json.message}`);
       assert.equal(guesses.filter((g) => g.status === 400 && /Invalid OTP code/.test(g.json.message)).length, 5, statuses.join("\n"));
@@ -202,9 +287,15 @@ for (const spec of engines()) {
       await started(trudy!.client, trudy!.orgId, contact);
       const activities = (await trudy!.client.getActivities({ organizationId: trudy!.orgId })).activities.length;
       const mark = sink.mark();
-      const fifth = await submitRaw(trudy!.key, trudy!.orgId, "init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact, appName: "x" });
+      const fifth = await submitRaw(trudy!.key, trudy!.orgId, "init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", {
+        otpType: "OTP_TYPE_EMAIL",
+        contact,
+        appName: "x",
+      });
       limited(fifth, /Max number of OTPs have been initiated for this contact \(4 per hour\)/, 3000, 3600);
-      const viaSdk = await rejection(mallory!.client.initOtp({ organizationId: mallory!.orgId, otpType: "OTP_TYPE_EMAIL", contact, appName: "x" }));
+      const viaSdk = await rejection(
+        mallory!.client.initOtp({ organizationId: mallory!.orgId, otpType: "OTP_TYPE_EMAIL", contact, appName: "x" }),
+      );
       assert.equal(viaSdk.code, 8);
       assert.equal(sink.mailTo(contact).length, 4);
       assert.equal(sink.mails.length, mark, "nothing sent");
@@ -213,12 +304,17 @@ for (const spec of engines()) {
 
     it("codes are at least 6 characters: a shorter otpLength is 400 naming it; 6 digits and 6 Crockford characters are accepted", async () => {
       for (const otpLength of [4, 5]) {
-        const err = await rejection(backend.initOtp({ otpType: "OTP_TYPE_EMAIL", contact: "short@example.com", appName: "x", otpLength, alphanumeric: false }));
+        const err = await rejection(
+          backend.initOtp({ otpType: "OTP_TYPE_EMAIL", contact: "short@example.com", appName: "x", otpLength, alphanumeric: false }),
+        );
         assert.equal(err.code, 3);
         assert.match(err.message, /otpLength/);
         assert.ok(violationFields((err as { details?: unknown }).details).includes("parameters.otpLength"), err.message);
       }
-      assert.match((await started(backend, init.organizationId, "six@example.com", { otpLength: 6, alphanumeric: false })).code, /^[0-9]{6}$/);
+      assert.match(
+        (await started(backend, init.organizationId, "six@example.com", { otpLength: 6, alphanumeric: false })).code,
+        /^[0-9]{6}$/,
+      );
       assert.match((await started(backend, init.organizationId, "six@example.com", { otpLength: 6 })).code, /^[0-9A-HJKMNP-TV-Z]{6}$/);
     });
 
@@ -231,10 +327,24 @@ for (const spec of engines()) {
         ["parameters.sendFromEmailSenderName", { ...email, sendFromEmailSenderName: "Acme Security" }],
         ["parameters.replyToEmailAddress", { ...email, replyToEmailAddress: "help@sigil.test" }],
         ["parameters.emailCustomization.logoUrl", { ...email, emailCustomization: { logoUrl: "https://evil.example/acme.png" } }],
-        ["parameters.emailCustomization.magicLinkTemplate", { ...email, emailCustomization: { magicLinkTemplate: "https://evil.example/login?c=%s" } }],
-        ["parameters.emailCustomization.templateVariables", { ...email, emailCustomization: { templateVariables: '{"greeting":"Dear customer"}' } }],
+        [
+          "parameters.emailCustomization.magicLinkTemplate",
+          { ...email, emailCustomization: { magicLinkTemplate: "https://evil.example/login?c=%s" } },
+        ],
+        [
+          "parameters.emailCustomization.templateVariables",
+          { ...email, emailCustomization: { templateVariables: '{"greeting":"Dear customer"}' } },
+        ],
         ["parameters.emailCustomization.templateId", { ...email, emailCustomization: { templateId: "tpl-1" } }],
-        ["parameters.smsCustomization.template", { otpType: "OTP_TYPE_SMS", contact: "+14155550142", appName: APP, smsCustomization: { template: "Acme fraud desk: read {{.OtpCode}} to our agent" } }],
+        [
+          "parameters.smsCustomization.template",
+          {
+            otpType: "OTP_TYPE_SMS",
+            contact: "+14155550142",
+            appName: APP,
+            smsCustomization: { template: "Acme fraud desk: read {{.OtpCode}} to our agent" },
+          },
+        ],
       ];
       const activities = (await mallory!.client.getActivities({ organizationId: mallory!.orgId })).activities.length;
       const [mails, texts] = [sink.mark(), sms.length];
@@ -245,11 +355,25 @@ for (const spec of engines()) {
         assert.deepEqual(violationFields((err as { details?: unknown }).details), [field]);
       }
       // Two at once: both named.
-      const both = await rejection(mallory!.client.initOtp({ organizationId: mallory!.orgId, ...email, sendFromEmailAddress: "a@sigil.test", replyToEmailAddress: "b@sigil.test" }));
-      assert.deepEqual(violationFields((both as { details?: unknown }).details), ["parameters.sendFromEmailAddress", "parameters.replyToEmailAddress"]);
+      const both = await rejection(
+        mallory!.client.initOtp({
+          organizationId: mallory!.orgId,
+          ...email,
+          sendFromEmailAddress: "a@sigil.test",
+          replyToEmailAddress: "b@sigil.test",
+        }),
+      );
+      assert.deepEqual(violationFields((both as { details?: unknown }).details), [
+        "parameters.sendFromEmailAddress",
+        "parameters.replyToEmailAddress",
+      ]);
       assert.equal(sink.mails.length, mails, "no mail");
       assert.equal(sms.length, texts, "no SMS");
-      assert.equal((await mallory!.client.getActivities({ organizationId: mallory!.orgId })).activities.length, activities, "nothing recorded");
+      assert.equal(
+        (await mallory!.client.getActivities({ organizationId: mallory!.orgId })).activities.length,
+        activities,
+        "nothing recorded",
+      );
       // Nine refusals took none of the contact's 4 initiations: 4 plain ones still go out
       // (3 here: at most 3 live codes per contact in one organization).
       for (let i = 0; i < 3; i++) await started(mallory!.client, mallory!.orgId, contact);
@@ -267,7 +391,11 @@ for (const spec of engines()) {
       assert.equal(mail.headers.get("reply-to"), undefined);
       // The oldest version carries the app name in emailCustomization: ignored the same way.
       const mark = sink.mark();
-      const v1 = await submitRaw(mallory!.key, mallory!.orgId, "init_otp", "ACTIVITY_TYPE_INIT_OTP", { otpType: "OTP_TYPE_EMAIL", contact: "shown.v1@example.com", emailCustomization: { appName: bait } });
+      const v1 = await submitRaw(mallory!.key, mallory!.orgId, "init_otp", "ACTIVITY_TYPE_INIT_OTP", {
+        otpType: "OTP_TYPE_EMAIL",
+        contact: "shown.v1@example.com",
+        emailCustomization: { appName: bait },
+      });
       assert.equal(v1.status, 200, JSON.stringify(v1.json));
       assert.equal((await sink.nextMail("shown.v1@example.com", mark)).subject, `Your ${APP} verification code`);
       // SMS: the default body with the app's name.
@@ -305,7 +433,10 @@ for (const spec of engines()) {
       assert.ok(ok.mail.html.includes("https://acme.example/logo.png"));
       // Acting in an end user's sub-organization, the backend is still the backend.
       const [mallory] = users;
-      const inSub = await started(backend, mallory!.orgId, "brand.sub@example.com", { appName: "Acme Pay", sendFromEmailSenderName: "Acme Pay Login" });
+      const inSub = await started(backend, mallory!.orgId, "brand.sub@example.com", {
+        appName: "Acme Pay",
+        sendFromEmailSenderName: "Acme Pay Login",
+      });
       assert.equal(inSub.mail.subject, "Your Acme Pay verification code");
       assert.match(inSub.mail.headers.get("from")!, /Acme Pay Login/);
     });
@@ -314,7 +445,11 @@ for (const spec of engines()) {
       for (let i = 1; i <= 6; i++) await started(backend, init.organizationId, `mailbox+${i}@example.com`);
       const mark = sink.mark();
       const [mallory] = users;
-      const seventh = await submitRaw(mallory!.key, mallory!.orgId, "init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact: "Mailbox+7@Example.com", appName: "x" });
+      const seventh = await submitRaw(mallory!.key, mallory!.orgId, "init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", {
+        otpType: "OTP_TYPE_EMAIL",
+        contact: "Mailbox+7@Example.com",
+        appName: "x",
+      });
       limited(seventh, /Too many messages to this recipient \(6 per hour\)/, 3000, 3600);
       const plain = await rejection(backend.initOtp({ otpType: "OTP_TYPE_EMAIL", contact: "mailbox@example.com", appName: "x" }));
       assert.equal(plain.code, 8);
@@ -329,11 +464,20 @@ for (const spec of engines()) {
       let refused: Raw | undefined;
       for (let i = 0; i < 45 && !refused; i++) {
         const s = senders[i % senders.length]!;
-        const r = await submitRaw(s.key, s.orgId, "init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact: `tree${i}@example.com`, appName: "x" });
+        const r = await submitRaw(s.key, s.orgId, "init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", {
+          otpType: "OTP_TYPE_EMAIL",
+          contact: `tree${i}@example.com`,
+          appName: "x",
+        });
         if (r.status !== 200) refused = r;
       }
       assert.ok(refused, "a refusal within 45 messages");
-      limited(refused!, new RegExp(`Too many OTP messages for organization ${init.organizationId} and its sub-organizations \\(40 per hour\\)`), 1, 3600);
+      limited(
+        refused!,
+        new RegExp(`Too many OTP messages for organization ${init.organizationId} and its sub-organizations \\(40 per hour\\)`),
+        1,
+        3600,
+      );
       // Every message this server sent (mail and SMS, all tests so far) is one of the tree's 40.
       assert.equal(sink.mails.length + sms.length, 40);
     });

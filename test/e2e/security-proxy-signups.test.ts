@@ -37,14 +37,23 @@ for (const spec of engines()) {
     });
 
     const verifiedSubOrgs = async (email: string) => {
-      const r = await s.api("query/list_verified_suborgs", { organizationId: s.init.organizationId, filterType: "EMAIL", filterValue: email });
+      const r = await s.api("query/list_verified_suborgs", {
+        organizationId: s.init.organizationId,
+        filterType: "EMAIL",
+        filterValue: email,
+      });
       assert.equal(r.status, 200, JSON.stringify(r.json));
       return r.json.organizationIds as string[];
     };
     /** An anonymous browser's sign-up naming `email`, with the attacker's own key and no token. */
     const squat = async (email: string) => {
       const attacker = generateP256();
-      const r = await s.proxy("/v1/signup_v2", { userEmail: email, apiKeys: [{ apiKeyName: "mine", publicKey: attacker.publicCompressed, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] });
+      const r = await s.proxy("/v1/signup_v2", {
+        userEmail: email,
+        apiKeys: [{ apiKeyName: "mine", publicKey: attacker.publicCompressed, curveType: "API_KEY_CURVE_P256" }],
+        authenticators: [],
+        oauthProviders: [],
+      });
       assert.equal(r.status, 200, `a sign-up without a token is still a sign-up: ${JSON.stringify(r.json)}`);
       return r.json.organizationId as string;
     };
@@ -89,7 +98,11 @@ for (const spec of engines()) {
         type: "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8",
         timestampMs: String(Date.now()),
         organizationId: s.init.organizationId,
-        parameters: { subOrganizationName: "carol", rootQuorumThreshold: 1, rootUsers: [{ userName: "carol", userEmail: carol, apiKeys: [], authenticators: [], oauthProviders: [] }] },
+        parameters: {
+          subOrganizationName: "carol",
+          rootQuorumThreshold: 1,
+          rootUsers: [{ userName: "carol", userEmail: carol, apiKeys: [], authenticators: [], oauthProviders: [] }],
+        },
       });
       const carolOrg = made.json.activity.result.createSubOrganizationResultV8.subOrganizationId as string;
       assert.deepEqual(await verifiedSubOrgs(carol), [carolOrg]);
@@ -112,8 +125,13 @@ for (const spec of engines()) {
     });
 
     describe("a wallet key registered without proof receives no login", () => {
-      const claimsOf = (session: string) => JSON.parse(Buffer.from(session.split(".")[1]!, "base64url").toString("utf8")) as { organization_id: string; user_id: string };
-      const walletKey = (publicKey: string, apiKeyName = `wallet-auth:${publicKey}`) => ({ apiKeyName, publicKey, curveType: "API_KEY_CURVE_SECP256K1" });
+      const claimsOf = (session: string) =>
+        JSON.parse(Buffer.from(session.split(".")[1]!, "base64url").toString("utf8")) as { organization_id: string; user_id: string };
+      const walletKey = (publicKey: string, apiKeyName = `wallet-auth:${publicKey}`) => ({
+        apiKeyName,
+        publicKey,
+        curveType: "API_KEY_CURVE_SECP256K1",
+      });
       const p256Key = () => {
         const k = generateP256();
         return { publicKey: k.publicCompressed, privateKey: privateScalar(k).toString("hex") };
@@ -131,7 +149,10 @@ for (const spec of engines()) {
       /** A stranger's sign-up through the proxy: the victim's wallet key, and a key of the attacker's own. */
       const strangerSignup = async (victimKey: string) => {
         const mine = p256Key();
-        const organizationId = await proxySignup([walletKey(victimKey), { apiKeyName: "mine", publicKey: mine.publicKey, curveType: "API_KEY_CURVE_P256" }]);
+        const organizationId = await proxySignup([
+          walletKey(victimKey),
+          { apiKeyName: "mine", publicKey: mine.publicKey, curveType: "API_KEY_CURVE_P256" },
+        ]);
         return { organizationId, key: mine };
       };
       /**
@@ -169,13 +190,21 @@ for (const spec of engines()) {
         assert.match(Buffer.from(signed.stamp.stampHeaderValue, "base64url").toString("utf8"), /SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191/);
         const found = await account(w.publicKey);
         const signedUp = found ? undefined : await proxySignup([walletKey(w.publicKey)]);
-        const res = await fetch(signed.url, { method: "POST", body: signed.body, headers: { "content-type": "application/json", [signed.stamp.stampHeaderName]: signed.stamp.stampHeaderValue } });
+        const res = await fetch(signed.url, {
+          method: "POST",
+          body: signed.body,
+          headers: { "content-type": "application/json", [signed.stamp.stampHeaderName]: signed.stamp.stampHeaderValue },
+        });
         const json = await res.json();
         const session = res.status === 200 ? claimsOf(json.activity.result.stampLoginResult.session) : undefined;
         return { found, signedUp, status: res.status, json, session };
       };
       const sessionKeysIn = async (organizationId: string, as: { publicKey: string; privateKey: string }) => {
-        const r = await s.api("query/get_api_keys", { organizationId, userId: (await s.api("query/whoami", { organizationId }, as)).json.userId }, as);
+        const r = await s.api(
+          "query/get_api_keys",
+          { organizationId, userId: (await s.api("query/whoami", { organizationId }, as)).json.userId },
+          as,
+        );
         assert.equal(r.status, 200, JSON.stringify(r.json));
         return (r.json.apiKeys as { credential: { type: string } }[]).filter((k) => k.credential.type === "CREDENTIAL_TYPE_LOGIN").length;
       };
@@ -185,7 +214,11 @@ for (const spec of engines()) {
         const stranger = await strangerSignup(w.publicKey);
         await outwaitWindow();
         const flow = await loginOrSignupWithWallet(w);
-        assert.notEqual(flow.session?.organization_id, stranger.organizationId, "the wallet's login never lands in the stranger's organization");
+        assert.notEqual(
+          flow.session?.organization_id,
+          stranger.organizationId,
+          "the wallet's login never lands in the stranger's organization",
+        );
         assert.equal(flow.found, undefined, "the stranger's registration is not offered to the wallet");
         assert.ok(flow.signedUp && flow.signedUp !== stranger.organizationId);
         assert.equal(flow.status, 200, JSON.stringify(flow.json));
@@ -193,14 +226,21 @@ for (const spec of engines()) {
         assert.equal(await sessionKeysIn(stranger.organizationId, stranger.key), 0, "no session was made in the stranger's organization");
         // The login proved the wallet's own registration: the next look-up offers it, and logging in again lands there.
         const again = await loginOrSignupWithWallet(w);
-        assert.deepEqual([again.found, again.signedUp, again.status, again.session?.organization_id], [flow.signedUp, undefined, 200, flow.signedUp]);
+        assert.deepEqual(
+          [again.found, again.signedUp, again.status, again.session?.organization_id],
+          [flow.signedUp, undefined, 200, flow.signedUp],
+        );
       });
 
       it("a stranger's registration inside the window: the wallet's own sign-up (its key the only way in) is the one, never the stranger's", async () => {
         const w = newWallet();
         const stranger = await strangerSignup(w.publicKey);
         const flow = await loginOrSignupWithWallet(w);
-        assert.notEqual(flow.session?.organization_id, stranger.organizationId, "the wallet's login never lands in the stranger's organization");
+        assert.notEqual(
+          flow.session?.organization_id,
+          stranger.organizationId,
+          "the wallet's login never lands in the stranger's organization",
+        );
         assert.equal(flow.found, undefined);
         assert.equal(flow.status, 200, JSON.stringify(flow.json));
         assert.equal(flow.session?.organization_id, flow.signedUp);
@@ -212,8 +252,17 @@ for (const spec of engines()) {
         const first = await strangerSignup(w.publicKey);
         const second = await strangerSignup(w.publicKey);
         const client = new TurnkeyClient({ baseUrl: s.server.url }, new WalletStamper(w.wallet));
-        const signed = await client.stampStampLogin({ type: "ACTIVITY_TYPE_STAMP_LOGIN", timestampMs: String(Date.now()), organizationId: s.init.organizationId, parameters: { publicKey: generateP256().publicCompressed, expirationSeconds: "900" } });
-        const res = await fetch(signed.url, { method: "POST", body: signed.body, headers: { "content-type": "application/json", [signed.stamp.stampHeaderName]: signed.stamp.stampHeaderValue } });
+        const signed = await client.stampStampLogin({
+          type: "ACTIVITY_TYPE_STAMP_LOGIN",
+          timestampMs: String(Date.now()),
+          organizationId: s.init.organizationId,
+          parameters: { publicKey: generateP256().publicCompressed, expirationSeconds: "900" },
+        });
+        const res = await fetch(signed.url, {
+          method: "POST",
+          body: signed.body,
+          headers: { "content-type": "application/json", [signed.stamp.stampHeaderName]: signed.stamp.stampHeaderValue },
+        });
         const json = (await res.json()) as { code: number; message: string };
         assert.equal(res.status, 401, JSON.stringify(json));
         assert.equal(json.code, 16);
@@ -227,7 +276,16 @@ for (const spec of engines()) {
         const tenant = p256Key();
         const tenantOrg = await proxySignup([{ apiKeyName: "tenant", publicKey: tenant.publicKey, curveType: "API_KEY_CURVE_P256" }]);
         const userId = (await s.api("query/whoami", { organizationId: tenantOrg }, tenant)).json.userId as string;
-        const copy = await s.api("submit/create_api_keys", { type: "ACTIVITY_TYPE_CREATE_API_KEYS_V2", timestampMs: String(Date.now()), organizationId: tenantOrg, parameters: { userId, apiKeys: [walletKey(w.publicKey, "copy")] } }, tenant);
+        const copy = await s.api(
+          "submit/create_api_keys",
+          {
+            type: "ACTIVITY_TYPE_CREATE_API_KEYS_V2",
+            timestampMs: String(Date.now()),
+            organizationId: tenantOrg,
+            parameters: { userId, apiKeys: [walletKey(w.publicKey, "copy")] },
+          },
+          tenant,
+        );
         assert.equal(copy.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(copy.json));
         await outwaitWindow();
         const flow = await loginOrSignupWithWallet(w);
@@ -245,7 +303,16 @@ for (const spec of engines()) {
         const tenantOrg = await proxySignup([{ apiKeyName: "tenant", publicKey: tenant.publicKey, curveType: "API_KEY_CURVE_P256" }]);
         const userId = (await s.api("query/whoami", { organizationId: tenantOrg }, tenant)).json.userId as string;
         const copyKey = async (name: string) => {
-          const r = await s.api("submit/create_api_keys", { type: "ACTIVITY_TYPE_CREATE_API_KEYS_V2", timestampMs: String(Date.now()), organizationId: tenantOrg, parameters: { userId, apiKeys: [walletKey(w.publicKey, name)] } }, tenant);
+          const r = await s.api(
+            "submit/create_api_keys",
+            {
+              type: "ACTIVITY_TYPE_CREATE_API_KEYS_V2",
+              timestampMs: String(Date.now()),
+              organizationId: tenantOrg,
+              parameters: { userId, apiKeys: [walletKey(w.publicKey, name)] },
+            },
+            tenant,
+          );
           assert.equal(r.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(r.json));
         };
         // The tenant copies the key first (older than the backend's registration) …
@@ -255,14 +322,22 @@ for (const spec of engines()) {
           type: "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8",
           timestampMs: String(Date.now()),
           organizationId: s.init.organizationId,
-          parameters: { subOrganizationName: `wallet-${Date.now()}`, rootQuorumThreshold: 1, rootUsers: [{ userName: "owner", apiKeys: [walletKey(w.publicKey)], authenticators: [], oauthProviders: [] }] },
+          parameters: {
+            subOrganizationName: `wallet-${Date.now()}`,
+            rootQuorumThreshold: 1,
+            rootUsers: [{ userName: "owner", apiKeys: [walletKey(w.publicKey)], authenticators: [], oauthProviders: [] }],
+          },
         });
         const ownerOrg = made.json.activity.result.createSubOrganizationResultV8.subOrganizationId as string;
         // … and a stranger registers it again through the proxy afterwards (fresh).
         const stranger = await strangerSignup(w.publicKey);
         const flow = await loginOrSignupWithWallet(w);
         assert.notEqual(flow.session?.organization_id, tenantOrg, "the wallet's login never lands in the tenant's organization");
-        assert.deepEqual([flow.found, flow.signedUp, flow.status, flow.session?.organization_id], [ownerOrg, undefined, 200, ownerOrg], JSON.stringify(flow.json));
+        assert.deepEqual(
+          [flow.found, flow.signedUp, flow.status, flow.session?.organization_id],
+          [ownerOrg, undefined, 200, ownerOrg],
+          JSON.stringify(flow.json),
+        );
         assert.equal(await sessionKeysIn(tenantOrg, tenant), 0);
         assert.equal(await sessionKeysIn(stranger.organizationId, stranger.key), 0);
       });

@@ -26,7 +26,16 @@ for (const engine of engines()) {
 
     before(async () => {
       inst = await newInstance(engine.name);
-      const args = ["seed", "--json", "--suborgs", String(SIZE.suborgs), "--activities", String(SIZE.activities), "--users", String(SIZE.users)];
+      const args = [
+        "seed",
+        "--json",
+        "--suborgs",
+        String(SIZE.suborgs),
+        "--activities",
+        String(SIZE.activities),
+        "--users",
+        String(SIZE.users),
+      ];
       // Batches of 7: every table is written over several transactions.
       const { stdout } = await run(process.execPath, [BIN, ...args, "--batch", "7", "--wallet-every", "20"], { env: inst.env });
       seed = JSON.parse(stdout) as SeedResult;
@@ -42,8 +51,16 @@ for (const engine of engines()) {
 
     async function post(p: string, body: Record<string, unknown>) {
       const raw = JSON.stringify({ organizationId: seed.organizationId, ...body });
-      const { stampHeaderName, stampHeaderValue } = await new ApiKeyStamper({ apiPublicKey: seed.apiPublicKey, apiPrivateKey: seed.apiPrivateKey }).stamp(raw);
-      const res = await app.inject({ method: "POST", url: p, headers: { "content-type": "application/json", [stampHeaderName]: stampHeaderValue }, payload: raw });
+      const { stampHeaderName, stampHeaderValue } = await new ApiKeyStamper({
+        apiPublicKey: seed.apiPublicKey,
+        apiPrivateKey: seed.apiPrivateKey,
+      }).stamp(raw);
+      const res = await app.inject({
+        method: "POST",
+        url: p,
+        headers: { "content-type": "application/json", [stampHeaderName]: stampHeaderValue },
+        payload: raw,
+      });
       return { status: res.statusCode, json: res.json() as Record<string, unknown> };
     }
 
@@ -77,10 +94,19 @@ for (const engine of engines()) {
       type A = { id: string; status: string; votes: { selection: string }[] };
       const acts = (await post("/public/v1/query/list_activities", { paginationOptions: { limit: "100" } })).json.activities as A[];
       assert.equal(acts.length, SIZE.activities);
-      assert.ok(acts.every((a) => a.status === "ACTIVITY_STATUS_COMPLETED" && a.votes.length === 1 && a.votes[0]!.selection === "VOTE_SELECTION_APPROVED"));
+      assert.ok(
+        acts.every(
+          (a) => a.status === "ACTIVITY_STATUS_COMPLETED" && a.votes.length === 1 && a.votes[0]!.selection === "VOTE_SELECTION_APPROVED",
+        ),
+      );
       const k = acts.findIndex((a) => a.id === seed.samples.deepActivityId);
-      const after = (await post("/public/v1/query/list_activities", { paginationOptions: { limit: "4", after: seed.samples.deepActivityId } })).json.activities as A[];
-      assert.deepEqual(after.map((a) => a.id), acts.slice(k + 1, k + 5).map((a) => a.id));
+      const after = (
+        await post("/public/v1/query/list_activities", { paginationOptions: { limit: "4", after: seed.samples.deepActivityId } })
+      ).json.activities as A[];
+      assert.deepEqual(
+        after.map((a) => a.id),
+        acts.slice(k + 1, k + 5).map((a) => a.id),
+      );
     });
 
     it("get_user reads a seeded user with its API key; the seeded root key submits an activity", async () => {
@@ -96,8 +122,14 @@ for (const engine of engines()) {
       });
       assert.equal(res.status, 200, JSON.stringify(res.json));
       assert.equal((res.json.activity as { status: string }).status, "ACTIVITY_STATUS_COMPLETED");
-      const first = (await post("/public/v1/query/list_activities", { paginationOptions: { limit: "1" } })).json.activities as { id: string }[];
-      assert.equal(first[0]!.id, (res.json.activity as { id: string }).id, "seeded activities lie in the past: the new one is listed first");
+      const first = (await post("/public/v1/query/list_activities", { paginationOptions: { limit: "1" } })).json.activities as {
+        id: string;
+      }[];
+      assert.equal(
+        first[0]!.id,
+        (res.json.activity as { id: string }).id,
+        "seeded activities lie in the past: the new one is listed first",
+      );
     });
   });
 }

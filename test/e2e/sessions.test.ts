@@ -9,7 +9,16 @@ import { TurnkeyClient } from "@turnkey/http";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { Turnkey } from "@turnkey/sdk-server";
 import { verifySessionJwtSignature } from "@turnkey/crypto";
-import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer, rejection } from "../helpers/server.ts";
+import {
+  engines,
+  newInstance,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+  rejection,
+} from "../helpers/server.ts";
 import { pollUntil } from "../helpers/raw-http.ts";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
 
@@ -36,9 +45,15 @@ for (const engine of engines()) {
 
     /** sdk-server's apiClient with a key pair (an API key or a session key). */
     const apiClient = (key: { publicKey: string; privateKey: string }, organizationId = init.organizationId) =>
-      new Turnkey({ apiBaseUrl: server.url, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: organizationId }).apiClient();
+      new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: key.publicKey,
+        apiPrivateKey: key.privateKey,
+        defaultOrganizationId: organizationId,
+      }).apiClient();
     /** @turnkey/http with the api-key-stamper holding the session key. */
-    const stampedBy = (key: P256KeyPair) => new TurnkeyClient({ baseUrl: server.url }, new ApiKeyStamper({ apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey }));
+    const stampedBy = (key: P256KeyPair) =>
+      new TurnkeyClient({ baseUrl: server.url }, new ApiKeyStamper({ apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey }));
     const rootKey = () => ({ publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey });
 
     async function sessionJwtKey(): Promise<string> {
@@ -60,7 +75,11 @@ for (const engine of engines()) {
 
     it("stampLogin returns a session JWT the SDK verifies with the published key; the session key stamps requests", async () => {
       const session = generateP256KeyPair();
-      const res = await apiClient(rootKey()).stampLogin({ publicKey: session.publicKey, expirationSeconds: "900", invalidateExisting: false });
+      const res = await apiClient(rootKey()).stampLogin({
+        publicKey: session.publicKey,
+        expirationSeconds: "900",
+        invalidateExisting: false,
+      });
       assert.equal(res.activity.status, "ACTIVITY_STATUS_COMPLETED");
       assert.ok(await verifySessionJwtSignature(res.session, await sessionJwtKey()), "session JWT signature");
       const claims = claimsOf(res.session);
@@ -114,7 +133,9 @@ for (const engine of engines()) {
 
     it("expirationSeconds above SIGIL_SESSION_MAX_SECONDS, 0 or not a number: 400 (code 3)", async () => {
       for (const bad of [String(MAX_SECONDS + 1), "0", "soon"]) {
-        const err = await rejection(apiClient(rootKey()).stampLogin({ publicKey: generateP256KeyPair().publicKey, expirationSeconds: bad }));
+        const err = await rejection(
+          apiClient(rootKey()).stampLogin({ publicKey: generateP256KeyPair().publicKey, expirationSeconds: bad }),
+        );
         assert.equal(err.code, 3, err.message);
         assert.match(err.message, /expiration/);
       }
@@ -125,7 +146,14 @@ for (const engine of engines()) {
       const sub = await apiClient(rootKey()).createSubOrganization({
         subOrganizationName: `sub-${randomBytes(3).toString("hex")}`,
         rootQuorumThreshold: 1,
-        rootUsers: [{ userName: "end-user", apiKeys: [{ apiKeyName: "k", publicKey: userKey.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+        rootUsers: [
+          {
+            userName: "end-user",
+            apiKeys: [{ apiKeyName: "k", publicKey: userKey.publicKey, curveType: "API_KEY_CURVE_P256" }],
+            authenticators: [],
+            oauthProviders: [],
+          },
+        ],
       });
       const session = generateP256KeyPair();
       const res = await apiClient(userKey, init.organizationId).stampLogin({ publicKey: session.publicKey });

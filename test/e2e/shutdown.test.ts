@@ -120,7 +120,9 @@ for (const engine of engines()) {
       // A client that sends half a request and never the rest.
       const stuck = net.connect(srv.port, "127.0.0.1");
       await once(stuck, "connect");
-      stuck.write("POST /public/v1/query/whoami?stuck=1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{");
+      stuck.write(
+        "POST /public/v1/query/whoami?stuck=1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+      );
       await until(() => srv.output().includes("/public/v1/query/whoami?stuck=1"), 10_000, "the stuck request to reach the server");
       const cut = once(stuck, "close");
       const exited = once(srv.proc, "exit") as Promise<[number | null, NodeJS.Signals | null]>;

@@ -10,13 +10,27 @@ import assert from "node:assert/strict";
 import { Turnkey } from "@turnkey/sdk-server";
 import * as btc from "@scure/btc-signer";
 import { schnorr, secp256k1 } from "@noble/curves/secp256k1.js";
-import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer, rejection } from "../helpers/server.ts";
+import {
+  engines,
+  newInstance,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+  rejection,
+} from "../helpers/server.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { MAX_BITCOIN_INPUTS } from "../../src/signing/parsers/bitcoin.ts";
 import { healthLatencies } from "../helpers/health-poll.ts";
 
 type Key = { publicKey: string; privateKey: string };
-const BTC0 = { curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/84'/0'/0'/0/0", addressFormat: "ADDRESS_FORMAT_BITCOIN_MAINNET_P2WPKH" } as const;
+const BTC0 = {
+  curve: "CURVE_SECP256K1",
+  pathFormat: "PATH_FORMAT_BIP32",
+  path: "m/84'/0'/0'/0/0",
+  addressFormat: "ADDRESS_FORMAT_BITCOIN_MAINNET_P2WPKH",
+} as const;
 const ALLOWED = "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4";
 const OTHER = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq";
 const txid = (n: number) => n.toString(16).padStart(64, "0");
@@ -33,7 +47,12 @@ for (const engine of engines()) {
     let policyId: string;
 
     const apiClient = (key: Key) =>
-      new Turnkey({ apiBaseUrl: server.url, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: init.organizationId }).apiClient();
+      new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: key.publicKey,
+        apiPrivateKey: key.privateKey,
+        defaultOrganizationId: init.organizationId,
+      }).apiClient();
     const root = () => apiClient({ publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey });
     const activityCount = async () => (await root().getActivities({})).activities.length;
 
@@ -56,7 +75,15 @@ for (const engine of engines()) {
       server = await startServer(inst);
       member = generateP256KeyPair();
       await root().createUsers({
-        users: [{ userName: "payer", apiKeys: [{ apiKeyName: "k", publicKey: member.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [], userTags: [] }],
+        users: [
+          {
+            userName: "payer",
+            apiKeys: [{ apiKeyName: "k", publicKey: member.publicKey, curveType: "API_KEY_CURVE_P256" }],
+            authenticators: [],
+            oauthProviders: [],
+            userTags: [],
+          },
+        ],
       });
       const wallet = await root().createWallet({ walletName: "btc", accounts: [BTC0] });
       address = wallet.addresses[0]!;
@@ -64,10 +91,15 @@ for (const engine of engines()) {
       publicKey = Uint8Array.from(Buffer.from(accounts[0]!.publicKey!, "hex"));
       assert.equal(btc.p2wpkh(publicKey).address, address);
       const { policyIds } = await root().createPolicies({
-        policies: [{
-          policyName: "pay the allowed address only", effect: "EFFECT_ALLOW", consensus: "", notes: "",
-          condition: `activity.type == 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2' && bitcoin.tx.outputs.all(o, o.address == '${ALLOWED}' || o.address == '${address}') && bitcoin.tx.fee <= 1000`,
-        }],
+        policies: [
+          {
+            policyName: "pay the allowed address only",
+            effect: "EFFECT_ALLOW",
+            consensus: "",
+            notes: "",
+            condition: `activity.type == 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2' && bitcoin.tx.outputs.all(o, o.address == '${ALLOWED}' || o.address == '${address}') && bitcoin.tx.fee <= 1000`,
+          },
+        ],
       });
       policyId = policyIds[0]!;
     });
@@ -78,7 +110,11 @@ for (const engine of engines()) {
 
     it("allowed: both inputs come back signed, unfinalized; finalized, each signature verifies against its sighash", async () => {
       const { hex, prevouts } = psbt(ALLOWED, 12_345n);
-      const { signedTransaction } = await apiClient(member).signTransaction({ signWith: address, unsignedTransaction: hex, type: "TRANSACTION_TYPE_BITCOIN" });
+      const { signedTransaction } = await apiClient(member).signTransaction({
+        signWith: address,
+        unsignedTransaction: hex,
+        type: "TRANSACTION_TYPE_BITCOIN",
+      });
       const signed = btc.Transaction.fromPSBT(Buffer.from(signedTransaction, "hex"), PSBT_OPTS);
       assert.equal(signed.isFinal, false);
       // P2WPKH: ECDSA over the BIP-143 sighash (SIGHASH_ALL), under the account's public key.
@@ -89,7 +125,12 @@ for (const engine of engines()) {
       assert.ok(secp256k1.verify(der.subarray(0, -1), sighash0, publicKey, { prehash: false, format: "der" }));
       // P2TR key path: Schnorr over the BIP-341 sighash (SIGHASH_DEFAULT), by the tweaked key.
       const tapKeySig = signed.getInput(1).tapKeySig!;
-      const sighash1 = signed.preimageWitnessV1(1, prevouts.map((p) => p.script), btc.SigHash.DEFAULT, prevouts.map((p) => p.amount));
+      const sighash1 = signed.preimageWitnessV1(
+        1,
+        prevouts.map((p) => p.script),
+        btc.SigHash.DEFAULT,
+        prevouts.map((p) => p.amount),
+      );
       assert.ok(schnorr.verify(tapKeySig, sighash1, btc.p2tr(publicKey.subarray(1)).tweakedPubkey));
       // Finalized and extracted, the witnesses carry those signatures.
       signed.finalize();
@@ -111,7 +152,10 @@ for (const engine of engines()) {
       tx.addOutputAddress(address, total - 1_000_000n - 900n);
       const unsignedTransaction = Buffer.from(tx.toPSBT()).toString("hex");
       const client = apiClient(member);
-      const { result, latencies } = await healthLatencies(server.url, client.signTransaction({ signWith: address, unsignedTransaction, type: "TRANSACTION_TYPE_BITCOIN" }));
+      const { result, latencies } = await healthLatencies(
+        server.url,
+        client.signTransaction({ signWith: address, unsignedTransaction, type: "TRANSACTION_TYPE_BITCOIN" }),
+      );
       // Before: 1.2–1.8 s of signing in JavaScript held the event loop (12–16 s on the loaded
       // 2-core test machine), and /healthz with it. 400 ms leaves room for that machine's
       // scheduling, not for a block of the old size.
@@ -122,7 +166,12 @@ for (const engine of engines()) {
       for (let i = 0; i < MAX_BITCOIN_INPUTS; i++) {
         const input = signed.getInput(i);
         if (i % 2) {
-          const sighash = signed.preimageWitnessV1(i, prevouts.map((p) => p.script), btc.SigHash.DEFAULT, prevouts.map((p) => p.amount));
+          const sighash = signed.preimageWitnessV1(
+            i,
+            prevouts.map((p) => p.script),
+            btc.SigHash.DEFAULT,
+            prevouts.map((p) => p.amount),
+          );
           assert.ok(schnorr.verify(input.tapKeySig!, sighash, tweaked), `input ${i}`);
         } else {
           const [[pub, der]] = input.partialSig! as [[Uint8Array, Uint8Array]];
@@ -137,16 +186,34 @@ for (const engine of engines()) {
     });
 
     it("denied: paying another address is 403 and the evaluation on record names the policy's outcome", async () => {
-      const denied = await rejection(apiClient(member).signTransaction({ signWith: address, unsignedTransaction: psbt(OTHER, 12_345n).hex, type: "TRANSACTION_TYPE_BITCOIN" }));
+      const denied = await rejection(
+        apiClient(member).signTransaction({
+          signWith: address,
+          unsignedTransaction: psbt(OTHER, 12_345n).hex,
+          type: "TRANSACTION_TYPE_BITCOIN",
+        }),
+      );
       assert.equal(denied.code, 7, denied.message);
       const details = (denied as { details?: { "@type": string; activityId?: string }[] }).details ?? [];
       const permission = details.find((d) => d["@type"] === "type.googleapis.com/errors.v1.PolicyEnginePermissionError");
       assert.ok(permission?.activityId, JSON.stringify(details));
       const { policyEvaluations } = await root().getPolicyEvaluations({ activityId: permission.activityId! });
       const outcomes = policyEvaluations[0]!.policyEvaluations;
-      assert.deepEqual(outcomes.map((o) => [o.policyId, o.outcome]), [[policyId, "OUTCOME_DENY_IMPLICIT"], [undefined, "OUTCOME_DENY_IMPLICIT"]]);
+      assert.deepEqual(
+        outcomes.map((o) => [o.policyId, o.outcome]),
+        [
+          [policyId, "OUTCOME_DENY_IMPLICIT"],
+          [undefined, "OUTCOME_DENY_IMPLICIT"],
+        ],
+      );
       // A fee above the cap is refused the same way.
-      const fee = await rejection(apiClient(member).signTransaction({ signWith: address, unsignedTransaction: psbt(ALLOWED, 12_345n, 2_000n).hex, type: "TRANSACTION_TYPE_BITCOIN" }));
+      const fee = await rejection(
+        apiClient(member).signTransaction({
+          signWith: address,
+          unsignedTransaction: psbt(ALLOWED, 12_345n, 2_000n).hex,
+          type: "TRANSACTION_TYPE_BITCOIN",
+        }),
+      );
       assert.equal(fee.code, 7, fee.message);
     });
 
@@ -161,7 +228,13 @@ for (const engine of engines()) {
       const tx = new btc.Transaction();
       tx.addInput({ txid: txid(1), index: 0, witnessUtxo: { script: stranger.script, amount: 5_000n } });
       tx.addOutputAddress(ALLOWED, 4_000n);
-      const err = await rejection(root().signTransaction({ signWith: address, unsignedTransaction: Buffer.from(tx.toPSBT()).toString("hex"), type: "TRANSACTION_TYPE_BITCOIN" }));
+      const err = await rejection(
+        root().signTransaction({
+          signWith: address,
+          unsignedTransaction: Buffer.from(tx.toPSBT()).toString("hex"),
+          type: "TRANSACTION_TYPE_BITCOIN",
+        }),
+      );
       assert.equal(err.code, 3, err.message);
       assert.match(err.message, /parameters\.signWith: no input of the PSBT spends an output of this key/);
       assert.equal(await activityCount(), before);

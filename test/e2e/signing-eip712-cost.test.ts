@@ -39,7 +39,8 @@ async function failure(p: Promise<unknown>): Promise<TurnkeyRequestError> {
   }
   throw new Error("expected the request to be refused");
 }
-const fieldsOf = (err: TurnkeyRequestError) => (err.details ?? []).flatMap((d) => (d["@type"] === BAD_REQUEST ? (d.fieldViolations as { field: string }[]) : []).map((v) => v.field));
+const fieldsOf = (err: TurnkeyRequestError) =>
+  (err.details ?? []).flatMap((d) => (d["@type"] === BAD_REQUEST ? (d.fieldViolations as { field: string }[]) : []).map((v) => v.field));
 
 for (const engine of engines()) {
   describe(`the largest EIP-712 requests (${engine.name})`, { skip: engine.skip, timeout: 240_000 }, () => {
@@ -48,7 +49,12 @@ for (const engine of engines()) {
     let init: InitResult;
     let address: Hex;
     const client = () =>
-      new Turnkey({ apiBaseUrl: server.url, apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey, defaultOrganizationId: init.organizationId }).apiClient();
+      new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: init.apiPublicKey,
+        apiPrivateKey: init.apiPrivateKey,
+        defaultOrganizationId: init.organizationId,
+      }).apiClient();
 
     before(async () => {
       inst = await newInstance(engine.name);
@@ -63,14 +69,22 @@ for (const engine of engines()) {
     });
 
     it("a 64 KiB document of empty strings is a 400 naming the payload, and /healthz answers within 500 ms", async () => {
-      const inner = '{"types":{"EIP712Domain":[{"name":"name","type":"string"}],"M":[{"name":"v","type":"string[]"}]},"primaryType":"M","domain":{"name":"big"},"message":{"v":[]}}';
+      const inner =
+        '{"types":{"EIP712Domain":[{"name":"name","type":"string"}],"M":[{"name":"v","type":"string[]"}]},"primaryType":"M","domain":{"name":"big"},"message":{"v":[]}}';
       const room = 65_536 - inner.length;
-      const payload = inner.replace('"v":[]', `"v":[${Array(Math.floor((room + 1) / 3)).fill('""').join(",")}]`);
+      const payload = inner.replace(
+        '"v":[]',
+        `"v":[${Array(Math.floor((room + 1) / 3))
+          .fill('""')
+          .join(",")}]`,
+      );
       assert.ok(payload.length <= 65_536 && payload.length > 65_000);
       const before = (await client().getActivities({})).activities.length;
       const { result: err, latencies } = await healthLatencies(
         server.url,
-        failure(client().signRawPayload({ signWith: address, payload, encoding: "PAYLOAD_ENCODING_EIP712", hashFunction: "HASH_FUNCTION_NO_OP" })),
+        failure(
+          client().signRawPayload({ signWith: address, payload, encoding: "PAYLOAD_ENCODING_EIP712", hashFunction: "HASH_FUNCTION_NO_OP" }),
+        ),
       );
       // Before: accepted, its digest computed three times on the event loop — 1.7–4 s on the
       // loaded 2-core test machine, /healthz waiting it out. 500 ms leaves room for that
@@ -91,7 +105,12 @@ for (const engine of engines()) {
       assert.equal(2 * MAX_EIP712_ELEMENTS, MAX_EIP712_ELEMENTS_PER_REQUEST, "two documents at the bound are the request's bound");
       const { result, latencies } = await healthLatencies(
         server.url,
-        client().signRawPayloads({ signWith: address, payloads: docs.map((d) => JSON.stringify(d)), encoding: "PAYLOAD_ENCODING_EIP712", hashFunction: "HASH_FUNCTION_NO_OP" }),
+        client().signRawPayloads({
+          signWith: address,
+          payloads: docs.map((d) => JSON.stringify(d)),
+          encoding: "PAYLOAD_ENCODING_EIP712",
+          hashFunction: "HASH_FUNCTION_NO_OP",
+        }),
       );
       assert.ok(latencies.length > 0);
       assert.ok(Math.max(...latencies) < 500, `slowest /healthz answer ${Math.max(...latencies).toFixed(0)} ms of ${latencies.length}`);
@@ -105,7 +124,12 @@ for (const engine of engines()) {
       // One element more in all is refused, naming the list.
       const over = [strings(n, "first"), strings(n + 1, "second")];
       const err = await failure(
-        client().signRawPayloads({ signWith: address, payloads: over.map((d) => JSON.stringify(d)), encoding: "PAYLOAD_ENCODING_EIP712", hashFunction: "HASH_FUNCTION_NO_OP" }),
+        client().signRawPayloads({
+          signWith: address,
+          payloads: over.map((d) => JSON.stringify(d)),
+          encoding: "PAYLOAD_ENCODING_EIP712",
+          hashFunction: "HASH_FUNCTION_NO_OP",
+        }),
       );
       assert.equal(err.code, 3, err.message);
       assert.deepEqual(fieldsOf(err), ["parameters.payloads[1]"]);

@@ -17,7 +17,16 @@ import { recoverAuthorizationAddress } from "viem/utils";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { base58 } from "@scure/base";
 import { assertSecretsNowhere, type Secret } from "../helpers/secrets-grep.ts";
-import { engines, newInstance, rejection, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import {
+  engines,
+  newInstance,
+  rejection,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "../helpers/server.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { MasterKey } from "../../src/crypto/envelope.ts";
 import { openStore } from "../../src/store/db.ts";
@@ -112,7 +121,11 @@ for (const engine of engines()) {
       const typed = await account.signTypedData(typedData);
       assert.ok(await verifyTypedData({ address, ...typedData, signature: typed }));
 
-      const auth = await account.signAuthorization!({ contractAddress: "0x63c0c19a282a1B52b07dD5a65b58948A07DAE32B", chainId: 8453, nonce: 7 });
+      const auth = await account.signAuthorization!({
+        contractAddress: "0x63c0c19a282a1B52b07dD5a65b58948A07DAE32B",
+        chainId: 8453,
+        nonce: 7,
+      });
       assert.equal(await recoverAuthorizationAddress({ authorization: auth }), address);
 
       // Signing with a lower-case address names the same account.
@@ -126,7 +139,12 @@ for (const engine of engines()) {
       wallets.push(w.walletId);
       const address = w.addresses[0]!;
       const message = Buffer.from("solana raw payload");
-      const res = await c.signRawPayload({ signWith: address, payload: message.toString("hex"), encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NOT_APPLICABLE" });
+      const res = await c.signRawPayload({
+        signWith: address,
+        payload: message.toString("hex"),
+        encoding: "PAYLOAD_ENCODING_HEXADECIMAL",
+        hashFunction: "HASH_FUNCTION_NOT_APPLICABLE",
+      });
       assert.equal(res.v, "");
       assert.ok(ed25519.verify(Buffer.from(res.r + res.s, "hex"), message, base58.decode(address)));
 
@@ -144,7 +162,14 @@ for (const engine of engines()) {
       const all = (await signer.signAllTransactions([txs[1]!], address)) as Transaction[];
       assert.ok(all[0]!.verifySignatures());
       // An Ethereum encoding with an ed25519 key is refused, naming the field.
-      const bad = await rejection(c.signRawPayload({ signWith: address, payload: "ab", encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_KECCAK256" }));
+      const bad = await rejection(
+        c.signRawPayload({
+          signWith: address,
+          payload: "ab",
+          encoding: "PAYLOAD_ENCODING_HEXADECIMAL",
+          hashFunction: "HASH_FUNCTION_KECCAK256",
+        }),
+      );
       assert.equal(bad.code, 3);
       assert.match(bad.message, /parameters\.hashFunction/);
     });
@@ -166,10 +191,31 @@ for (const engine of engines()) {
       const signature = await account.signMessage({ message: "from a private key" });
       assert.ok(await verifyMessage({ address, message: "from a private key", signature }));
       const digest = keccak256(toHex("digest"));
-      const res = await c.signRawPayload({ signWith: eth!.privateKeyId!, payload: digest, encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NO_OP" });
-      assert.equal(await recoverAddress({ hash: digest, signature: { r: `0x${res.r}`, s: `0x${res.s}`, yParity: Number(res.v) } }), address);
-      const ed = await c.signRawPayloads({ signWith: sol!.privateKeyId!, payloads: ["0a0b", "0c0d"], encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NOT_APPLICABLE" });
-      ed.signatures!.forEach((sig, i) => assert.ok(ed25519.verify(Buffer.from(sig.r + sig.s, "hex"), Buffer.from(["0a0b", "0c0d"][i]!, "hex"), base58.decode(sol!.addresses![0]!.address!))));
+      const res = await c.signRawPayload({
+        signWith: eth!.privateKeyId!,
+        payload: digest,
+        encoding: "PAYLOAD_ENCODING_HEXADECIMAL",
+        hashFunction: "HASH_FUNCTION_NO_OP",
+      });
+      assert.equal(
+        await recoverAddress({ hash: digest, signature: { r: `0x${res.r}`, s: `0x${res.s}`, yParity: Number(res.v) } }),
+        address,
+      );
+      const ed = await c.signRawPayloads({
+        signWith: sol!.privateKeyId!,
+        payloads: ["0a0b", "0c0d"],
+        encoding: "PAYLOAD_ENCODING_HEXADECIMAL",
+        hashFunction: "HASH_FUNCTION_NOT_APPLICABLE",
+      });
+      ed.signatures!.forEach((sig, i) =>
+        assert.ok(
+          ed25519.verify(
+            Buffer.from(sig.r + sig.s, "hex"),
+            Buffer.from(["0a0b", "0c0d"][i]!, "hex"),
+            base58.decode(sol!.addresses![0]!.address!),
+          ),
+        ),
+      );
       const listed = (await c.getPrivateKeys({})).privateKeys.map((k) => k.privateKeyId);
       assert.ok(listed.includes(eth!.privateKeyId!) && listed.includes(sol!.privateKeyId!));
     });
@@ -178,7 +224,11 @@ for (const engine of engines()) {
       const c = root();
       const parentWallet = await c.createWallet({ walletName: "parent", accounts: DEFAULT_ETHEREUM_ACCOUNTS });
       wallets.push(parentWallet.walletId);
-      const parentKey = (await c.createPrivateKeys({ privateKeys: [{ privateKeyName: "parent key", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: [] }] })).privateKeys[0]!;
+      const parentKey = (
+        await c.createPrivateKeys({
+          privateKeys: [{ privateKeyName: "parent key", curve: "CURVE_SECP256K1", privateKeyTags: [], addressFormats: [] }],
+        })
+      ).privateKeys[0]!;
       privateKeys.push(parentKey.privateKeyId!);
       const a = generateP256KeyPair();
       const b = generateP256KeyPair();
@@ -199,7 +249,9 @@ for (const engine of engines()) {
 
       // The parent's account and key do not exist for the sub-organization: 404, no signature.
       for (const signWith of [parentWallet.addresses[0]!, parentKey.privateKeyId!]) {
-        const err = await rejection(ca.signRawPayload({ signWith, payload: "ab", encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_KECCAK256" }));
+        const err = await rejection(
+          ca.signRawPayload({ signWith, payload: "ab", encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_KECCAK256" }),
+        );
         assert.equal(err.code, 5, err.message);
         assert.match(err.message, /no wallet account, private key or public key/);
       }
@@ -219,7 +271,10 @@ for (const engine of engines()) {
       const approved = await cb.approveActivity({ fingerprint: pending.fingerprint });
       assert.equal(approved.activity.status, "ACTIVITY_STATUS_COMPLETED");
       const sig = (await ca.getActivity({ activityId })).activity.result.signRawPayloadResult!;
-      assert.equal(await recoverAddress({ hash: hashMessage(message), signature: { r: `0x${sig.r}`, s: `0x${sig.s}`, yParity: Number(sig.v) } }), subAddress);
+      assert.equal(
+        await recoverAddress({ hash: hashMessage(message), signature: { r: `0x${sig.r}`, s: `0x${sig.s}`, yParity: Number(sig.v) } }),
+        subAddress,
+      );
     });
 
     it("neither database nor the log holds a private key, an account key, a mnemonic or a seed", async () => {
@@ -231,7 +286,10 @@ for (const engine of engines()) {
           assert.match(row.key_sealed, /^sgl1\./);
           const key = await master.open(row.key_sealed, `private-key:${id}`);
           assert.equal(key.length, 32);
-          secrets.push({ what: `${id} key hex`, needle: key.toString("hex") }, { what: `${id} key base64`, needle: key.toString("base64") });
+          secrets.push(
+            { what: `${id} key hex`, needle: key.toString("hex") },
+            { what: `${id} key base64`, needle: key.toString("base64") },
+          );
         }
         for (const id of wallets) {
           const row = await store.db.selectFrom("wallets").select("seed_sealed").where("id", "=", id).executeTakeFirstOrThrow();
@@ -241,7 +299,10 @@ for (const engine of engines()) {
           const accounts = await store.db.selectFrom("wallet_accounts").select(["curve", "path"]).where("wallet_id", "=", id).execute();
           for (const a of accounts) {
             const k = Buffer.from(deriveKey(seed, a.curve as "CURVE_SECP256K1", a.path).privateKey);
-            secrets.push({ what: `${id} ${a.path} key hex`, needle: k.toString("hex") }, { what: `${id} ${a.path} key base64`, needle: k.toString("base64") });
+            secrets.push(
+              { what: `${id} ${a.path} key hex`, needle: k.toString("hex") },
+              { what: `${id} ${a.path} key base64`, needle: k.toString("base64") },
+            );
           }
         }
       });

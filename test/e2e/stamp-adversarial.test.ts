@@ -30,10 +30,7 @@ const EXPIRED_KEY_MSG = "Unauthenticated desc = expired api key publicKey";
 type ErrorBody = { code: number; message: string; details: Array<Record<string, unknown>> };
 
 /** Checks the grpc-gateway error shape the SDKs parse, and returns it. */
-function assertError(
-  res: RawResponse,
-  expect: { status: number; code: number; category?: string; message?: string | RegExp },
-): ErrorBody {
+function assertError(res: RawResponse, expect: { status: number; code: number; category?: string; message?: string | RegExp }): ErrorBody {
   const ctx = `HTTP ${res.status}: ${res.text.slice(0, 500)}`;
   assert.equal(res.status, expect.status, ctx);
   assert.match(res.contentType ?? "", /^application\/json/, ctx);
@@ -49,7 +46,8 @@ function assertError(
   assert.equal(first["@type"], "type.googleapis.com/errors.v1.TurnkeyErrorDetail", ctx);
   assert.equal(typeof first.turnkeyErrorCode, "string", ctx);
   if (expect.category !== undefined) assert.equal(first.turnkeyErrorCode, expect.category, ctx);
-  if (typeof expect.message === "string") assert.ok(body.message.includes(expect.message), `message lacks ${JSON.stringify(expect.message)}: ${ctx}`);
+  if (typeof expect.message === "string")
+    assert.ok(body.message.includes(expect.message), `message lacks ${JSON.stringify(expect.message)}: ${ctx}`);
   else if (expect.message) assert.match(body.message, expect.message, ctx);
   return body;
 }
@@ -127,7 +125,12 @@ for (const engine of engines()) {
         ...overrides,
       });
     const whoamiBody = (organizationId = root.organizationId) => JSON.stringify({ organizationId });
-    const stampObj = (overrides: Record<string, unknown>) => ({ publicKey: rootKey.publicKey, scheme: P256, signature: "00", ...overrides });
+    const stampObj = (overrides: Record<string, unknown>) => ({
+      publicKey: rootKey.publicKey,
+      scheme: P256,
+      signature: "00",
+      ...overrides,
+    });
 
     /** A request the server must accept: it creates one activity we account for. */
     async function acceptedTag(body: string, headers: Record<string, string>): Promise<string> {
@@ -240,7 +243,9 @@ for (const engine of engines()) {
       const shortLived = newKeyPair();
       const create = JSON.stringify({
         parameters: {
-          apiKeys: [{ apiKeyName: "short-lived", publicKey: shortLived.publicKey, curveType: "API_KEY_CURVE_P256", expirationSeconds: "1" }],
+          apiKeys: [
+            { apiKeyName: "short-lived", publicKey: shortLived.publicKey, curveType: "API_KEY_CURVE_P256", expirationSeconds: "1" },
+          ],
           userId: root.userId,
         },
         organizationId: root.organizationId,
@@ -306,7 +311,11 @@ for (const engine of engines()) {
 
     it("rejects an X-Stamp that decodes to something other than JSON", async () => {
       const body = tagBody();
-      assertUnauthenticated(await rawPost(server.url, TAG, body, { "X-Stamp": encodeStamp("publicKey=02ab;sig=00") }), undefined, /malformed/);
+      assertUnauthenticated(
+        await rawPost(server.url, TAG, body, { "X-Stamp": encodeStamp("publicKey=02ab;sig=00") }),
+        undefined,
+        /malformed/,
+      );
       // Valid base64url but not UTF-8 JSON at all.
       assertUnauthenticated(
         await rawPost(server.url, TAG, body, { "X-Stamp": Buffer.from([0xff, 0xfe, 0x00, 0x7b]).toString("base64url") }),
@@ -340,7 +349,11 @@ for (const engine of engines()) {
       const body = tagBody();
       const good = decodeStamp(await goodStamp(rootKey, body));
       const notHex = "zz" + good.publicKey.slice(2);
-      assertUnauthenticated(await rawPost(server.url, TAG, body, { "X-Stamp": encodeStamp({ ...good, publicKey: notHex }) }), undefined, /publicKey/);
+      assertUnauthenticated(
+        await rawPost(server.url, TAG, body, { "X-Stamp": encodeStamp({ ...good, publicKey: notHex }) }),
+        undefined,
+        /publicKey/,
+      );
     });
 
     it("rejects a stamp publicKey of the wrong length", async () => {
@@ -362,7 +375,12 @@ for (const engine of engines()) {
     it("rejects a signature that is not hex", async () => {
       const body = tagBody();
       const good = decodeStamp(await goodStamp(rootKey, body));
-      for (const signature of ["xyz" + good.signature.slice(3), good.signature.slice(1), "", Buffer.from(good.signature, "hex").toString("base64")]) {
+      for (const signature of [
+        "xyz" + good.signature.slice(3),
+        good.signature.slice(1),
+        "",
+        Buffer.from(good.signature, "hex").toString("base64"),
+      ]) {
         const res = await rawPost(server.url, TAG, body, { "X-Stamp": encodeStamp({ ...good, signature }) });
         assertUnauthenticated(res, undefined);
       }
@@ -406,7 +424,10 @@ for (const engine of engines()) {
       const missing = JSON.parse(tagBody()) as Record<string, unknown>;
       delete missing.timestampMs;
       const e = assertInvalid(await stampedPost(server.url, TAG, JSON.stringify(missing), rootKey));
-      assert.ok(fieldViolations(e).some((v) => v.field === "timestampMs"), JSON.stringify(e));
+      assert.ok(
+        fieldViolations(e).some((v) => v.field === "timestampMs"),
+        JSON.stringify(e),
+      );
       assertInvalid(await stampedPost(server.url, TAG, tagBody({ timestampMs: "soon" }), rootKey), /timestampMs/);
       assertInvalid(await stampedPost(server.url, TAG, tagBody({ timestampMs: Date.now() }), rootKey), /timestampMs/);
     });
@@ -419,7 +440,10 @@ for (const engine of engines()) {
         type: "ACTIVITY_TYPE_DELETE_USERS",
       });
       const e = assertInvalid(await stampedPost(server.url, TAG, body, rootKey), /ACTIVITY_TYPE_DELETE_USERS/);
-      assert.ok(fieldViolations(e).some((v) => v.field === "type"), JSON.stringify(e));
+      assert.ok(
+        fieldViolations(e).some((v) => v.field === "type"),
+        JSON.stringify(e),
+      );
       assertInvalid(await stampedPost(server.url, TAG, tagBody({ type: undefined }), rootKey));
       assertInvalid(await stampedPost(server.url, TAG, tagBody({ type: "ACTIVITY_TYPE_CREATE_USER_TAG_V2" }), rootKey));
       // The root user still exists: the misrouted delete did nothing.
@@ -496,10 +520,16 @@ for (const engine of engines()) {
     it("rejects an organizationId that is not a UUID with 400", async () => {
       for (const organizationId of ["not-a-uuid", "", `${randomUUID()}x`, 12]) {
         const e = assertInvalid(await stampedPost(server.url, TAG, tagBody({ organizationId }), rootKey));
-        assert.ok(fieldViolations(e).some((v) => v.field === "organizationId"), JSON.stringify(e));
+        assert.ok(
+          fieldViolations(e).some((v) => v.field === "organizationId"),
+          JSON.stringify(e),
+        );
       }
       const q = assertInvalid(await stampedPost(server.url, WHOAMI, JSON.stringify({ organizationId: "../../etc" }), rootKey));
-      assert.ok(fieldViolations(q).some((v) => v.field === "organizationId"), JSON.stringify(q));
+      assert.ok(
+        fieldViolations(q).some((v) => v.field === "organizationId"),
+        JSON.stringify(q),
+      );
     });
 
     it("answers the organizationId of a nonexistent organization like an unknown key (401 PUBLIC_KEY_NOT_FOUND)", async () => {
@@ -507,8 +537,16 @@ for (const engine of engines()) {
       // organization, signed for by a real key, is answered exactly like a real one signed
       // for by a key unknown there.
       const ghost = randomUUID();
-      const ghostTag = assertUnauthenticated(await stampedPost(server.url, TAG, tagBody({ organizationId: ghost }), rootKey), "PUBLIC_KEY_NOT_FOUND", NOT_FOUND_KEY_MSG);
-      const ghostWho = assertUnauthenticated(await stampedPost(server.url, WHOAMI, whoamiBody(ghost), rootKey), "PUBLIC_KEY_NOT_FOUND", NOT_FOUND_KEY_MSG);
+      const ghostTag = assertUnauthenticated(
+        await stampedPost(server.url, TAG, tagBody({ organizationId: ghost }), rootKey),
+        "PUBLIC_KEY_NOT_FOUND",
+        NOT_FOUND_KEY_MSG,
+      );
+      const ghostWho = assertUnauthenticated(
+        await stampedPost(server.url, WHOAMI, whoamiBody(ghost), rootKey),
+        "PUBLIC_KEY_NOT_FOUND",
+        NOT_FOUND_KEY_MSG,
+      );
       const realTag = assertUnauthenticated(await stampedPost(server.url, TAG, tagBody(), newKeyPair()), "PUBLIC_KEY_NOT_FOUND");
       const realWho = assertUnauthenticated(await stampedPost(server.url, WHOAMI, whoamiBody(), newKeyPair()), "PUBLIC_KEY_NOT_FOUND");
       assert.deepEqual(ghostTag, realTag);

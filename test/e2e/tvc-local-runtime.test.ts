@@ -168,7 +168,10 @@ describe("local runtime", () => {
     const text = await registry.metrics();
     assert.match(text, new RegExp(`sigil_tvc_replica_restarts_total\\{app_id="${d.appId}",deployment_id="${d.deploymentId}"\\} 1`));
     assert.match(text, new RegExp(`sigil_tvc_replicas_ready\\{app_id="${d.appId}",deployment_id="${d.deploymentId}"\\} 2`));
-    assert.ok(log.lines.some((l) => l.level === "warn" && /killed by SIGKILL; restarting/.test(l.msg)), "the crash is logged");
+    assert.ok(
+      log.lines.some((l) => l.level === "warn" && /killed by SIGKILL; restarting/.test(l.msg)),
+      "the crash is logged",
+    );
     delete process.env.SIGIL_TEST_SECRET;
   });
 
@@ -184,16 +187,26 @@ describe("local runtime", () => {
     assert.equal(refused.readyReplicas, 0);
     assert.deepEqual(runtime.pids(wrong.deploymentId), []);
     assert.ok(log.lines.some((l) => l.level === "warn" && l.msg === "tvc replica start refused"));
-    assert.match(await registry.metrics(), new RegExp(`sigil_tvc_deployment_refused\\{app_id="${wrong.appId}",deployment_id="${wrong.deploymentId}"\\} 1`));
+    assert.match(
+      await registry.metrics(),
+      new RegExp(`sigil_tvc_deployment_refused\\{app_id="${wrong.appId}",deployment_id="${wrong.deploymentId}"\\} 1`),
+    );
 
     // The good one runs; then its binary changes and its process dies: the restart is refused.
-    await pollUntil("the good replica ready", DEADLINE, 50, async () => (runtime.endpoints(good.deploymentId).length === 1 ? true : undefined));
+    await pollUntil("the good replica ready", DEADLINE, 50, async () =>
+      runtime.endpoints(good.deploymentId).length === 1 ? true : undefined,
+    );
     const [pid] = runtime.pids(good.deploymentId);
     remember([pid!]);
     const original = readFileSync(image.file);
     appendFileSync(image.file, "\n// changed\n");
     process.kill(pid!, "SIGKILL");
-    await pollUntil("the restart refused", DEADLINE, 50, async () => runtime.observe().find((o) => o.deploymentId === good.deploymentId)?.refusal);
+    await pollUntil(
+      "the restart refused",
+      DEADLINE,
+      50,
+      async () => runtime.observe().find((o) => o.deploymentId === good.deploymentId)?.refusal,
+    );
     assert.deepEqual(runtime.pids(good.deploymentId), []);
     const refusals = /sigil_tvc_start_refusals_total\{app_id="[^"]+",deployment_id="([^"]+)"\} (\d+)/g;
     const counted = new Map([...(await registry.metrics()).matchAll(refusals)].map((m) => [m[1], Number(m[2])]));
@@ -222,7 +235,9 @@ describe("local runtime", () => {
     // Scale to 1: one replica (and its child) goes.
     await runtime.apply([{ ...d, spec: { ...d.spec, replicas: 1 } }]);
     assert.equal(runtime.observe()[0]!.desiredReplicas, 1);
-    await pollUntil("one replica left", DEADLINE, 50, async () => (pids.filter(alive).length === 1 && children.filter(alive).length === 1 ? true : undefined));
+    await pollUntil("one replica left", DEADLINE, 50, async () =>
+      pids.filter(alive).length === 1 && children.filter(alive).length === 1 ? true : undefined,
+    );
 
     await runtime.apply([]);
     assert.deepEqual(runtime.observe(), []);
@@ -235,7 +250,9 @@ describe("local runtime", () => {
     const image = imageDir();
     // The same fixture, but deaf to SIGTERM.
     const deaf = path.join(image.dir, "bin", "deaf.mjs");
-    writeFileSync(deaf, readFileSync(image.file, "utf8").replace("process.on('SIGTERM', shutdown);", "process.on('SIGTERM', () => {});"), { mode: 0o755 });
+    writeFileSync(deaf, readFileSync(image.file, "utf8").replace("process.on('SIGTERM', shutdown);", "process.on('SIGTERM', () => {});"), {
+      mode: 0o755,
+    });
     const digest = createHash("sha256").update(readFileSync(deaf)).digest("hex");
     const d = desired(spec(image, { pivotPath: "bin/deaf.mjs", expectedPivotDigest: digest, replicas: 1 }));
     await runtime.apply([d]);
@@ -273,7 +290,9 @@ describe("local runtime", () => {
     mkdirSync(pidDir, { recursive: true });
     writeFileSync(path.join(pidDir, `${orphan.pid}.json`), JSON.stringify({ pid: orphan.pid, file, deploymentId: "x" }));
     writeFileSync(path.join(pidDir, `${bystander.pid}.json`), JSON.stringify({ pid: bystander.pid, file, deploymentId: "y" }));
-    await pollUntil("the orphan runs", DEADLINE, 20, async () => (readFileSync(`/proc/${orphan.pid}/cmdline`, "utf8").includes(file) ? true : undefined));
+    await pollUntil("the orphan runs", DEADLINE, 20, async () =>
+      readFileSync(`/proc/${orphan.pid}/cmdline`, "utf8").includes(file) ? true : undefined,
+    );
     const ended = await runtime.reapStale();
     assert.deepEqual(ended, [orphan.pid]);
     await pollUntil("the orphan gone", DEADLINE, 20, async () => (alive(orphan.pid!) ? undefined : true));
@@ -285,7 +304,10 @@ describe("local runtime", () => {
     const image = imageDir();
     await assert.rejects(resolveExecutable({ pivotContainerImageUrl: image.url, pivotPath: "../../etc/passwd" }, scratch), Refusal);
     await assert.rejects(resolveExecutable({ pivotContainerImageUrl: image.url, pivotPath: "bin/../../x" }, scratch), /outside the image/);
-    await assert.rejects(resolveExecutable({ pivotContainerImageUrl: "https://example.com/image", pivotPath: "x" }, scratch), /file:\/\/ images only/);
+    await assert.rejects(
+      resolveExecutable({ pivotContainerImageUrl: "https://example.com/image", pivotPath: "x" }, scratch),
+      /file:\/\/ images only/,
+    );
     await assert.rejects(resolveExecutable({ pivotContainerImageUrl: image.url, pivotPath: "bin/missing" }, scratch), /does not exist/);
     // A symlink out of the image is refused too.
     const { symlinkSync } = await import("node:fs");
@@ -293,9 +315,15 @@ describe("local runtime", () => {
     await assert.rejects(resolveExecutable({ pivotContainerImageUrl: image.url, pivotPath: "bin/escape" }, scratch), /through a symlink/);
     const ok = await resolveExecutable({ pivotContainerImageUrl: image.url, pivotPath: "/bin/../bin/server.mjs" }, scratch);
     // The image directory itself must lie under the image root, links resolved (docs/tvc-isolation.md §2).
-    await assert.rejects(resolveExecutable({ pivotContainerImageUrl: "file:///usr/bin", pivotPath: "dash" }, scratch), /not under the TVC image root/);
+    await assert.rejects(
+      resolveExecutable({ pivotContainerImageUrl: "file:///usr/bin", pivotPath: "dash" }, scratch),
+      /not under the TVC image root/,
+    );
     symlinkSync("/usr/bin", path.join(scratch, "linked-out"));
-    await assert.rejects(resolveExecutable({ pivotContainerImageUrl: pathToFileURL(path.join(scratch, "linked-out")).href, pivotPath: "dash" }, scratch), /not under the TVC image root/);
+    await assert.rejects(
+      resolveExecutable({ pivotContainerImageUrl: pathToFileURL(path.join(scratch, "linked-out")).href, pivotPath: "dash" }, scratch),
+      /not under the TVC image root/,
+    );
     assert.equal(ok.file, realpathSync(image.file));
   });
 });
@@ -325,11 +353,38 @@ describe("controller and ingress over the database", () => {
     const orgId = newId();
     const setId = newId();
     const appId = newId();
-    await db.insertInto("organizations").values({ id: orgId, name: "tvc", parent_id: null, root_quorum_threshold: 1, policy_version: 0, settings: "{}", created_at: now, updated_at: now }).execute();
-    await db.insertInto("tvc_operator_sets").values({ id: setId, organization_id: orgId, name: "s", threshold: 1, identity: newId(), created_at: now, updated_at: now }).execute();
+    await db
+      .insertInto("organizations")
+      .values({
+        id: orgId,
+        name: "tvc",
+        parent_id: null,
+        root_quorum_threshold: 1,
+        policy_version: 0,
+        settings: "{}",
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    await db
+      .insertInto("tvc_operator_sets")
+      .values({ id: setId, organization_id: orgId, name: "s", threshold: 1, identity: newId(), created_at: now, updated_at: now })
+      .execute();
     await db
       .insertInto("tvc_apps")
-      .values({ id: appId, organization_id: orgId, name: "a", quorum_public_key: "02" + "11".repeat(32), manifest_set_id: setId, share_set_id: setId, enable_egress: 0, enable_debug_mode_deployments: 0, live_deployment_id: null, created_at: now, updated_at: now })
+      .values({
+        id: appId,
+        organization_id: orgId,
+        name: "a",
+        quorum_public_key: "02" + "11".repeat(32),
+        manifest_set_id: setId,
+        share_set_id: setId,
+        enable_egress: 0,
+        enable_debug_mode_deployments: 0,
+        live_deployment_id: null,
+        created_at: now,
+        updated_at: now,
+      })
       .execute();
     return { orgId, appId };
   }
@@ -337,11 +392,25 @@ describe("controller and ingress over the database", () => {
     const id = newId();
     await service.store.db
       .insertInto("tvc_deployments")
-      .values({ id, organization_id: orgId, app_id: appId, manifest_id: newId(), manifest: "", manifest_digest: "", spec: JSON.stringify(s), replicas: s.replicas, approved_at: approved ? now : null, deleted_at: null, created_at: now, updated_at: now })
+      .values({
+        id,
+        organization_id: orgId,
+        app_id: appId,
+        manifest_id: newId(),
+        manifest: "",
+        manifest_digest: "",
+        spec: JSON.stringify(s),
+        replicas: s.replicas,
+        approved_at: approved ? now : null,
+        deleted_at: null,
+        created_at: now,
+        updated_at: now,
+      })
       .execute();
     return id;
   }
-  const setLive = (appId: string, deploymentId: string | null) => service.store.db.updateTable("tvc_apps").set({ live_deployment_id: deploymentId }).where("id", "=", appId).execute();
+  const setLive = (appId: string, deploymentId: string | null) =>
+    service.store.db.updateTable("tvc_apps").set({ live_deployment_id: deploymentId }).where("id", "=", appId).execute();
   const start = async () => {
     observations = new TvcObservations();
     const runtime = new LocalRuntime({ log, imageRoot: scratch, isolation: plainIsolation(), ...fast });
@@ -409,7 +478,10 @@ describe("controller and ingress over the database", () => {
     await pollUntil("B ready again", DEADLINE, 50, async () => (observations.get(b)?.readyReplicas === 1 ? true : undefined));
     const again = runtime.pids(b);
     remember(again);
-    assert.ok(again.every((p) => !bPids.includes(p)), "new processes");
+    assert.ok(
+      again.every((p) => !bPids.includes(p)),
+      "new processes",
+    );
     assert.equal((await getJson(`${ingress!.url}/apps/${appId}/y`)).json.label, "B");
     // A stays deleted.
     assert.equal(observations.get(a), undefined);
@@ -435,14 +507,25 @@ describe("controller and ingress over the database", () => {
     const flakyLog = new MemoryLog();
     const registry = new client.Registry();
     const metrics = new TvcMetrics(registry);
-    const c = startController({ db: service.store.db, runtime: flaky, observations: new TvcObservations(), log: flakyLog, metrics, intervalMs: 100 });
+    const c = startController({
+      db: service.store.db,
+      runtime: flaky,
+      observations: new TvcObservations(),
+      log: flakyLog,
+      metrics,
+      intervalMs: 100,
+    });
     try {
       await pollUntil("passes after the failures", DEADLINE, 20, async () => (seenApply.length >= 4 ? true : undefined));
     } finally {
       await c.stop();
     }
     assert.ok(seenApply.every((ids) => ids.includes(dep)));
-    assert.equal(flakyLog.lines.filter((l) => l.level === "error" && /reconcile pass failed/.test(l.msg)).length, 1, "logged once per run of failures");
+    assert.equal(
+      flakyLog.lines.filter((l) => l.level === "error" && /reconcile pass failed/.test(l.msg)).length,
+      1,
+      "logged once per run of failures",
+    );
     assert.ok(flakyLog.lines.some((l) => l.msg === "tvc reconcile passes again"));
     const text = await registry.metrics();
     assert.match(text, /sigil_tvc_reconcile_passes_total\{outcome="error"\} 2/);
@@ -459,7 +542,14 @@ describe("controller and ingress over the database", () => {
     const dep = await insertDeployment(orgId, appId, spec(imageDir()), false);
     await setLive(appId, dep);
     let endpoints = [{ host: "127.0.0.1", port: silentPort }];
-    const fake = { name: "fixed", apply: async () => {}, observe: () => [], endpoints: () => endpoints, onEvent: () => () => {}, stop: async () => {} };
+    const fake = {
+      name: "fixed",
+      apply: async () => {},
+      observe: () => [],
+      endpoints: () => endpoints,
+      onEvent: () => () => {},
+      stop: async () => {},
+    };
     const ing = await startIngress({ db: service.store.db, runtime: fake, log, host: "127.0.0.1", port: 0, upstreamTimeoutMs: 300 });
     try {
       const slow = await getJson(`${ing.url}/apps/${appId}/`);

@@ -106,7 +106,13 @@ function processesIn(dirs: string[], anyCwd = false): number[] {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `probe` until it returns a value other than undefined; fails with `what` and the last state at the deadline. */
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000, everyMs = 100, detail?: () => string): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 30_000,
+  everyMs = 100,
+  detail?: () => string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastErr: unknown;
   for (;;) {
@@ -117,7 +123,9 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
       lastErr = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}${lastErr ? `\nlast error: ${String(lastErr)}` : ""}${detail ? `\n${detail()}` : ""}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for: ${what}${lastErr ? `\nlast error: ${String(lastErr)}` : ""}${detail ? `\n${detail()}` : ""}`,
+      );
     }
     await sleep(everyMs);
   }
@@ -141,7 +149,8 @@ interface DeploymentStatus {
 
 // Without a sandbox, replicas can only be kept out of the service's files by running as another
 // user, which needs a root service (docs/tvc-isolation.md §3): elsewhere the service refuses to start TVC.
-const notRoot = process.getuid?.() === 0 ? undefined : "replicas without a sandbox need the service to run as root (docs/tvc-isolation.md §3)";
+const notRoot =
+  process.getuid?.() === 0 ? undefined : "replicas without a sandbox need the service to run as root (docs/tvc-isolation.md §3)";
 
 for (const spec of engines()) {
   describe(`TVC apps end to end through the SDK [${spec.name}]`, { skip: spec.skip ?? notRoot }, () => {
@@ -169,7 +178,12 @@ for (const spec of engines()) {
     let started = 0;
 
     const clientFor = (url: string) =>
-      new Turnkey({ apiBaseUrl: url, apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey, defaultOrganizationId: init.organizationId }).apiClient();
+      new Turnkey({
+        apiBaseUrl: url,
+        apiPublicKey: init.apiPublicKey,
+        apiPrivateKey: init.apiPrivateKey,
+        defaultOrganizationId: init.organizationId,
+      }).apiClient();
     const ingress = (sub = "hello") => `http://127.0.0.1:${ingressPort}/apps/${appId}/${sub}`;
     const logTail = () => `server log (tail):\n${server.output().slice(-4000)}`;
 
@@ -198,7 +212,10 @@ for (const spec of engines()) {
       return Buffer.from(tvcDeployment.manifest.manifest, "base64");
     }
     /** An approvals request sent raw (stamped by the SDK) so the HTTP status itself is seen. */
-    async function rawApprove(manifestId: string, approvals: { operatorId: string; signature: string }[]): Promise<{ status: number; body: { message?: string } }> {
+    async function rawApprove(
+      manifestId: string,
+      approvals: { operatorId: string; signature: string }[],
+    ): Promise<{ status: number; body: { message?: string } }> {
       const signed = await client.stampCreateTvcManifestApprovals({ manifestId, approvals });
       const res = await fetch(signed.url, {
         method: "POST",
@@ -207,7 +224,12 @@ for (const spec of engines()) {
       });
       return { status: res.status, body: (await res.json()) as { message?: string } };
     }
-    async function deploy(imageDir: string, digest: string, label: string, extraArgs: string[] = []): Promise<{ deploymentId: string; manifestId: string }> {
+    async function deploy(
+      imageDir: string,
+      digest: string,
+      label: string,
+      extraArgs: string[] = [],
+    ): Promise<{ deploymentId: string; manifestId: string }> {
       return client.createTvcDeployment({
         appId,
         qosVersion: "local-e2e",
@@ -232,15 +254,20 @@ for (const spec of engines()) {
     /** Pids of a deployment's replicas, as their echoes through the ingress report them. */
     async function pidsThroughIngress(label: string, want: number, into: Set<number>): Promise<Set<number>> {
       const seen = new Set<number>();
-      await until(`${want} distinct ${label} replicas answering through the ingress`, async () => {
-        const e = await echo();
-        if (e.status === 200 && e.body?.label === label) {
-          seen.add(e.body.pid);
-          into.add(e.body.pid);
-          if (e.body.childPid) grandchildren.add(e.body.childPid);
-        }
-        return seen.size >= want ? true : undefined;
-      }, 15_000, 20);
+      await until(
+        `${want} distinct ${label} replicas answering through the ingress`,
+        async () => {
+          const e = await echo();
+          if (e.status === 200 && e.body?.label === label) {
+            seen.add(e.body.pid);
+            into.add(e.body.pid);
+            if (e.body.childPid) grandchildren.add(e.body.childPid);
+          }
+          return seen.size >= want ? true : undefined;
+        },
+        15_000,
+        20,
+      );
       return seen;
     }
     async function metricsText(): Promise<string> {
@@ -263,7 +290,12 @@ for (const spec of engines()) {
       imageA = newImageDir();
       imageB = newImageDir();
       ingressPort = await freePort();
-      inst = await newInstance(spec.name, { SIGIL_TVC_RUNTIME: "local", SIGIL_TVC_INGRESS_PORT: String(ingressPort), SIGIL_TVC_IMAGE_ROOT: IMAGE_ROOT, SIGIL_TVC_SANDBOX: "none" });
+      inst = await newInstance(spec.name, {
+        SIGIL_TVC_RUNTIME: "local",
+        SIGIL_TVC_INGRESS_PORT: String(ingressPort),
+        SIGIL_TVC_IMAGE_ROOT: IMAGE_ROOT,
+        SIGIL_TVC_SANDBOX: "none",
+      });
       init = await sigilInit(inst);
       server = await startServer(inst);
       client = clientFor(server.url);
@@ -289,8 +321,16 @@ for (const spec of engines()) {
       const created = await client.createTvcApp({
         name: "fixture app",
         quorumPublicKey: quorum.publicKey,
-        manifestSetParams: { name: "manifest operators", threshold: 2, newOperators: ops.map((o) => ({ name: o.name, publicKey: o.publicKey })) },
-        shareSetParams: { name: "share operators", threshold: 2, newOperators: shareOps.map((o) => ({ name: o.name, publicKey: o.publicKey })) },
+        manifestSetParams: {
+          name: "manifest operators",
+          threshold: 2,
+          newOperators: ops.map((o) => ({ name: o.name, publicKey: o.publicKey })),
+        },
+        shareSetParams: {
+          name: "share operators",
+          threshold: 2,
+          newOperators: shareOps.map((o) => ({ name: o.name, publicKey: o.publicKey })),
+        },
       });
       appId = created.appId;
       assert.ok(appId);
@@ -306,7 +346,9 @@ for (const spec of engines()) {
       assert.ok(!tvcApp.liveDeploymentId, "no live deployment yet");
       // publicDomain names the ingress this server really listens on.
       assert.equal(tvcApp.publicDomain, `localhost:${ingressPort}/apps/${appId}`);
-      const byId = new Map<string, string>(tvcApp.manifestSet.operators.map((o: { id: string; publicKey: string }) => [o.id, o.publicKey.toLowerCase()]));
+      const byId = new Map<string, string>(
+        tvcApp.manifestSet.operators.map((o: { id: string; publicKey: string }) => [o.id, o.publicKey.toLowerCase()]),
+      );
       const uncompressedOf = (hex: string) => ECDH.convertKey(hex, "prime256v1", "hex", "hex", "uncompressed") as string;
       manifestOperatorIds = ops.map((o) => {
         const id = [...byId].find(([, k]) => uncompressedOf(k) === uncompressedOf(o.publicKey))?.[0];
@@ -333,7 +375,13 @@ for (const spec of engines()) {
       // before it): had one approval been enough, the controller would have started it.
       const passes = async () => metricSum(await metricsText(), /^sigil_tvc_reconcile_passes_total$/);
       const passesAtApproval = await passes();
-      await until("two reconcile passes after the first approval", async () => ((await passes()) >= passesAtApproval + 2 ? true : undefined), 15_000, 100, logTail);
+      await until(
+        "two reconcile passes after the first approval",
+        async () => ((await passes()) >= passesAtApproval + 2 ? true : undefined),
+        15_000,
+        100,
+        logTail,
+      );
       assert.equal(await readyCount(depA), 0, "one approval must not start replicas");
       assert.equal(processesIn([imageA]).length, 0, "no fixture process after one approval");
       const before2 = await echo();
@@ -344,12 +392,21 @@ for (const spec of engines()) {
       const stranger = newOperator("stranger");
       const forged: [string, { operatorId: string; signature: string }][] = [
         ["signed by a key that is not op three's", { operatorId: manifestOperatorIds[2]!, signature: derSign(stranger.privateKey, bytes) }],
-        ["op three's key over other bytes", { operatorId: manifestOperatorIds[2]!, signature: derSign(ops[2]!.privateKey, Buffer.concat([bytes, Buffer.from(" ")])) }],
+        [
+          "op three's key over other bytes",
+          { operatorId: manifestOperatorIds[2]!, signature: derSign(ops[2]!.privateKey, Buffer.concat([bytes, Buffer.from(" ")])) },
+        ],
         [
           "op three's signature as raw r||s, not DER",
-          { operatorId: manifestOperatorIds[2]!, signature: createSign("sha256").update(bytes).sign({ key: ops[2]!.privateKey, dsaEncoding: "ieee-p1363" }).toString("hex") },
+          {
+            operatorId: manifestOperatorIds[2]!,
+            signature: createSign("sha256").update(bytes).sign({ key: ops[2]!.privateKey, dsaEncoding: "ieee-p1363" }).toString("hex"),
+          },
         ],
-        ["a share-set operator, not of the manifest set", { operatorId: shareOperatorIds[0]!, signature: derSign(shareOps[0]!.privateKey, bytes) }],
+        [
+          "a share-set operator, not of the manifest set",
+          { operatorId: shareOperatorIds[0]!, signature: derSign(shareOps[0]!.privateKey, bytes) },
+        ],
         ["op one again (duplicate)", { operatorId: manifestOperatorIds[0]!, signature: derSign(ops[0]!.privateKey, bytes) }],
       ];
       for (const [what, approval] of forged) {
@@ -359,16 +416,26 @@ for (const spec of engines()) {
         t.diagnostic(`${what}: ${res.status} ${res.body.message}`);
       }
       const { tvcDeployment } = await client.getTvcDeployment({ deploymentId: depA });
-      assert.equal(tvcDeployment.manifestApprovals.length, 1, `only op one's approval is recorded: ${JSON.stringify(tvcDeployment.manifestApprovals)}`);
+      assert.equal(
+        tvcDeployment.manifestApprovals.length,
+        1,
+        `only op one's approval is recorded: ${JSON.stringify(tvcDeployment.manifestApprovals)}`,
+      );
       assert.equal((tvcDeployment as { status?: string }).status, "awaiting approvals 1/2");
       assert.equal(await readyCount(depA), 0);
 
       // Two of two: it runs, and goes live because the app had no live deployment.
       assert.equal((await approveBy(depA, created.manifestId, [1])).length, 1);
-      await until("deployment A: 2 of 2 replicas ready", async () => {
-        const s = await statusOf(depA);
-        return s && s.readyReplicas === 2 && s.desiredReplicas === 2 ? s : undefined;
-      }, 30_000, 100, logTail);
+      await until(
+        "deployment A: 2 of 2 replicas ready",
+        async () => {
+          const s = await statusOf(depA);
+          return s && s.readyReplicas === 2 && s.desiredReplicas === 2 ? s : undefined;
+        },
+        30_000,
+        100,
+        logTail,
+      );
       const status = await appStatus();
       assert.equal(status.targetedDeploymentId, depA);
       const a = status.deployments.find((d) => d.deploymentId === depA)!;
@@ -376,10 +443,16 @@ for (const spec of engines()) {
       assert.equal((await client.getTvcApp({ tvcAppId: appId })).tvcApp.liveDeploymentId, depA);
       assert.equal((await client.getTvcDeployment({ deploymentId: depA })).tvcDeployment.manifestApprovals.length, 2);
 
-      const e = await until("the ingress answering from deployment A", async () => {
-        const r = await echo("hello");
-        return r.status === 200 && r.body?.label === "A" ? r.body : undefined;
-      }, 10_000, 100, logTail);
+      const e = await until(
+        "the ingress answering from deployment A",
+        async () => {
+          const r = await echo("hello");
+          return r.status === 200 && r.body?.label === "A" ? r.body : undefined;
+        },
+        10_000,
+        100,
+        logTail,
+      );
       assert.equal(e.method, "GET");
       assert.ok(e.path.endsWith("/hello"), `path arrived: ${e.path}`);
       await pidsThroughIngress("A", 2, pidsA);
@@ -390,7 +463,8 @@ for (const spec of engines()) {
       assert.equal(envRes.status, 200);
       const { keys } = (await envRes.json()) as { keys: string[] };
       assert.ok(keys.includes("PORT"));
-      for (const secret of ["SIGIL_MASTER_KEY", "DATABASE_URL", "SIGIL_DATA_DIR", "TEST_DATABASE_URL"]) assert.ok(!keys.includes(secret), `${secret} leaked to a replica`);
+      for (const secret of ["SIGIL_MASTER_KEY", "DATABASE_URL", "SIGIL_DATA_DIR", "TEST_DATABASE_URL"])
+        assert.ok(!keys.includes(secret), `${secret} leaked to a replica`);
     });
 
     it("a killed replica is seen not ready, restarted with a new pid, and counted in sigil_tvc_* metrics", async () => {
@@ -398,18 +472,33 @@ for (const spec of engines()) {
       const victim = [...pidsA][0]!;
       process.kill(victim, "SIGKILL");
       await until("the killed replica gone", () => (isAlive(victim) ? undefined : true), 5_000, 20);
-      await until("readyReplicas of A dropping below 2", async () => ((await readyCount(depA)) < 2 ? true : undefined), 10_000, 20, logTail);
+      await until(
+        "readyReplicas of A dropping below 2",
+        async () => ((await readyCount(depA)) < 2 ? true : undefined),
+        10_000,
+        20,
+        logTail,
+      );
       await until("readyReplicas of A back at 2", async () => ((await readyCount(depA)) === 2 ? true : undefined), 30_000, 100, logTail);
       const now = new Set(processesIn([imageA]));
       assert.equal(now.size, 2, "two replicas again");
       assert.ok(
-        server.output().split("\n").some((l) => l.includes(depA) && l.includes(`"pid":${victim}`) && /restart/i.test(l)),
+        server
+          .output()
+          .split("\n")
+          .some((l) => l.includes(depA) && l.includes(`"pid":${victim}`) && /restart/i.test(l)),
         `the log tells of the replica's exit and restart:\n${logTail()}`,
       );
       assert.ok(!now.has(victim));
       for (const p of now) pidsA.add(p);
       const text = await metricsText();
-      assert.ok(metricSum(text, /^sigil_tvc_.*restart/) > restartsBefore, `a restart is counted:\n${text.split("\n").filter((l) => l.includes("sigil_tvc_")).join("\n")}`);
+      assert.ok(
+        metricSum(text, /^sigil_tvc_.*restart/) > restartsBefore,
+        `a restart is counted:\n${text
+          .split("\n")
+          .filter((l) => l.includes("sigil_tvc_"))
+          .join("\n")}`,
+      );
       assert.match(text, /^sigil_tvc_\w*replicas\w*(\{[^}]*\})? 2$/m, "a replicas series shows 2");
     });
 
@@ -422,16 +511,35 @@ for (const spec of engines()) {
       depB = created.deploymentId;
       await approveBy(depB, created.manifestId, [0, 2]);
       // Sigil's additions to the records: tvcDeployment.status and the app status entry's refusal.
-      await until("the digest refusal reported by get_tvc_deployment and get_app_status", async () => {
-        const dep = (await client.getTvcDeployment({ deploymentId: depB })).tvcDeployment as { status?: string };
-        const st = (await statusOf(depB)) as (DeploymentStatus & { refusal?: string }) | undefined;
-        return /^refused: .*digest/i.test(dep.status ?? "") && /digest/i.test(st?.refusal ?? "") && st?.desiredReplicas === 2 ? true : undefined;
-      }, 20_000, 200, logTail);
+      await until(
+        "the digest refusal reported by get_tvc_deployment and get_app_status",
+        async () => {
+          const dep = (await client.getTvcDeployment({ deploymentId: depB })).tvcDeployment as { status?: string };
+          const st = (await statusOf(depB)) as (DeploymentStatus & { refusal?: string }) | undefined;
+          return /^refused: .*digest/i.test(dep.status ?? "") && /digest/i.test(st?.refusal ?? "") && st?.desiredReplicas === 2
+            ? true
+            : undefined;
+        },
+        20_000,
+        200,
+        logTail,
+      );
       assert.equal(await readyCount(depB), 0);
       assert.deepEqual(processesIn([imageB]), [], "the changed binary never ran");
-      assert.ok(server.output().split("\n").some((l) => l.includes(depB) && /digest/i.test(l)), `the log names the deployment and the digest:\n${logTail()}`);
-      const refusedSeries = (await metricsText()).split("\n").filter((l) => l.startsWith("sigil_tvc_") && l.includes(depB) && /refus/.test(l));
-      assert.ok(refusedSeries.some((l) => Number(l.slice(l.lastIndexOf(" ") + 1)) >= 1), `a sigil_tvc_* refusal series for B: ${refusedSeries.join("\n")}`);
+      assert.ok(
+        server
+          .output()
+          .split("\n")
+          .some((l) => l.includes(depB) && /digest/i.test(l)),
+        `the log names the deployment and the digest:\n${logTail()}`,
+      );
+      const refusedSeries = (await metricsText())
+        .split("\n")
+        .filter((l) => l.startsWith("sigil_tvc_") && l.includes(depB) && /refus/.test(l));
+      assert.ok(
+        refusedSeries.some((l) => Number(l.slice(l.lastIndexOf(" ") + 1)) >= 1),
+        `a sigil_tvc_* refusal series for B: ${refusedSeries.join("\n")}`,
+      );
       // A is still live and answering.
       const e = await echo();
       assert.equal(e.status, 200);
@@ -443,7 +551,13 @@ for (const spec of engines()) {
       const created = await deploy(imageA, sha256File(path.join(imageA, PIVOT)), "C", ["--spawn-child"]);
       depC = created.deploymentId;
       await approveBy(depC, created.manifestId, [1, 2]);
-      await until("deployment C: 2 replicas ready (not live)", async () => ((await readyCount(depC)) === 2 ? true : undefined), 30_000, 100, logTail);
+      await until(
+        "deployment C: 2 replicas ready (not live)",
+        async () => ((await readyCount(depC)) === 2 ? true : undefined),
+        30_000,
+        100,
+        logTail,
+      );
       // Only the live deployment gets traffic.
       for (let i = 0; i < 5; i++) assert.equal((await echo()).body?.label, "A");
       assert.equal((await appStatus()).targetedDeploymentId, depA);
@@ -461,10 +575,14 @@ for (const spec of engines()) {
       const deleted = await client.deleteTvcDeployment({ deploymentId: depA });
       assert.equal(deleted.deploymentId, depA);
       await until("A's processes gone", () => (aPidsNow.some(isAlive) ? undefined : true), 15_000, 50, logTail);
-      await until("A gone from get_app_status (or desired 0)", async () => {
-        const s = await statusOf(depA);
-        return !s || s.desiredReplicas === 0 ? true : undefined;
-      }, 10_000);
+      await until(
+        "A gone from get_app_status (or desired 0)",
+        async () => {
+          const s = await statusOf(depA);
+          return !s || s.desiredReplicas === 0 ? true : undefined;
+        },
+        10_000,
+      );
       assert.equal((await client.getTvcDeployment({ deploymentId: depA })).tvcDeployment.delete, true);
       assert.equal((await echo()).body?.label, "C");
       assert.equal(processesIn([imageA]).length, 2, "only C's two replicas run from image A");
@@ -476,11 +594,29 @@ for (const spec of engines()) {
       const oldGrandchildren = [...grandchildren];
       const stopAt = Date.now();
       await server.stop();
-      t.diagnostic(`service stop took ${Date.now() - stopAt} ms; ${server.output().split("\n").find((l) => l.includes('"stopped"')) ?? "no 'stopped' line"}`);
-      await until("C's replicas and their grandchildren stopped with the service", () => ([...old, ...oldGrandchildren].some(isAlive) ? undefined : true), 15_000, 50);
+      t.diagnostic(
+        `service stop took ${Date.now() - stopAt} ms; ${
+          server
+            .output()
+            .split("\n")
+            .find((l) => l.includes('"stopped"')) ?? "no 'stopped' line"
+        }`,
+      );
+      await until(
+        "C's replicas and their grandchildren stopped with the service",
+        () => ([...old, ...oldGrandchildren].some(isAlive) ? undefined : true),
+        15_000,
+        50,
+      );
       server = await startServer(inst);
       client = clientFor(server.url);
-      await until("C: 2 replicas ready after the restart", async () => ((await readyCount(depC)) === 2 ? true : undefined), 30_000, 100, logTail);
+      await until(
+        "C: 2 replicas ready after the restart",
+        async () => ((await readyCount(depC)) === 2 ? true : undefined),
+        30_000,
+        100,
+        logTail,
+      );
       const st = await appStatus();
       assert.equal(st.targetedDeploymentId, depC);
       assert.ok(!st.deployments.some((d) => d.deploymentId === depA && d.desiredReplicas > 0), "deleted A stays deleted");
@@ -488,9 +624,18 @@ for (const spec of engines()) {
       for (const p of fresh) assert.ok(!old.has(p), `pid ${p} is new`);
       assert.equal(processesIn([imageA]).length, 2);
       assert.deepEqual(processesIn([imageB]), [], "B is still refused after the restart");
-      await until("B still reported refused after the restart", async () => (/digest/i.test(((await statusOf(depB)) as { refusal?: string } | undefined)?.refusal ?? "") ? true : undefined), 15_000, 200, logTail);
+      await until(
+        "B still reported refused after the restart",
+        async () => (/digest/i.test(((await statusOf(depB)) as { refusal?: string } | undefined)?.refusal ?? "") ? true : undefined),
+        15_000,
+        200,
+        logTail,
+      );
       const text = await metricsText();
-      assert.ok(text.split("\n").some((l) => l.startsWith("sigil_tvc_")), "sigil_tvc_* series exported after the restart");
+      assert.ok(
+        text.split("\n").some((l) => l.startsWith("sigil_tvc_")),
+        "sigil_tvc_* series exported after the restart",
+      );
     });
 
     it("a killed service (SIGKILL, no shutdown) leaves no duplicates: the next start ends the leftovers and runs the desired replicas", async () => {
@@ -500,7 +645,13 @@ for (const spec of engines()) {
       server = await startServer(inst);
       client = clientFor(server.url);
       await until("the killed service's replicas ended", () => ([...old].some(isAlive) ? undefined : true), 15_000, 50, logTail);
-      await until("C: 2 replicas ready after the kill and start", async () => ((await readyCount(depC)) === 2 ? true : undefined), 30_000, 100, logTail);
+      await until(
+        "C: 2 replicas ready after the kill and start",
+        async () => ((await readyCount(depC)) === 2 ? true : undefined),
+        30_000,
+        100,
+        logTail,
+      );
       const fresh = await pidsThroughIngress("C", 2, pidsC);
       for (const p of fresh) assert.ok(!old.has(p), `pid ${p} is new`);
       assert.equal(processesIn([imageA]).length, 2, "exactly two replicas, no leftovers beside them");
@@ -511,7 +662,13 @@ for (const spec of engines()) {
       assert.ok(running.length >= 2);
       const r = await client.deleteTvcAppAndDeployments({ appId });
       assert.equal(r.appId, appId);
-      await until("every fixture process stopped", () => (running.some(isAlive) || processesIn([imageA, imageB], true).length > 0 ? undefined : true), 15_000, 50, logTail);
+      await until(
+        "every fixture process stopped",
+        () => (running.some(isAlive) || processesIn([imageA, imageB], true).length > 0 ? undefined : true),
+        15_000,
+        50,
+        logTail,
+      );
       const { tvcApps } = await client.getTvcApps({});
       assert.ok(!tvcApps.some((a: { id: string }) => a.id === appId), "the app is gone from list_tvc_apps");
       assert.notEqual((await echo()).status, 200, "the ingress no longer answers for the app");

@@ -181,17 +181,21 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
 
   before(async () => {
     await receiver.start();
-    inst = await newInstance("postgres", {
-      SIGIL_WEBHOOKS_ALLOW_LOOPBACK: "true",
-      SIGIL_WEBHOOKS_RETRY_SCHEDULE: "0,50ms,100ms,200ms,400ms,800ms,1s,2s",
-      SIGIL_WEBHOOKS_TIMEOUT_MS: "5000",
-      // Per-node buckets are not what is tested here; the load below is one client.
-      SIGIL_RATE_LIMIT_CREDENTIAL: "0",
-      SIGIL_RATE_LIMIT_ORGANIZATION: "0",
-      SIGIL_RATE_LIMIT_ADDRESS: "0",
-      // Two processes on one host: each TVC ingress on a port of its own.
-      SIGIL_TVC_INGRESS_PORT: "0",
-    }, { emptyDatabase: true });
+    inst = await newInstance(
+      "postgres",
+      {
+        SIGIL_WEBHOOKS_ALLOW_LOOPBACK: "true",
+        SIGIL_WEBHOOKS_RETRY_SCHEDULE: "0,50ms,100ms,200ms,400ms,800ms,1s,2s",
+        SIGIL_WEBHOOKS_TIMEOUT_MS: "5000",
+        // Per-node buckets are not what is tested here; the load below is one client.
+        SIGIL_RATE_LIMIT_CREDENTIAL: "0",
+        SIGIL_RATE_LIMIT_ORGANIZATION: "0",
+        SIGIL_RATE_LIMIT_ADDRESS: "0",
+        // Two processes on one host: each TVC ingress on a port of its own.
+        SIGIL_TVC_INGRESS_PORT: "0",
+      },
+      { emptyDatabase: true },
+    );
     // Migrations once, then both nodes at the same moment, each with its own data dir.
     init = await sigilInit(inst, ["--name", "Two Nodes Org"]);
     dirB = mkdtempSync(path.join(tmpdir(), "sigil-test-node-b-"));
@@ -214,7 +218,11 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
   const count = async (text: string, ...values: unknown[]) => Number((await rows(text, ...values))[0]!.n);
 
   /** A sub-organization with `n` root users (one key each) and a threshold; its root users, at each node. */
-  async function newOrg(label: string, n: number, threshold: number): Promise<{ orgId: string; users: { key: P256KeyPair; userId: string }[]; at: (node: number, user: number) => Party }> {
+  async function newOrg(
+    label: string,
+    n: number,
+    threshold: number,
+  ): Promise<{ orgId: string; users: { key: P256KeyPair; userId: string }[]; at: (node: number, user: number) => Party }> {
     const keys = Array.from({ length: n }, () => generateP256KeyPair());
     const res = await root[0]!.sdk.createSubOrganization({
       subOrganizationName: uniq(label),
@@ -266,9 +274,11 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
         const outcomes = await Promise.all(
           voters.map((v, i) =>
             outcome(
-              org.at((round + i) % 2, v).http.approveActivity(
-                envelope("ACTIVITY_TYPE_APPROVE_ACTIVITY", org.orgId, { fingerprint: pending.fingerprint as string }),
-              ),
+              org
+                .at((round + i) % 2, v)
+                .http.approveActivity(
+                  envelope("ACTIVITY_TYPE_APPROVE_ACTIVITY", org.orgId, { fingerprint: pending.fingerprint as string }),
+                ),
             ),
           ),
         );
@@ -286,7 +296,9 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
         // exactly the votes that counted, and one COMPLETED in its history.
         const created = await rows("SELECT id FROM users WHERE organization_id = $1 AND name = $2", org.orgId, userName);
         assert.equal(created.length, 1, `users named ${userName}: ${context}`);
-        const { activity } = await org.at(1 - (round % 2), 0).http.getActivity({ organizationId: org.orgId, activityId: pending.id as string });
+        const { activity } = await org
+          .at(1 - (round % 2), 0)
+          .http.getActivity({ organizationId: org.orgId, activityId: pending.id as string });
         const final = activity as AnyRec;
         assert.equal(final.status, COMPLETED, context);
         assert.deepEqual(final.result?.createUsersResult?.userIds, [created[0]!.id], context);
@@ -303,9 +315,13 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
     for (let round = 0; round < 6; round++) {
       const userName = uniq(`race-${round}`);
       const pending = (
-        await org.at(0, 0).http.createUsers(
-          envelope("ACTIVITY_TYPE_CREATE_USERS_V4", org.orgId, { users: [{ userName, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] }),
-        )
+        await org
+          .at(0, 0)
+          .http.createUsers(
+            envelope("ACTIVITY_TYPE_CREATE_USERS_V4", org.orgId, {
+              users: [{ userName, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
+            }),
+          )
       ).activity as AnyRec;
       assert.equal(pending.status, CONSENSUS);
       const fingerprint = pending.fingerprint as string;
@@ -315,7 +331,9 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
         outcome(org.at(b, 2).http.rejectActivity(envelope("ACTIVITY_TYPE_REJECT_ACTIVITY", org.orgId, { fingerprint }))),
       ]);
       const context = `round ${round}: approve ${JSON.stringify(approved).slice(0, 300)}, reject ${JSON.stringify(rejected).slice(0, 300)}`;
-      const final = ((await org.at(b, 0).http.getActivity({ organizationId: org.orgId, activityId: pending.id as string })).activity as AnyRec).status as string;
+      const final = (
+        (await org.at(b, 0).http.getActivity({ organizationId: org.orgId, activityId: pending.id as string })).activity as AnyRec
+      ).status as string;
       seen.add(final);
       const users = await count("SELECT COUNT(*) AS n FROM users WHERE organization_id = $1 AND name = $2", org.orgId, userName);
       if (final === COMPLETED) {
@@ -334,17 +352,35 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
     const org = await newOrg("twins", 1, 1);
     for (let round = 0; round < 6; round++) {
       const userName = uniq(`twin-${round}`);
-      const signed = await org.at(0, 0).http.stampCreateUsers(
-        envelope("ACTIVITY_TYPE_CREATE_USERS_V4", org.orgId, { users: [{ userName, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] }),
-      );
+      const signed = await org
+        .at(0, 0)
+        .http.stampCreateUsers(
+          envelope("ACTIVITY_TYPE_CREATE_USERS_V4", org.orgId, {
+            users: [{ userName, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
+          }),
+        );
       const path = new URL(signed.url).pathname;
       // Two copies at each node, all at once: only the fingerprint tells them apart from new work.
       const answers = await Promise.all([0, 1, 0, 1].map((n) => postSigned({ ...signed, url: `${nodes[n]!.url}${path}` })));
       const context = `round ${round}: ${JSON.stringify(answers.map((a) => [a.status, a.json.activity?.id ?? a.json.message]))}`;
-      assert.ok(answers.every((a) => a.status === 200 && a.json.activity?.status === COMPLETED), context);
+      assert.ok(
+        answers.every((a) => a.status === 200 && a.json.activity?.status === COMPLETED),
+        context,
+      );
       assert.equal(new Set(answers.map((a) => a.json.activity.id)).size, 1, context);
-      assert.equal(await count("SELECT COUNT(*) AS n FROM users WHERE organization_id = $1 AND name = $2", org.orgId, userName), 1, context);
-      assert.equal(await count("SELECT COUNT(*) AS n FROM activities WHERE organization_id = $1 AND fingerprint = $2", org.orgId, answers[0]!.json.activity.fingerprint), 1);
+      assert.equal(
+        await count("SELECT COUNT(*) AS n FROM users WHERE organization_id = $1 AND name = $2", org.orgId, userName),
+        1,
+        context,
+      );
+      assert.equal(
+        await count(
+          "SELECT COUNT(*) AS n FROM activities WHERE organization_id = $1 AND fingerprint = $2",
+          org.orgId,
+          answers[0]!.json.activity.fingerprint,
+        ),
+        1,
+      );
     }
   });
 
@@ -353,16 +389,34 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
     // A non-root user with an API key, at each node.
     const key = generateP256KeyPair();
     const made = await org.at(0, 0).sdk.createUsers({
-      users: [{ userName: "ursula", apiKeys: [{ apiKeyName: "ursula-key", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [], userTags: [] }],
+      users: [
+        {
+          userName: "ursula",
+          apiKeys: [{ apiKeyName: "ursula-key", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+          authenticators: [],
+          oauthProviders: [],
+          userTags: [],
+        },
+      ],
     });
     const userId = made.userIds[0]!;
     const ursula = nodes.map((n) => partyFor(n.url, key, userId, org.orgId));
 
     /** Ursula creates a user tag at `node`: allowed (COMPLETED) or denied (403 / 7). */
     async function expect(node: number, allowed: boolean, step: string): Promise<void> {
-      const o = await outcome(ursula[node]!.http.createUserTag(envelope("ACTIVITY_TYPE_CREATE_USER_TAG", org.orgId, { userTagName: uniq("tag"), userIds: [] })));
-      if (allowed) assert.ok(o.ok && o.activity.status === COMPLETED, `${step}: expected COMPLETED at node ${"AB"[node]}, got ${JSON.stringify(o).slice(0, 500)}`);
-      else assert.ok(!o.ok && o.code === PERMISSION_DENIED, `${step}: expected a denial at node ${"AB"[node]}, got ${JSON.stringify(o).slice(0, 500)}`);
+      const o = await outcome(
+        ursula[node]!.http.createUserTag(envelope("ACTIVITY_TYPE_CREATE_USER_TAG", org.orgId, { userTagName: uniq("tag"), userIds: [] })),
+      );
+      if (allowed)
+        assert.ok(
+          o.ok && o.activity.status === COMPLETED,
+          `${step}: expected COMPLETED at node ${"AB"[node]}, got ${JSON.stringify(o).slice(0, 500)}`,
+        );
+      else
+        assert.ok(
+          !o.ok && o.code === PERMISSION_DENIED,
+          `${step}: expected a denial at node ${"AB"[node]}, got ${JSON.stringify(o).slice(0, 500)}`,
+        );
     }
 
     for (let round = 0; round < 4; round++) {
@@ -380,7 +434,12 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
         notes: "",
       });
       await expect(y, true, step("after an allow"));
-      const deny = await R.sdk.createPolicy({ policyName: uniq("deny"), effect: "EFFECT_DENY", condition: "activity.kind == 'CREATE_USER_TAG'", notes: "" });
+      const deny = await R.sdk.createPolicy({
+        policyName: uniq("deny"),
+        effect: "EFFECT_DENY",
+        condition: "activity.kind == 'CREATE_USER_TAG'",
+        notes: "",
+      });
       await expect(y, false, step("after a deny"));
       await R.sdk.deletePolicies({ policyIds: [deny.policyId] });
       await expect(y, true, step("after deleting the deny"));
@@ -403,30 +462,63 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
     // A non-root user signs, under a policy that reads the wallet: root users are not governed by policies.
     const key = generateP256KeyPair();
     const made = await R.sdk.createUsers({
-      users: [{ userName: "signer", apiKeys: [{ apiKeyName: "signer-key", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [], userTags: [] }],
+      users: [
+        {
+          userName: "signer",
+          apiKeys: [{ apiKeyName: "signer-key", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+          authenticators: [],
+          oauthProviders: [],
+          userTags: [],
+        },
+      ],
     });
     const [A, B] = nodes.map((node) => partyFor(node.url, key, made.userIds[0]!, org.orgId));
-    await R.sdk.createPolicy({ policyName: uniq("unexported"), effect: "EFFECT_ALLOW", condition: "activity.resource == 'PRIVATE_KEY' && wallet.exported == false", notes: "" });
+    await R.sdk.createPolicy({
+      policyName: uniq("unexported"),
+      effect: "EFFECT_ALLOW",
+      condition: "activity.resource == 'PRIVATE_KEY' && wallet.exported == false",
+      notes: "",
+    });
     const wallet = await R.sdk.createWallet({
       walletName: uniq("w"),
-      accounts: [0, 1].map((i) => ({ curve: "CURVE_SECP256K1" as const, pathFormat: "PATH_FORMAT_BIP32" as const, path: `m/44'/60'/0'/0/${i}`, addressFormat: "ADDRESS_FORMAT_ETHEREUM" as const })),
+      accounts: [0, 1].map((i) => ({
+        curve: "CURVE_SECP256K1" as const,
+        pathFormat: "PATH_FORMAT_BIP32" as const,
+        path: `m/44'/60'/0'/0/${i}`,
+        addressFormat: "ADDRESS_FORMAT_ETHEREUM" as const,
+      })),
     });
     const [kept, doomed] = wallet.addresses as [string, string];
     let n = 0;
     const sign = (p: Party, signWith: string) =>
-      outcome(p.http.signRawPayload(envelope("ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", org.orgId, { signWith, payload: (n++).toString(16).padStart(64, "0"), encoding: "PAYLOAD_ENCODING_HEXADECIMAL", hashFunction: "HASH_FUNCTION_NO_OP" })));
+      outcome(
+        p.http.signRawPayload(
+          envelope("ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2", org.orgId, {
+            signWith,
+            payload: (n++).toString(16).padStart(64, "0"),
+            encoding: "PAYLOAD_ENCODING_HEXADECIMAL",
+            hashFunction: "HASH_FUNCTION_NO_OP",
+          }),
+        ),
+      );
     // Both nodes sign twice with each account: the second time from the signer they remembered.
     for (const p of [A!, B!, A!, B!]) for (const a of [kept, doomed]) assert.equal((await sign(p, a)).ok, true);
     const accounts = await R.sdk.getWalletAccounts({ walletId: wallet.walletId });
     const doomedId = accounts.accounts.find((a: AnyRec) => a.address === doomed)!.walletAccountId;
     await R.sdk.deleteWalletAccounts({ walletAccountIds: [doomedId], deleteWithoutExport: true });
     const refused = await sign(B!, doomed);
-    assert.ok(!refused.ok && refused.code === NOT_FOUND, `node B signed with an account node A deleted: ${JSON.stringify(refused).slice(0, 300)}`);
+    assert.ok(
+      !refused.ok && refused.code === NOT_FOUND,
+      `node B signed with an account node A deleted: ${JSON.stringify(refused).slice(0, 300)}`,
+    );
     assert.equal((await sign(B!, kept)).ok, true, "the other account of the wallet still signs at node B");
     // The policy sees an export made at the other node on the very next request.
     await R.sdk.exportWallet({ walletId: wallet.walletId, targetPublicKey: generateP256KeyPair().publicKey });
     const denied = await sign(B!, kept);
-    assert.ok(!denied.ok && denied.code === PERMISSION_DENIED, `node B signed with a wallet exported at node A: ${JSON.stringify(denied).slice(0, 300)}`);
+    assert.ok(
+      !denied.ok && denied.code === PERMISSION_DENIED,
+      `node B signed with a wallet exported at node A: ${JSON.stringify(denied).slice(0, 300)}`,
+    );
     // The keys version moved with the key writes (triggers): creation, deletion, export.
     const version = (await rows("select keys_version from organizations where id = $1", org.orgId))[0]!.keys_version;
     assert.ok(Number(version) >= 3, `keys_version ${version}`);
@@ -443,7 +535,9 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
       const p = `/hook/${i}`;
       // Created at one node; the very next activity goes through the other, whose listener
       // cache must see the new endpoint (its event is then delivered like any other).
-      const ep = await org.at(i % 2, 0).sdk.createWebhookEndpoint({ url: receiver.url(p), name: uniq("ep"), subscriptions: [{ eventType: "ACTIVITY_UPDATES" }] });
+      const ep = await org
+        .at(i % 2, 0)
+        .sdk.createWebhookEndpoint({ url: receiver.url(p), name: uniq("ep"), subscriptions: [{ eventType: "ACTIVITY_UPDATES" }] });
       endpointPath.set(ep.endpointId, p);
       const first = await org.at(1 - (i % 2), 0).sdk.createUserTag({ userTagName: uniq("first"), userIds: [] });
       assert.equal(first.activity.status, COMPLETED);
@@ -463,7 +557,8 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
       }),
     );
     const orgIds = orgs.map((o) => o.orgId);
-    for (const id of firsts) assert.equal(await count("SELECT COUNT(*) AS n FROM webhook_events WHERE activity_id = $1", id), 1, `the event of ${id}`);
+    for (const id of firsts)
+      assert.equal(await count("SELECT COUNT(*) AS n FROM webhook_events WHERE activity_id = $1", id), 1, `the event of ${id}`);
     const events = await count("SELECT COUNT(*) AS n FROM webhook_events WHERE organization_id = ANY($1)", orgIds);
     // One per activity above (and at most one per organization for its endpoint's creation).
     assert.ok(events >= ENDPOINTS * (PER_ENDPOINT + 1) && events <= ENDPOINTS * (PER_ENDPOINT + 2), `events: ${events}`);
@@ -479,12 +574,16 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
     // A lease that lapsed would show up here as a late duplicate: give stragglers a moment,
     // polled (the receipts must stop growing), then compare.
     let last = -1;
-    await until("receipts settled", () => {
-      const n = receiver.deliveries.length;
-      const stable = n === last;
-      last = n;
-      return stable;
-    }, { timeoutMs: 10_000, intervalMs: 500 });
+    await until(
+      "receipts settled",
+      () => {
+        const n = receiver.deliveries.length;
+        const stable = n === last;
+        last = n;
+        return stable;
+      },
+      { timeoutMs: 10_000, intervalMs: 500 },
+    );
 
     const byKey = new Map<string, Delivery[]>();
     for (const d of receiver.deliveries) {
@@ -501,7 +600,11 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
       const desc = `event ${row.event_id} at ${p}: ${JSON.stringify(got)}`;
       assert.equal(got.length, want, `deliveries (one per attempt; ${failedFirst ? "the first answered 500" : "answered 200"}): ${desc}`);
       assert.equal(Number(row.attempts), want, `attempts recorded: ${desc}`);
-      assert.deepEqual(got.map((d) => d.answered), failedFirst ? [500, 200] : [200], desc);
+      assert.deepEqual(
+        got.map((d) => d.answered),
+        failedFirst ? [500, 200] : [200],
+        desc,
+      );
     }
     assert.equal(byKey.size, events, "no delivery of an event the database does not know");
     assert.ok(retried > 0, "some first attempts failed (retries exercised)");
@@ -509,8 +612,14 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
     const pids = nodes.map((n) => n.proc.pid!);
     const share = pids.map((pid) => receiver.deliveries.filter((d) => d.sender === pid).length);
     const unknown = receiver.deliveries.filter((d) => d.sender === undefined).length;
-    t.diagnostic(`${receiver.deliveries.length} deliveries (${retried} events retried once); sent by node A ${share[0]}, node B ${share[1]}, unattributed ${unknown}`);
+    t.diagnostic(
+      `${receiver.deliveries.length} deliveries (${retried} events retried once); sent by node A ${share[0]}, node B ${share[1]}, unattributed ${unknown}`,
+    );
     // Who sent what is read from Linux's /proc; elsewhere only the counts above are checked.
-    if (existsSync("/proc/net/tcp")) assert.ok(share.every((s) => s > 0), `deliveries per node ${JSON.stringify(share)} (${unknown} unattributed): both nodes' workers must deliver`);
+    if (existsSync("/proc/net/tcp"))
+      assert.ok(
+        share.every((s) => s > 0),
+        `deliveries per node ${JSON.stringify(share)} (${unknown} unattributed): both nodes' workers must deliver`,
+      );
   });
 });

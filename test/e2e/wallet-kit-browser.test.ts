@@ -101,7 +101,10 @@ async function serveApp(dist: string, config: () => Json): Promise<{ origin: str
     const name = p === "/" ? "index.html" : p.slice(1);
     if (!["index.html", "app.js", "app.css"].includes(name)) return void res.writeHead(404).end();
     // The page runs under the Content-Security-Policy docs/wallet-kit.md §6 suggests: only Sigil.
-    const headers = { "content-type": types[path.extname(name)]!, ...(name === "index.html" ? { "content-security-policy": appCsp(config()) } : {}) };
+    const headers = {
+      "content-type": types[path.extname(name)]!,
+      ...(name === "index.html" ? { "content-security-policy": appCsp(config()) } : {}),
+    };
     res.writeHead(200, headers).end(readFileSync(path.join(dist, name)));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -133,14 +136,24 @@ describe("examples/wallet-kit-app", { skip }, () => {
       name: "packed-sigil-client",
       setup(b: import("esbuild").PluginBuild) {
         // (b.resolve runs this callback again: from workDir it lets esbuild resolve as usual.)
-        b.onResolve({ filter: /^@sigil\/client(\/|$)/ }, (args) => (args.resolveDir === workDir ? undefined : b.resolve(args.path, { kind: args.kind, resolveDir: workDir })));
+        b.onResolve({ filter: /^@sigil\/client(\/|$)/ }, (args) =>
+          args.resolveDir === workDir ? undefined : b.resolve(args.path, { kind: args.kind, resolveDir: workDir }),
+        );
       },
     };
     const { buildApp } = (await import(path.join(APP_DIR, "build.mjs"))) as typeof import("../../examples/wallet-kit-app/build.mjs");
-    const built = await buildApp({ outDir: path.join(workDir, "dist"), minify: false, nodePaths: [path.join(ROOT, "node_modules")], plugins: [packedFirst, sigilTurnkeyCrypto()] });
+    const built = await buildApp({
+      outDir: path.join(workDir, "dist"),
+      minify: false,
+      nodePaths: [path.join(ROOT, "node_modules")],
+      plugins: [packedFirst, sigilTurnkeyCrypto()],
+    });
     dist = built.outDir;
     const inputs = Object.keys(built.metafile.inputs).map((p) => path.resolve(ROOT, p));
-    assert.ok(inputs.some((p) => p.startsWith(clientDir) && p.endsWith("turnkey-crypto.mjs")), "the bundle holds the packed client's turnkey-crypto");
+    assert.ok(
+      inputs.some((p) => p.startsWith(clientDir) && p.endsWith("turnkey-crypto.mjs")),
+      "the bundle holds the packed client's turnkey-crypto",
+    );
     assert.ok(!inputs.some((p) => p.startsWith(path.join(ROOT, "lib/client"))), "and nothing of the workspace copy");
     browser = await (await import("playwright-core")).chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
   });
@@ -154,9 +167,14 @@ describe("examples/wallet-kit-app", { skip }, () => {
     const lines = [`${"flow".padEnd(w)}  ${engineNames.map((e) => e.padEnd(8)).join(" ")}`];
     for (const f of flows) lines.push(`${f.padEnd(w)}  ${engineNames.map((e) => (table.get(f)!.get(e) ?? "-").padEnd(8)).join(" ")}`);
     console.log(`\nexamples/wallet-kit-app through the kit's modals:\n${lines.join("\n")}`);
-    if (packed) console.log(`@sigil/client from its tarball: ${(packed.sizeBytes / 1024).toFixed(0)} KiB installed, ${packed.dependencyCount} dependencies`);
+    if (packed)
+      console.log(
+        `@sigil/client from its tarball: ${(packed.sizeBytes / 1024).toFixed(0)} KiB installed, ${packed.dependencyCount} dependencies`,
+      );
     console.log(`aborted requests to other hosts: ${external.size === 0 ? "none" : [...external].sort().join(", ")}`);
-    console.log(`refused by the page's Content-Security-Policy: ${cspRefused.size === 0 ? "nothing" : [...cspRefused].sort().join("\n  ")}`);
+    console.log(
+      `refused by the page's Content-Security-Policy: ${cspRefused.size === 0 ? "nothing" : [...cspRefused].sort().join("\n  ")}`,
+    );
   });
 
   for (const spec of engines()) {
@@ -183,9 +201,15 @@ describe("examples/wallet-kit-app", { skip }, () => {
             table.get(name)!.set(spec.name, "pass");
           } catch (err) {
             table.get(name)!.set(spec.name, "FAIL");
-            if (WRITE_SCREENSHOTS) await page?.screenshot({ path: path.join(os.tmpdir(), `wallet-kit-fail-${spec.name}-${name.replace(/\W+/g, "-")}.png`) }).catch(() => undefined);
+            if (WRITE_SCREENSHOTS)
+              await page
+                ?.screenshot({ path: path.join(os.tmpdir(), `wallet-kit-fail-${spec.name}-${name.replace(/\W+/g, "-")}.png`) })
+                .catch(() => undefined);
             // The next flow starts from the app's page again, the session as it is (a modal may be open).
-            await page.reload().then(() => page.waitForSelector('main[data-client-state="ready"]', { timeout: WAIT_MS })).catch(() => undefined);
+            await page
+              .reload()
+              .then(() => page.waitForSelector('main[data-client-state="ready"]', { timeout: WAIT_MS }))
+              .catch(() => undefined);
             throw new Error(`${(err as Error).message}\npage errors: ${problems.slice(-8).join("\n") || "none"}`, { cause: err });
           }
         });
@@ -193,14 +217,25 @@ describe("examples/wallet-kit-app", { skip }, () => {
         if (!WRITE_SCREENSHOTS || spec.name !== "sqlite") return;
         // The modal's transitions end first (CSS animations and transitions are Web Animations).
         // (Endless ones — spinners — are not waited for; a cancelled one counts as ended.)
-      await page.evaluate(() => Promise.all(document.getAnimations().filter((a) => a.effect?.getComputedTiming().endTime !== Infinity).map((a) => a.finished.catch(() => undefined))));
+        await page.evaluate(() =>
+          Promise.all(
+            document
+              .getAnimations()
+              .filter((a) => a.effect?.getComputedTiming().endTime !== Infinity)
+              .map((a) => a.finished.catch(() => undefined)),
+          ),
+        );
         await page.screenshot({ path: path.join(IMG, `wallet-kit-${name}.png`) });
       };
 
       const call = async (op: string, body: Json): Promise<Json> => {
         const text = JSON.stringify(body);
         const stamp = await new ApiKeyStamper({ apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey }).stamp(text);
-        const res = await fetch(`${server.url}/public/v1/${op}`, { method: "POST", body: text, headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue } });
+        const res = await fetch(`${server.url}/public/v1/${op}`, {
+          method: "POST",
+          body: text,
+          headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue },
+        });
         const json = (await res.json()) as Json;
         assert.equal(res.status, 200, JSON.stringify(json));
         return json;
@@ -224,7 +259,11 @@ describe("examples/wallet-kit-app", { skip }, () => {
         server = await startServer(inst, [], { authProxy: true });
         assert.ok(server.proxyUrl, "sigil serve started the auth proxy");
         await activity("enable_auth_proxy", "ACTIVITY_TYPE_ENABLE_AUTH_PROXY", {});
-        await activity("update_auth_proxy_config", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", { allowedOrigins: [app.origin], otpLength: 6, otpAlphanumeric: false });
+        await activity("update_auth_proxy_config", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", {
+          allowedOrigins: [app.origin],
+          otpLength: 6,
+          otpAlphanumeric: false,
+        });
         const { authProxyConfig } = await call("query/get_auth_proxy_config", { organizationId: init.organizationId });
         frames = await startFramesServer({ port: 0, apiBaseUrl: server.url, parentOrigins: [app.origin] });
         appConfig = {
@@ -253,8 +292,13 @@ describe("examples/wallet-kit-app", { skip }, () => {
         });
         await context.addInitScript({ content: walletScript(wallet.address) });
         // Each Content-Security-Policy violation of the page (and its frames), as the browser reports it.
-        await context.exposeFunction("__testCspViolation", (directive: string, blocked: string) => void cspRefused.add(`${directive} ${blocked.slice(0, 100)}`));
-        await context.addInitScript({ content: `document.addEventListener("securitypolicyviolation", (e) => window.__testCspViolation(e.violatedDirective, e.blockedURI || "(none)"));` });
+        await context.exposeFunction(
+          "__testCspViolation",
+          (directive: string, blocked: string) => void cspRefused.add(`${directive} ${blocked.slice(0, 100)}`),
+        );
+        await context.addInitScript({
+          content: `document.addEventListener("securitypolicyviolation", (e) => window.__testCspViolation(e.violatedDirective, e.blockedURI || "(none)"));`,
+        });
         page = await context.newPage();
         page.on("pageerror", (e) => problems.push(`pageerror: ${String(e)}`));
         page.on("console", (m) => {
@@ -287,9 +331,13 @@ describe("examples/wallet-kit-app", { skip }, () => {
         await page.locator("#logout").click();
         await page.waitForSelector('main[data-auth-state="unauthenticated"]', { timeout: WAIT_MS });
       };
-      const getUser = (organizationId: string, userId: string) => call("query/get_user", { organizationId, userId }).then((r) => r.user as Json);
+      const getUser = (organizationId: string, userId: string) =>
+        call("query/get_user", { organizationId, userId }).then((r) => r.user as Json);
       /** The addresses of the listed wallet named `name`. */
-      const addressesOf = async (name: string) => page.locator(`li.wallet[data-wallet-name="${name}"] li.account`).evaluateAll((els) => els.map((e) => e.getAttribute("data-address")!));
+      const addressesOf = async (name: string) =>
+        page
+          .locator(`li.wallet[data-wallet-name="${name}"] li.account`)
+          .evaluateAll((els) => els.map((e) => e.getAttribute("data-address")!));
 
       let passkeyUser: { organizationId: string; userId: string };
       let account: Hex;
@@ -312,7 +360,10 @@ describe("examples/wallet-kit-app", { skip }, () => {
         account = (await addressesOf(walletName))[0] as Hex;
         assert.match(account, /^0x[0-9a-fA-F]{40}$/);
         const { wallets } = await call("query/list_wallets", { organizationId: passkeyUser.organizationId });
-        assert.deepEqual(wallets.map((w: Json) => w.walletName), [walletName]);
+        assert.deepEqual(
+          wallets.map((w: Json) => w.walletName),
+          [walletName],
+        );
       });
 
       flow("sign message (kit's modal)", async () => {
@@ -327,7 +378,10 @@ describe("examples/wallet-kit-app", { skip }, () => {
         const sig = JSON.parse(await result.innerText()) as Json;
         assert.equal(sig.message, message);
         const signature = serializeSignature({ r: `0x${sig.r}`, s: `0x${sig.s}`, yParity: Number(sig.v) });
-        assert.ok(await verifyMessage({ address: account, message, signature }), "viem verifies the EIP-191 signature with the account's address");
+        assert.ok(
+          await verifyMessage({ address: account, message, signature }),
+          "viem verifies the EIP-191 signature with the account's address",
+        );
       });
 
       flow("sign transaction", async () => {
@@ -338,8 +392,15 @@ describe("examples/wallet-kit-app", { skip }, () => {
         const serializedTransaction = (signed.startsWith("0x") ? signed : `0x${signed}`) as Hex;
         const tx = parseTransaction(serializedTransaction);
         const unsigned = parseTransaction(unsignedTransaction);
-        assert.deepEqual([tx.chainId, tx.to, tx.value, tx.nonce, tx.gas], [unsigned.chainId, unsigned.to, unsigned.value, unsigned.nonce, unsigned.gas]);
-        assert.equal(await recoverTransactionAddress({ serializedTransaction: serializedTransaction as never }), getAddress(account), "viem recovers the account as the sender");
+        assert.deepEqual(
+          [tx.chainId, tx.to, tx.value, tx.nonce, tx.gas],
+          [unsigned.chainId, unsigned.to, unsigned.value, unsigned.nonce, unsigned.gas],
+        );
+        assert.equal(
+          await recoverTransactionAddress({ serializedTransaction: serializedTransaction as never }),
+          getAddress(account),
+          "viem recovers the account as the sender",
+        );
       });
 
       flow("export (kit's modal, Sigil's frame)", async () => {
@@ -379,7 +440,10 @@ describe("examples/wallet-kit-app", { skip }, () => {
         await logout();
         assert.equal(await page.locator("#who").count(), 0);
         const stored = await page.evaluate(() => Object.entries(localStorage));
-        assert.ok(!stored.some(([, v]) => /eyJ[\w-]+\.[\w-]+\.[\w-]+/.test(v)), `no session JWT left in storage: ${JSON.stringify(stored.map(([k]) => k))}`);
+        assert.ok(
+          !stored.some(([, v]) => /eyJ[\w-]+\.[\w-]+\.[\w-]+/.test(v)),
+          `no session JWT left in storage: ${JSON.stringify(stored.map(([k]) => k))}`,
+        );
       });
 
       flow("passkey login", async () => {
@@ -423,7 +487,10 @@ describe("examples/wallet-kit-app", { skip }, () => {
         await page.getByText("Continue with wallet").click();
         walletUser = await who();
         const user = await getUser(walletUser.organizationId, walletUser.userId);
-        assert.ok(user.apiKeys.some((k: Json) => k.credential.type === "CREDENTIAL_TYPE_API_KEY_SECP256K1"), "the wallet's key is the user's credential");
+        assert.ok(
+          user.apiKeys.some((k: Json) => k.credential.type === "CREDENTIAL_TYPE_API_KEY_SECP256K1"),
+          "the wallet's key is the user's credential",
+        );
         await logout();
       });
 

@@ -48,7 +48,12 @@ async function deploy(h: Harness, logins: LoginSettings): Promise<Deployment> {
 }
 
 async function kitConfig(d: Deployment, configId: string): Promise<Json> {
-  const r = await d.proxy.app.inject({ method: "POST", url: "/v1/wallet_kit_config", payload: "{}", headers: { "content-type": "application/json", "x-auth-proxy-config-id": configId } });
+  const r = await d.proxy.app.inject({
+    method: "POST",
+    url: "/v1/wallet_kit_config",
+    payload: "{}",
+    headers: { "content-type": "application/json", "x-auth-proxy-config-id": configId },
+  });
   assert.equal(r.statusCode, 200, r.body);
   return JSON.parse(r.body) as Json;
 }
@@ -92,17 +97,35 @@ perEngine("wallet_kit_config: enabledProviders tells the truth", (h) => {
   });
 
   it("a channel whose feature is off in the organization is not offered, transport or not", async () => {
-    completed(await h().submit("remove_organization_feature", "ACTIVITY_TYPE_REMOVE_ORGANIZATION_FEATURE", { name: "FEATURE_NAME_SMS_AUTH" }, { as: org }), "removeOrganizationFeatureResult");
+    completed(
+      await h().submit(
+        "remove_organization_feature",
+        "ACTIVITY_TYPE_REMOVE_ORGANIZATION_FEATURE",
+        { name: "FEATURE_NAME_SMS_AUTH" },
+        { as: org },
+      ),
+      "removeOrganizationFeatureResult",
+    );
     try {
       assert.deepEqual(await providers(both), ["email", "passkey", "wallet"]);
     } finally {
-      completed(await h().submit("set_organization_feature", "ACTIVITY_TYPE_SET_ORGANIZATION_FEATURE", { name: "FEATURE_NAME_SMS_AUTH", value: "" }, { as: org }), "setOrganizationFeatureResult");
+      completed(
+        await h().submit(
+          "set_organization_feature",
+          "ACTIVITY_TYPE_SET_ORGANIZATION_FEATURE",
+          { name: "FEATURE_NAME_SMS_AUTH", value: "" },
+          { as: org },
+        ),
+        "setOrganizationFeatureResult",
+      );
     }
     assert.deepEqual(await providers(both), ["email", "sms", "passkey", "wallet"]);
   });
 
   it("SMS enabled without a transport: the config takes it (stored as given), wallet_kit_config leaves it out", async () => {
-    const res = await update(h(), org, { allowedAuthMethods: ["AUTH_METHOD_SMS", "AUTH_METHOD_EMAIL", "AUTH_METHOD_PASSKEY", "AUTH_METHOD_OAUTH"] });
+    const res = await update(h(), org, {
+      allowedAuthMethods: ["AUTH_METHOD_SMS", "AUTH_METHOD_EMAIL", "AUTH_METHOD_PASSKEY", "AUTH_METHOD_OAUTH"],
+    });
     assert.equal(res.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(res.json));
     assert.equal(res.json.activity.type, UPDATE[1]);
     const stored = (await h().query("get_auth_proxy_config", {}, { as: org })).json.authProxyConfig as Json;
@@ -115,7 +138,11 @@ perEngine("wallet_kit_config: enabledProviders tells the truth", (h) => {
   it("a social provider only with its client id (the kit cannot start a login without one)", async () => {
     const res = await update(h(), org, {
       allowedAuthMethods: ["AUTH_METHOD_PASSKEY"],
-      walletKitSettings: { enabledSocialProviders: ["google", "x", "apple"], oauthClientIds: { x: "x-client", discord: "discord-client" }, oauthRedirectUrl: "https://app.example/cb" },
+      walletKitSettings: {
+        enabledSocialProviders: ["google", "x", "apple"],
+        oauthClientIds: { x: "x-client", discord: "discord-client" },
+        oauthRedirectUrl: "https://app.example/cb",
+      },
     });
     assert.equal(res.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(res.json));
     const cfg = await kitConfig(none, configId);

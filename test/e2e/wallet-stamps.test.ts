@@ -8,7 +8,16 @@ import { randomBytes } from "node:crypto";
 import { TurnkeyClient } from "@turnkey/http";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { WalletStamper } from "@turnkey/wallet-stamper";
-import { engines, newInstance, sigilInit, startServer, rejection, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import {
+  engines,
+  newInstance,
+  sigilInit,
+  startServer,
+  rejection,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "../helpers/server.ts";
 import { newWallet } from "../helpers/eth-wallet.ts";
 
 const COMPLETED = "ACTIVITY_STATUS_COMPLETED";
@@ -29,7 +38,10 @@ for (const engine of engines()) {
       inst = await newInstance(engine.name);
       init = await sigilInit(inst, ["--name", "Wallet Org"]);
       server = await startServer(inst);
-      root = new TurnkeyClient({ baseUrl: server.url }, new ApiKeyStamper({ apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey }));
+      root = new TurnkeyClient(
+        { baseUrl: server.url },
+        new ApiKeyStamper({ apiPublicKey: init.apiPublicKey, apiPrivateKey: init.apiPrivateKey }),
+      );
     });
     after(async () => {
       await server?.stop();
@@ -44,7 +56,14 @@ for (const engine of engines()) {
         organizationId: init.organizationId,
         parameters: {
           subOrganizationName: `wallet-${randomBytes(3).toString("hex")}`,
-          rootUsers: [{ userName: "wally", apiKeys: [{ apiKeyName: `wallet-auth:${publicKey}`, publicKey, curveType: "API_KEY_CURVE_SECP256K1" }], authenticators: [], oauthProviders: [] }],
+          rootUsers: [
+            {
+              userName: "wally",
+              apiKeys: [{ apiKeyName: `wallet-auth:${publicKey}`, publicKey, curveType: "API_KEY_CURVE_SECP256K1" }],
+              authenticators: [],
+              oauthProviders: [],
+            },
+          ],
           rootQuorumThreshold: 1,
         },
       } as unknown as HttpSubOrgBody);

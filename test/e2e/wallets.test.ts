@@ -12,7 +12,16 @@ import { randomBytes } from "node:crypto";
 import { Turnkey } from "@turnkey/sdk-server";
 import { DEFAULT_ETHEREUM_ACCOUNTS, DEFAULT_SOLANA_ACCOUNTS } from "@turnkey/sdk-server";
 import { assertSecretsNowhere } from "../helpers/secrets-grep.ts";
-import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer, rejection } from "../helpers/server.ts";
+import {
+  engines,
+  newInstance,
+  sigilInit,
+  startServer,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+  rejection,
+} from "../helpers/server.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { MasterKey } from "../../src/crypto/envelope.ts";
 import { openStore } from "../../src/store/db.ts";
@@ -37,7 +46,12 @@ function sdkServerFor(url: string, init: InitResult): typeof import("@turnkey/sd
 }
 
 type Key = { publicKey: string; privateKey: string };
-const ETH0 = { curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/44'/60'/0'/0/0", addressFormat: "ADDRESS_FORMAT_ETHEREUM" } as const;
+const ETH0 = {
+  curve: "CURVE_SECP256K1",
+  pathFormat: "PATH_FORMAT_BIP32",
+  path: "m/44'/60'/0'/0/0",
+  addressFormat: "ADDRESS_FORMAT_ETHEREUM",
+} as const;
 
 for (const engine of engines()) {
   describe(`wallets through the official SDK (${engine.name})`, { skip: engine.skip, timeout: 180_000 }, () => {
@@ -48,7 +62,12 @@ for (const engine of engines()) {
     const created: string[] = [];
 
     const apiClient = (key: Key, organizationId = init.organizationId) =>
-      new Turnkey({ apiBaseUrl: server.url, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: organizationId }).apiClient();
+      new Turnkey({
+        apiBaseUrl: server.url,
+        apiPublicKey: key.publicKey,
+        apiPrivateKey: key.privateKey,
+        defaultOrganizationId: organizationId,
+      }).apiClient();
     const root = () => apiClient({ publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey });
 
     /** The mnemonic of a wallet, opened from its row with the instance's master key (only the server can). */
@@ -97,9 +116,15 @@ for (const engine of engines()) {
       assert.deepEqual([wallet.walletName, wallet.exported, wallet.imported], ["sdk wallet", false, false]);
       assert.ok((await c.getWallets()).wallets.some((w) => w.walletId === res.walletId));
       const { accounts } = await c.getWalletAccounts({ walletId: res.walletId });
-      assert.deepEqual(accounts.map((a) => a.address), [...res.addresses, ...more.addresses]);
+      assert.deepEqual(
+        accounts.map((a) => a.address),
+        [...res.addresses, ...more.addresses],
+      );
       const { account } = await c.getWalletAccount({ walletId: res.walletId, address: res.addresses[1]! });
-      assert.deepEqual([account.curve, account.path, account.addressFormat], ["CURVE_ED25519", "m/44'/501'/0'/0'", "ADDRESS_FORMAT_SOLANA"]);
+      assert.deepEqual(
+        [account.curve, account.path, account.addressFormat],
+        ["CURVE_ED25519", "m/44'/501'/0'/0'", "ADDRESS_FORMAT_SOLANA"],
+      );
 
       const upd = await c.updateWallet({ walletId: res.walletId, walletName: "renamed" });
       assert.equal(upd.walletId, res.walletId);
@@ -121,7 +146,15 @@ for (const engine of engines()) {
       const c = root();
       const memberKey = generateP256KeyPair();
       const users = await c.createUsers({
-        users: [{ userName: `member-${randomBytes(3).toString("hex")}`, apiKeys: [{ apiKeyName: "k", publicKey: memberKey.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [], userTags: [] }],
+        users: [
+          {
+            userName: `member-${randomBytes(3).toString("hex")}`,
+            apiKeys: [{ apiKeyName: "k", publicKey: memberKey.publicKey, curveType: "API_KEY_CURVE_P256" }],
+            authenticators: [],
+            oauthProviders: [],
+            userTags: [],
+          },
+        ],
       });
       assert.equal(users.userIds.length, 1);
       const member = apiClient(memberKey);
@@ -132,10 +165,28 @@ for (const engine of engines()) {
       // A policy set written for the hosted service imports: signing keywords included.
       const imported = await c.createPolicies({
         policies: [
-          { policyName: "wallet admins", effect: "EFFECT_ALLOW", condition: "activity.resource == 'WALLET' && activity.action == 'UPDATE'", consensus: "", notes: "" },
+          {
+            policyName: "wallet admins",
+            effect: "EFFECT_ALLOW",
+            condition: "activity.resource == 'WALLET' && activity.action == 'UPDATE'",
+            consensus: "",
+            notes: "",
+          },
           { policyName: "cold stays cold", effect: "EFFECT_DENY", condition: "wallet.label == 'cold'", consensus: "", notes: "" },
-          { policyName: "usdc transfers", effect: "EFFECT_ALLOW", condition: "eth.tx.to == '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' && eth.tx.value < 1000", consensus: "", notes: "" },
-          { policyName: "sign with", effect: "EFFECT_ALLOW", condition: "activity.action == 'SIGN' && wallet_account.address == '0x0'", consensus: "", notes: "" },
+          {
+            policyName: "usdc transfers",
+            effect: "EFFECT_ALLOW",
+            condition: "eth.tx.to == '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' && eth.tx.value < 1000",
+            consensus: "",
+            notes: "",
+          },
+          {
+            policyName: "sign with",
+            effect: "EFFECT_ALLOW",
+            condition: "activity.action == 'SIGN' && wallet_account.address == '0x0'",
+            consensus: "",
+            notes: "",
+          },
         ],
       });
       assert.equal(imported.policyIds.length, 4);
@@ -163,22 +214,36 @@ for (const engine of engines()) {
       assert.equal(wallets[0]!.walletName, "Wallet 1");
       created.push(wallets[0]!.walletId);
       const { accounts } = await c.getWalletAccounts({ organizationId: subId, walletId: wallets[0]!.walletId });
-      assert.deepEqual(accounts.map((a) => a.addressFormat), ["ADDRESS_FORMAT_ETHEREUM", "ADDRESS_FORMAT_SOLANA"]);
+      assert.deepEqual(
+        accounts.map((a) => a.addressFormat),
+        ["ADDRESS_FORMAT_ETHEREUM", "ADDRESS_FORMAT_SOLANA"],
+      );
       const mnemonic = await mnemonicOf(wallets[0]!.walletId);
-      assert.equal(accounts[0]!.address, addressOf(deriveKey(seedOf(mnemonic), "CURVE_SECP256K1", "m/44'/60'/0'/0/0"), "ADDRESS_FORMAT_ETHEREUM"));
+      assert.equal(
+        accounts[0]!.address,
+        addressOf(deriveKey(seedOf(mnemonic), "CURVE_SECP256K1", "m/44'/60'/0'/0/0"), "ADDRESS_FORMAT_ETHEREUM"),
+      );
 
       // Found by either account's address (the Ethereum one in any casing).
       for (const address of [accounts[0]!.address, accounts[0]!.address.toLowerCase(), accounts[1]!.address]) {
         const found = await actions.getSuborgs({ filterType: "WALLET_ACCOUNT_ADDRESS" as never, filterValue: address });
         assert.deepEqual(found.organizationIds, [subId], address);
       }
-      assert.deepEqual((await c.getSubOrgIds({ filterType: "WALLET_ACCOUNT_ADDRESS", filterValue: "0x000000000000000000000000000000000000dEaD" })).organizationIds, []);
+      assert.deepEqual(
+        (await c.getSubOrgIds({ filterType: "WALLET_ACCOUNT_ADDRESS", filterValue: "0x000000000000000000000000000000000000dEaD" }))
+          .organizationIds,
+        [],
+      );
 
       // getOrCreateSuborg: found by address → that one; by a new public key → created, then found.
       const again = await actions.getOrCreateSuborg({ filterType: "WALLET_ACCOUNT_ADDRESS" as never, filterValue: accounts[1]!.address });
       assert.deepEqual(again.subOrganizationIds, [subId]);
       const publicKey = generateP256KeyPair().publicKey;
-      const fresh = await actions.getOrCreateSuborg({ filterType: "PUBLIC_KEY" as never, filterValue: publicKey, additionalData: { email: `x-${email}` } });
+      const fresh = await actions.getOrCreateSuborg({
+        filterType: "PUBLIC_KEY" as never,
+        filterValue: publicKey,
+        additionalData: { email: `x-${email}` },
+      });
       assert.equal(fresh.subOrganizationIds.length, 1);
       assert.notEqual(fresh.subOrganizationIds[0], subId);
       const freshWallets = await c.getWallets({ organizationId: fresh.subOrganizationIds[0]! });
@@ -217,7 +282,8 @@ for (const engine of engines()) {
         const seed = Buffer.from(seedOf(mnemonic));
         secrets.push({ what: `${walletId} mnemonic`, needle: mnemonic });
         // Any three consecutive words: a word sequence, not a common English word.
-        for (let i = 0; i + 3 <= words.length; i++) secrets.push({ what: `${walletId} words ${i}..${i + 2}`, needle: words.slice(i, i + 3).join(" ") });
+        for (let i = 0; i + 3 <= words.length; i++)
+          secrets.push({ what: `${walletId} words ${i}..${i + 2}`, needle: words.slice(i, i + 3).join(" ") });
         secrets.push({ what: `${walletId} seed hex`, needle: seed.toString("hex") });
         secrets.push({ what: `${walletId} seed base64`, needle: seed.toString("base64") });
       }

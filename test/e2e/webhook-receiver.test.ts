@@ -243,20 +243,51 @@ describe("webhook verification: headers, body and signature (sync core)", () => 
     [k2.kid, k2.x],
   ]);
   const check = (d: Delivery, nowMs = T0, maxTimestampAgeMs?: number) =>
-    verifyWebhookSignature({ headers: d.headers, rawBody: d.rawBody, publicKeys: keys, nowMs, ...(maxTimestampAgeMs === undefined ? {} : { maxTimestampAgeMs }) });
+    verifyWebhookSignature({
+      headers: d.headers,
+      rawBody: d.rawBody,
+      publicKeys: keys,
+      nowMs,
+      ...(maxTimestampAgeMs === undefined ? {} : { maxTimestampAgeMs }),
+    });
 
   it("exports the header names and reasons of docs/webhooks.md §2.2 and §4 as written", () => {
     assert.deepEqual(
       [EVENT_ID_HEADER, SIGNATURE_KEY_ID_HEADER, SIGNATURE_ALGORITHM_HEADER, SIGNATURE_VERSION_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER],
-      ["X-Service-Event-Id", "X-Service-Signature-Key-Id", "X-Service-Signature-Algorithm", "X-Service-Signature-Version", "X-Service-Signature", "X-Service-Timestamp"],
+      [
+        "X-Service-Event-Id",
+        "X-Service-Signature-Key-Id",
+        "X-Service-Signature-Algorithm",
+        "X-Service-Signature-Version",
+        "X-Service-Signature",
+        "X-Service-Timestamp",
+      ],
     );
-    assert.deepEqual([...SIGNED_HEADERS].sort(), [EVENT_ID_HEADER, SIGNATURE_KEY_ID_HEADER, SIGNATURE_ALGORITHM_HEADER, SIGNATURE_VERSION_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER].sort());
+    assert.deepEqual(
+      [...SIGNED_HEADERS].sort(),
+      [
+        EVENT_ID_HEADER,
+        SIGNATURE_KEY_ID_HEADER,
+        SIGNATURE_ALGORITHM_HEADER,
+        SIGNATURE_VERSION_HEADER,
+        SIGNATURE_HEADER,
+        TIMESTAMP_HEADER,
+      ].sort(),
+    );
     assert.equal(ORGANIZATION_ID_HEADER, "X-Service-Organization-Id");
     assert.equal(EVENT_TYPE_HEADER, "X-Service-Event-Type");
     assert.equal(WEBHOOK_HEADERS.signature, SIGNATURE_HEADER);
     assert.deepEqual([...WEBHOOK_FAILURE_REASONS].sort(), [
-      "bad_header", "bad_key", "bad_signature", "bad_signature_encoding", "jwks_unavailable", "missing_header",
-      "missing_key", "stale_timestamp", "unsupported_algorithm", "unsupported_version",
+      "bad_header",
+      "bad_key",
+      "bad_signature",
+      "bad_signature_encoding",
+      "jwks_unavailable",
+      "missing_header",
+      "missing_key",
+      "stale_timestamp",
+      "unsupported_algorithm",
+      "unsupported_version",
     ]);
   });
 
@@ -273,7 +304,14 @@ describe("webhook verification: headers, body and signature (sync core)", () => 
   it("accepts a valid delivery and reports its ids (unsigned extras included only when present)", () => {
     const d = deliver(k1, BODY, { organizationId: "org-7", eventType: "ACTIVITY_UPDATES" });
     const r = expectOk(check(d));
-    assert.deepEqual(r, { ok: true, eventId: d.headers[EVENT_ID_HEADER], keyId: "whk-1", timestampMs: T0, organizationId: "org-7", eventType: "ACTIVITY_UPDATES" });
+    assert.deepEqual(r, {
+      ok: true,
+      eventId: d.headers[EVENT_ID_HEADER],
+      keyId: "whk-1",
+      timestampMs: T0,
+      organizationId: "org-7",
+      eventType: "ACTIVITY_UPDATES",
+    });
     const bare = expectOk(check(withHeaders(d, { [ORGANIZATION_ID_HEADER]: undefined, [EVENT_TYPE_HEADER]: undefined })));
     assert.deepEqual(Object.keys(bare).sort(), ["eventId", "keyId", "ok", "timestampMs"]);
     // a key given as base64url x
@@ -356,14 +394,27 @@ describe("webhook verification: headers, body and signature (sync core)", () => 
       const asArray: Record<string, string | string[]> = { ...d.headers, [name]: [] };
       expectFail(verifyWebhookSignature({ headers: asArray, rawBody: d.rawBody, publicKeys: keys, nowMs: T0 }), "missing_header", name);
     }
-    expectFail(verifyWebhookSignature({ headers: {}, rawBody: d.rawBody, publicKeys: keys, nowMs: T0 }), "missing_header", SIGNED_HEADERS.join(", "));
+    expectFail(
+      verifyWebhookSignature({ headers: {}, rawBody: d.rawBody, publicKeys: keys, nowMs: T0 }),
+      "missing_header",
+      SIGNED_HEADERS.join(", "),
+    );
     expectFail(verifyWebhookSignature({ headers: new Headers(), rawBody: d.rawBody, publicKeys: keys, nowMs: T0 }), "missing_header");
   });
 
   it("signature of the wrong length or not hex → bad_signature_encoding", () => {
     const d = deliver(k1, BODY);
     const sig = d.headers[SIGNATURE_HEADER]!;
-    for (const bad of [sig.slice(0, 126), sig + "00", sig.slice(0, 127), "zz" + sig.slice(2), "0x" + sig.slice(2), Buffer.from(sig, "hex").toString("base64"), " " + sig.slice(1), sig.slice(0, 64)]) {
+    for (const bad of [
+      sig.slice(0, 126),
+      sig + "00",
+      sig.slice(0, 127),
+      "zz" + sig.slice(2),
+      "0x" + sig.slice(2),
+      Buffer.from(sig, "hex").toString("base64"),
+      " " + sig.slice(1),
+      sig.slice(0, 64),
+    ]) {
       expectFail(check(withHeaders(d, { [SIGNATURE_HEADER]: bad })), "bad_signature_encoding");
     }
   });
@@ -388,7 +439,10 @@ describe("webhook verification: headers, body and signature (sync core)", () => 
     expectFail(check(withHeaders(d, { [SIGNATURE_ALGORITHM_HEADER]: "ecdsa-p256" })), "unsupported_algorithm");
     // the same header twice (two spellings, or two values) is ambiguous
     expectFail(check(withHeaders(d, { "x-service-timestamp": d.headers[TIMESTAMP_HEADER]! })), "bad_header");
-    const twice: Record<string, string | string[]> = { ...d.headers, [SIGNATURE_HEADER]: [d.headers[SIGNATURE_HEADER]!, d.headers[SIGNATURE_HEADER]!] };
+    const twice: Record<string, string | string[]> = {
+      ...d.headers,
+      [SIGNATURE_HEADER]: [d.headers[SIGNATURE_HEADER]!, d.headers[SIGNATURE_HEADER]!],
+    };
     expectFail(verifyWebhookSignature({ headers: twice, rawBody: d.rawBody, publicKeys: keys, nowMs: T0 }), "bad_header");
     // node/fetch join repeated headers with ", ": that never passes either
     const joined = new Headers(d.headers);
@@ -724,7 +778,11 @@ describe("webhook verifier: key set fetching and caching (real JWKS server, inje
 
   it("stale-if-error honours the response: stale-if-error=N, and none for no-store / must-revalidate", async () => {
     const k1 = newKey("whk-1");
-    for (const [cc, staleMs] of [["max-age=60, stale-if-error=30", 30_000], ["max-age=60, must-revalidate", 0], ["no-store", 0]] as const) {
+    for (const [cc, staleMs] of [
+      ["max-age=60, stale-if-error=30", 30_000],
+      ["max-age=60, must-revalidate", 0],
+      ["no-store", 0],
+    ] as const) {
       const jwks = await startJwks([jwkOf(k1)], cc);
       const clock = { t: T0 };
       const v = verifierFor(jwks.url, clock);
@@ -784,7 +842,13 @@ describe("webhook verifier: key set fetching and caching (real JWKS server, inje
     expectOk(await v.verify(deliver(k1, BODY)));
     expectOk(await v.verify(deliver(k1, BODY)));
     assert.deepEqual(calls, ["https://sigil.invalid/public/v1/discovery/webhooks/jwks"]);
-    const thrower = createWebhookVerifier({ jwksUrl: "https://sigil.invalid/jwks", now: () => T0, fetch: () => { throw new Error("sync boom"); } });
+    const thrower = createWebhookVerifier({
+      jwksUrl: "https://sigil.invalid/jwks",
+      now: () => T0,
+      fetch: () => {
+        throw new Error("sync boom");
+      },
+    });
     expectFail(await thrower.verify(deliver(k1, BODY)), "jwks_unavailable", "sync boom");
   });
 });
@@ -851,10 +915,10 @@ describe("webhook verification agrees with an independent node:crypto verifier",
           let rawBody = d.rawBody;
           if (corrupt === "body" && rawBody.length > 0) {
             rawBody = Buffer.from(rawBody);
-            rawBody[pos % rawBody.length]! ^= 1 << pos % 8;
+            rawBody[pos % rawBody.length]! ^= 1 << (pos % 8);
           } else if (corrupt === "signature") {
             const sig = Buffer.from(headers[SIGNATURE_HEADER]!, "hex");
-            sig[pos % 64]! ^= 1 << pos % 8;
+            sig[pos % 64]! ^= 1 << (pos % 8);
             headers = { ...headers, [SIGNATURE_HEADER]: sig.toString("hex") };
           } else if (corrupt === "timestamp") {
             headers = { ...headers, [TIMESTAMP_HEADER]: String(T0 + skew + 1 + (pos % 5)) };
@@ -906,7 +970,8 @@ describe("examples/webhook-receiver.mjs", () => {
     try {
       const listening = await waitFor((l) => l.msg === "listening");
       const base = `http://127.0.0.1:${String(listening.port)}/webhooks`;
-      const post = (d: Delivery) => fetch(base, { method: "POST", headers: { ...d.headers, "content-type": "application/json" }, body: new Uint8Array(d.rawBody) });
+      const post = (d: Delivery) =>
+        fetch(base, { method: "POST", headers: { ...d.headers, "content-type": "application/json" }, body: new Uint8Array(d.rawBody) });
 
       const good = deliver(k1, BODY, { ts: Date.now(), eventType: "ACTIVITY_UPDATES", eventId: "evt-example-good" });
       const r1 = await post(good);

@@ -16,7 +16,15 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
-import { RecordingProxy, expectError, newSubOrgParty, partyFor, type AnyRec, type ExpectedError, type Party } from "../helpers/policy-harness.ts";
+import {
+  RecordingProxy,
+  expectError,
+  newSubOrgParty,
+  partyFor,
+  type AnyRec,
+  type ExpectedError,
+  type Party,
+} from "../helpers/policy-harness.ts";
 import { WebhookSink, freePort, until, type Receipt } from "../helpers/webhook-sink.ts";
 import { randomBytes, randomUUID } from "node:crypto";
 
@@ -55,7 +63,12 @@ class Harness {
     this.server = await startServer(this.inst);
     this.proxy = new RecordingProxy(this.server.url);
     await this.proxy.start();
-    this.root = partyFor(this.proxy.url, { publicKey: this.init.apiPublicKey, privateKey: this.init.apiPrivateKey }, this.init.userId, this.init.organizationId);
+    this.root = partyFor(
+      this.proxy.url,
+      { publicKey: this.init.apiPublicKey, privateKey: this.init.apiPrivateKey },
+      this.init.userId,
+      this.init.organizationId,
+    );
   }
 
   async stop(): Promise<void> {
@@ -197,7 +210,8 @@ class Harness {
             WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND query_start > $1`,
           [t0],
         );
-        if (q.rows.length) problems.push(`statements from the server: ${q.rows.map((r) => r.query.replace(/\s+/g, " ").slice(0, 120)).join(" | ")}`);
+        if (q.rows.length)
+          problems.push(`statements from the server: ${q.rows.map((r) => r.query.replace(/\s+/g, " ").slice(0, 120)).join(" | ")}`);
       }
       return problems;
     } finally {
@@ -244,21 +258,42 @@ for (const engine of engines()) {
       for (let i = 0; i < 5; i++) acts.push(await h.activity(org, `outage-${i}`));
       // Five attempts of the head: 0, 5 s, 5 min, 30 min, 2 h into the outage at full scale
       // (the old schedule had given up after ~10 minutes).
-      const during = await h.deliveriesUntil(org, ep, "the head attempted 5 times, nothing given up", (ds) => ds.length === 5 && ds[0]!.attemptCount >= 5, 30_000);
+      const during = await h.deliveriesUntil(
+        org,
+        ep,
+        "the head attempted 5 times, nothing given up",
+        (ds) => ds.length === 5 && ds[0]!.attemptCount >= 5,
+        30_000,
+      );
       assert.deepEqual(
         during.map((d) => [d.activityId, d.status]),
         acts.map((a) => [a, S.pending]),
         "all still pending, in activity order",
       );
-      assert.ok(during.slice(1).every((d) => d.attemptCount === 0), "later events wait behind the head, unattempted");
-      assert.ok((during[0]!.attempts as AnyRec[]).every((t) => typeof t.error === "string" && t.httpStatus === undefined), "each refused connection recorded");
+      assert.ok(
+        during.slice(1).every((d) => d.attemptCount === 0),
+        "later events wait behind the head, unattempted",
+      );
+      assert.ok(
+        (during[0]!.attempts as AnyRec[]).every((t) => typeof t.error === "string" && t.httpStatus === undefined),
+        "each refused connection recorded",
+      );
       const view = await h.endpointView(org, ep);
       assert.equal(view.isActive, true, "hours of failing do not disable an endpoint (days do)");
 
       const back = await h.sink(port);
-      const done = await h.deliveriesUntil(org, ep, "all 5 delivered", (ds) => ds.length === 5 && ds.every((d) => d.status === S.delivered), 40_000);
+      const done = await h.deliveriesUntil(
+        org,
+        ep,
+        "all 5 delivered",
+        (ds) => ds.length === 5 && ds.every((d) => d.status === S.delivered),
+        40_000,
+      );
       assert.deepEqual(back.receipts.map(activityOf), acts, "each activity exactly once, in order");
-      assert.deepEqual(back.receipts.map(eventIdOf), done.map((d) => d.eventId));
+      assert.deepEqual(
+        back.receipts.map(eventIdOf),
+        done.map((d) => d.eventId),
+      );
       // An attempt is counted when it is claimed: the fifth seen above may have been in flight
       // when the receiver came back, and succeeded.
       assert.ok(done[0]!.attemptCount >= Math.max(5, during[0]!.attemptCount), `head attempts: ${done[0]!.attemptCount}`);
@@ -277,135 +312,177 @@ for (const engine of engines()) {
     });
   });
 
-  describe(`webhook retries, short schedule: failures, redelivery, auto-disable, idle (${engine.name})`, { skip: engine.skip, timeout: 180_000 }, () => {
-    // The TVC controller reads the desired deployments once per reconcile pass (1 s by default):
-    // slowed to a minute here, so that "an idle dispatcher sends no statement" is measurable.
-    const h = new Harness(engine.name, { SIGIL_WEBHOOKS_RETRY_SCHEDULE: "0,100ms,100ms", SIGIL_WEBHOOKS_DISABLE_AFTER: "3s", SIGIL_TVC_RECONCILE_MS: "60000" });
-    before(() => h.start());
-    after(() => h.stop());
+  describe(
+    `webhook retries, short schedule: failures, redelivery, auto-disable, idle (${engine.name})`,
+    { skip: engine.skip, timeout: 180_000 },
+    () => {
+      // The TVC controller reads the desired deployments once per reconcile pass (1 s by default):
+      // slowed to a minute here, so that "an idle dispatcher sends no statement" is measurable.
+      const h = new Harness(engine.name, {
+        SIGIL_WEBHOOKS_RETRY_SCHEDULE: "0,100ms,100ms",
+        SIGIL_WEBHOOKS_DISABLE_AFTER: "3s",
+        SIGIL_TVC_RECONCILE_MS: "60000",
+      });
+      before(() => h.start());
+      after(() => h.stop());
 
-    it("idle with no endpoint at all: polls write nothing", async () => {
-      // Nothing but `sigil init` has happened here: no endpoint exists. Not even a read: the
-      // dispatcher hears of a first endpoint when it matters (see dispatcher.ts).
-      assert.deepEqual(await h.idleProblems(6, { noQueries: true }), [], "6 idle poll periods");
-    });
+      it("idle with no endpoint at all: polls write nothing", async () => {
+        // Nothing but `sigil init` has happened here: no endpoint exists. Not even a read: the
+        // dispatcher hears of a first endpoint when it matters (see dispatcher.ts).
+        assert.deepEqual(await h.idleProblems(6, { noQueries: true }), [], "6 idle poll periods");
+      });
 
-    it("when the head's attempts run out it fails and the next event goes; operators list the attempts and redeliver with the same event ids", async () => {
-      const org = await h.newOrg("exhaust");
-      const port = await freePort();
-      const ep = await h.endpoint(org, `http://127.0.0.1:${port}/exhaust`);
-      const acts = [await h.activity(org, "exhaust-1"), await h.activity(org, "exhaust-2")];
-      const failed = await h.deliveriesUntil(org, ep, "both failed", (ds) => ds.length === 2 && ds.every((d) => d.status === S.failed));
-      assert.deepEqual(failed.map((d) => d.activityId), acts);
-      for (const d of failed) {
-        assert.equal(d.attemptCount, 3);
-        assert.deepEqual((d.attempts as AnyRec[]).map((t) => t.attempt), [1, 2, 3]);
-        assert.ok((d.attempts as AnyRec[]).every((t) => typeof t.error === "string" && t.durationMs >= 0));
-        assert.equal(d.nextAttemptAt, undefined, "nothing scheduled for a failed delivery");
-      }
-      // In order: the second event's first attempt came after the first event's last one.
-      const ms = (t: AnyRec) => Number(t.startedAt.seconds) * 1000 + Math.floor(Number(t.startedAt.nanos) / 1e6);
-      const lastOfFirst = failed[0]!.attempts[2];
-      assert.ok(ms(failed[1]!.attempts[0]) >= ms(lastOfFirst) + lastOfFirst.durationMs - 1, "the next event waited for the head to fail");
+      it("when the head's attempts run out it fails and the next event goes; operators list the attempts and redeliver with the same event ids", async () => {
+        const org = await h.newOrg("exhaust");
+        const port = await freePort();
+        const ep = await h.endpoint(org, `http://127.0.0.1:${port}/exhaust`);
+        const acts = [await h.activity(org, "exhaust-1"), await h.activity(org, "exhaust-2")];
+        const failed = await h.deliveriesUntil(org, ep, "both failed", (ds) => ds.length === 2 && ds.every((d) => d.status === S.failed));
+        assert.deepEqual(
+          failed.map((d) => d.activityId),
+          acts,
+        );
+        for (const d of failed) {
+          assert.equal(d.attemptCount, 3);
+          assert.deepEqual(
+            (d.attempts as AnyRec[]).map((t) => t.attempt),
+            [1, 2, 3],
+          );
+          assert.ok((d.attempts as AnyRec[]).every((t) => typeof t.error === "string" && t.durationMs >= 0));
+          assert.equal(d.nextAttemptAt, undefined, "nothing scheduled for a failed delivery");
+        }
+        // In order: the second event's first attempt came after the first event's last one.
+        const ms = (t: AnyRec) => Number(t.startedAt.seconds) * 1000 + Math.floor(Number(t.startedAt.nanos) / 1e6);
+        const lastOfFirst = failed[0]!.attempts[2];
+        assert.ok(ms(failed[1]!.attempts[0]) >= ms(lastOfFirst) + lastOfFirst.durationMs - 1, "the next event waited for the head to fail");
 
-      // The query: filters and pagination (newest first).
-      const onlyFailed = await h.deliveries(org, { endpointId: ep, filterByStatus: [S.failed] });
-      assert.deepEqual(onlyFailed.map((d) => d.deliveryId), [failed[1]!.deliveryId, failed[0]!.deliveryId]);
-      assert.deepEqual(await h.deliveries(org, { endpointId: ep, filterByStatus: [S.delivered] }), []);
-      const page1 = await h.deliveries(org, { endpointId: ep, paginationOptions: { limit: "1" } });
-      const page2 = await h.deliveries(org, { endpointId: ep, paginationOptions: { limit: "1", after: page1[0]!.deliveryId } });
-      assert.deepEqual([...page1, ...page2].map((d) => d.deliveryId), [failed[1]!.deliveryId, failed[0]!.deliveryId]);
-      const byEvent = await h.deliveries(org, { eventId: failed[0]!.eventId });
-      assert.deepEqual(byEvent.map((d) => d.deliveryId), [failed[0]!.deliveryId]);
-      const q = (body: AnyRec) => org.http.request("/public/v1/query/list_webhook_deliveries", { organizationId: org.orgId, ...body });
-      await h.fail(q({ endpointId: randomUUID() }), { status: 404, code: 5 });
-      await h.fail(q({ filterByStatus: ["failed"] }), { status: 400, code: 3 });
-      await h.fail(q({ paginationOptions: { after: randomUUID() } }), { status: 400, code: 3 });
-      // Another organization sees none of them.
-      const stranger = await h.newOrg("stranger");
-      assert.deepEqual(await h.deliveries(stranger, {}), []);
-      await h.fail(h.deliveries(stranger, { endpointId: ep }), { status: 404, code: 5 });
+        // The query: filters and pagination (newest first).
+        const onlyFailed = await h.deliveries(org, { endpointId: ep, filterByStatus: [S.failed] });
+        assert.deepEqual(
+          onlyFailed.map((d) => d.deliveryId),
+          [failed[1]!.deliveryId, failed[0]!.deliveryId],
+        );
+        assert.deepEqual(await h.deliveries(org, { endpointId: ep, filterByStatus: [S.delivered] }), []);
+        const page1 = await h.deliveries(org, { endpointId: ep, paginationOptions: { limit: "1" } });
+        const page2 = await h.deliveries(org, { endpointId: ep, paginationOptions: { limit: "1", after: page1[0]!.deliveryId } });
+        assert.deepEqual(
+          [...page1, ...page2].map((d) => d.deliveryId),
+          [failed[1]!.deliveryId, failed[0]!.deliveryId],
+        );
+        const byEvent = await h.deliveries(org, { eventId: failed[0]!.eventId });
+        assert.deepEqual(
+          byEvent.map((d) => d.deliveryId),
+          [failed[0]!.deliveryId],
+        );
+        const q = (body: AnyRec) => org.http.request("/public/v1/query/list_webhook_deliveries", { organizationId: org.orgId, ...body });
+        await h.fail(q({ endpointId: randomUUID() }), { status: 404, code: 5 });
+        await h.fail(q({ filterByStatus: ["failed"] }), { status: 400, code: 3 });
+        await h.fail(q({ paginationOptions: { after: randomUUID() } }), { status: 400, code: 3 });
+        // Another organization sees none of them.
+        const stranger = await h.newOrg("stranger");
+        assert.deepEqual(await h.deliveries(stranger, {}), []);
+        await h.fail(h.deliveries(stranger, { endpointId: ep }), { status: 404, code: 5 });
 
-      // Redelivery: bad requests first.
-      await h.fail(h.redeliver(org, {}), { status: 400, code: 3, includes: "either deliveryIds or endpointId" });
-      await h.fail(h.redeliver(org, { endpointId: ep, deliveryIds: [failed[0]!.deliveryId] }), { status: 400, code: 3 });
-      await h.fail(h.redeliver(org, { deliveryIds: [randomUUID()] }), { status: 404, code: 5 });
-      await h.fail(h.redeliver(stranger, { deliveryIds: [failed[0]!.deliveryId] }), { status: 404, code: 5 });
-      await h.fail(h.redeliver(org, { deliveryIds: ["not-a-uuid"] }), { status: 400, code: 3 });
+        // Redelivery: bad requests first.
+        await h.fail(h.redeliver(org, {}), { status: 400, code: 3, includes: "either deliveryIds or endpointId" });
+        await h.fail(h.redeliver(org, { endpointId: ep, deliveryIds: [failed[0]!.deliveryId] }), { status: 400, code: 3 });
+        await h.fail(h.redeliver(org, { deliveryIds: [randomUUID()] }), { status: 404, code: 5 });
+        await h.fail(h.redeliver(stranger, { deliveryIds: [failed[0]!.deliveryId] }), { status: 404, code: 5 });
+        await h.fail(h.redeliver(org, { deliveryIds: ["not-a-uuid"] }), { status: 400, code: 3 });
 
-      // The receiver is back; every failed delivery of the endpoint is redelivered.
-      const back = await h.sink(port);
-      const res = await h.redeliver(org, { endpointId: ep });
-      assert.equal(res.activity.status, COMPLETED);
-      assert.deepEqual(res.activity.result.redeliverWebhookDeliveriesResult.deliveryIds, failed.map((d) => d.deliveryId));
-      // (The redelivery is an activity too: its own event is queued behind them.)
-      const mine = (ds: AnyRec[]) => ds.filter((d) => failed.some((f) => f.deliveryId === d.deliveryId));
-      const done = mine(await h.deliveriesUntil(org, ep, "both delivered", (ds) => mine(ds).length === 2 && mine(ds).every((d) => d.status === S.delivered)));
-      assert.deepEqual(
-        back.receipts.filter((r) => acts.includes(activityOf(r))).map((r) => [activityOf(r), eventIdOf(r)]),
-        failed.map((d) => [d.activityId, d.eventId]),
-        "the same events (same ids), in order",
-      );
-      assert.deepEqual(back.receipts.slice(0, 2).map(activityOf), acts, "ahead of anything queued after the redelivery");
-      for (const d of done) {
-        assert.equal(d.attemptCount, 4);
-        assert.equal(d.attempts[3].httpStatus, 200);
-      }
-      // By id: a delivered one is sent once more, with the same event id.
-      const again = await h.redeliver(org, { deliveryIds: [done[0]!.deliveryId] });
-      assert.deepEqual(again.activity.result.redeliverWebhookDeliveriesResult.deliveryIds, [done[0]!.deliveryId]);
-      await until("the redelivered event arrives again", () => back.receipts.filter((r) => eventIdOf(r) === done[0]!.eventId).length === 2);
-      assert.equal((await h.endpointView(org, ep)).isActive, true, "half a second of failing did not disable it");
-    });
+        // The receiver is back; every failed delivery of the endpoint is redelivered.
+        const back = await h.sink(port);
+        const res = await h.redeliver(org, { endpointId: ep });
+        assert.equal(res.activity.status, COMPLETED);
+        assert.deepEqual(
+          res.activity.result.redeliverWebhookDeliveriesResult.deliveryIds,
+          failed.map((d) => d.deliveryId),
+        );
+        // (The redelivery is an activity too: its own event is queued behind them.)
+        const mine = (ds: AnyRec[]) => ds.filter((d) => failed.some((f) => f.deliveryId === d.deliveryId));
+        const done = mine(
+          await h.deliveriesUntil(
+            org,
+            ep,
+            "both delivered",
+            (ds) => mine(ds).length === 2 && mine(ds).every((d) => d.status === S.delivered),
+          ),
+        );
+        assert.deepEqual(
+          back.receipts.filter((r) => acts.includes(activityOf(r))).map((r) => [activityOf(r), eventIdOf(r)]),
+          failed.map((d) => [d.activityId, d.eventId]),
+          "the same events (same ids), in order",
+        );
+        assert.deepEqual(back.receipts.slice(0, 2).map(activityOf), acts, "ahead of anything queued after the redelivery");
+        for (const d of done) {
+          assert.equal(d.attemptCount, 4);
+          assert.equal(d.attempts[3].httpStatus, 200);
+        }
+        // By id: a delivered one is sent once more, with the same event id.
+        const again = await h.redeliver(org, { deliveryIds: [done[0]!.deliveryId] });
+        assert.deepEqual(again.activity.result.redeliverWebhookDeliveriesResult.deliveryIds, [done[0]!.deliveryId]);
+        await until(
+          "the redelivered event arrives again",
+          () => back.receipts.filter((r) => eventIdOf(r) === done[0]!.eventId).length === 2,
+        );
+        assert.equal((await h.endpointView(org, ep)).isActive, true, "half a second of failing did not disable it");
+      });
 
-    it("an endpoint failing continuously past the limit is disabled with a visible reason; re-enabling and redelivering brings everything back", async () => {
-      const org = await h.newOrg("disable");
-      const port = await freePort();
-      const ep = await h.endpoint(org, `http://127.0.0.1:${port}/disable`);
-      // Each event fails in ~0.2 s; 30 of them keep the endpoint failing well past 3 s.
-      const acts: string[] = [];
-      for (let i = 0; i < 30; i++) acts.push(await h.activity(org, `disable-${i}`));
-      const view = await until(
-        "the endpoint disabled",
-        async () => {
-          const v = await h.endpointView(org, ep);
-          return v.isActive === false ? v : undefined;
-        },
-        { timeoutMs: 40_000, intervalMs: 100 },
-      );
-      assert.match(String(view.disabledReason), /^disabled automatically: every delivery attempt failed since \d{4}-\d\d-\d\dT.*; last attempt: .+/);
-      assert.ok(view.disabledAt?.seconds, "disabledAt");
-      const rows = await h.deliveriesUntil(org, ep, "nothing pending", (ds) => ds.length > 0 && ds.every((d) => d.status !== S.pending));
-      assert.ok(rows.every((d) => d.status === S.failed));
-      assert.ok(rows.some((d) => /endpoint disabled/.test(String(d.lastError))), "what was still queued is failed with the reason");
-      // While disabled: no new deliveries, and redelivery is refused.
-      const whileDisabled = await h.activity(org, "while-disabled");
-      await h.fail(h.redeliver(org, { endpointId: ep }), { status: 400, code: 9, includes: "not active" });
+      it("an endpoint failing continuously past the limit is disabled with a visible reason; re-enabling and redelivering brings everything back", async () => {
+        const org = await h.newOrg("disable");
+        const port = await freePort();
+        const ep = await h.endpoint(org, `http://127.0.0.1:${port}/disable`);
+        // Each event fails in ~0.2 s; 30 of them keep the endpoint failing well past 3 s.
+        const acts: string[] = [];
+        for (let i = 0; i < 30; i++) acts.push(await h.activity(org, `disable-${i}`));
+        const view = await until(
+          "the endpoint disabled",
+          async () => {
+            const v = await h.endpointView(org, ep);
+            return v.isActive === false ? v : undefined;
+          },
+          { timeoutMs: 40_000, intervalMs: 100 },
+        );
+        assert.match(
+          String(view.disabledReason),
+          /^disabled automatically: every delivery attempt failed since \d{4}-\d\d-\d\dT.*; last attempt: .+/,
+        );
+        assert.ok(view.disabledAt?.seconds, "disabledAt");
+        const rows = await h.deliveriesUntil(org, ep, "nothing pending", (ds) => ds.length > 0 && ds.every((d) => d.status !== S.pending));
+        assert.ok(rows.every((d) => d.status === S.failed));
+        assert.ok(
+          rows.some((d) => /endpoint disabled/.test(String(d.lastError))),
+          "what was still queued is failed with the reason",
+        );
+        // While disabled: no new deliveries, and redelivery is refused.
+        const whileDisabled = await h.activity(org, "while-disabled");
+        await h.fail(h.redeliver(org, { endpointId: ep }), { status: 400, code: 9, includes: "not active" });
 
-      // Re-enabled by its owner: the reason is gone; the receiver is back; redelivered.
-      const back = await h.sink(port);
-      const upd = await org.sdk.updateWebhookEndpoint({ endpointId: ep, isActive: true });
-      assert.equal((upd.webhookEndpoint as AnyRec).isActive, true);
-      assert.equal((upd.webhookEndpoint as AnyRec).disabledReason, undefined);
-      assert.equal((await h.endpointView(org, ep)).disabledReason, undefined);
-      const res = await h.redeliver(org, { endpointId: ep });
-      assert.equal(res.activity.result.redeliverWebhookDeliveriesResult.deliveryIds.length, rows.length);
-      const after = await h.activity(org, "after-enable");
-      const all = await h.deliveriesUntil(
-        org,
-        ep,
-        "everything delivered",
-        (ds) => ds.some((d) => d.activityId === after) && ds.every((d) => d.status === S.delivered),
-        40_000,
-      );
-      const delivered = new Set(back.receipts.map(activityOf));
-      for (const a of acts) assert.ok(delivered.has(a), `activity ${a} delivered after the redelivery`);
-      assert.ok(delivered.has(after));
-      assert.equal(new Set(back.receipts.map(eventIdOf)).size, back.receipts.length, "each event once");
-      assert.equal(all.length, back.receipts.length);
-      // Fan-out goes in event order, so by now an event of the activity done while disabled
-      // would have its delivery: it has none (nobody listened then).
-      assert.ok(!all.some((d) => d.activityId === whileDisabled), "nothing queued while disabled");
-    });
-  });
+        // Re-enabled by its owner: the reason is gone; the receiver is back; redelivered.
+        const back = await h.sink(port);
+        const upd = await org.sdk.updateWebhookEndpoint({ endpointId: ep, isActive: true });
+        assert.equal((upd.webhookEndpoint as AnyRec).isActive, true);
+        assert.equal((upd.webhookEndpoint as AnyRec).disabledReason, undefined);
+        assert.equal((await h.endpointView(org, ep)).disabledReason, undefined);
+        const res = await h.redeliver(org, { endpointId: ep });
+        assert.equal(res.activity.result.redeliverWebhookDeliveriesResult.deliveryIds.length, rows.length);
+        const after = await h.activity(org, "after-enable");
+        const all = await h.deliveriesUntil(
+          org,
+          ep,
+          "everything delivered",
+          (ds) => ds.some((d) => d.activityId === after) && ds.every((d) => d.status === S.delivered),
+          40_000,
+        );
+        const delivered = new Set(back.receipts.map(activityOf));
+        for (const a of acts) assert.ok(delivered.has(a), `activity ${a} delivered after the redelivery`);
+        assert.ok(delivered.has(after));
+        assert.equal(new Set(back.receipts.map(eventIdOf)).size, back.receipts.length, "each event once");
+        assert.equal(all.length, back.receipts.length);
+        // Fan-out goes in event order, so by now an event of the activity done while disabled
+        // would have its delivery: it has none (nobody listened then).
+        assert.ok(!all.some((d) => d.activityId === whileDisabled), "nothing queued while disabled");
+      });
+    },
+  );
 }

@@ -20,8 +20,25 @@ import { createPublicKey, randomBytes, randomUUID, verify as edVerify } from "no
 import { createWebhookVerifier, type VerifyResult, type WebhookVerifier } from "@sigil/webhooks";
 import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
-import { RecordingProxy, expectError, newSubOrgParty, partyFor, type AnyRec, type ExpectedError, type Party } from "../helpers/policy-harness.ts";
-import { WebhookSink, freePort, openWebhookTables, until, type Answer, type DeliveryRow, type Receipt, type WebhookTables } from "../helpers/webhook-sink.ts";
+import {
+  RecordingProxy,
+  expectError,
+  newSubOrgParty,
+  partyFor,
+  type AnyRec,
+  type ExpectedError,
+  type Party,
+} from "../helpers/policy-harness.ts";
+import {
+  WebhookSink,
+  freePort,
+  openWebhookTables,
+  until,
+  type Answer,
+  type DeliveryRow,
+  type Receipt,
+  type WebhookTables,
+} from "../helpers/webhook-sink.ts";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -72,7 +89,9 @@ interface Jwk {
   service_signature_version: string;
 }
 
-async function fetchJwks(baseUrl: string): Promise<{ status: number; cacheControl: string | null; contentType: string | null; json: AnyRec }> {
+async function fetchJwks(
+  baseUrl: string,
+): Promise<{ status: number; cacheControl: string | null; contentType: string | null; json: AnyRec }> {
   const res = await fetch(`${baseUrl}${JWKS_PATH}`);
   return {
     status: res.status,
@@ -106,7 +125,8 @@ function independentVerify(keys: Jwk[], r: { headers: Receipt["headers"]; body: 
   return edVerify(null, message, key, Buffer.from(sigHex, "hex")) ? "ok" : "bad_signature";
 }
 
-const verifyWith = (v: WebhookVerifier, r: { headers: Receipt["headers"]; body: Buffer }) => v.verify({ headers: r.headers, rawBody: r.body });
+const verifyWith = (v: WebhookVerifier, r: { headers: Receipt["headers"]; body: Buffer }) =>
+  v.verify({ headers: r.headers, rawBody: r.body });
 
 function assertVerified(res: VerifyResult, r: Receipt): void {
   assert.ok(res.ok, `library rejected delivery #${r.seq} to ${r.path}: ${JSON.stringify(res)}`);
@@ -157,11 +177,19 @@ for (const engine of engines()) {
           const got = forActivity(on.at(p), activityId);
           return got.length >= n ? got : undefined;
         },
-        { timeoutMs, describe: () => on.at(p).map((r) => ({ activity: activityOf(r), event: r.headers["x-service-event-id"], answered: r.answered })) },
+        {
+          timeoutMs,
+          describe: () => on.at(p).map((r) => ({ activity: activityOf(r), event: r.headers["x-service-event-id"], answered: r.answered })),
+        },
       );
 
     /** Waits until the endpoint's deliveries satisfy `ok`; returns them. */
-    const deliveriesUntil = (endpointId: string, what: string, ok: (rows: DeliveryRow[]) => boolean, timeoutMs?: number): Promise<DeliveryRow[]> => {
+    const deliveriesUntil = (
+      endpointId: string,
+      what: string,
+      ok: (rows: DeliveryRow[]) => boolean,
+      timeoutMs?: number,
+    ): Promise<DeliveryRow[]> => {
       let last: DeliveryRow[] = [];
       return until(
         `deliveries of endpoint ${endpointId}: ${what}`,
@@ -265,7 +293,11 @@ for (const engine of engines()) {
       // Bad fields.
       await fail(org.sdk.createWebhookEndpoint({ url: sink.url("/x"), name: "" }), { status: 400, code: 3 });
       await fail(
-        org.sdk.createWebhookEndpoint({ url: sink.url("/x"), name: "balances", subscriptions: [{ eventType: "BALANCE_CONFIRMED_UPDATES" }] }),
+        org.sdk.createWebhookEndpoint({
+          url: sink.url("/x"),
+          name: "balances",
+          subscriptions: [{ eventType: "BALANCE_CONFIRMED_UPDATES" }],
+        }),
         { status: 400, code: 3, includes: "not supported" },
       );
 
@@ -296,9 +328,11 @@ for (const engine of engines()) {
         "https://exa_mple.com/x",
       ];
       for (const url of rejected) {
-        await fail(org.sdk.createWebhookEndpoint({ url, name: "bad" }), { status: 400, code: 3, startsWith: "invalid webhook url" }).catch((e: Error) => {
-          throw new Error(`create with ${url}: ${e.message}`);
-        });
+        await fail(org.sdk.createWebhookEndpoint({ url, name: "bad" }), { status: 400, code: 3, startsWith: "invalid webhook url" }).catch(
+          (e: Error) => {
+            throw new Error(`create with ${url}: ${e.message}`);
+          },
+        );
       }
       await fail(org.sdk.updateWebhookEndpoint({ endpointId: ep1, url: "https://10.0.0.1/x" }), {
         status: 400,
@@ -337,7 +371,12 @@ for (const engine of engines()) {
         const strictProxy = new RecordingProxy(strictServer.url);
         await strictProxy.start();
         try {
-          const s = partyFor(strictProxy.url, { publicKey: strictInit.apiPublicKey, privateKey: strictInit.apiPrivateKey }, strictInit.userId, strictInit.organizationId);
+          const s = partyFor(
+            strictProxy.url,
+            { publicKey: strictInit.apiPublicKey, privateKey: strictInit.apiPrivateKey },
+            strictInit.userId,
+            strictInit.organizationId,
+          );
           for (const url of [
             `http://127.0.0.1:${sink.port}/x`,
             "https://127.0.0.1/x",
@@ -349,11 +388,13 @@ for (const engine of engines()) {
             `http://localhost:${sink.port}/x`,
             "http://example.com/x",
           ]) {
-            await expectError(strictProxy, s.sdk.createWebhookEndpoint({ url, name: "loop" }), { status: 400, code: 3, startsWith: "invalid webhook url" }).catch(
-              (e: Error) => {
-                throw new Error(`strict server, create with ${url}: ${e.message}`);
-              },
-            );
+            await expectError(strictProxy, s.sdk.createWebhookEndpoint({ url, name: "loop" }), {
+              status: 400,
+              code: 3,
+              startsWith: "invalid webhook url",
+            }).catch((e: Error) => {
+              throw new Error(`strict server, create with ${url}: ${e.message}`);
+            });
           }
           // A public https destination is fine (deleted at once: nothing is ever sent to it).
           const ok = await s.sdk.createWebhookEndpoint({ url: "https://hooks.example.com/sigil?x=1", name: "public" });
@@ -379,7 +420,16 @@ for (const engine of engines()) {
       const keys = jwks.json.keys as Jwk[];
       assert.ok(keys.length >= 1);
       for (const k of keys) {
-        assert.deepEqual(Object.keys(k).sort(), ["alg", "crv", "kid", "kty", "service_signature_algorithm", "service_signature_version", "use", "x"]);
+        assert.deepEqual(Object.keys(k).sort(), [
+          "alg",
+          "crv",
+          "kid",
+          "kty",
+          "service_signature_algorithm",
+          "service_signature_version",
+          "use",
+          "x",
+        ]);
         assert.deepEqual(
           { kty: k.kty, crv: k.crv, alg: k.alg, use: k.use, a: k.service_signature_algorithm, v: k.service_signature_version },
           { kty: "OKP", crv: "Ed25519", alg: "EdDSA", use: "sig", a: "ed25519", v: "v1" },
@@ -431,7 +481,11 @@ for (const engine of engines()) {
       const parsed = JSON.parse(r.body.toString("utf8")) as AnyRec;
       const roundTrip = Buffer.from(JSON.stringify(parsed));
       const roundTripOk = roundTrip.equals(r.body);
-      assert.equal((await verifyWith(lib, { headers: r.headers, body: roundTrip })).ok, roundTripOk, "JSON.stringify(JSON.parse(body)) verifies iff it is byte-identical");
+      assert.equal(
+        (await verifyWith(lib, { headers: r.headers, body: roundTrip })).ok,
+        roundTripOk,
+        "JSON.stringify(JSON.parse(body)) verifies iff it is byte-identical",
+      );
       assert.equal(independentVerify(keys, { headers: r.headers, body: roundTrip }) === "ok", roundTripOk);
       const reversed = Object.fromEntries(Object.entries(parsed).reverse());
       const variants: [string, Buffer][] = [
@@ -567,10 +621,7 @@ for (const engine of engines()) {
         assert.equal(bodyOf(r).organizationId, child.orgId);
       }
       assert.deepEqual(atParent!.body, atChild!.body);
-      assert.deepEqual(
-        (await db().deliveriesOfEvent(eventId)).map((d) => d.endpoint_id).sort(),
-        [parentEp, childEp].sort(),
-      );
+      assert.deepEqual((await db().deliveriesOfEvent(eventId)).map((d) => d.endpoint_id).sort(), [parentEp, childEp].sort());
 
       const inParent = await activity(parent, "in-parent");
       const [r] = await received("/parent", inParent);
@@ -613,13 +664,23 @@ for (const engine of engines()) {
       assertVerified(await verifyWith(counting, old!), old!);
       assert.equal(jwksFetches, 1);
 
-      const rotated = JSON.parse((await run(process.execPath, [BIN, "webhook-keys", "rotate"], { env: inst!.env, cwd: ROOT })).stdout) as AnyRec;
+      const rotated = JSON.parse(
+        (await run(process.execPath, [BIN, "webhook-keys", "rotate"], { env: inst!.env, cwd: ROOT })).stdout,
+      ) as AnyRec;
       const newKid = String(rotated.activeKeyId);
       assert.notEqual(newKid, oldKid);
       let published = (await fetchJwks(server!.url)).json.keys as Jwk[];
-      assert.ok(published.some((k) => k.kid === newKid), "the new key is published");
-      assert.ok(published.some((k) => k.kid === oldKid), "the old key stays published");
-      const listedKeys = JSON.parse((await run(process.execPath, [BIN, "webhook-keys", "list"], { env: inst!.env, cwd: ROOT })).stdout) as AnyRec;
+      assert.ok(
+        published.some((k) => k.kid === newKid),
+        "the new key is published",
+      );
+      assert.ok(
+        published.some((k) => k.kid === oldKid),
+        "the old key stays published",
+      );
+      const listedKeys = JSON.parse(
+        (await run(process.execPath, [BIN, "webhook-keys", "list"], { env: inst!.env, cwd: ROOT })).stdout,
+      ) as AnyRec;
       const statusOf = (kid: string) => (listedKeys.keys as AnyRec[]).find((k) => k.keyId === kid)?.status;
       assert.equal(statusOf(newKid), "active");
       assert.equal(statusOf(oldKid), "published");
@@ -639,7 +700,9 @@ for (const engine of engines()) {
 
       // The active key cannot be retired.
       await assert.rejects(run(process.execPath, [BIN, "webhook-keys", "retire", newKid], { env: inst!.env, cwd: ROOT }));
-      const retired = JSON.parse((await run(process.execPath, [BIN, "webhook-keys", "retire", oldKid], { env: inst!.env, cwd: ROOT })).stdout) as AnyRec;
+      const retired = JSON.parse(
+        (await run(process.execPath, [BIN, "webhook-keys", "retire", oldKid], { env: inst!.env, cwd: ROOT })).stdout,
+      ) as AnyRec;
       assert.equal(retired.retiredKeyId, oldKid);
       published = (await fetchJwks(server!.url)).json.keys as Jwk[];
       assert.ok(!published.some((k) => k.kid === oldKid), "the retired key is no longer published");
@@ -670,7 +733,8 @@ for (const engine of engines()) {
       const queued = await deliveriesUntil(
         doomed,
         "the 3 activities' deliveries pending, the first delivery retried",
-        (rs) => doomedEvents.every((e) => rs.some((d) => d.event_id === e)) && rs.every((d) => d.status === "pending") && rs[0]!.attempts >= 2,
+        (rs) =>
+          doomedEvents.every((e) => rs.some((d) => d.event_id === e)) && rs.every((d) => d.status === "pending") && rs[0]!.attempts >= 2,
       );
       const del = await org.sdk.deleteWebhookEndpoint({ endpointId: doomed });
       assert.equal(del.activity.status, COMPLETED);
@@ -707,7 +771,8 @@ for (const engine of engines()) {
       const pQueued = await deliveriesUntil(
         pausable,
         "the 2 activities' deliveries pending, the first delivery retried",
-        (rs) => pausedEvents.every((e) => rs.some((d) => d.event_id === e)) && rs.every((d) => d.status === "pending") && rs[0]!.attempts >= 2,
+        (rs) =>
+          pausedEvents.every((e) => rs.some((d) => d.event_id === e)) && rs.every((d) => d.status === "pending") && rs[0]!.attempts >= 2,
       );
       const pause = await porg.sdk.updateWebhookEndpoint({ endpointId: pausable, isActive: false });
       assert.equal((pause.webhookEndpoint as AnyRec).isActive, false);
@@ -726,7 +791,11 @@ for (const engine of engines()) {
       assert.equal((resume.webhookEndpoint as AnyRec).isActive, true);
       const afterResume = await activity(porg, "after-resume");
       await received("/paused", afterResume, 1, undefined, pausedSink);
-      const resumedRows = await deliveriesUntil(pausable, "the resumed ones delivered", (rs) => rs.filter((d) => d.status === "delivered").length === 2);
+      const resumedRows = await deliveriesUntil(
+        pausable,
+        "the resumed ones delivered",
+        (rs) => rs.filter((d) => d.status === "delivered").length === 2,
+      );
       assert.deepEqual(
         resumedRows.map((d) => d.status),
         [...pQueued.map(() => "cancelled"), "delivered", "delivered"],
@@ -747,7 +816,11 @@ for (const engine of engines()) {
       const acts: string[] = [];
       for (let i = 0; i < 5; i++) acts.push(await activity(org, `outage-${i}`));
       const events = await Promise.all(acts.map(onlyEvent));
-      await deliveriesUntil(ep, "5 pending, the first retried at least twice", (rs) => rs.length === 5 && rs.every((d) => d.status === "pending") && rs[0]!.attempts >= 3);
+      await deliveriesUntil(
+        ep,
+        "5 pending, the first retried at least twice",
+        (rs) => rs.length === 5 && rs.every((d) => d.status === "pending") && rs[0]!.attempts >= 3,
+      );
       const pendingRows = await db().deliveries(ep);
       assert.deepEqual(
         pendingRows.map((d) => d.event_id),
@@ -756,16 +829,20 @@ for (const engine of engines()) {
       );
       assert.ok(pendingRows[0]!.last_error, "the refused connection is recorded");
       assert.equal(pendingRows[0]!.last_status, null);
-      assert.ok(pendingRows.slice(1).every((d) => d.attempts === 0), "later deliveries wait behind the first");
+      assert.ok(
+        pendingRows.slice(1).every((d) => d.attempts === 0),
+        "later deliveries wait behind the first",
+      );
 
       const back = await new WebhookSink().start(port);
       extraSinks.push(back);
-      const rows = await deliveriesUntil(ep, "all 5 delivered", (rs) => rs.length === 5 && rs.every((d) => d.status === "delivered"), 90_000); // the head may be in a backoff of several seconds when the receiver returns
-      assert.deepEqual(
-        back.receipts.map(eventIdOf),
-        events,
-        "each event exactly once, in activity order",
-      );
+      const rows = await deliveriesUntil(
+        ep,
+        "all 5 delivered",
+        (rs) => rs.length === 5 && rs.every((d) => d.status === "delivered"),
+        90_000,
+      ); // the head may be in a backoff of several seconds when the receiver returns
+      assert.deepEqual(back.receipts.map(eventIdOf), events, "each event exactly once, in activity order");
       assert.deepEqual(back.receipts.map(activityOf), acts);
       // attempts counts an attempt when it is claimed: the third one seen above may still have
       // been in flight when the receiver came back, and succeeded.
@@ -819,7 +896,8 @@ for (const engine of engines()) {
       const moved = await createEndpoint(org, sink.url("/moved"));
       // Only the event of the activity named `doomedName` is refused; everything else is taken.
       const doomedName = uniq("terminal");
-      const refuse = (r: Receipt, answer: Answer): Answer => (bodyOf(r).intent?.createUserTagIntent?.userTagName === doomedName ? answer : 200);
+      const refuse = (r: Receipt, answer: Answer): Answer =>
+        bodyOf(r).intent?.createUserTagIntent?.userTagName === doomedName ? answer : 200;
       sink.on("/gone", (r) => refuse(r, 410));
       sink.on("/busy", (r) => refuse(r, 429));
       sink.on("/moved", (r) => refuse(r, { status: 302, headers: { location: sink.url("/moved-target") } }));
@@ -856,7 +934,9 @@ for (const engine of engines()) {
           [[eventId, status]],
           `${p}: attempts of the failed event`,
         );
-        const all = await deliveriesUntil(ep, "the next one delivered", (rs) => rs.some((d) => d.event_id === nextEvent && d.status === "delivered"));
+        const all = await deliveriesUntil(ep, "the next one delivered", (rs) =>
+          rs.some((d) => d.event_id === nextEvent && d.status === "delivered"),
+        );
         assert.deepEqual(
           all.filter((d) => d.event_id === eventId || d.event_id === nextEvent).map((d) => [d.status, d.attempts]),
           [
@@ -868,23 +948,30 @@ for (const engine of engines()) {
       assert.deepEqual(sink.at("/moved-target"), [], "redirects are not followed");
     });
 
-    it("6e. two servers on one PostgreSQL share the outbox: every event once, in order", { skip: engine.name !== "postgres" && "several workers share an outbox only on PostgreSQL (SQLite is single-node)" }, async () => {
-      const second = await startServer(inst!);
-      try {
-        const org = await newOrg("shared");
-        const ep = await createEndpoint(org, sink.url("/shared"));
-        const acts: string[] = [];
-        for (let i = 0; i < 30; i++) acts.push(await activity(org, `shared-${i}`));
-        const events: string[] = [];
-        for (const a of acts) events.push(await onlyEvent(a));
-        await deliveriesUntil(ep, "all 30 delivered", (rs) => rs.length === 30 && rs.every((d) => d.status === "delivered"), 60_000);
-        const ids = sink.at("/shared").map(eventIdOf);
-        assert.deepEqual(ids, events, "each event exactly once, in event order, across both dispatchers");
-        assert.ok((await db().deliveries(ep)).every((d) => d.attempts === 1), "no attempt was taken twice");
-      } finally {
-        await second.stop();
-      }
-    });
+    it(
+      "6e. two servers on one PostgreSQL share the outbox: every event once, in order",
+      { skip: engine.name !== "postgres" && "several workers share an outbox only on PostgreSQL (SQLite is single-node)" },
+      async () => {
+        const second = await startServer(inst!);
+        try {
+          const org = await newOrg("shared");
+          const ep = await createEndpoint(org, sink.url("/shared"));
+          const acts: string[] = [];
+          for (let i = 0; i < 30; i++) acts.push(await activity(org, `shared-${i}`));
+          const events: string[] = [];
+          for (const a of acts) events.push(await onlyEvent(a));
+          await deliveriesUntil(ep, "all 30 delivered", (rs) => rs.length === 30 && rs.every((d) => d.status === "delivered"), 60_000);
+          const ids = sink.at("/shared").map(eventIdOf);
+          assert.deepEqual(ids, events, "each event exactly once, in event order, across both dispatchers");
+          assert.ok(
+            (await db().deliveries(ep)).every((d) => d.attempts === 1),
+            "no attempt was taken twice",
+          );
+        } finally {
+          await second.stop();
+        }
+      },
+    );
 
     it("7. twenty endpoints in one organization (the maximum), next to other organizations' endpoints: every one receives every event, in order", async () => {
       // The instance already holds the endpoints of the tests above; these come on top.
@@ -904,7 +991,10 @@ for (const engine of engines()) {
       ] as const) {
         for (const p of paths) {
           await received(p, acts.at(-1)!, 1, 30_000);
-          const got = sink.at(p).map(activityOf).filter((a) => acts.includes(a));
+          const got = sink
+            .at(p)
+            .map(activityOf)
+            .filter((a) => acts.includes(a));
           assert.deepEqual(got, acts, `${p}: each activity once, in order`);
         }
       }
@@ -928,7 +1018,12 @@ for (const engine of engines()) {
         });
         const a = await activity(org, "trickle");
         const eventId = await onlyEvent(a);
-        const rows = await deliveriesUntil(ep, "delivered after the cut attempt", (rs) => rs.length === 1 && rs[0]!.status === "delivered", 30_000);
+        const rows = await deliveriesUntil(
+          ep,
+          "delivered after the cut attempt",
+          (rs) => rs.length === 1 && rs[0]!.status === "delivered",
+          30_000,
+        );
         const attempts = forActivity(sink.at("/trickle"), a);
         assert.equal(attempts.length, 2, `attempts: ${JSON.stringify(attempts.map((r) => [r.receivedAt, r.closedAt, r.answered]))}`);
         assert.equal(rows[0]!.attempts, 2, "one attempt record per request the receiver saw");
@@ -940,7 +1035,10 @@ for (const engine of engines()) {
         assert.ok(retried.receivedAt >= cut.closedAt!, "the retry came after the cut attempt had ended: never two at once");
         assert.equal(eventIdOf(retried), eventId);
         // The attempts as the deliveries query shows them.
-        const res = await org.http.request<AnyRec, AnyRec>("/public/v1/query/list_webhook_deliveries", { organizationId: org.orgId, endpointId: ep });
+        const res = await org.http.request<AnyRec, AnyRec>("/public/v1/query/list_webhook_deliveries", {
+          organizationId: org.orgId,
+          endpointId: ep,
+        });
         const view = (res.webhookDeliveries as AnyRec[])[0]!;
         assert.equal(view.eventId, eventId);
         assert.equal(view.status, "WEBHOOK_DELIVERY_STATUS_DELIVERED");
@@ -995,7 +1093,12 @@ for (const engine of engines()) {
       release(200); // answered only after the sender is gone
       server = await startServer(inst!);
       proxy!.target = server.url; // later tests call the API through the proxy
-      const rows = await deliveriesUntil(ep, "all 3 delivered after the restart", (rs) => rs.length === 3 && rs.every((d) => d.status === "delivered"), 40_000);
+      const rows = await deliveriesUntil(
+        ep,
+        "all 3 delivered after the restart",
+        (rs) => rs.length === 3 && rs.every((d) => d.status === "delivered"),
+        40_000,
+      );
       assert.ok(rows[0]!.attempts >= 2, `the held delivery was attempted again (attempts ${rows[0]!.attempts})`);
       assert.deepEqual(
         rows.map((d) => d.event_id),
@@ -1009,7 +1112,10 @@ for (const engine of engines()) {
       assert.equal(ids.filter((id) => id === events[2]).length, 1);
       // In order: the held event is completed before the later ones go out.
       const lastOfFirst = ids.lastIndexOf(events[0]!);
-      assert.ok(lastOfFirst < ids.indexOf(events[1]!) && ids.indexOf(events[1]!) < ids.indexOf(events[2]!), `arrival order ${JSON.stringify(ids)}`);
+      assert.ok(
+        lastOfFirst < ids.indexOf(events[1]!) && ids.indexOf(events[1]!) < ids.indexOf(events[2]!),
+        `arrival order ${JSON.stringify(ids)}`,
+      );
       assert.equal(receipts[lastOfFirst]!.answered, 200);
       assert.notEqual(header(receipts[lastOfFirst]!, "x-service-signature"), header(receipts[0]!, "x-service-signature"));
       const lib = createWebhookVerifier({ jwksUrl: jwksUrl() });
@@ -1038,11 +1144,15 @@ for (const engine of engines()) {
       assert.deepEqual([given!.event_id, given!.status, given!.attempts], [event, "pending", 0], "the cut attempt is not counted");
       server = await startServer(inst!);
       proxy!.target = server.url; // later tests call the API through the proxy
-      const [row] = await deliveriesUntil(ep, "delivered after the restart", (rs) => rs.length === 1 && rs[0]!.status === "delivered", 40_000);
+      const [row] = await deliveriesUntil(
+        ep,
+        "delivered after the restart",
+        (rs) => rs.length === 1 && rs[0]!.status === "delivered",
+        40_000,
+      );
       assert.equal(row!.attempts, 1);
       const ids = sink.at("/term").map(eventIdOf);
       assert.deepEqual(ids, [event, event], "the same event id, sent again");
     });
-
   });
 }

@@ -42,7 +42,14 @@ export async function subOrgRoot(h: Harness, parent: Creds): Promise<Creds> {
   const sub = await sdk.createSubOrganization({
     subOrganizationName: `sub-${Math.random().toString(36).slice(2, 8)}`,
     rootQuorumThreshold: 1,
-    rootUsers: [{ userName: "sub-root", apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+    rootUsers: [
+      {
+        userName: "sub-root",
+        apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+        authenticators: [],
+        oauthProviders: [],
+      },
+    ],
   });
   return { organizationId: sub.subOrganizationId, userId: sub.rootUserIds![0]!, key };
 }

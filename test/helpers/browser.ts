@@ -48,7 +48,12 @@ export interface PasskeyPage {
   /** http://localhost:<port>: the origin the passkeys are made on. */
   origin: string;
   /** navigator.credentials.create as core does it: `{ encodedChallenge, attestation }`. */
-  createPasskey(userName: string): Promise<{ encodedChallenge: string; attestation: { credentialId: string; clientDataJson: string; attestationObject: string; transports: string[] } }>;
+  createPasskey(
+    userName: string,
+  ): Promise<{
+    encodedChallenge: string;
+    attestation: { credentialId: string; clientDataJson: string; attestationObject: string; transports: string[] };
+  }>;
   /** The stamper's `{ stampHeaderName, stampHeaderValue }` for `payload` (navigator.credentials.get). */
   stamp(payload: string): Promise<{ stampHeaderName: string; stampHeaderValue: string }>;
   /** The virtual authenticator's credentials (CDP), e.g. their sign counts. */
@@ -70,7 +75,8 @@ export async function servePage(script: string, title: string): Promise<{ port: 
   const code = bundle.outputFiles[0]!.text;
   const server = http.createServer((req, res) => {
     if (req.url === "/page.js") res.writeHead(200, { "content-type": "text/javascript" }).end(code);
-    else if (req.url === "/") res.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><title>${title}</title><script src="/page.js"></script>`);
+    else if (req.url === "/")
+      res.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><title>${title}</title><script src="/page.js"></script>`);
     else res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -82,7 +88,9 @@ export async function servePage(script: string, title: string): Promise<{ port: 
 
 /** An empty page at every path on 127.0.0.1: an origin of its own for a test to fetch from. */
 export async function serveBlankPage(title: string): Promise<{ port: number; close(): Promise<void> }> {
-  const server = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><title>${title}</title>`));
+  const server = http.createServer((_req, res) =>
+    res.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><title>${title}</title>`),
+  );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     port: (server.address() as AddressInfo).port,
@@ -100,7 +108,14 @@ export async function launchChromium(): Promise<import("playwright-core").Browse
 export async function addVirtualAuthenticator(cdp: CDPSession): Promise<string> {
   await cdp.send("WebAuthn.enable");
   const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   });
   return authenticatorId;
 }

@@ -17,7 +17,16 @@ import { TurnkeyClient, TurnkeyRequestError } from "@turnkey/http";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
 import { Turnkey, type TurnkeyApiClient } from "@turnkey/sdk-server";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
-import { freePort, newInstance, sigilInit, startServer, type EngineSpec, type InitResult, type Instance, type RunningServer } from "./server.ts";
+import {
+  freePort,
+  newInstance,
+  sigilInit,
+  startServer,
+  type EngineSpec,
+  type InitResult,
+  type Instance,
+  type RunningServer,
+} from "./server.ts";
 
 export const ORG_NAME = "Acme Treasury";
 export const SUB_ORG_NAME = "Harbor Branch";
@@ -41,7 +50,12 @@ export function member(baseUrl: string, key: P256KeyPair, userId: string, organi
     organizationId,
     key,
     http: new TurnkeyClient({ baseUrl }, new ApiKeyStamper({ apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey })),
-    sdk: new Turnkey({ apiBaseUrl: baseUrl, apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey, defaultOrganizationId: organizationId }).apiClient(),
+    sdk: new Turnkey({
+      apiBaseUrl: baseUrl,
+      apiPublicKey: key.publicKey,
+      apiPrivateKey: key.privateKey,
+      defaultOrganizationId: organizationId,
+    }).apiClient(),
   };
 }
 
@@ -111,7 +125,8 @@ async function refusedActivityId(call: Promise<unknown>): Promise<string> {
   } catch (err) {
     assert.ok(err instanceof TurnkeyRequestError, String(err));
     assert.equal(err.code, 7, err.message);
-    const detail = (err.details ?? []).find((d) => String((d as { "@type"?: string })["@type"]).endsWith("PolicyEnginePermissionError")) as { activityId?: string } | undefined;
+    const detail = (err.details ?? []).find((d) => String((d as { "@type"?: string })["@type"]).endsWith("PolicyEnginePermissionError")) as
+      { activityId?: string } | undefined;
     assert.ok(detail?.activityId, `no activity named in ${JSON.stringify(err.details)}`);
     return detail.activityId;
   }
@@ -126,7 +141,15 @@ export async function seedConsoleOrg(s: ConsoleServer): Promise<ConsoleOrg> {
   const addUser = async (userName: string): Promise<Member> => {
     const key = generateP256KeyPair();
     const res = await alice.sdk.createUsers({
-      users: [{ userName, apiKeys: [{ apiKeyName: `${userName} laptop`, publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [], userTags: [] }],
+      users: [
+        {
+          userName,
+          apiKeys: [{ apiKeyName: `${userName} laptop`, publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+          authenticators: [],
+          oauthProviders: [],
+          userTags: [],
+        },
+      ],
     });
     assert.equal(res.activity.status, "ACTIVITY_STATUS_COMPLETED");
     return member(url, key, res.userIds[0]!, organizationId);
@@ -162,14 +185,26 @@ export async function seedConsoleOrg(s: ConsoleServer): Promise<ConsoleOrg> {
     }),
   );
   const pendingTagName = `treasury-ops-${randomBytes(3).toString("hex")}`;
-  const pending = await carol.http.createUserTag({ type: "ACTIVITY_TYPE_CREATE_USER_TAG", timestampMs: ts(), organizationId, parameters: { userTagName: pendingTagName, userIds: [] } });
+  const pending = await carol.http.createUserTag({
+    type: "ACTIVITY_TYPE_CREATE_USER_TAG",
+    timestampMs: ts(),
+    organizationId,
+    parameters: { userTagName: pendingTagName, userIds: [] },
+  });
   assert.equal(pending.activity.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED");
 
   const doraKey = generateP256KeyPair();
   const sub = await alice.sdk.createSubOrganization({
     subOrganizationName: SUB_ORG_NAME,
     rootQuorumThreshold: 1,
-    rootUsers: [{ userName: NAMES.dora, apiKeys: [{ apiKeyName: "Dora laptop", publicKey: doraKey.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+    rootUsers: [
+      {
+        userName: NAMES.dora,
+        apiKeys: [{ apiKeyName: "Dora laptop", publicKey: doraKey.publicKey, curveType: "API_KEY_CURVE_P256" }],
+        authenticators: [],
+        oauthProviders: [],
+      },
+    ],
   });
   assert.equal(sub.activity.status, "ACTIVITY_STATUS_COMPLETED");
   const dora = member(url, doraKey, sub.rootUserIds![0]!, sub.subOrganizationId);
@@ -192,7 +227,12 @@ export async function seedConsoleOrg(s: ConsoleServer): Promise<ConsoleOrg> {
 /** What create_authenticators takes for one passkey: the challenge as sent and the attestation as @turnkey/http encodes it. */
 export interface PagePasskey {
   encodedChallenge: string;
-  attestation: { credentialId: string; clientDataJson: string; attestationObject: string; transports: ["AUTHENTICATOR_TRANSPORT_INTERNAL"] };
+  attestation: {
+    credentialId: string;
+    clientDataJson: string;
+    attestationObject: string;
+    transports: ["AUTHENTICATOR_TRANSPORT_INTERNAL"];
+  };
 }
 
 /**

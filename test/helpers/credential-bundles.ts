@@ -34,7 +34,15 @@ export async function subOrgWithEmail(h: Harness, email: string): Promise<Creds 
   const res = await h.submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", {
     subOrganizationName: `legacy-${newId().slice(0, 8)}`,
     rootQuorumThreshold: 1,
-    rootUsers: [{ userName: "end user", userEmail: email, apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+    rootUsers: [
+      {
+        userName: "end user",
+        userEmail: email,
+        apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+        authenticators: [],
+        oauthProviders: [],
+      },
+    ],
   });
   const r = completed(res, "createSubOrganizationResultV8");
   return { orgId: r.subOrganizationId, organizationId: r.subOrganizationId, userId: r.rootUserIds[0], key };

@@ -64,7 +64,13 @@ export function firstSpans(items: readonly string[], where: string): string[] {
  * Fails unless the doc's list is the code's: the same entries, and in the same order when
  * `ordered`. The message names what is missing, what is stale, and `fix` (what to edit or run).
  */
-export function assertSameList(where: string, doc: readonly string[], code: readonly string[], fix: string, { ordered = false } = {}): void {
+export function assertSameList(
+  where: string,
+  doc: readonly string[],
+  code: readonly string[],
+  fix: string,
+  { ordered = false } = {},
+): void {
   const missing = code.filter((c) => !doc.includes(c));
   const stale = doc.filter((d) => !code.includes(d));
   const dupes = doc.filter((d, i) => doc.indexOf(d) !== i);
@@ -72,7 +78,9 @@ export function assertSameList(where: string, doc: readonly string[], code: read
     missing.length ? `missing ${missing.join(", ")}` : "",
     stale.length ? `not in the code: ${stale.join(", ")}` : "",
     dupes.length ? `listed twice: ${dupes.join(", ")}` : "",
-    !missing.length && !stale.length && !dupes.length && ordered && doc.join("\n") !== code.join("\n") ? `order differs: the code's is ${code.join(", ")}` : "",
+    !missing.length && !stale.length && !dupes.length && ordered && doc.join("\n") !== code.join("\n")
+      ? `order differs: the code's is ${code.join(", ")}`
+      : "",
   ].filter(Boolean);
   assert.deepEqual(problems, [], `${where} no longer mirrors the code (${problems.join("; ")}). ${fix}`);
 }
@@ -116,7 +124,8 @@ export function calledNames(files: readonly string[], prefix: string): string[] 
   const names = new Set<string>();
   for (const file of files) {
     const visit = (node: ts.Node): void => {
-      if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text.startsWith(prefix)) names.add(node.expression.text);
+      if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text.startsWith(prefix))
+        names.add(node.expression.text);
       ts.forEachChild(node, visit);
     };
     visit(sourceOf(file));

@@ -32,7 +32,10 @@ export function testDatabaseUrl(engine: Engine): string | undefined {
 export function engines(): EngineSpec[] {
   return ENGINES.map((e): EngineSpec => {
     if (e.matches(undefined) || testDatabaseUrl(e.name)) return { name: e.name };
-    return { name: e.name, skip: `TEST_DATABASE_URL names no ${e.name} server (${e.schemes.map((s) => `${s}//…`).join(", ")}): ${e.name} tests skipped` };
+    return {
+      name: e.name,
+      skip: `TEST_DATABASE_URL names no ${e.name} server (${e.schemes.map((s) => `${s}//…`).join(", ")}): ${e.name} tests skipped`,
+    };
   });
 }
 

@@ -33,7 +33,10 @@ export type Json = Record<string, any>;
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const COMPLETED = "ACTIVITY_STATUS_COMPLETED";
-const SDK_VERSION = "@turnkey/sdk-server@" + (JSON.parse(readFileSync(new URL("../../node_modules/@turnkey/sdk-server/package.json", import.meta.url), "utf8")) as { version: string }).version;
+const SDK_VERSION =
+  "@turnkey/sdk-server@" +
+  (JSON.parse(readFileSync(new URL("../../node_modules/@turnkey/sdk-server/package.json", import.meta.url), "utf8")) as { version: string })
+    .version;
 
 /**
  * The official client with its transport swapped for `send`. Loaded on first use:
@@ -100,11 +103,28 @@ async function bootstrapOrganization(service: Service, name: string, userEmail?:
   const now = Date.now();
   const organizationId = newId();
   const userId = await service.store.db.transaction().execute(async (tx) => {
-    await insertOrganization(tx, { id: organizationId, name, parent_id: null, root_quorum_threshold: 1, policy_version: 0, settings: "{}", created_at: now, updated_at: now });
+    await insertOrganization(tx, {
+      id: organizationId,
+      name,
+      parent_id: null,
+      root_quorum_threshold: 1,
+      policy_version: 0,
+      settings: "{}",
+      created_at: now,
+      updated_at: now,
+    });
     const [uid] = await addUsers(
       tx,
       organizationId,
-      [{ userName: "root", userEmail, apiKeys: [{ apiKeyName: "root", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+      [
+        {
+          userName: "root",
+          userEmail,
+          apiKeys: [{ apiKeyName: "root", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+          authenticators: [],
+          oauthProviders: [],
+        },
+      ],
       now,
       "root user",
     );
@@ -193,7 +213,12 @@ export async function inproc(engine: EngineSpec["name"] = "sqlite", options: Inp
     post,
     submit: (op, type, parameters, opts = {}) => {
       const as = opts.as ?? root;
-      const body = { parameters, organizationId: opts.organizationId ?? as.organizationId, timestampMs: opts.timestampMs ?? String(timestamp()), type };
+      const body = {
+        parameters,
+        organizationId: opts.organizationId ?? as.organizationId,
+        timestampMs: opts.timestampMs ?? String(timestamp()),
+        type,
+      };
       return stamped(`/public/v1/submit/${op}`, JSON.stringify(body), as);
     },
     query: (op, body = {}, opts = {}) => {
@@ -277,7 +302,11 @@ export function failsWith(res: Res, http: number, grpc: number, turnkeyErrorCode
   if (fields) {
     const bad = (res.json.details as Json[]).find((d) => d["@type"] === "type.googleapis.com/google.rpc.BadRequest");
     assert.ok(bad, `BadRequest detail in ${JSON.stringify(res.json)}`);
-    for (const f of fields) assert.ok(bad.fieldViolations.some((v: Json) => v.field === f), `violation on ${f}: ${JSON.stringify(bad.fieldViolations)}`);
+    for (const f of fields)
+      assert.ok(
+        bad.fieldViolations.some((v: Json) => v.field === f),
+        `violation on ${f}: ${JSON.stringify(bad.fieldViolations)}`,
+      );
   }
   return res.json;
 }
@@ -327,7 +356,12 @@ export async function quorumOrg(h: Harness, size: number, threshold: number): Pr
   const first = await h.newOrg("Quorum Org");
   const users = await addUsersWithKeys(h, size, first);
   const members = [first, ...users.slice(0, size - 1)];
-  const res = await h.submit("update_root_quorum", "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", { threshold, userIds: members.map((m) => m.userId) }, { as: first });
+  const res = await h.submit(
+    "update_root_quorum",
+    "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM",
+    { threshold, userIds: members.map((m) => m.userId) },
+    { as: first },
+  );
   completed(res, "updateRootQuorumResult");
   return { members, other: users[size - 1]! };
 }
@@ -365,7 +399,12 @@ export async function assertIdempotent(h: Harness, op: string, type: string, par
 
 /** A webhook endpoint of `as`'s organization (root by default); returns its id. */
 export async function newEndpoint(h: Harness, as: Creds = h.root): Promise<string> {
-  const res = await h.submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: "https://a.example.com/h", name: "a" }, { as });
+  const res = await h.submit(
+    "create_webhook_endpoint",
+    "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT",
+    { url: "https://a.example.com/h", name: "a" },
+    { as },
+  );
   return completed(res, createWebhookEndpoint).endpointId;
 }
 
@@ -388,7 +427,8 @@ export interface Deliveries {
  */
 export async function startDeliveries(h: Harness): Promise<Deliveries> {
   const webhookUrls = webhookUrlsOf(h.service);
-  if (!webhookUrls.allowLoopback) throw new Error("startDeliveries: open the harness with LOOPBACK_WEBHOOKS (the receiver listens on loopback)");
+  if (!webhookUrls.allowLoopback)
+    throw new Error("startDeliveries: open the harness with LOOPBACK_WEBHOOKS (the receiver listens on loopback)");
   const [{ startDispatcher }, { activeSigningKey }, http] = await Promise.all([
     import("../../src/webhooks/dispatcher.ts"),
     import("../../src/webhooks/signing-keys.ts"),
@@ -406,8 +446,22 @@ export async function startDeliveries(h: Harness): Promise<Deliveries> {
   const { port } = server.address() as { port: number };
   await activeSigningKey(h.service.state.signingKey, h.service.store.db, h.service.masterKey);
   // DEBUG_DELIVERIES=1 prints the dispatcher's warnings (failed attempts, refused dials).
-  const quiet = { info() {}, warn(o: object, m: string) { if (process.env.DEBUG_DELIVERIES) console.error(m, o); } };
-  const dispatcher = startDispatcher({ db: h.service.store.db, state: h.service.state, masterKey: h.service.masterKey, log: quiet, pollMs: 10, timeoutMs: 2000, maxAttempts: 1, webhookUrls });
+  const quiet = {
+    info() {},
+    warn(o: object, m: string) {
+      if (process.env.DEBUG_DELIVERIES) console.error(m, o);
+    },
+  };
+  const dispatcher = startDispatcher({
+    db: h.service.store.db,
+    state: h.service.state,
+    masterKey: h.service.masterKey,
+    log: quiet,
+    pollMs: 10,
+    timeoutMs: 2000,
+    maxAttempts: 1,
+    webhookUrls,
+  });
   h.onEvents(dispatcher.wake);
   return {
     url: `http://127.0.0.1:${port}/hook`,
@@ -445,9 +499,16 @@ export function deliveriesFor(h: () => Harness): () => Deliveries {
 }
 
 /** A new endpoint at the receiver, which answers 400: one activity's delivery, once it has failed. */
-export async function failedDelivery(h: Harness, d: Deliveries, name: string): Promise<{ endpointId: string; activityId: string; delivery: Json }> {
+export async function failedDelivery(
+  h: Harness,
+  d: Deliveries,
+  name: string,
+): Promise<{ endpointId: string; activityId: string; delivery: Json }> {
   d.answer(400);
-  const { endpointId } = completed(await h.submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: d.url, name }), createWebhookEndpoint);
+  const { endpointId } = completed(
+    await h.submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: d.url, name }),
+    createWebhookEndpoint,
+  );
   const tagged = await h.submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: name, userIds: [] });
   completed(tagged, "createUserTagResult");
   const activityId = tagged.json.activity.id as string;

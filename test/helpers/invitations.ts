@@ -52,7 +52,14 @@ export async function subOrg(h: Harness, name: string, parent?: Creds): Promise<
     {
       subOrganizationName: name,
       rootQuorumThreshold: 1,
-      rootUsers: [{ userName: "tenant", apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+      rootUsers: [
+        {
+          userName: "tenant",
+          apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+          authenticators: [],
+          oauthProviders: [],
+        },
+      ],
     },
     parent ? { as: parent } : {},
   );
@@ -66,6 +73,9 @@ export async function invitationRow(h: Harness, invitationId: string) {
 }
 
 export async function activityCount(h: Harness): Promise<number> {
-  const r = await h.service.store.db.selectFrom("activities").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
+  const r = await h.service.store.db
+    .selectFrom("activities")
+    .select((eb) => eb.fn.countAll().as("n"))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }

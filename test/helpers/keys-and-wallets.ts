@@ -21,7 +21,11 @@ export const SOL = (path = "m/44'/501'/0'/0'"): Json => ({
 
 let n = 0;
 /** A new wallet of the root organization; returns the create_wallet result. */
-export async function newWallet(h: Harness, accounts: Json[] = [ETH()], over: Json = {}): Promise<{ walletId: string; addresses: string[] }> {
+export async function newWallet(
+  h: Harness,
+  accounts: Json[] = [ETH()],
+  over: Json = {},
+): Promise<{ walletId: string; addresses: string[] }> {
   const res = await h.submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: `w-${Date.now()}-${n++}`, accounts, ...over });
   return completed(res, createWalletActivity);
 }
@@ -56,15 +60,20 @@ export async function openedPrivateKey(h: Harness, privateKeyId: string): Promis
 
 /** The active BUNDLE_SIGNER public key (what discovery publishes; `sigil serve` creates it at start). */
 export async function bundleSigner(h: Harness): Promise<string> {
-  return (await activeServiceKey(h.service.state.serviceKeys, h.service.store.db, h.service.masterKey, "BUNDLE_SIGNER")).signer.publicUncompressed;
+  return (await activeServiceKey(h.service.state.serviceKeys, h.service.store.db, h.service.masterKey, "BUNDLE_SIGNER")).signer
+    .publicUncompressed;
 }
 
 /** init_import_wallet's bundle for `userId` (the root user by default). */
 export async function initImport(h: Harness, userId = h.root.userId): Promise<string> {
-  return completed(await h.submit("init_import_wallet", "ACTIVITY_TYPE_INIT_IMPORT_WALLET", { userId }), "initImportWalletResult").importBundle as string;
+  return completed(await h.submit("init_import_wallet", "ACTIVITY_TYPE_INIT_IMPORT_WALLET", { userId }), "initImportWalletResult")
+    .importBundle as string;
 }
 
 /** init_import_private_key's bundle for `userId` (the root user by default). */
 export async function initKeyImport(h: Harness, userId = h.root.userId): Promise<string> {
-  return completed(await h.submit("init_import_private_key", "ACTIVITY_TYPE_INIT_IMPORT_PRIVATE_KEY", { userId }), "initImportPrivateKeyResult").importBundle as string;
+  return completed(
+    await h.submit("init_import_private_key", "ACTIVITY_TYPE_INIT_IMPORT_PRIVATE_KEY", { userId }),
+    "initImportPrivateKeyResult",
+  ).importBundle as string;
 }

@@ -10,7 +10,15 @@ export const MFA_STATUS = "ACTIVITY_STATUS_AUTHENTICATORS_NEEDED";
 /** Another API key of `as`'s user: the same user, another credential. */
 export async function secondKey(h: Harness, as: Creds): Promise<Creds & { apiKeyId: string }> {
   const key = generateP256KeyPair();
-  const res = await h.submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: as.userId, apiKeys: [{ apiKeyName: `k-${Date.now()}-${Math.random()}`, publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] }, { as });
+  const res = await h.submit(
+    "create_api_keys",
+    "ACTIVITY_TYPE_CREATE_API_KEYS_V2",
+    {
+      userId: as.userId,
+      apiKeys: [{ apiKeyName: `k-${Date.now()}-${Math.random()}`, publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+    },
+    { as },
+  );
   const [apiKeyId] = completed(res, "createApiKeysResult").apiKeyIds as string[];
   return { ...as, key, apiKeyId: apiKeyId! };
 }
@@ -18,7 +26,12 @@ export async function secondKey(h: Harness, as: Creds): Promise<Creds & { apiKey
 /** A passkey registered for `as`'s user (the harness must accept TEST_WEBAUTHN). */
 export async function passkeyOf(h: Harness, as: Creds): Promise<{ passkey: SoftPasskey; authenticatorId: string }> {
   const passkey = new SoftPasskey();
-  const res = await h.submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", { userId: as.userId, authenticators: [passkey.registration()] }, { as });
+  const res = await h.submit(
+    "create_authenticators",
+    "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2",
+    { userId: as.userId, authenticators: [passkey.registration()] },
+    { as },
+  );
   const [authenticatorId] = completed(res, "createAuthenticatorsResult").authenticatorIds as string[];
   return { passkey, authenticatorId: authenticatorId! };
 }
@@ -27,8 +40,16 @@ export const step = (...methods: Json[]): Json => ({ any: methods });
 
 /** Creates an MFA policy for `as`'s user (by `as`); its id. */
 export async function addMfaPolicy(h: Harness, as: Creds, over: Json): Promise<string> {
-  const params = { userId: as.userId, mfaPolicyName: `mfa-${Date.now()}-${Math.random()}`, condition: "true", requiredAuthenticationMethods: [], order: 0, ...over };
-  return completed(await h.submit("create_mfa_policy", "ACTIVITY_TYPE_CREATE_MFA_POLICY", params, { as }), "createMfaPolicyResult").mfaPolicyId as string;
+  const params = {
+    userId: as.userId,
+    mfaPolicyName: `mfa-${Date.now()}-${Math.random()}`,
+    condition: "true",
+    requiredAuthenticationMethods: [],
+    order: 0,
+    ...over,
+  };
+  return completed(await h.submit("create_mfa_policy", "ACTIVITY_TYPE_CREATE_MFA_POLICY", params, { as }), "createMfaPolicyResult")
+    .mfaPolicyId as string;
 }
 
 /** The submission answered 200 and waits for authenticators; its activity. */

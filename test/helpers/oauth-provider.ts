@@ -95,7 +95,9 @@ export async function startOAuthProvider(): Promise<OAuthProviderFixture> {
         const form = new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
         // client_secret_basic, or client_secret_post (Apple's way) when no Basic header is sent.
         const auth = /^Basic (.+)$/.exec(req.headers.authorization ?? "");
-        const [id, secret] = auth ? Buffer.from(auth[1]!, "base64").toString("utf8").split(":").map(decodeURIComponent) : [form.get("client_id"), form.get("client_secret")];
+        const [id, secret] = auth
+          ? Buffer.from(auth[1]!, "base64").toString("utf8").split(":").map(decodeURIComponent)
+          : [form.get("client_id"), form.get("client_secret")];
         if (id !== clientId || secret !== clientSecret) return send(res, 401, { error: "invalid_client" });
         if (form.get("grant_type") !== "authorization_code") return send(res, 400, { error: "unsupported_grant_type" });
         const code = form.get("code") ?? "";
@@ -103,19 +105,39 @@ export async function startOAuthProvider(): Promise<OAuthProviderFixture> {
         // Single use: a code is gone once presented, whatever the outcome (RFC 6749 §4.1.2).
         grants.delete(code);
         if (!grant) return send(res, 400, { error: "invalid_grant", error_description: "code unknown or already used" });
-        if (form.get("redirect_uri") !== grant.redirectUri) return send(res, 400, { error: "invalid_grant", error_description: "redirect_uri mismatch" });
-        if (s256(form.get("code_verifier") ?? "") !== grant.challenge) return send(res, 400, { error: "invalid_grant", error_description: "PKCE verification failed" });
+        if (form.get("redirect_uri") !== grant.redirectUri)
+          return send(res, 400, { error: "invalid_grant", error_description: "redirect_uri mismatch" });
+        if (s256(form.get("code_verifier") ?? "") !== grant.challenge)
+          return send(res, 400, { error: "invalid_grant", error_description: "PKCE verification failed" });
         const accessToken = `at-${randomBytes(24).toString("base64url")}`;
         tokens.set(accessToken, grant.user);
         accessTokens.push(accessToken);
         // An id_token as OIDC servers (and Apple) add: unsigned here, which is what the client
         // may rely on for an answer it got straight from the token endpoint.
-        const claims = { iss: base, aud: clientId, sub: grant.user.id, ...(grant.user.email ? { email: grant.user.email, email_verified: grant.user.emailVerified ?? false } : {}) };
+        const claims = {
+          iss: base,
+          aud: clientId,
+          sub: grant.user.id,
+          ...(grant.user.email ? { email: grant.user.email, email_verified: grant.user.emailVerified ?? false } : {}),
+        };
         const idToken = `${Buffer.from('{"alg":"none"}').toString("base64url")}.${Buffer.from(JSON.stringify(claims)).toString("base64url")}.`;
-        return send(res, 200, { access_token: accessToken, token_type: "bearer", expires_in: 7200, scope: "users.read", id_token: idToken });
+        return send(res, 200, {
+          access_token: accessToken,
+          token_type: "bearer",
+          expires_in: 7200,
+          scope: "users.read",
+          id_token: idToken,
+        });
       }
       if (req.method === "GET") {
-        const shape = url.pathname === "/x/2/users/me" ? "x" : url.pathname === "/discord/api/users/@me" ? "discord" : url.pathname === "/oidc/userinfo" ? "oidc" : undefined;
+        const shape =
+          url.pathname === "/x/2/users/me"
+            ? "x"
+            : url.pathname === "/discord/api/users/@me"
+              ? "discord"
+              : url.pathname === "/oidc/userinfo"
+                ? "oidc"
+                : undefined;
         if (!shape) return send(res, 404, { error: "not_found" });
         hits.userInfo++;
         if (misbehave(res, mode.userInfo)) return;
@@ -123,8 +145,17 @@ export async function startOAuthProvider(): Promise<OAuthProviderFixture> {
         const user = bearer ? tokens.get(bearer[1]!) : undefined;
         if (!user) return send(res, 401, { error: "invalid_token" });
         if (shape === "x") return send(res, 200, { data: { id: user.id, name: user.name ?? "", username: "user" } });
-        if (shape === "discord") return send(res, 200, { id: user.id, username: user.name ?? "user", ...(user.email ? { email: user.email, verified: user.emailVerified ?? false } : {}) });
-        return send(res, 200, { sub: user.id, ...(user.name ? { name: user.name } : {}), ...(user.email ? { email: user.email, email_verified: user.emailVerified ?? false } : {}) });
+        if (shape === "discord")
+          return send(res, 200, {
+            id: user.id,
+            username: user.name ?? "user",
+            ...(user.email ? { email: user.email, verified: user.emailVerified ?? false } : {}),
+          });
+        return send(res, 200, {
+          sub: user.id,
+          ...(user.name ? { name: user.name } : {}),
+          ...(user.email ? { email: user.email, email_verified: user.emailVerified ?? false } : {}),
+        });
       }
       send(res, 404, { error: "not_found" });
     });
@@ -165,7 +196,10 @@ export async function clientSecretKey(h: Harness): Promise<string> {
 }
 
 /** A credential created through create_oauth2_credential, its secret encrypted as the SDK does. */
-export async function newCredential(h: Harness, opts: { provider: string; clientId: string; clientSecret: string; as?: Creds }): Promise<{ oauth2CredentialId: string; encryptedClientSecret: string }> {
+export async function newCredential(
+  h: Harness,
+  opts: { provider: string; clientId: string; clientSecret: string; as?: Creds },
+): Promise<{ oauth2CredentialId: string; encryptedClientSecret: string }> {
   const encryptedClientSecret = await encryptOauth2ClientSecret(opts.clientSecret, await clientSecretKey(h));
   const res = await h.submit(
     "create_oauth2_credential",

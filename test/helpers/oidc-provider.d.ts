@@ -49,7 +49,12 @@ declare module "oidc-provider" {
     constructor(issuer: string, configuration?: Configuration);
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<Interaction>;
-    interactionFinished(req: IncomingMessage, res: ServerResponse, result: object, options?: { mergeWithLastSubmission?: boolean }): Promise<void>;
+    interactionFinished(
+      req: IncomingMessage,
+      res: ServerResponse,
+      result: object,
+      options?: { mergeWithLastSubmission?: boolean },
+    ): Promise<void>;
     on(event: string, listener: (...args: unknown[]) => void): this;
     Grant: typeof Grant;
     AccessToken: { find(token: string): Promise<AccessToken | undefined> };

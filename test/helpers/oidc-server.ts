@@ -158,7 +158,8 @@ export class OidcServer {
     const url = new URL(req.url ?? "/", this.issuer);
     const interaction = /^\/interaction\/([^/]+)\/login$/.exec(url.pathname);
     if (interaction && req.method === "GET") return this.#login(req, res, url.searchParams.get("account") ?? "");
-    if (url.pathname === "/2/users/me" || url.pathname === "/api/users/@me") return this.#userInfo(req, res, url.pathname === "/2/users/me" ? "x" : "discord");
+    if (url.pathname === "/2/users/me" || url.pathname === "/api/users/@me")
+      return this.#userInfo(req, res, url.pathname === "/2/users/me" ? "x" : "discord");
     if (url.pathname === "/token" && req.method === "POST") {
       const fault = this.clients.get(basicClientId(req.headers.authorization) ?? "")?.fault;
       if (fault?.at === "token") return this.#fail(res, fault);
@@ -206,7 +207,13 @@ export class OidcServer {
     const fault = this.clients.get(at.clientId ?? "")?.fault;
     if (fault?.at === "userinfo") return this.#fail(res, fault);
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify(shape === "x" ? { data: { id: account.id, username: account.username, name: account.name } } : { id: account.id, username: account.username, global_name: account.name }));
+    res.end(
+      JSON.stringify(
+        shape === "x"
+          ? { data: { id: account.id, username: account.username, name: account.name } }
+          : { id: account.id, username: account.username, global_name: account.name },
+      ),
+    );
   }
 
   #fail(res: http.ServerResponse, fault: Fault): void {
@@ -250,7 +257,8 @@ export class OidcServer {
         jar.set(pair!.slice(0, at), pair!.slice(at + 1));
       }
       const location = res.headers.get("location");
-      if (res.status < 300 || res.status >= 400 || !location) throw new Error(`authorize: ${url} answered ${res.status}: ${await res.text()}`);
+      if (res.status < 300 || res.status >= 400 || !location)
+        throw new Error(`authorize: ${url} answered ${res.status}: ${await res.text()}`);
       return location;
     };
     const toInteraction = await get(`/auth?${q}`);
@@ -274,7 +282,12 @@ export class OidcServer {
         "content-type": "application/x-www-form-urlencoded",
         authorization: `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString("base64")}`,
       },
-      body: new URLSearchParams({ grant_type: "authorization_code", code: a.code, redirect_uri: a.redirectUri, code_verifier: a.codeVerifier }),
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code: a.code,
+        redirect_uri: a.redirectUri,
+        code_verifier: a.codeVerifier,
+      }),
     });
     const body = (await res.json()) as TokenSet & { error?: string };
     if (!res.ok) throw new Error(`token endpoint answered ${res.status}: ${JSON.stringify(body)}`);

@@ -24,7 +24,10 @@ export interface PackedInstall {
 
 /** `npm pack` of a workspace package into `destDir`; the tarball's path. */
 export async function npmPack(packageDir: string, destDir: string): Promise<string> {
-  const { stdout } = await run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", destDir], { cwd: packageDir, maxBuffer: 16 << 20 });
+  const { stdout } = await run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", destDir], {
+    cwd: packageDir,
+    maxBuffer: 16 << 20,
+  });
   const [info] = JSON.parse(stdout) as { filename: string }[];
   if (!info) throw new Error(`npm pack ${packageDir}: no output`);
   return path.join(destDir, info.filename);
@@ -38,7 +41,20 @@ export async function npmInstallTarball(tarball: string, intoDir: string, extra:
   mkdirSync(intoDir, { recursive: true });
   await run(
     "npm",
-    ["install", tarball, ...extra, "--prefix", intoDir, "--no-save", "--no-package-lock", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
+    [
+      "install",
+      tarball,
+      ...extra,
+      "--prefix",
+      intoDir,
+      "--no-save",
+      "--no-package-lock",
+      "--prefer-offline",
+      "--ignore-scripts",
+      "--no-audit",
+      "--no-fund",
+      "--loglevel=error",
+    ],
     { cwd: intoDir, maxBuffer: 16 << 20 },
   );
 }
@@ -74,7 +90,10 @@ export function measureInstalled(intoDir: string, name: string): { sizeBytes: nu
     const dir = realpathSync(queue.pop()!);
     if (seen.has(dir)) continue;
     seen.add(dir);
-    const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as {
+      dependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
+    };
     for (const dep of Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies })) {
       const found = findPackage(dep, dir, top);
       if (found) queue.push(found);

@@ -26,7 +26,8 @@ function templateName(): string {
   return `sigil_tpl_${h.digest("hex").slice(0, 16)}`;
 }
 
-const exists = async (admin: pg.Client, name: string) => (await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name])).rowCount === 1;
+const exists = async (admin: pg.Client, name: string) =>
+  (await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name])).rowCount === 1;
 
 /** Migrates a new database and gives it the template's name; whoever renames first wins. */
 async function build(base: string, name: string): Promise<void> {

@@ -31,8 +31,7 @@ import { parseTimestamp } from "../../src/policy/timestamp.ts";
 import type { Type } from "../../src/policy/types.ts";
 
 export type ReferenceOutcome =
-  | { readonly ok: true; readonly value: boolean }
-  | { readonly ok: false; readonly kinds: ReadonlySet<PolicyRuntimeErrorKind> };
+  { readonly ok: true; readonly value: boolean } | { readonly ok: false; readonly kinds: ReadonlySet<PolicyRuntimeErrorKind> };
 
 /** A timestamp of the reference: epoch nanoseconds. */
 class Instant {

@@ -58,7 +58,11 @@ export async function startProxyStack(spec: EngineSpec, env: NodeJS.ProcessEnv =
     const api = async (op: string, body: Json, key = { publicKey: init.apiPublicKey, privateKey: init.apiPrivateKey }): Promise<Answer> => {
       const text = JSON.stringify(body);
       const stamp = await new ApiKeyStamper({ apiPublicKey: key.publicKey, apiPrivateKey: key.privateKey }).stamp(text);
-      const res = await fetch(`${running.url}/public/v1/${op}`, { method: "POST", body: text, headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue } });
+      const res = await fetch(`${running.url}/public/v1/${op}`, {
+        method: "POST",
+        body: text,
+        headers: { "content-type": "application/json", [stamp.stampHeaderName]: stamp.stampHeaderValue },
+      });
       return { status: res.status, json: await res.json() };
     };
     const submit = async (op: string, type: string, parameters: Json) => {
@@ -66,7 +70,11 @@ export async function startProxyStack(spec: EngineSpec, env: NodeJS.ProcessEnv =
       assert.equal(r.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(r.json));
     };
     await submit("enable_auth_proxy", "ACTIVITY_TYPE_ENABLE_AUTH_PROXY", {});
-    await submit("update_auth_proxy_config", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", { allowedOrigins: [APP_ORIGIN], otpLength: 6, otpAlphanumeric: false });
+    await submit("update_auth_proxy_config", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG", {
+      allowedOrigins: [APP_ORIGIN],
+      otpLength: 6,
+      otpAlphanumeric: false,
+    });
     const got = await api("query/get_auth_proxy_config", { organizationId: init.organizationId });
     const configId = got.json.authProxyConfig.configId as string;
 
@@ -74,7 +82,12 @@ export async function startProxyStack(spec: EngineSpec, env: NodeJS.ProcessEnv =
       const res = await fetch(`${running.proxyUrl}${path}`, {
         method: "POST",
         body: JSON.stringify(body),
-        headers: { "content-type": "application/json", "x-forwarded-for": o.ip ?? `203.0.113.${(ipCounter++ % 250) + 1}`, origin: o.origin ?? APP_ORIGIN, "x-auth-proxy-config-id": configId },
+        headers: {
+          "content-type": "application/json",
+          "x-forwarded-for": o.ip ?? `203.0.113.${(ipCounter++ % 250) + 1}`,
+          origin: o.origin ?? APP_ORIGIN,
+          "x-auth-proxy-config-id": configId,
+        },
       });
       const text = await res.text();
       return { status: res.status, json: text ? JSON.parse(text) : undefined };
@@ -99,15 +112,32 @@ export async function startProxyStack(spec: EngineSpec, env: NodeJS.ProcessEnv =
     });
     const signUpWithOtp = async (t: { token: string; key: P256Private }, email: string) => {
       const apiKeys = [{ apiKeyName: "session", publicKey: generateP256().publicCompressed, curveType: "API_KEY_CURVE_P256" as const }];
-      const sig = getClientSignatureMessageForSignup({ verificationToken: t.token, email, apiKeys, authenticators: [], oauthProviders: [] });
-      const up = await proxy("/v1/signup_v2", { userEmail: email, verificationToken: t.token, apiKeys, authenticators: [], oauthProviders: [], clientSignature: signed(t.key, sig.message, sig.publicKey) });
+      const sig = getClientSignatureMessageForSignup({
+        verificationToken: t.token,
+        email,
+        apiKeys,
+        authenticators: [],
+        oauthProviders: [],
+      });
+      const up = await proxy("/v1/signup_v2", {
+        userEmail: email,
+        verificationToken: t.token,
+        apiKeys,
+        authenticators: [],
+        oauthProviders: [],
+        clientSignature: signed(t.key, sig.message, sig.publicKey),
+      });
       assert.equal(up.status, 200, JSON.stringify(up.json));
       return { organizationId: up.json.organizationId as string, userId: up.json.userId as string };
     };
     const otpLogin = async (t: { token: string; key: P256Private }) => {
       const sessionKey = generateP256();
       const msg = getClientSignatureMessageForLogin({ verificationToken: t.token, sessionPublicKey: sessionKey.publicCompressed });
-      const r = await proxy("/v1/otp_login_v2", { verificationToken: t.token, publicKey: sessionKey.publicCompressed, clientSignature: signed(t.key, msg.message, msg.publicKey) });
+      const r = await proxy("/v1/otp_login_v2", {
+        verificationToken: t.token,
+        publicKey: sessionKey.publicCompressed,
+        clientSignature: signed(t.key, msg.message, msg.publicKey),
+      });
       if (r.status !== 200) return r;
       return { ...r, claims: JSON.parse(Buffer.from(String(r.json.session).split(".")[1]!, "base64url").toString("utf8")) };
     };

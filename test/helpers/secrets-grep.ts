@@ -13,7 +13,13 @@ export interface Secret {
 }
 
 /** Asserts no needle is in the server's log or its database; `table` must exist on PostgreSQL. */
-export async function assertSecretsNowhere(engine: EngineSpec["name"], inst: Instance, log: string, secrets: readonly Secret[], table: string): Promise<void> {
+export async function assertSecretsNowhere(
+  engine: EngineSpec["name"],
+  inst: Instance,
+  log: string,
+  secrets: readonly Secret[],
+  table: string,
+): Promise<void> {
   const haystacks: { where: string; text: string }[] = [{ where: "server log", text: log }];
   if (engine === "sqlite") {
     for (const f of readdirSync(inst.dataDir)) {
@@ -28,8 +34,13 @@ export async function assertSecretsNowhere(engine: EngineSpec["name"], inst: Ins
     const client = new pg.Client({ connectionString: inst.env.DATABASE_URL });
     await client.connect();
     try {
-      const tables = await client.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'");
-      assert.ok(tables.rows.some((t) => t.table_name === table), `table ${table} exists`);
+      const tables = await client.query<{ table_name: string }>(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
+      );
+      assert.ok(
+        tables.rows.some((t) => t.table_name === table),
+        `table ${table} exists`,
+      );
       for (const { table_name } of tables.rows) {
         const rows = await client.query<{ t: string }>(`SELECT t::text AS t FROM "${table_name}" t`);
         haystacks.push({ where: table_name, text: rows.rows.map((r) => r.t).join("\n") });
@@ -41,5 +52,8 @@ export async function assertSecretsNowhere(engine: EngineSpec["name"], inst: Ins
   for (const { where, text } of haystacks) {
     for (const { what, needle } of secrets) assert.ok(!text.includes(needle), `${where} contains the ${what}`);
   }
-  assert.ok(haystacks.some(({ text }) => text.includes("sgl1.")), "sealed secrets are stored");
+  assert.ok(
+    haystacks.some(({ text }) => text.includes("sgl1.")),
+    "sealed secrets are stored",
+  );
 }

@@ -95,10 +95,18 @@ export interface RunningServer {
  * Spawns `sigil serve`. `authProxy: true` also runs the auth proxy in it (on a free port unless
  * AUTH_PROXY_PORT is set in the instance's env); the promise then waits for both to listen.
  */
-export async function startServer(inst: Instance, args: string[] = [], opts: { port?: number; authProxy?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<RunningServer> {
+export async function startServer(
+  inst: Instance,
+  args: string[] = [],
+  opts: { port?: number; authProxy?: boolean; env?: NodeJS.ProcessEnv } = {},
+): Promise<RunningServer> {
   const env = { ...inst.env, ...opts.env, ...(opts.authProxy === undefined ? {} : { SIGIL_AUTH_PROXY: opts.authProxy ? "on" : "off" }) };
   const withProxy = env.SIGIL_AUTH_PROXY === "on";
-  const started = await spawnListening([BIN, "serve", "--port", String(opts.port ?? 0), "--host", "127.0.0.1", ...args], env, withProxy ? ['"sigil listening"', '"sigil auth proxy listening"'] : ['"sigil listening"']);
+  const started = await spawnListening(
+    [BIN, "serve", "--port", String(opts.port ?? 0), "--host", "127.0.0.1", ...args],
+    env,
+    withProxy ? ['"sigil listening"', '"sigil auth proxy listening"'] : ['"sigil listening"'],
+  );
   const [port, proxyPort] = started.ports;
   return {
     ...started.handle,
@@ -122,7 +130,9 @@ export interface RunningProxy {
  * SIGIL_AUTH_PROXY_SECRET (proxySecret()) and SIGIL_AUTH_PROXY_API_URL; AUTH_PROXY_PORT 0 by default.
  */
 export async function startProxyProcess(env: NodeJS.ProcessEnv): Promise<RunningProxy> {
-  const started = await spawnListening([BIN, "proxy", "--host", "127.0.0.1"], { AUTH_PROXY_PORT: "0", LOG_LEVEL: "info", ...env }, ['"sigil auth proxy listening"']);
+  const started = await spawnListening([BIN, "proxy", "--host", "127.0.0.1"], { AUTH_PROXY_PORT: "0", LOG_LEVEL: "info", ...env }, [
+    '"sigil auth proxy listening"',
+  ]);
   return { ...started.handle, url: `http://127.0.0.1:${started.ports[0]}`, port: started.ports[0]! };
 }
 

@@ -38,7 +38,10 @@ export interface Mail {
 
 /** Decodes quoted-printable text (nodemailer's encoding for lines that need it). */
 function decodeQp(s: string): string {
-  const bytes = Buffer.from(s.replace(/=\r?\n/g, "").replace(/=([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))), "latin1");
+  const bytes = Buffer.from(
+    s.replace(/=\r?\n/g, "").replace(/=([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))),
+    "latin1",
+  );
   return bytes.toString("utf8");
 }
 
@@ -149,7 +152,11 @@ export class SmtpSink {
       const w = { to: addr, after, resolve: (m: Mail) => (clearTimeout(timer), resolve(m)) };
       const timer = setTimeout(() => {
         this.#waiters.splice(this.#waiters.indexOf(w), 1);
-        reject(new Error(`no mail to ${to} within ${timeoutMs} ms (have ${this.mails.length}: ${this.mails.map((m) => m.to.join(",")).join("; ")})`));
+        reject(
+          new Error(
+            `no mail to ${to} within ${timeoutMs} ms (have ${this.mails.length}: ${this.mails.map((m) => m.to.join(",")).join("; ")})`,
+          ),
+        );
       }, timeoutMs);
       this.#waiters.push(w);
     });
@@ -183,7 +190,6 @@ export function codeFrom(mail: Mail): string {
 
 // ---- In-process OTP flows over a sink (test/ops/{init_otp,verify_otp,otp_login}.ts) ----
 
-
 export const TEST_FROM = "Sigil Tests <otp@sigil.test>";
 
 /**
@@ -191,7 +197,11 @@ export const TEST_FROM = "Sigil Tests <otp@sigil.test>";
  * (one per harness): pass `options` to perEngine, call `after(s.stop)` in its body and
  * `sink()` in the tests (suites run one after the other, so it is the current harness's sink).
  */
-export function sinkPerHarness(over: Partial<LoginSettings> = {}): { options: () => Promise<InprocOptions>; sink: () => SmtpSink; stop: () => Promise<void> } {
+export function sinkPerHarness(over: Partial<LoginSettings> = {}): {
+  options: () => Promise<InprocOptions>;
+  sink: () => SmtpSink;
+  stop: () => Promise<void>;
+} {
   let current: SmtpSink | undefined;
   return {
     options: async () => {
@@ -230,19 +240,35 @@ export interface StartedOtp {
 /** init_otp V3 by email through `opts.as`; the code is read from the mail the sink received. */
 export async function startOtp(h: Harness, sink: SmtpSink, contact: string, over: Json = {}, opts: CallOptions = {}): Promise<StartedOtp> {
   const mark = sink.mark();
-  const res = await h.submit("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact, appName: "Sigil Test", ...over }, opts);
+  const res = await h.submit(
+    "init_otp",
+    "ACTIVITY_TYPE_INIT_OTP_V3",
+    { otpType: "OTP_TYPE_EMAIL", contact, appName: "Sigil Test", ...over },
+    opts,
+  );
   const r = completed(res, initOtpV3);
   const mail = await sink.nextMail(contact, mark);
   return { otpId: r.otpId, bundle: r.otpEncryptionTargetBundle, code: codeFrom(mail), mail };
 }
 
 /** What a client sends to verify_otp V2: the code and its key, encrypted to the OTP's target as @turnkey/crypto does. */
-export async function encryptedCode(h: Harness, code: string, bundle: string, key: P256Private = generateP256()): Promise<{ encryptedOtpBundle: string; key: P256Private }> {
+export async function encryptedCode(
+  h: Harness,
+  code: string,
+  bundle: string,
+  key: P256Private = generateP256(),
+): Promise<{ encryptedOtpBundle: string; key: P256Private }> {
   return { encryptedOtpBundle: await encryptOtpCodeToBundle(code, bundle, key.publicCompressed, await otpSignerKey(h)), key };
 }
 
 /** init → mail → verify V2: a verification token for `contact` bound to `key`. */
-export async function verifiedToken(h: Harness, sink: SmtpSink, contact: string, opts: CallOptions = {}, key: P256Private = generateP256()): Promise<{ token: string; key: P256Private; otpId: string }> {
+export async function verifiedToken(
+  h: Harness,
+  sink: SmtpSink,
+  contact: string,
+  opts: CallOptions = {},
+  key: P256Private = generateP256(),
+): Promise<{ token: string; key: P256Private; otpId: string }> {
   const otp = await startOtp(h, sink, contact, {}, opts);
   const { encryptedOtpBundle } = await encryptedCode(h, otp.code, otp.bundle, key);
   const res = await h.submit("verify_otp", "ACTIVITY_TYPE_VERIFY_OTP_V2", { otpId: otp.otpId, encryptedOtpBundle }, opts);
@@ -259,7 +285,9 @@ export interface DiscoveredKeys {
 
 /** The active public keys of each purpose, from the server's discovery document. */
 export async function discoveredKeys(baseUrl: string): Promise<DiscoveredKeys> {
-  const doc = (await (await fetch(`${baseUrl}/public/v1/discovery/keys`)).json()) as { keys: { purpose: string; publicKey: string; status: string }[] };
+  const doc = (await (await fetch(`${baseUrl}/public/v1/discovery/keys`)).json()) as {
+    keys: { purpose: string; publicKey: string; status: string }[];
+  };
   const of = (purpose: string) => {
     const k = doc.keys.find((x) => x.purpose === purpose && x.status === "active");
     assert.ok(k, `an active ${purpose} key in ${JSON.stringify(doc)}`);

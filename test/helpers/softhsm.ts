@@ -46,7 +46,9 @@ export async function newSoftToken(keyLabel = "sigil-kek"): Promise<SoftToken> {
   const pinFile = path.join(dir, "pin");
   writeFileSync(pinFile, `${pin}\n`, { mode: 0o600 });
   const env = { ...process.env, SOFTHSM2_CONF: conf };
-  await run("softhsm2-util", ["--init-token", "--free", "--label", tokenLabel, "--pin", pin, "--so-pin", randomBytes(8).toString("hex")], { env });
+  await run("softhsm2-util", ["--init-token", "--free", "--label", tokenLabel, "--pin", pin, "--so-pin", randomBytes(8).toString("hex")], {
+    env,
+  });
   // This process's own calls (the in-process tests) use the same token.
   process.env.SOFTHSM2_CONF = conf;
   const sigilEnv = {

@@ -20,7 +20,16 @@ export async function scratchStore(engine: EngineSpec["name"] = "sqlite", timeou
   const orgId = newId();
   await store.db
     .insertInto("organizations")
-    .values({ id: orgId, name: "o", parent_id: null, root_quorum_threshold: 1, policy_version: 0, settings: "{}", created_at: 1, updated_at: 1 })
+    .values({
+      id: orgId,
+      name: "o",
+      parent_id: null,
+      root_quorum_threshold: 1,
+      policy_version: 0,
+      settings: "{}",
+      created_at: 1,
+      updated_at: 1,
+    })
     .execute();
   return {
     store,

@@ -17,7 +17,14 @@ export async function subOrganization(h: Harness, over: Json = {}, parent: Creds
     "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8",
     {
       subOrganizationName: `sub-${key.publicKey.slice(2, 10)}`,
-      rootUsers: [{ userName: "owner", apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+      rootUsers: [
+        {
+          userName: "owner",
+          apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+          authenticators: [],
+          oauthProviders: [],
+        },
+      ],
       rootQuorumThreshold: 1,
       ...over,
     },

@@ -65,7 +65,11 @@ export interface App {
 }
 
 /** An app with a new `threshold`-of-`size` manifest set and a new 2-of-2 share set. */
-export async function newApp(h: Harness, as: Creds, opts: { size?: number; threshold?: number; name?: string; extra?: Json } = {}): Promise<App> {
+export async function newApp(
+  h: Harness,
+  as: Creds,
+  opts: { size?: number; threshold?: number; name?: string; extra?: Json } = {},
+): Promise<App> {
   const operators = newOperators(opts.size ?? 3);
   const sharers = newOperators(2, "share");
   const result = completed(
@@ -82,7 +86,14 @@ export async function newApp(h: Harness, as: Creds, opts: { size?: number; thres
     ),
     "createTvcAppResult",
   );
-  return { appId: result.appId, manifestSetId: result.manifestSetId, manifestSetOperatorIds: result.manifestSetOperatorIds, shareSetId: result.shareSetId, operators, result };
+  return {
+    appId: result.appId,
+    manifestSetId: result.manifestSetId,
+    manifestSetOperatorIds: result.manifestSetOperatorIds,
+    shareSetId: result.shareSetId,
+    operators,
+    result,
+  };
 }
 
 export const DIGEST = createHash("sha256").update("a tiny app").digest("hex");
@@ -103,7 +114,12 @@ export const deploymentParams = (appId: string, over: Json = {}): Json => ({
 export const createDeployment = (h: Harness, parameters: Json, as?: Creds) =>
   h.submit("create_tvc_deployment", "ACTIVITY_TYPE_CREATE_TVC_DEPLOYMENT", parameters, as ? { as } : {});
 
-export async function newDeployment(h: Harness, as: Creds, appId: string, over: Json = {}): Promise<{ deploymentId: string; manifestId: string }> {
+export async function newDeployment(
+  h: Harness,
+  as: Creds,
+  appId: string,
+  over: Json = {},
+): Promise<{ deploymentId: string; manifestId: string }> {
   const r = completed(await createDeployment(h, deploymentParams(appId, over), as), createTvcDeployment);
   return { deploymentId: r.deploymentId, manifestId: r.manifestId };
 }
@@ -125,10 +141,18 @@ export const approve = (h: Harness, manifestId: string, approvals: Json[], as?: 
   h.submit("create_tvc_manifest_approvals", "ACTIVITY_TYPE_CREATE_TVC_MANIFEST_APPROVALS", { manifestId, approvals }, as ? { as } : {});
 
 /** A deployment of `app` approved by its first `threshold` operators. */
-export async function approvedDeployment(h: Harness, as: Creds, app: App, threshold = 2, over: Json = {}): Promise<{ deploymentId: string; manifestId: string }> {
+export async function approvedDeployment(
+  h: Harness,
+  as: Creds,
+  app: App,
+  threshold = 2,
+  over: Json = {},
+): Promise<{ deploymentId: string; manifestId: string }> {
   const d = await newDeployment(h, as, app.appId, over);
   const bytes = await manifestBytes(h, as, d.deploymentId);
-  const approvals = app.operators.slice(0, threshold).map((op, i) => ({ operatorId: app.manifestSetOperatorIds[i]!, signature: sign(op, bytes) }));
+  const approvals = app.operators
+    .slice(0, threshold)
+    .map((op, i) => ({ operatorId: app.manifestSetOperatorIds[i]!, signature: sign(op, bytes) }));
   completed(await approve(h, d.manifestId, approvals, as), createTvcManifestApprovals);
   return d;
 }

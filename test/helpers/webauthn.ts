@@ -108,7 +108,8 @@ export class SoftPasskey {
     this.origin = opts.origin ?? "http://localhost:3000";
     this.counter = opts.counter ?? 1;
     this.credentialId = randomBytes(20);
-    const pair = this.alg === "ES256" ? generateKeyPairSync("ec", { namedCurve: "P-256" }) : generateKeyPairSync("rsa", { modulusLength: 2048 });
+    const pair =
+      this.alg === "ES256" ? generateKeyPairSync("ec", { namedCurve: "P-256" }) : generateKeyPairSync("rsa", { modulusLength: 2048 });
     this.privateKey = pair.privateKey;
     this.publicKey = pair.publicKey;
   }
@@ -121,16 +122,36 @@ export class SoftPasskey {
   coseKey(): Buffer {
     const jwk = this.publicKey.export({ format: "jwk" });
     if (this.alg === "ES256") {
-      return cbor(new Map<number, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, Buffer.from(jwk.x!, "base64url")], [-3, Buffer.from(jwk.y!, "base64url")]]));
+      return cbor(
+        new Map<number, Cbor>([
+          [1, 2],
+          [3, -7],
+          [-1, 1],
+          [-2, Buffer.from(jwk.x!, "base64url")],
+          [-3, Buffer.from(jwk.y!, "base64url")],
+        ]),
+      );
     }
-    return cbor(new Map<number, Cbor>([[1, 3], [3, -257], [-1, Buffer.from(jwk.n!, "base64url")], [-2, Buffer.from(jwk.e!, "base64url")]]));
+    return cbor(
+      new Map<number, Cbor>([
+        [1, 3],
+        [3, -257],
+        [-1, Buffer.from(jwk.n!, "base64url")],
+        [-2, Buffer.from(jwk.e!, "base64url")],
+      ]),
+    );
   }
 
   /** AuthenticatorParamsV2 for create_authenticators / recover_user / users' `authenticators`. */
   registration(o: RegistrationOptions = {}): Json {
     const challenge = o.challenge ?? b64url(randomBytes(32));
     const clientDataJson = Buffer.from(
-      JSON.stringify({ type: o.type ?? "webauthn.create", challenge: o.clientDataChallenge ?? challenge, origin: o.origin ?? this.origin, crossOrigin: false }),
+      JSON.stringify({
+        type: o.type ?? "webauthn.create",
+        challenge: o.clientDataChallenge ?? challenge,
+        origin: o.origin ?? this.origin,
+        crossOrigin: false,
+      }),
     );
     const credId = Buffer.from(o.authDataCredentialId ?? this.credentialId);
     const idLen = Buffer.alloc(2);
@@ -144,7 +165,13 @@ export class SoftPasskey {
       credId,
       this.coseKey(),
     ]);
-    const attestationObject = cbor(new Map<string, Cbor>([["fmt", o.fmt ?? "none"], ["attStmt", o.attStmt ?? new Map()], ["authData", authData]]));
+    const attestationObject = cbor(
+      new Map<string, Cbor>([
+        ["fmt", o.fmt ?? "none"],
+        ["attStmt", o.attStmt ?? new Map()],
+        ["authData", authData],
+      ]),
+    );
     return {
       authenticatorName: o.name ?? "soft passkey",
       challenge,
@@ -160,7 +187,9 @@ export class SoftPasskey {
   /** The X-Stamp-WebAuthn header value for `body`, as @turnkey/webauthn-stamper makes it. */
   stamp(body: string, o: AssertionOptions = {}): string {
     const challenge = Buffer.from(sha256(o.challengeBody ?? body).toString("hex"), "ascii");
-    const clientDataJson = Buffer.from(JSON.stringify({ type: o.type ?? "webauthn.get", challenge: b64url(challenge), origin: o.origin ?? this.origin, crossOrigin: false }));
+    const clientDataJson = Buffer.from(
+      JSON.stringify({ type: o.type ?? "webauthn.get", challenge: b64url(challenge), origin: o.origin ?? this.origin, crossOrigin: false }),
+    );
     if (o.counter === undefined && this.counter > 0) this.counter++;
     const counter = o.counter ?? this.counter;
     const authenticatorData = Buffer.concat([sha256(o.rpId ?? this.rpId), Buffer.from([o.flags ?? FLAG_UP | FLAG_UV]), u32(counter)]);
@@ -179,13 +208,28 @@ export class SoftPasskey {
 
 /** A user entry (create_users V4) whose only credential is `passkey`. */
 export function passkeyUser(passkey: SoftPasskey, over: Json = {}): Json {
-  return { userName: `pk-${randomBytes(4).toString("hex")}`, apiKeys: [], authenticators: [passkey.registration()], oauthProviders: [], userTags: [], ...over };
+  return {
+    userName: `pk-${randomBytes(4).toString("hex")}`,
+    apiKeys: [],
+    authenticators: [passkey.registration()],
+    oauthProviders: [],
+    userTags: [],
+    ...over,
+  };
 }
 
 let lastTimestamp = 0;
 
 /** POST submit/<op> with the SDK's envelope, stamped by the passkey (X-Stamp-Webauthn). */
-export function submitWithPasskey(h: Harness, passkey: SoftPasskey, op: string, type: string, parameters: Json, organizationId: string, stamp: AssertionOptions = {}): Promise<Res> {
+export function submitWithPasskey(
+  h: Harness,
+  passkey: SoftPasskey,
+  op: string,
+  type: string,
+  parameters: Json,
+  organizationId: string,
+  stamp: AssertionOptions = {},
+): Promise<Res> {
   lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
   const body = JSON.stringify({ parameters, organizationId, timestampMs: String(lastTimestamp), type });
   return h.post(`/public/v1/submit/${op}`, body, { "X-Stamp-Webauthn": passkey.stamp(body, stamp) });

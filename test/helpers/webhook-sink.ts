@@ -33,7 +33,8 @@ export interface Receipt {
  * trickle: the status line and headers at once, then one body byte every `everyMs` for
  * `forMs` (a receiver that never goes quiet long enough for an inactivity timeout).
  */
-export type Answer = number | { status: number; headers: Record<string, string> } | { trickle: { status: number; everyMs: number; forMs: number } };
+export type Answer =
+  number | { status: number; headers: Record<string, string> } | { trickle: { status: number; everyMs: number; forMs: number } };
 /** How a path answers: now, or a promise of an answer (the request is held until then). */
 export type Responder = (r: Receipt) => Answer | Promise<Answer>;
 
@@ -213,7 +214,9 @@ export async function openWebhookTables(inst: Instance): Promise<WebhookTables> 
     const q = async (text: string, values: unknown[]) => (await client.query(text, values)).rows as Record<string, unknown>[];
     return {
       deliveries: async (id) =>
-        (await q(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY created_at, id`, [id])).map(deliveryRow),
+        (await q(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY created_at, id`, [id])).map(
+          deliveryRow,
+        ),
       deliveriesOfEvent: async (id) =>
         (await q(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE event_id = $1 ORDER BY id`, [id])).map(deliveryRow),
       events: async (id) =>
@@ -226,8 +229,10 @@ export async function openWebhookTables(inst: Instance): Promise<WebhookTables> 
   return {
     deliveries: async (id) =>
       all(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY created_at, id`, id).map(deliveryRow),
-    deliveriesOfEvent: async (id) => all(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE event_id = ? ORDER BY id`, id).map(deliveryRow),
-    events: async (id) => all(`SELECT ${EVENT_COLUMNS} FROM webhook_events WHERE activity_id = ? ORDER BY created_at, id`, id).map(eventRow),
+    deliveriesOfEvent: async (id) =>
+      all(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE event_id = ? ORDER BY id`, id).map(deliveryRow),
+    events: async (id) =>
+      all(`SELECT ${EVENT_COLUMNS} FROM webhook_events WHERE activity_id = ? ORDER BY created_at, id`, id).map(eventRow),
     close: async () => {
       db.close();
     },

@@ -14,7 +14,9 @@ import { QUERIES } from "../../src/queries/registry.ts";
 
 const dir = new URL(".", import.meta.url);
 const ops = new Set([...ACTIVITIES, ...VOTES, ...QUERIES].map((d) => d.op));
-const files = readdirSync(dir).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts")).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
+  .sort();
 // TEST_OPS_SHARD="i/n" (set by scripts/run-tests.mjs, docs/testing.md §4): this process runs
 // every n-th file from the i-th, so that the tier can run in n processes side by side; the
 // registry checks below run in shard 0. Unset, one process runs everything.
@@ -23,18 +25,20 @@ if (!(Number.isInteger(shards) && shards >= 1 && Number.isInteger(shard) && shar
   throw new Error(`TEST_OPS_SHARD must be i/n with 0 <= i < n, not ${JSON.stringify(process.env.TEST_OPS_SHARD)}`);
 }
 
-if (shard === 0) it("every registered operation has test/ops/<op>.ts, and that file sends it", () => {
-  const missing = [...ops].filter((op) => !files.includes(`${op}.ts`));
-  assert.deepEqual(missing, [], `operations without a test file under test/ops/: ${missing.join(", ")}`);
-  for (const op of ops) {
-    const text = readFileSync(new URL(`${op}.ts`, dir), "utf8");
-    assert.ok(text.includes(`"${op}"`), `test/ops/${op}.ts never names "${op}"`);
-  }
-});
+if (shard === 0)
+  it("every registered operation has test/ops/<op>.ts, and that file sends it", () => {
+    const missing = [...ops].filter((op) => !files.includes(`${op}.ts`));
+    assert.deepEqual(missing, [], `operations without a test file under test/ops/: ${missing.join(", ")}`);
+    for (const op of ops) {
+      const text = readFileSync(new URL(`${op}.ts`, dir), "utf8");
+      assert.ok(text.includes(`"${op}"`), `test/ops/${op}.ts never names "${op}"`);
+    }
+  });
 
-if (shard === 0) it("every file under test/ops/ is named for a registered operation", () => {
-  const orphans = files.filter((f) => !ops.has(f.replace(/\.ts$/, "")));
-  assert.deepEqual(orphans, [], `files for operations that are not registered: ${orphans.join(", ")}`);
-});
+if (shard === 0)
+  it("every file under test/ops/ is named for a registered operation", () => {
+    const orphans = files.filter((f) => !ops.has(f.replace(/\.ts$/, "")));
+    assert.deepEqual(orphans, [], `files for operations that are not registered: ${orphans.join(", ")}`);
+  });
 
 for (const [i, f] of files.entries()) if (i % shards === shard) await import(new URL(f, dir).href);

@@ -1,6 +1,19 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { completed, failsWith, forbidden, invalidRequest, notFound, onSqlite, perEngine, precondition, quorumOrg, twoOfTwo, type Creds, type Harness } from "../helpers/inproc.ts";
+import {
+  completed,
+  failsWith,
+  forbidden,
+  invalidRequest,
+  notFound,
+  onSqlite,
+  perEngine,
+  precondition,
+  quorumOrg,
+  twoOfTwo,
+  type Creds,
+  type Harness,
+} from "../helpers/inproc.ts";
 import { createUserTag } from "../../src/activities/users/create_user_tag.ts";
 
 const OP = "approve_activity";
@@ -27,14 +40,20 @@ onSqlite("approve_activity", (h) => {
     assert.equal(res.json.activity.votes.length, 2);
     assert.equal(res.json.activity.canApprove, false);
     const tags = (await h().query("list_user_tags", {}, { as: a })).json.userTags;
-    assert.deepEqual(tags.map((t: { tagId: string }) => t.tagId), [r.userTagId]);
+    assert.deepEqual(
+      tags.map((t: { tagId: string }) => t.tagId),
+      [r.userTagId],
+    );
   });
 
   it("a vote on an activity no longer awaiting consensus is 400 FAILED_PRECONDITION", async () => {
     const { members, other } = await quorumOrg(h(), 3, 2);
     const target = await pending(h(), members[0]!);
     completed(await h().submit(OP, TYPE, { fingerprint: target.fingerprint }, { as: members[1] }), createUserTag);
-    precondition(await h().submit(OP, TYPE, { fingerprint: target.fingerprint }, { as: members[2] }), /votes are accepted only while it awaits consensus/);
+    precondition(
+      await h().submit(OP, TYPE, { fingerprint: target.fingerprint }, { as: members[2] }),
+      /votes are accepted only while it awaits consensus/,
+    );
     precondition(await h().submit(OP, TYPE, { fingerprint: target.fingerprint }, { as: other }), /awaits consensus/);
   });
 
@@ -81,7 +100,11 @@ onSqlite("approve_activity", (h) => {
     forbidden(await h().submit(OP, TYPE, { fingerprint: "0".repeat(64) }, { organizationId: sub.subOrganizationId }));
   });
 
-  for (const [what, params] of [["a missing fingerprint", {}], ["an empty fingerprint", { fingerprint: "" }], ["a 129-character fingerprint", { fingerprint: "a".repeat(129) }]] as const) {
+  for (const [what, params] of [
+    ["a missing fingerprint", {}],
+    ["an empty fingerprint", { fingerprint: "" }],
+    ["a 129-character fingerprint", { fingerprint: "a".repeat(129) }],
+  ] as const) {
     it(`refuses ${what} (400)`, async () => {
       invalidRequest(await h().submit(OP, TYPE, params), undefined, ["parameters.fingerprint"]);
     });
@@ -97,7 +120,9 @@ perEngine("approve_activity executes once", (h) => {
     assert.equal(ok.length, 1, JSON.stringify(answers.map((r) => r.json)));
     completed(ok[0]!, createUserTag);
     precondition(answers.find((r) => r.status !== 200)!);
-    const tags = (await h().query("list_user_tags", {}, { as: members[0] })).json.userTags.filter((t: { tagName: string }) => t.tagName === "once");
+    const tags = (await h().query("list_user_tags", {}, { as: members[0] })).json.userTags.filter(
+      (t: { tagName: string }) => t.tagName === "once",
+    );
     assert.equal(tags.length, 1);
   });
 });

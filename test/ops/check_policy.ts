@@ -8,7 +8,11 @@ const OP = "check_policy";
 
 perEngine("check_policy", (h) => {
   it("a valid policy: no errors, each expression's worst-case iterations", async () => {
-    const r = await h().query(OP, { effect: "EFFECT_ALLOW", condition: "activity.resource == 'USER'", consensus: `approvers.any(u, ${literalList(10)}.contains(1))` });
+    const r = await h().query(OP, {
+      effect: "EFFECT_ALLOW",
+      condition: "activity.resource == 'USER'",
+      consensus: `approvers.any(u, ${literalList(10)}.contains(1))`,
+    });
     assert.equal(r.status, 200, JSON.stringify(r.json));
     assert.deepEqual(r.json, { valid: true, errors: [], iterations: { condition: 0, consensus: 1100 } });
   });
@@ -52,14 +56,20 @@ perEngine("check_policy", (h) => {
 
   it("several errors at once, an unknown effect among them; an expression over 8192 characters is reported", async () => {
     const r = await h().query(OP, { effect: "EFFECT_MAYBE", condition: "true ".repeat(2000), consensus: "approvers.any(" });
-    assert.deepEqual((r.json.errors as Json[]).map((e) => e.field), ["effect", "condition", "consensus"]);
+    assert.deepEqual(
+      (r.json.errors as Json[]).map((e) => e.field),
+      ["effect", "condition", "consensus"],
+    );
     assert.match(r.json.errors[1].message, /too long/);
   });
 
   it("drafts stay out of the shared compile cache: an editor's every pause is a new text", async () => {
     const before = compiledCacheSize();
     for (let i = 0; i < 20; i++) {
-      const r = await h().query(OP, { condition: `activity.resource == 'DRAFT_${i}_${Date.now()}'`, consensus: `approvers.count() >= ${i + 1}` });
+      const r = await h().query(OP, {
+        condition: `activity.resource == 'DRAFT_${i}_${Date.now()}'`,
+        consensus: `approvers.count() >= ${i + 1}`,
+      });
       assert.equal(r.json.valid, true, JSON.stringify(r.json));
     }
     assert.equal(compiledCacheSize(), before);

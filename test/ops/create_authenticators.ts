@@ -1,7 +1,19 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { addUsersWithKeys, assertIdempotent, completed, conflict, exhausted, forbidden, invalidRequest, notFound, perEngine, UUID, type Json } from "../helpers/inproc.ts";
+import {
+  addUsersWithKeys,
+  assertIdempotent,
+  completed,
+  conflict,
+  exhausted,
+  forbidden,
+  invalidRequest,
+  notFound,
+  perEngine,
+  UUID,
+  type Json,
+} from "../helpers/inproc.ts";
 import { SoftPasskey, TEST_WEBAUTHN, cbor } from "../helpers/webauthn.ts";
 import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
 import { createAuthenticatorsV2 } from "../../src/activities/authenticators/create_authenticators.ts";
@@ -18,7 +30,13 @@ perEngine(
       const [u] = await addUsersWithKeys(h(), 1);
       const es = new SoftPasskey();
       const rs = new SoftPasskey({ alg: "RS256", counter: 0 });
-      const params = { userId: u!.userId, authenticators: [es.registration({ name: "laptop" }), rs.registration({ name: "phone", transports: ["AUTHENTICATOR_TRANSPORT_HYBRID", "AUTHENTICATOR_TRANSPORT_USB"] })] };
+      const params = {
+        userId: u!.userId,
+        authenticators: [
+          es.registration({ name: "laptop" }),
+          rs.registration({ name: "phone", transports: ["AUTHENTICATOR_TRANSPORT_HYBRID", "AUTHENTICATOR_TRANSPORT_USB"] }),
+        ],
+      };
       const { authenticatorIds } = completed(await h().submit(OP, V2, params), createAuthenticatorsV2);
       assert.equal(authenticatorIds.length, 2);
       for (const id of authenticatorIds) assert.match(id, UUID);
@@ -50,7 +68,10 @@ perEngine(
       const hex = randomBytes(32).toString("hex");
       const rn = new SoftPasskey();
       // As given to the native API, and as the browser encodes the string's bytes.
-      completed(await h().submit(OP, V2, { userId: h().root.userId, authenticators: [rn.registration({ challenge: hex })] }), createAuthenticatorsV2);
+      completed(
+        await h().submit(OP, V2, { userId: h().root.userId, authenticators: [rn.registration({ challenge: hex })] }),
+        createAuthenticatorsV2,
+      );
       const rn2 = new SoftPasskey();
       const reg2 = rn2.registration({ challenge: hex, clientDataChallenge: Buffer.from(hex).toString("base64url") });
       completed(await h().submit(OP, V2, { userId: h().root.userId, authenticators: [reg2] }), createAuthenticatorsV2);
@@ -58,7 +79,10 @@ perEngine(
 
     it("a non-root user may add passkeys to itself without a policy, not to another user (403)", async () => {
       const [a, b] = await addUsersWithKeys(h(), 2);
-      completed(await h().submit(OP, V2, { userId: a!.userId, authenticators: [new SoftPasskey().registration()] }, { as: a }), createAuthenticatorsV2);
+      completed(
+        await h().submit(OP, V2, { userId: a!.userId, authenticators: [new SoftPasskey().registration()] }, { as: a }),
+        createAuthenticatorsV2,
+      );
       forbidden(await h().submit(OP, V2, { userId: b!.userId, authenticators: [new SoftPasskey().registration()] }, { as: a }));
     });
 
@@ -73,7 +97,10 @@ perEngine(
       conflict(await h().submit(OP, V2, { userId: h().root.userId, authenticators: [pk.registration()] }), /already exists/);
       conflict(await h().submit(OP, V2, { userId: h().root.userId, authenticators: [pk.registration(), pk.registration()] }), /twice/);
       const other = await h().newOrg("Passkey Other");
-      completed(await h().submit(OP, V2, { userId: other.userId, authenticators: [pk.registration()] }, { as: other }), createAuthenticatorsV2);
+      completed(
+        await h().submit(OP, V2, { userId: other.userId, authenticators: [pk.registration()] }, { as: other }),
+        createAuthenticatorsV2,
+      );
     });
 
     it("holds at most 10 passkeys per user (429) and writes nothing of a refused request", async () => {
@@ -94,16 +121,64 @@ perEngine(
     const F = "parameters.authenticators[0]";
     const refused: [string, () => Json, RegExp, string][] = [
       ["a challenge that is not clientData's", () => ({ ...pk().registration(), challenge: "AAAA" }), /challenge/, `${F}.challenge`],
-      ["a webauthn.get clientData", () => pk().registration({ type: "webauthn.get" }), /webauthn.create/, `${F}.attestation.clientDataJson`],
-      ["an origin that is not configured", () => pk().registration({ origin: "https://evil.example" }), /origin/, `${F}.attestation.clientDataJson`],
+      [
+        "a webauthn.get clientData",
+        () => pk().registration({ type: "webauthn.get" }),
+        /webauthn.create/,
+        `${F}.attestation.clientDataJson`,
+      ],
+      [
+        "an origin that is not configured",
+        () => pk().registration({ origin: "https://evil.example" }),
+        /origin/,
+        `${F}.attestation.clientDataJson`,
+      ],
       ["another RP ID", () => pk().registration({ rpId: "evil.example" }), /RP ID/i, `${F}.attestation.attestationObject`],
       ["no user presence", () => pk().registration({ flags: 0x44 }), /presen/i, `${F}.attestation.attestationObject`],
-      ["authData holding another credential id", () => pk().registration({ authDataCredentialId: randomBytes(20) }), /credential id inside/, `${F}.attestation.credentialId`],
-      ["a none attestation with a statement", () => pk().registration({ attStmt: new Map([["sig", new Uint8Array([1])]]) }), /attestation/i, `${F}.attestation.attestationObject`],
-      ["an unknown attestation format", () => pk().registration({ fmt: "made-up" }), /Unsupported Attestation Format/, `${F}.attestation.attestationObject`],
-      ["an attestationObject that is not CBOR", () => { const r = pk().registration(); r.attestation.attestationObject = cbor("x").toString("base64url"); return r; }, /invalid authenticator attestation/, `${F}.attestation.attestationObject`],
-      ["a credentialId that is not base64url", () => { const r = pk().registration(); r.attestation.credentialId = "not base64!"; return r; }, /base64url/, `${F}.attestation.credentialId`],
-      ["an unknown transport", () => pk().registration({ transports: ["AUTHENTICATOR_TRANSPORT_CARRIER_PIGEON"] }), /AUTHENTICATOR_TRANSPORT_BLE/, `${F}.attestation.transports[0]`],
+      [
+        "authData holding another credential id",
+        () => pk().registration({ authDataCredentialId: randomBytes(20) }),
+        /credential id inside/,
+        `${F}.attestation.credentialId`,
+      ],
+      [
+        "a none attestation with a statement",
+        () => pk().registration({ attStmt: new Map([["sig", new Uint8Array([1])]]) }),
+        /attestation/i,
+        `${F}.attestation.attestationObject`,
+      ],
+      [
+        "an unknown attestation format",
+        () => pk().registration({ fmt: "made-up" }),
+        /Unsupported Attestation Format/,
+        `${F}.attestation.attestationObject`,
+      ],
+      [
+        "an attestationObject that is not CBOR",
+        () => {
+          const r = pk().registration();
+          r.attestation.attestationObject = cbor("x").toString("base64url");
+          return r;
+        },
+        /invalid authenticator attestation/,
+        `${F}.attestation.attestationObject`,
+      ],
+      [
+        "a credentialId that is not base64url",
+        () => {
+          const r = pk().registration();
+          r.attestation.credentialId = "not base64!";
+          return r;
+        },
+        /base64url/,
+        `${F}.attestation.credentialId`,
+      ],
+      [
+        "an unknown transport",
+        () => pk().registration({ transports: ["AUTHENTICATOR_TRANSPORT_CARRIER_PIGEON"] }),
+        /AUTHENTICATOR_TRANSPORT_BLE/,
+        `${F}.attestation.transports[0]`,
+      ],
       ["a blank name", () => pk().registration({ name: " " }), /authenticatorName/, `${F}.authenticatorName`],
     ];
     for (const [what, reg, message, field] of refused) {
@@ -115,7 +190,9 @@ perEngine(
     it("refuses no authenticators and more than 10 in one request", async () => {
       invalidRequest(await h().submit(OP, V2, { userId: h().root.userId, authenticators: [] }), /1 to 10/, ["parameters.authenticators"]);
       const eleven = Array.from({ length: 11 }, () => pk().registration());
-      invalidRequest(await h().submit(OP, V2, { userId: h().root.userId, authenticators: eleven }), /1 to 10/, ["parameters.authenticators"]);
+      invalidRequest(await h().submit(OP, V2, { userId: h().root.userId, authenticators: eleven }), /1 to 10/, [
+        "parameters.authenticators",
+      ]);
     });
   },
   undefined,

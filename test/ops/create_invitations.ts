@@ -19,7 +19,10 @@ perEngine(
     after(s.stop);
 
     it("mails each receiver a one-time token; only its digest is stored; the view is the SDK's v1Invitation", async () => {
-      const tag = completed(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "invited", userIds: [] }), createUserTag).userTagId;
+      const tag = completed(
+        await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "invited", userIds: [] }),
+        createUserTag,
+      ).userTagId;
       const before = Date.now();
       const sent = await invite(h(), s.sink(), { receiverUserName: "Ada", receiverUserTags: [tag, tag], accessType: "ACCESS_TYPE_WEB" });
       assert.match(sent.invitationId, UUID);
@@ -31,17 +34,20 @@ perEngine(
       assert.ok(!JSON.stringify(row).includes(sent.token), "the token itself is never stored");
       assert.ok(row.expires_at >= before + INVITATION_TTL_HOURS * 3600_000);
       const view = invitationView(row);
-      assert.deepEqual({ ...view, createdAt: undefined, updatedAt: undefined }, {
-        invitationId: sent.invitationId,
-        receiverUserName: "Ada",
-        receiverEmail: sent.email,
-        receiverUserTags: [tag],
-        accessType: "ACCESS_TYPE_WEB",
-        status: "INVITATION_STATUS_CREATED",
-        createdAt: undefined,
-        updatedAt: undefined,
-        senderUserId: h().root.userId,
-      });
+      assert.deepEqual(
+        { ...view, createdAt: undefined, updatedAt: undefined },
+        {
+          invitationId: sent.invitationId,
+          receiverUserName: "Ada",
+          receiverEmail: sent.email,
+          receiverUserTags: [tag],
+          accessType: "ACCESS_TYPE_WEB",
+          status: "INVITATION_STATUS_CREATED",
+          createdAt: undefined,
+          updatedAt: undefined,
+          senderUserId: h().root.userId,
+        },
+      );
       assert.match(view.createdAt.seconds, /^\d+$/);
     });
 
@@ -50,7 +56,9 @@ perEngine(
       const a = freshEmail();
       const b = freshEmail();
       const mark = s.sink().mark();
-      const r = await sdk.createInvitations({ invitations: [invitationParams(h().root, { receiverUserEmail: a }), invitationParams(h().root, { receiverUserEmail: b })] as never });
+      const r = await sdk.createInvitations({
+        invitations: [invitationParams(h().root, { receiverUserEmail: a }), invitationParams(h().root, { receiverUserEmail: b })] as never,
+      });
       assert.equal(r.invitationIds.length, 2);
       const [ma, mb] = [await s.sink().nextMail(a, mark), await s.sink().nextMail(b, mark)];
       assert.notEqual(ma.text.split("\n")[0], mb.text.split("\n")[0]);
@@ -61,7 +69,11 @@ perEngine(
       const sent = await invite(h(), s.sink(), { receiverUserName: "Click https://evil.example now" }, { as: tenant });
       const all = `${sent.mail.subject}\n${sent.mail.text}\n${sent.mail.html}`;
       assert.ok(!all.includes("evil.example") && !all.includes("Legit Bank"), all);
-      const top = await h().service.store.db.selectFrom("organizations").select("name").where("id", "=", h().root.organizationId).executeTakeFirstOrThrow();
+      const top = await h()
+        .service.store.db.selectFrom("organizations")
+        .select("name")
+        .where("id", "=", h().root.organizationId)
+        .executeTakeFirstOrThrow();
       assert.equal(sent.mail.subject, `Your invitation to ${top.name}`);
     });
 
@@ -74,14 +86,23 @@ perEngine(
       const second = await h().submit(OP, TYPE, params, { timestampMs });
       assert.equal(second.json.activity.id, first.json.activity.id);
       await s.sink().nextMail(to, mark);
-      assert.equal(s.sink().mails.slice(mark).filter((m) => m.to.includes(to)).length, 1);
+      assert.equal(
+        s
+          .sink()
+          .mails.slice(mark)
+          .filter((m) => m.to.includes(to)).length,
+        1,
+      );
     });
 
     it("one live invitation per mailbox per organization (409); another organization may invite the same address", async () => {
       const email = freshEmail();
       await invite(h(), s.sink(), { receiverUserEmail: email });
       const tagged = email.replace("@", "+again@");
-      conflict(await h().submit(OP, TYPE, { invitations: [invitationParams(h().root, { receiverUserEmail: tagged })] }), /already has a live invitation/);
+      conflict(
+        await h().submit(OP, TYPE, { invitations: [invitationParams(h().root, { receiverUserEmail: tagged })] }),
+        /already has a live invitation/,
+      );
       const other = await h().newOrg("Other");
       await invite(h(), s.sink(), { receiverUserEmail: email }, { as: other });
     });
@@ -89,22 +110,41 @@ perEngine(
     it("refuses, naming the field, with nothing sent or recorded: another sender, an unknown tag, a mailbox twice, an existing user's email", async () => {
       const [count, mails] = [await activityCount(h()), s.sink().mails.length];
       const other = await h().newOrg("Someone");
-      invalidRequest(await h().submit(OP, TYPE, { invitations: [invitationParams(h().root, { senderUserId: other.userId })] }), /senderUserId/, ["parameters.invitations[0].senderUserId"]);
       invalidRequest(
-        await h().submit(OP, TYPE, { invitations: [invitationParams(h().root, { receiverUserTags: ["00000000-0000-4000-8000-000000000000"] })] }),
+        await h().submit(OP, TYPE, { invitations: [invitationParams(h().root, { senderUserId: other.userId })] }),
+        /senderUserId/,
+        ["parameters.invitations[0].senderUserId"],
+      );
+      invalidRequest(
+        await h().submit(OP, TYPE, {
+          invitations: [invitationParams(h().root, { receiverUserTags: ["00000000-0000-4000-8000-000000000000"] })],
+        }),
         /no user tag/,
         ["parameters.invitations[0].receiverUserTags"],
       );
       const email = freshEmail();
       invalidRequest(
-        await h().submit(OP, TYPE, { invitations: [invitationParams(h().root, { receiverUserEmail: email }), invitationParams(h().root, { receiverUserEmail: email.replace("@", "+2@") })] }),
+        await h().submit(OP, TYPE, {
+          invitations: [
+            invitationParams(h().root, { receiverUserEmail: email }),
+            invitationParams(h().root, { receiverUserEmail: email.replace("@", "+2@") }),
+          ],
+        }),
         /twice/,
         ["parameters.invitations[1].receiverUserEmail"],
       );
       const existing = freshEmail();
-      completed(await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [{ userName: "x", userEmail: existing, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }] }), "createUsersResult");
+      completed(
+        await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", {
+          users: [{ userName: "x", userEmail: existing, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
+        }),
+        "createUsersResult",
+      );
       const countAfterUser = await activityCount(h());
-      conflict(await h().submit(OP, TYPE, { invitations: [invitationParams(h().root, { receiverUserEmail: existing.toUpperCase() })] }), /already exists/);
+      conflict(
+        await h().submit(OP, TYPE, { invitations: [invitationParams(h().root, { receiverUserEmail: existing.toUpperCase() })] }),
+        /already exists/,
+      );
       assert.equal(await activityCount(h()), countAfterUser);
       assert.equal(countAfterUser, count + 1, "only the create_users was recorded");
       assert.equal(s.sink().mails.length, mails, "no mail went out");
@@ -112,10 +152,64 @@ perEngine(
 
     for (const [what, params, field] of [
       ["no invitations", { invitations: [] }, "parameters.invitations"],
-      ["more than 10", { invitations: Array.from({ length: 11 }, () => ({ receiverUserName: "x", receiverUserEmail: freshEmail(), receiverUserTags: [], accessType: "ACCESS_TYPE_ALL", senderUserId: "00000000-0000-4000-8000-000000000000" })) }, "parameters.invitations"],
-      ["a bad address", { invitations: [{ receiverUserName: "x", receiverUserEmail: "not-an-address", receiverUserTags: [], accessType: "ACCESS_TYPE_ALL", senderUserId: "00000000-0000-4000-8000-000000000000" }] }, "parameters.invitations[0].receiverUserEmail"],
-      ["an unknown access type", { invitations: [{ receiverUserName: "x", receiverUserEmail: "a@example.com", receiverUserTags: [], accessType: "ACCESS_TYPE_ROOT", senderUserId: "00000000-0000-4000-8000-000000000000" }] }, "parameters.invitations[0].accessType"],
-      ["a blank name", { invitations: [{ receiverUserName: " ", receiverUserEmail: "a@example.com", receiverUserTags: [], accessType: "ACCESS_TYPE_ALL", senderUserId: "00000000-0000-4000-8000-000000000000" }] }, "parameters.invitations[0].receiverUserName"],
+      [
+        "more than 10",
+        {
+          invitations: Array.from({ length: 11 }, () => ({
+            receiverUserName: "x",
+            receiverUserEmail: freshEmail(),
+            receiverUserTags: [],
+            accessType: "ACCESS_TYPE_ALL",
+            senderUserId: "00000000-0000-4000-8000-000000000000",
+          })),
+        },
+        "parameters.invitations",
+      ],
+      [
+        "a bad address",
+        {
+          invitations: [
+            {
+              receiverUserName: "x",
+              receiverUserEmail: "not-an-address",
+              receiverUserTags: [],
+              accessType: "ACCESS_TYPE_ALL",
+              senderUserId: "00000000-0000-4000-8000-000000000000",
+            },
+          ],
+        },
+        "parameters.invitations[0].receiverUserEmail",
+      ],
+      [
+        "an unknown access type",
+        {
+          invitations: [
+            {
+              receiverUserName: "x",
+              receiverUserEmail: "a@example.com",
+              receiverUserTags: [],
+              accessType: "ACCESS_TYPE_ROOT",
+              senderUserId: "00000000-0000-4000-8000-000000000000",
+            },
+          ],
+        },
+        "parameters.invitations[0].accessType",
+      ],
+      [
+        "a blank name",
+        {
+          invitations: [
+            {
+              receiverUserName: " ",
+              receiverUserEmail: "a@example.com",
+              receiverUserTags: [],
+              accessType: "ACCESS_TYPE_ALL",
+              senderUserId: "00000000-0000-4000-8000-000000000000",
+            },
+          ],
+        },
+        "parameters.invitations[0].receiverUserName",
+      ],
     ] as const) {
       it(`refuses ${what} (400)`, async () => {
         invalidRequest(await h().submit(OP, TYPE, params), undefined, [field]);
@@ -132,22 +226,29 @@ perEngine(
       assert.equal(ids.length, MAX_LIVE_INVITATIONS);
       const res = await h().submit(OP, TYPE, { invitations: [invitationParams(org)] }, { as: org });
       exhausted(res, /100 live invitations/);
-      completed(await h().submit("delete_invitation", "ACTIVITY_TYPE_DELETE_INVITATION", { invitationId: ids[0] }, { as: org }), "deleteInvitationResult");
+      completed(
+        await h().submit("delete_invitation", "ACTIVITY_TYPE_DELETE_INVITATION", { invitationId: ids[0] }, { as: org }),
+        "deleteInvitationResult",
+      );
       completed(await h().submit(OP, TYPE, { invitations: [invitationParams(org)] }, { as: org }), createInvitations);
     });
 
     it("messages per recipient mailbox are the OTP send limit: the 11th within an hour is 429 with Retry-After, nothing recorded", async () => {
       const email = freshEmail();
-      for (let i = 0; i < 10; i++) await invite(h(), s.sink(), { receiverUserEmail: email.replace("@", `+${i}@`) }, { as: await h().newOrg(`Org ${i}`) });
+      for (let i = 0; i < 10; i++)
+        await invite(h(), s.sink(), { receiverUserEmail: email.replace("@", `+${i}@`) }, { as: await h().newOrg(`Org ${i}`) });
       const last = await h().newOrg("Org 10");
       const count = await activityCount(h());
       const res = await h().submit(OP, TYPE, { invitations: [invitationParams(last, { receiverUserEmail: email })] }, { as: last });
       exhausted(res, /Too many messages to this recipient/);
       assert.equal(await activityCount(h()), count);
-      const rows = await h().service.store.db.selectFrom("invitations").select("id").where("organization_id", "=", last.organizationId).execute();
+      const rows = await h()
+        .service.store.db.selectFrom("invitations")
+        .select("id")
+        .where("organization_id", "=", last.organizationId)
+        .execute();
       assert.equal(rows.length, 0);
     });
-
   },
   undefined,
   s.options,
@@ -160,7 +261,11 @@ perEngine(
     after(s2.stop);
     it("6 concurrent invitations of one mailbox: exactly one is created and mailed", async () => {
       const email = freshEmail();
-      const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => h().submit(OP, TYPE, { invitations: [invitationParams(h().root, { receiverUserEmail: email.replace("@", `+${i}@`) })] })));
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          h().submit(OP, TYPE, { invitations: [invitationParams(h().root, { receiverUserEmail: email.replace("@", `+${i}@`) })] }),
+        ),
+      );
       assert.deepEqual(answers.map((a) => a.status).sort(), [200, 409, 409, 409, 409, 409]);
       const ok = answers.find((a) => a.status === 200)!;
       completed(ok, createInvitations);
@@ -170,7 +275,10 @@ perEngine(
       const tenant = await subOrg(h(), "Tenant");
       await invite(h(), s2.sink(), {}, { as: tenant });
       await invite(h(), s2.sink());
-      exhausted(await h().submit(OP, TYPE, { invitations: [invitationParams(tenant)] }, { as: tenant }), /Too many OTP messages for organization/);
+      exhausted(
+        await h().submit(OP, TYPE, { invitations: [invitationParams(tenant)] }, { as: tenant }),
+        /Too many OTP messages for organization/,
+      );
     });
   },
   undefined,
@@ -201,5 +309,10 @@ perEngine(
     });
   },
   ["sqlite"],
-  async () => ({ logins: { ...DEFAULT_LOGIN_SETTINGS, email: smtpTransport({ url: `smtp://127.0.0.1:${await refusedPort()}`, from: TEST_FROM, timeoutMs: 1500 }) } }),
+  async () => ({
+    logins: {
+      ...DEFAULT_LOGIN_SETTINGS,
+      email: smtpTransport({ url: `smtp://127.0.0.1:${await refusedPort()}`, from: TEST_FROM, timeoutMs: 1500 }),
+    },
+  }),
 );

@@ -1,7 +1,19 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { nestedAll } from "../helpers/policy-facts.ts";
-import { addUsersWithKeys, assertIdempotent, completed, conflict, exhausted, invalidRequest, notFound, onSqlite, perEngine, UUID, type Json } from "../helpers/inproc.ts";
+import {
+  addUsersWithKeys,
+  assertIdempotent,
+  completed,
+  conflict,
+  exhausted,
+  invalidRequest,
+  notFound,
+  onSqlite,
+  perEngine,
+  UUID,
+  type Json,
+} from "../helpers/inproc.ts";
 import { createMfaPolicy } from "../../src/activities/mfa/create_mfa_policy.ts";
 import { MAX_MFA_POLICIES_PER_USER } from "../../src/store/mfa-policies.ts";
 import { step } from "../helpers/mfa.ts";
@@ -57,32 +69,70 @@ onSqlite("create_mfa_policy", (h) => {
   it("a named passkey, API key or OAuth provider must be the user's own (404)", async () => {
     const [a] = await addUsersWithKeys(h(), 1);
     for (const type of ["AUTHENTICATION_TYPE_PASSKEY", "AUTHENTICATION_TYPE_API_KEY", "AUTHENTICATION_TYPE_OAUTH"]) {
-      notFound(await h().submit(OP, TYPE, params(a!.userId, { mfaPolicyName: type, requiredAuthenticationMethods: [step({ type, id: MISSING })] })), /of user/);
+      notFound(
+        await h().submit(
+          OP,
+          TYPE,
+          params(a!.userId, { mfaPolicyName: type, requiredAuthenticationMethods: [step({ type, id: MISSING })] }),
+        ),
+        /of user/,
+      );
     }
   });
 
   for (const [what, over, pattern, field] of [
     ["a condition that does not compile", { condition: "activity.action ==" }, /invalid MFA policy condition/, "parameters.condition"],
     ["a blank condition", { condition: "   " }, /blank/, "parameters.condition"],
-    ["a condition past the static cost bound (docs/policy-language.md §11.3)", { condition: nestedAll(100, 3) }, /invalid MFA policy condition: .*the bound is 100000/, "parameters.condition"],
+    [
+      "a condition past the static cost bound (docs/policy-language.md §11.3)",
+      { condition: nestedAll(100, 3) },
+      /invalid MFA policy condition: .*the bound is 100000/,
+      "parameters.condition",
+    ],
     ["no steps", { requiredAuthenticationMethods: [] }, /1 to 5 steps/, "parameters.requiredAuthenticationMethods"],
-    ["six steps", { requiredAuthenticationMethods: Array(6).fill(step(PASSKEY)) }, /1 to 5 steps/, "parameters.requiredAuthenticationMethods"],
+    [
+      "six steps",
+      { requiredAuthenticationMethods: Array(6).fill(step(PASSKEY)) },
+      /1 to 5 steps/,
+      "parameters.requiredAuthenticationMethods",
+    ],
     ["an empty step", { requiredAuthenticationMethods: [step()] }, /1 to 6 methods/, undefined],
     ["an unknown type", { requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_TOTP" })] }, /type must be one of/, undefined],
-    ["an id that is not a UUID", { requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_PASSKEY", id: "x" })] }, /UUID/, undefined],
-    ["an email OTP with an id", { requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_EMAIL_OTP", id: MISSING })] }, /has no id/, undefined],
+    [
+      "an id that is not a UUID",
+      { requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_PASSKEY", id: "x" })] },
+      /UUID/,
+      undefined,
+    ],
+    [
+      "an email OTP with an id",
+      { requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_EMAIL_OTP", id: MISSING })] },
+      /has no id/,
+      undefined,
+    ],
     ["invitation ids", { requiredAuthenticationMethods: [step({ ...PASSKEY, invitationIds: [MISSING] })] }, /invitationIds/, undefined],
     ["a negative order", { order: -1 }, /order must be an integer/, "parameters.order"],
     ["a fractional order", { order: 1.5 }, /order must be an integer/, "parameters.order"],
     ["a blank name", { mfaPolicyName: " " }, /mfaPolicyName/, "parameters.mfaPolicyName"],
   ] as const) {
     it(`refuses ${what} (400)`, async () => {
-      invalidRequest(await h().submit(OP, TYPE, params(h().root.userId, { mfaPolicyName: `bad ${what}`, ...over })), pattern, field ? [field] : undefined);
+      invalidRequest(
+        await h().submit(OP, TYPE, params(h().root.userId, { mfaPolicyName: `bad ${what}`, ...over })),
+        pattern,
+        field ? [field] : undefined,
+      );
     });
   }
 
   it("accepts an empty invitationIds, as the SDK type makes clients send it", async () => {
-    completed(await h().submit(OP, TYPE, params(h().root.userId, { mfaPolicyName: "inv", requiredAuthenticationMethods: [step({ ...PASSKEY, invitationIds: [] })] })), createMfaPolicy);
+    completed(
+      await h().submit(
+        OP,
+        TYPE,
+        params(h().root.userId, { mfaPolicyName: "inv", requiredAuthenticationMethods: [step({ ...PASSKEY, invitationIds: [] })] }),
+      ),
+      createMfaPolicy,
+    );
   });
 });
 

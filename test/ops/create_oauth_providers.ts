@@ -3,7 +3,19 @@
 // across the service (also under a race), parents refused, only (iss, aud, sub) stored.
 import { after, it } from "node:test";
 import assert from "node:assert/strict";
-import { addUsersWithKeys, completed, failsWith, forbidden, invalidRequest, notFound, perEngine, type Creds, type Harness, type Json, type Res } from "../helpers/inproc.ts";
+import {
+  addUsersWithKeys,
+  completed,
+  failsWith,
+  forbidden,
+  invalidRequest,
+  notFound,
+  perEngine,
+  type Creds,
+  type Harness,
+  type Json,
+  type Res,
+} from "../helpers/inproc.ts";
 import { loginsTrusting, sigilToken, startIssuer, type FakeIssuer } from "../helpers/oidc-tokens.ts";
 import { DEFAULT_OAUTH_SETTINGS } from "../../src/auth/oauth/configure.ts";
 import { newId } from "../../src/store/util.ts";
@@ -19,7 +31,12 @@ after(async () => {
 });
 
 const create = (h: Harness, userId: string, oauthProviders: Json[], as?: Creds, organizationId?: string): Promise<Res> =>
-  h.submit("create_oauth_providers", TYPE, { userId, oauthProviders }, { ...(as ? { as } : {}), ...(organizationId ? { organizationId } : {}) });
+  h.submit(
+    "create_oauth_providers",
+    TYPE,
+    { userId, oauthProviders },
+    { ...(as ? { as } : {}), ...(organizationId ? { organizationId } : {}) },
+  );
 
 const alreadyExists = (res: Res) => failsWith(res, 409, 6, "OAUTH_PROVIDER_ALREADY_EXISTS", /already attached/);
 
@@ -31,14 +48,25 @@ perEngine(
       const sub = `x:${newId()}`;
       const token = await sigilToken(h(), { sub, aud: "x-client" });
       const sdk = await h().sdk();
-      const { providerIds } = await sdk.createOauthProviders({ userId: user!.userId, oauthProviders: [{ providerName: "X", oidcToken: token }] });
+      const { providerIds } = await sdk.createOauthProviders({
+        userId: user!.userId,
+        oauthProviders: [{ providerName: "X", oidcToken: token }],
+      });
       assert.equal(providerIds.length, 1);
       const got = await h().query("get_user", { userId: user!.userId });
       assert.equal(got.status, 200, JSON.stringify(got.json));
       const [p] = got.json.user.oauthProviders as Json[];
       assert.deepEqual(
         { ...p, createdAt: undefined, updatedAt: undefined },
-        { providerId: providerIds[0], providerName: "X", issuer: DEFAULT_OAUTH_SETTINGS.publicUrl, audience: "x-client", subject: sub, createdAt: undefined, updatedAt: undefined },
+        {
+          providerId: providerIds[0],
+          providerName: "X",
+          issuer: DEFAULT_OAUTH_SETTINGS.publicUrl,
+          audience: "x-client",
+          subject: sub,
+          createdAt: undefined,
+          updatedAt: undefined,
+        },
       );
       assert.match(p!.createdAt.seconds, /^\d+$/);
       // Only the identity is stored, never the token.
@@ -68,7 +96,14 @@ perEngine(
       const res = await h().submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", {
         subOrganizationName: `claims-${newId().slice(0, 6)}`,
         rootQuorumThreshold: 1,
-        rootUsers: [{ userName: "u", apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+        rootUsers: [
+          {
+            userName: "u",
+            apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+            authenticators: [],
+            oauthProviders: [],
+          },
+        ],
       });
       const sub = completed(res, "createSubOrganizationResultV8");
       const subUser: Creds = { organizationId: sub.subOrganizationId, userId: sub.rootUserIds[0], key };
@@ -76,7 +111,16 @@ perEngine(
       // A genuine token with the victim's subject, for the attacker's own client id.
       const evil = await google.sign({ sub: victim, aud: "evil-app" });
       failsWith(
-        await create(h(), subUser.userId, [{ providerName: "evil", oidcToken: evil }, { providerName: "victim", oidcClaims: { iss: google.issuer, sub: victim, aud: "victim-app" } }], subUser, sub.subOrganizationId),
+        await create(
+          h(),
+          subUser.userId,
+          [
+            { providerName: "evil", oidcToken: evil },
+            { providerName: "victim", oidcClaims: { iss: google.issuer, sub: victim, aud: "victim-app" } },
+          ],
+          subUser,
+          sub.subOrganizationId,
+        ),
         403,
         7,
         "REQUEST_NOT_AUTHORIZED",
@@ -87,8 +131,19 @@ perEngine(
       assert.equal(none.length, 0, "nothing attached, not even the token entry");
       // The same request from the top-level organization's credential is the backend vouching.
       const [user] = await addUsersWithKeys(h(), 1);
-      completed(await create(h(), user!.userId, [{ providerName: "web", oidcToken: await google.sign({ sub: victim, aud: "web" }) }, { providerName: "ios", oidcClaims: { iss: google.issuer, sub: victim, aud: "ios" } }]), RESULT);
-      const rows = await h().service.store.db.selectFrom("oauth_providers").select(["audience", "vouched_by"]).where("subject", "=", victim).orderBy("audience").execute();
+      completed(
+        await create(h(), user!.userId, [
+          { providerName: "web", oidcToken: await google.sign({ sub: victim, aud: "web" }) },
+          { providerName: "ios", oidcClaims: { iss: google.issuer, sub: victim, aud: "ios" } },
+        ]),
+        RESULT,
+      );
+      const rows = await h()
+        .service.store.db.selectFrom("oauth_providers")
+        .select(["audience", "vouched_by"])
+        .where("subject", "=", victim)
+        .orderBy("audience")
+        .execute();
       assert.deepEqual(rows, [
         { audience: "ios", vouched_by: "OIDC_CLAIMS" },
         { audience: "web", vouched_by: "OIDC_TOKEN" },
@@ -98,9 +153,25 @@ perEngine(
     it("refused: claims without a backing token, an entry with both or neither, too many entries", async () => {
       const [user] = await addUsersWithKeys(h(), 1);
       const token = await google.sign({ sub: "someone", aud: "web" });
-      invalidRequest(await create(h(), user!.userId, [{ providerName: "g", oidcClaims: { iss: google.issuer, sub: "other", aud: "ios" } }, { providerName: "g", oidcToken: token }]), /backed by an oidcToken/, ["parameters.oauthProviders[0].oidcClaims"]);
-      invalidRequest(await create(h(), user!.userId, [{ providerName: "g", oidcClaims: { iss: google.issuer, sub: "someone", aud: "ios" } }]), /backed by an oidcToken/);
-      invalidRequest(await create(h(), user!.userId, [{ providerName: "g", oidcToken: token, oidcClaims: { iss: google.issuer, sub: "someone", aud: "x" } }]), /exactly one of/, ["parameters.oauthProviders[0]"]);
+      invalidRequest(
+        await create(h(), user!.userId, [
+          { providerName: "g", oidcClaims: { iss: google.issuer, sub: "other", aud: "ios" } },
+          { providerName: "g", oidcToken: token },
+        ]),
+        /backed by an oidcToken/,
+        ["parameters.oauthProviders[0].oidcClaims"],
+      );
+      invalidRequest(
+        await create(h(), user!.userId, [{ providerName: "g", oidcClaims: { iss: google.issuer, sub: "someone", aud: "ios" } }]),
+        /backed by an oidcToken/,
+      );
+      invalidRequest(
+        await create(h(), user!.userId, [
+          { providerName: "g", oidcToken: token, oidcClaims: { iss: google.issuer, sub: "someone", aud: "x" } },
+        ]),
+        /exactly one of/,
+        ["parameters.oauthProviders[0]"],
+      );
       invalidRequest(await create(h(), user!.userId, [{ providerName: "g" }]), /exactly one of/);
       invalidRequest(await create(h(), user!.userId, []));
       const rows = await h().service.store.db.selectFrom("oauth_providers").select("id").where("user_id", "=", user!.userId).execute();
@@ -117,7 +188,9 @@ perEngine(
         [[{ providerName: "x", oidcToken: await google.sign({}, { key: "stranger" }) }], /signature/],
       ];
       for (const [entries, message] of cases) {
-        failsWith(await create(h(), user!.userId, entries), 400, 3, "INVALID_OIDC_TOKEN", message, ["parameters.oauthProviders[0].oidcToken"]);
+        failsWith(await create(h(), user!.userId, entries), 400, 3, "INVALID_OIDC_TOKEN", message, [
+          "parameters.oauthProviders[0].oidcToken",
+        ]);
       }
       assert.equal(evil.requests, 0);
     });
@@ -129,10 +202,19 @@ perEngine(
       alreadyExists(await create(h(), b!.userId, [{ providerName: "x", oidcToken: await sigilToken(h(), { sub, aud: "c" }) }]));
       alreadyExists(await create(h(), a!.userId, [{ providerName: "x", oidcToken: await sigilToken(h(), { sub, aud: "c" }) }]));
       const t = await sigilToken(h(), { sub: `x:${newId()}`, aud: "c" });
-      alreadyExists(await create(h(), b!.userId, [{ providerName: "x", oidcToken: t }, { providerName: "x2", oidcToken: t }]));
+      alreadyExists(
+        await create(h(), b!.userId, [
+          { providerName: "x", oidcToken: t },
+          { providerName: "x2", oidcToken: t },
+        ]),
+      );
       const other = await h().newOrg("other-providers");
       alreadyExists(await create(h(), other.userId, [{ providerName: "x", oidcToken: await sigilToken(h(), { sub, aud: "c" }) }], other));
-      const rows = await h().service.store.db.selectFrom("oauth_providers").select("id").where("user_id", "in", [b!.userId, other.userId]).execute();
+      const rows = await h()
+        .service.store.db.selectFrom("oauth_providers")
+        .select("id")
+        .where("user_id", "in", [b!.userId, other.userId])
+        .execute();
       assert.equal(rows.length, 0, "nothing attached by a refused request");
     });
 
@@ -155,7 +237,10 @@ perEngine(
       });
       const sub = completed(res, "createSubOrganizationResultV8");
       const token = await google.sign({ email: "s@example.com", email_verified: true });
-      forbidden(await create(h(), sub.rootUserIds[0], [{ providerName: "google", oidcToken: token }], undefined, sub.subOrganizationId), /parent/);
+      forbidden(
+        await create(h(), sub.rootUserIds[0], [{ providerName: "google", oidcToken: token }], undefined, sub.subOrganizationId),
+        /parent/,
+      );
       notFound(await create(h(), newId(), [{ providerName: "google", oidcToken: token }]), /no user/);
     });
 
@@ -165,8 +250,17 @@ perEngine(
         users: [{ userName: "g", userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
       });
       const [userId] = completed(res, createUsersV4).userIds;
-      completed(await create(h(), userId!, [{ providerName: "google", oidcToken: await google.sign({ email: email.toUpperCase(), email_verified: true }) }]), RESULT);
-      const row = await h().service.store.db.selectFrom("users").select("email_verified_at").where("id", "=", userId!).executeTakeFirstOrThrow();
+      completed(
+        await create(h(), userId!, [
+          { providerName: "google", oidcToken: await google.sign({ email: email.toUpperCase(), email_verified: true }) },
+        ]),
+        RESULT,
+      );
+      const row = await h()
+        .service.store.db.selectFrom("users")
+        .select("email_verified_at")
+        .where("id", "=", userId!)
+        .executeTakeFirstOrThrow();
       assert.ok(row.email_verified_at, "email verified");
     });
   },

@@ -5,7 +5,13 @@ import { createPolicies } from "../../src/activities/policies/create_policy.ts";
 
 const OP = "create_policies";
 const TYPE = "ACTIVITY_TYPE_CREATE_POLICIES";
-const policy = (policyName: string, over: Json = {}): Json => ({ policyName, effect: "EFFECT_DENY", condition: "activity.action == 'DELETE'", notes: "", ...over });
+const policy = (policyName: string, over: Json = {}): Json => ({
+  policyName,
+  effect: "EFFECT_DENY",
+  condition: "activity.action == 'DELETE'",
+  notes: "",
+  ...over,
+});
 const names = async (h: () => import("../helpers/inproc.ts").Harness, as?: import("../helpers/inproc.ts").Creds) =>
   ((await h().query("list_policies", {}, { as })).json.policies as { policyName: string }[]).map((p) => p.policyName);
 
@@ -13,7 +19,9 @@ onSqlite("create_policies", (h) => {
   it("creates policies and answers their ids in input order", async () => {
     const { policyIds } = completed(await h().submit(OP, TYPE, { policies: [policy("b"), policy("a"), policy("c")] }), createPolicies);
     assert.equal(policyIds.length, 3);
-    const got = await Promise.all(policyIds.map(async (policyId: string) => (await h().query("get_policy", { policyId })).json.policy.policyName));
+    const got = await Promise.all(
+      policyIds.map(async (policyId: string) => (await h().query("get_policy", { policyId })).json.policy.policyName),
+    );
     assert.deepEqual(got, ["b", "a", "c"]);
   });
 
@@ -22,7 +30,11 @@ onSqlite("create_policies", (h) => {
   });
 
   it("one bad expression refuses all of them (400, naming the item) and creates none", async () => {
-    invalidRequest(await h().submit(OP, TYPE, { policies: [policy("ok-1"), policy("bad", { consensus: "1 +" })] }), /invalid policy consensus/, ["parameters.policies[1].consensus"]);
+    invalidRequest(
+      await h().submit(OP, TYPE, { policies: [policy("ok-1"), policy("bad", { consensus: "1 +" })] }),
+      /invalid policy consensus/,
+      ["parameters.policies[1].consensus"],
+    );
     assert.ok(!(await names(h)).includes("ok-1"));
   });
 
@@ -31,7 +43,10 @@ onSqlite("create_policies", (h) => {
     assert.ok(!(await names(h)).includes("twice"));
   });
 
-  for (const [what, policies] of [["no policies", []], ["more than 100 policies", Array.from({ length: 101 }, (_, i) => policy(`p${i}`))]] as const) {
+  for (const [what, policies] of [
+    ["no policies", []],
+    ["more than 100 policies", Array.from({ length: 101 }, (_, i) => policy(`p${i}`))],
+  ] as const) {
     it(`refuses ${what} (400)`, async () => {
       invalidRequest(await h().submit(OP, TYPE, { policies }), /policies must hold 1 to 100/, ["parameters.policies"]);
     });

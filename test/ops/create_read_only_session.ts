@@ -15,7 +15,10 @@ async function readOnly(h: Harness): Promise<Json> {
 }
 
 const withSession = (h: Harness, path: string, body: Json, token: string) =>
-  h.post(path, JSON.stringify({ organizationId: h.root.organizationId, ...body }), { "content-type": "application/json", "X-Session": token });
+  h.post(path, JSON.stringify({ organizationId: h.root.organizationId, ...body }), {
+    "content-type": "application/json",
+    "X-Session": token,
+  });
 
 async function activityCount(h: Harness): Promise<number> {
   return ((await h.query("list_activities", { paginationOptions: { limit: "100" } })).json.activities as Json[]).length;
@@ -60,16 +63,24 @@ onSqlite("create_read_only_session", (h) => {
     forged.exp += 3600;
     const tampered = `${head}.${Buffer.from(JSON.stringify(forged)).toString("base64url")}.${sig}`;
     assert.equal((await withSession(h(), "/public/v1/query/whoami", {}, tampered)).status, 401);
-    const login = completed(await h().submit("stamp_login", "ACTIVITY_TYPE_STAMP_LOGIN", { publicKey: generateP256KeyPair().publicKey }), stampLogin);
+    const login = completed(
+      await h().submit("stamp_login", "ACTIVITY_TYPE_STAMP_LOGIN", { publicKey: generateP256KeyPair().publicKey }),
+      stampLogin,
+    );
     assert.equal((await withSession(h(), "/public/v1/query/whoami", {}, login.session)).status, 401);
-    const two = await h().post("/public/v1/query/whoami", JSON.stringify({ organizationId: h().root.organizationId }), { "X-Session": session, "X-Stamp": "e30" });
+    const two = await h().post("/public/v1/query/whoami", JSON.stringify({ organizationId: h().root.organizationId }), {
+      "X-Session": session,
+      "X-Stamp": "e30",
+    });
     assert.equal(two.status, 401);
   });
 
   it("another root organization cannot be read with it", async () => {
     const { session } = await readOnly(h());
     const other = await h().newOrg("Other");
-    const res = await h().post("/public/v1/query/list_users", JSON.stringify({ organizationId: other.organizationId }), { "X-Session": session });
+    const res = await h().post("/public/v1/query/list_users", JSON.stringify({ organizationId: other.organizationId }), {
+      "X-Session": session,
+    });
     assert.equal(res.status, 401);
   });
 });

@@ -4,7 +4,19 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { decryptCredentialBundle, getPublicKey } from "@turnkey/crypto";
 import { uint8ArrayToHexString } from "@turnkey/encoding";
-import { completed, failsWith, forbidden, invalidRequest, notFound, onSqlite, perEngine, UUID, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
+import {
+  completed,
+  failsWith,
+  forbidden,
+  invalidRequest,
+  notFound,
+  onSqlite,
+  perEngine,
+  UUID,
+  type Creds,
+  type Harness,
+  type Json,
+} from "../helpers/inproc.ts";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
 import { createReadWriteSessionV2 } from "../../src/activities/sessions/create_read_write_session.ts";
 import { createSessionProfile } from "../../src/activities/sessions/create_session_profile.ts";
@@ -15,9 +27,19 @@ const OP = "create_read_write_session";
 const TYPE = "ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION_V2";
 
 /** Submits it with a fresh target key; returns the result and the decrypted session key as Creds. */
-async function rwSession(h: Harness, params: Json = {}, as: Creds = h.root, organizationId?: string): Promise<{ r: Json; creds: Creds; target: P256KeyPair }> {
+async function rwSession(
+  h: Harness,
+  params: Json = {},
+  as: Creds = h.root,
+  organizationId?: string,
+): Promise<{ r: Json; creds: Creds; target: P256KeyPair }> {
   const target = generateP256KeyPair();
-  const res = await h.submit(OP, TYPE, { targetPublicKey: target.publicKey, ...params }, { as, ...(organizationId ? { organizationId } : {}) });
+  const res = await h.submit(
+    OP,
+    TYPE,
+    { targetPublicKey: target.publicKey, ...params },
+    { as, ...(organizationId ? { organizationId } : {}) },
+  );
   const r = completed(res, createReadWriteSessionV2);
   const privateKey = decryptCredentialBundle(r.credentialBundle, target.privateKey);
   const publicKey = uint8ArrayToHexString(getPublicKey(privateKey, true));
@@ -94,25 +116,48 @@ onSqlite("create_read_write_session", (h) => {
     assert.deepEqual([r.organizationId, r.userId], [h().root.organizationId, h().root.userId]);
     assert.ok(await keyOf(h(), h().root.userId, creds.key.publicKey));
     // Never a session for the sub-organization's user.
-    notFound(await h().submit(OP, TYPE, { targetPublicKey: generateP256KeyPair().publicKey, userId: sub.userId }, { organizationId: sub.organizationId }), /no user/);
+    notFound(
+      await h().submit(
+        OP,
+        TYPE,
+        { targetPublicKey: generateP256KeyPair().publicKey, userId: sub.userId },
+        { organizationId: sub.organizationId },
+      ),
+      /no user/,
+    );
   });
 
   it("made by a profiled session, the new session keeps the profile (and its scope)", async () => {
     const profileId = completed(
-      await h().submit("create_session_profile", "ACTIVITY_TYPE_CREATE_SESSION_PROFILE", { sessionProfileName: "rw only", scope: "activity.kind == 'CREATE_READ_WRITE_SESSION'" }),
+      await h().submit("create_session_profile", "ACTIVITY_TYPE_CREATE_SESSION_PROFILE", {
+        sessionProfileName: "rw only",
+        scope: "activity.kind == 'CREATE_READ_WRITE_SESSION'",
+      }),
       createSessionProfile,
     ).sessionProfileId;
     const login = generateP256KeyPair();
-    completed(await h().submit("stamp_login", "ACTIVITY_TYPE_STAMP_LOGIN", { publicKey: login.publicKey, sessionProfileId: profileId }), stampLogin);
+    completed(
+      await h().submit("stamp_login", "ACTIVITY_TYPE_STAMP_LOGIN", { publicKey: login.publicKey, sessionProfileId: profileId }),
+      stampLogin,
+    );
     const scoped: Creds = { ...h().root, key: login };
     const { creds } = await rwSession(h(), {}, scoped);
     assert.equal((await keyOf(h(), h().root.userId, creds.key.publicKey))?.credential.sessionProfileId, profileId);
-    forbidden(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "t", userIds: [] }, { as: creds }), /session's scope/);
+    forbidden(
+      await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "t", userIds: [] }, { as: creds }),
+      /session's scope/,
+    );
   });
 });
 
 perEngine("create_read_write_session", (h) => {
   it("a session for a user who does not exist is 404 and nothing is written", async () => {
-    failsWith(await h().submit(OP, TYPE, { targetPublicKey: generateP256KeyPair().publicKey, userId: "00000000-0000-4000-8000-000000000000" }), 404, 5, "REQUEST_INVALID", /no user/);
+    failsWith(
+      await h().submit(OP, TYPE, { targetPublicKey: generateP256KeyPair().publicKey, userId: "00000000-0000-4000-8000-000000000000" }),
+      404,
+      5,
+      "REQUEST_INVALID",
+      /no user/,
+    );
   });
 });

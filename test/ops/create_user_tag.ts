@@ -49,8 +49,13 @@ perEngine("create_user_tag uniqueness", (h) => {
 
   it("the same body submitted 8 times concurrently is one activity and one tag", async () => {
     const timestampMs = String(Date.now());
-    const answers = await Promise.all(Array.from({ length: 8 }, () => h().submit(OP, TYPE, { userTagName: "raced", userIds: [] }, { timestampMs })));
-    assert.deepEqual(answers.map((r) => r.status), Array(8).fill(200));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => h().submit(OP, TYPE, { userTagName: "raced", userIds: [] }, { timestampMs })),
+    );
+    assert.deepEqual(
+      answers.map((r) => r.status),
+      Array(8).fill(200),
+    );
     assert.equal(new Set(answers.map((r) => r.json.activity.id)).size, 1);
     const tags = (await h().query("list_user_tags")).json.userTags.filter((t: { tagName: string }) => t.tagName === "raced");
     assert.equal(tags.length, 1);

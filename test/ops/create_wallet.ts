@@ -16,11 +16,21 @@ perEngine("create_wallet", (h) => {
   it("creates a wallet whose addresses derive from its sealed mnemonic; formats of one path in request order", async () => {
     const accounts = [
       ETH(),
-      { curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/84'/0'/0'/0/0", addressFormat: "ADDRESS_FORMAT_BITCOIN_MAINNET_P2WPKH" },
+      {
+        curve: "CURVE_SECP256K1",
+        pathFormat: "PATH_FORMAT_BIP32",
+        path: "m/84'/0'/0'/0/0",
+        addressFormat: "ADDRESS_FORMAT_BITCOIN_MAINNET_P2WPKH",
+      },
       ETH("m/44'/60'/0'/0/0", { addressFormat: "ADDRESS_FORMAT_COMPRESSED" }),
       SOL(),
       ETH("m/44'/60'/0'/0/0", { addressFormat: "ADDRESS_FORMAT_UNCOMPRESSED" }),
-      { curve: "CURVE_SECP256K1", pathFormat: "PATH_FORMAT_BIP32", path: "m/84'/1'/0'/0/0", addressFormat: "ADDRESS_FORMAT_BITCOIN_TESTNET_P2WPKH" },
+      {
+        curve: "CURVE_SECP256K1",
+        pathFormat: "PATH_FORMAT_BIP32",
+        path: "m/84'/1'/0'/0/0",
+        addressFormat: "ADDRESS_FORMAT_BITCOIN_TESTNET_P2WPKH",
+      },
     ];
     const res = await h().submit(OP, TYPE, { walletName: "main", accounts, mnemonicLength: 24 });
     const { walletId, addresses } = completed(res, "createWalletResult");
@@ -53,13 +63,30 @@ perEngine("create_wallet", (h) => {
     const text = JSON.stringify(res.json);
     for (const word of new Set(mnemonic.split(" "))) assert.ok(!text.includes(` ${word} `), "a mnemonic word sequence in the activity");
     assert.ok(!text.includes(mnemonic));
-    const stored = await h().service.store.db.selectFrom("activities").select(["intent", "result"]).where("id", "=", res.json.activity.id).executeTakeFirstOrThrow();
+    const stored = await h()
+      .service.store.db.selectFrom("activities")
+      .select(["intent", "result"])
+      .where("id", "=", res.json.activity.id)
+      .executeTakeFirstOrThrow();
     assert.ok(!`${stored.intent}${stored.result}`.includes(mnemonic.split(" ").slice(0, 2).join(" ")));
 
     const accs = (await h().query("list_wallet_accounts", { walletId, paginationOptions: { limit: "100" } })).json.accounts;
-    assert.deepEqual(accs.map((a: Json) => a.address), addresses);
+    assert.deepEqual(
+      accs.map((a: Json) => a.address),
+      addresses,
+    );
     assert.deepEqual(Object.keys(accs[0]).sort(), [
-      "address", "addressFormat", "createdAt", "curve", "organizationId", "path", "pathFormat", "publicKey", "updatedAt", "walletAccountId", "walletId",
+      "address",
+      "addressFormat",
+      "createdAt",
+      "curve",
+      "organizationId",
+      "path",
+      "pathFormat",
+      "publicKey",
+      "updatedAt",
+      "walletAccountId",
+      "walletId",
     ]);
   });
 
@@ -88,14 +115,34 @@ perEngine("create_wallet", (h) => {
   });
 
   const refused: [string, Json, RegExp, string[]][] = [
-    ["an ed25519 curve with an Ethereum address", { accounts: [ETH(), { ...SOL(), addressFormat: "ADDRESS_FORMAT_ETHEREUM" }] }, /not defined for CURVE_ED25519/, ["parameters.accounts[1].addressFormat"]],
+    [
+      "an ed25519 curve with an Ethereum address",
+      { accounts: [ETH(), { ...SOL(), addressFormat: "ADDRESS_FORMAT_ETHEREUM" }] },
+      /not defined for CURVE_ED25519/,
+      ["parameters.accounts[1].addressFormat"],
+    ],
     ["a non-hardened ed25519 path", { accounts: [SOL("m/44'/501'/0'/0")] }, /hardened/, ["parameters.accounts[0].path"]],
     ["a malformed path", { accounts: [ETH("44'/60'/0'")] }, /must start with "m\/"/, ["parameters.accounts[0].path"]],
     ["a path level that is not a number", { accounts: [ETH("m/44'/x/0")] }, /must be a number/, ["parameters.accounts[0].path"]],
     ["a path level of 2^31", { accounts: [ETH("m/2147483648")] }, /below 2\^31/, ["parameters.accounts[0].path"]],
-    ["an unknown address format", { accounts: [ETH("m/0", { addressFormat: "ADDRESS_FORMAT_DOGE" })] }, /unsupported address format/, ["parameters.accounts[0].addressFormat"]],
-    ["a P-256 curve", { accounts: [ETH("m/0", { curve: "CURVE_P256" })] }, /CURVE_SECP256K1 or CURVE_ED25519/, ["parameters.accounts[0].curve"]],
-    ["another path format", { accounts: [ETH("m/0", { pathFormat: "PATH_FORMAT_X" })] }, /PATH_FORMAT_BIP32/, ["parameters.accounts[0].pathFormat"]],
+    [
+      "an unknown address format",
+      { accounts: [ETH("m/0", { addressFormat: "ADDRESS_FORMAT_DOGE" })] },
+      /unsupported address format/,
+      ["parameters.accounts[0].addressFormat"],
+    ],
+    [
+      "a P-256 curve",
+      { accounts: [ETH("m/0", { curve: "CURVE_P256" })] },
+      /CURVE_SECP256K1 or CURVE_ED25519/,
+      ["parameters.accounts[0].curve"],
+    ],
+    [
+      "another path format",
+      { accounts: [ETH("m/0", { pathFormat: "PATH_FORMAT_X" })] },
+      /PATH_FORMAT_BIP32/,
+      ["parameters.accounts[0].pathFormat"],
+    ],
     ["the same path and format twice", { accounts: [ETH(), ETH()] }, /same path and address format/, ["parameters.accounts[1]"]],
     ["a mnemonic of 11 words", { mnemonicLength: 11, accounts: [] }, /12, 15, 18, 21 or 24/, ["parameters.mnemonicLength"]],
     ["a mnemonic of 25 words", { mnemonicLength: 25, accounts: [] }, /12, 15, 18, 21 or 24/, ["parameters.mnemonicLength"]],
@@ -151,7 +198,10 @@ perEngine("sign-up with a wallet (create_sub_organization V8/V7 `wallet`, list_s
         assert.deepEqual(found.json.organizationIds, [subOrganizationId], address);
       }
     }
-    const none = await h().query("list_suborgs", { filterType: "WALLET_ACCOUNT_ADDRESS", filterValue: "0x000000000000000000000000000000000000dEaD" });
+    const none = await h().query("list_suborgs", {
+      filterType: "WALLET_ACCOUNT_ADDRESS",
+      filterValue: "0x000000000000000000000000000000000000dEaD",
+    });
     assert.deepEqual(none.json.organizationIds, []);
   });
 

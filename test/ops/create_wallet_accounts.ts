@@ -28,7 +28,10 @@ perEngine("create_wallet_accounts", (h) => {
       addressOf(deriveKey(seed, "CURVE_SECP256K1", "m/44'/60'/0'/0/0"), "ADDRESS_FORMAT_BITCOIN_TESTNET_P2WPKH"),
     ]);
     const accs = (await h().query("list_wallet_accounts", { walletId })).json.accounts;
-    assert.deepEqual(accs.map((a: Json) => a.address), [...first, ...addresses]);
+    assert.deepEqual(
+      accs.map((a: Json) => a.address),
+      [...first, ...addresses],
+    );
     assert.equal(accs[4].name, "btc");
     // One path, one key, whatever the address format.
     assert.equal(accs[4].publicKey, accs[0].publicKey);
@@ -37,14 +40,20 @@ perEngine("create_wallet_accounts", (h) => {
 
   it("persist: false derives without recording", async () => {
     const { walletId } = await newWallet(h(), []);
-    const { addresses } = completed(await h().submit(OP, TYPE, { walletId, accounts: [ETH("m/7")], persist: false }), "createWalletAccountsResult");
+    const { addresses } = completed(
+      await h().submit(OP, TYPE, { walletId, accounts: [ETH("m/7")], persist: false }),
+      "createWalletAccountsResult",
+    );
     assert.match(addresses[0], /^0x/);
     assert.deepEqual((await h().query("list_wallet_accounts", { walletId })).json.accounts, []);
   });
 
   it("an account the wallet already has (path and format) is 409, and nothing is added", async () => {
     const { walletId } = await newWallet(h(), [ETH()]);
-    conflict(await h().submit(OP, TYPE, { walletId, accounts: [ETH("m/1"), ETH("m/44h/60h/0h/0/0")] }), /accounts\[1\].*already has an account/);
+    conflict(
+      await h().submit(OP, TYPE, { walletId, accounts: [ETH("m/1"), ETH("m/44h/60h/0h/0/0")] }),
+      /accounts\[1\].*already has an account/,
+    );
     assert.equal((await h().query("list_wallet_accounts", { walletId })).json.accounts.length, 1);
   });
 
@@ -59,9 +68,11 @@ perEngine("create_wallet_accounts", (h) => {
 
   it("refuses bad accounts field by field (400)", async () => {
     const { walletId } = await newWallet(h(), []);
-    invalidRequest(await h().submit(OP, TYPE, { walletId, accounts: [ETH("m/1"), { ...SOL(), addressFormat: "ADDRESS_FORMAT_ETHEREUM" }] }), /ED25519/, [
-      "parameters.accounts[1].addressFormat",
-    ]);
+    invalidRequest(
+      await h().submit(OP, TYPE, { walletId, accounts: [ETH("m/1"), { ...SOL(), addressFormat: "ADDRESS_FORMAT_ETHEREUM" }] }),
+      /ED25519/,
+      ["parameters.accounts[1].addressFormat"],
+    );
     invalidRequest(await h().submit(OP, TYPE, { walletId, accounts: [SOL("m/0")] }), /hardened/, ["parameters.accounts[0].path"]);
     invalidRequest(await h().submit(OP, TYPE, { walletId, accounts: [] }), /accounts/, ["parameters.accounts"]);
     invalidRequest(await h().submit(OP, TYPE, { walletId: "w", accounts: [ETH()] }), /wallet id/, ["parameters.walletId"]);
@@ -79,8 +90,15 @@ perEngine("create_wallet_accounts", (h) => {
     const batch = (k: number) => Array.from({ length: 100 }, (_, i) => ETH(`m/${k}/${i}`, { addressFormat: "ADDRESS_FORMAT_COMPRESSED" }));
     const results = await Promise.all(Array.from({ length: 11 }, (_, k) => h().submit(OP, TYPE, { walletId, accounts: batch(k) })));
     assert.equal(results.filter((r) => r.status === 200).length, 10);
-    exhausted(results.find((r) => r.status !== 200)!, /at most 1000/);
-    const count = await h().service.store.db.selectFrom("wallet_accounts").select((eb) => eb.fn.countAll<number>().as("n")).where("wallet_id", "=", walletId).executeTakeFirstOrThrow();
+    exhausted(
+      results.find((r) => r.status !== 200)!,
+      /at most 1000/,
+    );
+    const count = await h()
+      .service.store.db.selectFrom("wallet_accounts")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("wallet_id", "=", walletId)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(count.n), 1000);
   });
 });

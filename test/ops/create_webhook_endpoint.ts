@@ -40,7 +40,11 @@ onSqlite("create_webhook_endpoint", (h) => {
     ["a url over 2048 characters", params({ url: "https://hooks.example.com/" + "a".repeat(2048) }), "parameters.url"],
     ["a blank name", params({ name: " " }), "parameters.name"],
     ["another event type", params({ subscriptions: [{ eventType: "BALANCE_UPDATES" }] }), "parameters.subscriptions[0].eventType"],
-    ["filters that are not JSON", params({ subscriptions: [{ eventType: "ACTIVITY_UPDATES", filtersJson: "{" }] }), "parameters.subscriptions[0].filtersJson"],
+    [
+      "filters that are not JSON",
+      params({ subscriptions: [{ eventType: "ACTIVITY_UPDATES", filtersJson: "{" }] }),
+      "parameters.subscriptions[0].filtersJson",
+    ],
     ["an empty subscription list", params({ subscriptions: [] }), "parameters.subscriptions"],
   ];
   for (const [what, p, field] of refused) {

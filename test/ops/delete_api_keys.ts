@@ -1,6 +1,17 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { addUsersWithKeys, assertIdempotent, completed, failsWith, forbidden, invalidRequest, notFound, onSqlite, precondition, publicKey } from "../helpers/inproc.ts";
+import {
+  addUsersWithKeys,
+  assertIdempotent,
+  completed,
+  failsWith,
+  forbidden,
+  invalidRequest,
+  notFound,
+  onSqlite,
+  precondition,
+  publicKey,
+} from "../helpers/inproc.ts";
 import { createAuthenticatorsV2 } from "../../src/activities/authenticators/create_authenticators.ts";
 import { deleteApiKeys } from "../../src/activities/credentials/delete_api_keys.ts";
 import { updateRootQuorum } from "../../src/activities/organizations/update_root_quorum.ts";
@@ -13,10 +24,14 @@ const MISSING = "00000000-0000-4000-8000-000000000000";
 onSqlite("delete_api_keys", (h) => {
   const addKey = async (userId: string) =>
     completed(
-      await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId, apiKeys: [{ apiKeyName: "x", publicKey: publicKey(), curveType: "API_KEY_CURVE_P256" }] }),
+      await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", {
+        userId,
+        apiKeys: [{ apiKeyName: "x", publicKey: publicKey(), curveType: "API_KEY_CURVE_P256" }],
+      }),
       "createApiKeysResult",
     ).apiKeyIds[0] as string;
-  const keyIdsOf = async (userId: string) => ((await h().query("get_api_keys", { userId })).json.apiKeys as { apiKeyId: string }[]).map((k) => k.apiKeyId);
+  const keyIdsOf = async (userId: string) =>
+    ((await h().query("get_api_keys", { userId })).json.apiKeys as { apiKeyId: string }[]).map((k) => k.apiKeyId);
 
   it("deletes a user's keys: the deleted credential stops working", async () => {
     const [u] = await addUsersWithKeys(h(), 1);
@@ -47,14 +62,25 @@ onSqlite("delete_api_keys", (h) => {
   it("a session key is no lasting credential: a root user keeping only a session is refused; a passkey is one", async () => {
     const { SoftPasskey } = await import("../helpers/webauthn.ts");
     const [u] = await addUsersWithKeys(h(), 1);
-    completed(await h().submit("update_root_quorum", "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", { threshold: 1, userIds: [h().root.userId, u!.userId] }), updateRootQuorum);
+    completed(
+      await h().submit("update_root_quorum", "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", { threshold: 1, userIds: [h().root.userId, u!.userId] }),
+      updateRootQuorum,
+    );
     const own = await keyIdsOf(u!.userId);
     // A session for u (its key lives 15 minutes).
     const session = publicKey();
     completed(await h().submit("stamp_login", "ACTIVITY_TYPE_STAMP_LOGIN", { publicKey: session }, { as: u }), stampLogin);
     precondition(await h().submit(OP, TYPE, { userId: u!.userId, apiKeyIds: own }, { as: u }), /last lasting credential/);
     const pk = new SoftPasskey();
-    completed(await h().submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", { userId: u!.userId, authenticators: [pk.registration()] }, { as: u }), createAuthenticatorsV2);
+    completed(
+      await h().submit(
+        "create_authenticators",
+        "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2",
+        { userId: u!.userId, authenticators: [pk.registration()] },
+        { as: u },
+      ),
+      createAuthenticatorsV2,
+    );
     completed(await h().submit(OP, TYPE, { userId: u!.userId, apiKeyIds: own }, { as: u }), deleteApiKeys);
   });
 
@@ -68,9 +94,14 @@ onSqlite("delete_api_keys", (h) => {
     assert.ok((await keyIdsOf(a!.userId)).includes(aKey));
   });
 
-  for (const [what, apiKeyIds] of [["no ids", []], ["more than 100 ids", Array.from({ length: 101 }, () => MISSING)]] as const) {
+  for (const [what, apiKeyIds] of [
+    ["no ids", []],
+    ["more than 100 ids", Array.from({ length: 101 }, () => MISSING)],
+  ] as const) {
     it(`refuses ${what} (400)`, async () => {
-      invalidRequest(await h().submit(OP, TYPE, { userId: h().root.userId, apiKeyIds }), /apiKeyIds must hold 1 to 100/, ["parameters.apiKeyIds"]);
+      invalidRequest(await h().submit(OP, TYPE, { userId: h().root.userId, apiKeyIds }), /apiKeyIds must hold 1 to 100/, [
+        "parameters.apiKeyIds",
+      ]);
     });
   }
 });

@@ -1,6 +1,16 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { addUsersWithKeys, assertIdempotent, completed, forbidden, notFound, invalidRequest, perEngine, precondition, type Harness } from "../helpers/inproc.ts";
+import {
+  addUsersWithKeys,
+  assertIdempotent,
+  completed,
+  forbidden,
+  notFound,
+  invalidRequest,
+  perEngine,
+  precondition,
+  type Harness,
+} from "../helpers/inproc.ts";
 import { SoftPasskey, TEST_WEBAUTHN, submitWithPasskey } from "../helpers/webauthn.ts";
 import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
 import { createAuthenticatorsV2 } from "../../src/activities/authenticators/create_authenticators.ts";
@@ -24,7 +34,12 @@ perEngine(
       const [a, b] = await withPasskeys(h(), u!.userId, 2);
       const res = await h().submit(OP, TYPE, { userId: u!.userId, authenticatorIds: [a] });
       assert.deepEqual(completed(res, deleteAuthenticators).authenticatorIds, [a]);
-      assert.deepEqual((await h().query("get_authenticators", { userId: u!.userId })).json.authenticators.map((x: { authenticatorId: string }) => x.authenticatorId), [b]);
+      assert.deepEqual(
+        (await h().query("get_authenticators", { userId: u!.userId })).json.authenticators.map(
+          (x: { authenticatorId: string }) => x.authenticatorId,
+        ),
+        [b],
+      );
     });
 
     it("an unknown id, or another user's, is 404 and deletes nothing", async () => {
@@ -58,21 +73,31 @@ perEngine(
         "createSubOrganizationResultV8",
       );
       const userId = sub.rootUserIds[0] as string;
-      const listed = (await h().query("get_authenticators", { userId }, { organizationId: sub.subOrganizationId })).json.authenticators as { authenticatorId: string; credentialId: string }[];
+      const listed = (await h().query("get_authenticators", { userId }, { organizationId: sub.subOrganizationId })).json.authenticators as {
+        authenticatorId: string;
+        credentialId: string;
+      }[];
       const ids = listed.map((x) => x.authenticatorId);
       const first = listed.find((x) => x.credentialId === pk.id)!.authenticatorId;
       const second = listed.find((x) => x.credentialId === pk2.id)!.authenticatorId;
       precondition(await submitWithPasskey(h(), pk, OP, TYPE, { userId, authenticatorIds: ids }, sub.subOrganizationId), /last credential/);
       const res = await submitWithPasskey(h(), pk, OP, TYPE, { userId, authenticatorIds: [second] }, sub.subOrganizationId);
       completed(res, deleteAuthenticators);
-      precondition(await submitWithPasskey(h(), pk, OP, TYPE, { userId, authenticatorIds: [first] }, sub.subOrganizationId), /last credential/);
+      precondition(
+        await submitWithPasskey(h(), pk, OP, TYPE, { userId, authenticatorIds: [first] }, sub.subOrganizationId),
+        /last credential/,
+      );
     });
 
     it("the same body twice is one activity; malformed ids are 400", async () => {
       const [a] = await withPasskeys(h(), h().root.userId, 1);
       await assertIdempotent(h(), OP, TYPE, { userId: h().root.userId, authenticatorIds: [a] });
-      invalidRequest(await h().submit(OP, TYPE, { userId: h().root.userId, authenticatorIds: [] }), /1 to 100/, ["parameters.authenticatorIds"]);
-      invalidRequest(await h().submit(OP, TYPE, { userId: h().root.userId, authenticatorIds: ["x"] }), undefined, ["parameters.authenticatorIds[0]"]);
+      invalidRequest(await h().submit(OP, TYPE, { userId: h().root.userId, authenticatorIds: [] }), /1 to 100/, [
+        "parameters.authenticatorIds",
+      ]);
+      invalidRequest(await h().submit(OP, TYPE, { userId: h().root.userId, authenticatorIds: ["x"] }), undefined, [
+        "parameters.authenticatorIds[0]",
+      ]);
     });
   },
   undefined,

@@ -28,7 +28,10 @@ perEngine(
       const row = await invitationRow(h(), sent.invitationId);
       assert.equal(row.status, "INVITATION_STATUS_REVOKED");
       assert.equal(row.token_digest, null);
-      notFound(await h().submit("accept_invitation", "ACTIVITY_TYPE_ACCEPT_INVITATION_V2", accept(sent.invitationId, sent.token)), /no live invitation/);
+      notFound(
+        await h().submit("accept_invitation", "ACTIVITY_TYPE_ACCEPT_INVITATION_V2", accept(sent.invitationId, sent.token)),
+        /no live invitation/,
+      );
       const again = await invite(h(), s.sink(), { receiverUserEmail: sent.email });
       assert.notEqual(again.invitationId, sent.invitationId);
     });
@@ -48,7 +51,10 @@ perEngine(
       completed(await h().submit(OP, TYPE, { invitationId: sent.invitationId }), deleteInvitation);
       precondition(await h().submit(OP, TYPE, { invitationId: sent.invitationId }), /already deleted/);
       const accepted = await invite(h(), s.sink());
-      completed(await h().submit("accept_invitation", "ACTIVITY_TYPE_ACCEPT_INVITATION_V2", accept(accepted.invitationId, accepted.token)), acceptInvitation);
+      completed(
+        await h().submit("accept_invitation", "ACTIVITY_TYPE_ACCEPT_INVITATION_V2", accept(accepted.invitationId, accepted.token)),
+        acceptInvitation,
+      );
       precondition(await h().submit(OP, TYPE, { invitationId: accepted.invitationId }), /already accepted/);
     });
 

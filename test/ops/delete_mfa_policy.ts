@@ -28,19 +28,28 @@ onSqlite("delete_mfa_policy", (h) => {
 
   it("a delegated user allowed `activity.resource == 'MFA_POLICY' && activity.action == 'DELETE'` may delete (recovery); without it 403", async () => {
     const [delegate] = await addUsersWithKeys(h(), 1);
-    const id = await addMfaPolicy(h(), h().root, { userId: h().root.userId, mfaPolicyName: "root's", condition: "false", requiredAuthenticationMethods: methods });
+    const id = await addMfaPolicy(h(), h().root, {
+      userId: h().root.userId,
+      mfaPolicyName: "root's",
+      condition: "false",
+      requiredAuthenticationMethods: methods,
+    });
     forbidden(await h().submit(OP, TYPE, { userId: h().root.userId, mfaPolicyId: id }, { as: delegate! }));
     completed(
       await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", {
         policyName: "MFA recovery",
         effect: "EFFECT_ALLOW",
-        condition: "activity.resource == 'MFA_POLICY' && activity.action == 'DELETE' && activity.params.user_id == '" + h().root.userId + "'",
+        condition:
+          "activity.resource == 'MFA_POLICY' && activity.action == 'DELETE' && activity.params.user_id == '" + h().root.userId + "'",
         consensus: `approvers.any(user, user.id == '${delegate!.userId}')`,
         notes: "",
       }),
       "createPolicyResult",
     );
-    assert.equal(completed(await h().submit(OP, TYPE, { userId: h().root.userId, mfaPolicyId: id }, { as: delegate! }), deleteMfaPolicy).mfaPolicyId, id);
+    assert.equal(
+      completed(await h().submit(OP, TYPE, { userId: h().root.userId, mfaPolicyId: id }, { as: delegate! }), deleteMfaPolicy).mfaPolicyId,
+      id,
+    );
   });
 
   it("deleting the user deletes its policies", async () => {

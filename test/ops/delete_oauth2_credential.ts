@@ -8,7 +8,8 @@ const OP = "delete_oauth2_credential";
 const TYPE = "ACTIVITY_TYPE_DELETE_OAUTH2_CREDENTIAL";
 
 perEngine("delete_oauth2_credential", (h) => {
-  const exists = async (id: string) => (await h().service.store.db.selectFrom("oauth2_credentials").select("id").where("id", "=", id).executeTakeFirst()) !== undefined;
+  const exists = async (id: string) =>
+    (await h().service.store.db.selectFrom("oauth2_credentials").select("id").where("id", "=", id).executeTakeFirst()) !== undefined;
 
   it("deletes the credential and its sealed secret; a second delete is 404", async () => {
     const { oauth2CredentialId } = await newCredential(h(), { provider: "OAUTH2_PROVIDER_X", clientId: "c", clientSecret: "s" });

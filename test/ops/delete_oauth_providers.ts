@@ -29,7 +29,12 @@ perEngine("delete_oauth_providers", (h) => {
     const list = await h().query("get_oauth_providers", { userId: user!.userId });
     assert.deepEqual(list.json.oauthProviders, []);
     const key = generateP256KeyPair();
-    notFound(await h().submit("oauth_login", "ACTIVITY_TYPE_OAUTH_LOGIN", { oidcToken: await sigilToken(h(), { sub, aud: "del", nonce: nonceOf(key.publicKey) }), publicKey: key.publicKey }));
+    notFound(
+      await h().submit("oauth_login", "ACTIVITY_TYPE_OAUTH_LOGIN", {
+        oidcToken: await sigilToken(h(), { sub, aud: "del", nonce: nonceOf(key.publicKey) }),
+        publicKey: key.publicKey,
+      }),
+    );
     await attach(h(), other!.userId, sub);
   });
 

@@ -11,7 +11,12 @@ onSqlite("delete_policies", (h) => {
   const create = async (n: number, prefix: string) =>
     completed(
       await h().submit("create_policies", "ACTIVITY_TYPE_CREATE_POLICIES", {
-        policies: Array.from({ length: n }, (_, i) => ({ policyName: `${prefix}${i}`, effect: "EFFECT_DENY", condition: "false", notes: "" })),
+        policies: Array.from({ length: n }, (_, i) => ({
+          policyName: `${prefix}${i}`,
+          effect: "EFFECT_DENY",
+          condition: "false",
+          notes: "",
+        })),
       }),
       "createPoliciesResult",
     ).policyIds as string[];
@@ -32,7 +37,10 @@ onSqlite("delete_policies", (h) => {
     assert.equal((await h().query("get_policy", { policyId: kept })).status, 200);
   });
 
-  for (const [what, policyIds] of [["no ids", []], ["more than 100 ids", Array.from({ length: 101 }, () => MISSING)]] as const) {
+  for (const [what, policyIds] of [
+    ["no ids", []],
+    ["more than 100 ids", Array.from({ length: 101 }, () => MISSING)],
+  ] as const) {
     it(`refuses ${what} (400)`, async () => {
       invalidRequest(await h().submit(OP, TYPE, { policyIds }), /policyIds must hold 1 to 100/, ["parameters.policyIds"]);
     });

@@ -9,7 +9,15 @@ const TYPE = "ACTIVITY_TYPE_DELETE_POLICY";
 
 onSqlite("delete_policy", (h) => {
   const create = async (policyName: string) =>
-    completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName, effect: "EFFECT_DENY", condition: "false", notes: "" }), createPolicyV3).policyId as string;
+    completed(
+      await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", {
+        policyName,
+        effect: "EFFECT_DENY",
+        condition: "false",
+        notes: "",
+      }),
+      createPolicyV3,
+    ).policyId as string;
 
   it("deletes a policy", async () => {
     const policyId = await create("gone");

@@ -1,7 +1,17 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { sql } from "kysely";
-import { completed, failsWith, forbidden, invalidRequest, onSqlite, perEngine, precondition, addUsersWithKeys, type Harness } from "../helpers/inproc.ts";
+import {
+  completed,
+  failsWith,
+  forbidden,
+  invalidRequest,
+  onSqlite,
+  perEngine,
+  precondition,
+  addUsersWithKeys,
+  type Harness,
+} from "../helpers/inproc.ts";
 import { subOrganization } from "../helpers/sub-organizations.ts";
 import { deleteSubOrganization } from "../../src/activities/organizations/delete_sub_organization.ts";
 import { DELETED_WITH_ORGANIZATION, KEPT_WITH_ORGANIZATION } from "../../src/store/organization-deletion.ts";
@@ -26,8 +36,14 @@ const unknownOrganization = /could not find public key in organization/;
 onSqlite("delete_sub_organization", (h) => {
   it("a sub-organization's own root user deletes it: its rows go, its activities stay, its id is unknown from then on", async () => {
     const sub = await subOrganization(h());
-    completed(await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: "w", accounts: [] }, { as: sub }), "createWalletResult");
-    completed(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "t", userIds: [sub.userId] }, { as: sub }), "createUserTagResult");
+    completed(
+      await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: "w", accounts: [] }, { as: sub }),
+      "createWalletResult",
+    );
+    completed(
+      await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "t", userIds: [sub.userId] }, { as: sub }),
+      "createUserTagResult",
+    );
     const res = await h().submit(OP, TYPE, { deleteWithoutExport: true }, { as: sub });
     assert.deepEqual(completed(res, deleteSubOrganization), { subOrganizationUuid: sub.organizationId });
     assert.deepEqual(await leftovers(h(), sub.organizationId), {});
@@ -36,8 +52,20 @@ onSqlite("delete_sub_organization", (h) => {
     assert.ok(kept.some((a) => a.type === TYPE) && kept.some((a) => a.type === "ACTIVITY_TYPE_CREATE_WALLET"));
     // Its own key is gone; its parent's key names an unknown organization (as for an id never used).
     failsWith(await h().query("get_organization", {}, { as: sub }), 401, 16, "PUBLIC_KEY_NOT_FOUND", unknownOrganization);
-    failsWith(await h().query("get_organization", {}, { organizationId: sub.organizationId }), 401, 16, "PUBLIC_KEY_NOT_FOUND", unknownOrganization);
-    failsWith(await h().query("get_organization", {}, { organizationId: "00000000-0000-4000-8000-00000000abcd" }), 401, 16, "PUBLIC_KEY_NOT_FOUND", unknownOrganization);
+    failsWith(
+      await h().query("get_organization", {}, { organizationId: sub.organizationId }),
+      401,
+      16,
+      "PUBLIC_KEY_NOT_FOUND",
+      unknownOrganization,
+    );
+    failsWith(
+      await h().query("get_organization", {}, { organizationId: "00000000-0000-4000-8000-00000000abcd" }),
+      401,
+      16,
+      "PUBLIC_KEY_NOT_FOUND",
+      unknownOrganization,
+    );
     const ids = (await h().query("list_suborgs", {})).json.organizationIds as string[];
     assert.ok(!ids.includes(sub.organizationId));
   });
@@ -46,7 +74,12 @@ onSqlite("delete_sub_organization", (h) => {
     const sub = await subOrganization(h());
     forbidden(await h().submit(OP, TYPE, { deleteWithoutExport: true }, { organizationId: sub.organizationId }), /parent of organization/);
     const db = h().service.store.db;
-    const recorded = await db.selectFrom("activities").select("id").where("organization_id", "=", sub.organizationId).where("type", "=", TYPE).execute();
+    const recorded = await db
+      .selectFrom("activities")
+      .select("id")
+      .where("organization_id", "=", sub.organizationId)
+      .where("type", "=", TYPE)
+      .execute();
     assert.equal(recorded.length, 0);
     assert.equal((await h().query("get_organization", {}, { as: sub })).status, 200);
   });
@@ -61,9 +94,14 @@ onSqlite("delete_sub_organization", (h) => {
 
   it("a wallet never exported needs deleteWithoutExport (400, nothing deleted)", async () => {
     const sub = await subOrganization(h());
-    completed(await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: "w", accounts: [] }, { as: sub }), "createWalletResult");
+    completed(
+      await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: "w", accounts: [] }, { as: sub }),
+      "createWalletResult",
+    );
     invalidRequest(await h().submit(OP, TYPE, {}, { as: sub }), /never been exported/, ["parameters.deleteWithoutExport"]);
-    invalidRequest(await h().submit(OP, TYPE, { deleteWithoutExport: false }, { as: sub }), /never been exported/, ["parameters.deleteWithoutExport"]);
+    invalidRequest(await h().submit(OP, TYPE, { deleteWithoutExport: false }, { as: sub }), /never been exported/, [
+      "parameters.deleteWithoutExport",
+    ]);
     assert.equal((await h().query("list_wallets", {}, { as: sub })).json.wallets.length, 1);
   });
 
@@ -92,7 +130,10 @@ onSqlite("delete_sub_organization", (h) => {
 
   it("every table with an organization_id column is either deleted with the organization or kept on purpose", async () => {
     const tables = await h().service.store.db.introspection.getTables();
-    const withOrg = tables.filter((t) => t.columns.some((c) => c.name === "organization_id")).map((t) => t.name).sort();
+    const withOrg = tables
+      .filter((t) => t.columns.some((c) => c.name === "organization_id"))
+      .map((t) => t.name)
+      .sort();
     const listed = [...DELETED_WITH_ORGANIZATION, ...KEPT_WITH_ORGANIZATION].sort();
     assert.deepEqual(withOrg, listed);
   });
@@ -108,7 +149,17 @@ perEngine("delete_sub_organization under concurrency", (h) => {
     const res = await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "late", userIds: [] }, { as: sub });
     failsWith(res, 404, 5, "ORGANIZATION_NOT_FOUND", /not found/);
     assert.equal((await db.selectFrom("user_tags").select("id").where("organization_id", "=", sub.organizationId).execute()).length, 0);
-    assert.equal((await db.selectFrom("activities").select("id").where("organization_id", "=", sub.organizationId).where("type", "=", "ACTIVITY_TYPE_CREATE_USER_TAG").execute()).length, 0);
+    assert.equal(
+      (
+        await db
+          .selectFrom("activities")
+          .select("id")
+          .where("organization_id", "=", sub.organizationId)
+          .where("type", "=", "ACTIVITY_TYPE_CREATE_USER_TAG")
+          .execute()
+      ).length,
+      0,
+    );
   });
 
   it("activities in flight in the organization either land before the deletion (and are deleted with it) or are refused: nothing is left", async () => {
@@ -136,7 +187,9 @@ perEngine(
         late = h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "late", userIds: [] }, { as: sub });
         // Until the activity's transaction waits on the row lock (polled, not slept).
         for (;;) {
-          const waiting = await sql<{ n: number }>`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(db);
+          const waiting = await sql<{
+            n: number;
+          }>`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(db);
           if (Number(waiting.rows[0]!.n) > 0) break;
           await new Promise((r) => setImmediate(r));
         }

@@ -10,7 +10,8 @@ const MISSING = "00000000-0000-4000-8000-000000000000";
 
 onSqlite("delete_user_tags", (h) => {
   const tag = async (name: string, userIds: string[] = []) =>
-    completed(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: name, userIds }), createUserTag).userTagId as string;
+    completed(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: name, userIds }), createUserTag)
+      .userTagId as string;
 
   it("deletes tags and names the users that carried them", async () => {
     const [a, b] = [await tag("a", [h().root.userId]), await tag("b")];
@@ -32,7 +33,10 @@ onSqlite("delete_user_tags", (h) => {
     assert.ok((await h().query("list_user_tags")).json.userTags.some((t: { tagId: string }) => t.tagId === kept));
   });
 
-  for (const [what, userTagIds] of [["no ids", []], ["more than 100 ids", Array.from({ length: 101 }, () => MISSING)]] as const) {
+  for (const [what, userTagIds] of [
+    ["no ids", []],
+    ["more than 100 ids", Array.from({ length: 101 }, () => MISSING)],
+  ] as const) {
     it(`refuses ${what} (400)`, async () => {
       invalidRequest(await h().submit(OP, TYPE, { userTagIds }), /userTagIds must hold 1 to 100/, ["parameters.userTagIds"]);
     });

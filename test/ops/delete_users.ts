@@ -1,6 +1,16 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { addUsersWithKeys, assertIdempotent, completed, failsWith, invalidRequest, notFound, onSqlite, precondition, userParams } from "../helpers/inproc.ts";
+import {
+  addUsersWithKeys,
+  assertIdempotent,
+  completed,
+  failsWith,
+  invalidRequest,
+  notFound,
+  onSqlite,
+  precondition,
+  userParams,
+} from "../helpers/inproc.ts";
 import { createUsersV4 } from "../../src/activities/users/create_users.ts";
 import { deleteUsers } from "../../src/activities/users/delete_users.ts";
 
@@ -18,7 +28,10 @@ onSqlite("delete_users", (h) => {
   });
 
   it("the same body twice is one activity", async () => {
-    const { userIds } = completed(await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams()] }), createUsersV4);
+    const { userIds } = completed(
+      await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams()] }),
+      createUsersV4,
+    );
     await assertIdempotent(h(), OP, TYPE, { userIds });
   });
 

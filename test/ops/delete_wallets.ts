@@ -18,7 +18,11 @@ perEngine("delete_wallets", (h) => {
     const ids = (await h().query("list_wallets")).json.wallets.map((w: { walletId: string }) => w.walletId);
     assert.ok(ids.includes(keep.walletId));
     assert.ok(!ids.includes(a.walletId) && !ids.includes(b.walletId));
-    const left = await h().service.store.db.selectFrom("wallet_accounts").select("id").where("wallet_id", "in", [a.walletId, b.walletId]).execute();
+    const left = await h()
+      .service.store.db.selectFrom("wallet_accounts")
+      .select("id")
+      .where("wallet_id", "in", [a.walletId, b.walletId])
+      .execute();
     assert.deepEqual(left, []);
     notFound(await h().query("get_wallet", { walletId: a.walletId }), /no wallet/);
   });

@@ -8,7 +8,8 @@ const TYPE = "ACTIVITY_TYPE_DELETE_WEBHOOK_ENDPOINT";
 
 onSqlite("delete_webhook_endpoint", (h) => {
   const create = () => newEndpoint(h());
-  const listed = async () => (await h().query("list_webhook_endpoints")).json.webhookEndpoints.map((e: { endpointId: string }) => e.endpointId);
+  const listed = async () =>
+    (await h().query("list_webhook_endpoints")).json.webhookEndpoints.map((e: { endpointId: string }) => e.endpointId);
 
   it("deletes the endpoint", async () => {
     const endpointId = await create();

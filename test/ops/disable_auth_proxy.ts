@@ -17,7 +17,17 @@ perEngine(OP, (h) => {
     const got = (await getConfig(h(), org)).json.authProxyConfig as Json;
     assert.deepEqual([got.configId, got.publicKey, got.enabled, got.otpLength], [config.configId, config.publicKey, false, 7]);
     failsWith(await h().query("list_suborgs", {}, { as: proxy }), 401, 16, "UNAUTHENTICATED", /auth proxy .* disabled/);
-    failsWith(await h().submit("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact: "a@example.com", appName: "x" }, { as: proxy }), 401, 16, "UNAUTHENTICATED");
+    failsWith(
+      await h().submit(
+        "init_otp",
+        "ACTIVITY_TYPE_INIT_OTP_V3",
+        { otpType: "OTP_TYPE_EMAIL", contact: "a@example.com", appName: "x" },
+        { as: proxy },
+      ),
+      401,
+      16,
+      "UNAUTHENTICATED",
+    );
     // Disabling twice is fine; settings may still be changed while disabled.
     completed(await disable(h(), org), "disableAuthProxyResult");
     completed(await update(h(), org, { otpLength: 8 }), "updateAuthProxyConfigResult");

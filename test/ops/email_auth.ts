@@ -25,7 +25,17 @@ perEngine(
       const user = await subOrgWithEmail(h(), email);
       const target = targetKey();
       const mark = s.sink().mark();
-      const res = await h().submit(OP, TYPE, { email: email.toUpperCase(), targetPublicKey: target.publicKey, emailCustomization: { appName: "Demo" }, expirationSeconds: "600" }, { organizationId: user.orgId });
+      const res = await h().submit(
+        OP,
+        TYPE,
+        {
+          email: email.toUpperCase(),
+          targetPublicKey: target.publicKey,
+          emailCustomization: { appName: "Demo" },
+          expirationSeconds: "600",
+        },
+        { organizationId: user.orgId },
+      );
       const r = completed(res, emailAuthV3);
       assert.equal(r.userId, user.userId);
       const mail = await s.sink().nextMail(email, mark);
@@ -41,18 +51,36 @@ perEngine(
       assert.match(key.name, /^Email Auth - \d{4}-/);
       assert.ok(Math.abs(Number(key.expires_at) - (Date.now() + 600_000)) < 15_000);
       // The bundle is in the mail only: not in the activity, nor anywhere in its row.
-      const row = await h().service.store.db.selectFrom("activities").selectAll().where("id", "=", res.json.activity.id).executeTakeFirstOrThrow();
+      const row = await h()
+        .service.store.db.selectFrom("activities")
+        .selectAll()
+        .where("id", "=", res.json.activity.id)
+        .executeTakeFirstOrThrow();
       assert.ok(!JSON.stringify(row).includes(bundle));
       assert.ok(!JSON.stringify(res.json).includes(bundle));
     });
 
     it("an unverified email gets nothing (404, no mail); a user of another organization is not found either", async () => {
       const email = fresh();
-      completed(await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams({ userEmail: email })] }), "createUsersResult");
+      completed(
+        await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams({ userEmail: email })] }),
+        "createUsersResult",
+      );
       const mark = s.sink().mark();
-      notFound(await h().submit(OP, TYPE, { email, targetPublicKey: targetKey().publicKey, emailCustomization: { appName: "Demo" } }), /no user with the verified email/);
+      notFound(
+        await h().submit(OP, TYPE, { email, targetPublicKey: targetKey().publicKey, emailCustomization: { appName: "Demo" } }),
+        /no user with the verified email/,
+      );
       const other = await subOrgWithEmail(h(), fresh());
-      notFound(await h().submit(OP, TYPE, { email, targetPublicKey: targetKey().publicKey, emailCustomization: { appName: "Demo" } }, { organizationId: other.orgId }), /no user with the verified email/);
+      notFound(
+        await h().submit(
+          OP,
+          TYPE,
+          { email, targetPublicKey: targetKey().publicKey, emailCustomization: { appName: "Demo" } },
+          { organizationId: other.orgId },
+        ),
+        /no user with the verified email/,
+      );
       assert.equal(s.sink().mails.length, mark);
     });
 
@@ -60,19 +88,50 @@ perEngine(
       const email = fresh();
       const user = await subOrgWithEmail(h(), email);
       const as = user;
-      invalidRequest(await h().submit(OP, TYPE, { email, targetPublicKey: "02" + "ff".repeat(32), emailCustomization: { appName: "Demo" } }, { organizationId: user.orgId }), /targetPublicKey/);
-      invalidRequest(await h().submit(OP, TYPE, { email, targetPublicKey: targetKey().publicKey, emailCustomization: {} }, { organizationId: user.orgId }), /appName/);
       invalidRequest(
-        await h().submit(OP, TYPE, { email, targetPublicKey: targetKey().publicKey, emailCustomization: { appName: "Phish", magicLinkTemplate: "https://evil.example/%s" } }, { as }),
+        await h().submit(
+          OP,
+          TYPE,
+          { email, targetPublicKey: "02" + "ff".repeat(32), emailCustomization: { appName: "Demo" } },
+          { organizationId: user.orgId },
+        ),
+        /targetPublicKey/,
+      );
+      invalidRequest(
+        await h().submit(
+          OP,
+          TYPE,
+          { email, targetPublicKey: targetKey().publicKey, emailCustomization: {} },
+          { organizationId: user.orgId },
+        ),
+        /appName/,
+      );
+      invalidRequest(
+        await h().submit(
+          OP,
+          TYPE,
+          {
+            email,
+            targetPublicKey: targetKey().publicKey,
+            emailCustomization: { appName: "Phish", magicLinkTemplate: "https://evil.example/%s" },
+          },
+          { as },
+        ),
         /may not customize/,
         ["parameters.emailCustomization.magicLinkTemplate"],
       );
       for (const old of ["ACTIVITY_TYPE_EMAIL_AUTH", "ACTIVITY_TYPE_EMAIL_AUTH_V2"]) {
-        invalidRequest(await h().submit(OP, old, { email, targetPublicKey: targetKey().publicKey }, { organizationId: user.orgId }), /ACTIVITY_TYPE_EMAIL_AUTH_V3/);
+        invalidRequest(
+          await h().submit(OP, old, { email, targetPublicKey: targetKey().publicKey }, { organizationId: user.orgId }),
+          /ACTIVITY_TYPE_EMAIL_AUTH_V3/,
+        );
       }
       // The user's own request without customization is served: the message names the app, not the request's appName.
       const mark = s.sink().mark();
-      completed(await h().submit(OP, TYPE, { email, targetPublicKey: targetKey().publicKey, emailCustomization: { appName: "Phish" } }, { as }), emailAuthV3);
+      completed(
+        await h().submit(OP, TYPE, { email, targetPublicKey: targetKey().publicKey, emailCustomization: { appName: "Phish" } }, { as }),
+        emailAuthV3,
+      );
       const mail = await s.sink().nextMail(email, mark);
       assert.doesNotMatch(mail.subject, /Phish/);
     });
@@ -82,12 +141,22 @@ perEngine(
       const user = await subOrgWithEmail(h(), email);
       let refused;
       for (let i = 0; i < 12 && !refused; i++) {
-        const res = await h().submit(OP, TYPE, { email, targetPublicKey: targetKey().publicKey, emailCustomization: { appName: "Demo" } }, { organizationId: user.orgId });
+        const res = await h().submit(
+          OP,
+          TYPE,
+          { email, targetPublicKey: targetKey().publicKey, emailCustomization: { appName: "Demo" } },
+          { organizationId: user.orgId },
+        );
         if (res.status !== 200) refused = res;
       }
       assert.ok(refused, "a limit refused the mails eventually");
       failsWith(refused, 429, 8, "RATE_LIMIT_EXCEEDED");
-      const keys = await h().service.store.db.selectFrom("api_keys").select("id").where("user_id", "=", user.userId).where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN").execute();
+      const keys = await h()
+        .service.store.db.selectFrom("api_keys")
+        .select("id")
+        .where("user_id", "=", user.userId)
+        .where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN")
+        .execute();
       assert.ok(keys.length <= 10);
     });
   },
@@ -99,9 +168,19 @@ onSqlite("email_auth without a mail transport", (h) => {
   it("is refused (FAILED_PRECONDITION EMAIL_SENDING_DISABLED) and issues no key", async () => {
     const email = fresh();
     const user = await subOrgWithEmail(h(), email);
-    const res = await h().submit(OP, TYPE, { email, targetPublicKey: targetKey().publicKey, emailCustomization: { appName: "Demo" } }, { organizationId: user.orgId });
+    const res = await h().submit(
+      OP,
+      TYPE,
+      { email, targetPublicKey: targetKey().publicKey, emailCustomization: { appName: "Demo" } },
+      { organizationId: user.orgId },
+    );
     failsWith(res, 400, 9, "EMAIL_SENDING_DISABLED", /no mail transport/);
-    const keys = await h().service.store.db.selectFrom("api_keys").select("id").where("user_id", "=", user.userId).where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN").execute();
+    const keys = await h()
+      .service.store.db.selectFrom("api_keys")
+      .select("id")
+      .where("user_id", "=", user.userId)
+      .where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN")
+      .execute();
     assert.equal(keys.length, 0);
   });
 });

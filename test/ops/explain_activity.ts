@@ -12,10 +12,20 @@ perEngine("explain_activity", (h) => {
     // A non-BMP character before the false part: spans are UTF-16 offsets.
     const condition = "activity.resource == 'USER' && '🔑' != '' && activity.action == 'DELETE'";
     const { policyId } = completed(
-      await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName: "deletes only", effect: "EFFECT_ALLOW", condition, consensus: "approvers.count() >= 1", notes: "" }, { as: org }),
+      await h().submit(
+        "create_policy",
+        "ACTIVITY_TYPE_CREATE_POLICY_V3",
+        { policyName: "deletes only", effect: "EFFECT_ALLOW", condition, consensus: "approvers.count() >= 1", notes: "" },
+        { as: org },
+      ),
       "createPolicyResult",
     );
-    const denied = failsWith(await h().submit("create_user_tag", TAG, { userTagName: "t", userIds: [] }, { as: member! }), 403, 7, "REQUEST_NOT_AUTHORIZED");
+    const denied = failsWith(
+      await h().submit("create_user_tag", TAG, { userTagName: "t", userIds: [] }, { as: member! }),
+      403,
+      7,
+      "REQUEST_NOT_AUTHORIZED",
+    );
     const activityId = (denied.details as Json[]).find((d) => d.activityId)!.activityId as string;
 
     const r = await h().query(OP, { activityId }, { as: org });
@@ -45,7 +55,18 @@ perEngine("explain_activity", (h) => {
     const org = await h().newOrg();
     const [member] = await addUsersWithKeys(h(), 1, org);
     const { policyId } = completed(
-      await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName: "two", effect: "EFFECT_ALLOW", condition: `activity.type == '${TAG}'`, consensus: "approvers.count() >= 2", notes: "" }, { as: org }),
+      await h().submit(
+        "create_policy",
+        "ACTIVITY_TYPE_CREATE_POLICY_V3",
+        {
+          policyName: "two",
+          effect: "EFFECT_ALLOW",
+          condition: `activity.type == '${TAG}'`,
+          consensus: "approvers.count() >= 2",
+          notes: "",
+        },
+        { as: org },
+      ),
       "createPolicyResult",
     );
     const res = await h().submit("create_user_tag", TAG, { userTagName: "t", userIds: [] }, { as: member! });
@@ -58,7 +79,22 @@ perEngine("explain_activity", (h) => {
     assert.equal(p!.explanation.field, "consensus");
     assert.equal(p!.explanation.words, "approvers.count() was 1, not >= 2");
     assert.deepEqual(p!.explanation.spans, [{ start: 0, end: "approvers.count() >= 2".length }]);
-    completed(await h().submit("update_policy", "ACTIVITY_TYPE_UPDATE_POLICY_V2", { policyId, policyName: "two", policyEffect: "EFFECT_ALLOW", policyCondition: `activity.type == '${TAG}'`, policyConsensus: "approvers.count() >= 3", policyNotes: "" }, { as: org }), "updatePolicyResultV2");
+    completed(
+      await h().submit(
+        "update_policy",
+        "ACTIVITY_TYPE_UPDATE_POLICY_V2",
+        {
+          policyId,
+          policyName: "two",
+          policyEffect: "EFFECT_ALLOW",
+          policyCondition: `activity.type == '${TAG}'`,
+          policyConsensus: "approvers.count() >= 3",
+          policyNotes: "",
+        },
+        { as: org },
+      ),
+      "updatePolicyResultV2",
+    );
     const again = (await h().query(OP, { activityId }, { as: org })).json.evaluations[0].policies[0];
     assert.equal(again.changedSinceEvaluation, true);
     assert.equal(again.consensus, "approvers.count() >= 3");
@@ -69,10 +105,23 @@ perEngine("explain_activity", (h) => {
     const org = await h().newOrg();
     const [member] = await addUsersWithKeys(h(), 1, org);
     const { policyId } = completed(
-      await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName: "tags", effect: "EFFECT_ALLOW", condition: `activity.type == '${TAG}'`, consensus: "approvers.count() >= 1", notes: "" }, { as: org }),
+      await h().submit(
+        "create_policy",
+        "ACTIVITY_TYPE_CREATE_POLICY_V3",
+        {
+          policyName: "tags",
+          effect: "EFFECT_ALLOW",
+          condition: `activity.type == '${TAG}'`,
+          consensus: "approvers.count() >= 1",
+          notes: "",
+        },
+        { as: org },
+      ),
       "createPolicyResult",
     );
-    const activityId = completed(await h().submit("create_user_tag", TAG, { userTagName: "t", userIds: [] }, { as: member! }), "createUserTagResult") && (await h().query("list_activities", { filterByType: [TAG] }, { as: org })).json.activities[0].id;
+    const activityId =
+      completed(await h().submit("create_user_tag", TAG, { userTagName: "t", userIds: [] }, { as: member! }), "createUserTagResult") &&
+      (await h().query("list_activities", { filterByType: [TAG] }, { as: org })).json.activities[0].id;
     const [e] = (await h().query(OP, { activityId }, { as: org })).json.evaluations as Json[];
     assert.equal(e!.outcome, "OUTCOME_ALLOW");
     assert.equal(e!.decidingPolicyId, policyId);

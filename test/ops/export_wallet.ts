@@ -34,11 +34,23 @@ perEngine("export_wallet", (h) => {
       assert.equal(opened, mnemonic);
       // Another organization id in the check, or another key: refused by the SDK.
       await assert.rejects(
-        decryptExportBundle({ exportBundle: result.exportBundle as string, embeddedKey: target.privateKey, organizationId: "other", returnMnemonic: true, dangerouslyOverrideSignerPublicKey: signer }),
+        decryptExportBundle({
+          exportBundle: result.exportBundle as string,
+          embeddedKey: target.privateKey,
+          organizationId: "other",
+          returnMnemonic: true,
+          dangerouslyOverrideSignerPublicKey: signer,
+        }),
         /organization id does not match/,
       );
       await assert.rejects(
-        decryptExportBundle({ exportBundle: result.exportBundle as string, embeddedKey: generateP256KeyPair().privateKey, organizationId: h().root.organizationId, returnMnemonic: true, dangerouslyOverrideSignerPublicKey: signer }),
+        decryptExportBundle({
+          exportBundle: result.exportBundle as string,
+          embeddedKey: generateP256KeyPair().privateKey,
+          organizationId: h().root.organizationId,
+          returnMnemonic: true,
+          dangerouslyOverrideSignerPublicKey: signer,
+        }),
       );
       assert.ok(!JSON.stringify(res.json).includes(mnemonic));
     }
@@ -53,7 +65,11 @@ perEngine("export_wallet", (h) => {
     for (const bad of ["", "04abcd", `04${"0".repeat(128)}`, `05${target.slice(2)}`, "zz"]) {
       invalidRequest(await h().submit(OP, TYPE, { walletId, targetPublicKey: bad }), /targetPublicKey/, ["parameters.targetPublicKey"]);
     }
-    invalidRequest(await h().submit(OP, TYPE, { walletId, targetPublicKey: target, language: "MNEMONIC_LANGUAGE_FRENCH" }), /MNEMONIC_LANGUAGE_ENGLISH/, ["parameters.language"]);
+    invalidRequest(
+      await h().submit(OP, TYPE, { walletId, targetPublicKey: target, language: "MNEMONIC_LANGUAGE_FRENCH" }),
+      /MNEMONIC_LANGUAGE_ENGLISH/,
+      ["parameters.language"],
+    );
     notFound(await h().submit(OP, TYPE, { walletId: "00000000-0000-4000-8000-000000000000", targetPublicKey: target }), /no wallet/);
     const got = await h().query("get_wallet", { walletId });
     assert.equal(got.json.wallet.exported, false);
@@ -74,19 +90,48 @@ perEngine("export policies (resource WALLET, action EXPORT, the `wallet` keyword
     const org = await h().newOrg("Export policies");
     const [member] = await addUsersWithKeys(h(), 1, org);
     const policy = async (policyName: string, condition: string) =>
-      completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName, effect: "EFFECT_ALLOW", condition, consensus: "", notes: "" }, { as: org }), "createPolicyResult");
+      completed(
+        await h().submit(
+          "create_policy",
+          "ACTIVITY_TYPE_CREATE_POLICY_V3",
+          { policyName, effect: "EFFECT_ALLOW", condition, consensus: "", notes: "" },
+          { as: org },
+        ),
+        "createPolicyResult",
+      );
     const wallet = async (walletName: string) =>
-      completed(await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName, accounts: [ETH()] }, { as: org }), "createWalletResult") as { walletId: string; addresses: string[] };
+      completed(
+        await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName, accounts: [ETH()] }, { as: org }),
+        "createWalletResult",
+      ) as { walletId: string; addresses: string[] };
     const open = await wallet("exportable");
     const shut = await wallet("kept");
     const target = generateP256KeyPair().publicKey;
     forbidden(await h().submit(OP, TYPE, { walletId: open.walletId, targetPublicKey: target }, { as: member! }));
-    await policy("export exportable", "activity.resource == 'WALLET' && activity.action == 'EXPORT' && wallet.label == 'exportable' && !wallet.imported");
+    await policy(
+      "export exportable",
+      "activity.resource == 'WALLET' && activity.action == 'EXPORT' && wallet.label == 'exportable' && !wallet.imported",
+    );
     completed(await h().submit(OP, TYPE, { walletId: open.walletId, targetPublicKey: target }, { as: member! }), "exportWalletResult");
     forbidden(await h().submit(OP, TYPE, { walletId: shut.walletId, targetPublicKey: target }, { as: member! }));
     // export_wallet_account binds `wallet` to the wallet holding the account.
-    completed(await h().submit("export_wallet_account", "ACTIVITY_TYPE_EXPORT_WALLET_ACCOUNT", { address: open.addresses[0], targetPublicKey: target }, { as: member! }), "exportWalletAccountResult");
-    forbidden(await h().submit("export_wallet_account", "ACTIVITY_TYPE_EXPORT_WALLET_ACCOUNT", { address: shut.addresses[0], targetPublicKey: target }, { as: member! }));
+    completed(
+      await h().submit(
+        "export_wallet_account",
+        "ACTIVITY_TYPE_EXPORT_WALLET_ACCOUNT",
+        { address: open.addresses[0], targetPublicKey: target },
+        { as: member! },
+      ),
+      "exportWalletAccountResult",
+    );
+    forbidden(
+      await h().submit(
+        "export_wallet_account",
+        "ACTIVITY_TYPE_EXPORT_WALLET_ACCOUNT",
+        { address: shut.addresses[0], targetPublicKey: target },
+        { as: member! },
+      ),
+    );
     // `wallet.exported` reads the flag an export sets: once the root user exported "kept", the member may.
     await policy("re-export", "activity.resource == 'WALLET' && activity.action == 'EXPORT' && wallet.exported");
     forbidden(await h().submit(OP, TYPE, { walletId: shut.walletId, targetPublicKey: target }, { as: member! }));

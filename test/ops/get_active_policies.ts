@@ -20,7 +20,10 @@ onSqlite("get_active_policies", (h) => {
     // ~40,000 steps each (6,000 iterations): under the budget of one evaluation, 400,000 together.
     const time = `${literalList(100)}.all(a, ${literalList(60)}.all(b, time.now > Timestamp('2020-01-01T00:00:00Z')))`;
     const ids: string[] = [];
-    for (let i = 0; i < 10; i++) ids.push(completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", policy(time), { as: org }), createPolicyV3).policyId);
+    for (let i = 0; i < 10; i++)
+      ids.push(
+        completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", policy(time), { as: org }), createPolicyV3).policyId,
+      );
     const res = await h().query(OP, {}, { as: org });
     assert.equal(res.status, 200, JSON.stringify(res.json));
     const statuses = res.json.statuses as Json[];
@@ -35,7 +38,8 @@ onSqlite("get_active_policies", (h) => {
 
   it("reports each policy: untimed always active, a window that holds, one that does not, one that errors", async () => {
     const org = await h().newOrg("Timed");
-    const create = async (time?: string) => completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", policy(time), { as: org }), createPolicyV3).policyId;
+    const create = async (time?: string) =>
+      completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", policy(time), { as: org }), createPolicyV3).policyId;
     const untimed = await create();
     const open = await create("time.now > Timestamp('2020-01-01T00:00:00Z')");
     const closed = await create("time.now < Timestamp('2020-01-01T00:00:00Z')");
@@ -52,7 +56,12 @@ onSqlite("get_active_policies", (h) => {
     const byId = new Map((res.json.statuses as Json[]).map((s) => [s.policyId, s]));
     assert.equal(byId.size, 4);
     assert.deepEqual(byId.get(untimed), { organizationId: org.organizationId, policyId: untimed, active: true });
-    assert.deepEqual(byId.get(open), { organizationId: org.organizationId, policyId: open, active: true, timeExpr: "time.now > Timestamp('2020-01-01T00:00:00Z')" });
+    assert.deepEqual(byId.get(open), {
+      organizationId: org.organizationId,
+      policyId: open,
+      active: true,
+      timeExpr: "time.now > Timestamp('2020-01-01T00:00:00Z')",
+    });
     assert.equal(byId.get(closed)!.active, false);
     assert.equal(byId.get(closed)!.error, undefined);
     assert.equal(byId.get(broken)!.active, false);

@@ -32,6 +32,15 @@ onSqlite("get_activity", (h) => {
 
   it("a sibling organization's credential is not found there (401)", async () => {
     const other = await h().newOrg();
-    failsWith(await h().query("get_activity", { activityId: "00000000-0000-4000-8000-000000000000" }, { as: other, organizationId: h().root.organizationId }), 401, 16, "PUBLIC_KEY_NOT_FOUND");
+    failsWith(
+      await h().query(
+        "get_activity",
+        { activityId: "00000000-0000-4000-8000-000000000000" },
+        { as: other, organizationId: h().root.organizationId },
+      ),
+      401,
+      16,
+      "PUBLIC_KEY_NOT_FOUND",
+    );
   });
 });

@@ -6,7 +6,10 @@ onSqlite("get_api_key", (h) => {
   it("answers one key with its credential, name and expiration", async () => {
     const pk = publicKey();
     const [apiKeyId] = completed(
-      await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: h().root.userId, apiKeys: [{ apiKeyName: "ci", publicKey: pk, curveType: "API_KEY_CURVE_P256", expirationSeconds: "600" }] }),
+      await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", {
+        userId: h().root.userId,
+        apiKeys: [{ apiKeyName: "ci", publicKey: pk, curveType: "API_KEY_CURVE_P256", expirationSeconds: "600" }],
+      }),
       "createApiKeysResult",
     ).apiKeyIds;
     const { apiKey } = (await h().query("get_api_key", { apiKeyId })).json;

@@ -8,7 +8,10 @@ const OP = "get_auth_proxy_config";
 perEngine(OP, (h) => {
   it("answers AuthProxyConfigView: ids, enabled, proxy user, public key, settings; never the private key", async () => {
     const { org, userId } = await enabledOrg(h(), "get-basic");
-    completed(await update(h(), org, { allowedOrigins: ["https://a.example.com"], sessionExpirationSeconds: 600 }), "updateAuthProxyConfigResult");
+    completed(
+      await update(h(), org, { allowedOrigins: ["https://a.example.com"], sessionExpirationSeconds: 600 }),
+      "updateAuthProxyConfigResult",
+    );
     const res = await h().query(OP, {}, { as: org });
     assert.equal(res.status, 200);
     const c = res.json.authProxyConfig as Json;
@@ -19,7 +22,10 @@ perEngine(OP, (h) => {
     assert.deepEqual(c.allowedOrigins, ["https://a.example.com"]);
     assert.equal(c.sessionExpirationSeconds, 600);
     assert.ok(!Number.isNaN(Date.parse(c.createdAt)) && !Number.isNaN(Date.parse(c.updatedAt)));
-    assert.deepEqual(Object.keys(c).filter((k) => /private|sealed|secret/i.test(k)), []);
+    assert.deepEqual(
+      Object.keys(c).filter((k) => /private|sealed|secret/i.test(k)),
+      [],
+    );
     assert.equal(JSON.stringify(c).includes("sgl1."), false);
   });
 

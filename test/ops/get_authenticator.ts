@@ -14,13 +14,27 @@ perEngine(
       const [u] = await addUsersWithKeys(h(), 1);
       const pk = new SoftPasskey();
       const { authenticatorIds } = completed(
-        await h().submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", { userId: u!.userId, authenticators: [pk.registration({ name: "yubi" })] }),
+        await h().submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", {
+          userId: u!.userId,
+          authenticators: [pk.registration({ name: "yubi" })],
+        }),
         "createAuthenticatorsResult",
       );
       const res = await h().query(OP, { authenticatorId: authenticatorIds[0] });
       assert.equal(res.status, 200, JSON.stringify(res.json));
       const a = res.json.authenticator as Json;
-      assert.deepEqual(Object.keys(a).sort(), ["aaguid", "attestationType", "authenticatorId", "authenticatorName", "createdAt", "credential", "credentialId", "model", "transports", "updatedAt"]);
+      assert.deepEqual(Object.keys(a).sort(), [
+        "aaguid",
+        "attestationType",
+        "authenticatorId",
+        "authenticatorName",
+        "createdAt",
+        "credential",
+        "credentialId",
+        "model",
+        "transports",
+        "updatedAt",
+      ]);
       assert.equal(a.authenticatorName, "yubi");
       assert.equal(a.credentialId, pk.id);
       assert.deepEqual(a.credential, { publicKey: pk.coseKey().toString("base64url"), type: "CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR" });

@@ -15,13 +15,22 @@ perEngine(
       const [u, v] = await addUsersWithKeys(h(), 2);
       const ids: string[] = [];
       for (const name of ["first", "second"]) {
-        const r = await h().submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", { userId: u!.userId, authenticators: [new SoftPasskey().registration({ name })] });
-        ids.push(...(completed(r, createAuthenticatorsV2).authenticatorIds));
+        const r = await h().submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", {
+          userId: u!.userId,
+          authenticators: [new SoftPasskey().registration({ name })],
+        });
+        ids.push(...completed(r, createAuthenticatorsV2).authenticatorIds);
       }
       const res = await h().query(OP, { userId: u!.userId });
       assert.equal(res.status, 200, JSON.stringify(res.json));
-      assert.deepEqual((res.json.authenticators as Json[]).map((a) => a.authenticatorName), ["first", "second"]);
-      assert.deepEqual((res.json.authenticators as Json[]).map((a) => a.authenticatorId), ids);
+      assert.deepEqual(
+        (res.json.authenticators as Json[]).map((a) => a.authenticatorName),
+        ["first", "second"],
+      );
+      assert.deepEqual(
+        (res.json.authenticators as Json[]).map((a) => a.authenticatorId),
+        ids,
+      );
       assert.deepEqual((await h().query(OP, { userId: v!.userId })).json.authenticators, []);
     });
 

@@ -18,18 +18,33 @@ perEngine("get_ip_allowlist", (h) => {
     const org = await h().newOrg("get-lists");
     const [user] = await addUsersWithKeys(h(), 1, org);
     const submit = (parameters: Json) => h().submit("set_ip_allowlist", "ACTIVITY_TYPE_SET_IP_ALLOWLIST", parameters, { as: org });
-    completed(await submit({ enabled: true, onEvaluationError: "ALLOW", rules: [{ cidr: "127.0.0.1", label: "loopback" }, { cidr: "::1" }] }), setIpAllowlist);
-    completed(await submit({ publicKey: user!.key.publicKey.toUpperCase(), rules: [{ cidr: "2001:db8::/48", label: "v6" }] }), setIpAllowlist);
+    completed(
+      await submit({ enabled: true, onEvaluationError: "ALLOW", rules: [{ cidr: "127.0.0.1", label: "loopback" }, { cidr: "::1" }] }),
+      setIpAllowlist,
+    );
+    completed(
+      await submit({ publicKey: user!.key.publicKey.toUpperCase(), rules: [{ cidr: "2001:db8::/48", label: "v6" }] }),
+      setIpAllowlist,
+    );
     const sdk = await h().sdk(org);
     const orgList = (await sdk.getIpAllowlist({ organizationId: org.organizationId })).allowlist;
     assert.equal(orgList.enabled, true);
     assert.equal(orgList.onEvaluationError, "ALLOW");
     assert.equal(orgList.publicKey, undefined);
-    assert.deepEqual(orgList.rules.map((r) => [r.cidr, r.label]), [["127.0.0.1/32", "loopback"], ["::1/128", ""]]);
+    assert.deepEqual(
+      orgList.rules.map((r) => [r.cidr, r.label]),
+      [
+        ["127.0.0.1/32", "loopback"],
+        ["::1/128", ""],
+      ],
+    );
     const keyList = (await sdk.getIpAllowlist({ organizationId: org.organizationId, publicKey: user!.key.publicKey })).allowlist;
     assert.equal(keyList.publicKey, user!.key.publicKey);
     assert.equal(keyList.enabled, undefined);
-    assert.deepEqual(keyList.rules.map((r) => r.cidr), ["2001:db8::/48"]);
+    assert.deepEqual(
+      keyList.rules.map((r) => r.cidr),
+      ["2001:db8::/48"],
+    );
     // Another key with no list: empty rules.
     const other = (await h().query(OP, { publicKey: org.key.publicKey }, { as: org })).json.allowlist;
     assert.deepEqual(other.rules, []);

@@ -9,11 +9,24 @@ onSqlite("get_mfa_policies", (h) => {
   it("lists a user's policies in evaluation order (order, then creation); none for a user without", async () => {
     const [a, b] = await addUsersWithKeys(h(), 2);
     const m = [step({ type: "AUTHENTICATION_TYPE_PASSKEY" })];
-    const late = await addMfaPolicy(h(), h().root, { userId: a!.userId, mfaPolicyName: "late", order: 5, requiredAuthenticationMethods: m });
-    const first = await addMfaPolicy(h(), h().root, { userId: a!.userId, mfaPolicyName: "first", order: 0, requiredAuthenticationMethods: m });
+    const late = await addMfaPolicy(h(), h().root, {
+      userId: a!.userId,
+      mfaPolicyName: "late",
+      order: 5,
+      requiredAuthenticationMethods: m,
+    });
+    const first = await addMfaPolicy(h(), h().root, {
+      userId: a!.userId,
+      mfaPolicyName: "first",
+      order: 0,
+      requiredAuthenticationMethods: m,
+    });
     const tie = await addMfaPolicy(h(), h().root, { userId: a!.userId, mfaPolicyName: "tie", order: 0, requiredAuthenticationMethods: m });
     const listed = (await h().query(OP, { userId: a!.userId })).json.mfaPolicies as Json[];
-    assert.deepEqual(listed.map((p) => p.mfaPolicyId), [first, tie, late]);
+    assert.deepEqual(
+      listed.map((p) => p.mfaPolicyId),
+      [first, tie, late],
+    );
     assert.deepEqual((await h().query(OP, { userId: b!.userId })).json.mfaPolicies, []);
     // The user carries them (v1User.mfaPolicies), in the same order; a user without has [].
     const { user } = (await h().query("get_user", { userId: a!.userId })).json;

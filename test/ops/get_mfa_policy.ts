@@ -8,7 +8,11 @@ const OP = "get_mfa_policy";
 onSqlite("get_mfa_policy", (h) => {
   it("answers the policy of the named user; any other user, organization or id is 404", async () => {
     const [a, b] = await addUsersWithKeys(h(), 2);
-    const id = await addMfaPolicy(h(), h().root, { userId: a!.userId, mfaPolicyName: "one", requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_SMS_OTP" })] });
+    const id = await addMfaPolicy(h(), h().root, {
+      userId: a!.userId,
+      mfaPolicyName: "one",
+      requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_SMS_OTP" })],
+    });
     const { mfaPolicy } = (await h().query(OP, { userId: a!.userId, mfaPolicyId: id })).json;
     assert.equal(mfaPolicy.mfaPolicyId, id);
     assert.equal(mfaPolicy.mfaPolicyName, "one");

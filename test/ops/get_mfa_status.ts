@@ -3,7 +3,17 @@
 // stamped by the required credentials meet every step, then is decided like any vote.
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { completed, forbidden, invalidRequest, notFound, perEngine, precondition, twoOfTwo, userParams, type Json } from "../helpers/inproc.ts";
+import {
+  completed,
+  forbidden,
+  invalidRequest,
+  notFound,
+  perEngine,
+  precondition,
+  twoOfTwo,
+  userParams,
+  type Json,
+} from "../helpers/inproc.ts";
 import { TEST_WEBAUTHN } from "../helpers/webauthn.ts";
 import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
 import { addMfaPolicy, approveWithKey, approveWithPasskey, passkeyOf, secondKey, step, waiting } from "../helpers/mfa.ts";
@@ -25,7 +35,10 @@ perEngine(
       const second = await secondKey(h(), org);
       // False when evaluated in full (no a is 1000), but 99,900 iterations of it are past one evaluation's budget.
       const condition = `${literalList(100)}.all(a, ${literalList(999)}.all(b, a == 1000 && b == 1000))`;
-      await addMfaPolicy(h(), org, { condition, requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY", id: second.apiKeyId })] });
+      await addMfaPolicy(h(), org, {
+        condition,
+        requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY", id: second.apiKeyId })],
+      });
       waiting(await h().submit("create_user_tag", TAG, { userTagName: "budget-held", userIds: [] }, { as: org }));
       assert.ok(!(await tagNames(org)).includes("budget-held"), "nothing ran");
     });
@@ -39,7 +52,11 @@ perEngine(
       });
       const activity = waiting(await h().submit("create_user_tag", TAG, { userTagName: "held", userIds: [] }, { as: org }));
       assert.deepEqual(activity.result, {});
-      assert.deepEqual(activity.votes[0].user.mfaPolicies.map((p: Json) => p.mfaPolicyId), [policyId], "the voter carries its MFA policies");
+      assert.deepEqual(
+        activity.votes[0].user.mfaPolicies.map((p: Json) => p.mfaPolicyId),
+        [policyId],
+        "the voter carries its MFA policies",
+      );
       assert.ok(!(await tagNames(org)).includes("held"), "nothing ran");
       const status = (await h().query(OP, { activityId: activity.id }, { as: org })).json.mfaStatuses as Json[];
       assert.deepEqual(status, [
@@ -80,22 +97,37 @@ perEngine(
       });
       const activity = waiting(await h().submit("create_user_tag", TAG, { userTagName: "pk", userIds: [] }, { as: org }));
       const [status] = (await h().query(OP, { activityId: activity.id }, { as: org })).json.mfaStatuses as Json[];
-      assert.deepEqual(status!.satisfiedMethods.map((m: Json) => m.type), ["AUTHENTICATION_TYPE_API_KEY"]);
+      assert.deepEqual(
+        status!.satisfiedMethods.map((m: Json) => m.type),
+        ["AUTHENTICATION_TYPE_API_KEY"],
+      );
       const done = await approveWithPasskey(h(), passkey, activity.fingerprint, org.organizationId);
       assert.equal(done.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(done.json));
       const [after] = (await h().query(OP, { activityId: activity.id }, { as: org })).json.mfaStatuses as Json[];
-      assert.deepEqual(after!.satisfiedMethods.map((m: Json) => m.type), ["AUTHENTICATION_TYPE_API_KEY", "AUTHENTICATION_TYPE_PASSKEY"]);
+      assert.deepEqual(
+        after!.satisfiedMethods.map((m: Json) => m.type),
+        ["AUTHENTICATION_TYPE_API_KEY", "AUTHENTICATION_TYPE_PASSKEY"],
+      );
       assert.equal(after!.satisfiedMethods[1].id, authenticatorId);
       // A submission the credential meets entirely does not wait.
-      await addMfaPolicy(h(), org, { condition: "activity.type == 'ACTIVITY_TYPE_DELETE_USER_TAGS'", requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY" })] });
+      await addMfaPolicy(h(), org, {
+        condition: "activity.type == 'ACTIVITY_TYPE_DELETE_USER_TAGS'",
+        requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY" })],
+      });
       const tag = ((await h().query("list_user_tags", {}, { as: org })).json.userTags as Json[]).find((t) => t.tagName === "pk")!;
-      completed(await h().submit("delete_user_tags", "ACTIVITY_TYPE_DELETE_USER_TAGS", { userTagIds: [tag.tagId] }, { as: org }), "deleteUserTagsResult");
+      completed(
+        await h().submit("delete_user_tags", "ACTIVITY_TYPE_DELETE_USER_TAGS", { userTagIds: [tag.tagId] }, { as: org }),
+        "deleteUserTagsResult",
+      );
     });
 
     it("only the submitter stamps: another user of the organization is refused (403); a parent's credential in a sub-organization is refused", async () => {
       const org = await h().newOrg("mfa others");
       const second = await secondKey(h(), org);
-      await addMfaPolicy(h(), org, { condition: ON_TAGS, requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY", id: second.apiKeyId })] });
+      await addMfaPolicy(h(), org, {
+        condition: ON_TAGS,
+        requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY", id: second.apiKeyId })],
+      });
       const activity = waiting(await h().submit("create_user_tag", TAG, { userTagName: "mine", userIds: [] }, { as: org }));
       const stranger = (await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [] }, { as: org })).status;
       assert.equal(stranger, 400); // (sanity: create_users needs users; the policy does not touch it)
@@ -105,15 +137,30 @@ perEngine(
       // A sub-organization whose root user has an MFA policy; the parent's key cannot meet its step.
       const subKey = await import("../../src/crypto/keygen.ts").then((m) => m.generateP256KeyPair());
       const sub = completed(
-        await h().submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", {
-          subOrganizationName: "child",
-          rootQuorumThreshold: 1,
-          rootUsers: [{ userName: "child root", apiKeys: [{ apiKeyName: "k", publicKey: subKey.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
-        }, { as: org }),
+        await h().submit(
+          "create_sub_organization",
+          "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8",
+          {
+            subOrganizationName: "child",
+            rootQuorumThreshold: 1,
+            rootUsers: [
+              {
+                userName: "child root",
+                apiKeys: [{ apiKeyName: "k", publicKey: subKey.publicKey, curveType: "API_KEY_CURVE_P256" }],
+                authenticators: [],
+                oauthProviders: [],
+              },
+            ],
+          },
+          { as: org },
+        ),
         "createSubOrganizationResultV8",
       );
       const child = { organizationId: sub.subOrganizationId as string, userId: (sub.rootUserIds as string[])[0]!, key: subKey };
-      await addMfaPolicy(h(), child, { condition: ON_TAGS, requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY" }), step({ type: "AUTHENTICATION_TYPE_API_KEY" })] });
+      await addMfaPolicy(h(), child, {
+        condition: ON_TAGS,
+        requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY" }), step({ type: "AUTHENTICATION_TYPE_API_KEY" })],
+      });
       const held = waiting(await h().submit("create_user_tag", TAG, { userTagName: "child", userIds: [] }, { as: child }));
       const byParent = await approveWithKey(h(), org, held.fingerprint, child.organizationId);
       assert.ok(byParent.status >= 400 && byParent.status < 500, JSON.stringify(byParent.json));
@@ -127,8 +174,13 @@ perEngine(
     it("an activity that prepares work outside the database (create_users) runs when the last step is met", async () => {
       const org = await h().newOrg("mfa prepare");
       const second = await secondKey(h(), org);
-      await addMfaPolicy(h(), org, { condition: "activity.type == 'ACTIVITY_TYPE_CREATE_USERS_V4'", requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY", id: second.apiKeyId })] });
-      const activity = waiting(await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams({ userName: "held user" })] }, { as: org }));
+      await addMfaPolicy(h(), org, {
+        condition: "activity.type == 'ACTIVITY_TYPE_CREATE_USERS_V4'",
+        requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY", id: second.apiKeyId })],
+      });
+      const activity = waiting(
+        await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams({ userName: "held user" })] }, { as: org }),
+      );
       const done = await approveWithKey(h(), second, activity.fingerprint);
       assert.equal(done.json.activity?.status, "ACTIVITY_STATUS_COMPLETED", JSON.stringify(done.json));
       const users = (await h().query("list_users", {}, { as: org })).json.users as Json[];
@@ -139,10 +191,21 @@ perEngine(
       const { a, b } = await twoOfTwo(h());
       const b2 = await secondKey(h(), b);
       // In a 2-of-2 organization the MFA policy itself needs both root users.
-      const proposed = await h().submit("create_mfa_policy", "ACTIVITY_TYPE_CREATE_MFA_POLICY", {
-        userId: b.userId, mfaPolicyName: "b's second key", condition: ON_TAGS, order: 0,
-        requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY" }), step({ type: "AUTHENTICATION_TYPE_API_KEY", id: b2.apiKeyId })],
-      }, { as: b });
+      const proposed = await h().submit(
+        "create_mfa_policy",
+        "ACTIVITY_TYPE_CREATE_MFA_POLICY",
+        {
+          userId: b.userId,
+          mfaPolicyName: "b's second key",
+          condition: ON_TAGS,
+          order: 0,
+          requiredAuthenticationMethods: [
+            step({ type: "AUTHENTICATION_TYPE_API_KEY" }),
+            step({ type: "AUTHENTICATION_TYPE_API_KEY", id: b2.apiKeyId }),
+          ],
+        },
+        { as: b },
+      );
       completed(await approveWithKey(h(), a, proposed.json.activity.fingerprint), "createMfaPolicyResult");
       const res = await h().submit("create_user_tag", TAG, { userTagName: "quorum", userIds: [] }, { as: a });
       assert.equal(res.json.activity.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED");
@@ -162,7 +225,10 @@ perEngine(
     it("the submitter's rejection cancels a waiting activity", async () => {
       const org = await h().newOrg("mfa reject");
       const second = await secondKey(h(), org);
-      await addMfaPolicy(h(), org, { condition: ON_TAGS, requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY", id: second.apiKeyId })] });
+      await addMfaPolicy(h(), org, {
+        condition: ON_TAGS,
+        requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_API_KEY", id: second.apiKeyId })],
+      });
       const activity = waiting(await h().submit("create_user_tag", TAG, { userTagName: "cancelled", userIds: [] }, { as: org }));
       const res = await h().submit("reject_activity", "ACTIVITY_TYPE_REJECT_ACTIVITY", { fingerprint: activity.fingerprint }, { as: org });
       assert.equal(res.json.activity?.status, "ACTIVITY_STATUS_REJECTED", JSON.stringify(res.json));
@@ -177,14 +243,21 @@ perEngine(
       completed(await h().submit("create_user_tag", TAG, { userTagName: "free", userIds: [] }, { as: b }), "createUserTagResult");
       // A non-root user of A without any policy allowing it: denied (403), MFA or not.
       const [u] = await import("../helpers/inproc.ts").then((m) => m.addUsersWithKeys(h(), 1, b));
-      await addMfaPolicy(h(), b, { userId: u!.userId, condition: "true", requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_PASSKEY" })] });
+      await addMfaPolicy(h(), b, {
+        userId: u!.userId,
+        condition: "true",
+        requiredAuthenticationMethods: [step({ type: "AUTHENTICATION_TYPE_PASSKEY" })],
+      });
       forbidden(await h().submit("create_user_tag", TAG, { userTagName: "denied", userIds: [] }, { as: u! }));
     });
 
     it("an unknown activity, or one of another organization, is 404", async () => {
       notFound(await h().query(OP, { activityId: "00000000-0000-4000-8000-000000000000" }), /no activity/);
       const other = await h().newOrg("mfa 404");
-      const mine = completed(await h().submit("create_user_tag", TAG, { userTagName: "x404", userIds: [] }, { as: other }), "createUserTagResult");
+      const mine = completed(
+        await h().submit("create_user_tag", TAG, { userTagName: "x404", userIds: [] }, { as: other }),
+        "createUserTagResult",
+      );
       assert.ok(mine);
       const list = (await h().query("list_activities", {}, { as: other })).json.activities as Json[];
       notFound(await h().query(OP, { activityId: list[0]!.id }), /no activity/);

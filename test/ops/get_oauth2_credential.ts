@@ -7,10 +7,22 @@ const OP = "get_oauth2_credential";
 
 perEngine("get_oauth2_credential", (h) => {
   it("the record with every swagger field; the secret only as the submitted envelope (through the official SDK)", async () => {
-    const { oauth2CredentialId, encryptedClientSecret } = await newCredential(h(), { provider: "OAUTH2_PROVIDER_DISCORD", clientId: "disc-1", clientSecret: "top-secret-get" });
+    const { oauth2CredentialId, encryptedClientSecret } = await newCredential(h(), {
+      provider: "OAUTH2_PROVIDER_DISCORD",
+      clientId: "disc-1",
+      clientSecret: "top-secret-get",
+    });
     const sdk = await h().sdk();
     const { oauth2Credential } = await sdk.getOauth2Credential({ organizationId: h().root.organizationId, oauth2CredentialId });
-    assert.deepEqual(Object.keys(oauth2Credential).sort(), ["clientId", "createdAt", "encryptedClientSecret", "oauth2CredentialId", "organizationId", "provider", "updatedAt"]);
+    assert.deepEqual(Object.keys(oauth2Credential).sort(), [
+      "clientId",
+      "createdAt",
+      "encryptedClientSecret",
+      "oauth2CredentialId",
+      "organizationId",
+      "provider",
+      "updatedAt",
+    ]);
     assert.equal(oauth2Credential.oauth2CredentialId, oauth2CredentialId);
     assert.equal(oauth2Credential.organizationId, h().root.organizationId);
     assert.equal(oauth2Credential.provider, "OAUTH2_PROVIDER_DISCORD");

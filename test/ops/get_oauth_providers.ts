@@ -7,10 +7,15 @@ import { newId } from "../../src/store/util.ts";
 import { createOauthProvidersV2 } from "../../src/activities/oauth/create_oauth_providers.ts";
 
 async function attach(h: Harness, as: Creds, userId: string, sub: string, aud: string): Promise<string> {
-  const res = await h.submit("create_oauth_providers", "ACTIVITY_TYPE_CREATE_OAUTH_PROVIDERS_V2", {
-    userId,
-    oauthProviders: [{ providerName: `p-${aud}`, oidcToken: await sigilToken(h, { sub, aud }) }],
-  }, { as });
+  const res = await h.submit(
+    "create_oauth_providers",
+    "ACTIVITY_TYPE_CREATE_OAUTH_PROVIDERS_V2",
+    {
+      userId,
+      oauthProviders: [{ providerName: `p-${aud}`, oidcToken: await sigilToken(h, { sub, aud }) }],
+    },
+    { as },
+  );
   return completed(res, createOauthProvidersV2).providerIds[0]!;
 }
 
@@ -24,10 +29,13 @@ perEngine("get_oauth_providers", (h) => {
     const p3 = await attach(h(), org, b!.userId, `x:${newId()}`, "three");
     const sdk = await h().sdk(org);
     const mine = await sdk.getOauthProviders({ organizationId: org.organizationId, userId: a!.userId });
-    assert.deepEqual(mine.oauthProviders.map((p) => [p.providerId, p.providerName, p.audience, p.subject]), [
-      [p1, "p-one", "one", sub],
-      [p2, "p-two", "two", sub],
-    ]);
+    assert.deepEqual(
+      mine.oauthProviders.map((p) => [p.providerId, p.providerName, p.audience, p.subject]),
+      [
+        [p1, "p-one", "one", sub],
+        [p2, "p-two", "two", sub],
+      ],
+    );
     const all = await h().query("get_oauth_providers", {}, { as: org });
     assert.deepEqual((all.json.oauthProviders as Json[]).map((p) => p.providerId).sort(), [p1, p2, p3].sort());
     // list_users carries them too (one extra query per page).

@@ -23,11 +23,30 @@ onSqlite("get_organization_configs", (h) => {
   it("follows the quorum and the features as they change; a parent reads its sub-organization's", async () => {
     const org = await h().newOrg();
     const [b] = await addUsersWithKeys(h(), 1, org);
-    completed(await h().submit("update_root_quorum", "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", { threshold: 1, userIds: [org.userId, b!.userId] }, { as: org }), "updateRootQuorumResult");
-    completed(await h().submit("set_organization_feature", "ACTIVITY_TYPE_SET_ORGANIZATION_FEATURE", { name: "FEATURE_NAME_WEBHOOK", value: "https://hooks.example/in" }, { as: org }), "setOrganizationFeatureResult");
+    completed(
+      await h().submit(
+        "update_root_quorum",
+        "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM",
+        { threshold: 1, userIds: [org.userId, b!.userId] },
+        { as: org },
+      ),
+      "updateRootQuorumResult",
+    );
+    completed(
+      await h().submit(
+        "set_organization_feature",
+        "ACTIVITY_TYPE_SET_ORGANIZATION_FEATURE",
+        { name: "FEATURE_NAME_WEBHOOK", value: "https://hooks.example/in" },
+        { as: org },
+      ),
+      "setOrganizationFeatureResult",
+    );
     const { configs } = (await h().query(OP, {}, { as: org })).json;
     assert.deepEqual(configs.quorum, { threshold: 1, userIds: [org.userId, b!.userId].sort() });
-    assert.deepEqual(configs.features.find((f: { name: string }) => f.name === "FEATURE_NAME_WEBHOOK"), { name: "FEATURE_NAME_WEBHOOK", value: "https://hooks.example/in" });
+    assert.deepEqual(
+      configs.features.find((f: { name: string }) => f.name === "FEATURE_NAME_WEBHOOK"),
+      { name: "FEATURE_NAME_WEBHOOK", value: "https://hooks.example/in" },
+    );
     const sub = await subOrganization(h(), {}, org);
     const read = await h().query(OP, {}, { as: org, organizationId: sub.organizationId });
     assert.deepEqual(read.json.configs.quorum, { threshold: 1, userIds: [sub.userId] });

@@ -7,10 +7,20 @@ onSqlite("get_policy_evaluations", (h) => {
     const org = await h().newOrg();
     const [u] = await addUsersWithKeys(h(), 1, org);
     const { policyId } = completed(
-      await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName: "no tags", effect: "EFFECT_DENY", condition: "activity.resource == 'USER'", notes: "" }, { as: org }),
+      await h().submit(
+        "create_policy",
+        "ACTIVITY_TYPE_CREATE_POLICY_V3",
+        { policyName: "no tags", effect: "EFFECT_DENY", condition: "activity.resource == 'USER'", notes: "" },
+        { as: org },
+      ),
       "createPolicyResult",
     );
-    const denied = failsWith(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "t", userIds: [] }, { as: u }), 403, 7, "REQUEST_NOT_AUTHORIZED");
+    const denied = failsWith(
+      await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "t", userIds: [] }, { as: u }),
+      403,
+      7,
+      "REQUEST_NOT_AUTHORIZED",
+    );
     const permission = (denied.details as Json[]).find((d) => d["@type"] === "type.googleapis.com/errors.v1.PolicyEnginePermissionError");
     assert.ok(permission, JSON.stringify(denied));
     const records = (await h().query("get_policy_evaluations", { activityId: permission.activityId }, { as: org })).json.policyEvaluations;

@@ -9,7 +9,18 @@ perEngine("get_private_key", (h) => {
     const res = await h().query("get_private_key", { privateKeyId: k.privateKeyId });
     assert.equal(res.status, 200, JSON.stringify(res.json));
     const { privateKey } = res.json;
-    assert.deepEqual(Object.keys(privateKey).sort(), ["addresses", "createdAt", "curve", "exported", "imported", "privateKeyId", "privateKeyName", "privateKeyTags", "publicKey", "updatedAt"]);
+    assert.deepEqual(Object.keys(privateKey).sort(), [
+      "addresses",
+      "createdAt",
+      "curve",
+      "exported",
+      "imported",
+      "privateKeyId",
+      "privateKeyName",
+      "privateKeyTags",
+      "publicKey",
+      "updatedAt",
+    ]);
     assert.equal(privateKey.curve, "CURVE_SECP256K1");
     assert.match(privateKey.publicKey, /^0[23][0-9a-f]{64}$/);
     assert.deepEqual(privateKey.addresses, k.addresses);

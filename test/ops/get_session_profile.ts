@@ -6,7 +6,10 @@ import { createSessionProfile } from "../../src/activities/sessions/create_sessi
 
 perEngine("get_session_profile", (h) => {
   it("answers the profile with the SDK's v1SessionProfile fields; optional ones absent when unset", async () => {
-    const res = await h().submit("create_session_profile", "ACTIVITY_TYPE_CREATE_SESSION_PROFILE", { sessionProfileName: "bare", scope: "true" });
+    const res = await h().submit("create_session_profile", "ACTIVITY_TYPE_CREATE_SESSION_PROFILE", {
+      sessionProfileName: "bare",
+      scope: "true",
+    });
     const id = completed(res, createSessionProfile).sessionProfileId;
     const { sessionProfile } = (await h().query("get_session_profile", { sessionProfileId: id })).json;
     assert.equal(sessionProfile.sessionProfileId, id);
@@ -25,7 +28,12 @@ perEngine("get_session_profile", (h) => {
   it("another root organization's profile is not found", async () => {
     const other = await h().newOrg("Other");
     const id = completed(
-      await h().submit("create_session_profile", "ACTIVITY_TYPE_CREATE_SESSION_PROFILE", { sessionProfileName: "theirs", scope: "true" }, { as: other }),
+      await h().submit(
+        "create_session_profile",
+        "ACTIVITY_TYPE_CREATE_SESSION_PROFILE",
+        { sessionProfileName: "theirs", scope: "true" },
+        { as: other },
+      ),
       createSessionProfile,
     ).sessionProfileId;
     notFound(await h().query("get_session_profile", { sessionProfileId: id }), /no session profile/);

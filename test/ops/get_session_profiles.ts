@@ -10,12 +10,23 @@ perEngine("get_session_profiles", (h) => {
     const org = await h().newOrg("Listing");
     const ids: string[] = [];
     for (const name of ["one", "two"]) {
-      const res = await h().submit("create_session_profile", "ACTIVITY_TYPE_CREATE_SESSION_PROFILE", { sessionProfileName: name, scope: "true", notes: name }, { as: org });
+      const res = await h().submit(
+        "create_session_profile",
+        "ACTIVITY_TYPE_CREATE_SESSION_PROFILE",
+        { sessionProfileName: name, scope: "true", notes: name },
+        { as: org },
+      );
       ids.push(completed(res, createSessionProfile).sessionProfileId);
     }
     const listed = (await h().query("get_session_profiles", {}, { as: org })).json.sessionProfiles as Json[];
-    assert.deepEqual(listed.map((p) => p.sessionProfileId), ids);
-    assert.deepEqual(listed.map((p) => p.notes), ["one", "two"]);
+    assert.deepEqual(
+      listed.map((p) => p.sessionProfileId),
+      ids,
+    );
+    assert.deepEqual(
+      listed.map((p) => p.notes),
+      ["one", "two"],
+    );
     const mine = (await h().query("get_session_profiles")).json.sessionProfiles as Json[];
     assert.ok(!mine.some((p) => ids.includes(p.sessionProfileId)));
   });

@@ -23,7 +23,14 @@ onSqlite("get_user", (h) => {
   });
 
   it("a malformed organizationId is 400 naming it; an unknown one is 401 like an unknown key", async () => {
-    invalidRequest(await h().query("get_user", { userId: h().root.userId }, { organizationId: "not-a-uuid" }), /organizationId/, ["organizationId"]);
-    failsWith(await h().query("get_user", { userId: h().root.userId }, { organizationId: "00000000-0000-4000-8000-000000000000" }), 401, 16, "PUBLIC_KEY_NOT_FOUND");
+    invalidRequest(await h().query("get_user", { userId: h().root.userId }, { organizationId: "not-a-uuid" }), /organizationId/, [
+      "organizationId",
+    ]);
+    failsWith(
+      await h().query("get_user", { userId: h().root.userId }, { organizationId: "00000000-0000-4000-8000-000000000000" }),
+      401,
+      16,
+      "PUBLIC_KEY_NOT_FOUND",
+    );
   });
 });

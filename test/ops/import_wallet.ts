@@ -16,7 +16,13 @@ export const TEST_ADDRESS = "0x9858EfFD232B4033E47d90003D41EC34EcaEda94";
 let n = 0;
 async function encrypted(h: Harness, mnemonic: string, importBundle: string): Promise<string> {
   const { organizationId, userId } = h.root;
-  return encryptWalletToBundle({ mnemonic, importBundle, userId, organizationId, dangerouslyOverrideSignerPublicKey: await bundleSigner(h) });
+  return encryptWalletToBundle({
+    mnemonic,
+    importBundle,
+    userId,
+    organizationId,
+    dangerouslyOverrideSignerPublicKey: await bundleSigner(h),
+  });
 }
 
 perEngine("import_wallet", (h) => {
@@ -32,7 +38,10 @@ perEngine("import_wallet", (h) => {
     assert.equal(wallet.imported, true);
     assert.equal(wallet.exported, false);
     // The target is gone: the same bundle again (a replay) is refused.
-    notFound(await h().submit(OP, TYPE, { userId, walletName: `imported-${n++}`, encryptedBundle, accounts: [] }), /no pending import.*init_import_wallet/);
+    notFound(
+      await h().submit(OP, TYPE, { userId, walletName: `imported-${n++}`, encryptedBundle, accounts: [] }),
+      /no pending import.*init_import_wallet/,
+    );
     assert.equal((await h().service.store.db.selectFrom("import_targets").select("id").where("user_id", "=", userId).execute()).length, 0);
     assert.ok(!JSON.stringify(res.json).includes("abandon"));
   });
@@ -42,10 +51,21 @@ perEngine("import_wallet", (h) => {
     const old = await initImport(h());
     const stale = await encrypted(h(), TEST_MNEMONIC, old);
     const current = await initImport(h());
-    invalidRequest(await h().submit(OP, TYPE, { userId, walletName: `x-${n++}`, encryptedBundle: stale, accounts: [] }), /could not be decrypted/, ["parameters.encryptedBundle"]);
-    invalidRequest(await h().submit(OP, TYPE, { userId, walletName: `x-${n++}`, encryptedBundle: "not json", accounts: [] }), /JSON text/, ["parameters.encryptedBundle"]);
+    invalidRequest(
+      await h().submit(OP, TYPE, { userId, walletName: `x-${n++}`, encryptedBundle: stale, accounts: [] }),
+      /could not be decrypted/,
+      ["parameters.encryptedBundle"],
+    );
+    invalidRequest(await h().submit(OP, TYPE, { userId, walletName: `x-${n++}`, encryptedBundle: "not json", accounts: [] }), /JSON text/, [
+      "parameters.encryptedBundle",
+    ]);
     const words = "correct horse battery staple is not a mnemonic";
-    const res = await h().submit(OP, TYPE, { userId, walletName: `x-${n++}`, encryptedBundle: await encrypted(h(), words, current), accounts: [] });
+    const res = await h().submit(OP, TYPE, {
+      userId,
+      walletName: `x-${n++}`,
+      encryptedBundle: await encrypted(h(), words, current),
+      accounts: [],
+    });
     invalidRequest(res, /not a valid English BIP-39 mnemonic/, ["parameters.encryptedBundle"]);
     assert.ok(!JSON.stringify(res.json).includes("horse"));
     // A wallet name already taken: 409, and the target is still there for the retry.
@@ -53,7 +73,10 @@ perEngine("import_wallet", (h) => {
     completed(await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: taken, accounts: [] }), "createWalletResult");
     const good = await encrypted(h(), TEST_MNEMONIC, current);
     conflict(await h().submit(OP, TYPE, { userId, walletName: taken, encryptedBundle: good, accounts: [] }), /already exists/);
-    const ok = completed(await h().submit(OP, TYPE, { userId, walletName: `ok-${n++}`, encryptedBundle: good, accounts: [ETH()] }), "importWalletResult");
+    const ok = completed(
+      await h().submit(OP, TYPE, { userId, walletName: `ok-${n++}`, encryptedBundle: good, accounts: [ETH()] }),
+      "importWalletResult",
+    );
     assert.deepEqual(ok.addresses, [TEST_ADDRESS]);
   });
 
@@ -73,11 +96,23 @@ perEngine("import_wallet", (h) => {
     const other = await h().newOrg("import-other");
     const target = generateP256KeyPair();
     const fake = JSON.stringify({ encappedPublic: target.publicKeyUncompressed, ciphertext: "00".repeat(40) });
-    notFound(await h().submit(OP, TYPE, { userId: other.userId, walletName: "w", encryptedBundle: fake, accounts: [] }, { as: other }), /no pending import/);
-    notFound(await h().submit(OP, TYPE, { userId: "00000000-0000-4000-8000-000000000000", walletName: "w", encryptedBundle: fake, accounts: [] }), /no user/);
+    notFound(
+      await h().submit(OP, TYPE, { userId: other.userId, walletName: "w", encryptedBundle: fake, accounts: [] }, { as: other }),
+      /no pending import/,
+    );
+    notFound(
+      await h().submit(OP, TYPE, { userId: "00000000-0000-4000-8000-000000000000", walletName: "w", encryptedBundle: fake, accounts: [] }),
+      /no user/,
+    );
     const { userId } = h().root;
     const bundle = await encrypted(h(), TEST_MNEMONIC, await initImport(h()));
-    await h().service.store.db.updateTable("import_targets").set({ expires_at: Date.now() - 1 }).where("user_id", "=", userId).execute();
-    invalidRequest(await h().submit(OP, TYPE, { userId, walletName: `exp-${n++}`, encryptedBundle: bundle, accounts: [] }), /expired/, ["parameters.encryptedBundle"]);
+    await h()
+      .service.store.db.updateTable("import_targets")
+      .set({ expires_at: Date.now() - 1 })
+      .where("user_id", "=", userId)
+      .execute();
+    invalidRequest(await h().submit(OP, TYPE, { userId, walletName: `exp-${n++}`, encryptedBundle: bundle, accounts: [] }), /expired/, [
+      "parameters.encryptedBundle",
+    ]);
   });
 });

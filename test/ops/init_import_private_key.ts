@@ -17,9 +17,24 @@ perEngine("init_import_private_key", (h) => {
     const walletBundle = await initImport(h());
     const targetOf = (b: string) => JSON.parse(Buffer.from(JSON.parse(b).data, "hex").toString("utf8")).targetPublic as string;
     assert.notEqual(targetOf(keyBundle), targetOf(walletBundle));
-    const rows = await h().service.store.db.selectFrom("import_targets").select(["kind", "public_key"]).where("user_id", "=", userId).orderBy("kind").execute();
-    assert.deepEqual(rows, [{ kind: "PRIVATE_KEY", public_key: targetOf(keyBundle) }, { kind: "WALLET", public_key: targetOf(walletBundle) }]);
-    const encrypted = await encryptPrivateKeyToBundle({ privateKey: "11".repeat(32), keyFormat: "HEXADECIMAL", importBundle: keyBundle, userId, organizationId, dangerouslyOverrideSignerPublicKey: signer });
+    const rows = await h()
+      .service.store.db.selectFrom("import_targets")
+      .select(["kind", "public_key"])
+      .where("user_id", "=", userId)
+      .orderBy("kind")
+      .execute();
+    assert.deepEqual(rows, [
+      { kind: "PRIVATE_KEY", public_key: targetOf(keyBundle) },
+      { kind: "WALLET", public_key: targetOf(walletBundle) },
+    ]);
+    const encrypted = await encryptPrivateKeyToBundle({
+      privateKey: "11".repeat(32),
+      keyFormat: "HEXADECIMAL",
+      importBundle: keyBundle,
+      userId,
+      organizationId,
+      dangerouslyOverrideSignerPublicKey: signer,
+    });
     assert.ok(JSON.parse(encrypted).encappedPublic);
   });
 

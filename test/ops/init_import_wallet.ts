@@ -22,9 +22,24 @@ perEngine("init_import_wallet", (h) => {
     assert.match(data.targetPublic, /^04[0-9a-f]{128}$/);
     // The SDK accepts it (signature, organization, user) and refuses it for another user or signer.
     const mnemonic = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about";
-    const encrypted = await encryptWalletToBundle({ mnemonic, importBundle: first, userId, organizationId, dangerouslyOverrideSignerPublicKey: signer });
+    const encrypted = await encryptWalletToBundle({
+      mnemonic,
+      importBundle: first,
+      userId,
+      organizationId,
+      dangerouslyOverrideSignerPublicKey: signer,
+    });
     assert.ok(JSON.parse(encrypted).ciphertext);
-    await assert.rejects(encryptWalletToBundle({ mnemonic, importBundle: first, userId: "someone", organizationId, dangerouslyOverrideSignerPublicKey: signer }), /user id does not match/);
+    await assert.rejects(
+      encryptWalletToBundle({
+        mnemonic,
+        importBundle: first,
+        userId: "someone",
+        organizationId,
+        dangerouslyOverrideSignerPublicKey: signer,
+      }),
+      /user id does not match/,
+    );
 
     const rows = await h().service.store.db.selectFrom("import_targets").selectAll().where("user_id", "=", userId).execute();
     assert.equal(rows.length, 1);
@@ -35,7 +50,10 @@ perEngine("init_import_wallet", (h) => {
     const target2 = JSON.parse(Buffer.from(second.data, "hex").toString("utf8")).targetPublic;
     assert.notEqual(target2, data.targetPublic);
     const after = await h().service.store.db.selectFrom("import_targets").select("public_key").where("user_id", "=", userId).execute();
-    assert.deepEqual(after.map((r) => r.public_key), [target2]);
+    assert.deepEqual(
+      after.map((r) => r.public_key),
+      [target2],
+    );
   });
 
   it("an unknown user → 404, nothing recorded", async () => {

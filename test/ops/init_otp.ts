@@ -19,11 +19,18 @@ const email = (contact: string, over: Json = {}) => ({ otpType: "OTP_TYPE_EMAIL"
 
 /** The number of activities recorded in the root organization (nothing recorded = unchanged). */
 async function activityCount(h: Harness): Promise<number> {
-  const r = await h.service.store.db.selectFrom("activities").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
+  const r = await h.service.store.db
+    .selectFrom("activities")
+    .select((eb) => eb.fn.countAll().as("n"))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 async function otpRows(h: Harness, contact: string): Promise<number> {
-  const r = await h.service.store.db.selectFrom("otps").select((eb) => eb.fn.countAll().as("n")).where("contact_normalized", "=", contact.toLowerCase()).executeTakeFirstOrThrow();
+  const r = await h.service.store.db
+    .selectFrom("otps")
+    .select((eb) => eb.fn.countAll().as("n"))
+    .where("contact_normalized", "=", contact.toLowerCase())
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
@@ -56,7 +63,9 @@ perEngine(
       assert.equal(JSON.parse(otp.bundle).enclaveQuorumPublic, signer);
       // The SDK checks the signature before encrypting; a wrong expected key fails.
       await encryptOtpCodeToBundle(otp.code, otp.bundle, generateP256().publicCompressed, signer);
-      await assert.rejects(encryptOtpCodeToBundle(otp.code, otp.bundle, generateP256().publicCompressed, generateP256().publicUncompressed));
+      await assert.rejects(
+        encryptOtpCodeToBundle(otp.code, otp.bundle, generateP256().publicCompressed, generateP256().publicUncompressed),
+      );
       // The default sender and 9-character Crockford code.
       const plain = await startOtp(h(), s.sink(), fresh());
       assert.match(plain.code, /^[0-9A-HJKMNP-TV-Z]{9}$/);
@@ -77,7 +86,10 @@ perEngine(
         assert.deepEqual(Object.keys(r), ["otpId"]);
         const mail = await s.sink().nextMail(params.contact, mark);
         assert.match(mail.text, /^[0-9A-Z]{9}\r?\n/);
-        assert.match(mail.subject, type === "ACTIVITY_TYPE_INIT_OTP" ? /Your Legacy App verification code/ : /Your Sigil Test verification code/);
+        assert.match(
+          mail.subject,
+          type === "ACTIVITY_TYPE_INIT_OTP" ? /Your Legacy App verification code/ : /Your Sigil Test verification code/,
+        );
       }
     });
 
@@ -107,7 +119,10 @@ perEngine(
       const userIdentifier = `ip-hash-${Date.now()}-${Math.random()}`;
       for (let i = 0; i < 3; i++) await startOtp(h(), s.sink(), fresh(), { userIdentifier });
       const before = await activityCount(h());
-      exhausted(await h().submit(OP, V3, email(fresh(), { userIdentifier })), /Max number of OTPs have been initiated for this userIdentifier/);
+      exhausted(
+        await h().submit(OP, V3, email(fresh(), { userIdentifier })),
+        /Max number of OTPs have been initiated for this userIdentifier/,
+      );
       assert.equal(await activityCount(h()), before);
       await startOtp(h(), s.sink(), fresh(), { userIdentifier: `${userIdentifier}-other` });
     });
@@ -115,14 +130,34 @@ perEngine(
     const refused: [string, Json, RegExp, string][] = [
       ["an email contact that is not an address", email("not-an-email"), /valid email/, "parameters.contact"],
       ["an SMS contact that is not E.164", { otpType: "OTP_TYPE_SMS", contact: "555-1234", appName: "A" }, /E\.164/, "parameters.contact"],
-      ["WhatsApp", { otpType: "OTP_TYPE_WHATSAPP", contact: "+14155550100", appName: "A" }, /OTP_TYPE_EMAIL or OTP_TYPE_SMS/, "parameters.otpType"],
+      [
+        "WhatsApp",
+        { otpType: "OTP_TYPE_WHATSAPP", contact: "+14155550100", appName: "A" },
+        /OTP_TYPE_EMAIL or OTP_TYPE_SMS/,
+        "parameters.otpType",
+      ],
       ["otpLength 5", email("a@example.com", { otpLength: 5 }), /otpLength/, "parameters.otpLength"],
       ["otpLength 10", email("a@example.com", { otpLength: 10 }), /otpLength/, "parameters.otpLength"],
       ["expirationSeconds 601", email("a@example.com", { expirationSeconds: "601" }), /600/, "parameters.expirationSeconds"],
       ["expirationSeconds 0", email("a@example.com", { expirationSeconds: "0" }), /600/, "parameters.expirationSeconds"],
-      ["a magic link without %s", email("a@example.com", { emailCustomization: { magicLinkTemplate: "https://x.example/" } }), /%s/, "parameters.emailCustomization.magicLinkTemplate"],
-      ["templateVariables that are not a JSON object", email("a@example.com", { emailCustomization: { templateVariables: "[1]" } }), /JSON object/, "parameters.emailCustomization.templateVariables"],
-      ["an SMS template without {{.OtpCode}}", { otpType: "OTP_TYPE_SMS", contact: "+14155550100", appName: "A", smsCustomization: { template: "hi" } }, /OtpCode/, "parameters.smsCustomization.template"],
+      [
+        "a magic link without %s",
+        email("a@example.com", { emailCustomization: { magicLinkTemplate: "https://x.example/" } }),
+        /%s/,
+        "parameters.emailCustomization.magicLinkTemplate",
+      ],
+      [
+        "templateVariables that are not a JSON object",
+        email("a@example.com", { emailCustomization: { templateVariables: "[1]" } }),
+        /JSON object/,
+        "parameters.emailCustomization.templateVariables",
+      ],
+      [
+        "an SMS template without {{.OtpCode}}",
+        { otpType: "OTP_TYPE_SMS", contact: "+14155550100", appName: "A", smsCustomization: { template: "hi" } },
+        /OtpCode/,
+        "parameters.smsCustomization.template",
+      ],
       ["V3 without appName", { otpType: "OTP_TYPE_EMAIL", contact: "a@example.com" }, /appName/, "parameters.appName"],
     ];
     for (const [what, params, message, field] of refused) {
@@ -139,7 +174,11 @@ perEngine(
       });
       const subId = completed(sub, createSubOrganizationV8).subOrganizationId;
       const otp = await startOtp(h(), s.sink(), "child@example.com", {}, { organizationId: subId });
-      const row = await h().service.store.db.selectFrom("otps").select("organization_id").where("id", "=", otp.otpId).executeTakeFirstOrThrow();
+      const row = await h()
+        .service.store.db.selectFrom("otps")
+        .select("organization_id")
+        .where("id", "=", otp.otpId)
+        .executeTakeFirstOrThrow();
       assert.equal(row.organization_id, subId);
     });
   },
@@ -151,7 +190,13 @@ perEngine("init_otp without a configured channel", (h) => {
   it("email: 400 FAILED_PRECONDITION EMAIL_SENDING_DISABLED; SMS: 400 FAILED_PRECONDITION naming SIGIL_SMS_URL; nothing recorded", async () => {
     const before = await activityCount(h());
     failsWith(await h().submit(OP, V3, email("a@example.com")), 400, 9, "EMAIL_SENDING_DISABLED", /SMTP_URL/);
-    failsWith(await h().submit(OP, V3, { otpType: "OTP_TYPE_SMS", contact: "+14155550100", appName: "A" }), 400, 9, "REQUEST_INVALID", /SIGIL_SMS_URL/);
+    failsWith(
+      await h().submit(OP, V3, { otpType: "OTP_TYPE_SMS", contact: "+14155550100", appName: "A" }),
+      400,
+      9,
+      "REQUEST_INVALID",
+      /SIGIL_SMS_URL/,
+    );
     assert.equal(await activityCount(h()), before);
     assert.equal(await otpRows(h(), "a@example.com"), 0);
   });
@@ -175,7 +220,9 @@ perEngine(
     });
   },
   undefined,
-  async () => ({ logins: { ...DEFAULT_LOGIN_SETTINGS, email: smtpTransport({ url: `smtp://127.0.0.1:${await refusedPort()}`, from: TEST_FROM }) } }),
+  async () => ({
+    logins: { ...DEFAULT_LOGIN_SETTINGS, email: smtpTransport({ url: `smtp://127.0.0.1:${await refusedPort()}`, from: TEST_FROM }) },
+  }),
 );
 
 perEngine(
@@ -197,7 +244,9 @@ perEngine(
     silent = net.createServer((c) => silentSockets.add(c));
     await new Promise<void>((r) => silent!.listen(0, "127.0.0.1", () => r()));
     const port = (silent.address() as net.AddressInfo).port;
-    return { logins: { ...DEFAULT_LOGIN_SETTINGS, email: smtpTransport({ url: `smtp://127.0.0.1:${port}`, from: TEST_FROM, timeoutMs: 1500 }) } };
+    return {
+      logins: { ...DEFAULT_LOGIN_SETTINGS, email: smtpTransport({ url: `smtp://127.0.0.1:${port}`, from: TEST_FROM, timeoutMs: 1500 }) },
+    };
   },
 );
 
@@ -215,7 +264,14 @@ perEngine(
     after(() => new Promise<void>((r) => (smsServer ? smsServer.close(() => r()) : r())));
     it("posts To, From and Body (the template with the code) with basic auth", async () => {
       const r = completed(
-        await h().submit(OP, V3, { otpType: "OTP_TYPE_SMS", contact: "+14155550123", appName: "A", otpLength: 7, alphanumeric: false, smsCustomization: { template: "Your code: {{.OtpCode}}" } }),
+        await h().submit(OP, V3, {
+          otpType: "OTP_TYPE_SMS",
+          contact: "+14155550123",
+          appName: "A",
+          otpLength: 7,
+          alphanumeric: false,
+          smsCustomization: { template: "Your code: {{.OtpCode}}" },
+        }),
         "initOtpResultV2",
       );
       assert.match(r.otpId, UUID);
@@ -228,7 +284,13 @@ perEngine(
     it("a gateway error (non-2xx) is 503 and nothing is recorded", async () => {
       smsStatus = 500;
       const before = await activityCount(h());
-      failsWith(await h().submit(OP, V3, { otpType: "OTP_TYPE_SMS", contact: "+14155550124", appName: "A" }), 503, 14, "UNSPECIFIED", /HTTP 500/);
+      failsWith(
+        await h().submit(OP, V3, { otpType: "OTP_TYPE_SMS", contact: "+14155550124", appName: "A" }),
+        503,
+        14,
+        "UNSPECIFIED",
+        /HTTP 500/,
+      );
       assert.equal(await activityCount(h()), before);
       smsStatus = 201;
     });
@@ -245,6 +307,11 @@ perEngine(
     });
     await new Promise<void>((r) => smsServer!.listen(0, "127.0.0.1", () => r()));
     const url = `http://127.0.0.1:${(smsServer.address() as net.AddressInfo).port}/2010-04-01/Accounts/acct/Messages.json`;
-    return { logins: { ...DEFAULT_LOGIN_SETTINGS, sms: smsHttpTransport({ url, from: "+15005550006", username: "acct", password: "secret", timeoutMs: 2000 }) } };
+    return {
+      logins: {
+        ...DEFAULT_LOGIN_SETTINGS,
+        sms: smsHttpTransport({ url, from: "+15005550006", username: "acct", password: "secret", timeoutMs: 2000 }),
+      },
+    };
   },
 );

@@ -23,7 +23,12 @@ perEngine(
       const email = fresh();
       const user = await subOrgWithEmail(h(), email);
       const mark = s.sink().mark();
-      const res = await h().submit(OP, TYPE, { otpType: "OTP_TYPE_EMAIL", contact: email, appName: "Demo", otpLength: 6, alphanumeric: false }, { organizationId: user.orgId });
+      const res = await h().submit(
+        OP,
+        TYPE,
+        { otpType: "OTP_TYPE_EMAIL", contact: email, appName: "Demo", otpLength: 6, alphanumeric: false },
+        { organizationId: user.orgId },
+      );
       const r = completed(res, initOtpAuthV3);
       assert.ok(res.json.activity.result.initOtpAuthResultV2);
       const code = codeFrom(await s.sink().nextMail(email, mark));
@@ -41,18 +46,25 @@ perEngine(
         policyName: "long codes only",
         effect: "EFFECT_ALLOW",
         notes: "",
-        condition: "activity.resource == 'AUTH' && activity.action == 'CREATE' && activity.kind == 'INIT_OTP_AUTH' && activity.params.otp_length >= 8",
+        condition:
+          "activity.resource == 'AUTH' && activity.action == 'CREATE' && activity.kind == 'INIT_OTP_AUTH' && activity.params.otp_length >= 8",
         consensus: `approvers.any(user, user.id == '${user!.userId}')`,
       });
       completed(allow, createPolicyV3);
       forbidden(await h().submit(OP, TYPE, { otpType: "OTP_TYPE_EMAIL", contact: fresh(), appName: "Demo", otpLength: 6 }, { as: user! }));
-      completed(await h().submit(OP, TYPE, { otpType: "OTP_TYPE_EMAIL", contact: fresh(), appName: "Demo", otpLength: 8 }, { as: user! }), initOtpAuthV3);
+      completed(
+        await h().submit(OP, TYPE, { otpType: "OTP_TYPE_EMAIL", contact: fresh(), appName: "Demo", otpLength: 8 }, { as: user! }),
+        initOtpAuthV3,
+      );
       completed(await h().submit(OP, TYPE, { otpType: "OTP_TYPE_EMAIL", contact: fresh(), appName: "Demo" }, { as: user! }), initOtpAuthV3);
     });
 
     it("refuses the init_otp form errors and the older versions, naming V3", async () => {
       invalidRequest(await h().submit(OP, TYPE, { otpType: "OTP_TYPE_EMAIL", contact: "not-an-email", appName: "Demo" }), /contact/);
-      invalidRequest(await h().submit(OP, TYPE, { otpType: "OTP_TYPE_EMAIL", contact: fresh(), appName: "Demo", otpLength: 4 }), /otpLength/);
+      invalidRequest(
+        await h().submit(OP, TYPE, { otpType: "OTP_TYPE_EMAIL", contact: fresh(), appName: "Demo", otpLength: 4 }),
+        /otpLength/,
+      );
       for (const old of ["ACTIVITY_TYPE_INIT_OTP_AUTH", "ACTIVITY_TYPE_INIT_OTP_AUTH_V2"]) {
         invalidRequest(await h().submit(OP, old, { otpType: "OTP_TYPE_EMAIL", contact: fresh() }), /ACTIVITY_TYPE_INIT_OTP_AUTH_V3/);
       }

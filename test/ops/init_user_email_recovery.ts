@@ -26,14 +26,30 @@ perEngine(
       const user = await subOrgWithEmail(h(), email);
       const target = targetKey();
       const mark = s.sink().mark();
-      const r = completed(await h().submit(OP, TYPE, { email, targetPublicKey: target.publicKey, emailCustomization: { appName: "Demo" } }, { organizationId: user.orgId }), initUserEmailRecoveryV2);
+      const r = completed(
+        await h().submit(
+          OP,
+          TYPE,
+          { email, targetPublicKey: target.publicKey, emailCustomization: { appName: "Demo" } },
+          { organizationId: user.orgId },
+        ),
+        initUserEmailRecoveryV2,
+      );
       assert.equal(r.userId, user.userId);
       const mail = await s.sink().nextMail(email, mark);
       assert.match(mail.subject, /recovery credential/);
       const credential = openBundle(bundleFrom(mail), target);
       const as = { organizationId: user.orgId, userId: user.userId, key: credential };
       const pk = new SoftPasskey();
-      const ids = completed(await h().submit("recover_user", "ACTIVITY_TYPE_RECOVER_USER", { userId: user.userId, authenticator: pk.registration({ name: "recovered" }) }, { as }), recoverUser).authenticatorId;
+      const ids = completed(
+        await h().submit(
+          "recover_user",
+          "ACTIVITY_TYPE_RECOVER_USER",
+          { userId: user.userId, authenticator: pk.registration({ name: "recovered" }) },
+          { as },
+        ),
+        recoverUser,
+      ).authenticatorId;
       assert.equal(ids.length, 1);
       const who = await queryWithPasskey(h(), pk, "whoami", { organizationId: user.orgId });
       assert.equal(who.json.userId, user.userId);
@@ -44,11 +60,31 @@ perEngine(
       const user = await subOrgWithEmail(h(), email);
       const target = targetKey();
       const mark = s.sink().mark();
-      invalidRequest(await h().submit(OP, TYPE, { email, targetPublicKey: target.publicKey, emailCustomization: { appName: "Demo" }, expirationSeconds: "0" }, { organizationId: user.orgId }), /invalid api key expiration/);
+      invalidRequest(
+        await h().submit(
+          OP,
+          TYPE,
+          { email, targetPublicKey: target.publicKey, emailCustomization: { appName: "Demo" }, expirationSeconds: "0" },
+          { organizationId: user.orgId },
+        ),
+        /invalid api key expiration/,
+      );
       assert.equal(s.sink().mails.length, mark);
-      completed(await h().submit(OP, TYPE, { email, targetPublicKey: target.publicKey, emailCustomization: { appName: "Demo" } }, { organizationId: user.orgId }), initUserEmailRecoveryV2);
+      completed(
+        await h().submit(
+          OP,
+          TYPE,
+          { email, targetPublicKey: target.publicKey, emailCustomization: { appName: "Demo" } },
+          { organizationId: user.orgId },
+        ),
+        initUserEmailRecoveryV2,
+      );
       const credential = openBundle(bundleFrom(await s.sink().nextMail(email, mark)), target);
-      const key = await h().service.store.db.selectFrom("api_keys").selectAll().where("public_key", "=", credential.publicKey).executeTakeFirstOrThrow();
+      const key = await h()
+        .service.store.db.selectFrom("api_keys")
+        .selectAll()
+        .where("public_key", "=", credential.publicKey)
+        .executeTakeFirstOrThrow();
       assert.equal(key.user_id, user.userId);
       assert.equal(key.credential_type, "CREDENTIAL_TYPE_LOGIN");
       assert.match(key.name, /^Recovery - /);
@@ -57,10 +93,19 @@ perEngine(
 
     it("an unverified email gets no mail (404); the older version is refused naming V2", async () => {
       const email = fresh();
-      completed(await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams({ userEmail: email })] }), "createUsersResult");
+      completed(
+        await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams({ userEmail: email })] }),
+        "createUsersResult",
+      );
       const mark = s.sink().mark();
-      notFound(await h().submit(OP, TYPE, { email, targetPublicKey: targetKey().publicKey, emailCustomization: { appName: "Demo" } }), /no user with the verified email/);
-      invalidRequest(await h().submit(OP, "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY", { email, targetPublicKey: targetKey().publicKey }), /ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2/);
+      notFound(
+        await h().submit(OP, TYPE, { email, targetPublicKey: targetKey().publicKey, emailCustomization: { appName: "Demo" } }),
+        /no user with the verified email/,
+      );
+      invalidRequest(
+        await h().submit(OP, "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY", { email, targetPublicKey: targetKey().publicKey }),
+        /ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2/,
+      );
       assert.equal(s.sink().mails.length, mark);
     });
   },

@@ -8,7 +8,13 @@ const MISSING = "00000000-0000-4000-8000-000000000000";
 
 onSqlite("list_app_proofs", (h) => {
   const tag = async (name: string, generateAppProofs: boolean) => {
-    const body = { type: "ACTIVITY_TYPE_CREATE_USER_TAG", timestampMs: String(Date.now()), organizationId: h().root.organizationId, parameters: { userTagName: name, userIds: [] }, generateAppProofs };
+    const body = {
+      type: "ACTIVITY_TYPE_CREATE_USER_TAG",
+      timestampMs: String(Date.now()),
+      organizationId: h().root.organizationId,
+      parameters: { userTagName: name, userIds: [] },
+      generateAppProofs,
+    };
     const res = await stampedFrom(h(), "127.0.0.1", h().root, "/public/v1/submit/create_user_tag", body);
     assert.equal(res.status, 200, JSON.stringify(res.json));
     return res.json.activity;

@@ -9,14 +9,27 @@ onSqlite("list_policies", (h) => {
     assert.deepEqual((await h().query("list_policies", {}, { as: org })).json, { policies: [] });
     const created: string[] = [];
     for (const name of ["z", "a", "m"]) {
-      created.push(completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName: name, effect: "EFFECT_ALLOW", condition: "false", notes: "" }, { as: org }), createPolicyV3).policyId);
+      created.push(
+        completed(
+          await h().submit(
+            "create_policy",
+            "ACTIVITY_TYPE_CREATE_POLICY_V3",
+            { policyName: name, effect: "EFFECT_ALLOW", condition: "false", notes: "" },
+            { as: org },
+          ),
+          createPolicyV3,
+        ).policyId,
+      );
     }
     const listed = (await h().query("list_policies", {}, { as: org })).json.policies;
-    assert.deepEqual(listed.map((p: { policyId: string; policyName: string }) => [p.policyId, p.policyName]), [
-      [created[0], "z"],
-      [created[1], "a"],
-      [created[2], "m"],
-    ]);
+    assert.deepEqual(
+      listed.map((p: { policyId: string; policyName: string }) => [p.policyId, p.policyName]),
+      [
+        [created[0], "z"],
+        [created[1], "a"],
+        [created[2], "m"],
+      ],
+    );
     const rootIds = (await h().query("list_policies")).json.policies.map((p: { policyId: string }) => p.policyId);
     assert.ok(!created.some((id) => rootIds.includes(id)));
   });

@@ -11,7 +11,10 @@ perEngine("list_private_keys", (h) => {
     await newPrivateKey(h(), "CURVE_SECP256K1", []);
     const res = await h().query("list_private_keys", {}, { as: org });
     assert.equal(res.status, 200, JSON.stringify(res.json));
-    assert.deepEqual(res.json.privateKeys.map((k: { privateKeyId: string }) => k.privateKeyId), [a.privateKeyId, b.privateKeyId]);
+    assert.deepEqual(
+      res.json.privateKeys.map((k: { privateKeyId: string }) => k.privateKeyId),
+      [a.privateKeyId, b.privateKeyId],
+    );
     assert.deepEqual(res.json.privateKeys[1].addresses, b.addresses);
     const sdk = await (await h().sdk(org)).getPrivateKeys({});
     assert.equal(sdk.privateKeys.length, 2);

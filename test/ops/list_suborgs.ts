@@ -16,11 +16,22 @@ onSqlite("list_suborgs", (h) => {
     parent = await h().newOrg();
     const users = [
       { userName: "ann", userEmail: "Ann@Example.com", apiKeys: [], authenticators: [], oauthProviders: [] },
-      { userName: "bo", userPhoneNumber: "+14155550199", apiKeys: [{ apiKeyName: "k", publicKey: key, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] },
+      {
+        userName: "bo",
+        userPhoneNumber: "+14155550199",
+        apiKeys: [{ apiKeyName: "k", publicKey: key, curveType: "API_KEY_CURVE_P256" }],
+        authenticators: [],
+        oauthProviders: [],
+      },
       { userName: "cy", apiKeys: [], authenticators: [], oauthProviders: [] },
     ];
     for (const [i, u] of users.entries()) {
-      const r = await h().submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", { subOrganizationName: `s${i}`, rootQuorumThreshold: 1, rootUsers: [u] }, { as: parent });
+      const r = await h().submit(
+        "create_sub_organization",
+        "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8",
+        { subOrganizationName: `s${i}`, rootQuorumThreshold: 1, rootUsers: [u] },
+        { as: parent },
+      );
       subs.push(completed(r, createSubOrganizationV8).subOrganizationId);
     }
     assert.deepEqual(await list({}), subs);
@@ -41,8 +52,18 @@ onSqlite("list_suborgs", (h) => {
     ["an unknown filter type", { filterType: "__proto__", filterValue: "x" }, /not a known filter type/, "filterType"],
     ["a filter type without value", { filterType: "NAME" }, /filterValue must be set/, "filterValue"],
     ["a filter value without type", { filterValue: "x" }, /filterType must be set/, "filterType"],
-    ["a name over 1024 characters (only OIDC tokens may be longer)", { filterType: "NAME", filterValue: "x".repeat(1025) }, /at most 1024 characters/, "filterValue"],
-    ["a cursor that is not a sub-organization", { paginationOptions: { after: "00000000-0000-4000-8000-000000000000" } }, /no item/, "paginationOptions"],
+    [
+      "a name over 1024 characters (only OIDC tokens may be longer)",
+      { filterType: "NAME", filterValue: "x".repeat(1025) },
+      /at most 1024 characters/,
+      "filterValue",
+    ],
+    [
+      "a cursor that is not a sub-organization",
+      { paginationOptions: { after: "00000000-0000-4000-8000-000000000000" } },
+      /no item/,
+      "paginationOptions",
+    ],
   ];
   for (const [what, body, message, field] of refused) {
     it(`refuses ${what} (400)`, async () => {
@@ -66,7 +87,8 @@ perEngine("list_suborgs CREDENTIAL_ID", (h) => {
       }),
       "createSubOrganizationResultV8",
     );
-    const list = async (filterValue: string) => (await h().query("list_suborgs", { filterType: "CREDENTIAL_ID", filterValue })).json.organizationIds as string[];
+    const list = async (filterValue: string) =>
+      (await h().query("list_suborgs", { filterType: "CREDENTIAL_ID", filterValue })).json.organizationIds as string[];
     assert.deepEqual(await list(pk.id), [sub.subOrganizationId]);
     assert.deepEqual(await list(pk.credentialId.toString("base64")), [sub.subOrganizationId]);
     assert.deepEqual(await list(new SoftPasskey().id), []);
@@ -86,7 +108,14 @@ perEngine("list_suborgs OIDC_TOKEN", (h) => {
       await h().submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", {
         subOrganizationName: "oidc token",
         rootQuorumThreshold: 1,
-        rootUsers: [{ userName: "o", apiKeys: [], authenticators: [], oauthProviders: [{ providerName: "X", oidcToken: await sigilToken(h(), { sub, aud: "lookup" }) }] }],
+        rootUsers: [
+          {
+            userName: "o",
+            apiKeys: [],
+            authenticators: [],
+            oauthProviders: [{ providerName: "X", oidcToken: await sigilToken(h(), { sub, aud: "lookup" }) }],
+          },
+        ],
       }),
       "createSubOrganizationResultV8",
     );
@@ -99,7 +128,16 @@ perEngine("list_suborgs OIDC_TOKEN", (h) => {
     assert.deepEqual(await list(await sigilToken(h(), { sub, aud: "lookup", nonce: "whatever" })), [created.subOrganizationId]);
     assert.deepEqual(await list(await sigilToken(h(), { sub, aud: "other" })), []);
     assert.deepEqual(await list(await sigilToken(h(), { sub: "x:nobody", aud: "lookup" })), []);
-    failsWith(await h().query("list_suborgs", { filterType: "OIDC_TOKEN", filterValue: await sigilToken(h(), { sub, aud: "lookup", ttl: -600 }) }), 400, 3, "INVALID_OIDC_TOKEN", /expired/, ["filterValue"]);
-    failsWith(await h().query("list_suborgs", { filterType: "OIDC_TOKEN", filterValue: "x" }), 400, 3, "INVALID_OIDC_TOKEN", /malformed/, ["filterValue"]);
+    failsWith(
+      await h().query("list_suborgs", { filterType: "OIDC_TOKEN", filterValue: await sigilToken(h(), { sub, aud: "lookup", ttl: -600 }) }),
+      400,
+      3,
+      "INVALID_OIDC_TOKEN",
+      /expired/,
+      ["filterValue"],
+    );
+    failsWith(await h().query("list_suborgs", { filterType: "OIDC_TOKEN", filterValue: "x" }), 400, 3, "INVALID_OIDC_TOKEN", /malformed/, [
+      "filterValue",
+    ]);
   });
 });

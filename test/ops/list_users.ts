@@ -9,14 +9,22 @@ onSqlite("list_users", (h) => {
     const ids = (await h().query("list_users", {}, { as: org })).json.users.map((u: { userId: string }) => u.userId);
     assert.deepEqual([...ids].sort(), [org.userId, ...added.map((u) => u.userId)].sort());
     const sub = completed(
-      await h().submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", {
-        subOrganizationName: "s",
-        rootQuorumThreshold: 1,
-        rootUsers: [{ userName: "only", apiKeys: [], authenticators: [], oauthProviders: [] }],
-      }, { as: org }),
+      await h().submit(
+        "create_sub_organization",
+        "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8",
+        {
+          subOrganizationName: "s",
+          rootQuorumThreshold: 1,
+          rootUsers: [{ userName: "only", apiKeys: [], authenticators: [], oauthProviders: [] }],
+        },
+        { as: org },
+      ),
       "createSubOrganizationResultV8",
     );
     const inSub = (await h().query("list_users", {}, { as: org, organizationId: sub.subOrganizationId })).json.users;
-    assert.deepEqual(inSub.map((u: { userId: string; userName: string }) => [u.userId, u.userName]), [[sub.rootUserIds[0], "only"]]);
+    assert.deepEqual(
+      inSub.map((u: { userId: string; userName: string }) => [u.userId, u.userName]),
+      [[sub.rootUserIds[0], "only"]],
+    );
   });
 });

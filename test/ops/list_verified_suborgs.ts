@@ -13,7 +13,12 @@ const V8 = "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8";
 const rootUser = (over: Json = {}): Json => ({ userName: "r", apiKeys: [], authenticators: [], oauthProviders: [], ...over });
 
 /** A sub-organization of `parent` whose root user has `user`'s contacts; verified with a token for `verify` when given. */
-async function subOrg(h: Harness, parent: Creds, user: Json, verify?: { contact: string; type: "OTP_TYPE_EMAIL" | "OTP_TYPE_SMS" }): Promise<string> {
+async function subOrg(
+  h: Harness,
+  parent: Creds,
+  user: Json,
+  verify?: { contact: string; type: "OTP_TYPE_EMAIL" | "OTP_TYPE_SMS" },
+): Promise<string> {
   let extra: Json = {};
   if (verify) {
     const t = await mintVerificationToken(h, { organizationId: parent.organizationId, ...verify });
@@ -24,9 +29,17 @@ async function subOrg(h: Harness, parent: Creds, user: Json, verify?: { contact:
       ...(user.userEmail ? { email: user.userEmail } : {}),
       ...(user.userPhoneNumber ? { phoneNumber: user.userPhoneNumber } : {}),
     };
-    extra = { verificationToken: t.token, clientSignature: clientSignature(t.key, { signupV2, tokenId: t.claims.id, type: "USAGE_TYPE_SIGNUP" }) };
+    extra = {
+      verificationToken: t.token,
+      clientSignature: clientSignature(t.key, { signupV2, tokenId: t.claims.id, type: "USAGE_TYPE_SIGNUP" }),
+    };
   }
-  const res = await h.submit("create_sub_organization", V8, { subOrganizationName: "s", rootQuorumThreshold: 1, rootUsers: [user], ...extra }, { as: parent });
+  const res = await h.submit(
+    "create_sub_organization",
+    V8,
+    { subOrganizationName: "s", rootQuorumThreshold: 1, rootUsers: [user], ...extra },
+    { as: parent },
+  );
   return completed(res, createSubOrganizationV8).subOrganizationId;
 }
 
@@ -37,12 +50,33 @@ async function subOrg(h: Harness, parent: Creds, user: Json, verify?: { contact:
  */
 async function selfWritten(h: Harness, parent: Creds, contacts: { userEmail?: string; userPhoneNumber?: string }): Promise<string> {
   const key = generateP256KeyPair();
-  const sub = await subOrg(h, parent, rootUser({ apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] }));
+  const sub = await subOrg(
+    h,
+    parent,
+    rootUser({ apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] }),
+  );
   const users = (await h.query("list_users", {}, { organizationId: sub, as: parent })).json.users as Json[];
   const me: Creds = { organizationId: sub, userId: users[0]!.userId, key };
-  if (contacts.userEmail) completed(await h.submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: contacts.userEmail }, { as: me }), updateUserEmail);
+  if (contacts.userEmail)
+    completed(
+      await h.submit(
+        "update_user_email",
+        "ACTIVITY_TYPE_UPDATE_USER_EMAIL",
+        { userId: me.userId, userEmail: contacts.userEmail },
+        { as: me },
+      ),
+      updateUserEmail,
+    );
   if (contacts.userPhoneNumber) {
-    completed(await h.submit("update_user_phone_number", "ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER", { userId: me.userId, userPhoneNumber: contacts.userPhoneNumber }, { as: me }), updateUserPhoneNumber);
+    completed(
+      await h.submit(
+        "update_user_phone_number",
+        "ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER",
+        { userId: me.userId, userPhoneNumber: contacts.userPhoneNumber },
+        { as: me },
+      ),
+      updateUserPhoneNumber,
+    );
   }
   return sub;
 }
@@ -62,8 +96,14 @@ perEngine("list_verified_suborgs", (h) => {
     const address = "Shared@Example.com";
     const number = "+14155550123";
     unverified = await selfWritten(h(), parent, { userEmail: address, userPhoneNumber: number });
-    for (let i = 0; i < 3; i++) verified.push(await subOrg(h(), parent, rootUser({ userEmail: address }), { contact: address.toLowerCase(), type: "OTP_TYPE_EMAIL" }));
-    const byPhone = await subOrg(h(), parent, rootUser({ userEmail: "p@example.com", userPhoneNumber: number }), { contact: number, type: "OTP_TYPE_SMS" });
+    for (let i = 0; i < 3; i++)
+      verified.push(
+        await subOrg(h(), parent, rootUser({ userEmail: address }), { contact: address.toLowerCase(), type: "OTP_TYPE_EMAIL" }),
+      );
+    const byPhone = await subOrg(h(), parent, rootUser({ userEmail: "p@example.com", userPhoneNumber: number }), {
+      contact: number,
+      type: "OTP_TYPE_SMS",
+    });
 
     assert.deepEqual(await list({ filterType: "EMAIL", filterValue: "shared@example.COM" }), verified);
     assert.deepEqual(await list({ filterType: "PHONE_NUMBER", filterValue: number }), [byPhone]);
@@ -75,27 +115,51 @@ perEngine("list_verified_suborgs", (h) => {
     assert.deepEqual(all, [unverified, ...verified]);
     // Pages.
     assert.deepEqual(await list({ filterType: "EMAIL", filterValue: address, paginationOptions: { limit: "2" } }), verified.slice(0, 2));
-    assert.deepEqual(await list({ filterType: "EMAIL", filterValue: address, paginationOptions: { limit: "2", after: verified[1] } }), [verified[2]]);
-    assert.deepEqual(await list({ filterType: "EMAIL", filterValue: address, paginationOptions: { before: verified[2] } }), verified.slice(0, 2));
+    assert.deepEqual(await list({ filterType: "EMAIL", filterValue: address, paginationOptions: { limit: "2", after: verified[1] } }), [
+      verified[2],
+    ]);
+    assert.deepEqual(
+      await list({ filterType: "EMAIL", filterValue: address, paginationOptions: { before: verified[2] } }),
+      verified.slice(0, 2),
+    );
   });
 
   it("follows verification as contacts change: verified by update_user_email, unverified by a change without a token", async () => {
     const key = generateP256KeyPair();
-    const sub = await subOrg(h(), parent, rootUser({ apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] }));
+    const sub = await subOrg(
+      h(),
+      parent,
+      rootUser({ apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] }),
+    );
     const users = (await h().query("list_users", {}, { organizationId: sub, as: parent })).json.users as Json[];
     const me: Creds = { organizationId: sub, userId: users[0]!.userId, key };
     const address = "late@example.com";
     // Bound to the key that stamps the update (docs/login-lookups.md §4).
     const t = await mintVerificationToken(h(), { organizationId: parent.organizationId, contact: address, boundTo: key.publicKey });
-    completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: address, verificationToken: t.token }, { as: me }), updateUserEmail);
+    completed(
+      await h().submit(
+        "update_user_email",
+        "ACTIVITY_TYPE_UPDATE_USER_EMAIL",
+        { userId: me.userId, userEmail: address, verificationToken: t.token },
+        { as: me },
+      ),
+      updateUserEmail,
+    );
     assert.deepEqual(await list({ filterType: "EMAIL", filterValue: address }), [sub]);
-    completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: address }, { as: me }), updateUserEmail);
+    completed(
+      await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: address }, { as: me }),
+      updateUserEmail,
+    );
     assert.deepEqual(await list({ filterType: "EMAIL", filterValue: address }), []);
   });
 
   it("only direct sub-organizations: a grandchild is listed by its own parent", async () => {
     const key = generateP256KeyPair();
-    const mid = await subOrg(h(), parent, rootUser({ apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] }));
+    const mid = await subOrg(
+      h(),
+      parent,
+      rootUser({ apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] }),
+    );
     const midUsers = (await h().query("list_users", {}, { organizationId: mid, as: parent })).json.users as Json[];
     const midCreds: Creds = { organizationId: mid, userId: midUsers[0]!.userId, key };
     const address = "grand@example.com";
@@ -111,20 +175,38 @@ perEngine("list_verified_suborgs", (h) => {
     const address = "sdk@example.com";
     const t = await mintVerificationToken(h(), { organizationId: parent.organizationId, contact: address });
     const apiKeys = [{ apiKeyName: "api-key-1", publicKey: generateP256KeyPair().publicKey, curveType: "API_KEY_CURVE_P256" as const }];
-    const { message, publicKey } = getClientSignatureMessageForSignup({ verificationToken: t.token, email: address, apiKeys, authenticators: [], oauthProviders: [] });
+    const { message, publicKey } = getClientSignatureMessageForSignup({
+      verificationToken: t.token,
+      email: address,
+      apiKeys,
+      authenticators: [],
+      oauthProviders: [],
+    });
     const created = await sdk.createSubOrganization({
       subOrganizationName: "sdk",
       rootQuorumThreshold: 1,
       rootUsers: [{ userName: address, userEmail: address, apiKeys, authenticators: [], oauthProviders: [] }],
       verificationToken: t.token,
-      clientSignature: { publicKey, scheme: "CLIENT_SIGNATURE_SCHEME_API_P256", message, signature: signP256(t.key, Buffer.from(message, "utf8"), "raw").toString("hex") },
+      clientSignature: {
+        publicKey,
+        scheme: "CLIENT_SIGNATURE_SCHEME_API_P256",
+        message,
+        signature: signP256(t.key, Buffer.from(message, "utf8"), "raw").toString("hex"),
+      },
     });
-    assert.deepEqual((await sdk.getVerifiedSubOrgIds({ filterType: "EMAIL", filterValue: address })).organizationIds, [created.subOrganizationId]);
+    assert.deepEqual((await sdk.getVerifiedSubOrgIds({ filterType: "EMAIL", filterValue: address })).organizationIds, [
+      created.subOrganizationId,
+    ]);
 
     // The contact updates through sdk-server, as the parent's root user would run them in its own organization.
     const userId = parent.userId;
     const number = "+14155550166";
-    const sms = await mintVerificationToken(h(), { organizationId: parent.organizationId, contact: number, type: "OTP_TYPE_SMS", boundTo: parent.key.publicKey });
+    const sms = await mintVerificationToken(h(), {
+      organizationId: parent.organizationId,
+      contact: number,
+      type: "OTP_TYPE_SMS",
+      boundTo: parent.key.publicKey,
+    });
     assert.equal((await sdk.updateUserPhoneNumber({ userId, userPhoneNumber: number, verificationToken: sms.token })).userId, userId);
     assert.equal((await sdk.updateUserName({ userId, userName: "renamed" })).userId, userId);
     assert.equal((await sdk.updateUserEmail({ userId, userEmail: "" })).userId, userId);
@@ -135,13 +217,28 @@ perEngine("list_verified_suborgs", (h) => {
   });
 
   const refused: [string, Json, RegExp, string][] = [
-    ["a filter type list_suborgs has but this query does not", { filterType: "USERNAME", filterValue: "r" }, /not a filter of verified contacts/, "filterType"],
+    [
+      "a filter type list_suborgs has but this query does not",
+      { filterType: "USERNAME", filterValue: "r" },
+      /not a filter of verified contacts/,
+      "filterType",
+    ],
     ["an unknown filter type", { filterType: "__proto__", filterValue: "x" }, /not a filter of verified contacts/, "filterType"],
     ["no filter type", { filterValue: "x" }, /not a filter of verified contacts/, "filterType"],
     ["a filter type without value", { filterType: "EMAIL" }, /filterValue must be set/, "filterValue"],
     ["a filter value over 1024 characters", { filterType: "EMAIL", filterValue: "x".repeat(1025) }, /filterValue/, "filterValue"],
-    ["a cursor that is not a sub-organization", { filterType: "EMAIL", filterValue: "x@example.com", paginationOptions: { after: "00000000-0000-4000-8000-000000000000" } }, /no item/, "paginationOptions"],
-    ["a page over 100", { filterType: "EMAIL", filterValue: "x@example.com", paginationOptions: { limit: "101" } }, /limit/, "paginationOptions.limit"],
+    [
+      "a cursor that is not a sub-organization",
+      { filterType: "EMAIL", filterValue: "x@example.com", paginationOptions: { after: "00000000-0000-4000-8000-000000000000" } },
+      /no item/,
+      "paginationOptions",
+    ],
+    [
+      "a page over 100",
+      { filterType: "EMAIL", filterValue: "x@example.com", paginationOptions: { limit: "101" } },
+      /limit/,
+      "paginationOptions.limit",
+    ],
   ];
   for (const [what, body, message, field] of refused) {
     it(`refuses ${what} (400)`, async () => {

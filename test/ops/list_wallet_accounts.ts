@@ -9,13 +9,29 @@ perEngine("list_wallet_accounts", (h) => {
     const { walletId, addresses } = await newWallet(h(), accounts);
     const first = (await h().query("list_wallet_accounts", { walletId })).json.accounts as Json[];
     assert.equal(first.length, 10); // the default page
-    assert.deepEqual(first.map((a) => a.address), addresses.slice(0, 10));
-    const next = (await h().query("list_wallet_accounts", { walletId, paginationOptions: { limit: "10", after: first[9]!.walletAccountId } })).json.accounts as Json[];
-    assert.deepEqual(next.map((a) => a.address), addresses.slice(10, 20));
-    const back = (await h().query("list_wallet_accounts", { walletId, paginationOptions: { limit: "5", before: next[0]!.walletAccountId } })).json.accounts as Json[];
-    assert.deepEqual(back.map((a) => a.address), addresses.slice(5, 10));
+    assert.deepEqual(
+      first.map((a) => a.address),
+      addresses.slice(0, 10),
+    );
+    const next = (
+      await h().query("list_wallet_accounts", { walletId, paginationOptions: { limit: "10", after: first[9]!.walletAccountId } })
+    ).json.accounts as Json[];
+    assert.deepEqual(
+      next.map((a) => a.address),
+      addresses.slice(10, 20),
+    );
+    const back = (
+      await h().query("list_wallet_accounts", { walletId, paginationOptions: { limit: "5", before: next[0]!.walletAccountId } })
+    ).json.accounts as Json[];
+    assert.deepEqual(
+      back.map((a) => a.address),
+      addresses.slice(5, 10),
+    );
     const all = (await h().query("list_wallet_accounts", { walletId, paginationOptions: { limit: "100" } })).json.accounts as Json[];
-    assert.deepEqual(all.map((a) => a.address), addresses);
+    assert.deepEqual(
+      all.map((a) => a.address),
+      addresses,
+    );
   });
 
   it("without walletId lists the organization's accounts; includeWalletDetails adds the wallet", async () => {
@@ -26,7 +42,10 @@ perEngine("list_wallet_accounts", (h) => {
     await make("two");
     const res = await h().query("list_wallet_accounts", { includeWalletDetails: true }, { as: org });
     assert.equal(res.status, 200, JSON.stringify(res.json));
-    assert.deepEqual(res.json.accounts.map((a: Json) => a.walletDetails.walletName), ["one", "two"]);
+    assert.deepEqual(
+      res.json.accounts.map((a: Json) => a.walletDetails.walletName),
+      ["one", "two"],
+    );
     const sdk = await (await h().sdk(org)).getWalletAccounts({ walletId: res.json.accounts[0].walletId });
     assert.equal(sdk.accounts.length, 1);
   });

@@ -9,7 +9,17 @@ onSqlite("list_webhook_endpoints", (h) => {
     assert.deepEqual((await h().query("list_webhook_endpoints", {}, { as: org })).json, { webhookEndpoints: [] });
     const created = [];
     for (const name of ["b", "a"]) {
-      created.push(completed(await h().submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: `https://${name}.example.com/h`, name }, { as: org }), createWebhookEndpoint).webhookEndpoint);
+      created.push(
+        completed(
+          await h().submit(
+            "create_webhook_endpoint",
+            "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT",
+            { url: `https://${name}.example.com/h`, name },
+            { as: org },
+          ),
+          createWebhookEndpoint,
+        ).webhookEndpoint,
+      );
     }
     assert.deepEqual((await h().query("list_webhook_endpoints", {}, { as: org })).json.webhookEndpoints, created);
     assert.deepEqual((await h().query("list_webhook_endpoints")).json.webhookEndpoints, []);

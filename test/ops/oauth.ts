@@ -48,9 +48,30 @@ perEngine("oauth", (h) => {
     const sub = `x:${newId()}`;
     const user = await oauthSubOrg(h(), await sigilToken(h(), { sub }));
     const target = targetKey();
-    failsWith(await h().submit(OP, TYPE, { oidcToken: await sigilToken(h(), { sub, nonce: nonceOf(targetKey().publicKey) }), targetPublicKey: target.publicKey }), 400, 3, "INVALID_OIDC_TOKEN", /targetPublicKey/);
-    failsWith(await h().submit(OP, TYPE, { oidcToken: await sigilToken(h(), { sub }), targetPublicKey: target.publicKey }), 400, 3, "INVALID_OIDC_TOKEN", /nonce/);
-    notFound(await h().submit(OP, TYPE, { oidcToken: await sigilToken(h(), { sub: `x:${newId()}`, nonce: nonceOf(target.publicKey) }), targetPublicKey: target.publicKey }), /no user with this OAuth identity/);
+    failsWith(
+      await h().submit(OP, TYPE, {
+        oidcToken: await sigilToken(h(), { sub, nonce: nonceOf(targetKey().publicKey) }),
+        targetPublicKey: target.publicKey,
+      }),
+      400,
+      3,
+      "INVALID_OIDC_TOKEN",
+      /targetPublicKey/,
+    );
+    failsWith(
+      await h().submit(OP, TYPE, { oidcToken: await sigilToken(h(), { sub }), targetPublicKey: target.publicKey }),
+      400,
+      3,
+      "INVALID_OIDC_TOKEN",
+      /nonce/,
+    );
+    notFound(
+      await h().submit(OP, TYPE, {
+        oidcToken: await sigilToken(h(), { sub: `x:${newId()}`, nonce: nonceOf(target.publicKey) }),
+        targetPublicKey: target.publicKey,
+      }),
+      /no user with this OAuth identity/,
+    );
     const keys = await h().service.store.db.selectFrom("api_keys").select("id").where("user_id", "=", user.userId).execute();
     assert.equal(keys.length, 0);
   });

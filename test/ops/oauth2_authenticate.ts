@@ -3,9 +3,27 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { decryptCredentialBundle, generateP256KeyPair } from "@turnkey/crypto";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from "jose";
-import { addUsersWithKeys, completed, failsWith, invalidRequest, notFound, perEngine, precondition, type Harness, type Json } from "../helpers/inproc.ts";
+import {
+  addUsersWithKeys,
+  completed,
+  failsWith,
+  invalidRequest,
+  notFound,
+  perEngine,
+  precondition,
+  type Harness,
+  type Json,
+} from "../helpers/inproc.ts";
 import { rotateServiceKeys } from "../../src/auth/service-keys.ts";
-import { loginsFor, newCredential, newVerifier, startOAuthProvider, TEST_ISSUER, type FakeUser, type OAuthProviderFixture } from "../helpers/oauth-provider.ts";
+import {
+  loginsFor,
+  newCredential,
+  newVerifier,
+  startOAuthProvider,
+  TEST_ISSUER,
+  type FakeUser,
+  type OAuthProviderFixture,
+} from "../helpers/oauth-provider.ts";
 import { oauth2Authenticate } from "../../src/activities/oauth2/oauth2_authenticate.ts";
 import { updateRootQuorum } from "../../src/activities/organizations/update_root_quorum.ts";
 import { createPolicyV3 } from "../../src/activities/policies/create_policy.ts";
@@ -40,8 +58,13 @@ perEngine(
     const cred = async () => {
       if (!credential) {
         const p = fixture();
-        const make = async (provider: string) => (await newCredential(h(), { provider, clientId: p.clientId, clientSecret: p.clientSecret })).oauth2CredentialId;
-        credential = { x: await make("OAUTH2_PROVIDER_X"), discord: await make("OAUTH2_PROVIDER_DISCORD"), oidc: await make("OAUTH2_PROVIDER_OIDC") };
+        const make = async (provider: string) =>
+          (await newCredential(h(), { provider, clientId: p.clientId, clientSecret: p.clientSecret })).oauth2CredentialId;
+        credential = {
+          x: await make("OAUTH2_PROVIDER_X"),
+          discord: await make("OAUTH2_PROVIDER_DISCORD"),
+          oidc: await make("OAUTH2_PROVIDER_OIDC"),
+        };
       }
       return credential;
     };
@@ -56,7 +79,8 @@ perEngine(
         ...over,
       };
     };
-    const recorded = async () => (await h().service.store.db.selectFrom("activities").select("id").where("type", "=", TYPE).execute()).length;
+    const recorded = async () =>
+      (await h().service.store.db.selectFrom("activities").select("id").where("type", "=", TYPE).execute()).length;
     const reset = () => Object.assign(fixture().mode, { token: "ok", userInfo: "ok" });
 
     it("X: code + PKCE → an ES256 token from Sigil that verifies with jose against the published JWKS (iss, aud, sub, nonce, exp)", async () => {
@@ -71,8 +95,15 @@ perEngine(
       const header = decodeProtectedHeader(oidcToken);
       assert.equal(header.alg, "ES256");
       assert.equal(header.typ, "JWT");
-      assert.ok(jwks.keys.some((k) => k.kid === header.kid), "the token's kid is in the JWKS");
-      const { payload } = await jwtVerify(oidcToken, createLocalJWKSet(jwks), { issuer: discovery.issuer as string, audience: fixture().clientId, algorithms: ["ES256"] });
+      assert.ok(
+        jwks.keys.some((k) => k.kid === header.kid),
+        "the token's kid is in the JWKS",
+      );
+      const { payload } = await jwtVerify(oidcToken, createLocalJWKSet(jwks), {
+        issuer: discovery.issuer as string,
+        audience: fixture().clientId,
+        algorithms: ["ES256"],
+      });
       assert.equal(payload.sub, "x:1234567890123456789");
       assert.equal(payload.nonce, p.nonce);
       assert.equal(payload.name, "Ada");
@@ -96,14 +127,26 @@ perEngine(
     });
 
     it("Discord and generic OIDC user-info shapes: discord:<id> and oidc:<sub>, with email claims", async () => {
-      const d = completed(await h().submit(OP, TYPE, await params({ id: "80351110224678912", name: "nelly", email: "n@example.com", emailVerified: true }, {}, "discord")), oauth2Authenticate);
-      const o = completed(await h().submit(OP, TYPE, await params({ id: "user-42", email: "o@example.com", emailVerified: false }, {}, "oidc")), oauth2Authenticate);
+      const d = completed(
+        await h().submit(
+          OP,
+          TYPE,
+          await params({ id: "80351110224678912", name: "nelly", email: "n@example.com", emailVerified: true }, {}, "discord"),
+        ),
+        oauth2Authenticate,
+      );
+      const o = completed(
+        await h().submit(OP, TYPE, await params({ id: "user-42", email: "o@example.com", emailVerified: false }, {}, "oidc")),
+        oauth2Authenticate,
+      );
       const { jwks } = await issuerKeys(h());
-      const dc = (await jwtVerify(d.oidcToken as string, createLocalJWKSet(jwks), { issuer: TEST_ISSUER, audience: fixture().clientId })).payload;
+      const dc = (await jwtVerify(d.oidcToken as string, createLocalJWKSet(jwks), { issuer: TEST_ISSUER, audience: fixture().clientId }))
+        .payload;
       assert.equal(dc.sub, "discord:80351110224678912");
       assert.equal(dc.email, "n@example.com");
       assert.equal(dc.email_verified, true);
-      const oc = (await jwtVerify(o.oidcToken as string, createLocalJWKSet(jwks), { issuer: TEST_ISSUER, audience: fixture().clientId })).payload;
+      const oc = (await jwtVerify(o.oidcToken as string, createLocalJWKSet(jwks), { issuer: TEST_ISSUER, audience: fixture().clientId }))
+        .payload;
       assert.equal(oc.sub, "oidc:user-42");
       assert.equal(oc.email_verified, false);
     });
@@ -125,7 +168,10 @@ perEngine(
       completed(await h().submit(OP, TYPE, p), oauth2Authenticate);
       const n = await recorded();
       // A new body (nonce) with the same code: the provider refuses it.
-      precondition(await h().submit(OP, TYPE, { ...p, nonce: "f".repeat(64) }), /token endpoint refused the request \(HTTP 400, error "invalid_grant"\)/);
+      precondition(
+        await h().submit(OP, TYPE, { ...p, nonce: "f".repeat(64) }),
+        /token endpoint refused the request \(HTTP 400, error "invalid_grant"\)/,
+      );
       assert.equal(await recorded(), n);
     });
 
@@ -143,13 +189,31 @@ perEngine(
       const first = await h().newOrg("oauth2 quorum");
       const [second] = await addUsersWithKeys(h(), 1, first);
       const p = fixture();
-      const { oauth2CredentialId } = await newCredential(h(), { provider: "OAUTH2_PROVIDER_X", clientId: p.clientId, clientSecret: p.clientSecret, as: first });
-      completed(await h().submit("update_root_quorum", "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM", { threshold: 2, userIds: [first.userId, second!.userId] }, { as: first }), updateRootQuorum);
+      const { oauth2CredentialId } = await newCredential(h(), {
+        provider: "OAUTH2_PROVIDER_X",
+        clientId: p.clientId,
+        clientSecret: p.clientSecret,
+        as: first,
+      });
+      completed(
+        await h().submit(
+          "update_root_quorum",
+          "ACTIVITY_TYPE_UPDATE_ROOT_QUORUM",
+          { threshold: 2, userIds: [first.userId, second!.userId] },
+          { as: first },
+        ),
+        updateRootQuorum,
+      );
       const hits = p.hits.token;
       const pending = await h().submit(OP, TYPE, await params({ id: "3" }, { oauth2CredentialId }), { as: first });
       assert.equal(pending.status, 200, JSON.stringify(pending.json));
       assert.equal(pending.json.activity.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED");
-      const voted = await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: pending.json.activity.fingerprint }, { as: second! });
+      const voted = await h().submit(
+        "approve_activity",
+        "ACTIVITY_TYPE_APPROVE_ACTIVITY",
+        { fingerprint: pending.json.activity.fingerprint },
+        { as: second! },
+      );
       assert.equal(voted.status, 200, JSON.stringify(voted.json));
       assert.equal(voted.json.activity.status, "ACTIVITY_STATUS_FAILED");
       assert.match(JSON.stringify(voted.json.activity.failure), /can only run when its submission is allowed/);
@@ -170,14 +234,20 @@ perEngine(
         const r500 = precondition(await h().submit(OP, TYPE, await params({ id: "1" })), /HTTP 500, error "server_error"/);
         assert.ok(!String(r500.message).includes("internal details"));
         fixture().mode.token = "garbage";
-        precondition(await h().submit(OP, TYPE, await params({ id: "1" })), /token endpoint answered with something that is not a JSON object/);
+        precondition(
+          await h().submit(OP, TYPE, await params({ id: "1" })),
+          /token endpoint answered with something that is not a JSON object/,
+        );
         fixture().mode.token = "redirect";
         precondition(await h().submit(OP, TYPE, await params({ id: "1" })), /redirect \(HTTP 302\), which is not followed/);
         fixture().mode.token = "huge";
         precondition(await h().submit(OP, TYPE, await params({ id: "1" })), /more than 65536 bytes/);
         reset();
         fixture().mode.userInfo = "garbage";
-        precondition(await h().submit(OP, TYPE, await params({ id: "1" })), /user-info endpoint answered with something that is not a JSON object/);
+        precondition(
+          await h().submit(OP, TYPE, await params({ id: "1" })),
+          /user-info endpoint answered with something that is not a JSON object/,
+        );
         fixture().mode.userInfo = "500";
         precondition(await h().submit(OP, TYPE, await params({ id: "1" })), /user-info endpoint refused the request \(HTTP 500/);
       } finally {
@@ -192,7 +262,9 @@ perEngine(
       try {
         const started = Date.now();
         let hungDoneAt = 0;
-        const hung = h().submit(OP, TYPE, await params({ id: "1" })).then((r) => ((hungDoneAt = Date.now()), r));
+        const hung = h()
+          .submit(OP, TYPE, await params({ id: "1" }))
+          .then((r) => ((hungDoneAt = Date.now()), r));
         // While the provider hangs, an activity of the same organization completes.
         const other = await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: `t-${Date.now()}`, userIds: [] });
         const otherDoneAt = Date.now();
@@ -208,7 +280,10 @@ perEngine(
 
     it("a credential that does not exist, or belongs to another organization: 404 OAUTH2_CREDENTIAL_NOT_FOUND, provider not called", async () => {
       const calls = fixture().hits.token;
-      notFound(await h().submit(OP, TYPE, await params({ id: "1" }, { oauth2CredentialId: "00000000-0000-4000-8000-000000000000" })), /OAUTH2_CREDENTIAL_NOT_FOUND/);
+      notFound(
+        await h().submit(OP, TYPE, await params({ id: "1" }, { oauth2CredentialId: "00000000-0000-4000-8000-000000000000" })),
+        /OAUTH2_CREDENTIAL_NOT_FOUND/,
+      );
       notFound(await h().submit(OP, TYPE, await params({ id: "1" }), { as: await h().newOrg() }), /OAUTH2_CREDENTIAL_NOT_FOUND/);
       assert.equal(fixture().hits.token, calls);
     });
@@ -216,7 +291,10 @@ perEngine(
     it("a provider without endpoints on this server (Google here) is a clear 400 naming the setting", async () => {
       const { oauth2CredentialId } = await newCredential(h(), { provider: "OAUTH2_PROVIDER_APPLE", clientId: "c", clientSecret: "s" });
       // Apple's built-in endpoint is not configured in these settings (only X, Discord, OIDC point at the fixture).
-      precondition(await h().submit(OP, TYPE, await params({ id: "1" }, { oauth2CredentialId })), /OAUTH2_PROVIDER_APPLE has no endpoints.*SIGIL_OAUTH_PROVIDERS_FILE/);
+      precondition(
+        await h().submit(OP, TYPE, await params({ id: "1" }, { oauth2CredentialId })),
+        /OAUTH2_PROVIDER_APPLE has no endpoints.*SIGIL_OAUTH_PROVIDERS_FILE/,
+      );
     });
 
     it("parameter errors name the field (docs/oauth.md §3.1 wording)", async () => {
@@ -229,9 +307,17 @@ perEngine(
       invalidRequest(await h().submit(OP, TYPE, without("nonce")), /must be set/, ["parameters.nonce"]);
       invalidRequest(await h().submit(OP, TYPE, { ...p, authCode: "" }), /auth_code must be set/, ["parameters.authCode"]);
       invalidRequest(await h().submit(OP, TYPE, { ...p, codeVerifier: "short" }), /code_verifier must be set/, ["parameters.codeVerifier"]);
-      invalidRequest(await h().submit(OP, TYPE, { ...p, redirectUri: "not a url" }), /redirect_uri must be an absolute URL/, ["parameters.redirectUri"]);
-      invalidRequest(await h().submit(OP, TYPE, { ...p, bearerTokenTargetPublicKey: "04" + "ff".repeat(64) }), /not a point of P-256/, ["parameters.bearerTokenTargetPublicKey"]);
-      invalidRequest(await h().submit(OP, TYPE, { ...p, bearerTokenTargetPublicKey: "abc" }), /bearerTokenTargetPublicKey must be a P-256 public key/, ["parameters.bearerTokenTargetPublicKey"]);
+      invalidRequest(await h().submit(OP, TYPE, { ...p, redirectUri: "not a url" }), /redirect_uri must be an absolute URL/, [
+        "parameters.redirectUri",
+      ]);
+      invalidRequest(await h().submit(OP, TYPE, { ...p, bearerTokenTargetPublicKey: "04" + "ff".repeat(64) }), /not a point of P-256/, [
+        "parameters.bearerTokenTargetPublicKey",
+      ]);
+      invalidRequest(
+        await h().submit(OP, TYPE, { ...p, bearerTokenTargetPublicKey: "abc" }),
+        /bearerTokenTargetPublicKey must be a P-256 public key/,
+        ["parameters.bearerTokenTargetPublicKey"],
+      );
     });
 
     it("no client secret or bearer token in the database", async () => {
@@ -246,11 +332,22 @@ perEngine(
 
     it("policy facts: resource AUTH, action CREATE, kind OAUTH2_AUTHENTICATE (an explicit deny stops it before the provider is called)", async () => {
       const org = await h().newOrg("deny-oauth2");
-      const { oauth2CredentialId } = await newCredential(h(), { provider: "OAUTH2_PROVIDER_X", clientId: fixture().clientId, clientSecret: fixture().clientSecret, as: org });
+      const { oauth2CredentialId } = await newCredential(h(), {
+        provider: "OAUTH2_PROVIDER_X",
+        clientId: fixture().clientId,
+        clientSecret: fixture().clientSecret,
+        as: org,
+      });
       const deny = await h().submit(
         "create_policy",
         "ACTIVITY_TYPE_CREATE_POLICY_V3",
-        { policyName: "no oauth2", effect: "EFFECT_DENY", condition: "activity.resource == 'AUTH' && activity.action == 'CREATE' && activity.kind == 'OAUTH2_AUTHENTICATE'", consensus: "", notes: "" },
+        {
+          policyName: "no oauth2",
+          effect: "EFFECT_DENY",
+          condition: "activity.resource == 'AUTH' && activity.action == 'CREATE' && activity.kind == 'OAUTH2_AUTHENTICATE'",
+          consensus: "",
+          notes: "",
+        },
         { as: org },
       );
       completed(deny, createPolicyV3);

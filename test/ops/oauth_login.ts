@@ -36,14 +36,27 @@ async function oauthSubOrg(h: Harness, token: string, name = "oauth"): Promise<{
 }
 
 const loginKeys = async (h: Harness, userId: string) =>
-  (await h.service.store.db.selectFrom("api_keys").select("id").where("user_id", "=", userId).where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN").execute()).length;
+  (
+    await h.service.store.db
+      .selectFrom("api_keys")
+      .select("id")
+      .where("user_id", "=", userId)
+      .where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN")
+      .execute()
+  ).length;
 
 function login(h: Harness, params: Json, organizationId = h.root.organizationId): Promise<Res> {
   return h.submit("oauth_login", TYPE, { expirationSeconds: "900", ...params }, { organizationId });
 }
 
 /** What core's loginWithOauth sends: stamp_login stamped X-Stamp-Attested with the OIDC token. */
-async function attestedLogin(h: Harness, token: string, key: P256Private, organizationId: string, publicKey = key.publicCompressed): Promise<Res> {
+async function attestedLogin(
+  h: Harness,
+  token: string,
+  key: P256Private,
+  organizationId: string,
+  publicKey = key.publicCompressed,
+): Promise<Res> {
   const body = JSON.stringify({
     parameters: { publicKey, expirationSeconds: "900", invalidateExisting: false },
     organizationId,
@@ -69,7 +82,12 @@ perEngine(
       const key: P256KeyPair = generateP256KeyPair();
       const token = await sigilToken(h(), { sub, aud: "x-client", nonce: nonceOf(key.publicKey) });
       const sdk = await h().sdk();
-      const { session } = await sdk.oauthLogin({ organizationId: user.orgId, oidcToken: token, publicKey: key.publicKey, expirationSeconds: "900" });
+      const { session } = await sdk.oauthLogin({
+        organizationId: user.orgId,
+        oidcToken: token,
+        publicKey: key.publicKey,
+        expirationSeconds: "900",
+      });
       const claims = claimsOf(session);
       assert.equal(claims.user_id, user.userId);
       assert.equal(claims.organization_id, user.orgId);
@@ -87,13 +105,29 @@ perEngine(
       const sub = `g-${newId()}`;
       const user = await oauthSubOrg(h(), await issuer.sign({ sub, aud: "web-client" }), "google");
       const k1 = generateP256KeyPair();
-      const r1 = completed(await login(h(), { oidcToken: await issuer.sign({ sub, aud: "web-client", tknonce: nonceOf(k1.publicKey) }), publicKey: k1.publicKey }), oauthLogin);
+      const r1 = completed(
+        await login(h(), {
+          oidcToken: await issuer.sign({ sub, aud: "web-client", tknonce: nonceOf(k1.publicKey) }),
+          publicKey: k1.publicKey,
+        }),
+        oauthLogin,
+      );
       assert.equal(claimsOf(r1.session).organization_id, user.orgId);
       const k2 = generateP256KeyPair();
-      completed(await login(h(), { oidcToken: await issuer.sign({ sub, aud: "web-client", nonce: nonceOf(k2.publicKey) }), publicKey: k2.publicKey }), oauthLogin);
+      completed(
+        await login(h(), {
+          oidcToken: await issuer.sign({ sub, aud: "web-client", nonce: nonceOf(k2.publicKey) }),
+          publicKey: k2.publicKey,
+        }),
+        oauthLogin,
+      );
       assert.equal(await loginKeys(h(), user.userId), 2);
       const k3 = generateP256KeyPair();
-      const res = await login(h(), { oidcToken: await issuer.sign({ sub, aud: "web-client", nonce: nonceOf(k3.publicKey) }), publicKey: k3.publicKey, invalidateExisting: true });
+      const res = await login(h(), {
+        oidcToken: await issuer.sign({ sub, aud: "web-client", nonce: nonceOf(k3.publicKey) }),
+        publicKey: k3.publicKey,
+        invalidateExisting: true,
+      });
       completed(res, oauthLogin);
       assert.equal(await loginKeys(h(), user.userId), 1);
       assert.equal(res.json.activity.intent.oauthLoginIntent.publicKey, k3.publicKey);
@@ -121,7 +155,12 @@ perEngine(
       }
       assert.equal(untrusted.requests, 0, "the untrusted issuer was never fetched");
       assert.equal(await loginKeys(h(), user.userId), 0);
-      const recorded = await h().service.store.db.selectFrom("activities").select("id").where("type", "=", TYPE).where("organization_id", "=", user.orgId).execute();
+      const recorded = await h()
+        .service.store.db.selectFrom("activities")
+        .select("id")
+        .where("type", "=", TYPE)
+        .where("organization_id", "=", user.orgId)
+        .execute();
       assert.equal(recorded.length, 0);
     });
 
@@ -129,10 +168,21 @@ perEngine(
       const sub = `x:${newId()}`;
       const user = await oauthSubOrg(h(), await sigilToken(h(), { sub, aud: "app-a" }));
       const key = generateP256KeyPair();
-      notFound(await login(h(), { oidcToken: await sigilToken(h(), { sub, aud: "app-b", nonce: nonceOf(key.publicKey) }), publicKey: key.publicKey }), /no user with this OAuth identity/);
+      notFound(
+        await login(h(), {
+          oidcToken: await sigilToken(h(), { sub, aud: "app-b", nonce: nonceOf(key.publicKey) }),
+          publicKey: key.publicKey,
+        }),
+        /no user with this OAuth identity/,
+      );
       // The right token, but targeted at another root organization: its user is not there.
       const otherOrg = await h().newOrg("other-oauth");
-      const res = await h().submit("oauth_login", TYPE, { oidcToken: await sigilToken(h(), { sub, aud: "app-a", nonce: nonceOf(key.publicKey) }), publicKey: key.publicKey }, { as: otherOrg });
+      const res = await h().submit(
+        "oauth_login",
+        TYPE,
+        { oidcToken: await sigilToken(h(), { sub, aud: "app-a", nonce: nonceOf(key.publicKey) }), publicKey: key.publicKey },
+        { as: otherOrg },
+      );
       notFound(res, /no user with this OAuth identity/);
       assert.equal(await loginKeys(h(), user.userId), 0);
     });
@@ -156,7 +206,13 @@ perEngine(
       failsWith(await attestedLogin(h(), token, other, user.orgId), 401, 16, "INVALID_OIDC_TOKEN", /nonce mismatch/);
       // An identity nobody holds.
       const stranger = await sigilToken(h(), { sub: `x:${newId()}`, nonce: nonceOf(key.publicCompressed) });
-      failsWith(await attestedLogin(h(), stranger, key, h().root.organizationId), 401, 16, "CREDENTIAL_NOT_FOUND", /no user with this OAuth identity/);
+      failsWith(
+        await attestedLogin(h(), stranger, key, h().root.organizationId),
+        401,
+        16,
+        "CREDENTIAL_NOT_FOUND",
+        /no user with this OAuth identity/,
+      );
       // Expired.
       const expired = await sigilToken(h(), { sub, nonce: nonceOf(key.publicCompressed), ttl: -600 });
       failsWith(await attestedLogin(h(), expired, key, h().root.organizationId), 401, 16, "INVALID_OIDC_TOKEN", /expired/);

@@ -42,7 +42,8 @@ function violations(schema: Schema, value: unknown, at = "$"): string[] {
       const out = ((schema.required ?? []) as string[]).filter((k) => !(k in value)).map((k) => `${at}.${k}: missing`);
       for (const [k, v] of Object.entries(value)) {
         if (Object.hasOwn(props, k)) out.push(...violations(props[k]!, v, `${at}.${k}`));
-        else if (patterns.some(([p]) => new RegExp(p).test(k))) out.push(...patterns.filter(([p]) => new RegExp(p).test(k)).flatMap(([, s]) => violations(s, v, `${at}.${k}`)));
+        else if (patterns.some(([p]) => new RegExp(p).test(k)))
+          out.push(...patterns.filter(([p]) => new RegExp(p).test(k)).flatMap(([, s]) => violations(s, v, `${at}.${k}`)));
         else if (schema.additionalProperties !== true) out.push(`${at}.${k}: not in the document`);
       }
       return out;
@@ -111,7 +112,12 @@ onSqlite("OpenAPI Activity schema", (h) => {
     const seen = await h().query("get_activity", { activityId: pending.json.activity.id }, { as: b });
     assert.equal(seen.json.activity.canApprove, true);
     assertMatches(generic, seen.json, "get_activity");
-    const vote = await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: pending.json.activity.fingerprint }, { as: b });
+    const vote = await h().submit(
+      "approve_activity",
+      "ACTIVITY_TYPE_APPROVE_ACTIVITY",
+      { fingerprint: pending.json.activity.fingerprint },
+      { as: b },
+    );
     completed(vote, "createUserTagResult");
     assert.equal(vote.json.activity.votes.length, 2);
     assertMatches(responseSchema(doc, "/public/v1/submit/approve_activity"), vote.json, "approve_activity answer");

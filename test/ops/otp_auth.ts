@@ -17,9 +17,20 @@ const TYPE = "ACTIVITY_TYPE_OTP_AUTH";
 let n = 0;
 const fresh = () => `otpauth${++n}-${Date.now()}@example.com`;
 
-async function started(h: Harness, sink: SmtpSink, email: string, organizationId: string, as?: Creds): Promise<{ otpId: string; code: string }> {
+async function started(
+  h: Harness,
+  sink: SmtpSink,
+  email: string,
+  organizationId: string,
+  as?: Creds,
+): Promise<{ otpId: string; code: string }> {
   const mark = sink.mark();
-  const res = await h.submit("init_otp_auth", "ACTIVITY_TYPE_INIT_OTP_AUTH_V3", { otpType: "OTP_TYPE_EMAIL", contact: email, appName: "Demo" }, { organizationId, ...(as ? { as } : {}) });
+  const res = await h.submit(
+    "init_otp_auth",
+    "ACTIVITY_TYPE_INIT_OTP_AUTH_V3",
+    { otpType: "OTP_TYPE_EMAIL", contact: email, appName: "Demo" },
+    { organizationId, ...(as ? { as } : {}) },
+  );
   return { otpId: completed(res, initOtpAuthV3).otpId, code: codeFrom(await sink.nextMail(email, mark)) };
 }
 
@@ -34,14 +45,30 @@ perEngine(
       const user = await subOrgWithEmail(h(), email);
       const otp = await started(h(), s.sink(), email, user.orgId);
       const target = targetKey();
-      const r = completed(await h().submit(OP, TYPE, { otpId: otp.otpId, otpCode: otp.code, targetPublicKey: target.publicKey, expirationSeconds: "300" }, { organizationId: user.orgId }), otpAuth);
+      const r = completed(
+        await h().submit(
+          OP,
+          TYPE,
+          { otpId: otp.otpId, otpCode: otp.code, targetPublicKey: target.publicKey, expirationSeconds: "300" },
+          { organizationId: user.orgId },
+        ),
+        otpAuth,
+      );
       assert.equal(r.userId, user.userId);
       const credential = openBundle(r.credentialBundle, target);
       const who = await h().query("whoami", {}, { as: { organizationId: user.orgId, userId: user.userId, key: credential } });
       assert.equal(who.status, 200, JSON.stringify(who.json));
       assert.equal(who.json.userId, user.userId);
       // A code serves once.
-      invalidRequest(await h().submit(OP, TYPE, { otpId: otp.otpId, otpCode: otp.code, targetPublicKey: targetKey().publicKey }, { organizationId: user.orgId }), /already been verified/);
+      invalidRequest(
+        await h().submit(
+          OP,
+          TYPE,
+          { otpId: otp.otpId, otpCode: otp.code, targetPublicKey: targetKey().publicKey },
+          { organizationId: user.orgId },
+        ),
+        /already been verified/,
+      );
     });
 
     it("submitted by a session with a profile, the credential keeps that profile: a scoped session never mints an unscoped one", async () => {
@@ -49,21 +76,44 @@ perEngine(
       const user = await subOrgWithEmail(h(), email);
       // The parent's profile (visible below it), taken by the end user's own login.
       const profileId = completed(
-        await h().submit("create_session_profile", "ACTIVITY_TYPE_CREATE_SESSION_PROFILE", { sessionProfileName: `otp auth only ${n}`, scope: "activity.kind == 'INIT_OTP_AUTH' || activity.kind == 'OTP_AUTH'" }),
+        await h().submit("create_session_profile", "ACTIVITY_TYPE_CREATE_SESSION_PROFILE", {
+          sessionProfileName: `otp auth only ${n}`,
+          scope: "activity.kind == 'INIT_OTP_AUTH' || activity.kind == 'OTP_AUTH'",
+        }),
         createSessionProfile,
       ).sessionProfileId;
       const login = generateP256KeyPair();
       const own: Creds = { organizationId: user.orgId, userId: user.userId, key: user.key };
-      completed(await h().submit("stamp_login", "ACTIVITY_TYPE_STAMP_LOGIN", { publicKey: login.publicKey, sessionProfileId: profileId }, { as: own }), stampLogin);
+      completed(
+        await h().submit(
+          "stamp_login",
+          "ACTIVITY_TYPE_STAMP_LOGIN",
+          { publicKey: login.publicKey, sessionProfileId: profileId },
+          { as: own },
+        ),
+        stampLogin,
+      );
       const scoped: Creds = { ...own, key: login };
-      forbidden(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "t0", userIds: [] }, { as: scoped }), /session's scope/);
+      forbidden(
+        await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "t0", userIds: [] }, { as: scoped }),
+        /session's scope/,
+      );
       const otp = await started(h(), s.sink(), email, user.orgId, scoped);
       const target = targetKey();
-      const r = completed(await h().submit(OP, TYPE, { otpId: otp.otpId, otpCode: otp.code, targetPublicKey: target.publicKey }, { as: scoped }), otpAuth);
+      const r = completed(
+        await h().submit(OP, TYPE, { otpId: otp.otpId, otpCode: otp.code, targetPublicKey: target.publicKey }, { as: scoped }),
+        otpAuth,
+      );
       const credential: Creds = { organizationId: user.orgId, userId: user.userId, key: openBundle(r.credentialBundle, target) };
-      const keys = (await h().query("get_api_keys", { userId: user.userId }, { as: own })).json.apiKeys as { apiKeyId: string; credential: { sessionProfileId?: string } }[];
+      const keys = (await h().query("get_api_keys", { userId: user.userId }, { as: own })).json.apiKeys as {
+        apiKeyId: string;
+        credential: { sessionProfileId?: string };
+      }[];
       assert.equal(keys.find((k) => k.apiKeyId === r.apiKeyId)?.credential.sessionProfileId, profileId);
-      forbidden(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "t1", userIds: [] }, { as: credential }), /session's scope/);
+      forbidden(
+        await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "t1", userIds: [] }, { as: credential }),
+        /session's scope/,
+      );
     });
 
     it("wrong codes count (the third burns the OTP); nothing is issued", async () => {
@@ -71,11 +121,48 @@ perEngine(
       const user = await subOrgWithEmail(h(), email);
       const otp = await started(h(), s.sink(), email, user.orgId);
       const wrong = otp.code === "000000000" ? "111111111" : "000000000";
-      invalidRequest(await h().submit(OP, TYPE, { otpId: otp.otpId, otpCode: wrong, targetPublicKey: targetKey().publicKey }, { organizationId: user.orgId }), /Invalid OTP code: 2 attempts left/);
-      invalidRequest(await h().submit(OP, TYPE, { otpId: otp.otpId, otpCode: wrong, targetPublicKey: targetKey().publicKey }, { organizationId: user.orgId }), /1 attempt left/);
-      invalidRequest(await h().submit(OP, TYPE, { otpId: otp.otpId, otpCode: wrong, targetPublicKey: targetKey().publicKey }, { organizationId: user.orgId }), /now locked/);
-      invalidRequest(await h().submit(OP, TYPE, { otpId: otp.otpId, otpCode: otp.code, targetPublicKey: targetKey().publicKey }, { organizationId: user.orgId }), /locked/);
-      const keys = await h().service.store.db.selectFrom("api_keys").select("id").where("user_id", "=", user.userId).where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN").execute();
+      invalidRequest(
+        await h().submit(
+          OP,
+          TYPE,
+          { otpId: otp.otpId, otpCode: wrong, targetPublicKey: targetKey().publicKey },
+          { organizationId: user.orgId },
+        ),
+        /Invalid OTP code: 2 attempts left/,
+      );
+      invalidRequest(
+        await h().submit(
+          OP,
+          TYPE,
+          { otpId: otp.otpId, otpCode: wrong, targetPublicKey: targetKey().publicKey },
+          { organizationId: user.orgId },
+        ),
+        /1 attempt left/,
+      );
+      invalidRequest(
+        await h().submit(
+          OP,
+          TYPE,
+          { otpId: otp.otpId, otpCode: wrong, targetPublicKey: targetKey().publicKey },
+          { organizationId: user.orgId },
+        ),
+        /now locked/,
+      );
+      invalidRequest(
+        await h().submit(
+          OP,
+          TYPE,
+          { otpId: otp.otpId, otpCode: otp.code, targetPublicKey: targetKey().publicKey },
+          { organizationId: user.orgId },
+        ),
+        /locked/,
+      );
+      const keys = await h()
+        .service.store.db.selectFrom("api_keys")
+        .select("id")
+        .where("user_id", "=", user.userId)
+        .where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN")
+        .execute();
       assert.equal(keys.length, 0);
     });
 
@@ -83,10 +170,21 @@ perEngine(
       const email = fresh();
       const user = await subOrgWithEmail(h(), fresh());
       const otp = await started(h(), s.sink(), email, user.orgId);
-      notFound(await h().submit(OP, TYPE, { otpId: otp.otpId, otpCode: otp.code, targetPublicKey: targetKey().publicKey }, { organizationId: user.orgId }), /no user with the verified email/);
+      notFound(
+        await h().submit(
+          OP,
+          TYPE,
+          { otpId: otp.otpId, otpCode: otp.code, targetPublicKey: targetKey().publicKey },
+          { organizationId: user.orgId },
+        ),
+        /no user with the verified email/,
+      );
       const row = await h().service.store.db.selectFrom("otps").select("status").where("id", "=", otp.otpId).executeTakeFirstOrThrow();
       assert.equal(row.status, "live");
-      invalidRequest(await h().submit(OP, TYPE, { otpId: otp.otpId, otpCode: otp.code, targetPublicKey: "zz" }, { organizationId: user.orgId }), /targetPublicKey/);
+      invalidRequest(
+        await h().submit(OP, TYPE, { otpId: otp.otpId, otpCode: otp.code, targetPublicKey: "zz" }, { organizationId: user.orgId }),
+        /targetPublicKey/,
+      );
     });
   },
   undefined,

@@ -25,7 +25,12 @@ const loginParams = (token: string, tokenKey: P256Private, sessionPublicKey: str
 });
 
 async function userWithEmail(h: Harness, email: string, as?: Creds): Promise<string> {
-  const res = await h.submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams({ userEmail: email })] }, as ? { as } : {});
+  const res = await h.submit(
+    "create_users",
+    "ACTIVITY_TYPE_CREATE_USERS_V4",
+    { users: [userParams({ userEmail: email })] },
+    as ? { as } : {},
+  );
   return completed(res, createUsersV4).userIds[0] as string;
 }
 async function sessionKeys(h: Harness, userId: string): Promise<number> {
@@ -61,7 +66,11 @@ perEngine(
       assert.equal(who.status, 200, JSON.stringify(who.json));
       assert.equal(who.json.userId, userId);
       // The consumed token proved the email (swagger: "verification status … updated when the token is consumed").
-      const row = await h().service.store.db.selectFrom("users").select(["email_verified_at"]).where("id", "=", userId).executeTakeFirstOrThrow();
+      const row = await h()
+        .service.store.db.selectFrom("users")
+        .select(["email_verified_at"])
+        .where("id", "=", userId)
+        .executeTakeFirstOrThrow();
       assert.ok(Number(row.email_verified_at) > 0);
     });
 
@@ -70,7 +79,9 @@ perEngine(
       const userId = await userWithEmail(h(), email);
       const { token, key } = await verifiedToken(h(), s.sink(), email);
       completed(await h().submit(OP, V2, loginParams(token, key, generateP256KeyPair().publicKey)), otpLoginV2);
-      invalidRequest(await h().submit(OP, V2, loginParams(token, key, generateP256KeyPair().publicKey)), /already been used to log in/, ["parameters.verificationToken"]);
+      invalidRequest(await h().submit(OP, V2, loginParams(token, key, generateP256KeyPair().publicKey)), /already been used to log in/, [
+        "parameters.verificationToken",
+      ]);
       assert.equal(await sessionKeys(h(), userId), 1);
     });
 
@@ -85,7 +96,11 @@ perEngine(
       const forged = loginParams(token, key, sessionKey);
       forged.clientSignature.signature = loginParams(token, key, generateP256KeyPair().publicKey).clientSignature.signature;
       invalidRequest(await h().submit(OP, V2, forged), /invalid client signature/);
-      invalidRequest(await h().submit(OP, "ACTIVITY_TYPE_OTP_LOGIN", { verificationToken: token, publicKey: sessionKey }), /clientSignature/, ["parameters.clientSignature"]);
+      invalidRequest(
+        await h().submit(OP, "ACTIVITY_TYPE_OTP_LOGIN", { verificationToken: token, publicKey: sessionKey }),
+        /clientSignature/,
+        ["parameters.clientSignature"],
+      );
       assert.equal(await sessionKeys(h(), userId), 0, "no session created");
       // The token was not used up by the refusals: V1 with the signature works.
       completed(await h().submit(OP, "ACTIVITY_TYPE_OTP_LOGIN", loginParams(token, key, sessionKey)), otpLoginV2);
@@ -99,7 +114,10 @@ perEngine(
       const email = fresh();
       await userWithEmail(h(), email, other);
       const foreign = await mintVerificationToken(h(), { contact: email });
-      invalidRequest(await h().submit(OP, V2, loginParams(foreign.token, foreign.key, generateP256KeyPair().publicKey), { as: other }), /not .* or one of its parents/);
+      invalidRequest(
+        await h().submit(OP, V2, loginParams(foreign.token, foreign.key, generateP256KeyPair().publicKey), { as: other }),
+        /not .* or one of its parents/,
+      );
       const garbage = { ...loginParams(foreign.token, foreign.key, generateP256KeyPair().publicKey), verificationToken: "a.b.c" };
       invalidRequest(await h().submit(OP, V2, garbage), /verificationToken/, ["parameters.verificationToken"]);
     });
@@ -113,7 +131,10 @@ perEngine(
       completed(await h().submit(OP, V2, loginParams(first.token, first.key, s1.publicKey)), otpLoginV2);
       const second = await verifiedToken(h(), s.sink(), a);
       const s2 = generateP256KeyPair();
-      const jwt = completed(await h().submit(OP, V2, loginParams(second.token, second.key, s2.publicKey, { invalidateExisting: true })), otpLoginV2).session;
+      const jwt = completed(
+        await h().submit(OP, V2, loginParams(second.token, second.key, s2.publicKey, { invalidateExisting: true })),
+        otpLoginV2,
+      ).session;
       assert.equal(JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString()).user_id, userA);
       const asSession = (key: typeof s1) => ({ organizationId: h().root.organizationId, userId: userA, key });
       const revoked = await h().query("whoami", {}, { as: asSession(s1) });
@@ -132,7 +153,10 @@ perEngine(
       const subId = completed(sub, createSubOrganizationV8).subOrganizationId;
       const { token, key } = await verifiedToken(h(), s.sink(), email, { organizationId: subId });
       const session = generateP256KeyPair();
-      const jwt = completed(await h().submit(OP, V2, loginParams(token, key, session.publicKey), { organizationId: subId }), otpLoginV2).session;
+      const jwt = completed(
+        await h().submit(OP, V2, loginParams(token, key, session.publicKey), { organizationId: subId }),
+        otpLoginV2,
+      ).session;
       const claims = JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString());
       assert.equal(claims.organization_id, subId);
       const who = await h().query("whoami", {}, { as: { organizationId: subId, userId: claims.user_id, key: session } });

@@ -1,6 +1,16 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { forbidden, invalidRequest, notFound, onSqlite, precondition, quorumOrg, twoOfTwo, type Creds, type Harness } from "../helpers/inproc.ts";
+import {
+  forbidden,
+  invalidRequest,
+  notFound,
+  onSqlite,
+  precondition,
+  quorumOrg,
+  twoOfTwo,
+  type Creds,
+  type Harness,
+} from "../helpers/inproc.ts";
 
 const OP = "reject_activity";
 const TYPE = "ACTIVITY_TYPE_REJECT_ACTIVITY";
@@ -10,7 +20,8 @@ async function pending(h: Harness, a: Creds, userTagName: string) {
   assert.equal(res.json.activity?.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED", JSON.stringify(res.json));
   return res.json.activity as { id: string; fingerprint: string };
 }
-const tagNames = async (h: Harness, as: Creds) => (await h.query("list_user_tags", {}, { as })).json.userTags.map((t: { tagName: string }) => t.tagName);
+const tagNames = async (h: Harness, as: Creds) =>
+  (await h.query("list_user_tags", {}, { as })).json.userTags.map((t: { tagName: string }) => t.tagName);
 
 onSqlite("reject_activity", (h) => {
   it("one rejection is final: the activity is REJECTED, never executed, and takes no more votes", async () => {
@@ -21,9 +32,16 @@ onSqlite("reject_activity", (h) => {
     assert.equal(res.status, 200, JSON.stringify(res.json));
     assert.equal(res.json.activity.id, target.id);
     assert.equal(res.json.activity.status, "ACTIVITY_STATUS_REJECTED");
-    assert.ok(res.json.activity.votes.some((v: { userId: string; selection: string }) => v.userId === b.userId && v.selection === "VOTE_SELECTION_REJECTED"));
+    assert.ok(
+      res.json.activity.votes.some(
+        (v: { userId: string; selection: string }) => v.userId === b.userId && v.selection === "VOTE_SELECTION_REJECTED",
+      ),
+    );
     assert.ok(!(await tagNames(h(), a)).includes("rejected"));
-    precondition(await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: target.fingerprint }, { as: c }), /awaits consensus/);
+    precondition(
+      await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: target.fingerprint }, { as: c }),
+      /awaits consensus/,
+    );
   });
 
   it("the initiator may reject (cancel) its own activity", async () => {

@@ -1,7 +1,19 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import { ApiKeyStamper } from "@turnkey/api-key-stamper";
-import { addUsersWithKeys, assertIdempotent, completed, failsWith, invalidRequest, notFound, perEngine, type Creds, type Harness, type Json, type Res } from "../helpers/inproc.ts";
+import {
+  addUsersWithKeys,
+  assertIdempotent,
+  completed,
+  failsWith,
+  invalidRequest,
+  notFound,
+  perEngine,
+  type Creds,
+  type Harness,
+  type Json,
+  type Res,
+} from "../helpers/inproc.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { removeIpAllowlist } from "../../src/activities/ip-allowlist/remove_ip_allowlist.ts";
 import { setIpAllowlist } from "../../src/activities/ip-allowlist/set_ip_allowlist.ts";
@@ -63,9 +75,14 @@ perEngine("remove_ip_allowlist", (h) => {
     const org = await h().newOrg("remove-self");
     // The root key's own list admits 127.0.0.1; the organization's list then moves elsewhere.
     completed(await set(h(), org, { enabled: true, rules: [{ cidr: "127.0.0.1/32" }] }), setIpAllowlist);
-    completed(await set(h(), org, { publicKey: org.key.publicKey, rules: [{ cidr: "127.0.0.1/32" }, { cidr: "10.0.0.0/24" }] }), setIpAllowlist);
+    completed(
+      await set(h(), org, { publicKey: org.key.publicKey, rules: [{ cidr: "127.0.0.1/32" }, { cidr: "10.0.0.0/24" }] }),
+      setIpAllowlist,
+    );
     completed(await set(h(), org, { rules: [{ cidr: "10.9.0.0/24" }] }), setIpAllowlist);
-    invalidRequest(await remove(h(), org, { publicKey: org.key.publicKey }), /would refuse the request making it/, ["parameters.publicKey"]);
+    invalidRequest(await remove(h(), org, { publicKey: org.key.publicKey }), /would refuse the request making it/, [
+      "parameters.publicKey",
+    ]);
     assert.equal((await get(h(), org, org.key.publicKey)).rules.length, 2);
     assert.equal((await whoamiFrom(h(), "127.0.0.1", org)).status, 200);
   });

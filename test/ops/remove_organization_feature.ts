@@ -1,6 +1,17 @@
 import { after, it } from "node:test";
 import assert from "node:assert/strict";
-import { addUsersWithKeys, completed, forbidden, invalidRequest, onSqlite, perEngine, precondition, type Creds, type Harness, type Json } from "../helpers/inproc.ts";
+import {
+  addUsersWithKeys,
+  completed,
+  forbidden,
+  invalidRequest,
+  onSqlite,
+  perEngine,
+  precondition,
+  type Creds,
+  type Harness,
+  type Json,
+} from "../helpers/inproc.ts";
 import { encryptedCode, sinkPerHarness, startOtp, verifiedToken } from "../helpers/smtp-sink.ts";
 import { clientSignature } from "../helpers/tokens.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
@@ -21,7 +32,10 @@ onSqlite("remove_organization_feature", (h) => {
     const before = (await h().query("get_organization_configs", {}, { as: org })).json.configs.features as Json[];
     assert.ok(names(before).includes("FEATURE_NAME_EMAIL_RECOVERY"));
     const r = completed(await h().submit(OP, TYPE, { name: "FEATURE_NAME_EMAIL_RECOVERY" }, { as: org }), removeOrganizationFeature);
-    assert.deepEqual(names(r.features), names(before).filter((x) => x !== "FEATURE_NAME_EMAIL_RECOVERY"));
+    assert.deepEqual(
+      names(r.features),
+      names(before).filter((x) => x !== "FEATURE_NAME_EMAIL_RECOVERY"),
+    );
     // Removing what is off already is not an error.
     completed(await h().submit(OP, TYPE, { name: "FEATURE_NAME_WEBHOOK" }, { as: org }), removeOrganizationFeature);
   });
@@ -36,7 +50,10 @@ onSqlite("remove_organization_feature", (h) => {
 
   it("a parent cannot remove a feature of its sub-organization (403)", async () => {
     const sub = await subOrganization(h());
-    forbidden(await h().submit(OP, TYPE, { name: "FEATURE_NAME_OTP_EMAIL_AUTH" }, { organizationId: sub.organizationId }), /parent of organization/);
+    forbidden(
+      await h().submit(OP, TYPE, { name: "FEATURE_NAME_OTP_EMAIL_AUTH" }, { organizationId: sub.organizationId }),
+      /parent of organization/,
+    );
   });
 
   it("create_sub_organization's disable* settings read as removed features", async () => {
@@ -68,13 +85,27 @@ perEngine(
       const sub = await subOrganization(h(), {}, parent);
       completed(await h().submit(OP, TYPE, { name: "FEATURE_NAME_OTP_EMAIL_AUTH" }, { as: parent }), removeOrganizationFeature);
       const db = h().service.store.db;
-      const count = async () => Number((await db.selectFrom("activities").select((eb) => eb.fn.countAll().as("n")).where("type", "like", "ACTIVITY_TYPE_INIT_OTP%").executeTakeFirstOrThrow()).n);
+      const count = async () =>
+        Number(
+          (
+            await db
+              .selectFrom("activities")
+              .select((eb) => eb.fn.countAll().as("n"))
+              .where("type", "like", "ACTIVITY_TYPE_INIT_OTP%")
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
       const before = await count();
       const contact = fresh();
       precondition(await initEmailOtp(h(), contact, parent), /email OTP authentication is disabled.*FEATURE_NAME_OTP_EMAIL_AUTH/);
       // The parent's own credential starting the flow in its sub-organization: off there too.
       precondition(
-        await h().submit("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact, appName: "T" }, { as: parent, organizationId: sub.organizationId }),
+        await h().submit(
+          "init_otp",
+          "ACTIVITY_TYPE_INIT_OTP_V3",
+          { otpType: "OTP_TYPE_EMAIL", contact, appName: "T" },
+          { as: parent, organizationId: sub.organizationId },
+        ),
         /FEATURE_NAME_OTP_EMAIL_AUTH/,
       );
       assert.equal(await count(), before);
@@ -87,7 +118,15 @@ perEngine(
       const parent = await h().newOrg();
       const sub = await subOrganization(h(), {}, parent);
       completed(await h().submit(OP, TYPE, { name: "FEATURE_NAME_OTP_EMAIL_AUTH" }, { as: sub }), removeOrganizationFeature);
-      precondition(await h().submit("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact: fresh(), appName: "T" }, { as: sub }), /FEATURE_NAME_OTP_EMAIL_AUTH/);
+      precondition(
+        await h().submit(
+          "init_otp",
+          "ACTIVITY_TYPE_INIT_OTP_V3",
+          { otpType: "OTP_TYPE_EMAIL", contact: fresh(), appName: "T" },
+          { as: sub },
+        ),
+        /FEATURE_NAME_OTP_EMAIL_AUTH/,
+      );
       const otp = await startOtp(h(), s.sink(), fresh(), {}, { as: parent });
       assert.ok(otp.code.length > 0);
     });
@@ -98,12 +137,17 @@ perEngine(
       const otp = await startOtp(h(), s.sink(), contact, {}, { as: org });
       completed(await h().submit(OP, TYPE, { name: "FEATURE_NAME_OTP_EMAIL_AUTH" }, { as: org }), removeOrganizationFeature);
       const { encryptedOtpBundle } = await encryptedCode(h(), otp.code, otp.bundle);
-      precondition(await h().submit("verify_otp", "ACTIVITY_TYPE_VERIFY_OTP_V2", { otpId: otp.otpId, encryptedOtpBundle }, { as: org }), /FEATURE_NAME_OTP_EMAIL_AUTH/);
+      precondition(
+        await h().submit("verify_otp", "ACTIVITY_TYPE_VERIFY_OTP_V2", { otpId: otp.otpId, encryptedOtpBundle }, { as: org }),
+        /FEATURE_NAME_OTP_EMAIL_AUTH/,
+      );
     });
 
     it("a verification token issued before the removal logs in no more (400), no session made", async () => {
       const email = fresh();
-      const sub = await subOrganization(h(), { rootUsers: [{ userName: "u", userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [] }] });
+      const sub = await subOrganization(h(), {
+        rootUsers: [{ userName: "u", userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [] }],
+      });
       const { token, key } = await verifiedToken(h(), s.sink(), email);
       completed(await h().submit(OP, TYPE, { name: "FEATURE_NAME_OTP_EMAIL_AUTH" }), removeOrganizationFeature);
       try {
@@ -114,12 +158,25 @@ perEngine(
           publicKey: session.publicKey,
           clientSignature: clientSignature(key, { login: { publicKey: session.publicKey }, tokenId: id, type: "USAGE_TYPE_LOGIN" }),
         };
-        precondition(await h().submit("otp_login", "ACTIVITY_TYPE_OTP_LOGIN_V2", login, { organizationId: sub.organizationId }), /FEATURE_NAME_OTP_EMAIL_AUTH/);
-        const sessions = await h().service.store.db.selectFrom("api_keys").select("id").where("organization_id", "=", sub.organizationId).execute();
+        precondition(
+          await h().submit("otp_login", "ACTIVITY_TYPE_OTP_LOGIN_V2", login, { organizationId: sub.organizationId }),
+          /FEATURE_NAME_OTP_EMAIL_AUTH/,
+        );
+        const sessions = await h()
+          .service.store.db.selectFrom("api_keys")
+          .select("id")
+          .where("organization_id", "=", sub.organizationId)
+          .execute();
         assert.deepEqual(sessions, []);
       } finally {
         // The harness's root organization serves the other tests.
-        completed(await h().submit("set_organization_feature", "ACTIVITY_TYPE_SET_ORGANIZATION_FEATURE", { name: "FEATURE_NAME_OTP_EMAIL_AUTH", value: "" }), "setOrganizationFeatureResult");
+        completed(
+          await h().submit("set_organization_feature", "ACTIVITY_TYPE_SET_ORGANIZATION_FEATURE", {
+            name: "FEATURE_NAME_OTP_EMAIL_AUTH",
+            value: "",
+          }),
+          "setOrganizationFeatureResult",
+        );
       }
     });
 
@@ -127,7 +184,12 @@ perEngine(
       const org = await h().newOrg();
       completed(await h().submit(OP, TYPE, { name: "FEATURE_NAME_SMS_AUTH" }, { as: org }), removeOrganizationFeature);
       // This harness has no SMS transport: the organization's choice is answered first.
-      const res = await h().submit("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_SMS", contact: "+15005550006", appName: "T" }, { as: org });
+      const res = await h().submit(
+        "init_otp",
+        "ACTIVITY_TYPE_INIT_OTP_V3",
+        { otpType: "OTP_TYPE_SMS", contact: "+15005550006", appName: "T" },
+        { as: org },
+      );
       precondition(res, /SMS OTP authentication is disabled.*FEATURE_NAME_SMS_AUTH/);
     });
 
@@ -139,7 +201,19 @@ perEngine(
         await h().submit(
           "create_sub_organization",
           "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8",
-          { subOrganizationName: `features-${n}`, rootQuorumThreshold: 1, rootUsers: [{ userName: "end user", userEmail: email, apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }] },
+          {
+            subOrganizationName: `features-${n}`,
+            rootQuorumThreshold: 1,
+            rootUsers: [
+              {
+                userName: "end user",
+                userEmail: email,
+                apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+                authenticators: [],
+                oauthProviders: [],
+              },
+            ],
+          },
           { as: parent },
         ),
         "createSubOrganizationResultV8",
@@ -148,15 +222,27 @@ perEngine(
       const params = () => ({ email, targetPublicKey: generateP256KeyPair().publicKey, emailCustomization: { appName: "Demo" } });
       // On by default: both flows mail a credential.
       completed(await h().submit("email_auth", "ACTIVITY_TYPE_EMAIL_AUTH_V3", params(), at), "emailAuthResult");
-      completed(await h().submit("init_user_email_recovery", "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2", params(), at), "initUserEmailRecoveryResult");
+      completed(
+        await h().submit("init_user_email_recovery", "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2", params(), at),
+        "initUserEmailRecoveryResult",
+      );
       const mark = s.sink().mails.length;
       completed(await h().submit(OP, TYPE, { name: "FEATURE_NAME_EMAIL_AUTH" }, { as: parent }), removeOrganizationFeature);
-      precondition(await h().submit("email_auth", "ACTIVITY_TYPE_EMAIL_AUTH_V3", params(), at), /email authentication is disabled.*FEATURE_NAME_EMAIL_AUTH/);
+      precondition(
+        await h().submit("email_auth", "ACTIVITY_TYPE_EMAIL_AUTH_V3", params(), at),
+        /email authentication is disabled.*FEATURE_NAME_EMAIL_AUTH/,
+      );
       // The sub-organization's only user is a root user: its own switch applies.
       completed(await h().submit(OP, TYPE, { name: "FEATURE_NAME_ROOT_USER_EMAIL_RECOVERY" }, { as: parent }), removeOrganizationFeature);
-      precondition(await h().submit("init_user_email_recovery", "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2", params(), at), /FEATURE_NAME_ROOT_USER_EMAIL_RECOVERY/);
+      precondition(
+        await h().submit("init_user_email_recovery", "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2", params(), at),
+        /FEATURE_NAME_ROOT_USER_EMAIL_RECOVERY/,
+      );
       completed(await h().submit(OP, TYPE, { name: "FEATURE_NAME_EMAIL_RECOVERY" }, { as: parent }), removeOrganizationFeature);
-      precondition(await h().submit("init_user_email_recovery", "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2", params(), at), /email recovery is disabled.*FEATURE_NAME_EMAIL_RECOVERY/);
+      precondition(
+        await h().submit("init_user_email_recovery", "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2", params(), at),
+        /email recovery is disabled.*FEATURE_NAME_EMAIL_RECOVERY/,
+      );
       assert.equal(s.sink().mails.length, mark);
     });
   },

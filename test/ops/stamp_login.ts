@@ -59,9 +59,19 @@ async function sessionJwtKey(h: Harness): Promise<string> {
 }
 
 /** Logs `as` in with a fresh key; returns the session, its key as Creds and the activity. */
-async function login(h: Harness, as: Creds, params: Json = {}, organizationId?: string): Promise<{ session: string; creds: Creds; res: Res }> {
+async function login(
+  h: Harness,
+  as: Creds,
+  params: Json = {},
+  organizationId?: string,
+): Promise<{ session: string; creds: Creds; res: Res }> {
   const key = generateP256KeyPair();
-  const res = await h.submit("stamp_login", TYPE, { publicKey: key.publicKey, expirationSeconds: "900", invalidateExisting: false, ...params }, { as, ...(organizationId ? { organizationId } : {}) });
+  const res = await h.submit(
+    "stamp_login",
+    TYPE,
+    { publicKey: key.publicKey, expirationSeconds: "900", invalidateExisting: false, ...params },
+    { as, ...(organizationId ? { organizationId } : {}) },
+  );
   const session = completed(res, stampLogin).session;
   const claims = parseSession(session);
   return { session, creds: { organizationId: claims.organization_id, userId: claims.user_id, key }, res };
@@ -69,7 +79,12 @@ async function login(h: Harness, as: Creds, params: Json = {}, organizationId?: 
 
 /** A session profile of `as`'s organization that allows everything. */
 async function newProfile(h: Harness, as: Creds): Promise<string> {
-  const res = await h.submit("create_session_profile", "ACTIVITY_TYPE_CREATE_SESSION_PROFILE", { sessionProfileName: "all", scope: "true" }, { as });
+  const res = await h.submit(
+    "create_session_profile",
+    "ACTIVITY_TYPE_CREATE_SESSION_PROFILE",
+    { sessionProfileName: "all", scope: "true" },
+    { as },
+  );
   return completed(res, createSessionProfile).sessionProfileId;
 }
 
@@ -87,7 +102,16 @@ async function subOrgWith(h: Harness, name: string, user: Json): Promise<{ orgId
 async function attestedLogin(
   h: Harness,
   t: { token: string; key: P256Private },
-  opts: { organizationId: string; signWith?: P256Private; stampKey?: string; tamper?: boolean; path?: string; type?: string; body?: string; timestampMs?: string },
+  opts: {
+    organizationId: string;
+    signWith?: P256Private;
+    stampKey?: string;
+    tamper?: boolean;
+    path?: string;
+    type?: string;
+    body?: string;
+    timestampMs?: string;
+  },
 ): Promise<Res> {
   const publicKey = t.key.publicCompressed;
   const body =
@@ -104,8 +128,14 @@ async function attestedLogin(
   let signature = await stamper.sign(body, SignatureFormat.Der);
   // Flip the low bit of the second-to-last byte: always a change (overwriting it with a fixed
   // value left the signature intact whenever the byte already had that value).
-  if (opts.tamper) signature = signature.slice(0, -4) + (parseInt(signature.slice(-4, -2), 16) ^ 1).toString(16).padStart(2, "0") + signature.slice(-2);
-  const stamp = { publicKeyAttestation: t.token, scheme: "STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN", publicKey: opts.stampKey ?? publicKey, signature };
+  if (opts.tamper)
+    signature = signature.slice(0, -4) + (parseInt(signature.slice(-4, -2), 16) ^ 1).toString(16).padStart(2, "0") + signature.slice(-2);
+  const stamp = {
+    publicKeyAttestation: t.token,
+    scheme: "STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN",
+    publicKey: opts.stampKey ?? publicKey,
+    signature,
+  };
   return h.post(opts.path ?? "/public/v1/submit/stamp_login", body, {
     "X-Stamp-Attested": Buffer.from(JSON.stringify(stamp)).toString("base64url"),
     "X-Client-Version": "@turnkey/core@2.8.1",
@@ -113,7 +143,12 @@ async function attestedLogin(
 }
 
 async function sessionKeysOf(h: Harness, userId: string): Promise<number> {
-  const rows = await h.service.store.db.selectFrom("api_keys").select("id").where("user_id", "=", userId).where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN").execute();
+  const rows = await h.service.store.db
+    .selectFrom("api_keys")
+    .select("id")
+    .where("user_id", "=", userId)
+    .where("credential_type", "=", "CREDENTIAL_TYPE_LOGIN")
+    .execute();
   return rows.length;
 }
 
@@ -171,7 +206,13 @@ perEngine(
     it("invalidateExisting: the user's older sessions are gone (401 could not find public key …)", async () => {
       const older = await login(h(), h().root);
       const newer = await login(h(), h().root, { invalidateExisting: true });
-      failsWith(await h().query("whoami", {}, { as: older.creds }), 401, 16, "PUBLIC_KEY_NOT_FOUND", /could not find public key in organization or its parent organization/);
+      failsWith(
+        await h().query("whoami", {}, { as: older.creds }),
+        401,
+        16,
+        "PUBLIC_KEY_NOT_FOUND",
+        /could not find public key in organization or its parent organization/,
+      );
       assert.equal((await h().query("whoami", {}, { as: newer.creds })).status, 200);
       // The root's API key is not a session: it still works.
       assert.equal((await h().query("whoami")).status, 200);
@@ -179,10 +220,25 @@ perEngine(
 
     it("10 expiring keys per user, sessions included (docs/organizations.md §3.2): an 11th login evicts the oldest expiring API key; an 11th expiring API key evicts the oldest session", async () => {
       const [u] = await addUsersWithKeys(h(), 1);
-      const expiringKeys = Array.from({ length: 10 }, (_, i) => ({ apiKeyName: `exp-${i}`, publicKey: generateP256KeyPair().publicKey, curveType: "API_KEY_CURVE_P256", expirationSeconds: "600" }));
-      completed(await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: u!.userId, apiKeys: expiringKeys }), createApiKeysV2);
+      const expiringKeys = Array.from({ length: 10 }, (_, i) => ({
+        apiKeyName: `exp-${i}`,
+        publicKey: generateP256KeyPair().publicKey,
+        curveType: "API_KEY_CURVE_P256",
+        expirationSeconds: "600",
+      }));
+      completed(
+        await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: u!.userId, apiKeys: expiringKeys }),
+        createApiKeysV2,
+      );
       const expiringRows = () =>
-        h().service.store.db.selectFrom("api_keys").select(["id", "public_key", "credential_type"]).where("user_id", "=", u!.userId).where("expires_at", "is not", null).orderBy("created_at").orderBy("id").execute();
+        h()
+          .service.store.db.selectFrom("api_keys")
+          .select(["id", "public_key", "credential_type"])
+          .where("user_id", "=", u!.userId)
+          .where("expires_at", "is not", null)
+          .orderBy("created_at")
+          .orderBy("id")
+          .execute();
       const [oldest] = await expiringRows();
       // The login is not refused: the oldest expiring key (not a session) makes room.
       const session = await login(h(), u!);
@@ -194,9 +250,18 @@ perEngine(
       // Nine more logins replace the remaining API keys; then an expiring API key evicts the oldest session.
       for (let i = 0; i < 9; i++) await login(h(), u!);
       rows = await expiringRows();
-      assert.deepEqual(rows.map((r) => r.credential_type), Array(10).fill("CREDENTIAL_TYPE_LOGIN"));
+      assert.deepEqual(
+        rows.map((r) => r.credential_type),
+        Array(10).fill("CREDENTIAL_TYPE_LOGIN"),
+      );
       assert.equal(rows[0]!.public_key, session.creds.key.publicKey);
-      completed(await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: u!.userId, apiKeys: [{ ...expiringKeys[0]!, publicKey: generateP256KeyPair().publicKey }] }), createApiKeysV2);
+      completed(
+        await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", {
+          userId: u!.userId,
+          apiKeys: [{ ...expiringKeys[0]!, publicKey: generateP256KeyPair().publicKey }],
+        }),
+        createApiKeysV2,
+      );
       rows = await expiringRows();
       assert.equal(rows.length, 10);
       assert.ok(!rows.some((r) => r.public_key === session.creds.key.publicKey));
@@ -205,7 +270,7 @@ perEngine(
       assert.equal((await h().query("whoami", {}, { as: u! })).status, 200);
     });
 
-    it("expirationSeconds \"1\": the session key is refused as expired once the second has passed", async () => {
+    it('expirationSeconds "1": the session key is refused as expired once the second has passed', async () => {
       const { creds, session } = await login(h(), h().root, { expirationSeconds: "1" });
       assert.ok(parseSession(session).exp <= Math.floor(Date.now() / 1000) + 1);
       const res = await pollUntil("the session to expire", 5000, 100, async () => {
@@ -220,7 +285,10 @@ perEngine(
         const res = await h().submit("stamp_login", TYPE, { publicKey: generateP256KeyPair().publicKey, expirationSeconds: bad });
         invalidRequest(res, /expiration/, ["parameters.expirationSeconds"]);
       }
-      const ok = await h().submit("stamp_login", TYPE, { publicKey: generateP256KeyPair().publicKey, expirationSeconds: String(MAX_SECONDS) });
+      const ok = await h().submit("stamp_login", TYPE, {
+        publicKey: generateP256KeyPair().publicKey,
+        expirationSeconds: String(MAX_SECONDS),
+      });
       completed(ok, stampLogin);
     });
 
@@ -228,9 +296,19 @@ perEngine(
       invalidRequest(await h().submit("stamp_login", TYPE, {}), undefined, ["parameters.publicKey"]);
       invalidRequest(await h().submit("stamp_login", TYPE, { publicKey: "02" + "zz".repeat(32) }), undefined, ["parameters.publicKey"]);
       invalidRequest(await h().submit("stamp_login", TYPE, { publicKey: "04" + "00".repeat(64) }), /publicKey/);
-      invalidRequest(await h().submit("stamp_login", TYPE, { publicKey: generateP256KeyPair().publicKey, sessionProfileId: "x" }), undefined, ["parameters.sessionProfileId"]);
+      invalidRequest(
+        await h().submit("stamp_login", TYPE, { publicKey: generateP256KeyPair().publicKey, sessionProfileId: "x" }),
+        undefined,
+        ["parameters.sessionProfileId"],
+      );
       // A key that is already a credential of the organization cannot become a session.
-      failsWith(await h().submit("stamp_login", TYPE, { publicKey: h().root.key.publicKey }), 409, 6, "REQUEST_INVALID", /already a credential/);
+      failsWith(
+        await h().submit("stamp_login", TYPE, { publicKey: h().root.key.publicKey }),
+        409,
+        6,
+        "REQUEST_INVALID",
+        /already a credential/,
+      );
     });
 
     it("sessionProfileId: in the JWT, on the session key (credential.sessionProfileId), and as the policy param session_profile_id", async () => {
@@ -238,7 +316,10 @@ perEngine(
       const { session, creds } = await login(h(), h().root, { sessionProfileId: profile });
       assert.equal(parseSession(session).session_profile_id, profile);
       // An id no organization of the chain made is not found, and nothing is logged in.
-      const unknown = await h().submit("stamp_login", TYPE, { publicKey: generateP256KeyPair().publicKey, sessionProfileId: "11111111-1111-4111-8111-111111111111" });
+      const unknown = await h().submit("stamp_login", TYPE, {
+        publicKey: generateP256KeyPair().publicKey,
+        sessionProfileId: "11111111-1111-4111-8111-111111111111",
+      });
       failsWith(unknown, 404, 5, "REQUEST_INVALID", /no session profile/);
       const key = await h().query("get_api_keys", { userId: h().root.userId });
       const mine = (key.json.apiKeys as Json[]).find((k) => k.credential.publicKey === creds.key.publicKey);
@@ -249,12 +330,18 @@ perEngine(
       const org = await h().newOrg("Policy Org");
       // Not a root user: the root quorum (1/1) would bypass policies.
       const [user] = await addUsersWithKeys(h(), 1, org);
-      const deny = await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", {
-        policyName: "no profile-less logins",
-        effect: "EFFECT_DENY",
-        notes: "",
-        condition: "activity.resource == 'AUTH' && activity.action == 'CREATE' && activity.kind == 'STAMP_LOGIN' && activity.params.session_profile_id == ''",
-      }, { as: org });
+      const deny = await h().submit(
+        "create_policy",
+        "ACTIVITY_TYPE_CREATE_POLICY_V3",
+        {
+          policyName: "no profile-less logins",
+          effect: "EFFECT_DENY",
+          notes: "",
+          condition:
+            "activity.resource == 'AUTH' && activity.action == 'CREATE' && activity.kind == 'STAMP_LOGIN' && activity.params.session_profile_id == ''",
+        },
+        { as: org },
+      );
       completed(deny, createPolicyV3);
       const denied = await h().submit("stamp_login", TYPE, { publicKey: generateP256KeyPair().publicKey }, { as: user! });
       forbidden(denied);
@@ -266,7 +353,9 @@ perEngine(
 
     it("a user of a sub-organization is logged in in their own organization; a parent's key logs in the parent's user", async () => {
       const key = generateP256KeyPair();
-      const sub = await subOrgWith(h(), "subuser", { apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] });
+      const sub = await subOrgWith(h(), "subuser", {
+        apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+      });
       const subUser: Creds = { organizationId: sub.orgId, userId: sub.userId, key };
       // Stamped with the sub-organization user's key, targeting the parent (as loginWithPasskey does).
       const viaParent = await login(h(), subUser, {}, h().root.organizationId);
@@ -276,7 +365,10 @@ perEngine(
       // The parent's own key against the sub-organization: let through the parent check (docs/request-path.md §5), and
       // the session is the parent user's, in the parent organization.
       const parent = await login(h(), h().root, {}, sub.orgId);
-      assert.deepEqual([parseSession(parent.session).user_id, parseSession(parent.session).organization_id], [h().root.userId, h().root.organizationId]);
+      assert.deepEqual(
+        [parseSession(parent.session).user_id, parseSession(parent.session).organization_id],
+        [h().root.userId, h().root.organizationId],
+      );
     });
 
     it("the same body twice is one activity", async () => {
@@ -292,8 +384,9 @@ perEngine(
 
     let alice: { orgId: string; userId: string };
     const aliceEmail = `alice-${newId().slice(0, 8)}@example.com`;
-    const aliceToken = (over: { key?: P256Private; lifetimeSeconds?: number; organizationId?: string; contact?: string } = {}): Promise<MintedToken> =>
-      mintVerificationToken(h(), { contact: over.contact ?? aliceEmail.toUpperCase(), ...over });
+    const aliceToken = (
+      over: { key?: P256Private; lifetimeSeconds?: number; organizationId?: string; contact?: string } = {},
+    ): Promise<MintedToken> => mintVerificationToken(h(), { contact: over.contact ?? aliceEmail.toUpperCase(), ...over });
 
     it("attested: the parent's id as organizationId, the user in a sub-organization — logged in there, once per token", async () => {
       alice = await subOrgWith(h(), "alice", { userEmail: aliceEmail });
@@ -309,13 +402,27 @@ perEngine(
       assert.equal(activity.votes[0].scheme, "STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN");
       assert.equal(activity.votes[0].publicKey, t.key.publicCompressed);
       // The session key (the token's key) stamps as the user.
-      const creds: Creds = { organizationId: alice.orgId, userId: alice.userId, key: { publicKey: t.key.publicCompressed, privateKey: privateScalar(t.key).toString("hex") } as P256KeyPair };
+      const creds: Creds = {
+        organizationId: alice.orgId,
+        userId: alice.userId,
+        key: { publicKey: t.key.publicCompressed, privateKey: privateScalar(t.key).toString("hex") } as P256KeyPair,
+      };
       assert.equal((await h().query("whoami", {}, { as: creds })).json.userId, alice.userId);
       // A second login with the same token is refused, and creates no session.
       const sessions = await sessionKeysOf(h(), alice.userId);
-      failsWith(await attestedLogin(h(), t, { organizationId: h().root.organizationId }), 401, 16, "UNAUTHENTICATED", /already been used to log in/);
+      failsWith(
+        await attestedLogin(h(), t, { organizationId: h().root.organizationId }),
+        401,
+        16,
+        "UNAUTHENTICATED",
+        /already been used to log in/,
+      );
       assert.equal(await sessionKeysOf(h(), alice.userId), sessions);
-      const row = await h().service.store.db.selectFrom("verification_tokens").select("login_used_at").where("id", "=", t.claims.id).executeTakeFirstOrThrow();
+      const row = await h()
+        .service.store.db.selectFrom("verification_tokens")
+        .select("login_used_at")
+        .where("id", "=", t.claims.id)
+        .executeTakeFirstOrThrow();
       assert.ok(row.login_used_at);
     });
 
@@ -324,8 +431,14 @@ perEngine(
       const sessions = await sessionKeysOf(h(), alice.userId);
       const now = Date.now();
       // Distinct bodies (timestamps): not one activity by fingerprint.
-      const results = await Promise.all([0, 1, 2].map((i) => attestedLogin(h(), t, { organizationId: h().root.organizationId, timestampMs: String(now + i) })));
-      assert.deepEqual(results.map((r) => r.status).filter((st) => st === 200).length, 1, JSON.stringify(results.map((r) => [r.status, r.json.message])));
+      const results = await Promise.all(
+        [0, 1, 2].map((i) => attestedLogin(h(), t, { organizationId: h().root.organizationId, timestampMs: String(now + i) })),
+      );
+      assert.deepEqual(
+        results.map((r) => r.status).filter((st) => st === 200).length,
+        1,
+        JSON.stringify(results.map((r) => [r.status, r.json.message])),
+      );
       for (const r of results.filter((x) => x.status !== 200)) {
         assert.ok([400, 401].includes(r.status), JSON.stringify(r.json));
         assert.match(String(r.json.message), /already been used to log in/);
@@ -345,9 +458,21 @@ perEngine(
       // The stamp signed and named by a key the token is not bound to.
       const other = generateP256();
       const t1 = await aliceToken();
-      failsWith(await attestedLogin(h(), t1, { organizationId: org, signWith: other, stampKey: other.publicCompressed }), 401, 16, "UNAUTHENTICATED", /not the key the verification token is bound to/);
+      failsWith(
+        await attestedLogin(h(), t1, { organizationId: org, signWith: other, stampKey: other.publicCompressed }),
+        401,
+        16,
+        "UNAUTHENTICATED",
+        /not the key the verification token is bound to/,
+      );
       // The stamp names the token's key but another key signed.
-      failsWith(await attestedLogin(h(), t1, { organizationId: org, signWith: other }), 401, 16, "SIGNATURE_INVALID", /could not verify attested stamp signature/);
+      failsWith(
+        await attestedLogin(h(), t1, { organizationId: org, signWith: other }),
+        401,
+        16,
+        "SIGNATURE_INVALID",
+        /could not verify attested stamp signature/,
+      );
       failsWith(await attestedLogin(h(), t1, { organizationId: org, tamper: true }), 401, 16, "SIGNATURE_INVALID");
       const expired = await aliceToken({ lifetimeSeconds: -5 });
       failsWith(await attestedLogin(h(), expired, { organizationId: org }), 401, 16, "UNAUTHENTICATED", /expired/);
@@ -360,11 +485,23 @@ perEngine(
 
     it("attested: contact not found; the contact in two sub-organizations is CREDENTIAL_CONFLICT", async () => {
       const org = h().root.organizationId;
-      failsWith(await attestedLogin(h(), await aliceToken({ contact: `nobody-${newId()}@example.com` }), { organizationId: org }), 401, 16, "CREDENTIAL_NOT_FOUND", /no user with the verified email/);
+      failsWith(
+        await attestedLogin(h(), await aliceToken({ contact: `nobody-${newId()}@example.com` }), { organizationId: org }),
+        401,
+        16,
+        "CREDENTIAL_NOT_FOUND",
+        /no user with the verified email/,
+      );
       const shared = `shared-${newId().slice(0, 8)}@example.com`;
       const a = await subOrgWith(h(), "twin-a", { userEmail: shared });
       const b = await subOrgWith(h(), "twin-b", { userEmail: shared });
-      failsWith(await attestedLogin(h(), await aliceToken({ contact: shared }), { organizationId: org }), 401, 16, "CREDENTIAL_CONFLICT", /more than one suborg/);
+      failsWith(
+        await attestedLogin(h(), await aliceToken({ contact: shared }), { organizationId: org }),
+        401,
+        16,
+        "CREDENTIAL_CONFLICT",
+        /more than one suborg/,
+      );
       // Named precisely, each sub-organization logs its own user in.
       const inA = await attestedLogin(h(), await aliceToken({ contact: shared }), { organizationId: a.orgId });
       assert.equal(parseSession(completed(inA, stampLogin).session).user_id, a.userId);
@@ -375,11 +512,24 @@ perEngine(
       const org = h().root.organizationId;
       const address = `self-${newId().slice(0, 8)}@example.com`;
       const key = generateP256KeyPair();
-      const self = await subOrgWith(h(), "self", { apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }] });
+      const self = await subOrgWith(h(), "self", {
+        apiKeys: [{ apiKeyName: "k", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+      });
       const me: Creds = { organizationId: self.orgId, userId: self.userId, key };
-      completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: address }, { as: me }), updateUserEmail);
-      const verifiedAt = async () => (await h().service.store.db.selectFrom("users").select("email_verified_at").where("id", "=", self.userId).executeTakeFirstOrThrow()).email_verified_at;
-      failsWith(await attestedLogin(h(), await aliceToken({ contact: address }), { organizationId: org }), 401, 16, "CREDENTIAL_NOT_FOUND", /no user with the verified email/);
+      completed(
+        await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId: me.userId, userEmail: address }, { as: me }),
+        updateUserEmail,
+      );
+      const verifiedAt = async () =>
+        (await h().service.store.db.selectFrom("users").select("email_verified_at").where("id", "=", self.userId).executeTakeFirstOrThrow())
+          .email_verified_at;
+      failsWith(
+        await attestedLogin(h(), await aliceToken({ contact: address }), { organizationId: org }),
+        401,
+        16,
+        "CREDENTIAL_NOT_FOUND",
+        /no user with the verified email/,
+      );
       assert.equal(await sessionKeysOf(h(), self.userId), 0);
       assert.equal(await verifiedAt(), null);
       // Named precisely: logged in, and the contact is now proven.
@@ -398,7 +548,15 @@ perEngine(
       const copier = await subOrgWith(h(), "key-copier", { apiKeys: [{ ...apiKey, publicKey: otherKey.publicKey }] });
       const copierCreds: Creds = { organizationId: copier.orgId, userId: copier.userId, key: otherKey };
       // create_api_keys asks for no proof of possession: the copier registers the owner's public key.
-      completed(await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: copier.userId, apiKeys: [{ ...apiKey, apiKeyName: "copy" }] }, { as: copierCreds }), createApiKeysV2);
+      completed(
+        await h().submit(
+          "create_api_keys",
+          "ACTIVITY_TYPE_CREATE_API_KEYS_V2",
+          { userId: copier.userId, apiKeys: [{ ...apiKey, apiKeyName: "copy" }] },
+          { as: copierCreds },
+        ),
+        createApiKeysV2,
+      );
       const { session } = await login(h(), { organizationId: owner.orgId, userId: owner.userId, key }, {}, h().root.organizationId);
       assert.deepEqual([parseSession(session).user_id, parseSession(session).organization_id], [owner.userId, owner.orgId]);
     });
@@ -406,13 +564,28 @@ perEngine(
     /** A sub-organization the backend made with a key of its own, where its user then registers `apiKey` (untrusted, unproved). */
     const tenantCopying = async (name: string, apiKey: Json) => {
       const ownKey = generateP256KeyPair();
-      const t = await subOrgWith(h(), name, { apiKeys: [{ apiKeyName: "own", publicKey: ownKey.publicKey, curveType: "API_KEY_CURVE_P256" }] });
+      const t = await subOrgWith(h(), name, {
+        apiKeys: [{ apiKeyName: "own", publicKey: ownKey.publicKey, curveType: "API_KEY_CURVE_P256" }],
+      });
       const creds: Creds = { organizationId: t.orgId, userId: t.userId, key: ownKey };
-      completed(await h().submit("create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: t.userId, apiKeys: [{ ...apiKey, apiKeyName: `copy-${name}` }] }, { as: creds }), createApiKeysV2);
+      completed(
+        await h().submit(
+          "create_api_keys",
+          "ACTIVITY_TYPE_CREATE_API_KEYS_V2",
+          { userId: t.userId, apiKeys: [{ ...apiKey, apiKeyName: `copy-${name}` }] },
+          { as: creds },
+        ),
+        createApiKeysV2,
+      );
       return t;
     };
     const keyRow = (organizationId: string, publicKey: string) =>
-      h().service.store.db.selectFrom("api_keys").select(["trusted", "proved_at"]).where("organization_id", "=", organizationId).where("public_key_normalized", "=", publicKey.toLowerCase()).executeTakeFirstOrThrow();
+      h()
+        .service.store.db.selectFrom("api_keys")
+        .select(["trusted", "proved_at"])
+        .where("organization_id", "=", organizationId)
+        .where("public_key_normalized", "=", publicKey.toLowerCase())
+        .executeTakeFirstOrThrow();
 
     it("a key a tenant registered before the backend did: the backend's registration is the one below the parent (docs/login-lookups.md §3.2)", async () => {
       const key = generateP256KeyPair();
@@ -422,7 +595,10 @@ perEngine(
       const { session } = await login(h(), { organizationId: owner.orgId, userId: owner.userId, key }, {}, h().root.organizationId);
       assert.deepEqual([parseSession(session).user_id, parseSession(session).organization_id], [owner.userId, owner.orgId]);
       assert.equal(await sessionKeysOf(h(), copier.userId), 0);
-      assert.deepEqual([Number((await keyRow(owner.orgId, key.publicKey)).trusted), Number((await keyRow(copier.orgId, key.publicKey)).trusted)], [1, 0]);
+      assert.deepEqual(
+        [Number((await keyRow(owner.orgId, key.publicKey)).trusted), Number((await keyRow(copier.orgId, key.publicKey)).trusted)],
+        [1, 0],
+      );
     });
 
     it("two fresh registrations nobody vouched for or used: a stamp naming the parent is refused (401, nothing written); once one has stamped in its own organization it is proved and is the one", async () => {
@@ -431,7 +607,12 @@ perEngine(
       const a = await tenantCopying("fresh-a", apiKey);
       const b = await tenantCopying("fresh-b", apiKey);
       const asA: Creds = { organizationId: a.orgId, userId: a.userId, key };
-      const refused = await h().submit("stamp_login", TYPE, { publicKey: generateP256KeyPair().publicKey, expirationSeconds: "900" }, { as: asA, organizationId: h().root.organizationId });
+      const refused = await h().submit(
+        "stamp_login",
+        TYPE,
+        { publicKey: generateP256KeyPair().publicKey, expirationSeconds: "900" },
+        { as: asA, organizationId: h().root.organizationId },
+      );
       failsWith(refused, 401, 16, "UNAUTHENTICATED", /more than one sub-organization recently/);
       assert.deepEqual([await sessionKeysOf(h(), a.userId), await sessionKeysOf(h(), b.userId)], [0, 0]);
       assert.equal((await keyRow(a.orgId, key.publicKey)).proved_at, null, "a refused stamp proves nothing");
@@ -450,26 +631,75 @@ perEngine(
 
     it("attested: a token issued by a sub-organization does not serve its sibling or parent's users", async () => {
       const sibling = await subOrgWith(h(), "sibling", { userEmail: `sib-${newId().slice(0, 6)}@example.com` });
-      const rows = await h().service.store.db.selectFrom("users").select("email").where("id", "=", sibling.userId).executeTakeFirstOrThrow();
+      const rows = await h()
+        .service.store.db.selectFrom("users")
+        .select("email")
+        .where("id", "=", sibling.userId)
+        .executeTakeFirstOrThrow();
       const t = await mintVerificationToken(h(), { contact: rows.email!, organizationId: alice.orgId });
-      failsWith(await attestedLogin(h(), t, { organizationId: h().root.organizationId }), 401, 16, "UNAUTHENTICATED", /issued by organization/);
+      failsWith(
+        await attestedLogin(h(), t, { organizationId: h().root.organizationId }),
+        401,
+        16,
+        "UNAUTHENTICATED",
+        /issued by organization/,
+      );
     });
 
     it("attested: any other activity, a vote or a query is refused, and nothing is recorded", async () => {
       const t = await aliceToken();
       const org = alice.orgId;
-      const tag = JSON.stringify({ parameters: { userTagName: "x", userIds: [] }, organizationId: org, timestampMs: String(Date.now()), type: "ACTIVITY_TYPE_CREATE_USER_TAG" });
-      failsWith(await attestedLogin(h(), t, { organizationId: org, path: "/public/v1/submit/create_user_tag", body: tag }), 401, 16, "UNAUTHENTICATED", /may only sign ACTIVITY_TYPE_STAMP_LOGIN/);
-      const vote = JSON.stringify({ parameters: { fingerprint: "0".repeat(64) }, organizationId: org, timestampMs: String(Date.now()), type: "ACTIVITY_TYPE_APPROVE_ACTIVITY" });
-      failsWith(await attestedLogin(h(), t, { organizationId: org, path: "/public/v1/submit/approve_activity", body: vote }), 401, 16, "UNAUTHENTICATED", /may only sign/);
+      const tag = JSON.stringify({
+        parameters: { userTagName: "x", userIds: [] },
+        organizationId: org,
+        timestampMs: String(Date.now()),
+        type: "ACTIVITY_TYPE_CREATE_USER_TAG",
+      });
+      failsWith(
+        await attestedLogin(h(), t, { organizationId: org, path: "/public/v1/submit/create_user_tag", body: tag }),
+        401,
+        16,
+        "UNAUTHENTICATED",
+        /may only sign ACTIVITY_TYPE_STAMP_LOGIN/,
+      );
+      const vote = JSON.stringify({
+        parameters: { fingerprint: "0".repeat(64) },
+        organizationId: org,
+        timestampMs: String(Date.now()),
+        type: "ACTIVITY_TYPE_APPROVE_ACTIVITY",
+      });
+      failsWith(
+        await attestedLogin(h(), t, { organizationId: org, path: "/public/v1/submit/approve_activity", body: vote }),
+        401,
+        16,
+        "UNAUTHENTICATED",
+        /may only sign/,
+      );
       for (const q of ["whoami", "get_user"]) {
         const body = JSON.stringify({ organizationId: org, userId: alice.userId });
-        failsWith(await attestedLogin(h(), t, { organizationId: org, path: `/public/v1/query/${q}`, body }), 401, 16, "UNAUTHENTICATED", /may only sign/);
+        failsWith(
+          await attestedLogin(h(), t, { organizationId: org, path: `/public/v1/query/${q}`, body }),
+          401,
+          16,
+          "UNAUTHENTICATED",
+          /may only sign/,
+        );
       }
       // Even a query body that claims to be a stamp_login.
       const sneaky = JSON.stringify({ organizationId: org, type: TYPE, parameters: {}, timestampMs: String(Date.now()) });
-      failsWith(await attestedLogin(h(), t, { organizationId: org, path: "/public/v1/query/whoami", body: sneaky }), 401, 16, "UNAUTHENTICATED", /may only sign/);
-      const acts = await h().service.store.db.selectFrom("activities").select("id").where("organization_id", "=", org).where("type", "=", "ACTIVITY_TYPE_CREATE_USER_TAG").execute();
+      failsWith(
+        await attestedLogin(h(), t, { organizationId: org, path: "/public/v1/query/whoami", body: sneaky }),
+        401,
+        16,
+        "UNAUTHENTICATED",
+        /may only sign/,
+      );
+      const acts = await h()
+        .service.store.db.selectFrom("activities")
+        .select("id")
+        .where("organization_id", "=", org)
+        .where("type", "=", "ACTIVITY_TYPE_CREATE_USER_TAG")
+        .execute();
       assert.equal(acts.length, 0);
       // The token was not used up by any of these: it still logs in.
       completed(await attestedLogin(h(), t, { organizationId: org }), stampLogin);
@@ -482,29 +712,76 @@ perEngine(
       const otp = await startOtp(h(), s.sink(), contact);
       const client = createSigilClient({ baseUrl: "http://sigil.test", fetch: injectFetch(h()) });
       const key = generateP256();
-      const encryptedOtpBundle = await client.encryptOtpCode({ otpCode: otp.code, otpEncryptionTargetBundle: otp.bundle, publicKey: key.publicCompressed });
+      const encryptedOtpBundle = await client.encryptOtpCode({
+        otpCode: otp.code,
+        otpEncryptionTargetBundle: otp.bundle,
+        publicKey: key.publicCompressed,
+      });
       const verified = await h().submit("verify_otp", "ACTIVITY_TYPE_VERIFY_OTP_V2", { otpId: otp.otpId, encryptedOtpBundle });
       const token = completed(verified, verifyOtpV2).verificationToken;
       const tokenClaims = await client.verifyVerificationToken(token);
       assert.deepEqual([tokenClaims.public_key, tokenClaims.contact.toLowerCase()], [key.publicCompressed, contact]);
       const res = await attestedLogin(h(), { token, key }, { organizationId: h().root.organizationId });
       const sessionClaims = await client.verifySessionJwt(completed(res, stampLogin).session);
-      assert.deepEqual([sessionClaims.user_id, sessionClaims.organization_id, sessionClaims.public_key], [sub.userId, sub.orgId, key.publicCompressed]);
+      assert.deepEqual(
+        [sessionClaims.user_id, sessionClaims.organization_id, sessionClaims.public_key],
+        [sub.userId, sub.orgId, key.publicCompressed],
+      );
       // A wrong code encrypted the same way is refused by verify_otp with the message core matches.
       const again = await startOtp(h(), s.sink(), contact);
-      const wrong = await client.encryptOtpCode({ otpCode: again.code === "000000000" ? "111111111" : "000000000", otpEncryptionTargetBundle: again.bundle, publicKey: key.publicCompressed });
+      const wrong = await client.encryptOtpCode({
+        otpCode: again.code === "000000000" ? "111111111" : "000000000",
+        otpEncryptionTargetBundle: again.bundle,
+        publicKey: key.publicCompressed,
+      });
       const refused = await h().submit("verify_otp", "ACTIVITY_TYPE_VERIFY_OTP_V2", { otpId: again.otpId, encryptedOtpBundle: wrong });
       assert.ok(refused.status >= 400 && String(refused.json.message).includes("Invalid OTP code"), JSON.stringify(refused.json));
     });
 
     it("attested: an OIDC stamp whose signature does not verify is refused (test/ops/oauth_login.ts covers the scheme); a malformed header as malformed", async () => {
-      const body = JSON.stringify({ parameters: { publicKey: generateP256KeyPair().publicKey }, organizationId: h().root.organizationId, timestampMs: String(Date.now()), type: TYPE });
+      const body = JSON.stringify({
+        parameters: { publicKey: generateP256KeyPair().publicKey },
+        organizationId: h().root.organizationId,
+        timestampMs: String(Date.now()),
+        type: TYPE,
+      });
       const stamp = (o: Json) => ({ "X-Stamp-Attested": Buffer.from(JSON.stringify(o)).toString("base64url") });
-      const oidc = await h().post("/public/v1/submit/stamp_login", body, stamp({ publicKeyAttestation: "a.b.c", scheme: "STAMP_ATTESTED_SCHEME_P256_OIDC", publicKey: generateP256KeyPair().publicKey, signature: "3044" }));
+      const oidc = await h().post(
+        "/public/v1/submit/stamp_login",
+        body,
+        stamp({
+          publicKeyAttestation: "a.b.c",
+          scheme: "STAMP_ATTESTED_SCHEME_P256_OIDC",
+          publicKey: generateP256KeyPair().publicKey,
+          signature: "3044",
+        }),
+      );
       failsWith(oidc, 401, 16, "SIGNATURE_INVALID", /could not verify attested stamp signature/);
-      failsWith(await h().post("/public/v1/submit/stamp_login", body, stamp({ scheme: "__proto__" })), 401, 16, "UNAUTHENTICATED", /malformed attested stamp/);
-      failsWith(await h().post("/public/v1/submit/stamp_login", body, stamp({ publicKeyAttestation: "x", scheme: "toString", publicKey: "02", signature: "00" })), 401, 16, "UNAUTHENTICATED", /unsupported attestation scheme/);
-      failsWith(await h().post("/public/v1/submit/stamp_login", body, { "X-Stamp-Attested": "%%%" }), 401, 16, "UNAUTHENTICATED", /base64url/);
+      failsWith(
+        await h().post("/public/v1/submit/stamp_login", body, stamp({ scheme: "__proto__" })),
+        401,
+        16,
+        "UNAUTHENTICATED",
+        /malformed attested stamp/,
+      );
+      failsWith(
+        await h().post(
+          "/public/v1/submit/stamp_login",
+          body,
+          stamp({ publicKeyAttestation: "x", scheme: "toString", publicKey: "02", signature: "00" }),
+        ),
+        401,
+        16,
+        "UNAUTHENTICATED",
+        /unsupported attestation scheme/,
+      );
+      failsWith(
+        await h().post("/public/v1/submit/stamp_login", body, { "X-Stamp-Attested": "%%%" }),
+        401,
+        16,
+        "UNAUTHENTICATED",
+        /base64url/,
+      );
     });
   },
   undefined,

@@ -11,13 +11,19 @@ const OP = "update_oauth2_credential";
 const TYPE = "ACTIVITY_TYPE_UPDATE_OAUTH2_CREDENTIAL";
 
 perEngine("update_oauth2_credential", (h) => {
-  const row = (id: string) => h().service.store.db.selectFrom("oauth2_credentials").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+  const row = (id: string) =>
+    h().service.store.db.selectFrom("oauth2_credentials").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
 
   it("replaces provider, client id and secret (re-sealed); the record shows the new envelope", async () => {
     const { oauth2CredentialId } = await newCredential(h(), { provider: "OAUTH2_PROVIDER_X", clientId: "old", clientSecret: "old-secret" });
     const encryptedClientSecret = await encryptOauth2ClientSecret("new-secret", await clientSecretKey(h()));
     const sdk = await h().sdk();
-    const out = await sdk.updateOauth2Credential({ oauth2CredentialId, provider: "OAUTH2_PROVIDER_DISCORD", clientId: "new", encryptedClientSecret });
+    const out = await sdk.updateOauth2Credential({
+      oauth2CredentialId,
+      provider: "OAUTH2_PROVIDER_DISCORD",
+      clientId: "new",
+      encryptedClientSecret,
+    });
     assert.equal(out.oauth2CredentialId, oauth2CredentialId);
     const r = await row(oauth2CredentialId);
     assert.equal(r.provider, "OAUTH2_PROVIDER_DISCORD");
@@ -41,23 +47,47 @@ perEngine("update_oauth2_credential", (h) => {
     const encryptedClientSecret = await encryptOauth2ClientSecret("s", await clientSecretKey(h()));
     const params = { provider: "OAUTH2_PROVIDER_X", clientId: "theirs", encryptedClientSecret };
     notFound(await h().submit(OP, TYPE, { oauth2CredentialId, ...params }, { as: await h().newOrg() }), /OAUTH2_CREDENTIAL_NOT_FOUND/);
-    notFound(await h().submit(OP, TYPE, { oauth2CredentialId: "00000000-0000-4000-8000-000000000000", ...params }), /OAUTH2_CREDENTIAL_NOT_FOUND/);
+    notFound(
+      await h().submit(OP, TYPE, { oauth2CredentialId: "00000000-0000-4000-8000-000000000000", ...params }),
+      /OAUTH2_CREDENTIAL_NOT_FOUND/,
+    );
     assert.equal((await row(oauth2CredentialId)).client_id, "mine");
   });
 
   it("an undecryptable secret or a bad field is 400 naming it; the credential is unchanged", async () => {
-    const { oauth2CredentialId } = await newCredential(h(), { provider: "OAUTH2_PROVIDER_X", clientId: "keep", clientSecret: "keep-secret" });
+    const { oauth2CredentialId } = await newCredential(h(), {
+      provider: "OAUTH2_PROVIDER_X",
+      clientId: "keep",
+      clientSecret: "keep-secret",
+    });
     const elsewhere = await encryptOauth2ClientSecret("s", generateP256().publicUncompressed);
-    invalidRequest(await h().submit(OP, TYPE, { oauth2CredentialId, provider: "OAUTH2_PROVIDER_X", clientId: "c", encryptedClientSecret: elsewhere }), /could not be decrypted/, [
-      "parameters.encryptedClientSecret",
-    ]);
+    invalidRequest(
+      await h().submit(OP, TYPE, { oauth2CredentialId, provider: "OAUTH2_PROVIDER_X", clientId: "c", encryptedClientSecret: elsewhere }),
+      /could not be decrypted/,
+      ["parameters.encryptedClientSecret"],
+    );
     const good = await encryptOauth2ClientSecret("s", await clientSecretKey(h()));
-    invalidRequest(await h().submit(OP, TYPE, { oauth2CredentialId: "x", provider: "OAUTH2_PROVIDER_X", clientId: "c", encryptedClientSecret: good }), /oauth2 credential id/, ["parameters.oauth2CredentialId"]);
-    invalidRequest(await h().submit(OP, TYPE, { oauth2CredentialId, provider: "X", clientId: "c", encryptedClientSecret: good }), /provider must be one of/, ["parameters.provider"]);
-    invalidRequest(await h().submit(OP, TYPE, { oauth2CredentialId, provider: "OAUTH2_PROVIDER_X", encryptedClientSecret: good }), /must be set/, ["parameters.clientId"]);
+    invalidRequest(
+      await h().submit(OP, TYPE, { oauth2CredentialId: "x", provider: "OAUTH2_PROVIDER_X", clientId: "c", encryptedClientSecret: good }),
+      /oauth2 credential id/,
+      ["parameters.oauth2CredentialId"],
+    );
+    invalidRequest(
+      await h().submit(OP, TYPE, { oauth2CredentialId, provider: "X", clientId: "c", encryptedClientSecret: good }),
+      /provider must be one of/,
+      ["parameters.provider"],
+    );
+    invalidRequest(
+      await h().submit(OP, TYPE, { oauth2CredentialId, provider: "OAUTH2_PROVIDER_X", encryptedClientSecret: good }),
+      /must be set/,
+      ["parameters.clientId"],
+    );
     const r = await row(oauth2CredentialId);
     assert.equal(r.client_id, "keep");
     assert.equal(await openClientSecretSealed(h().service.masterKey, r), "keep-secret");
-    completed(await h().submit(OP, TYPE, { oauth2CredentialId, provider: "OAUTH2_PROVIDER_X", clientId: "keep", encryptedClientSecret: good }), updateOauth2Credential);
+    completed(
+      await h().submit(OP, TYPE, { oauth2CredentialId, provider: "OAUTH2_PROVIDER_X", clientId: "keep", encryptedClientSecret: good }),
+      updateOauth2Credential,
+    );
   });
 });

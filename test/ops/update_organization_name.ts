@@ -34,7 +34,10 @@ onSqlite("update_organization_name", (h) => {
 
   it("a parent cannot rename its sub-organization (403)", async () => {
     const sub = await subOrganization(h());
-    forbidden(await h().submit(OP, TYPE, { organizationName: "Parent's pick" }, { organizationId: sub.organizationId }), /parent of organization/);
+    forbidden(
+      await h().submit(OP, TYPE, { organizationName: "Parent's pick" }, { organizationId: sub.organizationId }),
+      /parent of organization/,
+    );
   });
 
   for (const [what, params] of [

@@ -8,11 +8,20 @@ const OP = "update_policy";
 const TYPE = "ACTIVITY_TYPE_UPDATE_POLICY_V2";
 const MISSING = "00000000-0000-4000-8000-000000000000";
 
-const setup = (h: () => import("../helpers/inproc.ts").Harness) => async (name: string, over: Json = {}) =>
-  completed(
-    await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName: name, effect: "EFFECT_ALLOW", condition: "activity.resource == 'USER'", consensus: "approvers.count() >= 1", notes: "n", ...over }),
-    "createPolicyResult",
-  ).policyId as string;
+const setup =
+  (h: () => import("../helpers/inproc.ts").Harness) =>
+  async (name: string, over: Json = {}) =>
+    completed(
+      await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", {
+        policyName: name,
+        effect: "EFFECT_ALLOW",
+        condition: "activity.resource == 'USER'",
+        consensus: "approvers.count() >= 1",
+        notes: "n",
+        ...over,
+      }),
+      "createPolicyResult",
+    ).policyId as string;
 
 onSqlite("update_policy", (h) => {
   const create = setup(h);
@@ -20,7 +29,12 @@ onSqlite("update_policy", (h) => {
 
   it("changes the given fields and keeps the absent ones", async () => {
     const policyId = await create("before");
-    const res = await h().submit(OP, TYPE, { policyId, policyName: "after", policyEffect: "EFFECT_DENY", policyCondition: "activity.action == 'DELETE'" });
+    const res = await h().submit(OP, TYPE, {
+      policyId,
+      policyName: "after",
+      policyEffect: "EFFECT_DENY",
+      policyCondition: "activity.action == 'DELETE'",
+    });
     assert.deepEqual(completed(res, updatePolicyV2), { policyId });
     const p = await get(policyId);
     assert.equal(p.policyName, "after");
@@ -38,7 +52,9 @@ onSqlite("update_policy", (h) => {
 
   it("a condition past the static cost bound leaves the policy as it was", async () => {
     const policyId = await create("bounded");
-    invalidRequest(await h().submit(OP, TYPE, { policyId, policyCondition: nestedAll(100, 3) }), /the bound is 100000/, ["parameters.policyCondition"]);
+    invalidRequest(await h().submit(OP, TYPE, { policyId, policyCondition: nestedAll(100, 3) }), /the bound is 100000/, [
+      "parameters.policyCondition",
+    ]);
     assert.equal((await get(policyId)).condition, "activity.resource == 'USER'");
   });
 
@@ -51,10 +67,20 @@ onSqlite("update_policy", (h) => {
   });
 
   const refused: [string, Json, RegExp, string][] = [
-    ["a condition that does not type-check", { policyCondition: "activity.type > 1" }, /invalid policy condition/, "parameters.policyCondition"],
+    [
+      "a condition that does not type-check",
+      { policyCondition: "activity.type > 1" },
+      /invalid policy condition/,
+      "parameters.policyCondition",
+    ],
     ["a consensus that does not parse", { policyConsensus: "approvers.any(" }, /invalid policy consensus/, "parameters.policyConsensus"],
     ["a bad time expression", { time: "Timestamp('x')" }, /invalid policy time/, "parameters.time"],
-    ["a condition past the static cost bound (docs/policy-language.md §11.3)", { policyCondition: nestedAll(100, 4) }, /invalid policy condition: .*the bound is 100000 \(SIGIL_POLICY_MAX_ITERATIONS/, "parameters.policyCondition"],
+    [
+      "a condition past the static cost bound (docs/policy-language.md §11.3)",
+      { policyCondition: nestedAll(100, 4) },
+      /invalid policy condition: .*the bound is 100000 \(SIGIL_POLICY_MAX_ITERATIONS/,
+      "parameters.policyCondition",
+    ],
     ["an unknown effect", { policyEffect: "ALLOW" }, /EFFECT_ALLOW or EFFECT_DENY/, "parameters.policyEffect"],
     ["a malformed policy id", { policyId: "p1" }, /policy id/, "parameters.policyId"],
   ];

@@ -13,7 +13,10 @@ onSqlite("update_root_quorum", (h) => {
   it("replaces the quorum: afterwards one root's activity awaits the other", async () => {
     const org = await h().newOrg();
     const [b] = await addUsersWithKeys(h(), 1, org);
-    assert.deepEqual(completed(await h().submit(OP, TYPE, { threshold: 2, userIds: [org.userId, b!.userId] }, { as: org }), updateRootQuorum), {});
+    assert.deepEqual(
+      completed(await h().submit(OP, TYPE, { threshold: 2, userIds: [org.userId, b!.userId] }, { as: org }), updateRootQuorum),
+      {},
+    );
     const next = await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "t", userIds: [] }, { as: org });
     assert.equal(next.json.activity.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED");
   });
@@ -23,7 +26,10 @@ onSqlite("update_root_quorum", (h) => {
     const [u] = await addUsersWithKeys(h(), 1, org);
     const policy = { policyName: "all", effect: "EFFECT_ALLOW", condition: "true", consensus: "true", notes: "" };
     completed(await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", policy, { as: org }), createPolicyV3);
-    completed(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "allowed", userIds: [] }, { as: u }), createUserTag);
+    completed(
+      await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: "allowed", userIds: [] }, { as: u }),
+      createUserTag,
+    );
     forbidden(await h().submit(OP, TYPE, { threshold: 1, userIds: [u!.userId] }, { as: u }), /can only be approved by the root quorum/);
   });
 

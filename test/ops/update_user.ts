@@ -1,6 +1,16 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { assertIdempotent, completed, conflict, invalidRequest, notFound, onSqlite, perEngine, userParams, type Json } from "../helpers/inproc.ts";
+import {
+  assertIdempotent,
+  completed,
+  conflict,
+  invalidRequest,
+  notFound,
+  onSqlite,
+  perEngine,
+  userParams,
+  type Json,
+} from "../helpers/inproc.ts";
 import { createUserTag } from "../../src/activities/users/create_user_tag.ts";
 import { updateUser } from "../../src/activities/users/update_user.ts";
 import { updateUserEmail } from "../../src/activities/users/update_user_email.ts";
@@ -10,10 +20,12 @@ const TYPE = "ACTIVITY_TYPE_UPDATE_USER";
 const MISSING = "00000000-0000-4000-8000-000000000000";
 
 async function newUser(h: () => import("../helpers/inproc.ts").Harness, over: Json = {}): Promise<string> {
-  return completed(await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams(over)] }), "createUsersResult").userIds[0];
+  return completed(await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams(over)] }), "createUsersResult")
+    .userIds[0];
 }
 const tag = async (h: () => import("../helpers/inproc.ts").Harness, name: string) =>
-  completed(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: name, userIds: [] }), createUserTag).userTagId as string;
+  completed(await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: name, userIds: [] }), createUserTag)
+    .userTagId as string;
 
 onSqlite("update_user", (h) => {
   it("updates name, email and phone; absent fields are kept; userTagIds replaces the tag set", async () => {
@@ -76,9 +88,16 @@ perEngine("update_user and verified contacts", (h) => {
     const userId = await newUser(h);
     // Bound to the root key, which stamps the update (docs/login-lookups.md §4).
     const { token } = await mintVerificationToken(h(), { contact: address, boundTo: h().root.key.publicKey });
-    completed(await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId, userEmail: address, verificationToken: token }), updateUserEmail);
+    completed(
+      await h().submit("update_user_email", "ACTIVITY_TYPE_UPDATE_USER_EMAIL", { userId, userEmail: address, verificationToken: token }),
+      updateUserEmail,
+    );
     const verified = () =>
-      h().service.store.db.selectFrom("users").select(["email_verified_at", "phone_verified_at"]).where("id", "=", userId).executeTakeFirstOrThrow();
+      h()
+        .service.store.db.selectFrom("users")
+        .select(["email_verified_at", "phone_verified_at"])
+        .where("id", "=", userId)
+        .executeTakeFirstOrThrow();
     assert.ok((await verified()).email_verified_at);
     completed(await h().submit(OP, TYPE, { userId, userEmail: `other-${address}` }), updateUser);
     assert.equal((await verified()).email_verified_at, null);

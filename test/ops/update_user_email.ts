@@ -1,6 +1,18 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { addUsersWithKeys, assertIdempotent, completed, conflict, forbidden, invalidRequest, notFound, perEngine, userParams, type Harness, type Json } from "../helpers/inproc.ts";
+import {
+  addUsersWithKeys,
+  assertIdempotent,
+  completed,
+  conflict,
+  forbidden,
+  invalidRequest,
+  notFound,
+  perEngine,
+  userParams,
+  type Harness,
+  type Json,
+} from "../helpers/inproc.ts";
 import { mintVerificationToken } from "../helpers/tokens.ts";
 import { updateUserEmail } from "../../src/activities/users/update_user_email.ts";
 
@@ -11,8 +23,13 @@ const MISSING = "00000000-0000-4000-8000-000000000000";
 const newUser = async (h: Harness, over: Json = {}): Promise<string> =>
   completed(await h.submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams(over)] }), "createUsersResult").userIds[0];
 const row = (h: Harness, userId: string) =>
-  h.service.store.db.selectFrom("users").select(["email", "email_verified_at", "updated_at"]).where("id", "=", userId).executeTakeFirstOrThrow();
-const newestActivity = async (h: Harness) => (await h.query("list_activities", { paginationOptions: { limit: "1" } })).json.activities[0]?.id as string;
+  h.service.store.db
+    .selectFrom("users")
+    .select(["email", "email_verified_at", "updated_at"])
+    .where("id", "=", userId)
+    .executeTakeFirstOrThrow();
+const newestActivity = async (h: Harness) =>
+  (await h.query("list_activities", { paginationOptions: { limit: "1" } })).json.activities[0]?.id as string;
 let n = 0;
 const email = () => `e${++n}-${Date.now()}@example.com`;
 // A token is accepted only from the key it is bound to (docs/login-lookups.md §4): the
@@ -59,7 +76,14 @@ perEngine("update_user_email", (h) => {
       await h().submit("create_sub_organization", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8", {
         subOrganizationName: "contacts",
         rootQuorumThreshold: 1,
-        rootUsers: [{ userName: "s", apiKeys: [{ apiKeyName: "k", publicKey: u!.key.publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+        rootUsers: [
+          {
+            userName: "s",
+            apiKeys: [{ apiKeyName: "k", publicKey: u!.key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+            authenticators: [],
+            oauthProviders: [],
+          },
+        ],
       }),
       "createSubOrganizationResultV8",
     );
@@ -73,9 +97,11 @@ perEngine("update_user_email", (h) => {
     const other = email();
     const subToken = await rootToken(h(), { organizationId: me.organizationId, contact: other });
     const target = await newUser(h());
-    invalidRequest(await h().submit(OP, TYPE, { userId: target, userEmail: other, verificationToken: subToken.token }), /not .* or one of its parents/, [
-      "parameters.verificationToken",
-    ]);
+    invalidRequest(
+      await h().submit(OP, TYPE, { userId: target, userEmail: other, verificationToken: subToken.token }),
+      /not .* or one of its parents/,
+      ["parameters.verificationToken"],
+    );
   });
 
   it("the same body twice is one activity", async () => {
@@ -84,28 +110,96 @@ perEngine("update_user_email", (h) => {
 
   // Every refusal leaves the user and the activity list as they were.
   const refusals: [string, (userId: string) => Promise<Json>, RegExp, string[]][] = [
-    ["a token for another address", async (userId) => ({ userId, userEmail: email(), verificationToken: (await mintVerificationToken(h(), { contact: email() })).token }), /different email address/, ["parameters.verificationToken"]],
-    ["an SMS token", async (userId) => ({ userId, userEmail: email(), verificationToken: (await mintVerificationToken(h(), { contact: "+14155550142", type: "OTP_TYPE_SMS" })).token }), /does not verify an email address/, ["parameters.verificationToken"]],
-    ["an expired token", async (userId) => { const e = email(); return { userId, userEmail: e, verificationToken: (await mintVerificationToken(h(), { contact: e, lifetimeSeconds: -1 })).token }; }, /expired/, ["parameters.verificationToken"]],
-    ["a token issued by an unrelated organization", async (userId) => { const e = email(); const other = await h().newOrg(); return { userId, userEmail: e, verificationToken: (await mintVerificationToken(h(), { organizationId: other.organizationId, contact: e })).token }; }, /not .* or one of its parents/, ["parameters.verificationToken"]],
-    ["a forged token", async (userId) => { const e = email(); const { token } = await mintVerificationToken(h(), { contact: e }); return { userId, userEmail: e, verificationToken: token.slice(0, -4) + (token.endsWith("AAAA") ? "BBBB" : "AAAA") }; }, /signature/, ["parameters.verificationToken"]],
-    ["a token bound to another key (someone else's token, without its key)", async (userId) => {
-      const e = email();
-      return { userId, userEmail: e, verificationToken: (await mintVerificationToken(h(), { contact: e })).token };
-    }, /must be stamped by the key the verification token is bound to/, ["parameters.verificationToken"]],
-    ["a token its owner has logged in with", async (userId) => {
-      const e = email();
-      const t = await rootToken(h(), { contact: e });
-      await h().service.store.db.updateTable("verification_tokens").set({ login_used_at: Date.now() }).where("id", "=", t.claims.id).execute();
-      return { userId, userEmail: e, verificationToken: t.token };
-    }, /already been used to log in/, ["parameters.verificationToken"]],
-    ["a token that was already bound", async (userId) => {
-      const e = email();
-      const { token } = await rootToken(h(), { contact: e });
-      completed(await h().submit(OP, TYPE, { userId: await newUser(h()), userEmail: e, verificationToken: token }), updateUserEmail);
-      return { userId, userEmail: e.toUpperCase(), verificationToken: token };
-    }, /already been used/, ["parameters.verificationToken"]],
-    ["a token with an empty address", async (userId) => ({ userId, userEmail: "", verificationToken: (await mintVerificationToken(h(), { contact: email() })).token }), /omit it when removing/, ["parameters.verificationToken"]],
+    [
+      "a token for another address",
+      async (userId) => ({ userId, userEmail: email(), verificationToken: (await mintVerificationToken(h(), { contact: email() })).token }),
+      /different email address/,
+      ["parameters.verificationToken"],
+    ],
+    [
+      "an SMS token",
+      async (userId) => ({
+        userId,
+        userEmail: email(),
+        verificationToken: (await mintVerificationToken(h(), { contact: "+14155550142", type: "OTP_TYPE_SMS" })).token,
+      }),
+      /does not verify an email address/,
+      ["parameters.verificationToken"],
+    ],
+    [
+      "an expired token",
+      async (userId) => {
+        const e = email();
+        return { userId, userEmail: e, verificationToken: (await mintVerificationToken(h(), { contact: e, lifetimeSeconds: -1 })).token };
+      },
+      /expired/,
+      ["parameters.verificationToken"],
+    ],
+    [
+      "a token issued by an unrelated organization",
+      async (userId) => {
+        const e = email();
+        const other = await h().newOrg();
+        return {
+          userId,
+          userEmail: e,
+          verificationToken: (await mintVerificationToken(h(), { organizationId: other.organizationId, contact: e })).token,
+        };
+      },
+      /not .* or one of its parents/,
+      ["parameters.verificationToken"],
+    ],
+    [
+      "a forged token",
+      async (userId) => {
+        const e = email();
+        const { token } = await mintVerificationToken(h(), { contact: e });
+        return { userId, userEmail: e, verificationToken: token.slice(0, -4) + (token.endsWith("AAAA") ? "BBBB" : "AAAA") };
+      },
+      /signature/,
+      ["parameters.verificationToken"],
+    ],
+    [
+      "a token bound to another key (someone else's token, without its key)",
+      async (userId) => {
+        const e = email();
+        return { userId, userEmail: e, verificationToken: (await mintVerificationToken(h(), { contact: e })).token };
+      },
+      /must be stamped by the key the verification token is bound to/,
+      ["parameters.verificationToken"],
+    ],
+    [
+      "a token its owner has logged in with",
+      async (userId) => {
+        const e = email();
+        const t = await rootToken(h(), { contact: e });
+        await h()
+          .service.store.db.updateTable("verification_tokens")
+          .set({ login_used_at: Date.now() })
+          .where("id", "=", t.claims.id)
+          .execute();
+        return { userId, userEmail: e, verificationToken: t.token };
+      },
+      /already been used to log in/,
+      ["parameters.verificationToken"],
+    ],
+    [
+      "a token that was already bound",
+      async (userId) => {
+        const e = email();
+        const { token } = await rootToken(h(), { contact: e });
+        completed(await h().submit(OP, TYPE, { userId: await newUser(h()), userEmail: e, verificationToken: token }), updateUserEmail);
+        return { userId, userEmail: e.toUpperCase(), verificationToken: token };
+      },
+      /already been used/,
+      ["parameters.verificationToken"],
+    ],
+    [
+      "a token with an empty address",
+      async (userId) => ({ userId, userEmail: "", verificationToken: (await mintVerificationToken(h(), { contact: email() })).token }),
+      /omit it when removing/,
+      ["parameters.verificationToken"],
+    ],
     ["a bad address", async (userId) => ({ userId, userEmail: "not-an-email" }), /valid email/, ["parameters.userEmail"]],
     ["a missing address", async (userId) => ({ userId }), /userEmail/, ["parameters.userEmail"]],
     ["a bad user id", async () => ({ userId: "nope", userEmail: email() }), /user id/, ["parameters.userId"]],
@@ -134,7 +228,11 @@ perEngine("update_user_email", (h) => {
     const { token, claims } = await rootToken(h(), { contact: taken });
     conflict(await h().submit(OP, TYPE, { userId, userEmail: taken, verificationToken: token }), /email already exists/);
     // The conflict undid the token's binding with everything else.
-    const t = await h().service.store.db.selectFrom("verification_tokens").select("signup_used_at").where("id", "=", claims.id).executeTakeFirstOrThrow();
+    const t = await h()
+      .service.store.db.selectFrom("verification_tokens")
+      .select("signup_used_at")
+      .where("id", "=", claims.id)
+      .executeTakeFirstOrThrow();
     assert.equal(t.signup_used_at, null);
     assert.equal((await row(h(), userId)).email, null);
   });

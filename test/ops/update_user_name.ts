@@ -1,6 +1,17 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { addUsersWithKeys, assertIdempotent, completed, forbidden, invalidRequest, notFound, perEngine, userParams, type Harness, type Json } from "../helpers/inproc.ts";
+import {
+  addUsersWithKeys,
+  assertIdempotent,
+  completed,
+  forbidden,
+  invalidRequest,
+  notFound,
+  perEngine,
+  userParams,
+  type Harness,
+  type Json,
+} from "../helpers/inproc.ts";
 import { updateUserName } from "../../src/activities/users/update_user_name.ts";
 
 const OP = "update_user_name";

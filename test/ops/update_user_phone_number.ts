@@ -1,6 +1,17 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { addUsersWithKeys, assertIdempotent, completed, forbidden, invalidRequest, notFound, perEngine, userParams, type Harness, type Json } from "../helpers/inproc.ts";
+import {
+  addUsersWithKeys,
+  assertIdempotent,
+  completed,
+  forbidden,
+  invalidRequest,
+  notFound,
+  perEngine,
+  userParams,
+  type Harness,
+  type Json,
+} from "../helpers/inproc.ts";
 import { mintVerificationToken } from "../helpers/tokens.ts";
 import { updateUserPhoneNumber } from "../../src/activities/users/update_user_phone_number.ts";
 
@@ -12,12 +23,14 @@ const newUser = async (h: Harness, over: Json = {}): Promise<string> =>
   completed(await h.submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [userParams(over)] }), "createUsersResult").userIds[0];
 const row = (h: Harness, userId: string) =>
   h.service.store.db.selectFrom("users").select(["phone", "phone_verified_at"]).where("id", "=", userId).executeTakeFirstOrThrow();
-const newestActivity = async (h: Harness) => (await h.query("list_activities", { paginationOptions: { limit: "1" } })).json.activities[0]?.id as string;
+const newestActivity = async (h: Harness) =>
+  (await h.query("list_activities", { paginationOptions: { limit: "1" } })).json.activities[0]?.id as string;
 let n = 0;
 const phone = () => `+1415555${String(1000 + (++n % 9000)).padStart(4, "0")}`;
 // Bound to the root key, which stamps the updates: a token is accepted only from its own key
 // (docs/login-lookups.md §4).
-const sms = (h: Harness, contact: string, over: Json = {}) => mintVerificationToken(h, { contact, type: "OTP_TYPE_SMS", boundTo: h.root.key.publicKey, ...over });
+const sms = (h: Harness, contact: string, over: Json = {}) =>
+  mintVerificationToken(h, { contact, type: "OTP_TYPE_SMS", boundTo: h.root.key.publicKey, ...over });
 
 perEngine("update_user_phone_number", (h) => {
   it("with an SMS token proving the new number, the number is set and verified", async () => {
@@ -32,10 +45,13 @@ perEngine("update_user_phone_number", (h) => {
     assert.equal((await h().query("get_user", { userId })).json.user.userPhoneNumber, number);
   });
 
-  it("without a token the number is set unverified; \"\" removes it", async () => {
+  it('without a token the number is set unverified; "" removes it', async () => {
     const number = phone();
     const userId = await newUser(h());
-    completed(await h().submit(OP, TYPE, { userId, userPhoneNumber: number, verificationToken: (await sms(h(), number)).token }), updateUserPhoneNumber);
+    completed(
+      await h().submit(OP, TYPE, { userId, userPhoneNumber: number, verificationToken: (await sms(h(), number)).token }),
+      updateUserPhoneNumber,
+    );
     completed(await h().submit(OP, TYPE, { userId, userPhoneNumber: number }), updateUserPhoneNumber);
     assert.deepEqual(await row(h(), userId), { phone: number, phone_verified_at: null });
     completed(await h().submit(OP, TYPE, { userId, userPhoneNumber: "" }), updateUserPhoneNumber);
@@ -46,7 +62,11 @@ perEngine("update_user_phone_number", (h) => {
   it("two users may share a number (no uniqueness), each verified by its own token", async () => {
     const number = phone();
     const [a, b] = [await newUser(h()), await newUser(h())];
-    for (const userId of [a, b]) completed(await h().submit(OP, TYPE, { userId, userPhoneNumber: number, verificationToken: (await sms(h(), number)).token }), updateUserPhoneNumber);
+    for (const userId of [a, b])
+      completed(
+        await h().submit(OP, TYPE, { userId, userPhoneNumber: number, verificationToken: (await sms(h(), number)).token }),
+        updateUserPhoneNumber,
+      );
     assert.ok((await row(h(), a)).phone_verified_at && (await row(h(), b)).phone_verified_at);
   });
 
@@ -55,13 +75,61 @@ perEngine("update_user_phone_number", (h) => {
   });
 
   const refusals: [string, (userId: string) => Promise<Json>, RegExp, string[]][] = [
-    ["a token for another number", async (userId) => ({ userId, userPhoneNumber: phone(), verificationToken: (await sms(h(), "+442071838750")).token }), /different phone number/, ["parameters.verificationToken"]],
-    ["an email token", async (userId) => ({ userId, userPhoneNumber: phone(), verificationToken: (await mintVerificationToken(h(), { contact: "p@example.com" })).token }), /does not verify a phone number/, ["parameters.verificationToken"]],
-    ["an expired token", async (userId) => { const p = phone(); return { userId, userPhoneNumber: p, verificationToken: (await sms(h(), p, { lifetimeSeconds: -1 })).token }; }, /expired/, ["parameters.verificationToken"]],
-    ["a token of an unrelated organization", async (userId) => { const p = phone(); const o = await h().newOrg(); return { userId, userPhoneNumber: p, verificationToken: (await sms(h(), p, { organizationId: o.organizationId })).token }; }, /not .* or one of its parents/, ["parameters.verificationToken"]],
-    ["a token bound to another key (someone else's token, without its key)", async (userId) => { const p = phone(); return { userId, userPhoneNumber: p, verificationToken: (await mintVerificationToken(h(), { contact: p, type: "OTP_TYPE_SMS" })).token }; }, /must be stamped by the key the verification token is bound to/, ["parameters.verificationToken"]],
+    [
+      "a token for another number",
+      async (userId) => ({ userId, userPhoneNumber: phone(), verificationToken: (await sms(h(), "+442071838750")).token }),
+      /different phone number/,
+      ["parameters.verificationToken"],
+    ],
+    [
+      "an email token",
+      async (userId) => ({
+        userId,
+        userPhoneNumber: phone(),
+        verificationToken: (await mintVerificationToken(h(), { contact: "p@example.com" })).token,
+      }),
+      /does not verify a phone number/,
+      ["parameters.verificationToken"],
+    ],
+    [
+      "an expired token",
+      async (userId) => {
+        const p = phone();
+        return { userId, userPhoneNumber: p, verificationToken: (await sms(h(), p, { lifetimeSeconds: -1 })).token };
+      },
+      /expired/,
+      ["parameters.verificationToken"],
+    ],
+    [
+      "a token of an unrelated organization",
+      async (userId) => {
+        const p = phone();
+        const o = await h().newOrg();
+        return { userId, userPhoneNumber: p, verificationToken: (await sms(h(), p, { organizationId: o.organizationId })).token };
+      },
+      /not .* or one of its parents/,
+      ["parameters.verificationToken"],
+    ],
+    [
+      "a token bound to another key (someone else's token, without its key)",
+      async (userId) => {
+        const p = phone();
+        return {
+          userId,
+          userPhoneNumber: p,
+          verificationToken: (await mintVerificationToken(h(), { contact: p, type: "OTP_TYPE_SMS" })).token,
+        };
+      },
+      /must be stamped by the key the verification token is bound to/,
+      ["parameters.verificationToken"],
+    ],
     ["a number that is not E.164", async (userId) => ({ userId, userPhoneNumber: "4155550100" }), /E.164/, ["parameters.userPhoneNumber"]],
-    ["a token with an empty number", async (userId) => ({ userId, userPhoneNumber: "", verificationToken: (await sms(h(), phone())).token }), /omit it when removing/, ["parameters.verificationToken"]],
+    [
+      "a token with an empty number",
+      async (userId) => ({ userId, userPhoneNumber: "", verificationToken: (await sms(h(), phone())).token }),
+      /omit it when removing/,
+      ["parameters.verificationToken"],
+    ],
   ];
   for (const [what, params, message, fields] of refusals) {
     it(`refuses ${what} (400); nothing changes`, async () => {

@@ -45,10 +45,17 @@ perEngine("wallet policies (update_wallet, create_wallet_accounts, delete_wallet
     const org = await h().newOrg("Wallet policies");
     const [member] = await addUsersWithKeys(h(), 1, org);
     const policy = (policyName: string, effect: string, condition: string) =>
-      h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", { policyName, effect, condition, consensus: "", notes: "" }, { as: org });
+      h().submit(
+        "create_policy",
+        "ACTIVITY_TYPE_CREATE_POLICY_V3",
+        { policyName, effect, condition, consensus: "", notes: "" },
+        { as: org },
+      );
     const wallet = async (walletName: string) =>
-      completed(await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName, accounts: [ETH()] }, { as: org }), createWalletActivity)
-        .walletId as string;
+      completed(
+        await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName, accounts: [ETH()] }, { as: org }),
+        createWalletActivity,
+      ).walletId as string;
     const cold = await wallet("cold");
     const hot = await wallet("hot");
 
@@ -65,16 +72,41 @@ perEngine("wallet policies (update_wallet, create_wallet_accounts, delete_wallet
     completed(await h().submit(OP, TYPE, { walletId: hot, walletName: "hot-2" }, { as: member! }), updateWallet);
     forbidden(await h().submit(OP, TYPE, { walletId: cold, walletName: "warm" }, { as: member! }), /explicitly denies|denied|polic/i);
     assert.equal((await h().query("get_wallet", { walletId: cold }, { as: org })).json.wallet.walletName, "cold");
-    forbidden(await h().submit("create_wallet_accounts", "ACTIVITY_TYPE_CREATE_WALLET_ACCOUNTS", { walletId: cold, accounts: [ETH("m/1")] }, { as: member! }));
+    forbidden(
+      await h().submit(
+        "create_wallet_accounts",
+        "ACTIVITY_TYPE_CREATE_WALLET_ACCOUNTS",
+        { walletId: cold, accounts: [ETH("m/1")] },
+        { as: member! },
+      ),
+    );
     completed(
-      await h().submit("create_wallet_accounts", "ACTIVITY_TYPE_CREATE_WALLET_ACCOUNTS", { walletId: hot, accounts: [ETH("m/1")] }, { as: member! }),
+      await h().submit(
+        "create_wallet_accounts",
+        "ACTIVITY_TYPE_CREATE_WALLET_ACCOUNTS",
+        { walletId: hot, accounts: [ETH("m/1")] },
+        { as: member! },
+      ),
       "createWalletAccountsResult",
     );
     // Several wallets: the policy is judged for each; the cold one among them denies.
-    forbidden(await h().submit("delete_wallets", "ACTIVITY_TYPE_DELETE_WALLETS", { walletIds: [hot, cold], deleteWithoutExport: true }, { as: member! }));
+    forbidden(
+      await h().submit(
+        "delete_wallets",
+        "ACTIVITY_TYPE_DELETE_WALLETS",
+        { walletIds: [hot, cold], deleteWithoutExport: true },
+        { as: member! },
+      ),
+    );
     // The wallet being created is bound by its name.
     forbidden(await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: "cold", accounts: [] }, { as: member! }));
-    completed(await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: "tepid", accounts: [] }, { as: member! }), createWalletActivity);
-    completed(await h().submit("delete_wallets", "ACTIVITY_TYPE_DELETE_WALLETS", { walletIds: [hot], deleteWithoutExport: true }, { as: member! }), deleteWallets);
+    completed(
+      await h().submit("create_wallet", "ACTIVITY_TYPE_CREATE_WALLET", { walletName: "tepid", accounts: [] }, { as: member! }),
+      createWalletActivity,
+    );
+    completed(
+      await h().submit("delete_wallets", "ACTIVITY_TYPE_DELETE_WALLETS", { walletIds: [hot], deleteWithoutExport: true }, { as: member! }),
+      deleteWallets,
+    );
   });
 });

@@ -23,7 +23,9 @@ onSqlite("update_webhook_endpoint", (h) => {
     for (const isActive of [false, true]) {
       const r = completed(await h().submit(OP, TYPE, { endpointId, isActive }), updateWebhookEndpoint);
       assert.equal(r.webhookEndpoint.isActive, isActive);
-      const listed = (await h().query("list_webhook_endpoints")).json.webhookEndpoints.find((e: { endpointId: string }) => e.endpointId === endpointId);
+      const listed = (await h().query("list_webhook_endpoints")).json.webhookEndpoints.find(
+        (e: { endpointId: string }) => e.endpointId === endpointId,
+      );
       assert.equal(listed.isActive, isActive);
     }
   });

@@ -1,7 +1,19 @@
 import { after, it } from "node:test";
 import assert from "node:assert/strict";
 import { verifyOtpVerificationToken } from "@turnkey/crypto";
-import { completed, exhausted, invalidRequest, notFound, newEndpoint, perEngine, precondition, twoOfTwo, type Harness, type Json, type Res } from "../helpers/inproc.ts";
+import {
+  completed,
+  exhausted,
+  invalidRequest,
+  notFound,
+  newEndpoint,
+  perEngine,
+  precondition,
+  twoOfTwo,
+  type Harness,
+  type Json,
+  type Res,
+} from "../helpers/inproc.ts";
 import { codeFrom, encryptedCode, publishedKey, sinkPerHarness, startOtp } from "../helpers/smtp-sink.ts";
 import { SECRET_PLACEHOLDER } from "../../src/activities/secret-params.ts";
 import { initOtpV3 } from "../../src/activities/otp/init_otp.ts";
@@ -63,10 +75,19 @@ perEngine(
 
     it("V1: the code in plain with a publicKey gives a token bound to that key; without publicKey it is refused", async () => {
       const otp = await startOtp(h(), s.sink(), fresh());
-      invalidRequest(await h().submit(OP, "ACTIVITY_TYPE_VERIFY_OTP", { otpId: otp.otpId, otpCode: otp.code }), /publicKey/, ["parameters.publicKey"]);
+      invalidRequest(await h().submit(OP, "ACTIVITY_TYPE_VERIFY_OTP", { otpId: otp.otpId, otpCode: otp.code }), /publicKey/, [
+        "parameters.publicKey",
+      ]);
       const key = generateP256();
-      const res = await h().submit(OP, "ACTIVITY_TYPE_VERIFY_OTP", { otpId: otp.otpId, otpCode: otp.code, publicKey: key.publicCompressed });
-      const claims = await verifyOtpVerificationToken(completed(res, verifyOtpV2).verificationToken, await publishedKey(h(), "VERIFICATION_TOKEN"));
+      const res = await h().submit(OP, "ACTIVITY_TYPE_VERIFY_OTP", {
+        otpId: otp.otpId,
+        otpCode: otp.code,
+        publicKey: key.publicCompressed,
+      });
+      const claims = await verifyOtpVerificationToken(
+        completed(res, verifyOtpV2).verificationToken,
+        await publishedKey(h(), "VERIFICATION_TOKEN"),
+      );
       assert.equal(claims.public_key, key.publicCompressed);
     });
 
@@ -86,7 +107,9 @@ perEngine(
     it("concurrent wrong codes are all counted: 6 at once → exactly 3 'Invalid OTP code', the rest 'locked', the OTP burnt", async () => {
       const otp = await startOtp(h(), s.sink(), fresh());
       const bundles = await Promise.all(Array.from({ length: 6 }, (_, i) => encryptedCode(h(), wrong(otp.code, i), otp.bundle)));
-      const results = await Promise.all(bundles.map((b) => h().submit(OP, V2, { otpId: otp.otpId, encryptedOtpBundle: b.encryptedOtpBundle })));
+      const results = await Promise.all(
+        bundles.map((b) => h().submit(OP, V2, { otpId: otp.otpId, encryptedOtpBundle: b.encryptedOtpBundle })),
+      );
       const messages = results.map((r) => String(r.json.message));
       assert.equal(messages.filter((m) => /^Invalid OTP code/.test(m)).length, 3, messages.join("\n"));
       assert.equal(messages.filter((m) => /this OTP is locked after 3/.test(m)).length, 3, messages.join("\n"));
@@ -97,7 +120,10 @@ perEngine(
       const otp = await startOtp(h(), s.sink(), fresh());
       const results = await Promise.all([submitCode(otp.otpId, otp.code, otp.bundle), submitCode(otp.otpId, otp.code, otp.bundle)]);
       assert.deepEqual(results.map((r) => r.status).sort(), [200, 400], JSON.stringify(results.map((r) => r.json.message)));
-      invalidRequest(results.find((r) => r.status === 400)!, /already been verified/);
+      invalidRequest(
+        results.find((r) => r.status === 400)!,
+        /already been verified/,
+      );
       invalidRequest(await submitCode(otp.otpId, otp.code, otp.bundle), /already been verified/);
     });
 
@@ -136,7 +162,9 @@ perEngine(
 
     it("a bundle that is not the SDK's encryption, or encrypted to another OTP, is 400 and does not count", async () => {
       const [a, b] = [await startOtp(h(), s.sink(), fresh()), await startOtp(h(), s.sink(), fresh())];
-      invalidRequest(await h().submit(OP, V2, { otpId: a.otpId, encryptedOtpBundle: "garbage" }), /encryptedOtpBundle/, ["parameters.encryptedOtpBundle"]);
+      invalidRequest(await h().submit(OP, V2, { otpId: a.otpId, encryptedOtpBundle: "garbage" }), /encryptedOtpBundle/, [
+        "parameters.encryptedOtpBundle",
+      ]);
       const toB = await encryptedCode(h(), a.code, b.bundle);
       invalidRequest(await h().submit(OP, V2, { otpId: a.otpId, encryptedOtpBundle: toB.encryptedOtpBundle }), /could not be decrypted/);
       assert.deepEqual(await otpRow(h(), a.otpId), { attempts: 0, status: "live" });
@@ -171,9 +199,18 @@ perEngine(
       const org = await h().newOrg("Hooked");
       await newEndpoint(h(), org);
       const otp = await startOtp(h(), s.sink(), fresh(), {}, { as: org });
-      const res = await h().submit(OP, V1, { otpId: otp.otpId, otpCode: otp.code, publicKey: generateP256().publicCompressed }, { as: org });
+      const res = await h().submit(
+        OP,
+        V1,
+        { otpId: otp.otpId, otpCode: otp.code, publicKey: generateP256().publicCompressed },
+        { as: org },
+      );
       completed(res, verifyOtpV2);
-      const events = await h().service.store.db.selectFrom("webhook_events").select(["payload"]).where("activity_id", "=", res.json.activity.id).execute();
+      const events = await h()
+        .service.store.db.selectFrom("webhook_events")
+        .select(["payload"])
+        .where("activity_id", "=", res.json.activity.id)
+        .execute();
       assert.equal(events.length, 1);
       assert.ok(!events[0]!.payload.includes(otp.code), events[0]!.payload);
       assert.equal(JSON.parse(events[0]!.payload).intent.verifyOtpIntent.otpCode, SECRET_PLACEHOLDER);
@@ -183,9 +220,17 @@ perEngine(
       const { a, b } = await twoOfTwo(h());
       const contact = fresh();
       const mark = s.sink().mark();
-      const init = await h().submit("init_otp", "ACTIVITY_TYPE_INIT_OTP_V3", { otpType: "OTP_TYPE_EMAIL", contact, appName: "Sigil Test" }, { as: a });
+      const init = await h().submit(
+        "init_otp",
+        "ACTIVITY_TYPE_INIT_OTP_V3",
+        { otpType: "OTP_TYPE_EMAIL", contact, appName: "Sigil Test" },
+        { as: a },
+      );
       assert.equal(init.json.activity?.status, CONSENSUS, JSON.stringify(init.json));
-      const otpId = completed(await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: init.json.activity.fingerprint }, { as: b }), initOtpV3).otpId;
+      const otpId = completed(
+        await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: init.json.activity.fingerprint }, { as: b }),
+        initOtpV3,
+      ).otpId;
       const code = codeFrom(await s.sink().nextMail(contact, mark));
       const key = generateP256();
       const mine = await h().submit(OP, V1, { otpId, otpCode: code, publicKey: key.publicCompressed }, { as: a });
@@ -200,11 +245,22 @@ perEngine(
       assert.equal(other.json.activity?.status, CONSENSUS, JSON.stringify(other.json));
       const sealed = (await activityRow(h(), mine.json.activity.id)).intent;
       await h().service.store.db.updateTable("activities").set({ intent: sealed }).where("id", "=", other.json.activity.id).execute();
-      precondition(await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: other.json.activity.fingerprint }, { as: b }), /secret parameters do not open/);
+      precondition(
+        await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: other.json.activity.fingerprint }, { as: b }),
+        /secret parameters do not open/,
+      );
       assert.deepEqual(await otpRow(h(), otpId), { attempts: 0, status: "live" });
       // The approval executes the first with its own code, opened.
-      const approved = await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint: mine.json.activity.fingerprint }, { as: b });
-      const claims = await verifyOtpVerificationToken(completed(approved, verifyOtpV2).verificationToken, await publishedKey(h(), "VERIFICATION_TOKEN"));
+      const approved = await h().submit(
+        "approve_activity",
+        "ACTIVITY_TYPE_APPROVE_ACTIVITY",
+        { fingerprint: mine.json.activity.fingerprint },
+        { as: b },
+      );
+      const claims = await verifyOtpVerificationToken(
+        completed(approved, verifyOtpV2).verificationToken,
+        await publishedKey(h(), "VERIFICATION_TOKEN"),
+      );
       assert.equal(claims.public_key, key.publicCompressed);
       assert.equal(claims.contact, contact);
       assert.deepEqual(await otpRow(h(), otpId), { attempts: 0, status: "verified" });
@@ -224,7 +280,8 @@ perEngine(
     after(small.stop);
     it("with the contact's guesses used up the right code is 429 and counts nothing; once the window passes it verifies", async () => {
       const otp = await startOtp(h(), small.sink(), fresh());
-      const submit = async (code: string) => h().submit(OP, V2, { otpId: otp.otpId, encryptedOtpBundle: (await encryptedCode(h(), code, otp.bundle)).encryptedOtpBundle });
+      const submit = async (code: string) =>
+        h().submit(OP, V2, { otpId: otp.otpId, encryptedOtpBundle: (await encryptedCode(h(), code, otp.bundle)).encryptedOtpBundle });
       for (let i = 0; i < 2; i++) invalidCode(await submit(wrong(otp.code, i)));
       exhausted(await submit(otp.code), /Too many invalid OTP codes for this contact \(2 per 1 second\)/);
       assert.deepEqual(await otpRow(h(), otp.otpId), { attempts: 2, status: "live" });

@@ -34,7 +34,14 @@ perEngine(
       assert.equal(who.json.userId, sub.userId);
       assert.equal(who.json.organizationId, sub.subOrganizationId);
       const key = publicKey();
-      const res = await submitWithPasskey(h(), pk, "create_api_keys", "ACTIVITY_TYPE_CREATE_API_KEYS_V2", { userId: sub.userId, apiKeys: [{ apiKeyName: "k", publicKey: key, curveType: "API_KEY_CURVE_P256" }] }, sub.subOrganizationId);
+      const res = await submitWithPasskey(
+        h(),
+        pk,
+        "create_api_keys",
+        "ACTIVITY_TYPE_CREATE_API_KEYS_V2",
+        { userId: sub.userId, apiKeys: [{ apiKeyName: "k", publicKey: key, curveType: "API_KEY_CURVE_P256" }] },
+        sub.subOrganizationId,
+      );
       completed(res, "createApiKeysResult");
       const vote = res.json.activity.votes[0] as Json;
       assert.equal(vote.scheme, "SIGNATURE_SCHEME_WEBAUTHN");
@@ -50,7 +57,8 @@ perEngine(
       assert.equal((await queryWithPasskey(h(), rs, "whoami", { organizationId: sub.subOrganizationId })).status, 200);
       const zero = new SoftPasskey({ counter: 0 });
       const sub0 = await passkeySubOrg(h(), zero);
-      for (let i = 0; i < 2; i++) assert.equal((await queryWithPasskey(h(), zero, "whoami", { organizationId: sub0.subOrganizationId })).status, 200);
+      for (let i = 0; i < 2; i++)
+        assert.equal((await queryWithPasskey(h(), zero, "whoami", { organizationId: sub0.subOrganizationId })).status, 200);
       const b64 = await queryWithPasskey(h(), rs, "whoami", { organizationId: sub.subOrganizationId }, { base64: true });
       assert.equal(b64.status, 200, JSON.stringify(b64.json));
     });
@@ -58,12 +66,23 @@ perEngine(
     it("a parent's organization id finds the sub-organization's passkey for stamp_login (then-descendants)", async () => {
       const pk = new SoftPasskey();
       const sub = await passkeySubOrg(h(), pk);
-      const res = await submitWithPasskey(h(), pk, "stamp_login", "ACTIVITY_TYPE_STAMP_LOGIN", { publicKey: publicKey() }, h().root.organizationId);
+      const res = await submitWithPasskey(
+        h(),
+        pk,
+        "stamp_login",
+        "ACTIVITY_TYPE_STAMP_LOGIN",
+        { publicKey: publicKey() },
+        h().root.organizationId,
+      );
       assert.equal(res.status, 200, JSON.stringify(res.json));
       assert.equal(res.json.activity.organizationId, sub.subOrganizationId);
       assert.ok(res.json.activity.result.stampLoginResult.session);
       // Ordinary queries look upward only: the parent's id does not find it for get_user.
-      unauthenticated(await queryWithPasskey(h(), pk, "list_users", { organizationId: h().root.organizationId }), "CREDENTIAL_NOT_FOUND", /credential ID could not be found in organization or its parent organization/);
+      unauthenticated(
+        await queryWithPasskey(h(), pk, "list_users", { organizationId: h().root.organizationId }),
+        "CREDENTIAL_NOT_FOUND",
+        /credential ID could not be found in organization or its parent organization/,
+      );
     });
 
     it("refuses a tampered body, a replay, a counter that goes back, a forged signature", async () => {
@@ -77,7 +96,11 @@ perEngine(
       unauthenticated(await h().post("/public/v1/query/whoami", body, { "X-Stamp-Webauthn": stamp }), "SIGNATURE_INVALID", /counter/);
       unauthenticated(await queryWithPasskey(h(), pk, "whoami", JSON.parse(body), { counter: 1 }), "SIGNATURE_INVALID", /counter/);
       const other = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey;
-      unauthenticated(await queryWithPasskey(h(), pk, "whoami", JSON.parse(body), { signWith: other }), "SIGNATURE_INVALID", /does not verify/);
+      unauthenticated(
+        await queryWithPasskey(h(), pk, "whoami", JSON.parse(body), { signWith: other }),
+        "SIGNATURE_INVALID",
+        /does not verify/,
+      );
       // The refused stamps moved nothing: the next honest one still works.
       assert.equal((await queryWithPasskey(h(), pk, "whoami", JSON.parse(body))).status, 200);
     });
@@ -90,10 +113,23 @@ perEngine(
       unauthenticated(await queryWithPasskey(h(), pk, "whoami", body, { origin: "https://evil.example" }), "SIGNATURE_INVALID", /origin/);
       unauthenticated(await queryWithPasskey(h(), pk, "whoami", body, { rpId: "evil.example" }), "SIGNATURE_INVALID", /RP ID/);
       unauthenticated(await queryWithPasskey(h(), pk, "whoami", body, { flags: 0x04 }), "SIGNATURE_INVALID", /user-present/);
-      unauthenticated(await queryWithPasskey(h(), new SoftPasskey(), "whoami", body), "CREDENTIAL_NOT_FOUND", /credential ID could not be found/);
+      unauthenticated(
+        await queryWithPasskey(h(), new SoftPasskey(), "whoami", body),
+        "CREDENTIAL_NOT_FOUND",
+        /credential ID could not be found/,
+      );
       const raw = JSON.stringify(body);
-      for (const bad of ["not json", "[]", JSON.stringify({ authenticatorData: "AA" }), JSON.stringify({ ...JSON.parse(pk.stamp(raw)), signature: "!!" })]) {
-        unauthenticated(await h().post("/public/v1/query/whoami", raw, { "X-Stamp-Webauthn": bad }), "UNAUTHENTICATED", /could not extract webauthn stamp/);
+      for (const bad of [
+        "not json",
+        "[]",
+        JSON.stringify({ authenticatorData: "AA" }),
+        JSON.stringify({ ...JSON.parse(pk.stamp(raw)), signature: "!!" }),
+      ]) {
+        unauthenticated(
+          await h().post("/public/v1/query/whoami", raw, { "X-Stamp-Webauthn": bad }),
+          "UNAUTHENTICATED",
+          /could not extract webauthn stamp/,
+        );
       }
     });
 
@@ -101,7 +137,15 @@ perEngine(
       const [submitter, byKey, byPasskey] = await addUsersWithKeys(h(), 3);
       const pk = new SoftPasskey();
       const registration = pk.registration();
-      completed(await h().submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", { userId: byPasskey!.userId, authenticators: [registration] }, { as: byPasskey }), "createAuthenticatorsResult");
+      completed(
+        await h().submit(
+          "create_authenticators",
+          "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2",
+          { userId: byPasskey!.userId, authenticators: [registration] },
+          { as: byPasskey },
+        ),
+        "createAuthenticatorsResult",
+      );
       const tagName = `pk-policy-${pk.id.slice(0, 6)}`;
       completed(
         await h().submit("create_policy", "ACTIVITY_TYPE_CREATE_POLICY_V3", {
@@ -115,30 +159,55 @@ perEngine(
         "createPolicyResult",
       );
       try {
-        const pending = await h().submit("create_user_tag", "ACTIVITY_TYPE_CREATE_USER_TAG", { userTagName: tagName, userIds: [] }, { as: submitter });
+        const pending = await h().submit(
+          "create_user_tag",
+          "ACTIVITY_TYPE_CREATE_USER_TAG",
+          { userTagName: tagName, userIds: [] },
+          { as: submitter },
+        );
         assert.equal(pending.json.activity.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED", JSON.stringify(pending.json));
         const fingerprint = pending.json.activity.fingerprint as string;
         const keyVote = await h().submit("approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint }, { as: byKey });
         assert.equal(keyVote.json.activity.status, "ACTIVITY_STATUS_CONSENSUS_NEEDED", JSON.stringify(keyVote.json));
-        const passkeyVote = await submitWithPasskey(h(), pk, "approve_activity", "ACTIVITY_TYPE_APPROVE_ACTIVITY", { fingerprint }, h().root.organizationId);
+        const passkeyVote = await submitWithPasskey(
+          h(),
+          pk,
+          "approve_activity",
+          "ACTIVITY_TYPE_APPROVE_ACTIVITY",
+          { fingerprint },
+          h().root.organizationId,
+        );
         completed(passkeyVote, "createUserTagResult");
-        assert.ok((passkeyVote.json.activity.votes as Json[]).some((v) => v.scheme === "SIGNATURE_SCHEME_WEBAUTHN" && v.userId === byPasskey!.userId));
+        assert.ok(
+          (passkeyVote.json.activity.votes as Json[]).some(
+            (v) => v.scheme === "SIGNATURE_SCHEME_WEBAUTHN" && v.userId === byPasskey!.userId,
+          ),
+        );
       } finally {
         const policies = (await h().query("list_policies")).json.policies as Json[];
         const mine = policies.filter((p) => p.policyName === "passkey approval for tags").map((p) => p.policyId);
-        if (mine.length) completed(await h().submit("delete_policies", "ACTIVITY_TYPE_DELETE_POLICIES", { policyIds: mine }), "deletePoliciesResult");
+        if (mine.length)
+          completed(await h().submit("delete_policies", "ACTIVITY_TYPE_DELETE_POLICIES", { policyIds: mine }), "deletePoliciesResult");
       }
     });
 
     it("delete_users removes a user's passkeys with it: the passkey no longer signs", async () => {
       const pk = new SoftPasskey();
-      const res = await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", { users: [{ userName: "leaving", apiKeys: [], authenticators: [pk.registration()], oauthProviders: [], userTags: [] }] });
+      const res = await h().submit("create_users", "ACTIVITY_TYPE_CREATE_USERS_V4", {
+        users: [{ userName: "leaving", apiKeys: [], authenticators: [pk.registration()], oauthProviders: [], userTags: [] }],
+      });
       const [userId] = completed(res, "createUsersResult").userIds as string[];
       assert.equal((await queryWithPasskey(h(), pk, "whoami", { organizationId: h().root.organizationId })).json.userId, userId);
       completed(await h().submit("delete_users", "ACTIVITY_TYPE_DELETE_USERS", { userIds: [userId] }), "deleteUsersResult");
       unauthenticated(await queryWithPasskey(h(), pk, "whoami", { organizationId: h().root.organizationId }), "CREDENTIAL_NOT_FOUND");
       // Its credential id is free again in the organization.
-      completed(await h().submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", { userId: h().root.userId, authenticators: [pk.registration()] }), "createAuthenticatorsResult");
+      completed(
+        await h().submit("create_authenticators", "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", {
+          userId: h().root.userId,
+          authenticators: [pk.registration()],
+        }),
+        "createAuthenticatorsResult",
+      );
     });
 
     it("answers hostile headers with 401, never a 5xx", async () => {

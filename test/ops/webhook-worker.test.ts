@@ -65,7 +65,18 @@ describe("webhook delivery worker", () => {
   const log = { info() {}, warn: (_o: object, m: string) => void warnings.push(m) };
 
   function dispatcher(over: Partial<DispatcherOptions> = {}): Dispatcher {
-    const d = startDispatcher({ db: h.service.store.db, state: h.service.state, masterKey: h.service.masterKey, log, pollMs: 10, timeoutMs: 2000, maxAttempts: 3, retrySchedule: [0, 10, 10], webhookUrls: webhookUrlsOf(h.service), ...over });
+    const d = startDispatcher({
+      db: h.service.store.db,
+      state: h.service.state,
+      masterKey: h.service.masterKey,
+      log,
+      pollMs: 10,
+      timeoutMs: 2000,
+      maxAttempts: 3,
+      retrySchedule: [0, 10, 10],
+      webhookUrls: webhookUrlsOf(h.service),
+      ...over,
+    });
     h.onEvents(d.wake);
     return d;
   }
@@ -73,7 +84,10 @@ describe("webhook delivery worker", () => {
   before(async () => {
     h = await inproc("sqlite", LOOPBACK_WEBHOOKS);
     rx = await receiver();
-    completed(await h.submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: rx.url, name: "worker" }), "createWebhookEndpointResult");
+    completed(
+      await h.submit("create_webhook_endpoint", "ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", { url: rx.url, name: "worker" }),
+      "createWebhookEndpointResult",
+    );
   });
   after(async () => {
     h.onEvents(undefined);
@@ -147,7 +161,11 @@ describe("webhook delivery worker", () => {
       await d.stop();
       assert.ok(Date.now() - t0 < 5_000, `stop took ${Date.now() - t0} ms (attempt deadline 60 s)`);
       const events = await h.service.store.db.selectFrom("webhook_events").select("id").where("payload", "like", `%${id}%`).execute();
-      const row = await h.service.store.db.selectFrom("webhook_deliveries").select(["status", "attempts", "lease_until"]).where("event_id", "=", events[0]!.id).executeTakeFirstOrThrow();
+      const row = await h.service.store.db
+        .selectFrom("webhook_deliveries")
+        .select(["status", "attempts", "lease_until"])
+        .where("event_id", "=", events[0]!.id)
+        .executeTakeFirstOrThrow();
       assert.deepEqual(row, { status: "pending", attempts: 0, lease_until: 0 });
     } finally {
       rx.hold = undefined;

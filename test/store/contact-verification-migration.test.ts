@@ -20,10 +20,26 @@ for (const spec of engines()) {
       const db = s.store.db;
       const org = async (parent: string | null, created: number) => {
         const id = newId();
-        await db.insertInto("organizations").values({ id, name: id, parent_id: parent, root_quorum_threshold: 1, policy_version: 0, settings: "{}", created_at: created, updated_at: created }).execute();
+        await db
+          .insertInto("organizations")
+          .values({
+            id,
+            name: id,
+            parent_id: parent,
+            root_quorum_threshold: 1,
+            policy_version: 0,
+            settings: "{}",
+            created_at: created,
+            updated_at: created,
+          })
+          .execute();
         return id;
       };
-      const user = async (organizationId: string, created: number, over: { updated?: number; email?: string; phone?: string; emailAt?: number; phoneAt?: number } = {}) => {
+      const user = async (
+        organizationId: string,
+        created: number,
+        over: { updated?: number; email?: string; phone?: string; emailAt?: number; phoneAt?: number } = {},
+      ) => {
         const id = newId();
         await db
           .insertInto("users")
@@ -60,8 +76,15 @@ for (const spec of engines()) {
       await up(db as never);
 
       const state = async (id: string) => {
-        const r = await db.selectFrom("users").select(["email_verified_at", "phone_verified_at"]).where("id", "=", id).executeTakeFirstOrThrow();
-        return [r.email_verified_at == null ? null : Number(r.email_verified_at), r.phone_verified_at == null ? null : Number(r.phone_verified_at)];
+        const r = await db
+          .selectFrom("users")
+          .select(["email_verified_at", "phone_verified_at"])
+          .where("id", "=", id)
+          .executeTakeFirstOrThrow();
+        return [
+          r.email_verified_at == null ? null : Number(r.email_verified_at),
+          r.phone_verified_at == null ? null : Number(r.phone_verified_at),
+        ];
       };
       assert.deepEqual(await state(backendMade), [100, 100]);
       assert.deepEqual(await state(coRoot), [null, 100]);

@@ -18,12 +18,36 @@ describeOnScratchStores("migration 025_key_provenance", (scratch) => {
     await down(db as never);
     const org = async (parent: string | null, created: number) => {
       const id = newId();
-      await db.insertInto("organizations").values({ id, name: id, parent_id: parent, root_quorum_threshold: 1, policy_version: 0, settings: "{}", created_at: created, updated_at: created }).execute();
+      await db
+        .insertInto("organizations")
+        .values({
+          id,
+          name: id,
+          parent_id: parent,
+          root_quorum_threshold: 1,
+          policy_version: 0,
+          settings: "{}",
+          created_at: created,
+          updated_at: created,
+        })
+        .execute();
       return id;
     };
     const user = async (organizationId: string, created: number) => {
       const id = newId();
-      await db.insertInto("users").values({ id, organization_id: organizationId, name: id, email: null, email_normalized: null, phone: null, created_at: created, updated_at: created }).execute();
+      await db
+        .insertInto("users")
+        .values({
+          id,
+          organization_id: organizationId,
+          name: id,
+          email: null,
+          email_normalized: null,
+          phone: null,
+          created_at: created,
+          updated_at: created,
+        })
+        .execute();
       return id;
     };
     const key = async (organizationId: string, userId: string, created: number) => {
@@ -31,7 +55,20 @@ describeOnScratchStores("migration 025_key_provenance", (scratch) => {
       const publicKey = `02${newId().replace(/-/g, "")}`;
       await db
         .insertInto("api_keys")
-        .values({ id, organization_id: organizationId, user_id: userId, name: id, public_key: publicKey, public_key_normalized: publicKey, curve: "API_KEY_CURVE_P256", credential_type: "CREDENTIAL_TYPE_API_KEY_P256", expiration_seconds: null, expires_at: null, created_at: created, updated_at: created })
+        .values({
+          id,
+          organization_id: organizationId,
+          user_id: userId,
+          name: id,
+          public_key: publicKey,
+          public_key_normalized: publicKey,
+          curve: "API_KEY_CURVE_P256",
+          credential_type: "CREDENTIAL_TYPE_API_KEY_P256",
+          expiration_seconds: null,
+          expires_at: null,
+          created_at: created,
+          updated_at: created,
+        })
         .execute();
       return id;
     };
@@ -52,7 +89,20 @@ describeOnScratchStores("migration 025_key_provenance", (scratch) => {
     const vote = async (activityId: string, userId: string, userOrg: string, publicKey: string, credentialId: string, created: number) => {
       await db
         .insertInto("votes")
-        .values({ id: newId(), activity_id: activityId, user_id: userId, user_organization_id: userOrg, selection: "VOTE_SELECTION_APPROVED", message: "{}", public_key: publicKey, signature: "00", scheme: "SIGNATURE_SCHEME_TK_API_P256", credential_id: credentialId, credential_type: "CREDENTIAL_TYPE_API_KEY_P256", created_at: created })
+        .values({
+          id: newId(),
+          activity_id: activityId,
+          user_id: userId,
+          user_organization_id: userOrg,
+          selection: "VOTE_SELECTION_APPROVED",
+          message: "{}",
+          public_key: publicKey,
+          signature: "00",
+          scheme: "SIGNATURE_SCHEME_TK_API_P256",
+          credential_id: credentialId,
+          credential_type: "CREDENTIAL_TYPE_API_KEY_P256",
+          created_at: created,
+        })
         .execute();
     };
 
@@ -62,7 +112,18 @@ describeOnScratchStores("migration 025_key_provenance", (scratch) => {
     const proxyPublicKey = `03${"ab".repeat(32)}`;
     await db
       .insertInto("auth_proxy_configs")
-      .values({ id: newId(), organization_id: top, enabled: 1, user_id: proxyUser, public_key: proxyPublicKey, private_key_sealed: "x", settings: "{}", policy_ids: "[]", created_at: 2, updated_at: 2 })
+      .values({
+        id: newId(),
+        organization_id: top,
+        enabled: 1,
+        user_id: proxyUser,
+        public_key: proxyPublicKey,
+        private_key_sealed: "x",
+        settings: "{}",
+        policy_ids: "[]",
+        created_at: 2,
+        updated_at: 2,
+      })
       .execute();
 
     const byBackend = await signUp(top, backend, 100);
@@ -76,7 +137,13 @@ describeOnScratchStores("migration 025_key_provenance", (scratch) => {
     // A key that voted twice (in its own organization's activities), first at 500.
     const voted = await key(tenant.made, tenantUser, 450);
     for (const at of [600, 500]) {
-      const activityId = await insertActivityRow(db, { organizationId: tenant.made, type: "ACTIVITY_TYPE_CREATE_USER_TAG", submittedBy: tenantUser, result: {}, at });
+      const activityId = await insertActivityRow(db, {
+        organizationId: tenant.made,
+        type: "ACTIVITY_TYPE_CREATE_USER_TAG",
+        submittedBy: tenantUser,
+        result: {},
+        at,
+      });
       await vote(activityId, tenantUser, tenant.made, "02aa", voted, at);
     }
 

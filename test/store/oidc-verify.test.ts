@@ -35,7 +35,15 @@ describe("verifyOidcToken", () => {
     s = await scratchStore("sqlite");
     await s.store.db
       .insertInto("service_keys")
-      .values({ id: kid, purpose: "OIDC_TOKEN", public_key: own.publicUncompressed, private_key_sealed: "unused", status: "active", created_at: 1, updated_at: 1 })
+      .values({
+        id: kid,
+        purpose: "OIDC_TOKEN",
+        public_key: own.publicUncompressed,
+        private_key_sealed: "unused",
+        status: "active",
+        created_at: 1,
+        updated_at: 1,
+      })
       .execute();
     issuer = await startIssuer("https://trusted.example");
     untrusted = await startIssuer("https://untrusted.example");
@@ -48,7 +56,10 @@ describe("verifyOidcToken", () => {
 
   const settings = () => oauthSettings([issuer], { publicUrl: SIGIL });
   const verify = (token: string, opts: { audiences?: string[]; now?: number } = {}) =>
-    verifyOidcToken(s.store.db, token, settings(), { now: opts.now ?? Date.now(), ...(opts.audiences ? { audiences: opts.audiences } : {}) });
+    verifyOidcToken(s.store.db, token, settings(), {
+      now: opts.now ?? Date.now(),
+      ...(opts.audiences ? { audiences: opts.audiences } : {}),
+    });
   const ownToken = (claims: Record<string, unknown>, header: Record<string, unknown> = {}) => {
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ iss: SIGIL, aud: "c1", sub: "x:1", iat: now, exp: now + 600, ...claims })
@@ -99,7 +110,9 @@ describe("verifyOidcToken", () => {
     await rejects(issuer.sign({}, { key: "stranger" }), /signature verification failed/);
     const good = await ownToken({});
     const [h, , sig] = good.split(".");
-    const forged = Buffer.from(JSON.stringify({ iss: SIGIL, aud: "c1", sub: "x:other", exp: Math.floor(Date.now() / 1000) + 600 })).toString("base64url");
+    const forged = Buffer.from(
+      JSON.stringify({ iss: SIGIL, aud: "c1", sub: "x:other", exp: Math.floor(Date.now() / 1000) + 600 }),
+    ).toString("base64url");
     await rejects(`${h}.${forged}.${sig}`, /signature verification failed/);
     const stranger = generateP256();
     const strangerToken = await new SignJWT({ iss: SIGIL, aud: "c1", sub: "x:1", exp: Math.floor(Date.now() / 1000) + 60 })
@@ -140,7 +153,9 @@ describe("verifyOidcToken", () => {
       const slow = { ...issuer, jwksUrl: `http://127.0.0.1:${port}/jwks` };
       const started = Date.now();
       await assert.rejects(
-        verifyOidcToken(s.store.db, await issuer.sign({}), oauthSettings([slow], { publicUrl: SIGIL, timeoutMs: 300 }), { now: Date.now() }),
+        verifyOidcToken(s.store.db, await issuer.sign({}), oauthSettings([slow], { publicUrl: SIGIL, timeoutMs: 300 }), {
+          now: Date.now(),
+        }),
         /could not be fetched in time/,
       );
       assert.ok(Date.now() - started < 2000, `answered after ${Date.now() - started} ms`);

@@ -22,17 +22,45 @@ for (const engine of engines()) {
       other = newId();
       await store.db
         .insertInto("organizations")
-        .values({ id: other, name: "other", parent_id: null, root_quorum_threshold: 1, policy_version: 0, settings: "{}", created_at: 1, updated_at: 1 })
+        .values({
+          id: other,
+          name: "other",
+          parent_id: null,
+          root_quorum_threshold: 1,
+          policy_version: 0,
+          settings: "{}",
+          created_at: 1,
+          updated_at: 1,
+        })
         .execute();
       userId = newId();
       await store.db
         .insertInto("users")
-        .values({ id: userId, organization_id: orgId, name: "u", email: null, email_normalized: null, phone: null, created_at: 1, updated_at: 1 })
+        .values({
+          id: userId,
+          organization_id: orgId,
+          name: "u",
+          email: null,
+          email_normalized: null,
+          phone: null,
+          created_at: 1,
+          updated_at: 1,
+        })
         .execute();
       walletId = newId();
       await store.db
         .insertInto("wallets")
-        .values({ id: walletId, organization_id: orgId, name: "w", seed_sealed: "x", mnemonic_length: 12, exported: 0, imported: 0, created_at: 1, updated_at: 1 })
+        .values({
+          id: walletId,
+          organization_id: orgId,
+          name: "w",
+          seed_sealed: "x",
+          mnemonic_length: 12,
+          exported: 0,
+          imported: 0,
+          created_at: 1,
+          updated_at: 1,
+        })
         .execute();
     });
     after(async () => scratch?.cleanup());

@@ -33,8 +33,14 @@ for (const engine of engines()) {
     after(async () => scratch?.cleanup());
 
     it("binds values by name on every call and keeps constant parameters", async () => {
-      assert.deepEqual((await tagsNamed(store.db, { organizationId: org, name: "a" })).map((r) => r.name), ["a"]);
-      assert.deepEqual((await tagsNamed(store.db, { organizationId: org, name: "b" })).map((r) => r.name), ["b"]);
+      assert.deepEqual(
+        (await tagsNamed(store.db, { organizationId: org, name: "a" })).map((r) => r.name),
+        ["a"],
+      );
+      assert.deepEqual(
+        (await tagsNamed(store.db, { organizationId: org, name: "b" })).map((r) => r.name),
+        ["b"],
+      );
       assert.deepEqual(await tagsNamed(store.db, { organizationId: newId(), name: "a" }), []);
     });
 

@@ -163,7 +163,19 @@ describe("group commit when BEGIN fails", () => {
     let failures = 3;
     const { db, attempts } = flaky(() => (failures-- > 0 ? new StoreUnavailableError("locked") : undefined));
     const transact = groupCommit(db, { deadlineMs: 2_000 });
-    const values = await Promise.all([1, 2, 3].map((i) => transact(async (tx) => (await tx.insertInto("user_tags").values(tag(`retry${i}`)).execute(), i))));
+    const values = await Promise.all(
+      [1, 2, 3].map((i) =>
+        transact(
+          async (tx) => (
+            await tx
+              .insertInto("user_tags")
+              .values(tag(`retry${i}`))
+              .execute(),
+            i
+          ),
+        ),
+      ),
+    );
     assert.deepEqual(values, [1, 2, 3]);
     assert.equal(attempts(), 4, "three failed BEGINs and one that worked");
   });
@@ -192,7 +204,10 @@ describe("group commit when BEGIN fails", () => {
     const transact = groupCommit(db, { deadlineMs: 5_000 });
     const started = Date.now();
     const results = await Promise.allSettled([transact(async () => 1), transact(async () => 2)]);
-    assert.deepEqual(results.map((r) => r.status), ["rejected", "rejected"]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ["rejected", "rejected"],
+    );
     assert.match(String((results[0] as PromiseRejectedResult).reason), /malformed/);
     assert.equal(isStoreUnavailable((results[0] as PromiseRejectedResult).reason), false, "a broken file is not an outage: 500, logged");
     assert.ok(Date.now() - started < 500);

@@ -44,7 +44,10 @@ describe("SQLite WAL under steady writes", { timeout: 120_000 }, () => {
     // separates "reset" from "never reset", not a busy machine from a quiet one.
     assert.ok(maxWal < 96 * 1024 * 1024, `WAL reached ${(maxWal / 1048576).toFixed(1)} MiB`);
     assert.deepEqual(errors, []);
-    const count = await store.db.selectFrom("user_tags").select((e) => e.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+    const count = await store.db
+      .selectFrom("user_tags")
+      .select((e) => e.fn.countAll<number>().as("n"))
+      .executeTakeFirstOrThrow();
     assert.equal(Number(count.n), commits);
   });
 });

@@ -35,7 +35,11 @@ describe("storage engines", () => {
     for (const url of ["mysql://u@db.example/sigil", "sqlite:///var/lib/sigil.db", "redis://127.0.0.1:6379"]) {
       assert.throws(
         () => engineFor(url),
-        (e: Error) => /unknown scheme/.test(e.message) && e.message.includes("postgres://") && e.message.includes("postgresql://") && e.message.includes("no DATABASE_URL"),
+        (e: Error) =>
+          /unknown scheme/.test(e.message) &&
+          e.message.includes("postgres://") &&
+          e.message.includes("postgresql://") &&
+          e.message.includes("no DATABASE_URL"),
         url,
       );
     }
@@ -60,7 +64,8 @@ describe("storage engines", () => {
     );
     for (const e of ENGINES) assert.equal(e.dialect.engine, e.name);
     // Exactly one engine serves each URL (no overlap in the list).
-    for (const url of [undefined, "postgres://h/d", "postgresql://h/d"]) assert.equal(ENGINES.filter((e) => e.matches(url)).length, 1, String(url));
+    for (const url of [undefined, "postgres://h/d", "postgresql://h/d"])
+      assert.equal(ENGINES.filter((e) => e.matches(url)).length, 1, String(url));
   });
 
   it("dialectOf names the engine of a handle it opened, and throws for any other adapter", async () => {

@@ -22,7 +22,10 @@ describe("SQLite group commit", () => {
     const results = await Promise.allSettled(
       Array.from({ length: 30 }, (_, i) =>
         store.transact(async (tx) => {
-          await tx.insertInto("user_tags").values(tag(`t${i}`)).execute();
+          await tx
+            .insertInto("user_tags")
+            .values(tag(`t${i}`))
+            .execute();
           if (i % 3 === 0) throw new Error(`job ${i} fails after writing`);
           return i;
         }),
@@ -33,7 +36,10 @@ describe("SQLite group commit", () => {
       else assert.deepEqual(r, { status: "fulfilled", value: i });
     });
     const names = (await store.db.selectFrom("user_tags").select("name").execute()).map((r) => r.name).sort();
-    const expected = Array.from({ length: 30 }, (_, i) => i).filter((i) => i % 3 !== 0).map((i) => `t${i}`).sort();
+    const expected = Array.from({ length: 30 }, (_, i) => i)
+      .filter((i) => i % 3 !== 0)
+      .map((i) => `t${i}`)
+      .sort();
     assert.deepEqual(names, expected);
   });
 
@@ -43,7 +49,10 @@ describe("SQLite group commit", () => {
       store.transact((tx) => tx.insertInto("user_tags").values(tag("dup")).execute()),
       store.transact((tx) => tx.insertInto("user_tags").values(tag("other")).execute()),
     ]);
-    assert.deepEqual(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled"]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ["fulfilled", "rejected", "fulfilled"],
+    );
     const rows = await store.db.selectFrom("user_tags").select("name").where("name", "in", ["dup", "other"]).execute();
     assert.equal(rows.length, 2);
   });
@@ -53,7 +62,10 @@ describe("SQLite group commit", () => {
       Array.from({ length: 5 }, (_, i) =>
         store.transact(async (tx) => {
           const before = await tx.selectFrom("user_tags").select("name").where("name", "like", "seq%").execute();
-          await tx.insertInto("user_tags").values(tag(`seq${i}`)).execute();
+          await tx
+            .insertInto("user_tags")
+            .values(tag(`seq${i}`))
+            .execute();
           return before.length;
         }),
       ),

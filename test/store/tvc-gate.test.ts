@@ -31,11 +31,24 @@ const refused = (f: () => unknown, code: number, re: RegExp) =>
 
 describe("the TVC gate", () => {
   it("covers every TVC activity and nothing else; the auth proxy's three are the only other gated ones", () => {
-    const tvc = ACTIVITIES.filter((d) => /TVC/.test(d.type)).map((d) => d.type).sort();
-    assert.deepEqual(tvc, ACTIVITIES.filter((d) => d.scope === TVC_SCOPE).map((d) => d.type).sort());
+    const tvc = ACTIVITIES.filter((d) => /TVC/.test(d.type))
+      .map((d) => d.type)
+      .sort();
+    assert.deepEqual(
+      tvc,
+      ACTIVITIES.filter((d) => d.scope === TVC_SCOPE)
+        .map((d) => d.type)
+        .sort(),
+    );
     assert.equal(tvc.length, 6, tvc.join(", "));
-    const proxy = ACTIVITIES.filter((d) => d.scope === AUTH_PROXY_SCOPE).map((d) => d.type).sort();
-    assert.deepEqual(proxy, ["ACTIVITY_TYPE_DISABLE_AUTH_PROXY", "ACTIVITY_TYPE_ENABLE_AUTH_PROXY", "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG"]);
+    const proxy = ACTIVITIES.filter((d) => d.scope === AUTH_PROXY_SCOPE)
+      .map((d) => d.type)
+      .sort();
+    assert.deepEqual(proxy, [
+      "ACTIVITY_TYPE_DISABLE_AUTH_PROXY",
+      "ACTIVITY_TYPE_ENABLE_AUTH_PROXY",
+      "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG",
+    ]);
     assert.equal(ACTIVITIES.filter((d) => d.scope).length, tvc.length + proxy.length);
   });
 
@@ -54,7 +67,11 @@ describe("the TVC gate", () => {
     await checkImageUnderRoot(path.join(root, "images", "not-yet", "deeper"), root);
     await checkImageUnderRoot(path.join(root, "images", "in"), root);
     for (const outside of ["/usr/bin", path.dirname(root), path.join(root, "images", "out"), path.join(root, "images", "out", "sub")]) {
-      await assert.rejects(checkImageUnderRoot(outside, root), (e: unknown) => e instanceof ApiError && e.code === 3 && /parameters\.pivotContainerImageUrl/.test(e.message), outside);
+      await assert.rejects(
+        checkImageUnderRoot(outside, root),
+        (e: unknown) => e instanceof ApiError && e.code === 3 && /parameters\.pivotContainerImageUrl/.test(e.message),
+        outside,
+      );
     }
   });
 });
@@ -66,11 +83,20 @@ describe("SIGIL_TVC_* knobs", () => {
     assert.equal(d.tvcImageRoot, undefined);
     assert.equal(d.tvcUser, "nobody");
     assert.equal(d.tvcSandbox, "auto");
-    assert.equal(loadConfig({ ...base, SIGIL_TVC_IMAGE_ROOT: path.join(root, "images", "in") }).tvcImageRoot, path.join(root, "images", "app"));
-    assert.throws(() => loadConfig({ ...base, SIGIL_TVC_IMAGE_ROOT: path.join(root, "missing") }), /SIGIL_TVC_IMAGE_ROOT names no existing directory/);
+    assert.equal(
+      loadConfig({ ...base, SIGIL_TVC_IMAGE_ROOT: path.join(root, "images", "in") }).tvcImageRoot,
+      path.join(root, "images", "app"),
+    );
+    assert.throws(
+      () => loadConfig({ ...base, SIGIL_TVC_IMAGE_ROOT: path.join(root, "missing") }),
+      /SIGIL_TVC_IMAGE_ROOT names no existing directory/,
+    );
     assert.throws(() => loadConfig({ ...base, SIGIL_TVC_IMAGE_ROOT: "relative/dir" }), /absolute/);
     assert.throws(() => loadConfig({ ...base, SIGIL_TVC_IMAGE_ROOT: "/" }), /must not be \//);
-    assert.throws(() => loadConfig({ SIGIL_DATA_DIR: path.join(root, "images", "app", "data"), SIGIL_TVC_IMAGE_ROOT: path.join(root, "images") }), /must not contain one another/);
+    assert.throws(
+      () => loadConfig({ SIGIL_DATA_DIR: path.join(root, "images", "app", "data"), SIGIL_TVC_IMAGE_ROOT: path.join(root, "images") }),
+      /must not contain one another/,
+    );
     assert.throws(() => loadConfig({ ...base, SIGIL_TVC_SANDBOX: "docker" }), /SIGIL_TVC_SANDBOX/);
     assert.throws(() => loadConfig({ ...base, SIGIL_TVC_USER: "bad user" }), /SIGIL_TVC_USER/);
     assert.equal(loadConfig({ ...base, SIGIL_TVC_USER: "1000:1000", SIGIL_TVC_SANDBOX: "none" }).tvcUser, "1000:1000");
@@ -94,25 +120,78 @@ describe("the desired state", () => {
     const now = Date.now();
     const ids: Record<string, string> = {};
     const parent = newId();
-    for (const [name, parentId] of [["top", null], ["sub", parent]] as const) {
+    for (const [name, parentId] of [
+      ["top", null],
+      ["sub", parent],
+    ] as const) {
       const orgId = name === "top" ? parent : newId();
       const setId = newId();
       const appId = newId();
       const depId = newId();
-      await db.insertInto("organizations").values({ id: orgId, name, parent_id: parentId, root_quorum_threshold: 1, policy_version: 0, settings: "{}", created_at: now, updated_at: now }).execute();
-      await db.insertInto("tvc_operator_sets").values({ id: setId, organization_id: orgId, name: "s", threshold: 1, identity: newId(), created_at: now, updated_at: now }).execute();
+      await db
+        .insertInto("organizations")
+        .values({
+          id: orgId,
+          name,
+          parent_id: parentId,
+          root_quorum_threshold: 1,
+          policy_version: 0,
+          settings: "{}",
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      await db
+        .insertInto("tvc_operator_sets")
+        .values({ id: setId, organization_id: orgId, name: "s", threshold: 1, identity: newId(), created_at: now, updated_at: now })
+        .execute();
       await db
         .insertInto("tvc_apps")
-        .values({ id: appId, organization_id: orgId, name: "a", quorum_public_key: "02" + "11".repeat(32), manifest_set_id: setId, share_set_id: setId, enable_egress: 0, enable_debug_mode_deployments: 0, live_deployment_id: depId, created_at: now, updated_at: now })
+        .values({
+          id: appId,
+          organization_id: orgId,
+          name: "a",
+          quorum_public_key: "02" + "11".repeat(32),
+          manifest_set_id: setId,
+          share_set_id: setId,
+          enable_egress: 0,
+          enable_debug_mode_deployments: 0,
+          live_deployment_id: depId,
+          created_at: now,
+          updated_at: now,
+        })
         .execute();
-      const spec = { qosVersion: "1", pivotContainerImageUrl: "file:///usr/bin", pivotPath: "dash", pivotArgs: ["-c", "id"], expectedPivotDigest: "0".repeat(64), replicas: 1 };
+      const spec = {
+        qosVersion: "1",
+        pivotContainerImageUrl: "file:///usr/bin",
+        pivotPath: "dash",
+        pivotArgs: ["-c", "id"],
+        expectedPivotDigest: "0".repeat(64),
+        replicas: 1,
+      };
       await db
         .insertInto("tvc_deployments")
-        .values({ id: depId, organization_id: orgId, app_id: appId, manifest_id: newId(), manifest: "", manifest_digest: "", spec: JSON.stringify(spec), replicas: 1, approved_at: now, deleted_at: null, created_at: now, updated_at: now })
+        .values({
+          id: depId,
+          organization_id: orgId,
+          app_id: appId,
+          manifest_id: newId(),
+          manifest: "",
+          manifest_digest: "",
+          spec: JSON.stringify(spec),
+          replicas: 1,
+          approved_at: now,
+          deleted_at: null,
+          created_at: now,
+          updated_at: now,
+        })
         .execute();
       ids[name] = depId;
     }
     const { desired } = await readDesired(db);
-    assert.deepEqual(desired.map((d) => d.deploymentId), [ids.top]);
+    assert.deepEqual(
+      desired.map((d) => d.deploymentId),
+      [ids.top],
+    );
   });
 });

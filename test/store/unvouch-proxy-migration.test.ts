@@ -20,15 +20,52 @@ for (const spec of engines()) {
       const top = s.orgId;
       const proxyUser = newId();
       const backendUser = newId();
-      await db.insertInto("auth_proxy_configs").values({ id: newId(), organization_id: top, enabled: 1, user_id: proxyUser, public_key: "02" + "ab".repeat(32), private_key_sealed: "x", settings: "{}", policy_ids: "[]", created_at: 1, updated_at: 1 }).execute();
+      await db
+        .insertInto("auth_proxy_configs")
+        .values({
+          id: newId(),
+          organization_id: top,
+          enabled: 1,
+          user_id: proxyUser,
+          public_key: "02" + "ab".repeat(32),
+          private_key_sealed: "x",
+          settings: "{}",
+          policy_ids: "[]",
+          created_at: 1,
+          updated_at: 1,
+        })
+        .execute();
       /** A sign-up as an older version recorded it: the organization, its root user, the completed activity. */
       const signup = async (by: string, created: number, intent: Record<string, unknown>, user: { emailAt?: number; phoneAt?: number }) => {
         const org = newId();
         const userId = newId();
-        await db.insertInto("organizations").values({ id: org, name: org, parent_id: top, root_quorum_threshold: 1, policy_version: 0, settings: "{}", created_at: created, updated_at: created }).execute();
+        await db
+          .insertInto("organizations")
+          .values({
+            id: org,
+            name: org,
+            parent_id: top,
+            root_quorum_threshold: 1,
+            policy_version: 0,
+            settings: "{}",
+            created_at: created,
+            updated_at: created,
+          })
+          .execute();
         await db
           .insertInto("users")
-          .values({ id: userId, organization_id: org, name: userId, email: `${userId}@example.com`, email_normalized: `${userId}@example.com`, phone: "+14155550100", email_verified_at: user.emailAt ?? null, phone_verified_at: user.phoneAt ?? null, created_at: created, updated_at: created })
+          .values({
+            id: userId,
+            organization_id: org,
+            name: userId,
+            email: `${userId}@example.com`,
+            email_normalized: `${userId}@example.com`,
+            phone: "+14155550100",
+            email_verified_at: user.emailAt ?? null,
+            phone_verified_at: user.phoneAt ?? null,
+            created_at: created,
+            updated_at: created,
+          })
           .execute();
         await db
           .insertInto("activities")
@@ -58,8 +95,15 @@ for (const spec of engines()) {
       await up(db as never);
 
       const state = async (id: string) => {
-        const r = await db.selectFrom("users").select(["email_verified_at", "phone_verified_at"]).where("id", "=", id).executeTakeFirstOrThrow();
-        return [r.email_verified_at == null ? null : Number(r.email_verified_at), r.phone_verified_at == null ? null : Number(r.phone_verified_at)];
+        const r = await db
+          .selectFrom("users")
+          .select(["email_verified_at", "phone_verified_at"])
+          .where("id", "=", id)
+          .executeTakeFirstOrThrow();
+        return [
+          r.email_verified_at == null ? null : Number(r.email_verified_at),
+          r.phone_verified_at == null ? null : Number(r.phone_verified_at),
+        ];
       };
       assert.deepEqual(await state(squatted), [null, null]);
       assert.deepEqual(await state(provedLater), [250, null]);

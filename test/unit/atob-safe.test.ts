@@ -10,7 +10,14 @@ const decode = (b64url: string) => JSON.parse(Buffer.from(b64url, "base64url").t
 it("claims of every size encode without '-' or '_' and decode to themselves (a 64 KiB scope included)", () => {
   const scope = (n: number) => Array.from({ length: n }, (_, i) => `activity.type == 'ACTIVITY_TYPE_${i}' ~ é ☃ \\" ?`).join(" || ");
   for (const n of [0, 1, 10, 100, 1_000, 2_000]) {
-    const claims = { exp: 1_700_000_000 + n, public_key: "02" + "ab".repeat(32), session_type: "p", user_id: "u", organization_id: "o", scope: scope(n) };
+    const claims = {
+      exp: 1_700_000_000 + n,
+      public_key: "02" + "ab".repeat(32),
+      session_type: "p",
+      user_id: "u",
+      organization_id: "o",
+      scope: scope(n),
+    };
     const text = atobSafe(claims);
     assert.doesNotMatch(text, /[-_]/);
     assert.deepEqual(decode(text), claims);

@@ -59,7 +59,12 @@ describe("auth proxy origins", () => {
 
 describe("auth proxy /v1/account filters", () => {
   it("EMAIL and PHONE_NUMBER: verified look-up with a token, plain without; the contact is named", () => {
-    assert.deepEqual(accountLookup("EMAIL", "a@b.test", true), { query: "list_verified_suborgs", filterType: "EMAIL", filterValue: "a@b.test", contact: { type: "OTP_TYPE_EMAIL", value: "a@b.test" } });
+    assert.deepEqual(accountLookup("EMAIL", "a@b.test", true), {
+      query: "list_verified_suborgs",
+      filterType: "EMAIL",
+      filterValue: "a@b.test",
+      contact: { type: "OTP_TYPE_EMAIL", value: "a@b.test" },
+    });
     assert.equal(accountLookup("EMAIL", "a@b.test", false).query, "list_suborgs");
     assert.deepEqual(accountLookup("PHONE_NUMBER", "+15555550100", false).contact, { type: "OTP_TYPE_SMS", value: "+15555550100" });
   });
@@ -75,13 +80,34 @@ describe("auth proxy /v1/account filters", () => {
   });
 
   it("unknown types and bad OIDC_CLAIMS values are 400; no prototype names", () => {
-    assert.equal(code(() => accountLookup("WHATEVER", "v", false)), 3);
-    assert.equal(code(() => accountLookup("constructor", "v", false)), 3);
-    assert.equal(code(() => accountLookup("__proto__", "v", false)), 3);
-    assert.equal(code(() => oidcClaims("not json")), 3);
-    assert.equal(code(() => oidcClaims(JSON.stringify({ iss: "i", sub: "s" }))), 3);
-    assert.equal(code(() => oidcClaims(JSON.stringify({ iss: "i", sub: "s", aud: 5 }))), 3);
-    assert.equal(code(() => oidcClaims("[]")), 3);
+    assert.equal(
+      code(() => accountLookup("WHATEVER", "v", false)),
+      3,
+    );
+    assert.equal(
+      code(() => accountLookup("constructor", "v", false)),
+      3,
+    );
+    assert.equal(
+      code(() => accountLookup("__proto__", "v", false)),
+      3,
+    );
+    assert.equal(
+      code(() => oidcClaims("not json")),
+      3,
+    );
+    assert.equal(
+      code(() => oidcClaims(JSON.stringify({ iss: "i", sub: "s" }))),
+      3,
+    );
+    assert.equal(
+      code(() => oidcClaims(JSON.stringify({ iss: "i", sub: "s", aud: 5 }))),
+      3,
+    );
+    assert.equal(
+      code(() => oidcClaims("[]")),
+      3,
+    );
   });
 
   it("contacts compare as the API does: emails in any case, phone numbers as written", () => {
@@ -107,17 +133,35 @@ describe("auth proxy request bodies", () => {
   it("required arrays must be present; types and sizes are checked; unknown fields are dropped", () => {
     const ok = readBody({ apiKeys: [], authenticators: [], oauthProviders: [], userEmail: "a@b.test", somethingNew: 1 }, SIGNUP);
     assert.deepEqual({ ...ok }, { apiKeys: [], authenticators: [], oauthProviders: [], userEmail: "a@b.test" });
-    assert.equal(code(() => readBody({ apiKeys: [], authenticators: [] }, SIGNUP)), 3);
-    assert.equal(code(() => readBody({ apiKeys: {}, authenticators: [], oauthProviders: [] }, SIGNUP)), 3);
-    assert.equal(code(() => readBody({ otpType: "OTP_TYPE_EMAIL", contact: "x".repeat(255) }, OTP_INIT)), 3);
-    assert.equal(code(() => readBody({ otpType: "OTP_TYPE_EMAIL", contact: 5 }, OTP_INIT)), 3);
-    assert.equal(code(() => readBody([], EMPTY)), 3);
+    assert.equal(
+      code(() => readBody({ apiKeys: [], authenticators: [] }, SIGNUP)),
+      3,
+    );
+    assert.equal(
+      code(() => readBody({ apiKeys: {}, authenticators: [], oauthProviders: [] }, SIGNUP)),
+      3,
+    );
+    assert.equal(
+      code(() => readBody({ otpType: "OTP_TYPE_EMAIL", contact: "x".repeat(255) }, OTP_INIT)),
+      3,
+    );
+    assert.equal(
+      code(() => readBody({ otpType: "OTP_TYPE_EMAIL", contact: 5 }, OTP_INIT)),
+      3,
+    );
+    assert.equal(
+      code(() => readBody([], EMPTY)),
+      3,
+    );
     assert.deepEqual({ ...readBody({}, EMPTY) }, {});
   });
 
   it("a __proto__ key in the body is neither read nor inherited", () => {
     const body = JSON.parse('{"__proto__": {"contact": "x@y.test"}, "otpType": "OTP_TYPE_EMAIL"}') as object;
-    assert.equal(code(() => readBody(body, OTP_INIT)), 3);
+    assert.equal(
+      code(() => readBody(body, OTP_INIT)),
+      3,
+    );
   });
 });
 
@@ -148,7 +192,16 @@ describe("auth proxy limits", () => {
   });
 
   it("the limiter answers 429 with Retry-After; emails count in any case; 0 is off", async () => {
-    const limiter = new ProxyLimiter({ otpInitsPerContactPerHour: 2, signupsPerAddressPerHour: 0, signupsPerConfigPerHour: 1, requestsPerOriginPerMinute: 0, requestsPerAddressPerMinute: 0 }, new MemoryCounters());
+    const limiter = new ProxyLimiter(
+      {
+        otpInitsPerContactPerHour: 2,
+        signupsPerAddressPerHour: 0,
+        signupsPerConfigPerHour: 1,
+        requestsPerOriginPerMinute: 0,
+        requestsPerAddressPerMinute: 0,
+      },
+      new MemoryCounters(),
+    );
     await limiter.otpInit("OTP_TYPE_EMAIL", "A@b.test");
     await limiter.otpInit("OTP_TYPE_EMAIL", "a@B.test");
     const err = (await limiter.otpInit("OTP_TYPE_EMAIL", "a@b.test").catch((e: unknown) => e)) as ApiError;
@@ -161,10 +214,23 @@ describe("auth proxy limits", () => {
     assert.equal(((await limiter.signup("cfg", "203.0.113.10").catch((e: unknown) => e)) as ApiError).code, 8);
   });
 
-  const refused = (p: Promise<void>) => p.then(() => undefined, (e: unknown) => (e as ApiError).code);
+  const refused = (p: Promise<void>) =>
+    p.then(
+      () => undefined,
+      (e: unknown) => (e as ApiError).code,
+    );
 
   it("requests per client address: one count whatever the config or Origin; IPv6 per /64", async () => {
-    const limiter = new ProxyLimiter({ otpInitsPerContactPerHour: 0, signupsPerAddressPerHour: 0, signupsPerConfigPerHour: 0, requestsPerOriginPerMinute: 0, requestsPerAddressPerMinute: 2 }, new MemoryCounters());
+    const limiter = new ProxyLimiter(
+      {
+        otpInitsPerContactPerHour: 0,
+        signupsPerAddressPerHour: 0,
+        signupsPerConfigPerHour: 0,
+        requestsPerOriginPerMinute: 0,
+        requestsPerAddressPerMinute: 2,
+      },
+      new MemoryCounters(),
+    );
     await limiter.address("2001:db8:1:2::1");
     await limiter.address("2001:db8:1:2:ffff::9");
     assert.equal(await refused(limiter.address("2001:db8:1:2::77")), 8);
@@ -178,11 +244,21 @@ describe("auth proxy limits", () => {
   });
 
   it("requests per origin: each listed origin its own count; origins a config does not list (all, for a config listing none) one count per config", async () => {
-    const limiter = new ProxyLimiter({ otpInitsPerContactPerHour: 0, signupsPerAddressPerHour: 0, signupsPerConfigPerHour: 0, requestsPerOriginPerMinute: 2, requestsPerAddressPerMinute: 0 }, new MemoryCounters());
+    const limiter = new ProxyLimiter(
+      {
+        otpInitsPerContactPerHour: 0,
+        signupsPerAddressPerHour: 0,
+        signupsPerConfigPerHour: 0,
+        requestsPerOriginPerMinute: 2,
+        requestsPerAddressPerMinute: 0,
+      },
+      new MemoryCounters(),
+    );
     // Every origin admitted: invented origins, absent and "null" all count together.
     await limiter.origin("open", [], "https://one.test");
     await limiter.origin("open", [], undefined);
-    for (const o of ["https://two.test", "null", undefined, "HTTPS://ONE.test"]) assert.equal(await refused(limiter.origin("open", [], o)), 8, String(o));
+    for (const o of ["https://two.test", "null", undefined, "HTTPS://ONE.test"])
+      assert.equal(await refused(limiter.origin("open", [], o)), 8, String(o));
     assert.equal(await refused(limiter.origin("other", [], "https://one.test")), undefined, "another config counts on its own");
     // Listed origins: one count each, in any spelling of the origin.
     const list = ["https://a.test", "https://b.test"];

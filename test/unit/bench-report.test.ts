@@ -9,7 +9,17 @@ import { splitCores } from "../../bench/pin.ts";
 const FLOOR = 20_000;
 
 function fig(over: Partial<ScenarioFigures>): ScenarioFigures {
-  return { scenario: "stamped query (whoami)", engine: "sqlite", rps: 17_000, p50: 2, p99: 5, cpuMsPerReq: 0.114, rssMb: 152.26, problems: [], ...over };
+  return {
+    scenario: "stamped query (whoami)",
+    engine: "sqlite",
+    rps: 17_000,
+    p50: 2,
+    p99: 5,
+    cpuMsPerReq: 0.114,
+    rssMb: 152.26,
+    problems: [],
+    ...over,
+  };
 }
 
 describe("bench report: ratios to the signature floor", () => {
@@ -45,16 +55,79 @@ describe("bench report: --json rows", () => {
           goal: { minFloorPct: 85 },
           before: fig({ rps: 12_400, p99: 9, cpuMsPerReq: undefined, rssMb: Number.NaN, problems: ["3 non-2xx responses"] }),
         }),
-        fig({ scenario: "stamped activity (sign_raw_payload)", engine: "postgres", rps: 300, p99: 45, cpuMsPerReq: 1.7771, verdict: { goal: "≥ 80% of create_user_tag's rate", met: false } }),
+        fig({
+          scenario: "stamped activity (sign_raw_payload)",
+          engine: "postgres",
+          rps: 300,
+          p99: 45,
+          cpuMsPerReq: 1.7771,
+          verdict: { goal: "≥ 80% of create_user_tag's rate", met: false },
+        }),
       ],
       { rps: FLOOR, cpuMsPerReq: 0.05 },
     );
     assert.deepEqual(rows, [
-      { name: "signature floor", engine: "none", tree: "now", rps: 20_000, p50Ms: 2, p99Ms: 5, cpuUsPerReq: 50, floorRatio: 1, floorCpuRatio: 1, rssMb: 152.3, goal: null, met: null, valid: true },
-      { name: "stamped query (whoami)", engine: "sqlite", tree: "now", rps: 17_000, p50Ms: 2, p99Ms: 5, cpuUsPerReq: 114, floorRatio: 0.85, floorCpuRatio: 0.4386, rssMb: 152.3, goal: "≥ 85% of the floor", met: true, valid: true },
+      {
+        name: "signature floor",
+        engine: "none",
+        tree: "now",
+        rps: 20_000,
+        p50Ms: 2,
+        p99Ms: 5,
+        cpuUsPerReq: 50,
+        floorRatio: 1,
+        floorCpuRatio: 1,
+        rssMb: 152.3,
+        goal: null,
+        met: null,
+        valid: true,
+      },
+      {
+        name: "stamped query (whoami)",
+        engine: "sqlite",
+        tree: "now",
+        rps: 17_000,
+        p50Ms: 2,
+        p99Ms: 5,
+        cpuUsPerReq: 114,
+        floorRatio: 0.85,
+        floorCpuRatio: 0.4386,
+        rssMb: 152.3,
+        goal: "≥ 85% of the floor",
+        met: true,
+        valid: true,
+      },
       // The before tree is judged against the same goal, on its own figures; unknowns are null.
-      { name: "stamped query (whoami)", engine: "sqlite", tree: "before", rps: 12_400, p50Ms: 2, p99Ms: 9, cpuUsPerReq: null, floorRatio: 0.62, floorCpuRatio: null, rssMb: null, goal: "≥ 85% of the floor", met: false, valid: false },
-      { name: "stamped activity (sign_raw_payload)", engine: "postgres", tree: "now", rps: 300, p50Ms: 2, p99Ms: 45, cpuUsPerReq: 1777.1, floorRatio: 0.015, floorCpuRatio: 0.0281, rssMb: 152.3, goal: "≥ 80% of create_user_tag's rate", met: false, valid: true },
+      {
+        name: "stamped query (whoami)",
+        engine: "sqlite",
+        tree: "before",
+        rps: 12_400,
+        p50Ms: 2,
+        p99Ms: 9,
+        cpuUsPerReq: null,
+        floorRatio: 0.62,
+        floorCpuRatio: null,
+        rssMb: null,
+        goal: "≥ 85% of the floor",
+        met: false,
+        valid: false,
+      },
+      {
+        name: "stamped activity (sign_raw_payload)",
+        engine: "postgres",
+        tree: "now",
+        rps: 300,
+        p50Ms: 2,
+        p99Ms: 45,
+        cpuUsPerReq: 1777.1,
+        floorRatio: 0.015,
+        floorCpuRatio: 0.0281,
+        rssMb: 152.3,
+        goal: "≥ 80% of create_user_tag's rate",
+        met: false,
+        valid: true,
+      },
     ]);
     // What tools read survives a JSON round trip unchanged (no NaN, no undefined).
     assert.deepEqual(JSON.parse(JSON.stringify(rows)), rows);

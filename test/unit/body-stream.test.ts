@@ -33,7 +33,12 @@ function randomJson(next: () => number, depth = 0): unknown {
     return r < 0.15 ? Math.floor(next() * 100) : parts.join("");
   }
   if (r < 0.65) return Array.from({ length: Math.floor(next() * 4) }, () => randomJson(next, depth + 1));
-  return Object.fromEntries(Array.from({ length: Math.floor(next() * 4) }, (_, i) => [`${TRICKY[Math.floor(next() * TRICKY.length)]}${i}`, randomJson(next, depth + 1)]));
+  return Object.fromEntries(
+    Array.from({ length: Math.floor(next() * 4) }, (_, i) => [
+      `${TRICKY[Math.floor(next() * TRICKY.length)]}${i}`,
+      randomJson(next, depth + 1),
+    ]),
+  );
 }
 
 const VECTORS: string[] = [
@@ -74,7 +79,8 @@ function cutsOf(length: number, next: () => number): number[][] {
   const all: number[][] = [[]];
   for (let c = 0; c <= length; c++) all.push([c]);
   all.push(Array.from({ length: Math.max(0, length - 1) }, (_, i) => i + 1));
-  for (let k = 0; k < 20; k++) all.push(Array.from({ length: 1 + Math.floor(next() * 6) }, () => Math.floor(next() * (length + 1))).sort((a, b) => a - b));
+  for (let k = 0; k < 20; k++)
+    all.push(Array.from({ length: 1 + Math.floor(next() * 6) }, () => Math.floor(next() * (length + 1))).sort((a, b) => a - b));
   return all;
 }
 
@@ -110,7 +116,11 @@ describe("a body's facts, gathered chunk by chunk", () => {
         for (const cuts of cutsOf(bytes.length, next)) {
           const scanner = new JsonShapeScanner(limits);
           for (const p of pieces(bytes, cuts)) scanner.push(p);
-          assert.equal(scanner.exceeded, whole, `${JSON.stringify(text).slice(0, 80)} cut at ${cuts.join(",")} with ${JSON.stringify(limits)}`);
+          assert.equal(
+            scanner.exceeded,
+            whole,
+            `${JSON.stringify(text).slice(0, 80)} cut at ${cuts.join(",")} with ${JSON.stringify(limits)}`,
+          );
           compared++;
         }
       }
@@ -126,7 +136,14 @@ describe("a body's facts, gathered chunk by chunk", () => {
 
   it("the text equals raw.toString('utf8') and the escape test equals the regular expression over it, wherever the body is cut", async () => {
     const next = random(13);
-    for (const text of [...texts(), `{"x":"${"\\u00e9".repeat(50)}\\uDBFF"}`, '{"x":"\\u0000"}', '{"x":"\\u000"}', '{"x":"\\ud7ff"}', '{"x":"\\uD800"}']) {
+    for (const text of [
+      ...texts(),
+      `{"x":"${"\\u00e9".repeat(50)}\\uDBFF"}`,
+      '{"x":"\\u0000"}',
+      '{"x":"\\u000"}',
+      '{"x":"\\ud7ff"}',
+      '{"x":"\\uD800"}',
+    ]) {
       const bytes = Buffer.from(text);
       for (const cuts of cutsOf(bytes.length, next)) {
         const facts = new BodyFacts();

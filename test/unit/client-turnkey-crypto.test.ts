@@ -23,7 +23,11 @@ const CONFIG = Symbol.for("@sigil/client/turnkey-crypto#config");
 /** init_otp's bundle (docs/logins.md §3.3): data = hex(JSON{targetPublic}), DER signature over SHA-256(data bytes) by `signer`, naming `named`. */
 function targetBundle(signer: P256Private, target: P256Private, named = signer.publicUncompressed): string {
   const data = Buffer.from(JSON.stringify({ targetPublic: target.publicUncompressed }), "utf8");
-  return JSON.stringify({ enclaveQuorumPublic: named, dataSignature: signP256(signer, data, "der").toString("hex"), data: data.toString("hex") });
+  return JSON.stringify({
+    enclaveQuorumPublic: named,
+    dataSignature: signP256(signer, data, "der").toString("hex"),
+    data: data.toString("hex"),
+  });
 }
 
 function decrypt(bundle: string, target: P256Private): unknown {
@@ -45,7 +49,13 @@ class Discovery {
     this.requests++;
     if (req.url !== "/public/v1/discovery/keys") return void res.writeHead(404).end();
     const keys = [
-      ...this.published.map((publicKey, i) => ({ keyId: `otp-${i}`, purpose: "OTP_ENCRYPTION_TARGET", publicKey, createdAt: "1", status: i === 0 ? "active" : "published" })),
+      ...this.published.map((publicKey, i) => ({
+        keyId: `otp-${i}`,
+        purpose: "OTP_ENCRYPTION_TARGET",
+        publicKey,
+        createdAt: "1",
+        status: i === 0 ? "active" : "published",
+      })),
       { keyId: "bundle", purpose: "BUNDLE_SIGNER", publicKey: this.other, createdAt: "1", status: "active" },
     ];
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ keys }));
@@ -77,12 +87,18 @@ describe("@sigil/client/turnkey-crypto", () => {
     assert.deepEqual(missing, []);
     const differ = names.filter((n) => (alias as Record<string, unknown>)[n] !== (realCrypto as Record<string, unknown>)[n]);
     assert.deepEqual(differ, ["encryptOtpCodeToBundle"]);
-    assert.deepEqual(Object.keys(alias).filter((n) => !names.includes(n)), ["configureSigil"]);
+    assert.deepEqual(
+      Object.keys(alias).filter((n) => !names.includes(n)),
+      ["configureSigil"],
+    );
   });
 
   it("without configureSigil it trusts no key and says what to call", async () => {
     delete (globalThis as Record<symbol, unknown>)[CONFIG];
-    await assert.rejects(alias.encryptOtpCodeToBundle("123456", targetBundle(active, target), session.publicCompressed), /configureSigil\(\{ apiBaseUrl \}\) has not been called/);
+    await assert.rejects(
+      alias.encryptOtpCodeToBundle("123456", targetBundle(active, target), session.publicCompressed),
+      /configureSigil\(\{ apiBaseUrl \}\) has not been called/,
+    );
     assert.throws(() => alias.configureSigil({ apiBaseUrl: "sigil.example.com" }), TypeError);
     assert.throws(() => alias.configureSigil(undefined as never), TypeError);
   });
@@ -91,7 +107,10 @@ describe("@sigil/client/turnkey-crypto", () => {
     discovery.published = [active.publicUncompressed];
     alias.configureSigil({ apiBaseUrl: `${discovery.url}/` });
     const bundle = targetBundle(active, target);
-    await assert.rejects(realCrypto.encryptOtpCodeToBundle("123456", bundle, session.publicCompressed), /expected signer key 04[0-9a-f]+ does not match signer key from bundle/);
+    await assert.rejects(
+      realCrypto.encryptOtpCodeToBundle("123456", bundle, session.publicCompressed),
+      /expected signer key 04[0-9a-f]+ does not match signer key from bundle/,
+    );
     const out = await alias.encryptOtpCodeToBundle("123456", bundle, session.publicCompressed);
     assert.deepEqual(decrypt(out, target), { otp_code: "123456", public_key: session.publicCompressed });
   });
@@ -120,7 +139,10 @@ describe("@sigil/client/turnkey-crypto", () => {
     // Also not a key of another purpose the deployment publishes.
     const bundleSignerKeyed = generateP256();
     discovery.other = bundleSignerKeyed.publicUncompressed;
-    await assert.rejects(alias.encryptOtpCodeToBundle("123456", targetBundle(bundleSignerKeyed, target), session.publicCompressed), /not signed by any/);
+    await assert.rejects(
+      alias.encryptOtpCodeToBundle("123456", targetBundle(bundleSignerKeyed, target), session.publicCompressed),
+      /not signed by any/,
+    );
     // Each refusal looked once more for a rotation (one discovery request), no more.
     assert.ok(discovery.requests - before <= 4, `discovery requests: ${discovery.requests - before}`);
   });
@@ -144,15 +166,26 @@ describe("@sigil/client/turnkey-crypto", () => {
     await assert.rejects(alias.encryptOtpCodeToBundle("123456", targetBundle(active, target), session.publicCompressed), /HTTP 404/);
     discovery.published = [];
     alias.configureSigil({ apiBaseUrl: discovery.url });
-    await assert.rejects(alias.encryptOtpCodeToBundle("123456", targetBundle(active, target), session.publicCompressed), /publishes no OTP_ENCRYPTION_TARGET key/);
+    await assert.rejects(
+      alias.encryptOtpCodeToBundle("123456", targetBundle(active, target), session.publicCompressed),
+      /publishes no OTP_ENCRYPTION_TARGET key/,
+    );
   });
 
   it("an explicit fourth argument goes to the real function unchanged", async () => {
     discovery.published = [active.publicUncompressed];
     alias.configureSigil({ apiBaseUrl: discovery.url });
-    const out = await alias.encryptOtpCodeToBundle("333333", targetBundle(stranger, target), session.publicCompressed, stranger.publicUncompressed);
+    const out = await alias.encryptOtpCodeToBundle(
+      "333333",
+      targetBundle(stranger, target),
+      session.publicCompressed,
+      stranger.publicUncompressed,
+    );
     assert.deepEqual(decrypt(out, target), { otp_code: "333333", public_key: session.publicCompressed });
-    await assert.rejects(alias.encryptOtpCodeToBundle("333333", targetBundle(active, target), session.publicCompressed, stranger.publicUncompressed), /does not match signer key/);
+    await assert.rejects(
+      alias.encryptOtpCodeToBundle("333333", targetBundle(active, target), session.publicCompressed, stranger.publicUncompressed),
+      /does not match signer key/,
+    );
   });
 
   it("the esbuild plugin: every `@turnkey/crypto` import of a bundle gets the alias, which reaches the real module once", async () => {
@@ -175,7 +208,10 @@ describe("@sigil/client/turnkey-crypto", () => {
       });
       const inputs = Object.keys(out.metafile.inputs);
       assert.equal(inputs.filter((p) => p.endsWith("lib/client/turnkey-crypto.mjs")).length, 1, inputs.join("\n"));
-      assert.ok(inputs.some((p) => /node_modules\/@turnkey\/crypto\/dist\/index\.mjs$/.test(p)), inputs.join("\n"));
+      assert.ok(
+        inputs.some((p) => /node_modules\/@turnkey\/crypto\/dist\/index\.mjs$/.test(p)),
+        inputs.join("\n"),
+      );
       const file = path.join(dir, "bundle.mjs");
       writeFileSync(file, out.outputFiles[0]!.text);
       const m = (await import(pathToFileURL(file).href)) as typeof alias & { direct: unknown };
@@ -184,7 +220,10 @@ describe("@sigil/client/turnkey-crypto", () => {
       m.configureSigil({ apiBaseUrl: discovery.url });
       const enc = await m.encryptOtpCodeToBundle("444444", targetBundle(active, target), session.publicCompressed);
       assert.deepEqual(decrypt(enc, target), { otp_code: "444444", public_key: session.publicCompressed });
-      await assert.rejects(m.encryptOtpCodeToBundle("444444", targetBundle(stranger, target), session.publicCompressed), /not signed by any/);
+      await assert.rejects(
+        m.encryptOtpCodeToBundle("444444", targetBundle(stranger, target), session.publicCompressed),
+        /not signed by any/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -23,7 +23,7 @@ export function documentedKnobs(markdown: string): Map<string, string | undefine
     const envOnly = /\(env only\)/.test(cells[2]!);
     names.forEach((name, i) => {
       assert.ok(!rows.has(name), `${DOC} lists ${name} twice`);
-      rows.set(name, envOnly ? undefined : flags[i] ?? flags[0]);
+      rows.set(name, envOnly ? undefined : (flags[i] ?? flags[0]));
     });
   }
   return rows;
@@ -53,11 +53,23 @@ describe(`${DOC} and src/config.ts`, () => {
   it("variables, flags and fields are unique; a flag is the variable's name in kebab case", () => {
     for (const field of ["env", "flag", "key"] as const) {
       const names = KNOBS.map((k) => k[field]).filter((n) => n !== undefined);
-      assert.deepEqual(names.filter((n, i) => names.indexOf(n) !== i), [], `duplicate ${field}`);
+      assert.deepEqual(
+        names.filter((n, i) => names.indexOf(n) !== i),
+        [],
+        `duplicate ${field}`,
+      );
     }
     for (const k of KNOBS) {
       if (k.flag === undefined) continue;
-      assert.equal(k.flag, "--" + k.env.replace(/^SIGIL_/, "").toLowerCase().replace(/_/g, "-"), k.env);
+      assert.equal(
+        k.flag,
+        "--" +
+          k.env
+            .replace(/^SIGIL_/, "")
+            .toLowerCase()
+            .replace(/_/g, "-"),
+        k.env,
+      );
     }
   });
 
@@ -81,7 +93,17 @@ describe(`${DOC} and src/config.ts`, () => {
 
   it("a secret is read from the environment only: its flag is refused, or not looked at", () => {
     const secrets = KNOBS.filter((k) => k.secret);
-    assert.deepEqual(secrets.map((k) => k.env).sort(), ["REDIS_URL", "SIGIL_AUTH_PROXY_SECRET", "SIGIL_CAPTCHA_SECRET", "SIGIL_MASTER_KEY", "SIGIL_MASTER_KEY_PREVIOUS", "SIGIL_PKCS11_PIN", "SIGIL_SMS_PASSWORD", "SIGIL_SMS_USERNAME", "SMTP_URL"]);
+    assert.deepEqual(secrets.map((k) => k.env).sort(), [
+      "REDIS_URL",
+      "SIGIL_AUTH_PROXY_SECRET",
+      "SIGIL_CAPTCHA_SECRET",
+      "SIGIL_MASTER_KEY",
+      "SIGIL_MASTER_KEY_PREVIOUS",
+      "SIGIL_PKCS11_PIN",
+      "SIGIL_SMS_PASSWORD",
+      "SIGIL_SMS_USERNAME",
+      "SMTP_URL",
+    ]);
     for (const k of secrets) {
       assert.equal(k.cliFlag, undefined, k.env);
       if (k.flag) assert.throws(() => loadConfig({}, [k.flag!, "x"]), new RegExp(`${k.env} may hold a secret; set it in the environment`));
@@ -94,13 +116,24 @@ describe(`${DOC} and src/config.ts`, () => {
       assert.equal(k.default, undefined, k.env);
       const [, fn, file] = /^(\w+) \((src\/[\w/.-]+\.ts)\)/.exec(k.computedBy) ?? [];
       assert.ok(fn && file, `${k.env}: computedBy names a function and its module`);
-      assert.match(readFileSync(path.join(ROOT, file), "utf8"), new RegExp(`function ${fn}\\b|const ${fn}\\b`), `${k.env}: ${file} has no ${fn}`);
+      assert.match(
+        readFileSync(path.join(ROOT, file), "utf8"),
+        new RegExp(`function ${fn}\\b|const ${fn}\\b`),
+        `${k.env}: ${file} has no ${fn}`,
+      );
       assert.notEqual(defaultText(k), "—", `${k.env}: the docs say what an unset value becomes`);
     }
   });
 
   it("the parser reads env-only rows and shared rows", () => {
     const probe = documentedKnobs(["| `A_B` | `--a-b` | x | y |", "| `C` / `D` | (env only) | — | z |"].join("\n"));
-    assert.deepEqual([...probe], [["A_B", "--a-b"], ["C", undefined], ["D", undefined]]);
+    assert.deepEqual(
+      [...probe],
+      [
+        ["A_B", "--a-b"],
+        ["C", undefined],
+        ["D", undefined],
+      ],
+    );
   });
 });

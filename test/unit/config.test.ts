@@ -70,8 +70,14 @@ describe("configuration", () => {
     assert.deepEqual(c.webhooksRetrySchedule, [0, 50, 2_000]);
     assert.equal(c.webhooksDisableAfterMs, 36 * 3_600_000);
     assert.equal(c.webhooksMaxAttempts, 4);
-    assert.throws(() => loadConfig({ SIGIL_WEBHOOKS_RETRY_SCHEDULE: "0,soon" }, []), /SIGIL_WEBHOOKS_RETRY_SCHEDULE: "soon" is not a duration/);
-    assert.throws(() => loadConfig({ SIGIL_WEBHOOKS_DISABLE_AFTER: "10ms" }, []), /SIGIL_WEBHOOKS_DISABLE_AFTER must be between 1s and 365d/);
+    assert.throws(
+      () => loadConfig({ SIGIL_WEBHOOKS_RETRY_SCHEDULE: "0,soon" }, []),
+      /SIGIL_WEBHOOKS_RETRY_SCHEDULE: "soon" is not a duration/,
+    );
+    assert.throws(
+      () => loadConfig({ SIGIL_WEBHOOKS_DISABLE_AFTER: "10ms" }, []),
+      /SIGIL_WEBHOOKS_DISABLE_AFTER must be between 1s and 365d/,
+    );
   });
 
   it("`sigil serve --help` lists every flag with its variable, and the env-only variables", () => {

@@ -83,13 +83,35 @@ describe("console: API key stamps", () => {
 describe("console: the explained policy text", () => {
   const text = "activity.type == 'A' && activity.resource == 'USER'";
   const render = (spans: { start: number; end: number }[]) =>
-    highlighted(text, spans, "policy-highlight").map((part) => (typeof part === "string" ? part : `[${String((part.props as { children: unknown }).children)}]`)).join("");
+    highlighted(text, spans, "policy-highlight")
+      .map((part) => (typeof part === "string" ? part : `[${String((part.props as { children: unknown }).children)}]`))
+      .join("");
 
   it("marks each span exactly, in text order, merging overlaps and clamping to the text", () => {
     assert.equal(render([{ start: 24, end: 51 }]), "activity.type == 'A' && [activity.resource == 'USER']");
-    assert.equal(render([{ start: 24, end: 32 }, { start: 0, end: 8 }]), "[activity].type == 'A' && [activity].resource == 'USER'");
-    assert.equal(render([{ start: 0, end: 10 }, { start: 5, end: 13 }]), "[activity.type] == 'A' && activity.resource == 'USER'");
-    assert.equal(render([{ start: -5, end: 2 }, { start: 40, end: 999 }, { start: 7, end: 7 }, { start: 9, end: 3 }]), `[ac]tivity.type == 'A' && activity.resourc[e == 'USER']`);
+    assert.equal(
+      render([
+        { start: 24, end: 32 },
+        { start: 0, end: 8 },
+      ]),
+      "[activity].type == 'A' && [activity].resource == 'USER'",
+    );
+    assert.equal(
+      render([
+        { start: 0, end: 10 },
+        { start: 5, end: 13 },
+      ]),
+      "[activity.type] == 'A' && activity.resource == 'USER'",
+    );
+    assert.equal(
+      render([
+        { start: -5, end: 2 },
+        { start: 40, end: 999 },
+        { start: 7, end: 7 },
+        { start: 9, end: 3 },
+      ]),
+      `[ac]tivity.type == 'A' && activity.resourc[e == 'USER']`,
+    );
     assert.equal(render([]), text);
     const marks = highlighted(text, [{ start: 0, end: 8 }], "policy-highlight").filter((p) => typeof p !== "string");
     assert.equal((marks[0] as { type: unknown }).type, "mark");

@@ -46,8 +46,7 @@ describe("P-256 API key stamps", () => {
   it("accepts uncompressed keys and rejects malformed keys and signatures without throwing", async () => {
     const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
     const jwk = publicKey.export({ format: "jwk" });
-    const uncompressed =
-      "04" + Buffer.from(jwk.x!, "base64url").toString("hex") + Buffer.from(jwk.y!, "base64url").toString("hex");
+    const uncompressed = "04" + Buffer.from(jwk.x!, "base64url").toString("hex") + Buffer.from(jwk.y!, "base64url").toString("hex");
     const msg = Buffer.from("hello");
     const sig = createSign("SHA256").update(msg).sign(privateKey).toString("hex");
     assert.equal(publicKeyProblem(P256, uncompressed), null);

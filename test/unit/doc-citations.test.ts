@@ -32,7 +32,12 @@ function sectionsOf(doc: string): { numbers: Set<string>; titles: Set<string> } 
     const text = h[1]!.trim();
     const n = /^§?\s*(\d+(?:\.\d+)*)\.?(?:\s|$)/.exec(text);
     if (n) numbers.add(n[1]!);
-    titles.add(text.replace(/^§?\s*\d+(?:\.\d+)*\.?\s*/, "").replace(/`/g, "").toLowerCase());
+    titles.add(
+      text
+        .replace(/^§?\s*\d+(?:\.\d+)*\.?\s*/, "")
+        .replace(/`/g, "")
+        .toLowerCase(),
+    );
   }
   return { numbers, titles };
 }
@@ -56,7 +61,16 @@ export function citationProblems(text: string, where: string): Finding[] {
   const found: Finding[] = [];
   const lines = text.split("\n");
   // Names of documents that are not in the repository (assembled so this file does not match itself).
-  const outside = new RegExp(["WIRE" + "-NOTES", "POLICY" + "-LANGUAGE", "interface" + "-spec", "ARCHITECTURE" + "\\.md", "\\.\\./shared/", "ROADMAP" + "\\.md"].join("|"));
+  const outside = new RegExp(
+    [
+      "WIRE" + "-NOTES",
+      "POLICY" + "-LANGUAGE",
+      "interface" + "-spec",
+      "ARCHITECTURE" + "\\.md",
+      "\\.\\./shared/",
+      "ROADMAP" + "\\.md",
+    ].join("|"),
+  );
   const issue = new RegExp("\\b" + "issues?" + "\\s+#?\\d+", "i");
   lines.forEach((line, i) => {
     const at = `${where}:${i + 1}`;
@@ -81,7 +95,8 @@ export function citationProblems(text: string, where: string): Finding[] {
     }
   }
   // docs/<file>.md, then optionally § sections ("§2", "§2.1, §4", "§1–2") or a quoted heading.
-  const cite = /docs\/([A-Za-z0-9_./-]+?\.md)((?:\s*(?:§\s*\d+(?:\.\d+)*(?:\s*[–-]\s*\d+(?:\.\d+)*)?)(?:\s*(?:,|and|&)\s*)?)*)(?:,\s*"([^"]+)")?/g;
+  const cite =
+    /docs\/([A-Za-z0-9_./-]+?\.md)((?:\s*(?:§\s*\d+(?:\.\d+)*(?:\s*[–-]\s*\d+(?:\.\d+)*)?)(?:\s*(?:,|and|&)\s*)?)*)(?:,\s*"([^"]+)")?/g;
   for (const m of text.matchAll(cite)) {
     const line = text.slice(0, m.index).split("\n").length;
     const at = `${where}:${line}`;
@@ -97,7 +112,10 @@ export function citationProblems(text: string, where: string): Finding[] {
       }
     }
     // A quoted heading may run over a comment's line break ("…\n * rest" or "…\n// rest").
-    const title = m[3]?.replace(/\s*\n\s*(?:\/\/|\*)?\s*/g, " ").replace(/`/g, "").trim();
+    const title = m[3]
+      ?.replace(/\s*\n\s*(?:\/\/|\*)?\s*/g, " ")
+      .replace(/`/g, "")
+      .trim();
     if (title && !doc.titles.has(title.toLowerCase())) {
       found.push({ where: at, what: `cites ${rel} "${title}", which has no such heading` });
     }
@@ -111,10 +129,11 @@ describe("citations in code point into docs/", () => {
   });
 
   it("every citation names an existing docs/ file and section; none names a file outside the repository or an issue number", () => {
-    const problems = files
-      .filter((f) => f !== THIS_FILE)
-      .flatMap((f) => citationProblems(readFileSync(f, "utf8"), path.relative(ROOT, f)));
-    assert.deepEqual(problems.map((p) => `${p.where}: ${p.what}`), []);
+    const problems = files.filter((f) => f !== THIS_FILE).flatMap((f) => citationProblems(readFileSync(f, "utf8"), path.relative(ROOT, f)));
+    assert.deepEqual(
+      problems.map((p) => `${p.where}: ${p.what}`),
+      [],
+    );
   });
 
   it("the checker itself catches each kind of problem", () => {
@@ -134,8 +153,16 @@ describe("citations in code point into docs/", () => {
     assert.match(whats.join("\n"), /no such heading/);
     assert.deepEqual(citationProblems("// docs/login-lookups.md §1, §2 and docs/tvc-isolation.md §1–2", "ok"), []);
     // A bare section names nothing, unless the file says whose sections it means (then checked).
-    assert.match(citationProblems("// (" + "§6.8: a bare section)", "bare").map((p) => p.what).join(), /without naming its document/);
+    assert.match(
+      citationProblems("// (" + "§6.8: a bare section)", "bare")
+        .map((p) => p.what)
+        .join(),
+      /without naming its document/,
+    );
     const declared = "// § alone in this file: docs/login-lookups.md\n" + "\n".repeat(5) + "x".repeat(200) + "\n// (§2) and (§98)";
-    assert.deepEqual(citationProblems(declared, "declared").map((p) => p.what), ["cites docs/login-lookups.md §98 (the file's note), which has no such section"]);
+    assert.deepEqual(
+      citationProblems(declared, "declared").map((p) => p.what),
+      ["cites docs/login-lookups.md §98 (the file's note), which has no such section"],
+    );
   });
 });

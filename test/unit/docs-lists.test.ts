@@ -35,7 +35,10 @@ describe("docs lists held by the code", () => {
     const rows = tableRows(markedBlock("docs/stamps.md", "stamp-kinds"));
     assertSameList(
       "docs/stamps.md §1.1 (list:stamp-kinds)",
-      firstSpans(rows.map((r) => r[0]!), "docs/stamps.md §1.1"),
+      firstSpans(
+        rows.map((r) => r[0]!),
+        "docs/stamps.md §1.1",
+      ),
       STRATEGIES.map((s) => s.headerName),
       "Add a row for each strategy of src/auth/strategies.ts, in its order (docs/stamps.md §7.2).",
       { ordered: true },
@@ -94,7 +97,11 @@ describe("docs lists held by the code", () => {
     assert.ok(gates.length >= 8, `only ${gates.join(", ")}: the pipeline's gates are no longer refuse… functions?`);
     const spans = new Set(codeSpans(readDoc("docs/request-path.md")));
     const undocumented = gates.filter((g) => !spans.has(g));
-    assert.deepEqual(undocumented, [], `src/pipeline calls ${undocumented.join(", ")}, which docs/request-path.md (§2–4) does not name: describe the step where it runs`);
+    assert.deepEqual(
+      undocumented,
+      [],
+      `src/pipeline calls ${undocumented.join(", ")}, which docs/request-path.md (§2–4) does not name: describe the step where it runs`,
+    );
   });
 
   it("definition hooks: docs/activities.md §9 is ActivityDefinition's optional members, in order", () => {
@@ -128,7 +135,10 @@ describe("docs lists held by the code", () => {
     const rows = tableRows(markedBlock("docs/logins.md", "login-methods"));
     assertSameList(
       "docs/logins.md §8.1 (list:login-methods)",
-      firstSpans(rows.map((r) => r[0]!), "docs/logins.md §8.1"),
+      firstSpans(
+        rows.map((r) => r[0]!),
+        "docs/logins.md §8.1",
+      ),
       LOGIN_METHODS.map((m) => m.name),
       "One row per method of src/logins/index.ts LOGIN_METHODS, in its order (docs/logins.md §8.4).",
       { ordered: true },
@@ -160,7 +170,10 @@ describe("docs lists held by the code", () => {
     const rows = tableRows(markedBlock("docs/storage.md", "engines"));
     assertSameList(
       "docs/storage.md §1 (list:engines)",
-      firstSpans(rows.map((r) => r[0]!), "docs/storage.md §1"),
+      firstSpans(
+        rows.map((r) => r[0]!),
+        "docs/storage.md §1",
+      ),
       ENGINES.map((e) => e.name),
       "One row per engine of src/store/engines.ts ENGINES, in its order (docs/storage.md §2).",
       { ordered: true },
@@ -180,7 +193,12 @@ describe("docs lists held by the code", () => {
   });
 
   it("every file or folder of the repository a doc names in backticks exists", () => {
-    const docs = ["README.md", ...readdirSync(path.join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+    const docs = [
+      "README.md",
+      ...readdirSync(path.join(ROOT, "docs"))
+        .filter((f) => f.endsWith(".md"))
+        .map((f) => `docs/${f}`),
+    ];
     const missing: string[] = [];
     for (const doc of docs) {
       for (const span of codeSpans(readDoc(doc))) {
@@ -202,7 +220,9 @@ describe("docs lists held by the code", () => {
   it("queries: docs/api.md §3 names every registered query, and nothing else", () => {
     // Every snake_case name in the block, but the activities it mentions (`create_policy`).
     const activityOps = new Set([...ACTIVITIES, ...VOTES].map((d) => d.op));
-    const named = codeSpans(markedBlock("docs/api.md", "queries")).filter((s) => (/^[a-z][a-z0-9]*(_[a-z0-9]+)+$/.test(s) || s === "whoami") && !activityOps.has(s));
+    const named = codeSpans(markedBlock("docs/api.md", "queries")).filter(
+      (s) => (/^[a-z][a-z0-9]*(_[a-z0-9]+)+$/.test(s) || s === "whoami") && !activityOps.has(s),
+    );
     assertSameList(
       "docs/api.md §3 (list:queries)",
       [...new Set(named)],

@@ -22,7 +22,8 @@ const TOUCHES: readonly Touch[] = [
   {
     what: "a store (a database file or server)",
     tier: "store",
-    pattern: /from "\.\.\/helpers\/(store|server|engines|pg-template)\.ts"|from "(better-sqlite3|pg)"|\b(openStore|openService|scratchStore|newInstance)\(/,
+    pattern:
+      /from "\.\.\/helpers\/(store|server|engines|pg-template)\.ts"|from "(better-sqlite3|pg)"|\b(openStore|openService|scratchStore|newInstance)\(/,
   },
 ];
 /**
@@ -68,7 +69,11 @@ describe("test tiers (docs/testing.md §1)", () => {
       .filter((d) => d.isDirectory() && testFilesIn(d.name))
       .map((d) => d.name)
       .sort();
-    assert.deepEqual(dirs, ["e2e", "ops", "store", "unit"], "a new directory of test files is a new tier: add it to docs/testing.md §1, scripts/run-tests.mjs and this test");
+    assert.deepEqual(
+      dirs,
+      ["e2e", "ops", "store", "unit"],
+      "a new directory of test files is a new tier: add it to docs/testing.md §1, scripts/run-tests.mjs and this test",
+    );
     const doc = readFileSync(path.join(ROOT, "docs/testing.md"), "utf8");
     for (const d of dirs) assert.ok(doc.includes(`\`test/${d}/\``), `docs/testing.md does not name test/${d}/`);
   });

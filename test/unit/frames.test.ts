@@ -73,11 +73,21 @@ describe("APPLY_SETTINGS", () => {
 
 describe("the static frames (npm run build)", () => {
   it("settings come from SIGIL_FRAMES_API_URL / SIGIL_FRAMES_PARENT_ORIGINS, else PORT and SIGIL_CORS_ORIGINS", () => {
-    assert.deepEqual(staticSettings({ SIGIL_FRAMES_API_URL: "https://api.example/", SIGIL_FRAMES_PARENT_ORIGINS: "https://a.example, https://b.example", SIGIL_CORS_ORIGINS: "https://c.example" }), {
-      apiBaseUrl: "https://api.example",
-      parentOrigins: ["https://a.example", "https://b.example"],
+    assert.deepEqual(
+      staticSettings({
+        SIGIL_FRAMES_API_URL: "https://api.example/",
+        SIGIL_FRAMES_PARENT_ORIGINS: "https://a.example, https://b.example",
+        SIGIL_CORS_ORIGINS: "https://c.example",
+      }),
+      {
+        apiBaseUrl: "https://api.example",
+        parentOrigins: ["https://a.example", "https://b.example"],
+      },
+    );
+    assert.deepEqual(staticSettings({ PORT: "9000", SIGIL_CORS_ORIGINS: "https://c.example" }), {
+      apiBaseUrl: "http://127.0.0.1:9000",
+      parentOrigins: ["https://c.example"],
     });
-    assert.deepEqual(staticSettings({ PORT: "9000", SIGIL_CORS_ORIGINS: "https://c.example" }), { apiBaseUrl: "http://127.0.0.1:9000", parentOrigins: ["https://c.example"] });
     assert.throws(() => staticSettings({ SIGIL_FRAMES_PARENT_ORIGINS: "https://a.example/app" }), /scheme:\/\/host/);
   });
 
@@ -86,10 +96,19 @@ describe("the static frames (npm run build)", () => {
     try {
       const written = await writeFrames(dir, { apiBaseUrl: "https://api.example", parentOrigins: ["https://app.example"] });
       assert.deepEqual(written, ["_headers", "config.js", "export.html", "export.js", "frames.css", "import.html", "import.js"]);
-      assert.match(readFileSync(path.join(dir, "config.js"), "utf8"), /SIGIL_FRAMES_CONFIG = \{"apiBaseUrl":"https:\/\/api\.example","parentOrigins":\["https:\/\/app\.example"\]\}/);
+      assert.match(
+        readFileSync(path.join(dir, "config.js"), "utf8"),
+        /SIGIL_FRAMES_CONFIG = \{"apiBaseUrl":"https:\/\/api\.example","parentOrigins":\["https:\/\/app\.example"\]\}/,
+      );
       const headers = readFileSync(path.join(dir, "_headers"), "utf8");
-      assert.match(headers, /^\/\*\n  content-security-policy: default-src 'none'; script-src 'self'; style-src 'self'; connect-src https:\/\/api\.example; .*frame-ancestors https:\/\/app\.example\n/);
-      assert.match(readFileSync(path.join(dir, "export.html"), "utf8"), /<script src="config.js" defer><\/script>\s*<script src="export.js" defer><\/script>/);
+      assert.match(
+        headers,
+        /^\/\*\n  content-security-policy: default-src 'none'; script-src 'self'; style-src 'self'; connect-src https:\/\/api\.example; .*frame-ancestors https:\/\/app\.example\n/,
+      );
+      assert.match(
+        readFileSync(path.join(dir, "export.html"), "utf8"),
+        /<script src="config.js" defer><\/script>\s*<script src="export.js" defer><\/script>/,
+      );
       assert.ok(readFileSync(path.join(dir, "import.js"), "utf8").includes("/public/v1/discovery/keys"));
     } finally {
       rmSync(dir, { recursive: true, force: true });

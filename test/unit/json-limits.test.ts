@@ -18,7 +18,7 @@ function depthOf(v: unknown): number {
 }
 
 // Strings full of what the scan must not mistake for structure.
-const tricky = fc.string({ unit: fc.constantFrom("[", "]", "{", "}", '"', "\\", "\\\"", "é", "😀", "\u0000", "a") });
+const tricky = fc.string({ unit: fc.constantFrom("[", "]", "{", "}", '"', "\\", '\\"', "é", "😀", "\u0000", "a") });
 
 describe("JSON nesting scan", () => {
   it("agrees with the depth of the parsed value, whatever the strings contain", () => {
@@ -78,7 +78,14 @@ function fullest(schema: TSchema): unknown {
 describe("JSON member and value limits", () => {
   it("counts members and values as the parsed value holds them, whatever the strings contain", () => {
     const { value } = fc.letrec((tie) => ({
-      value: fc.oneof({ depthSize: "medium" }, tricky, fc.integer(), fc.constant(null), fc.array(tie("value"), { maxLength: 4 }), fc.dictionary(tricky, tie("value"), { maxKeys: 4 })),
+      value: fc.oneof(
+        { depthSize: "medium" },
+        tricky,
+        fc.integer(),
+        fc.constant(null),
+        fc.array(tie("value"), { maxLength: 4 }),
+        fc.dictionary(tricky, tie("value"), { maxKeys: 4 }),
+      ),
     }));
     fc.assert(
       fc.property(value, fc.boolean(), (inner, pretty) => {
@@ -100,20 +107,31 @@ describe("JSON member and value limits", () => {
     assert.equal(exceededJsonLimit(members(MAX_JSON_MEMBERS)), undefined);
     assert.equal(exceededJsonLimit(members(MAX_JSON_MEMBERS + 1)), "members");
     // The array and its elements: n − 1 elements make n values.
-    const zeros = (n: number) => Buffer.from(`[${Array(n - 1).fill("0").join(",")}]`);
+    const zeros = (n: number) =>
+      Buffer.from(
+        `[${Array(n - 1)
+          .fill("0")
+          .join(",")}]`,
+      );
     assert.equal(exceededJsonLimit(zeros(MAX_JSON_VALUES)), undefined);
     assert.equal(exceededJsonLimit(zeros(MAX_JSON_VALUES + 1)), "values");
     assert.equal(exceededJsonLimit(Buffer.from(`{"a":"${",:[{".repeat(100_000)}"}`)), undefined, "inside a string nothing counts");
   });
 
   it("leave room for the fullest request of every activity, and for 100 users with 2 keys, passkeys and providers each", () => {
-    const MANY_USERS = new Set(["ACTIVITY_TYPE_CREATE_USERS_V3", "ACTIVITY_TYPE_CREATE_USERS_V4", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7", "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8"]);
+    const MANY_USERS = new Set([
+      "ACTIVITY_TYPE_CREATE_USERS_V3",
+      "ACTIVITY_TYPE_CREATE_USERS_V4",
+      "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7",
+      "ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8",
+    ]);
     for (const def of ACTIVITIES) {
       const parameters = fullest(def.validator.schema) as Record<string, unknown>;
       if (MANY_USERS.has(def.type)) {
         const users = (parameters.users ?? parameters.rootUsers) as Record<string, unknown>[];
         assert.equal(users.length, 100);
-        for (const user of users) for (const list of ["apiKeys", "authenticators", "oauthProviders"]) user[list] = (user[list] as unknown[]).slice(0, 2);
+        for (const user of users)
+          for (const list of ["apiKeys", "authenticators", "oauthProviders"]) user[list] = (user[list] as unknown[]).slice(0, 2);
       }
       const { members, values } = countOf({ type: def.type, timestampMs: "1", organizationId: "x", parameters });
       assert.ok(members <= MAX_JSON_MEMBERS && values <= MAX_JSON_VALUES, `${def.type}: ${members} members, ${values} values`);
@@ -139,8 +157,15 @@ describe("JSON member and value limits", () => {
   });
 
   it("the U+0000 walk runs whenever the text holds an escape that could decode to one", () => {
-    for (const text of [String.raw`{"a":"\\u0000"}`, `{"a":"x"}`, String.raw`{"a":"\\\\u0000"}`]) refuseUnstorableCharacters(parseJsonBody(Buffer.from(text)));
-    for (const text of [String.raw`{"a":"\u0000"}`, String.raw`{"a":"\ud800"}`, String.raw`{"a":"\uDC00"}`, String.raw`{"a\u0000":1}`, String.raw`{"a":"\\\u0000"}`]) {
+    for (const text of [String.raw`{"a":"\\u0000"}`, `{"a":"x"}`, String.raw`{"a":"\\\\u0000"}`])
+      refuseUnstorableCharacters(parseJsonBody(Buffer.from(text)));
+    for (const text of [
+      String.raw`{"a":"\u0000"}`,
+      String.raw`{"a":"\ud800"}`,
+      String.raw`{"a":"\uDC00"}`,
+      String.raw`{"a\u0000":1}`,
+      String.raw`{"a":"\\\u0000"}`,
+    ]) {
       assert.throws(() => refuseUnstorableCharacters(parseJsonBody(Buffer.from(text))), /must not contain/, text);
     }
   });
@@ -155,14 +180,22 @@ describe("U+0000 walk", () => {
       unstorableCharacters(body).map((v) => v.field),
       ["b", "c[0].d", '["e\\u0000"]', '["f g"][0]', "__proto__x"],
     );
-    assert.deepEqual(unstorableCharacters(JSON.parse('{"__proto__":{"a":"\\u0000"}}')).map((v) => v.field), ["__proto__.a"]);
+    assert.deepEqual(
+      unstorableCharacters(JSON.parse('{"__proto__":{"a":"\\u0000"}}')).map((v) => v.field),
+      ["__proto__.a"],
+    );
     assert.deepEqual(unstorableCharacters({ a: ["", 1, null, true, { b: "\u0001" }] }), []);
   });
 
   it("names unpaired surrogates, high or low, in values and keys; a pair passes", () => {
-    const body = JSON.parse('{"a":"\\ud800","b":"x\\udc00y","c":["\\udbff\\udbff\\udc00"],"d\\udfff":1,"ok":"\\ud83d\\ude00","e":"\\udc00\\ud800"}') as unknown;
+    const body = JSON.parse(
+      '{"a":"\\ud800","b":"x\\udc00y","c":["\\udbff\\udbff\\udc00"],"d\\udfff":1,"ok":"\\ud83d\\ude00","e":"\\udc00\\ud800"}',
+    ) as unknown;
     const found = unstorableCharacters(body);
-    assert.deepEqual(found.map((v) => v.field), ["a", "b", "c[0]", '["d\\udfff"]', "e"]);
+    assert.deepEqual(
+      found.map((v) => v.field),
+      ["a", "b", "c[0]", '["d\\udfff"]', "e"],
+    );
     assert.match(found[0]!.description, /unpaired surrogate/);
     assert.deepEqual(unstorableCharacters({ s: "\u{1F600} plain \u00e9" }), []);
   });

@@ -35,7 +35,10 @@ describe("key registrations below the target", () => {
   });
 
   it("the backend's registration beats a tenant's copy, older or newer, proved or fresh", () => {
-    assert.equal(chosen([reg("copy-before", 5 * WINDOW, { provedAgoMs: 1 }), reg("backend", WINDOW * 2, { trusted: true }), reg("copy-after", 10)]), "backend");
+    assert.equal(
+      chosen([reg("copy-before", 5 * WINDOW, { provedAgoMs: 1 }), reg("backend", WINDOW * 2, { trusted: true }), reg("copy-after", 10)]),
+      "backend",
+    );
   });
 
   it("a proved registration beats fresh ones; among trusted or proved ones the oldest wins (id breaks ties)", () => {

@@ -36,7 +36,10 @@ describe("layer check", () => {
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const { status, out } = check(dir);
     assert.equal(status, 1, out);
-    assert.match(out, /store\/users\.ts imports "\.\.\/pipeline\/steps\.ts" \(pipeline\/steps\.ts\): layer "store" may not import layer "pipeline"/);
+    assert.match(
+      out,
+      /store\/users\.ts imports "\.\.\/pipeline\/steps\.ts" \(pipeline\/steps\.ts\): layer "store" may not import layer "pipeline"/,
+    );
   });
 
   it("counts a type-only import as an edge", (t) => {
@@ -55,7 +58,8 @@ describe("layer check", () => {
       "pipeline/steps.ts": 'import { users } from "../store/users.ts";\nexport const step = users;\n',
       "store/users.ts": "export const users = 1;\n",
       // EXCEPTIONS[0]: allowed with its reason.
-      [EXCEPTIONS[0]!.from]: `import type { X } from "${path.relative(path.dirname(EXCEPTIONS[0]!.from), EXCEPTIONS[0]!.to)}";\nexport type Y = X;\n`,
+      [EXCEPTIONS[0]!.from]:
+        `import type { X } from "${path.relative(path.dirname(EXCEPTIONS[0]!.from), EXCEPTIONS[0]!.to)}";\nexport type Y = X;\n`,
       [EXCEPTIONS[0]!.to]: "export type X = number;\n",
     });
     t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -95,8 +99,10 @@ describe("layer check", () => {
       LAYERS.map((l) => ({ name: l.name, modules: l.modules })),
     );
     for (const layer of LAYERS) {
-      for (const file of Object.keys(layer.placed ?? {})) assert.ok(note.includes(`- \`${file}\` (${layer.name}):`), `placed ${file} missing from docs/layers.md §1.1`);
+      for (const file of Object.keys(layer.placed ?? {}))
+        assert.ok(note.includes(`- \`${file}\` (${layer.name}):`), `placed ${file} missing from docs/layers.md §1.1`);
     }
-    for (const e of EXCEPTIONS) assert.ok(note.includes(`- \`${e.from}\` → \`${e.to}\`:`), `exception ${e.from} missing from docs/layers.md §2`);
+    for (const e of EXCEPTIONS)
+      assert.ok(note.includes(`- \`${e.from}\` → \`${e.to}\`:`), `exception ${e.from} missing from docs/layers.md §2`);
   });
 });

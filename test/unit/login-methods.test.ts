@@ -30,7 +30,10 @@ const quiet = { info() {}, warn() {} };
 describe("login methods", () => {
   it("names are unique and each method lives in the folder of its name", () => {
     const names = LOGIN_METHODS.map((m) => m.name);
-    assert.deepEqual(names.filter((n, i) => names.indexOf(n) !== i), []);
+    assert.deepEqual(
+      names.filter((n, i) => names.indexOf(n) !== i),
+      [],
+    );
     assert.ok(names.length >= 5, names.join());
     for (const n of names) assert.ok(existsSync(path.join(ROOT, "src/logins", n, "index.ts")), `src/logins/${n}/index.ts`);
   });
@@ -45,7 +48,10 @@ describe("login methods", () => {
         if (spec.legacy) {
           assert.ok(section.includes("`" + spec.type + "`"), `${m.name}: legacy ${spec.type} is not listed in docs/logins.md §8.3`);
         } else {
-          assert.ok(served.length > 0, `${m.name}: ${spec.type} matches no registered activity (mark it legacy and document it, or drop it)`);
+          assert.ok(
+            served.length > 0,
+            `${m.name}: ${spec.type} matches no registered activity (mark it legacy and document it, or drop it)`,
+          );
           // What the method opens, the registry's definition opens too (parentMayStamp).
           for (const t of served) assert.equal(activityByType(t)?.parentMayStamp, true, `${m.name}: ${t} does not set parentMayStamp`);
           registered++;
@@ -58,7 +64,11 @@ describe("login methods", () => {
   it("no two methods claim one type, and every type a definition opens to parents belongs to exactly one method", () => {
     const specs = LOGIN_METHODS.flatMap((m) => m.parentStampable.map((s) => ({ method: m.name, type: s.type })));
     const types = specs.map((s) => s.type);
-    assert.deepEqual(types.filter((t, i) => types.indexOf(t) !== i), [], "a type declared twice");
+    assert.deepEqual(
+      types.filter((t, i) => types.indexOf(t) !== i),
+      [],
+      "a type declared twice",
+    );
     // Patterns could overlap without sharing a base name (a prefix with everyVersion).
     const candidates = [...new Set([...types, ...types.flatMap((t) => [`${t}_V2`, `${t}_V3`]), ...ROUTES.map((r) => r.type)])];
     for (const t of candidates) {
@@ -72,7 +82,10 @@ describe("login methods", () => {
 
   it("PARENT_STAMPABLE is exactly the methods' patterns, anchored", () => {
     assert.equal(PARENT_STAMPABLE, LOGIN_PARENT_PATTERNS);
-    assert.deepEqual(PARENT_STAMPABLE.map(String), LOGIN_METHODS.flatMap((m) => m.parentStampable.map((s) => String(parentPattern(s)))));
+    assert.deepEqual(
+      PARENT_STAMPABLE.map(String),
+      LOGIN_METHODS.flatMap((m) => m.parentStampable.map((s) => String(parentPattern(s)))),
+    );
     for (const p of PARENT_STAMPABLE) assert.ok(p.source.startsWith("^ACTIVITY_TYPE_") && p.source.endsWith("$"), String(p));
     assert.ok(isParentStampable("ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2"));
     assert.equal(isParentStampable("ACTIVITY_TYPE_OAUTH_LOGIN_V2"), false);
@@ -81,7 +94,17 @@ describe("login methods", () => {
   it("a parent type is written without a version, as an activity type", () => {
     assert.throws(() => parentPattern({ type: "ACTIVITY_TYPE_INIT_OTP_V3" }), /without its version suffix/);
     assert.throws(() => parentPattern({ type: "ACTIVITY_TYPE_A.*" }), /without its version suffix/);
-    assert.deepEqual(defineLoginMethod({ name: "x", doc: "docs/logins.md §8", activities: [], parentStampable: [{ type: "ACTIVITY_TYPE_X", everyVersion: true }], knobs: [], settings: () => ({}) }).parentPatterns.map(String), [String(/^ACTIVITY_TYPE_X(_V\d+)?$/)]);
+    assert.deepEqual(
+      defineLoginMethod({
+        name: "x",
+        doc: "docs/logins.md §8",
+        activities: [],
+        parentStampable: [{ type: "ACTIVITY_TYPE_X", everyVersion: true }],
+        knobs: [],
+        settings: () => ({}),
+      }).parentPatterns.map(String),
+      [String(/^ACTIVITY_TYPE_X(_V\d+)?$/)],
+    );
   });
 
   it("every activity a method names is registered", () => {
@@ -93,11 +116,18 @@ describe("login methods", () => {
   it("knob variables, flags and fields are unique across methods, and every one is in KNOBS once, in list order", () => {
     for (const field of ["env", "flag", "key"] as const) {
       const names = LOGIN_KNOBS.map((k) => k[field]).filter((n) => n !== undefined);
-      assert.deepEqual(names.filter((n, i) => names.indexOf(n) !== i), [], `duplicate ${field} among the login methods' knobs`);
+      assert.deepEqual(
+        names.filter((n, i) => names.indexOf(n) !== i),
+        [],
+        `duplicate ${field} among the login methods' knobs`,
+      );
     }
     const all = KNOBS.map((k) => k.env);
     const login = LOGIN_KNOBS.map((k) => k.env);
-    assert.deepEqual(LOGIN_METHODS.flatMap((m) => m.knobs.map((k) => k.env)), login);
+    assert.deepEqual(
+      LOGIN_METHODS.flatMap((m) => m.knobs.map((k) => k.env)),
+      login,
+    );
     const at = all.indexOf(login[0]!);
     assert.deepEqual(all.slice(at, at + login.length), login, "the login knobs stand together in KNOBS, in LOGIN_METHODS order");
     for (const env of login) assert.equal(all.filter((e) => e === env).length, 1, env);
@@ -105,7 +135,14 @@ describe("login methods", () => {
 
   it("the assembled settings hold every method's part, built from its knobs", () => {
     const s = loginSettingsFrom(
-      loadConfig({ PORT: "9177", SIGIL_SESSION_MAX_SECONDS: "600", SIGIL_WEBAUTHN_ORIGINS: "https://a.example", SIGIL_OTP_GUESSES_PER_CONTACT: "7", SIGIL_MAIL_SENDER_DOMAINS: "Example.com", SMTP_URL: "smtp://127.0.0.1:2525" }),
+      loadConfig({
+        PORT: "9177",
+        SIGIL_SESSION_MAX_SECONDS: "600",
+        SIGIL_WEBAUTHN_ORIGINS: "https://a.example",
+        SIGIL_OTP_GUESSES_PER_CONTACT: "7",
+        SIGIL_MAIL_SENDER_DOMAINS: "Example.com",
+        SMTP_URL: "smtp://127.0.0.1:2525",
+      }),
       quiet,
     );
     assert.equal(s.sessionMaxSeconds, 600);

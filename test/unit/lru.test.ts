@@ -7,7 +7,12 @@ import { Lru } from "../../src/cache/lru.ts";
 describe("Lru", () => {
   it("keeps at most its bound, evicting the least recently used (a get counts as use)", () => {
     const lru = new Lru<number>(3);
-    for (const [k, v] of [["a", 1], ["b", 2], ["c", 3]] as const) lru.set(k, v);
+    for (const [k, v] of [
+      ["a", 1],
+      ["b", 2],
+      ["c", 3],
+    ] as const)
+      lru.set(k, v);
     assert.equal(lru.get("a"), 1); // a is now the most recent; b the least
     lru.set("d", 4);
     assert.equal(lru.size, 3);

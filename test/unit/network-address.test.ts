@@ -113,11 +113,17 @@ describe("network configuration", () => {
     assert.throws(() => parseTrustProxy("10.0.0.300"), /SIGIL_TRUST_PROXY/);
     assert.throws(() => parseTrustProxy("33"), /at most 32 hops/);
     const hops = fastifyTrustProxy(2) as (a: string, i: number) => boolean;
-    assert.deepEqual([0, 1, 2].map((i) => hops("x", i)), [true, true, false]);
+    assert.deepEqual(
+      [0, 1, 2].map((i) => hops("x", i)),
+      [true, true, false],
+    );
   });
 
   it("SIGIL_CORS_ORIGINS: exact origins only", () => {
-    assert.deepEqual(parseCorsOrigins("https://app.example.com, http://localhost:3000"), ["https://app.example.com", "http://localhost:3000"]);
+    assert.deepEqual(parseCorsOrigins("https://app.example.com, http://localhost:3000"), [
+      "https://app.example.com",
+      "http://localhost:3000",
+    ]);
     assert.throws(() => parseCorsOrigins("https://app.example.com/path"), /exact origin/);
     assert.throws(() => parseCorsOrigins("*"), /not an origin/);
     assert.throws(() => parseCorsOrigins("ftp://x.example.com"), /exact origin/);

@@ -57,8 +57,14 @@ describe("per-address limits", () => {
   it("IPv6 addresses count per /64; IPv4 per address (IPv4-mapped IPv6 is the IPv4 address)", () => {
     const l = new RateLimiter({ credential: 0, organization: 0, address: 1 }, new MemoryBuckets(() => 7_000_000));
     // Burst 2 per bucket. Two addresses of one /64 use up its bucket…
-    assert.equal(refusedBy(() => l.address("2001:db8:1:2::1")), false);
-    assert.equal(refusedBy(() => l.address("2001:db8:1:2:ffff:ffff:ffff:ffff")), false);
+    assert.equal(
+      refusedBy(() => l.address("2001:db8:1:2::1")),
+      false,
+    );
+    assert.equal(
+      refusedBy(() => l.address("2001:db8:1:2:ffff:ffff:ffff:ffff")),
+      false,
+    );
     // …so a third address of that /64 is refused, naming the /64…
     let message = "";
     try {
@@ -68,11 +74,26 @@ describe("per-address limits", () => {
     }
     assert.match(message, /client address 2001:db8:1:2::\/64/);
     // …while the next /64 has its own.
-    assert.equal(refusedBy(() => l.address("2001:db8:1:3::1")), false);
+    assert.equal(
+      refusedBy(() => l.address("2001:db8:1:3::1")),
+      false,
+    );
     // IPv4: per address, and the mapped form is the same address.
-    assert.equal(refusedBy(() => l.address("192.0.2.1")), false);
-    assert.equal(refusedBy(() => l.address("::ffff:192.0.2.1")), false);
-    assert.equal(refusedBy(() => l.address("192.0.2.1")), true);
-    assert.equal(refusedBy(() => l.address("192.0.2.2")), false);
+    assert.equal(
+      refusedBy(() => l.address("192.0.2.1")),
+      false,
+    );
+    assert.equal(
+      refusedBy(() => l.address("::ffff:192.0.2.1")),
+      false,
+    );
+    assert.equal(
+      refusedBy(() => l.address("192.0.2.1")),
+      true,
+    );
+    assert.equal(
+      refusedBy(() => l.address("192.0.2.2")),
+      false,
+    );
   });
 });

@@ -38,10 +38,14 @@ describe("memory buckets", () => {
     assert.ok(err instanceof RateLimited);
     assert.equal(err.httpStatus, 429);
     assert.equal(err.retryAfterSeconds, 1);
-    assert.deepEqual(err.toBody().details[0], { "@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail", turnkeyErrorCode: "RATE_LIMIT_EXCEEDED" });
+    assert.deepEqual(err.toBody().details[0], {
+      "@type": "type.googleapis.com/errors.v1.TurnkeyErrorDetail",
+      turnkeyErrorCode: "RATE_LIMIT_EXCEEDED",
+    });
     assert.equal(err.toBody().code, 8);
     for (let i = 0; i < 100; i++) await l.address("1.2.3.4");
-    for (let i = 0; i < 100; i++) await new RateLimiter({ credential: 0, organization: 0, address: 0 }, new MemoryBuckets()).caller("c", "o");
+    for (let i = 0; i < 100; i++)
+      await new RateLimiter({ credential: 0, organization: 0, address: 0 }, new MemoryBuckets()).caller("c", "o");
   });
 });
 

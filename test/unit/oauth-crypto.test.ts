@@ -83,7 +83,11 @@ describe("OIDC tokens and the issuer documents", () => {
     });
     assert.deepEqual(decodeProtectedHeader(token), { alg: "ES256", typ: "JWT", kid: key.id });
     const jwks = createLocalJWKSet({ keys: [p256Jwk(key.id, key.signer.publicUncompressed)] });
-    const { payload } = await jwtVerify(token, jwks, { issuer: "https://sigil.example.com", audience: "client-123", algorithms: ["ES256"] });
+    const { payload } = await jwtVerify(token, jwks, {
+      issuer: "https://sigil.example.com",
+      audience: "client-123",
+      algorithms: ["ES256"],
+    });
     assert.deepEqual(payload, {
       iss: "https://sigil.example.com",
       aud: "client-123",
@@ -117,7 +121,11 @@ describe("OIDC tokens and the issuer documents", () => {
 describe("OAuth configuration", () => {
   it("SIGIL_PUBLIC_URL defaults to http://localhost:<port>, drops a trailing slash, refuses credentials or a query", () => {
     assert.equal(oauthSettingsFrom({ ...DEFAULTS, port: 9123 }).publicUrl, "http://localhost:9123");
-    const cfg = loadConfig({ SIGIL_PUBLIC_URL: "https://id.example.com/", SIGIL_OAUTH_TIMEOUT_MS: "2500", SIGIL_OAUTH_ALLOW_LOOPBACK: "true" });
+    const cfg = loadConfig({
+      SIGIL_PUBLIC_URL: "https://id.example.com/",
+      SIGIL_OAUTH_TIMEOUT_MS: "2500",
+      SIGIL_OAUTH_ALLOW_LOOPBACK: "true",
+    });
     assert.equal(cfg.publicUrl, "https://id.example.com");
     const s = oauthSettingsFrom(cfg);
     assert.equal(s.publicUrl, "https://id.example.com");
@@ -136,7 +144,10 @@ describe("OAuth configuration", () => {
     const file = (doc: unknown) => JSON.stringify(doc);
     const ok = parseProvidersFile(
       file({
-        providers: { OAUTH2_PROVIDER_X: { tokenUrl: "https://x.test.example/token", userInfoUrl: "https://x.test.example/me" }, OAUTH2_PROVIDER_OIDC: { tokenUrl: "https://idp.example.com/token" } },
+        providers: {
+          OAUTH2_PROVIDER_X: { tokenUrl: "https://x.test.example/token", userInfoUrl: "https://x.test.example/me" },
+          OAUTH2_PROVIDER_OIDC: { tokenUrl: "https://idp.example.com/token" },
+        },
         issuers: [{ issuer: "https://accounts.google.com", jwksUrl: "https://www.googleapis.com/oauth2/v3/certs" }],
       }),
       false,
@@ -145,13 +156,48 @@ describe("OAuth configuration", () => {
     assert.equal(ok.providers.get("OAUTH2_PROVIDER_OIDC")?.userInfoUrl, "");
     assert.deepEqual(ok.issuers, [{ issuer: "https://accounts.google.com", jwksUrl: "https://www.googleapis.com/oauth2/v3/certs" }]);
     assert.throws(() => parseProvidersFile("{", false), /not JSON/);
-    assert.throws(() => parseProvidersFile(file({ providers: { OAUTH2_PROVIDER_FOO: { tokenUrl: "https://a.example.com" } } }), false), /unknown provider "OAUTH2_PROVIDER_FOO"/);
-    assert.throws(() => parseProvidersFile(file({ providers: { OAUTH2_PROVIDER_X: { tokenUrl: "https://a.example.com/t" } } }), false), /userInfoUrl must be a string/);
-    assert.throws(() => parseProvidersFile(file({ providers: { OAUTH2_PROVIDER_X: { tokenUrl: "http://127.0.0.1:9/t", userInfoUrl: "http://127.0.0.1:9/u" } } }), false), /loopback.*SIGIL_OAUTH_ALLOW_LOOPBACK/);
-    assert.throws(() => parseProvidersFile(file({ providers: { OAUTH2_PROVIDER_X: { tokenUrl: "https://10.1.2.3/t", userInfoUrl: "https://a.example.com/u" } } }), true), /private/);
+    assert.throws(
+      () => parseProvidersFile(file({ providers: { OAUTH2_PROVIDER_FOO: { tokenUrl: "https://a.example.com" } } }), false),
+      /unknown provider "OAUTH2_PROVIDER_FOO"/,
+    );
+    assert.throws(
+      () => parseProvidersFile(file({ providers: { OAUTH2_PROVIDER_X: { tokenUrl: "https://a.example.com/t" } } }), false),
+      /userInfoUrl must be a string/,
+    );
+    assert.throws(
+      () =>
+        parseProvidersFile(
+          file({ providers: { OAUTH2_PROVIDER_X: { tokenUrl: "http://127.0.0.1:9/t", userInfoUrl: "http://127.0.0.1:9/u" } } }),
+          false,
+        ),
+      /loopback.*SIGIL_OAUTH_ALLOW_LOOPBACK/,
+    );
+    assert.throws(
+      () =>
+        parseProvidersFile(
+          file({ providers: { OAUTH2_PROVIDER_X: { tokenUrl: "https://10.1.2.3/t", userInfoUrl: "https://a.example.com/u" } } }),
+          true,
+        ),
+      /private/,
+    );
     assert.throws(() => parseProvidersFile(file({ providers: {}, extra: 1 }), false), /unknown key "extra"/);
-    assert.throws(() => parseProvidersFile(file({ issuers: [{ issuer: "a", jwksUrl: "https://a.example.com/j" }, { issuer: "a", jwksUrl: "https://a.example.com/j" }] }), false), /listed twice/);
-    const dev = parseProvidersFile(file({ providers: { OAUTH2_PROVIDER_X: { tokenUrl: "http://127.0.0.1:9/t", userInfoUrl: "http://localhost:9/u" } } }), true);
+    assert.throws(
+      () =>
+        parseProvidersFile(
+          file({
+            issuers: [
+              { issuer: "a", jwksUrl: "https://a.example.com/j" },
+              { issuer: "a", jwksUrl: "https://a.example.com/j" },
+            ],
+          }),
+          false,
+        ),
+      /listed twice/,
+    );
+    const dev = parseProvidersFile(
+      file({ providers: { OAUTH2_PROVIDER_X: { tokenUrl: "http://127.0.0.1:9/t", userInfoUrl: "http://localhost:9/u" } } }),
+      true,
+    );
     assert.equal(dev.providers.get("OAUTH2_PROVIDER_X")?.tokenUrl, "http://127.0.0.1:9/t");
   });
 
@@ -167,14 +213,24 @@ describe("OAuth configuration", () => {
 describe("providers map user-info to provider-scoped subjects", () => {
   const identity = (name: string, info: Record<string, unknown>) => OAUTH_PROVIDERS.get(name)!.identity(info);
   it("X, Discord, Google, Apple and generic OIDC", () => {
-    assert.deepEqual(identity("OAUTH2_PROVIDER_X", { data: { id: "1234567890123456789", name: "Ada", username: "ada" } }), { sub: "x:1234567890123456789", name: "Ada" });
-    assert.deepEqual(identity("OAUTH2_PROVIDER_DISCORD", { id: "80351110224678912", username: "nelly", email: "n@example.com", verified: true }), {
-      sub: "discord:80351110224678912",
-      email: "n@example.com",
-      email_verified: true,
-      name: "nelly",
+    assert.deepEqual(identity("OAUTH2_PROVIDER_X", { data: { id: "1234567890123456789", name: "Ada", username: "ada" } }), {
+      sub: "x:1234567890123456789",
+      name: "Ada",
     });
-    assert.deepEqual(identity("OAUTH2_PROVIDER_GOOGLE", { sub: "1099", email: "g@example.com", email_verified: "true" }), { sub: "google:1099", email: "g@example.com", email_verified: true });
+    assert.deepEqual(
+      identity("OAUTH2_PROVIDER_DISCORD", { id: "80351110224678912", username: "nelly", email: "n@example.com", verified: true }),
+      {
+        sub: "discord:80351110224678912",
+        email: "n@example.com",
+        email_verified: true,
+        name: "nelly",
+      },
+    );
+    assert.deepEqual(identity("OAUTH2_PROVIDER_GOOGLE", { sub: "1099", email: "g@example.com", email_verified: "true" }), {
+      sub: "google:1099",
+      email: "g@example.com",
+      email_verified: true,
+    });
     assert.deepEqual(identity("OAUTH2_PROVIDER_APPLE", { sub: "000123.abc.456" }), { sub: "apple:000123.abc.456" });
     assert.deepEqual(identity("OAUTH2_PROVIDER_OIDC", { sub: "u-1", name: "N" }), { sub: "oidc:u-1", name: "N" });
   });
@@ -194,7 +250,13 @@ describe("provider client (against the loopback fixture)", () => {
     const p = await startOAuthProvider();
     try {
       const verifier = newVerifier();
-      const input = { clientId: p.clientId, clientSecret: p.clientSecret, code: p.issueCode({ id: "9" }, verifier, redirectUri), codeVerifier: verifier, redirectUri };
+      const input = {
+        clientId: p.clientId,
+        clientSecret: p.clientSecret,
+        code: p.issueCode({ id: "9" }, verifier, redirectUri),
+        codeVerifier: verifier,
+        redirectUri,
+      };
       await assert.rejects(exchangeCode(x, p.endpoints("x"), input, { timeoutMs: 1000, allowLoopback: false }), (err: Error) => {
         assert.ok(err instanceof ProviderError);
         assert.match(err.message, /refusing to connect to 127\.0\.0\.1: .*loopback/);
@@ -226,10 +288,20 @@ describe("provider client (against the loopback fixture)", () => {
     try {
       const endpoints = { tokenUrl: p.endpoints("oidc").tokenUrl, userInfoUrl: "" };
       const verifier = newVerifier();
-      const input = { clientId: p.clientId, clientSecret: p.clientSecret, code: p.issueCode({ id: "001.apple", email: "a@example.com", emailVerified: true }, verifier, redirectUri), codeVerifier: verifier, redirectUri };
+      const input = {
+        clientId: p.clientId,
+        clientSecret: p.clientSecret,
+        code: p.issueCode({ id: "001.apple", email: "a@example.com", emailVerified: true }, verifier, redirectUri),
+        codeVerifier: verifier,
+        redirectUri,
+      };
       const opts = { timeoutMs: 1000, allowLoopback: true };
       const exchanged = await exchangeCode(apple, endpoints, input, opts);
-      assert.deepEqual(apple.identity(await fetchUserInfo(endpoints, exchanged, opts)), { sub: "apple:001.apple", email: "a@example.com", email_verified: true });
+      assert.deepEqual(apple.identity(await fetchUserInfo(endpoints, exchanged, opts)), {
+        sub: "apple:001.apple",
+        email: "a@example.com",
+        email_verified: true,
+      });
       assert.equal(p.hits.userInfo, 0);
       // A wrong secret is refused by the provider: the message quotes its error code only.
       const again = { ...input, clientSecret: "wrong", code: p.issueCode({ id: "x" }, verifier, redirectUri) };
@@ -242,9 +314,24 @@ describe("provider client (against the loopback fixture)", () => {
   it("without a user-info endpoint the identity is the token answer's id_token claims (Apple); none at all is an error", async () => {
     const claims = { sub: "000123.abc", email: "a@privaterelay.appleid.com", email_verified: "true" };
     const idToken = `e30.${Buffer.from(JSON.stringify(claims)).toString("base64url")}.sig`;
-    const info = await fetchUserInfo({ tokenUrl: "https://unused.example.com", userInfoUrl: "" }, { accessToken: "a", idTokenClaims: claims }, { timeoutMs: 100, allowLoopback: false });
-    assert.deepEqual(OAUTH_PROVIDERS.get("OAUTH2_PROVIDER_APPLE")!.identity(info), { sub: "apple:000123.abc", email: "a@privaterelay.appleid.com", email_verified: true });
+    const info = await fetchUserInfo(
+      { tokenUrl: "https://unused.example.com", userInfoUrl: "" },
+      { accessToken: "a", idTokenClaims: claims },
+      { timeoutMs: 100, allowLoopback: false },
+    );
+    assert.deepEqual(OAUTH_PROVIDERS.get("OAUTH2_PROVIDER_APPLE")!.identity(info), {
+      sub: "apple:000123.abc",
+      email: "a@privaterelay.appleid.com",
+      email_verified: true,
+    });
     assert.ok(idToken.split(".").length === 3);
-    await assert.rejects(fetchUserInfo({ tokenUrl: "https://unused.example.com", userInfoUrl: "" }, { accessToken: "a" }, { timeoutMs: 100, allowLoopback: false }), /without an id_token/);
+    await assert.rejects(
+      fetchUserInfo(
+        { tokenUrl: "https://unused.example.com", userInfoUrl: "" },
+        { accessToken: "a" },
+        { timeoutMs: 100, allowLoopback: false },
+      ),
+      /without an id_token/,
+    );
   });
 });

@@ -32,18 +32,27 @@ describe("OTP encryption target and encrypted bundle", () => {
     await assert.rejects(encryptOtpCodeToBundle("123456", bundle, generateP256().publicCompressed, generateP256().publicUncompressed));
     const altered = JSON.parse(bundle);
     altered.data = Buffer.from(JSON.stringify({ targetPublic: generateP256().publicUncompressed })).toString("hex");
-    await assert.rejects(encryptOtpCodeToBundle("123456", JSON.stringify(altered), generateP256().publicCompressed, signer.signer.publicUncompressed), /signature/);
+    await assert.rejects(
+      encryptOtpCodeToBundle("123456", JSON.stringify(altered), generateP256().publicCompressed, signer.signer.publicUncompressed),
+      /signature/,
+    );
   });
 
   it("a bundle encrypted to another OTP's key, or tampered with, is a problem, not a crash", async () => {
     const signer = serviceKey();
     const target = generateP256();
-    const encrypted = await encryptOtpCodeToBundle("123456", targetBundle(signer, target.publicUncompressed), generateP256().publicCompressed, signer.signer.publicUncompressed);
+    const encrypted = await encryptOtpCodeToBundle(
+      "123456",
+      targetBundle(signer, target.publicUncompressed),
+      generateP256().publicCompressed,
+      signer.signer.publicUncompressed,
+    );
     assert.ok("problem" in (await openOtpBundle(generateP256(), encrypted)));
     const t = JSON.parse(encrypted);
     t.ciphertext = (t.ciphertext[0] === "0" ? "1" : "0") + t.ciphertext.slice(1);
     assert.ok("problem" in (await openOtpBundle(target, JSON.stringify(t))));
-    for (const junk of ["", "{}", "null", "[1]", '{"encappedPublic":"04","ciphertext":"00"}']) assert.ok("problem" in (await openOtpBundle(target, junk)), junk);
+    for (const junk of ["", "{}", "null", "[1]", '{"encappedPublic":"04","ciphertext":"00"}'])
+      assert.ok("problem" in (await openOtpBundle(target, junk)), junk);
   });
 });
 
@@ -98,7 +107,14 @@ describe("OTP messages", () => {
   });
 
   it("sender defaults: a From address without a name gets 'Notifications'", () => {
-    const m = emailMessage({ contact: "a@example.com", appName: "A", code: "123456", expiresInSeconds: 60, sendFromEmailAddress: "x@example.com", replyToEmailAddress: "r@example.com" });
+    const m = emailMessage({
+      contact: "a@example.com",
+      appName: "A",
+      code: "123456",
+      expiresInSeconds: 60,
+      sendFromEmailAddress: "x@example.com",
+      replyToEmailAddress: "r@example.com",
+    });
     assert.equal(m.from, "x@example.com");
     assert.equal(m.fromName, "Notifications");
     assert.equal(m.replyTo, "r@example.com");
@@ -108,7 +124,10 @@ describe("OTP messages", () => {
   });
 
   it("SMS: the template's {{.OtpCode}} is replaced; the default starts with the code", () => {
-    assert.equal(smsMessage({ contact: "+14155550100", appName: "A", code: "123456", template: "Code: {{.OtpCode}} ({{ .OtpCode }})" }).text, "Code: 123456 (123456)");
+    assert.equal(
+      smsMessage({ contact: "+14155550100", appName: "A", code: "123456", template: "Code: {{.OtpCode}} ({{ .OtpCode }})" }).text,
+      "Code: 123456 (123456)",
+    );
     assert.match(smsMessage({ contact: "+14155550100", appName: "A", code: "123456" }).text, /^123456 /);
   });
 });

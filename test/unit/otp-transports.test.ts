@@ -24,7 +24,10 @@ describe("otpTransportsFrom", () => {
   });
 
   it("SMTP_URL gives email over SMTP; SIGIL_SMS_URL gives SMS over HTTP", () => {
-    const t = otpTransportsFrom(loadConfig({ SMTP_URL: "smtp://127.0.0.1:2525", SIGIL_SMS_URL: "https://sms.example/Messages.json" }, []), recorder().log);
+    const t = otpTransportsFrom(
+      loadConfig({ SMTP_URL: "smtp://127.0.0.1:2525", SIGIL_SMS_URL: "https://sms.example/Messages.json" }, []),
+      recorder().log,
+    );
     assert.equal(t.email?.kind, "smtp");
     assert.equal(t.sms?.kind, "sms-http");
   });
@@ -54,20 +57,40 @@ describe("SMTP transport", () => {
     const plain = await sink.nextMail("a@example.com", 0);
     assert.match(plain.headers.get("from")!, /Sigil <no-reply@sigil\.test>/);
     assert.equal(plain.text.split(/\r?\n/)[0], "123456");
-    await t.send(emailMessage({ contact: "b@example.com", appName: "App", code: "654321", expiresInSeconds: 300, sendFromEmailSenderName: "App Team", replyToEmailAddress: "help@app.example" }));
+    await t.send(
+      emailMessage({
+        contact: "b@example.com",
+        appName: "App",
+        code: "654321",
+        expiresInSeconds: 300,
+        sendFromEmailSenderName: "App Team",
+        replyToEmailAddress: "help@app.example",
+      }),
+    );
     const named = await sink.nextMail("b@example.com", 0);
     assert.match(named.headers.get("from")!, /App Team.*no-reply@sigil\.test/);
     assert.match(named.headers.get("reply-to")!, /help@app\.example/);
-    await t.send(emailMessage({ contact: "c@example.com", appName: "App", code: "111111", expiresInSeconds: 300, sendFromEmailAddress: "login@app.example" }));
+    await t.send(
+      emailMessage({
+        contact: "c@example.com",
+        appName: "App",
+        code: "111111",
+        expiresInSeconds: 300,
+        sendFromEmailAddress: "login@app.example",
+      }),
+    );
     assert.match((await sink.nextMail("c@example.com", 0)).headers.get("from")!, /Notifications.*login@app\.example/);
   });
 
   it("a refused connection is a DeliveryError naming no content", async () => {
     const t = smtpTransport({ url: `smtp://127.0.0.1:${await refusedPort()}`, from: "x@sigil.test" });
-    await assert.rejects(t.send(emailMessage({ contact: "a@example.com", appName: "App", code: "123456", expiresInSeconds: 300 })), (err: Error) => {
-      assert.ok(err instanceof DeliveryError);
-      assert.ok(!err.message.includes("123456"));
-      return true;
-    });
+    await assert.rejects(
+      t.send(emailMessage({ contact: "a@example.com", appName: "App", code: "123456", expiresInSeconds: 300 })),
+      (err: Error) => {
+        assert.ok(err instanceof DeliveryError);
+        assert.ok(!err.message.includes("123456"));
+        return true;
+      },
+    );
   });
 });

@@ -60,11 +60,18 @@ describe("parent writes", () => {
 
   it("the startup check refuses a definition that opens any other type to parents, naming it", () => {
     assert.throws(
-      () => checkParentStampable([{ type: "ACTIVITY_TYPE_STAMP_LOGIN", parentMayStamp: true }, { type: "ACTIVITY_TYPE_CREATE_USERS_V4", parentMayStamp: true }]),
+      () =>
+        checkParentStampable([
+          { type: "ACTIVITY_TYPE_STAMP_LOGIN", parentMayStamp: true },
+          { type: "ACTIVITY_TYPE_CREATE_USERS_V4", parentMayStamp: true },
+        ]),
       /parentMayStamp is set on ACTIVITY_TYPE_CREATE_USERS_V4: only the authentication and recovery flows/,
     );
     checkParentStampable([{ type: "ACTIVITY_TYPE_CREATE_USERS_V4" }, { type: "ACTIVITY_TYPE_CREATE_USERS_V4", parentMayStamp: false }]);
-    checkParentStampable([{ type: "ACTIVITY_TYPE_INIT_OTP_V3", parentMayStamp: true }, { type: "ACTIVITY_TYPE_STAMP_LOGIN", parentMayStamp: true }]);
+    checkParentStampable([
+      { type: "ACTIVITY_TYPE_INIT_OTP_V3", parentMayStamp: true },
+      { type: "ACTIVITY_TYPE_STAMP_LOGIN", parentMayStamp: true },
+    ]);
   });
 
   it("the registry passes it: exactly the registered allow-listed types that open themselves are open", () => {

@@ -134,15 +134,26 @@ describe("§11.2 an activity whose policies cannot all be evaluated is refused",
 
   it("a DENY over budget does not fail open: another policy's ALLOW does not carry the activity", () => {
     const d = decide(...input([allowAll, nasty("DENY", "guard")]));
-    assert.deepEqual(d.policies.map((p) => p.outcome), ["OUTCOME_ALLOW", "OUTCOME_ERROR"]);
+    assert.deepEqual(
+      d.policies.map((p) => p.outcome),
+      ["OUTCOME_ALLOW", "OUTCOME_ERROR"],
+    );
     assert.equal(d.outcome, "OUTCOME_DENY_IMPLICIT");
   });
 
   it("signing data that makes a DENY run out of budget refuses the activity (the data is the attacker's)", () => {
-    const guard = policy("DENY", "", "eth.tx.authorization_list.any(a, eth.tx.authorization_list.any(b, a.address == b.address && a.nonce != b.nonce))", "", "guard");
+    const guard = policy(
+      "DENY",
+      "",
+      "eth.tx.authorization_list.any(a, eth.tx.authorization_list.any(b, a.address == b.address && a.nonce != b.nonce))",
+      "",
+      "guard",
+    );
     const signing = (n: number): ActivityFacts => ({
       ...act("SIGN_TRANSACTION_V2"),
-      signing: { eth: { tx: { authorization_list: Array.from({ length: n }, (_, i) => ({ address: `0x${i}`, chain_id: 1n, nonce: BigInt(i) })) } } },
+      signing: {
+        eth: { tx: { authorization_list: Array.from({ length: n }, (_, i) => ({ address: `0x${i}`, chain_id: 1n, nonce: BigInt(i) })) } },
+      },
     });
     assert.equal(decide(...input([allowAll, guard], { activity: signing(3) })).outcome, "OUTCOME_ALLOW");
     const d = decide(...input([allowAll, guard], { activity: signing(3000) }));
@@ -153,7 +164,13 @@ describe("§11.2 an activity whose policies cannot all be evaluated is refused",
   it("the root quorum still decides: met, it allows; pending, the activity waits for it", () => {
     assert.equal(decide(...input([nasty("ALLOW", "n")], { approvers: [ROOT], credentials: [apiKey(ROOT)] })).outcome, "OUTCOME_ALLOW");
     const R2 = user("r2-0000-4000-8000-000000000002");
-    const pending = decide(...input([nasty("ALLOW", "n")], { quorum: { userIds: new Set([ROOT.id, R2.id]), threshold: 2 }, approvers: [ROOT], credentials: [apiKey(ROOT)] }));
+    const pending = decide(
+      ...input([nasty("ALLOW", "n")], {
+        quorum: { userIds: new Set([ROOT.id, R2.id]), threshold: 2 },
+        approvers: [ROOT],
+        credentials: [apiKey(ROOT)],
+      }),
+    );
     assert.equal(pending.outcome, "OUTCOME_REQUIRES_CONSENSUS");
   });
 
@@ -176,7 +193,11 @@ describe("§11.2 an activity whose policies cannot all be evaluated is refused",
 
   it("evaluatePolicy: the three fields of a policy share one meter", () => {
     const p = policy("ALLOW", nested(100, 2).replace("true", "approvers.count() >= 1"), nested(100, 2), "");
-    const o = evaluatePolicy(p, { activity: act("CREATE_USERS_V4"), approvers: [ALICE], credentials: [apiKey(ALICE)], nowMs: NOW }, meterOf(40_000));
+    const o = evaluatePolicy(
+      p,
+      { activity: act("CREATE_USERS_V4"), approvers: [ALICE], credentials: [apiKey(ALICE)], nowMs: NOW },
+      meterOf(40_000),
+    );
     assert.equal(o.outcome, "OUTCOME_ERROR");
     assert.match(o.error!, /^consensus: evaluation budget of 40000 steps exceeded$/);
   });
@@ -184,7 +205,13 @@ describe("§11.2 an activity whose policies cannot all be evaluated is refused",
   it("voter eligibility counts a policy cut short as not applicable", () => {
     const inConsensus = policy("ALLOW", `approvers.any(u, u.id == '${ALICE.id}')`, FOUR_LEVELS, "");
     assert.equal(
-      mayVote(policySet([inConsensus]), ALICE, { quorum: { userIds: new Set([ROOT.id]), threshold: 1 }, initiatorId: ROOT.id, activity: act("CREATE_USERS_V4"), rootOnly: false, nowMs: NOW }),
+      mayVote(policySet([inConsensus]), ALICE, {
+        quorum: { userIds: new Set([ROOT.id]), threshold: 1 },
+        initiatorId: ROOT.id,
+        activity: act("CREATE_USERS_V4"),
+        rootOnly: false,
+        nowMs: NOW,
+      }),
       false,
     );
   });
@@ -204,7 +231,10 @@ describe("§11.3 the static cost bound on submitted expressions", () => {
 
   it("refuses the reported policy, naming the bound and the knob", () => {
     const err = refused(FOUR_LEVELS);
-    assert.match(err.problem, /may take up to 101010100 lambda iterations and list comparisons; the bound is 100000 \(SIGIL_POLICY_MAX_ITERATIONS/);
+    assert.match(
+      err.problem,
+      /may take up to 101010100 lambda iterations and list comparisons; the bound is 100000 \(SIGIL_POLICY_MAX_ITERATIONS/,
+    );
     assert.equal(err.field, "condition");
   });
 

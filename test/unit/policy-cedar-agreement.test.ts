@@ -13,10 +13,16 @@ const RUNS = 12;
 
 /** A disagreement, with the policies involved written out, so it can be reproduced by hand. */
 function describeDisagreement(org: Org, d: Agreement["disagreements"][number]): string {
-  const named = new Set([...d.sigil.policies.filter((p) => p.outcome !== "OUTCOME_DENY_IMPLICIT").map((p) => p.policyId), ...d.cedar.diagnostics.reason]);
+  const named = new Set([
+    ...d.sigil.policies.filter((p) => p.outcome !== "OUTCOME_DENY_IMPLICIT").map((p) => p.policyId),
+    ...d.cedar.diagnostics.reason,
+  ]);
   const policies = org.policies
     .filter((p) => named.has(p.source.id))
-    .map((p) => `  ${p.source.id} ${p.source.effect}\n    sigil: condition ${p.source.condition} | consensus ${p.source.consensus}\n    cedar: ${p.cedar}`);
+    .map(
+      (p) =>
+        `  ${p.source.id} ${p.source.effect}\n    sigil: condition ${p.source.condition} | consensus ${p.source.consensus}\n    cedar: ${p.cedar}`,
+    );
   return [
     `request ${d.request}: activity ${JSON.stringify(d.input.activity)}, approvers ${JSON.stringify(d.input.approvers.map((u) => ({ id: u.id, tags: u.tags })))}`,
     `sigil: ${d.sigil.outcome} (${d.sigil.reason}) ${JSON.stringify(d.sigil.policies.filter((p) => p.outcome !== "OUTCOME_DENY_IMPLICIT"))}`,
@@ -34,9 +40,16 @@ describe("policy engine agrees with Cedar", () => {
         const org = generateOrg(size, prng(seed), REQUESTS_PER_ORG);
         const setId = `agreement-${run++}`;
         preparseCedarSet(org, setId);
-        const result = compareWithCedar(org, policySet(org.policies.map((p) => compilePolicy(p.source))), org.requests.map((r) => cedarCall(setId, r)));
+        const result = compareWithCedar(
+          org,
+          policySet(org.policies.map((p) => compilePolicy(p.source))),
+          org.requests.map((r) => cedarCall(setId, r)),
+        );
         const first = result.disagreements[0];
-        assert.ok(first === undefined, first && `${result.disagreements.length} disagreement(s); the first:\n${describeDisagreement(org, first)}`);
+        assert.ok(
+          first === undefined,
+          first && `${result.disagreements.length} disagreement(s); the first:\n${describeDisagreement(org, first)}`,
+        );
         assert.equal(result.agree, org.requests.length);
         total.requests += org.requests.length;
         for (const k of ["allow", "denyExplicit", "denyImplicit", "requiresConsensus"] as const) total[k] += result.tally[k];

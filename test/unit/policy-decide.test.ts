@@ -311,12 +311,21 @@ describe("§6.10 worked examples", () => {
     // Whether the permission applies (the key is for the requester) is the caller's input.
     const self = decideIn({ policies: [] }, { type: "CREATE_API_KEYS_V2", params: { user_id: U3.id }, by: [U3], implicitlyAllowed: true });
     assert.equal(self.outcome, "OUTCOME_ALLOW");
-    const other = decideIn({ policies: [] }, { type: "CREATE_API_KEYS_V2", params: { user_id: U1.id }, by: [U3], implicitlyAllowed: false });
+    const other = decideIn(
+      { policies: [] },
+      { type: "CREATE_API_KEYS_V2", params: { user_id: U1.id }, by: [U3], implicitlyAllowed: false },
+    );
     assert.equal(other.outcome, "OUTCOME_DENY_IMPLICIT");
   });
 
   it("6. policy C (wallet/private_key) is accepted; with no private key ever bound it errors, never allows", () => {
-    const C = compilePolicy({ id: "C", effect: "EFFECT_ALLOW", condition: "wallet.id == 'W' || private_key.id == 'K'", consensus: "", time: "" });
+    const C = compilePolicy({
+      id: "C",
+      effect: "EFFECT_ALLOW",
+      condition: "wallet.id == 'W' || private_key.id == 'K'",
+      consensus: "",
+      time: "",
+    });
     const wallets = [{ id: "W", imported: false, exported: false, label: "w" }];
     for (const activity of [act("CREATE_USERS_V4"), { ...act("CREATE_WALLET_ACCOUNTS"), wallets }]) {
       const d = decide(policySet([C]), {
@@ -434,12 +443,18 @@ describe("§8 root-quorum tests (engine level)", () => {
     const naming = policy("ALLOW", "", "activity.type == 'ACTIVITY_TYPE_UPDATE_ROOT_QUORUM'", "", "naming");
     const facts = act("UPDATE_ROOT_QUORUM");
     // On its own the policy would allow: only the root-only rule stops it.
-    assert.equal(evaluatePolicy(naming, { activity: facts, approvers: [U3], credentials: [apiKey(U3)], nowMs: NOW }).outcome, "OUTCOME_ALLOW");
+    assert.equal(
+      evaluatePolicy(naming, { activity: facts, approvers: [U3], credentials: [apiKey(U3)], nowMs: NOW }).outcome,
+      "OUTCOME_ALLOW",
+    );
     const d = decideIn({ policies: [naming, allowAll()], roots: [R1, R2], threshold: 2 }, { type: "UPDATE_ROOT_QUORUM", by: [U3] });
     assert.equal(d.outcome, "OUTCOME_DENY_IMPLICIT");
     assert.deepEqual(d.policies, []);
     // A 1-of-1 quorum's non-root user fares no better.
-    assert.equal(decideIn({ policies: [naming], roots: [R1], threshold: 1 }, { type: "UPDATE_ROOT_QUORUM", by: [U1, U2] }).outcome, "OUTCOME_DENY_IMPLICIT");
+    assert.equal(
+      decideIn({ policies: [naming], roots: [R1], threshold: 1 }, { type: "UPDATE_ROOT_QUORUM", by: [U1, U2] }).outcome,
+      "OUTCOME_DENY_IMPLICIT",
+    );
   });
 
   it("2-of-3 plus a policy naming R1 for CREATE_USERS: R1 alone is allowed there, and pending elsewhere", () => {
@@ -462,7 +477,13 @@ describe("§6.5 mayVote", () => {
   const V = user("v0-0000-4000-8000-0000000000aa", ["T_VOTERS"]);
   const ctx = (over: { type?: string; initiatorId?: string; nowMs?: number } = {}) => {
     const type = over.type ?? "CREATE_POLICY_V3";
-    return { quorum, initiatorId: over.initiatorId ?? U1.id, activity: act(type), rootOnly: ROOT_ONLY_TYPES.has(type), nowMs: over.nowMs ?? NOW };
+    return {
+      quorum,
+      initiatorId: over.initiatorId ?? U1.id,
+      activity: act(type),
+      rootOnly: ROOT_ONLY_TYPES.has(type),
+      nowMs: over.nowMs ?? NOW,
+    };
   };
   const may = (policies: readonly CompiledPolicy[], voter: UserFacts, c = ctx()) => mayVote(policySet(policies), voter, c);
   const policyCreate = "activity.resource == 'POLICY' && activity.action == 'CREATE'";
@@ -544,17 +565,28 @@ describe("§6.5(c) mayVote: literals that are neither ids nor tags", () => {
   const quorum = { userIds: new Set([R1.id, R2.id]), threshold: 2 };
 
   it("§8 row 49: the ops@example.com user may approve another user's CREATE_TVC_APP", () => {
-    const p = policy("ALLOW", "approvers.any(u, u.email == 'ops@example.com')", "activity.kind == 'CREATE_TVC_APP' || activity.kind == 'CREATE_TVC_DEPLOYMENT'");
+    const p = policy(
+      "ALLOW",
+      "approvers.any(u, u.email == 'ops@example.com')",
+      "activity.kind == 'CREATE_TVC_APP' || activity.kind == 'CREATE_TVC_DEPLOYMENT'",
+    );
     const ops = user("ops-0000-4000-8000-000000000001", [], "ops@example.com");
     const ctx = { quorum, initiatorId: U3.id, activity: act("CREATE_TVC_APP"), rootOnly: false, nowMs: NOW };
     assert.equal(mayVote(policySet([p]), ops, ctx), true);
   });
 
   it("§8 row 13: a passkey holder may approve another user's SIGN_TRANSACTION_V2", () => {
-    const p = policy("ALLOW", "credentials.any(credential, credential.type == 'CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR')", "activity.type == 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2'");
+    const p = policy(
+      "ALLOW",
+      "credentials.any(credential, credential.type == 'CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR')",
+      "activity.type == 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2'",
+    );
     const ctx = { quorum, initiatorId: U3.id, activity: act("SIGN_TRANSACTION_V2"), rootOnly: false, nowMs: NOW };
     // The approval the policy is waiting for: U2 with a passkey.
-    assert.equal(evaluatePolicy(p, { activity: ctx.activity, approvers: [U3, U2], credentials: [apiKey(U3), passkey(U2)], nowMs: NOW }).outcome, "OUTCOME_ALLOW");
+    assert.equal(
+      evaluatePolicy(p, { activity: ctx.activity, approvers: [U3, U2], credentials: [apiKey(U3), passkey(U2)], nowMs: NOW }).outcome,
+      "OUTCOME_ALLOW",
+    );
     assert.equal(mayVote(policySet([p]), U2, ctx), true);
   });
 });
@@ -568,8 +600,18 @@ describe("§6.6 liveApprovals", () => {
     id: string;
   }
   let n = 0;
-  const approve = (u: UserFacts, at: number): Vote => ({ id: `v${++n}`, user_id: u.id, selection: "VOTE_SELECTION_APPROVED", created_at: at });
-  const reject = (u: UserFacts, at: number): Vote => ({ id: `v${++n}`, user_id: u.id, selection: "VOTE_SELECTION_REJECTED", created_at: at });
+  const approve = (u: UserFacts, at: number): Vote => ({
+    id: `v${++n}`,
+    user_id: u.id,
+    selection: "VOTE_SELECTION_APPROVED",
+    created_at: at,
+  });
+  const reject = (u: UserFacts, at: number): Vote => ({
+    id: `v${++n}`,
+    user_id: u.id,
+    selection: "VOTE_SELECTION_REJECTED",
+    created_at: at,
+  });
   const ids = (vs: readonly Vote[]) => vs.map((v) => v.id);
 
   it("the window is 24 hours", () => {
@@ -581,7 +623,8 @@ describe("§6.6 liveApprovals", () => {
   });
 
   it("the window opens at the first approval; all of its approvals expire together at exactly 24 h", () => {
-    const a = approve(U1, T0), b = approve(U2, T0 + 23 * H);
+    const a = approve(U1, T0),
+      b = approve(U2, T0 + 23 * H);
     assert.deepEqual(ids(liveApprovals([a], T0)), [a.id]);
     assert.deepEqual(ids(liveApprovals([a, b], T0 + 23 * H)), [a.id, b.id]);
     assert.deepEqual(ids(liveApprovals([a, b], T0 + 24 * H - 1)), [a.id, b.id]);
@@ -590,7 +633,8 @@ describe("§6.6 liveApprovals", () => {
   });
 
   it("an approval after the window closed opens a new window", () => {
-    const a = approve(U1, T0), b = approve(U2, T0 + 25 * H);
+    const a = approve(U1, T0),
+      b = approve(U2, T0 + 25 * H);
     assert.deepEqual(ids(liveApprovals([a, b], T0 + 25 * H)), [b.id]);
     assert.deepEqual(ids(liveApprovals([a, b], T0 + 49 * H - 1)), [b.id]);
     assert.deepEqual(liveApprovals([a, b], T0 + 49 * H), []);
@@ -603,12 +647,17 @@ describe("§6.6 liveApprovals", () => {
   });
 
   it("one entry per user, in order of first approval", () => {
-    const a = approve(U1, T0), b = approve(U2, T0 + H), a2 = approve(U1, T0 + 2 * H), c = approve(U3, T0 + 3 * H);
+    const a = approve(U1, T0),
+      b = approve(U2, T0 + H),
+      a2 = approve(U1, T0 + 2 * H),
+      c = approve(U3, T0 + 3 * H);
     assert.deepEqual(ids(liveApprovals([a, b, a2, c], T0 + 4 * H)), [a.id, b.id, c.id]);
   });
 
   it("rejections are ignored: they neither count nor open a window", () => {
-    const r = reject(U3, T0), a = approve(U1, T0 + 2 * H), b = approve(U2, T0 + 3 * H);
+    const r = reject(U3, T0),
+      a = approve(U1, T0 + 2 * H),
+      b = approve(U2, T0 + 3 * H);
     assert.deepEqual(ids(liveApprovals([r, a, b], T0 + 3 * H)), [a.id, b.id]);
     // The window started at a (T0 + 2 h), not at the rejection.
     assert.deepEqual(ids(liveApprovals([r, a, b], T0 + 25 * H)), [a.id, b.id]);
@@ -625,7 +674,10 @@ describe("§6.6 liveApprovals", () => {
     assert.equal(decideIn(org, { ...CU, by: approvers([r1, inTime], T0 + 23 * H), nowMs: T0 + 23 * H }).outcome, "OUTCOME_ALLOW");
     const late = approve(R2, T0 + 24 * H);
     const live = approvers([r1, late], T0 + 24 * H);
-    assert.deepEqual(live.map((u) => u.id), [R2.id]);
+    assert.deepEqual(
+      live.map((u) => u.id),
+      [R2.id],
+    );
     assert.equal(decideIn(org, { ...CU, by: live, nowMs: T0 + 24 * H }).outcome, "OUTCOME_REQUIRES_CONSENSUS");
   });
 });

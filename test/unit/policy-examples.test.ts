@@ -154,9 +154,16 @@ function finalFor(o: Outcome): Outcome {
 
 /** decide() with `policies` as the org's only policies; a root quorum of one uninvolved root user. */
 /** The activity facts of a case, with the wallets it names. */
-const activityOf = (k: Pick<Case, "type" | "params" | "wallets">) => ({ ...act(k.type, k.params), ...(k.wallets ? { wallets: k.wallets } : {}) });
+const activityOf = (k: Pick<Case, "type" | "params" | "wallets">) => ({
+  ...act(k.type, k.params),
+  ...(k.wallets ? { wallets: k.wallets } : {}),
+});
 
-function decideWith(policies: readonly CompiledPolicy[], k: Pick<Case, "type" | "params" | "by" | "creds" | "at" | "wallets">, over: { rootIds?: string[]; threshold?: number; implicitlyAllowed?: boolean } = {}) {
+function decideWith(
+  policies: readonly CompiledPolicy[],
+  k: Pick<Case, "type" | "params" | "by" | "creds" | "at" | "wallets">,
+  over: { rootIds?: string[]; threshold?: number; implicitlyAllowed?: boolean } = {},
+) {
   return decide(policySet(policies), {
     activity: activityOf(k),
     rootOnly: false,
@@ -232,7 +239,8 @@ const ROWS: readonly Row[] = [
     effect: "ALLOW",
     consensus:
       "approvers.any(user, user.tags.contains('<SECURITY_TAG_ID>') || user.tags.contains('<OPS_TAG_ID>')) && (approvers.filter(user, user.tags.contains('<SECURITY_TAG_ID>')).count() >= 1 && approvers.filter(user, user.tags.contains('<OPS_TAG_ID>')).count() >= 2)",
-    condition: "activity.resource == 'POLICY' && (activity.action == 'CREATE' || activity.action == 'UPDATE' || activity.action == 'DELETE')",
+    condition:
+      "activity.resource == 'POLICY' && (activity.action == 'CREATE' || activity.action == 'UPDATE' || activity.action == 'DELETE')",
     cases: [
       ...["CREATE_POLICY_V3", "CREATE_POLICIES", "UPDATE_POLICY_V2", "DELETE_POLICY", "DELETE_POLICIES"].map((t) =>
         c(`1 security + 2 ops, ${t}`, t, [U.sec, U.ops1, U.ops2], ALLOW),
@@ -366,7 +374,8 @@ const ROWS: readonly Row[] = [
     n: 15,
     effect: "ALLOW",
     consensus: "approvers.any(user, user.id == '<USER_ID>')",
-    condition: "activity.type == 'ACTIVITY_TYPE_DELETE_USERS' && activity.params.user_ids.count() == 1 && '<USER_ID>' in activity.params.user_ids",
+    condition:
+      "activity.type == 'ACTIVITY_TYPE_DELETE_USERS' && activity.params.user_ids.count() == 1 && '<USER_ID>' in activity.params.user_ids",
     cases: [
       c("user_ids = [USER_ID]", "DELETE_USERS", [U.user], ALLOW, { params: { user_ids: [BIND.USER_ID!] } }),
       c("user_ids = [USER_ID, OTHER]", "DELETE_USERS", [U.user], NOT_APPLICABLE, { params: { user_ids: [BIND.USER_ID!, OTHER_ID] } }),
@@ -387,9 +396,12 @@ const ROWS: readonly Row[] = [
     n: 16,
     effect: "ALLOW",
     consensus: "approvers.any(user, user.id == '<YOUR_API_USER_ID>')",
-    condition: "(activity.resource == 'AUTH' && activity.action == 'CREATE') || (activity.resource == 'ORGANIZATION' && activity.action == 'CREATE')",
+    condition:
+      "(activity.resource == 'AUTH' && activity.action == 'CREATE') || (activity.resource == 'ORGANIZATION' && activity.action == 'CREATE')",
     cases: [
-      ...["STAMP_LOGIN", "OTP_LOGIN_V2", "EMAIL_AUTH_V3", "OAUTH_LOGIN", "CREATE_SUB_ORGANIZATION_V8"].map((t) => c(`API user, ${t}`, t, [U.apiUser], ALLOW)),
+      ...["STAMP_LOGIN", "OTP_LOGIN_V2", "EMAIL_AUTH_V3", "OAUTH_LOGIN", "CREATE_SUB_ORGANIZATION_V8"].map((t) =>
+        c(`API user, ${t}`, t, [U.apiUser], ALLOW),
+      ),
       ...["INIT_OTP_V3", "VERIFY_OTP_V2", "DELETE_SUB_ORGANIZATION", "CREATE_USERS_V4"].map((t) => c(t, t, [U.apiUser], NOT_APPLICABLE)),
       c("another user signs up", "CREATE_SUB_ORGANIZATION_V8", [U.other], RC),
     ],
@@ -413,9 +425,15 @@ const ROWS: readonly Row[] = [
     consensus: "approvers.any(user, user.id == '<YOUR_API_USER_ID>')",
     condition: "activity.kind in ['INIT_OTP', 'VERIFY_OTP', 'OTP_LOGIN', 'CREATE_SUB_ORGANIZATION']",
     cases: [
-      ...["INIT_OTP_V3", "INIT_OTP_V2", "VERIFY_OTP_V2", "OTP_LOGIN_V2", "OTP_LOGIN", "CREATE_SUB_ORGANIZATION_V8", "CREATE_SUB_ORGANIZATION"].map((t) =>
-        c(`API user, ${t}`, t, [U.apiUser], ALLOW),
-      ),
+      ...[
+        "INIT_OTP_V3",
+        "INIT_OTP_V2",
+        "VERIFY_OTP_V2",
+        "OTP_LOGIN_V2",
+        "OTP_LOGIN",
+        "CREATE_SUB_ORGANIZATION_V8",
+        "CREATE_SUB_ORGANIZATION",
+      ].map((t) => c(`API user, ${t}`, t, [U.apiUser], ALLOW)),
       c("OAUTH_LOGIN", "OAUTH_LOGIN", [U.apiUser], NOT_APPLICABLE),
       c("INIT_OTP_AUTH_V3 (kind INIT_OTP_AUTH, not INIT_OTP)", "INIT_OTP_AUTH_V3", [U.apiUser], NOT_APPLICABLE),
     ],
@@ -482,13 +500,17 @@ const ROWS: readonly Row[] = [
     n: 24,
     effect: "ALLOW",
     consensus: "approvers.any(user, user.id == '<AGENT_ID>')",
-    condition: "activity.type == 'ACTIVITY_TYPE_DELETE_USERS' && activity.params.user_ids.count() == 1 && '<AGENT_ID>' in activity.params.user_ids",
+    condition:
+      "activity.type == 'ACTIVITY_TYPE_DELETE_USERS' && activity.params.user_ids.count() == 1 && '<AGENT_ID>' in activity.params.user_ids",
     cases: [
       c("user_ids = [AGENT]", "DELETE_USERS", [U.agent], ALLOW, { params: { user_ids: [BIND.AGENT_ID!] } }),
       c("user_ids = [AGENT, OTHER]", "DELETE_USERS", [U.agent], NOT_APPLICABLE, { params: { user_ids: [BIND.AGENT_ID!, OTHER_ID] } }),
       c("user_ids = [OTHER]", "DELETE_USERS", [U.agent], NOT_APPLICABLE, { params: { user_ids: [OTHER_ID] } }),
       c("[AGENT] submitted by someone else", "DELETE_USERS", [U.human], RC, { params: { user_ids: [BIND.AGENT_ID!] } }),
-      c("CREATE_API_KEYS_V2: MissingField", "CREATE_API_KEYS_V2", [U.agent], ERROR, { params: { user_id: BIND.AGENT_ID! }, error: "user_ids" }),
+      c("CREATE_API_KEYS_V2: MissingField", "CREATE_API_KEYS_V2", [U.agent], ERROR, {
+        params: { user_id: BIND.AGENT_ID! },
+        error: "user_ids",
+      }),
     ],
   },
   {
@@ -695,7 +717,10 @@ const ROWS: readonly Row[] = [
     // private_key is never bound here (no private-key activities): no short-circuit makes
     // every evaluation an error, even where `wallet.id` matches.
     cases: [
-      c("the wallet matches, private_key absent", "CREATE_WALLET_ACCOUNTS", [U.user], ERROR, { wallets: [WALLET_W], error: "'private_key' is not available" }),
+      c("the wallet matches, private_key absent", "CREATE_WALLET_ACCOUNTS", [U.user], ERROR, {
+        wallets: [WALLET_W],
+        error: "'private_key' is not available",
+      }),
       c("CREATE_USERS_V4", "CREATE_USERS_V4", [U.user], ERROR),
     ],
   },
@@ -741,7 +766,8 @@ const ROWS: readonly Row[] = [
     n: 42,
     effect: "ALLOW",
     consensus: "approvers.any(user, user.id == '<ADMIN_ID>')",
-    condition: "activity.kind == 'DELETE_API_KEYS' && activity.params.user_id == '<SERVICE_USER_ID>' && activity.params.api_key_ids.count() <= 2",
+    condition:
+      "activity.kind == 'DELETE_API_KEYS' && activity.params.user_id == '<SERVICE_USER_ID>' && activity.params.api_key_ids.count() <= 2",
     cases: [
       c("two keys", "DELETE_API_KEYS", [U.admin], ALLOW, { params: { user_id: BIND.SERVICE_USER_ID!, api_key_ids: ["k1", "k2"] } }),
       c("one key", "DELETE_API_KEYS", [U.admin], ALLOW, { params: { user_id: BIND.SERVICE_USER_ID!, api_key_ids: ["k1"] } }),
@@ -798,7 +824,9 @@ const ROWS: readonly Row[] = [
       c("OTP_LOGIN_V2 with another profile", "OTP_LOGIN_V2", [U.other], NOT_APPLICABLE, {
         params: { session_profile_id: "22222222-2222-2222-2222-222222222222" },
       }),
-      c("CREATE_OAUTH2_CREDENTIAL (AUTH, no session_profile_id)", "CREATE_OAUTH2_CREDENTIAL", [U.other], ERROR, { error: "session_profile_id" }),
+      c("CREATE_OAUTH2_CREDENTIAL (AUTH, no session_profile_id)", "CREATE_OAUTH2_CREDENTIAL", [U.other], ERROR, {
+        error: "session_profile_id",
+      }),
       c("INIT_OTP_AUTH_V3 (AUTH, other params)", "INIT_OTP_AUTH_V3", [U.other], ERROR, { error: "session_profile_id" }),
       c("CREATE_USERS_V4 (no short-circuit)", "CREATE_USERS_V4", [U.other], ERROR, { error: "session_profile_id" }),
     ],
@@ -819,14 +847,18 @@ const ROWS: readonly Row[] = [
     ],
     extra: (p) => {
       const k = { type: "DELETE_USERS", params: { user_ids: [OTHER_ID] } };
-      const R1 = user("root-1"), R2 = user("root-2");
+      const R1 = user("root-1"),
+        R2 = user("root-2");
       const quorum = { rootIds: [R1.id, R2.id], threshold: 2 };
       // Everyone but a full root quorum.
       assert.equal(decideWith([p, ALLOW_ALL()], { ...k, by: [U.user] }, quorum).outcome, DENY_EXPLICIT);
       assert.equal(decideWith([p], { ...k, by: [R1] }, quorum).outcome, RC, "root pending keeps it open");
       const met = decideWith([p], { ...k, by: [R1, R2] }, quorum);
       assert.equal(met.outcome, ALLOW);
-      assert.deepEqual(met.policies.map((x) => x.outcome), [DENY_EXPLICIT]);
+      assert.deepEqual(
+        met.policies.map((x) => x.outcome),
+        [DENY_EXPLICIT],
+      );
       // Own credentials: the implicit permission yields to an explicit deny.
       const own = { type: "DELETE_API_KEYS", params: { user_id: U.user.id, api_key_ids: ["k1"] }, by: [U.user] };
       assert.equal(decideWith([p], own, { implicitlyAllowed: true }).outcome, DENY_EXPLICIT);
@@ -882,7 +914,9 @@ const ROWS: readonly Row[] = [
       c("service API key, REMOVE_IP_ALLOWLIST", "REMOVE_IP_ALLOWLIST", [U.service], ALLOW, { creds: [apiKey(U.service)] }),
       c("service passkey", "SET_IP_ALLOWLIST", [U.service], RC, { creds: [passkey(U.service)] }),
       c("another user's API key", "SET_IP_ALLOWLIST", [U.other], RC, { creds: [apiKey(U.other)] }),
-      c("UPDATE_ALLOWED_ORIGINS (also CONFIG / UPDATE)", "UPDATE_ALLOWED_ORIGINS", [U.service], NOT_APPLICABLE, { creds: [apiKey(U.service)] }),
+      c("UPDATE_ALLOWED_ORIGINS (also CONFIG / UPDATE)", "UPDATE_ALLOWED_ORIGINS", [U.service], NOT_APPLICABLE, {
+        creds: [apiKey(U.service)],
+      }),
     ],
     extra: () => {
       assert.equal(act("SET_IP_ALLOWLIST").kind, "SET_IP_ALLOWLIST");
@@ -944,7 +978,11 @@ describe("docs/policy-language.md §8 example policies", () => {
         // The same policy as the org's only one, requester not root.
         const d = decideWith([p], k);
         assert.equal(d.outcome, finalFor(k.expect), `${label}: final outcome (${d.reason})`);
-        assert.deepEqual(d.policies.map((x) => x.outcome), [k.expect], `${label}: recorded per-policy outcome`);
+        assert.deepEqual(
+          d.policies.map((x) => x.outcome),
+          [k.expect],
+          `${label}: recorded per-policy outcome`,
+        );
       }
       row.extra?.(p);
     });

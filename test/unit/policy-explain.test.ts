@@ -32,7 +32,10 @@ it("a true expression has no explanation", () => {
 it("a || chain: every operand, recursively into nested &&", () => {
   const src = "activity.action == 'DELETE' || (activity.resource == 'USER' && activity.params.amount > 5)";
   const e = explainField("condition", src, env())!;
-  assert.deepEqual(e.spans.map((s) => slice(src, s)), ["activity.action == 'DELETE'", "activity.params.amount > 5"]);
+  assert.deepEqual(
+    e.spans.map((s) => slice(src, s)),
+    ["activity.action == 'DELETE'", "activity.params.amount > 5"],
+  );
   assert.match(e.words, /activity\.action was CREATE, not DELETE; activity\.params\.amount was 3, not > 5/);
 });
 
@@ -58,7 +61,10 @@ it("a lambda is reported whole, with the element that failed", () => {
 });
 
 it("in, !, and a bool field as wholes", () => {
-  assert.match(explainField("condition", "activity.action in ['DELETE', 'UPDATE']", env())!.words, /activity\.action was CREATE, not one of \[DELETE, UPDATE\]/);
+  assert.match(
+    explainField("condition", "activity.action in ['DELETE', 'UPDATE']", env())!.words,
+    /activity\.action was CREATE, not one of \[DELETE, UPDATE\]/,
+  );
   assert.match(explainField("condition", "!(activity.resource == 'USER')", env())!.words, /activity\.resource == 'USER' was true/);
 });
 

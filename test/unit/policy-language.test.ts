@@ -88,15 +88,39 @@ describe("section 9: expressions rejected at creation", () => {
     ["R11", "consensus", `approvers.any(u, u.name == 'x')`, "1:20", "User has no field 'name'"],
     ["R12", "consensus", `approvers.size() >= 2`, "1:11", "unknown method 'size'"],
     ["R13", "consensus", `user.id == 'abc'`, "1:1", "unknown identifier 'user'"],
-    ["R14", "consensus", `activity.kind == 'CREATE_POLICY'`, "1:1", "'activity' is a condition keyword and is not available in the consensus field"],
-    ["R15", "condition", `approvers.any(u, u.id == 'x')`, "1:1", "'approvers' is a consensus keyword and is not available in the condition field"],
+    [
+      "R14",
+      "consensus",
+      `activity.kind == 'CREATE_POLICY'`,
+      "1:1",
+      "'activity' is a condition keyword and is not available in the consensus field",
+    ],
+    [
+      "R15",
+      "condition",
+      `approvers.any(u, u.id == 'x')`,
+      "1:1",
+      "'approvers' is a consensus keyword and is not available in the condition field",
+    ],
     ["R16", "condition", `1 in ['a', 'b']`, "1:1", "expected string, found int"],
-    ["R17", "condition", `activity.kind in ['CREATE_POLICY', 1]`, "1:36", "list elements must all have one type: expected string, found int"],
+    [
+      "R17",
+      "condition",
+      `activity.kind in ['CREATE_POLICY', 1]`,
+      "1:36",
+      "list elements must all have one type: expected string, found int",
+    ],
     ["R18", "condition", `activity.type < 'ACTIVITY_TYPE_Z'`, "1:15", "'<' is not defined for string"],
     ["R19", "consensus", `approvers.count() + 1 >= 2`, "1:19", "no arithmetic operators"],
     ["R20", "condition", `activity.params.user_ids.count() == 1 == true`, "1:39", "comparison operators cannot be chained"],
     ["R21", "consensus", `approvers.any(user, user.id == <USER_ID>)`, "1:32", "expected an expression, found '<'"],
-    ["R22", "condition", `115792089237316195423570985008687907853269984665640564039457584007913129639936 > 0`, "1:1", "integer literal out of range"],
+    [
+      "R22",
+      "condition",
+      `115792089237316195423570985008687907853269984665640564039457584007913129639936 > 0`,
+      "1:1",
+      "integer literal out of range",
+    ],
     ["R23", "consensus", `!approvers.count()`, "1:2", "the operand of '!' must be bool, found int"],
     ["R24", "condition", `activity.kind[0..]`, "1:18", "open-ended slices are not supported"],
     ["R25", "time", `Timestamp('2025-01-01T00:00:00-05:00') < time.now`, "1:11", "non-zero UTC offset -05:00"],
@@ -114,7 +138,13 @@ describe("section 9: expressions rejected at creation", () => {
     ["R37", "time", `CronSpan('0 9 * * 1-5', '8h', 'Mars/Olympus_Mons')`, "1:31", "unknown time zone 'Mars/Olympus_Mons'"],
     ["R38", "time", `CronSpan('0 9 * * 1-5', '8h')`, "1:1", "CronSpan expects 3 arguments, found 2"],
     ["R39", "condition", `CronSpan('0 9 * * 1-5', '8h', 'UTC')`, "1:1", "CronSpan is only available in the time field"],
-    ["R40", "time", `activity.kind == 'CREATE_POLICY' && CronSpan('0 9 * * 1-5', '8h', 'UTC')`, "1:1", "'activity' is a condition keyword and is not available in the time field"],
+    [
+      "R40",
+      "time",
+      `activity.kind == 'CREATE_POLICY' && CronSpan('0 9 * * 1-5', '8h', 'UTC')`,
+      "1:1",
+      "'activity' is a condition keyword and is not available in the time field",
+    ],
     ["R41", "condition", `[1,2,3][0..2] == [1,2]`, "1:15", "'==' is not defined for list<int>"],
     ["R42", "time", `Timestamp('2025-13-01T00:00:00Z') < time.now`, "1:11", "month 13 does not exist"],
     ["R43", "consensus", `approvers.any(u, u.tags.contains())`, "1:34", "contains expects 1 argument, found 0"],
@@ -130,15 +160,31 @@ describe("section 9: expressions rejected at creation", () => {
 
 describe("section 9: accepted, but an error at evaluation", () => {
   it("activity.params.user_ids on an activity other than DELETE_USERS is MissingField", () => {
-    runtimeError("condition", "activity.params.user_ids.count() == 1", { activity: CREATE_USERS }, "MissingField",
-      "activity.params has no field 'user_ids' for ACTIVITY_TYPE_CREATE_USERS_V4");
+    runtimeError(
+      "condition",
+      "activity.params.user_ids.count() == 1",
+      { activity: CREATE_USERS },
+      "MissingField",
+      "activity.params has no field 'user_ids' for ACTIVITY_TYPE_CREATE_USERS_V4",
+    );
   });
   it("activity.params.policy_ids on DELETE_POLICIES is MissingField", () => {
-    runtimeError("condition", "activity.params.policy_ids.count() == 1", { activity: DELETE_POLICIES }, "MissingField",
-      "activity.params has no field 'policy_ids' for ACTIVITY_TYPE_DELETE_POLICIES");
+    runtimeError(
+      "condition",
+      "activity.params.policy_ids.count() == 1",
+      { activity: DELETE_POLICIES },
+      "MissingField",
+      "activity.params has no field 'policy_ids' for ACTIVITY_TYPE_DELETE_POLICIES",
+    );
   });
   it("wallet.id where the activity names no wallet is AbsentKeyword (no short-circuit past it)", () => {
-    runtimeError("condition", "activity.action == 'SIGN' && wallet.id == 'W'", { activity: CREATE_USERS }, "AbsentKeyword", "'wallet' is not available");
+    runtimeError(
+      "condition",
+      "activity.action == 'SIGN' && wallet.id == 'W'",
+      { activity: CREATE_USERS },
+      "AbsentKeyword",
+      "'wallet' is not available",
+    );
   });
   it("false && <error> is an error, not false (no short-circuit)", () => {
     runtimeError("condition", "false && activity.params.nope == 'x'", { activity: CREATE_USERS }, "MissingField", "'nope'");
@@ -147,12 +193,22 @@ describe("section 9: accepted, but an error at evaluation", () => {
     runtimeError("condition", "true || activity.params.nope == 'x'", { activity: CREATE_USERS }, "MissingField");
   });
   it("an index past the end of a list is IndexOutOfRange", () => {
-    runtimeError("condition", "activity.params.user_ids[5] == 'x'", { activity: deleteUsers(["u1"]) }, "IndexOutOfRange",
-      "index 5 is out of range for 'activity.params.user_ids' (length 1)");
+    runtimeError(
+      "condition",
+      "activity.params.user_ids[5] == 'x'",
+      { activity: deleteUsers(["u1"]) },
+      "IndexOutOfRange",
+      "index 5 is out of range for 'activity.params.user_ids' (length 1)",
+    );
   });
   it("a slice beyond the end of a string is IndexOutOfRange", () => {
-    runtimeError("condition", "activity.kind[0..99] == 'x'", { activity: CREATE_USERS }, "IndexOutOfRange",
-      "slice [0..99] is out of range for 'activity.kind' (length 12)");
+    runtimeError(
+      "condition",
+      "activity.kind[0..99] == 'x'",
+      { activity: CREATE_USERS },
+      "IndexOutOfRange",
+      "slice [0..99] is out of range for 'activity.kind' (length 12)",
+    );
   });
   it("negative indexes and reversed slices are IndexOutOfRange", () => {
     runtimeError("condition", "'abc'[-1] == 'a'", {}, "IndexOutOfRange");
@@ -160,14 +216,27 @@ describe("section 9: accepted, but an error at evaluation", () => {
     runtimeError("condition", "[1,2][1..3].count() == 1", {}, "IndexOutOfRange");
   });
   it("lambdas evaluate every element: an error on a later element still fails", () => {
-    runtimeError("condition", "activity.params.user_ids.any(u, u == 'a1234' || u[3] == 'x')", { activity: deleteUsers(["a1234", "b"]) }, "IndexOutOfRange");
+    runtimeError(
+      "condition",
+      "activity.params.user_ids.any(u, u == 'a1234' || u[3] == 'x')",
+      { activity: deleteUsers(["a1234", "b"]) },
+      "IndexOutOfRange",
+    );
     runtimeError("condition", "['a', 'b'].any(u, u == 'a' || u[1] == 'x')", {}, "IndexOutOfRange");
     runtimeError("condition", "['a', 'bc'].all(u, u[1] == 'x')", {}, "IndexOutOfRange");
     runtimeError("condition", "['a', 'bc'].filter(u, u[1] == 'c').count() == 1", {}, "IndexOutOfRange");
   });
   it("dynamic values of the wrong type are TypeMismatch", () => {
-    const env = { activity: activity("ACTIVITY_TYPE_DELETE_API_KEYS", "CREDENTIAL", "DELETE", { user_id: "u", api_key_ids: ["k"], n: 3n, flag: true }) };
-    runtimeError("condition", "activity.params.api_key_ids == 'x'", env, "TypeMismatch", "'activity.params.api_key_ids' is list, expected string");
+    const env = {
+      activity: activity("ACTIVITY_TYPE_DELETE_API_KEYS", "CREDENTIAL", "DELETE", { user_id: "u", api_key_ids: ["k"], n: 3n, flag: true }),
+    };
+    runtimeError(
+      "condition",
+      "activity.params.api_key_ids == 'x'",
+      env,
+      "TypeMismatch",
+      "'activity.params.api_key_ids' is list, expected string",
+    );
     runtimeError("condition", "activity.params.user_id == 1", env, "TypeMismatch", "is string, expected int");
     runtimeError("condition", "activity.params.user_id.count() == 1", env, "TypeMismatch", "expected list");
     runtimeError("condition", "activity.params.n > activity.params.user_id", env, "TypeMismatch");
@@ -234,54 +303,164 @@ describe("section 8: example policies", () => {
   const examples: [number, string | null, string | null, string | null][] = [
     [1, "approvers.any(user, user.id == '<USER_ID>')", "activity.resource == 'WALLET' && activity.action == 'CREATE'", null],
     [2, "approvers.any(user, user.tags.contains('<USER_TAG_ID>'))", "activity.resource == 'USER' && activity.action == 'CREATE'", null],
-    [3, "approvers.filter(user, user.tags.contains('<USER_TAG_ID>')).count() >= 2", "activity.resource == 'POLICY' && activity.action == 'CREATE'", null],
-    [4, "approvers.filter(user, user.tags.contains('<TAG_A>') || user.tags.contains('<TAG_B>')).count() >= 2", "activity.resource == 'POLICY' && activity.action == 'CREATE'", null],
-    [5, "approvers.any(user, user.tags.contains('<SECURITY_TAG_ID>') || user.tags.contains('<OPS_TAG_ID>')) && (approvers.filter(user, user.tags.contains('<SECURITY_TAG_ID>')).count() >= 1 && approvers.filter(user, user.tags.contains('<OPS_TAG_ID>')).count() >= 2)", "activity.resource == 'POLICY' && (activity.action == 'CREATE' || activity.action == 'UPDATE' || activity.action == 'DELETE')", null],
+    [
+      3,
+      "approvers.filter(user, user.tags.contains('<USER_TAG_ID>')).count() >= 2",
+      "activity.resource == 'POLICY' && activity.action == 'CREATE'",
+      null,
+    ],
+    [
+      4,
+      "approvers.filter(user, user.tags.contains('<TAG_A>') || user.tags.contains('<TAG_B>')).count() >= 2",
+      "activity.resource == 'POLICY' && activity.action == 'CREATE'",
+      null,
+    ],
+    [
+      5,
+      "approvers.any(user, user.tags.contains('<SECURITY_TAG_ID>') || user.tags.contains('<OPS_TAG_ID>')) && (approvers.filter(user, user.tags.contains('<SECURITY_TAG_ID>')).count() >= 1 && approvers.filter(user, user.tags.contains('<OPS_TAG_ID>')).count() >= 2)",
+      "activity.resource == 'POLICY' && (activity.action == 'CREATE' || activity.action == 'UPDATE' || activity.action == 'DELETE')",
+      null,
+    ],
     [6, "approvers.any(user, user.tags.contains('<USER_TAG_ID>'))", "activity.action == 'DELETE'", null],
     [7, "approvers.any(user, user.id == '<YOUR_API_USER_ID>')", "activity.resource == 'ORGANIZATION' && activity.action == 'CREATE'", null],
     [8, "approvers.any(user, user.id == '<YOUR_API_USER_ID>')", "activity.resource == 'AUTH' && activity.action == 'CREATE'", null],
-    [9, "approvers.any(user, user.id == '<YOUR_API_USER_ID>')", "activity.resource in ['AUTH', 'OTP'] && activity.action in ['CREATE','VERIFY']", null],
+    [
+      9,
+      "approvers.any(user, user.id == '<YOUR_API_USER_ID>')",
+      "activity.resource in ['AUTH', 'OTP'] && activity.action in ['CREATE','VERIFY']",
+      null,
+    ],
     [10, "approvers.any(user, user.id == '<YOUR_API_USER_ID>')", "activity.type == 'ACTIVITY_TYPE_CREATE_READ_WRITE_SESSION_V2'", null],
     [11, "approvers.any(user, user.id == '<YOUR_API_USER_ID>')", "activity.kind == 'CREATE_READ_WRITE_SESSION'", null],
     [12, "approvers.any(user, user.id == '<YOUR_API_USER_ID>')", "activity.kind == 'SIGN_TRANSACTION'", null],
-    [13, "credentials.any(credential, credential.type == 'CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR')", "activity.type == 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2'", null],
-    [14, "credentials.any(credential, credential.public_key == '<YOUR_CREDENTIAL_PUBLIC_KEY>')", "activity.type == 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2'", null],
-    [15, "approvers.any(user, user.id == '<USER_ID>')", "activity.type == 'ACTIVITY_TYPE_DELETE_USERS' && activity.params.user_ids.count() == 1 && '<USER_ID>' in activity.params.user_ids", null],
-    [16, "approvers.any(user, user.id == '<YOUR_API_USER_ID>')", "(activity.resource == 'AUTH' && activity.action == 'CREATE') || (activity.resource == 'ORGANIZATION' && activity.action == 'CREATE')", null],
-    [17, "approvers.any(user, user.id == '<YOUR_API_USER_ID>')", "(activity.resource == 'AUTH' && activity.action == 'CREATE') || (activity.resource == 'OTP' && activity.action == 'CREATE') || (activity.resource == 'OTP' && activity.action == 'VERIFY') || (activity.resource == 'ORGANIZATION' && activity.action == 'CREATE')", null],
-    [18, "approvers.any(user, user.id == '<YOUR_API_USER_ID>')", "activity.kind in ['INIT_OTP', 'VERIFY_OTP', 'OTP_LOGIN', 'CREATE_SUB_ORGANIZATION']", null],
+    [
+      13,
+      "credentials.any(credential, credential.type == 'CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR')",
+      "activity.type == 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2'",
+      null,
+    ],
+    [
+      14,
+      "credentials.any(credential, credential.public_key == '<YOUR_CREDENTIAL_PUBLIC_KEY>')",
+      "activity.type == 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2'",
+      null,
+    ],
+    [
+      15,
+      "approvers.any(user, user.id == '<USER_ID>')",
+      "activity.type == 'ACTIVITY_TYPE_DELETE_USERS' && activity.params.user_ids.count() == 1 && '<USER_ID>' in activity.params.user_ids",
+      null,
+    ],
+    [
+      16,
+      "approvers.any(user, user.id == '<YOUR_API_USER_ID>')",
+      "(activity.resource == 'AUTH' && activity.action == 'CREATE') || (activity.resource == 'ORGANIZATION' && activity.action == 'CREATE')",
+      null,
+    ],
+    [
+      17,
+      "approvers.any(user, user.id == '<YOUR_API_USER_ID>')",
+      "(activity.resource == 'AUTH' && activity.action == 'CREATE') || (activity.resource == 'OTP' && activity.action == 'CREATE') || (activity.resource == 'OTP' && activity.action == 'VERIFY') || (activity.resource == 'ORGANIZATION' && activity.action == 'CREATE')",
+      null,
+    ],
+    [
+      18,
+      "approvers.any(user, user.id == '<YOUR_API_USER_ID>')",
+      "activity.kind in ['INIT_OTP', 'VERIFY_OTP', 'OTP_LOGIN', 'CREATE_SUB_ORGANIZATION']",
+      null,
+    ],
     [19, "approvers.any(user, user.id == '<YOUR_API_USER_ID>')", "activity.type == 'ACTIVITY_TYPE_INIT_OTP_V2'", null],
     [20, "approvers.count() >= 2", "activity.type == 'ACTIVITY_TYPE_CREATE_POLICY_V3'", null],
     [21, "approvers.count() >= 2", "activity.resource == 'MFA_POLICY' && activity.action == 'DELETE'", null],
     [22, null, "activity.resource == 'MFA_POLICY' && activity.action == 'CREATE'", null],
     [23, "approvers.any(user, user.id == '<AGENT_ID>') && approvers.any(user, user.id == '<HUMAN_ID>')", "activity.action == 'SIGN'", null],
-    [24, "approvers.any(user, user.id == '<AGENT_ID>')", "activity.type == 'ACTIVITY_TYPE_DELETE_USERS' && activity.params.user_ids.count() == 1 && '<AGENT_ID>' in activity.params.user_ids", null],
+    [
+      24,
+      "approvers.any(user, user.id == '<AGENT_ID>')",
+      "activity.type == 'ACTIVITY_TYPE_DELETE_USERS' && activity.params.user_ids.count() == 1 && '<AGENT_ID>' in activity.params.user_ids",
+      null,
+    ],
     [25, "approvers.any(u, u.tags.contains('browser-agent')) && approvers.any(u, u.tags.contains('payment-agent'))", null, null],
     [26, "approvers.filter(u, u.tags.contains('recovery-operator')).count() >= 2", null, null],
     [27, "approvers.filter(user, user.tags.contains('<OPS_TEAM_TAG_ID>')).count() > 1", null, null],
     [28, "approvers.count() == 1", null, null],
     [29, "approvers.any(user, user.id == '4b894565-fa11-42fc-b813-5bf4ea3d53f9')", null, null],
-    [30, "approvers.any(user, user.id == '<USER_ID>')", "activity.kind == 'SIGN_TRANSACTION'", "time.now >= Timestamp('2026-03-01T00:00:00Z') && time.now < Timestamp('2026-04-01T00:00:00Z')"],
-    [31, "approvers.any(user, user.id == '<USER_ID>')", "activity.kind == 'SIGN_TRANSACTION'", "CronSpan('0 9 * * 1-5', '8h', 'America/New_York')"],
-    [32, "approvers.any(user, user.id == '<USER_ID>')", "activity.kind == 'SIGN_TRANSACTION'", "CronSpan('0 22 * * *', '8h', 'America/New_York')"],
-    [33, "approvers.any(user, user.id == '<USER_ID>')", "activity.kind == 'SIGN_TRANSACTION'", "CronSpan('0 9 * * 1-5', '8h', 'America/New_York') && time.now < Timestamp('2026-01-01T00:00:00Z')"],
-    [34, "approvers.any(user, user.tags.contains('<OPS_TAG_ID>'))", "activity.kind == 'CREATE_POLICY'", "CronSpan('0 9 * * 1-5', '8h', 'America/New_York')"],
+    [
+      30,
+      "approvers.any(user, user.id == '<USER_ID>')",
+      "activity.kind == 'SIGN_TRANSACTION'",
+      "time.now >= Timestamp('2026-03-01T00:00:00Z') && time.now < Timestamp('2026-04-01T00:00:00Z')",
+    ],
+    [
+      31,
+      "approvers.any(user, user.id == '<USER_ID>')",
+      "activity.kind == 'SIGN_TRANSACTION'",
+      "CronSpan('0 9 * * 1-5', '8h', 'America/New_York')",
+    ],
+    [
+      32,
+      "approvers.any(user, user.id == '<USER_ID>')",
+      "activity.kind == 'SIGN_TRANSACTION'",
+      "CronSpan('0 22 * * *', '8h', 'America/New_York')",
+    ],
+    [
+      33,
+      "approvers.any(user, user.id == '<USER_ID>')",
+      "activity.kind == 'SIGN_TRANSACTION'",
+      "CronSpan('0 9 * * 1-5', '8h', 'America/New_York') && time.now < Timestamp('2026-01-01T00:00:00Z')",
+    ],
+    [
+      34,
+      "approvers.any(user, user.tags.contains('<OPS_TAG_ID>'))",
+      "activity.kind == 'CREATE_POLICY'",
+      "CronSpan('0 9 * * 1-5', '8h', 'America/New_York')",
+    ],
     [35, null, "activity.resource == 'POLICY'", "!CronSpan('0 9 * * 1-5', '8h', 'America/New_York')"],
     [36, null, "activity.kind == 'DELETE_USERS'", "CronSpan('0 2 * * *', '1h', 'UTC')"],
     [37, "approvers.any(user, user.id == '<USER_ID>')", "activity.action == 'SIGN' && wallet.id == '<WALLET_ID>'", null],
     [38, "approvers.any(user, user.id == '<USER_ID>')", "wallet.id == '<WALLET_ID>' || private_key.id == '<PRIVATE_KEY_ID>'", null],
     [39, "approvers.any(user, user.id == '<YOUR_API_USER_ID>')", "activity.type == 'ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT'", null],
     [40, "approvers.any(user, user.id == '<YOUR_API_USER_ID>')", "activity.type == 'ACTIVITY_TYPE_DELETE_WEBHOOK_ENDPOINT'", null],
-    [41, "approvers.any(user, user.id == '<YOUR_API_USER_ID>')", "activity.type == 'ACTIVITY_TYPE_DELETE_WEBHOOK_ENDPOINT' && activity.params.endpoint_id == '<ENDPOINT_ID>'", null],
-    [42, "approvers.any(user, user.id == '<ADMIN_ID>')", "activity.kind == 'DELETE_API_KEYS' && activity.params.user_id == '<SERVICE_USER_ID>' && activity.params.api_key_ids.count() <= 2", null],
-    [43, "approvers.any(user, user.id == '<ADMIN_ID>')", "activity.kind == 'CREATE_API_KEYS' && activity.params.user_id == '<SERVICE_USER_ID>'", null],
-    [44, "approvers.any(user, user.id == '<ADMIN_ID>')", "activity.kind == 'DELETE_POLICIES' && activity.params.policy_ids.count() == 1", null],
+    [
+      41,
+      "approvers.any(user, user.id == '<YOUR_API_USER_ID>')",
+      "activity.type == 'ACTIVITY_TYPE_DELETE_WEBHOOK_ENDPOINT' && activity.params.endpoint_id == '<ENDPOINT_ID>'",
+      null,
+    ],
+    [
+      42,
+      "approvers.any(user, user.id == '<ADMIN_ID>')",
+      "activity.kind == 'DELETE_API_KEYS' && activity.params.user_id == '<SERVICE_USER_ID>' && activity.params.api_key_ids.count() <= 2",
+      null,
+    ],
+    [
+      43,
+      "approvers.any(user, user.id == '<ADMIN_ID>')",
+      "activity.kind == 'CREATE_API_KEYS' && activity.params.user_id == '<SERVICE_USER_ID>'",
+      null,
+    ],
+    [
+      44,
+      "approvers.any(user, user.id == '<ADMIN_ID>')",
+      "activity.kind == 'DELETE_POLICIES' && activity.params.policy_ids.count() == 1",
+      null,
+    ],
     [45, null, "activity.resource == 'AUTH' && activity.params.session_profile_id == '11111111-1111-1111-1111-111111111111'", null],
     [46, null, "activity.action == 'DELETE' && activity.resource != 'POLICY'", null],
     [47, null, "true", null],
     [48, "approvers.any(user, user.id == '<USER_ID>')", "activity.action != 'EXPORT'", null],
-    [49, "approvers.any(u, u.email == 'ops@example.com')", "activity.kind == 'CREATE_TVC_APP' || activity.kind == 'CREATE_TVC_DEPLOYMENT'", null],
-    [50, "credentials.any(c, c.type == 'CREDENTIAL_TYPE_API_KEY_P256' && c.user_id == '<SERVICE_USER_ID>')", "activity.kind in ['SET_IP_ALLOWLIST', 'REMOVE_IP_ALLOWLIST']", null],
+    [
+      49,
+      "approvers.any(u, u.email == 'ops@example.com')",
+      "activity.kind == 'CREATE_TVC_APP' || activity.kind == 'CREATE_TVC_DEPLOYMENT'",
+      null,
+    ],
+    [
+      50,
+      "credentials.any(c, c.type == 'CREDENTIAL_TYPE_API_KEY_P256' && c.user_id == '<SERVICE_USER_ID>')",
+      "activity.kind in ['SET_IP_ALLOWLIST', 'REMOVE_IP_ALLOWLIST']",
+      null,
+    ],
   ];
 
   for (const [n, consensus, condition, time] of examples) {
@@ -320,7 +499,12 @@ describe("section 8: example policies", () => {
 
   it("#13 and #50 read credentials", () => {
     const cred = (type: string, user_id = "u") => ({ id: "c", user_id, type, credential_id: "", public_key: "02ab" });
-    assert.equal(evaluate("consensus", cons(13), { credentials: [cred("CREDENTIAL_TYPE_API_KEY_P256"), cred("CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR")] }), true);
+    assert.equal(
+      evaluate("consensus", cons(13), {
+        credentials: [cred("CREDENTIAL_TYPE_API_KEY_P256"), cred("CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR")],
+      }),
+      true,
+    );
     assert.equal(evaluate("consensus", cons(13), { credentials: [cred("CREDENTIAL_TYPE_API_KEY_P256")] }), false);
     assert.equal(evaluate("consensus", cons(50), { credentials: [cred("CREDENTIAL_TYPE_API_KEY_P256", "id-service-user-id")] }), true);
     assert.equal(evaluate("condition", cond(50), { activity: activity("ACTIVITY_TYPE_SET_IP_ALLOWLIST", "CONFIG", "UPDATE") }), true);
@@ -336,7 +520,12 @@ describe("section 8: example policies", () => {
     assert.equal(evaluate("condition", cond(41), { activity: endpoint("ACTIVITY_TYPE_DELETE_WEBHOOK_ENDPOINT", "id-endpoint-id") }), true);
     assert.equal(evaluate("condition", cond(41), { activity: endpoint("ACTIVITY_TYPE_DELETE_WEBHOOK_ENDPOINT", "other") }), false);
     assert.equal(evaluate("condition", cond(41), { activity: endpoint("ACTIVITY_TYPE_UPDATE_WEBHOOK_ENDPOINT", "id-endpoint-id") }), false);
-    runtimeError("condition", cond(41), { activity: activity("ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", "WEBHOOK_ENDPOINT", "CREATE") }, "MissingField");
+    runtimeError(
+      "condition",
+      cond(41),
+      { activity: activity("ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT", "WEBHOOK_ENDPOINT", "CREATE") },
+      "MissingField",
+    );
 
     const delKeys = (ids: string[]) =>
       activity("ACTIVITY_TYPE_DELETE_API_KEYS", "CREDENTIAL", "DELETE", { user_id: "id-service-user-id", api_key_ids: ids });
@@ -396,7 +585,8 @@ describe("keywords and environments", () => {
       "tron.tx.data[0..8] == 'a9059cbb'",
       "bitcoin.tx.outputs.count() == 1 && tempo.tx.to == 'x'",
       "secret.static_properties['kind'] == 'api'",
-    ]) compile("condition", source);
+    ])
+      compile("condition", source);
     // The bound structs are closed: unknown fields and wrong types are creation-time errors.
     rejects("condition", "wallet.name == 'x'", "1:8", "Wallet has no field 'name'");
     rejects("condition", "wallet.exported == 'yes'", "1:20", "expected bool, found string");
@@ -423,15 +613,22 @@ describe("keywords and environments", () => {
 
   it("wallet is the one wallet an activity names; wallets all of them", () => {
     const named = (...ws: ReturnType<typeof walletFacts>[]) => ({ activity: { ...CREATE_USERS, wallets: ws } });
-    const cold = walletFacts("W1", "cold", true), hot = walletFacts("W2", "hot", false, true);
-    assert.equal(evaluate("condition", "wallet.label == 'cold' && wallet.exported && !wallet.imported && wallet.id == 'W1'", named(cold)), true);
+    const cold = walletFacts("W1", "cold", true),
+      hot = walletFacts("W2", "hot", false, true);
+    assert.equal(
+      evaluate("condition", "wallet.label == 'cold' && wallet.exported && !wallet.imported && wallet.id == 'W1'", named(cold)),
+      true,
+    );
     assert.equal(evaluate("condition", "wallet.label == 'cold'", named(hot)), false);
     assert.equal(evaluate("condition", "wallet.imported", named(hot)), true);
     runtimeError("condition", "wallet.label == 'cold'", named(cold, hot), "AbsentKeyword", "names 2 wallets");
     runtimeError("condition", "wallet.label == 'cold'", named(), "AbsentKeyword", "'wallet' is not available");
     runtimeError("condition", "wallet.label == 'cold'", { activity: CREATE_USERS }, "AbsentKeyword");
     runtimeError("condition", "wallets.count() == 0", { activity: CREATE_USERS }, "AbsentKeyword", "'wallets' is not available");
-    assert.equal(evaluate("condition", "wallets.count() == 2 && wallets.any(w, w.label == 'hot') && !wallets.all(w, w.exported)", named(cold, hot)), true);
+    assert.equal(
+      evaluate("condition", "wallets.count() == 2 && wallets.any(w, w.label == 'hot') && !wallets.all(w, w.exported)", named(cold, hot)),
+      true,
+    );
     assert.equal(evaluate("condition", "wallets[1].label == 'hot'", named(cold, hot)), true);
   });
 
@@ -449,8 +646,18 @@ describe("keywords and environments", () => {
   });
 
   it("time is a time keyword and the functions belong to time", () => {
-    rejects("condition", "time.now > Timestamp('2026-01-01T00:00:00Z')", "1:1", "'time' is a time keyword and is not available in the condition field");
-    rejects("consensus", "Timestamp('2026-01-01T00:00:00Z') == Timestamp('2026-01-01T00:00:00Z')", "1:1", "Timestamp is only available in the time field");
+    rejects(
+      "condition",
+      "time.now > Timestamp('2026-01-01T00:00:00Z')",
+      "1:1",
+      "'time' is a time keyword and is not available in the condition field",
+    );
+    rejects(
+      "consensus",
+      "Timestamp('2026-01-01T00:00:00Z') == Timestamp('2026-01-01T00:00:00Z')",
+      "1:1",
+      "Timestamp is only available in the time field",
+    );
     rejects("time", "timestamp('2026-01-01T00:00:00Z') < time.now", "1:1", "unknown function 'timestamp'");
     rejects("condition", "size(activity.kind) == 1", "1:1", "unknown function 'size'");
     rejects("time", "Timestamp == 1", "1:1", "Timestamp is a function");
@@ -491,7 +698,10 @@ describe("keywords and environments", () => {
     rejects("time", "time.now == 1", "1:13", "expected timestamp, found int");
     rejects("time", "time == time", "1:6", "'==' is not defined for time");
     assert.equal(evaluate("condition", "true == true && false != true", {}), true);
-    assert.equal(evaluate("condition", "1 == 170141183460469231731687303715884105728 || 2 < 170141183460469231731687303715884105728", {}), true);
+    assert.equal(
+      evaluate("condition", "1 == 170141183460469231731687303715884105728 || 2 < 170141183460469231731687303715884105728", {}),
+      true,
+    );
     assert.equal(evaluate("condition", "[1, 170141183460469231731687303715884105728].count() == 2", {}), true);
     assert.equal(evaluate("condition", "'x' in [] || [].count() == 0", {}), true);
     assert.equal(evaluate("condition", "[].all(x, x == 1) && ![].any(x, x == 1) && [[], [1]][1][0] == 1", {}), true);
@@ -522,8 +732,11 @@ describe("keywords and environments", () => {
 describe("lexical rules", () => {
   it("strings: \\' and \\\\ escapes, everything else literal", () => {
     assert.equal(evaluate("condition", String.raw`'it\'s' == "it's"`.replace(`"it's"`, String.raw`'it\'s'`), {}), true);
-    const c = compile("condition", String.raw`['it\'s', 'a\\b', 'line
-break', '"', '#'].count() == 5`);
+    const c = compile(
+      "condition",
+      String.raw`['it\'s', 'a\\b', 'line
+break', '"', '#'].count() == 5`,
+    );
     assert.deepEqual([...c.stringLiterals], ["it's", "a\\b", "line\nbreak", '"', "#"]);
     rejects("condition", String.raw`'a\nb' == 'x'`, "1:3", "invalid escape '\\n'");
     rejects("condition", "'a\\", "1:3", "invalid escape end of input");

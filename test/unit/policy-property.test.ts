@@ -49,13 +49,7 @@ function evaluateSafely(expr: NonNullable<ReturnType<typeof compileExpression>>,
 
 const word = fc.constantFrom("a", "b", "x", "CREATE_USERS", "ops", "", "é", "😀", "U1", "T1");
 const paramValue: fc.Arbitrary<ParamValue> = fc.letrec<{ v: ParamValue }>((tie) => ({
-  v: fc.oneof(
-    { depthSize: "small" },
-    word,
-    fc.bigInt({ min: -5n, max: 10n }),
-    fc.boolean(),
-    fc.array(tie("v"), { maxLength: 3 }),
-  ),
+  v: fc.oneof({ depthSize: "small" }, word, fc.bigInt({ min: -5n, max: 10n }), fc.boolean(), fc.array(tie("v"), { maxLength: 3 })),
 })).v;
 const user: fc.Arbitrary<UserFacts> = fc.record({
   id: word,
@@ -113,19 +107,95 @@ const env: fc.Arbitrary<EvalEnv> = fc.record(
 // ---------------------------------------------------------------- token soup
 
 const REAL_TOKENS = [
-  "&&", "||", "!", "-", "==", "!=", "<", ">", "<=", ">=", "in", "(", ")", "[", "]", ",", "..", ".",
-  "true", "false", "0", "1", "2", "170141183460469231731687303715884105728", "'a'", "'x'", "''", "'\\''",
-  "activity", "approvers", "credentials", "time", "now", "kind", "type", "params", "user_ids", "id", "tags",
-  "all", "any", "filter", "contains", "count", "u", "x", "Timestamp", "CronSpan", "wallet", "wallets", "label", "exported",
-  "private_key", "eth", "tx",
-  "'2026-03-01T00:00:00Z'", "'0 9 * * 1-5'", "'8h'", "'UTC'", "'America/New_York'",
+  "&&",
+  "||",
+  "!",
+  "-",
+  "==",
+  "!=",
+  "<",
+  ">",
+  "<=",
+  ">=",
+  "in",
+  "(",
+  ")",
+  "[",
+  "]",
+  ",",
+  "..",
+  ".",
+  "true",
+  "false",
+  "0",
+  "1",
+  "2",
+  "170141183460469231731687303715884105728",
+  "'a'",
+  "'x'",
+  "''",
+  "'\\''",
+  "activity",
+  "approvers",
+  "credentials",
+  "time",
+  "now",
+  "kind",
+  "type",
+  "params",
+  "user_ids",
+  "id",
+  "tags",
+  "all",
+  "any",
+  "filter",
+  "contains",
+  "count",
+  "u",
+  "x",
+  "Timestamp",
+  "CronSpan",
+  "wallet",
+  "wallets",
+  "label",
+  "exported",
+  "private_key",
+  "eth",
+  "tx",
+  "'2026-03-01T00:00:00Z'",
+  "'0 9 * * 1-5'",
+  "'8h'",
+  "'UTC'",
+  "'America/New_York'",
 ];
-const JUNK = ["&", "|", "=", "+", "*", "/", "#", "{", "}", "\"", "`", "$", "?", ":", ";", "'", "\\", "é", "😀", "\u0000", "\ud800", "99999999999999999999999999999999999999999999999999999999999999999999999999999999"];
+const JUNK = [
+  "&",
+  "|",
+  "=",
+  "+",
+  "*",
+  "/",
+  "#",
+  "{",
+  "}",
+  '"',
+  "`",
+  "$",
+  "?",
+  ":",
+  ";",
+  "'",
+  "\\",
+  "é",
+  "😀",
+  "\u0000",
+  "\ud800",
+  "99999999999999999999999999999999999999999999999999999999999999999999999999999999",
+];
 const tokenSoup = fc
-  .array(
-    fc.tuple(fc.constantFrom(...REAL_TOKENS, ...REAL_TOKENS, ...JUNK), fc.constantFrom("", " ", "\n", "\t", "\r\n")),
-    { maxLength: 40 },
-  )
+  .array(fc.tuple(fc.constantFrom(...REAL_TOKENS, ...REAL_TOKENS, ...JUNK), fc.constantFrom("", " ", "\n", "\t", "\r\n")), {
+    maxLength: 40,
+  })
   .map((parts) => parts.map(([t, ws]) => t + ws).join(""));
 
 // ---------------------------------------------------------------- grammar of the language
@@ -161,8 +231,16 @@ function grammar(field: Field): fc.Arbitrary<string> {
       ],
       int: ["activity.params.n", "activity.params.ids.count()", "wallets.count()", "wallets.filter(w, w.exported).count()"],
       str: [
-        "activity.kind", "activity.type", "activity.resource", "activity.action", "activity.params.s", "activity.params.ids[0]",
-        "wallet.label", "wallet.id", "wallets[0].label", "private_key.id",
+        "activity.kind",
+        "activity.type",
+        "activity.resource",
+        "activity.action",
+        "activity.params.s",
+        "activity.params.ids[0]",
+        "wallet.label",
+        "wallet.id",
+        "wallets[0].label",
+        "private_key.id",
       ],
       strs: ["activity.params.ids", "activity.params.user_ids", "private_key.tags", "[wallet.label, wallet.id]"],
     },
@@ -326,7 +404,10 @@ function agreesWithReference(expr: NonNullable<ReturnType<typeof compileExpressi
     assert.equal(compiled, reference.value, `compiled ${String(compiled)}, reference ${reference.value}: ${where}`);
     return reference.value ? "true" : "false";
   }
-  assert.ok(compiled instanceof PolicyRuntimeError, `compiled ${String(compiled)}, reference failed with ${[...reference.kinds].join("/")}: ${where}`);
+  assert.ok(
+    compiled instanceof PolicyRuntimeError,
+    `compiled ${String(compiled)}, reference failed with ${[...reference.kinds].join("/")}: ${where}`,
+  );
   assert.ok(
     reference.kinds.has(compiled.kind),
     `compiled failed with ${compiled.kind} (${compiled.message}), reference with ${[...reference.kinds].join("/")}: ${where}`,

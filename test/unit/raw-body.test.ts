@@ -33,7 +33,10 @@ before(async () => {
 after(() => app.close());
 
 /** POSTs `body` in `chunks` pieces, with or without a content-length; resolves status and JSON. */
-function post(body: Buffer, opts: { chunks: number; declare?: number | "none" }): Promise<{ status: number; json: Record<string, unknown> }> {
+function post(
+  body: Buffer,
+  opts: { chunks: number; declare?: number | "none" },
+): Promise<{ status: number; json: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = { "content-type": "application/json" };
     if (opts.declare !== "none") headers["content-length"] = opts.declare ?? body.length;
@@ -60,7 +63,7 @@ const expected = (body: Buffer) => {
 };
 
 describe("the HTTP reader", () => {
-  const big = Buffer.from(JSON.stringify({ organizationId: "x", pad: "é\\\"[{".repeat(15_000), list: Array(1000).fill(0) }));
+  const big = Buffer.from(JSON.stringify({ organizationId: "x", pad: 'é\\"[{'.repeat(15_000), list: Array(1000).fill(0) }));
   const deep = Buffer.from(`{"pad":${"[".repeat(70)}${"]".repeat(70)},"s":"${" ".repeat(100_000)}"}`);
 
   it("a large body, declared or chunked, in many pieces: the exact bytes, parsed as the whole bytes parse", async () => {

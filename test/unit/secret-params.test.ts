@@ -35,7 +35,18 @@ describe("secret parameters", () => {
     assert.throws(() => checkSecretPaths("T", Params, ["nested"]), /must name a string field/);
     assert.throws(() => checkSecretPaths("T", Params, ["nested.token.x"]), /names no field/);
     assert.throws(
-      () => defineActivity({ type: "ACTIVITY_TYPE_X", resource: "R", action: "A", kind: "K", summary: "", params: Params, returns: Type.Object({}), secretParams: ["nope"], execute: async () => ({}) }),
+      () =>
+        defineActivity({
+          type: "ACTIVITY_TYPE_X",
+          resource: "R",
+          action: "A",
+          kind: "K",
+          summary: "",
+          params: Params,
+          returns: Type.Object({}),
+          secretParams: ["nope"],
+          execute: async () => ({}),
+        }),
       /secretParams path "nope"/,
     );
   });
@@ -64,18 +75,32 @@ describe("secret parameters", () => {
     assert.ok(!JSON.stringify(sealed).includes("t".repeat(43)));
     assert.deepEqual(await openSecrets(sealed, ["code", "nested.token"], key, "act-1"), p);
     await assert.rejects(() => openSecrets(sealed, ["code"], key, "act-2"));
-    await assert.rejects(() => openSecrets({ ...sealed, code: (sealed.nested as { token: string }).token }, ["code"], key, "act-1"), "moved to another field");
+    await assert.rejects(
+      () => openSecrets({ ...sealed, code: (sealed.nested as { token: string }).token }, ["code"], key, "act-1"),
+      "moved to another field",
+    );
     await assert.rejects(() => openSecrets(sealed, ["code"], MasterKey.generate(), "act-1"), /another master key/);
   });
 
   it("a vote message of the activity's own type has its secrets rewritten; other bodies are kept byte for byte", () => {
-    const body = JSON.stringify({ type: "ACTIVITY_TYPE_VERIFY_OTP", timestampMs: "1", organizationId: "o", parameters: { otpId: "x", otpCode: "123456" } });
+    const body = JSON.stringify({
+      type: "ACTIVITY_TYPE_VERIFY_OTP",
+      timestampMs: "1",
+      organizationId: "o",
+      parameters: { otpId: "x", otpCode: "123456" },
+    });
     const shown = mapMessageSecrets(body, "ACTIVITY_TYPE_VERIFY_OTP", ["otpCode"], (p) => redactSecrets(p, ["otpCode"]));
     assert.ok(!shown.includes("123456"));
     assert.equal(JSON.parse(shown).parameters.otpCode, SECRET_PLACEHOLDER);
     const approve = JSON.stringify({ type: "ACTIVITY_TYPE_APPROVE_ACTIVITY", parameters: { fingerprint: "f", otpCode: "keep" } });
-    assert.equal(mapMessageSecrets(approve, "ACTIVITY_TYPE_VERIFY_OTP", ["otpCode"], () => ({})), approve);
-    assert.equal(mapMessageSecrets("not json", "ACTIVITY_TYPE_VERIFY_OTP", ["otpCode"], () => ({})), "not json");
+    assert.equal(
+      mapMessageSecrets(approve, "ACTIVITY_TYPE_VERIFY_OTP", ["otpCode"], () => ({})),
+      approve,
+    );
+    assert.equal(
+      mapMessageSecrets("not json", "ACTIVITY_TYPE_VERIFY_OTP", ["otpCode"], () => ({})),
+      "not json",
+    );
   });
 
   it("the definitions declare the plain codes and one-time tokens", () => {
@@ -97,7 +122,13 @@ describe("secret parameters", () => {
       },
     });
     const log = pino({ redact: [...LOG_REDACT_PATHS] }, out);
-    log.info({ req: { body: { parameters: { otpId: "x", otpCode: "314159" } } }, params: { invitationToken: "I".repeat(43), authCode: "ac-secret" } }, "logged");
+    log.info(
+      {
+        req: { body: { parameters: { otpId: "x", otpCode: "314159" } } },
+        params: { invitationToken: "I".repeat(43), authCode: "ac-secret" },
+      },
+      "logged",
+    );
     const text = lines.join("");
     for (const secret of ["314159", "I".repeat(43), "ac-secret"]) assert.ok(!text.includes(secret), text);
     assert.ok(text.includes('"otpId":"x"'), text);

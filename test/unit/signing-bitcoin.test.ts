@@ -55,14 +55,22 @@ describe("Bitcoin PSBT signing", () => {
       const kinds = Array.from({ length: 9 }, (_, i) => (["wpkh", "pkh", "tr", "foreign"] as const)[(i + round) % 4]!);
       const tx = psbtOf(pub, kinds, { version: 1 + (round % 3), lockTime: round * 1_000, outputs: 1 + (round % 3) });
       const unsigned = hex(tx.toPSBT());
-      const signed = btc.Transaction.fromPSBT(Buffer.from(await signBitcoinPsbt(parseBitcoinPsbt(unsigned, MAINNET), priv, pub), "hex"), OPTS);
+      const signed = btc.Transaction.fromPSBT(
+        Buffer.from(await signBitcoinPsbt(parseBitcoinPsbt(unsigned, MAINNET), priv, pub), "hex"),
+        OPTS,
+      );
       const ref = btc.Transaction.fromPSBT(Buffer.from(unsigned, "hex"), OPTS);
       const prevouts = prevoutsOf(ref);
       kinds.forEach((k, i) => {
         const input = signed.getInput(i);
         if (k === "foreign") return assert.deepEqual(input, ref.getInput(i));
         if (k === "tr") {
-          const sighash = ref.preimageWitnessV1(i, prevouts.map((p) => p.script), btc.SigHash.DEFAULT, prevouts.map((p) => p.amount));
+          const sighash = ref.preimageWitnessV1(
+            i,
+            prevouts.map((p) => p.script),
+            btc.SigHash.DEFAULT,
+            prevouts.map((p) => p.amount),
+          );
           assert.ok(schnorr.verify(input.tapKeySig!, sighash, btc.p2tr(pub.subarray(1)).tweakedPubkey), `input ${i}`);
           assert.deepEqual(input.tapInternalKey, pub.subarray(1));
           return;
@@ -78,11 +86,23 @@ describe("Bitcoin PSBT signing", () => {
     const { priv, pub } = newKey();
     const other = newKey();
     const tx = psbtOf(pub, ["wpkh", "tr"]);
-    tx.updateInput(0, { partialSig: [[other.pub, Uint8Array.of(0x30, 1, 2)], [pub, Uint8Array.of(0x30, 3, 4)]] }, true);
+    tx.updateInput(
+      0,
+      {
+        partialSig: [
+          [other.pub, Uint8Array.of(0x30, 1, 2)],
+          [pub, Uint8Array.of(0x30, 3, 4)],
+        ],
+      },
+      true,
+    );
     // Pairs the read skips (docs/signing.md §6) come back as sent.
     tx.updateInput(0, { bip32Derivation: [[other.pub, { fingerprint: 7, path: [1, 2] }]] }, true);
     tx.updateInput(1, { tapKeySig: new Uint8Array(64).fill(7), tapInternalKey: pub.subarray(1) }, true);
-    const signed = btc.Transaction.fromPSBT(Buffer.from(await signBitcoinPsbt(parseBitcoinPsbt(hex(tx.toPSBT()), MAINNET), priv, pub), "hex"), OPTS);
+    const signed = btc.Transaction.fromPSBT(
+      Buffer.from(await signBitcoinPsbt(parseBitcoinPsbt(hex(tx.toPSBT()), MAINNET), priv, pub), "hex"),
+      OPTS,
+    );
     const sigs = signed.getInput(0).partialSig!;
     assert.equal(sigs.length, 2);
     assert.deepEqual(sigs.find(([k]) => hex(k) === hex(other.pub))![1], Uint8Array.of(0x30, 1, 2));
@@ -112,20 +132,45 @@ describe("Bitcoin PSBT signing", () => {
     const { priv, pub } = newKey();
     // 256 P2PKH inputs and 256 outputs: each digest hashes the ~18 KB transaction, 256 × 18 KB > 4 MiB.
     const parsed = parseBitcoinPsbt(hex(psbtOf(pub, Array(256).fill("pkh"), { outputs: 255 }).toPSBT()), MAINNET);
-    await assert.rejects(signBitcoinPsbt(parsed, priv, pub), (err: Error) => err instanceof ParseError && err.message.includes(String(MAX_LEGACY_SIGHASH_BYTES)));
+    await assert.rejects(
+      signBitcoinPsbt(parsed, priv, pub),
+      (err: Error) => err instanceof ParseError && err.message.includes(String(MAX_LEGACY_SIGHASH_BYTES)),
+    );
     // 128 of them (about 2 MiB) are signed.
     const half = psbtOf(pub, Array(128).fill("pkh"), { outputs: 255 });
-    const signed = btc.Transaction.fromPSBT(Buffer.from(await signBitcoinPsbt(parseBitcoinPsbt(hex(half.toPSBT()), MAINNET), priv, pub), "hex"), OPTS);
+    const signed = btc.Transaction.fromPSBT(
+      Buffer.from(await signBitcoinPsbt(parseBitcoinPsbt(hex(half.toPSBT()), MAINNET), priv, pub), "hex"),
+      OPTS,
+    );
     signed.finalize();
   });
 
   it("output facts equal what @scure/btc-signer's script decoder says, for the standard templates with valid and invalid keys", () => {
     const reference = (script: Uint8Array) => {
-      const types: Record<string, string> = { pkh: "P2PKH", sh: "P2SH", wpkh: "P2WPKH", wsh: "P2WSH", tr: "P2TR", pk: "P2PK", ms: "P2MS", p2a: "P2A" };
+      const types: Record<string, string> = {
+        pkh: "P2PKH",
+        sh: "P2SH",
+        wpkh: "P2WPKH",
+        wsh: "P2WSH",
+        tr: "P2TR",
+        pk: "P2PK",
+        ms: "P2MS",
+        p2a: "P2A",
+      };
       const d = btc.OutScript.decode(script);
       let type = types[d.type] ?? (script[0] === 0x6a ? "OP_RETURN" : "UNKNOWN");
-      if (type === "UNKNOWN" && script.length >= 4 && script.length <= 42 && script[0]! >= 0x51 && script[0]! <= 0x60 && script[1] === script.length - 2) type = "WITNESS_UNKNOWN";
-      const address = ["pkh", "sh", "wpkh", "wsh", "tr"].includes(d.type) ? btc.Address(MAINNET).encode(d as Parameters<ReturnType<typeof btc.Address>["encode"]>[0]) : "";
+      if (
+        type === "UNKNOWN" &&
+        script.length >= 4 &&
+        script.length <= 42 &&
+        script[0]! >= 0x51 &&
+        script[0]! <= 0x60 &&
+        script[1] === script.length - 2
+      )
+        type = "WITNESS_UNKNOWN";
+      const address = ["pkh", "sh", "wpkh", "wsh", "tr"].includes(d.type)
+        ? btc.Address(MAINNET).encode(d as Parameters<ReturnType<typeof btc.Address>["encode"]>[0])
+        : "";
       return { value: 5n, script_pubkey: hex(script), address, address_type: type };
     };
     const push = (b: Uint8Array) => Buffer.concat([Uint8Array.of(b.length), b]);
@@ -136,13 +181,24 @@ describe("Bitcoin PSBT signing", () => {
       const keys = Array.from({ length: 1 + (i % 3) }, (_, j) => (j % 2 ? wide : newKey().pub));
       const m = 1 + (i % keys.length);
       scripts.push(
-        btc.p2pkh(pub).script, btc.p2wpkh(pub).script, btc.p2tr(pub.subarray(1)).script, btc.p2sh(btc.p2wpkh(pub)).script, btc.p2wsh(btc.p2pk(pub)).script,
-        btc.p2pk(pub).script, btc.p2pk(wide).script, btc.p2ms(m, keys).script,
+        btc.p2pkh(pub).script,
+        btc.p2wpkh(pub).script,
+        btc.p2tr(pub.subarray(1)).script,
+        btc.p2sh(btc.p2wpkh(pub)).script,
+        btc.p2wsh(btc.p2pk(pub)).script,
+        btc.p2pk(pub).script,
+        btc.p2pk(wide).script,
+        btc.p2ms(m, keys).script,
         Buffer.concat([Uint8Array.of(0x50 + keys.length + 1), ...keys.map(push), Uint8Array.of(0x50 + keys.length, 0xae)]), // m > n
         Buffer.concat([Uint8Array.of(0x51, 0x20), randomBytes(32)]), // a v1 program, on the curve or not
-        Buffer.concat([Uint8Array.of(0x52, 0x20), randomBytes(32)]), Buffer.concat([Uint8Array.of(0x60, 0x28), randomBytes(40)]),
-        Buffer.concat([push(randomBytes(33)), Uint8Array.of(0xac)]), Buffer.concat([push(Buffer.concat([Uint8Array.of(2), randomBytes(32)])), Uint8Array.of(0xac)]),
-        Buffer.concat([push(pub.subarray(1)), Uint8Array.of(0xac)]), Uint8Array.of(0x51, 2, 0x4e, 0x73), Uint8Array.of(0x6a, 1, 7), Uint8Array.of(0x51),
+        Buffer.concat([Uint8Array.of(0x52, 0x20), randomBytes(32)]),
+        Buffer.concat([Uint8Array.of(0x60, 0x28), randomBytes(40)]),
+        Buffer.concat([push(randomBytes(33)), Uint8Array.of(0xac)]),
+        Buffer.concat([push(Buffer.concat([Uint8Array.of(2), randomBytes(32)])), Uint8Array.of(0xac)]),
+        Buffer.concat([push(pub.subarray(1)), Uint8Array.of(0xac)]),
+        Uint8Array.of(0x51, 2, 0x4e, 0x73),
+        Uint8Array.of(0x6a, 1, 7),
+        Uint8Array.of(0x51),
       );
     }
     for (const script of scripts) assert.deepEqual(outputFacts(script, 5n, MAINNET), reference(script), hex(script));

@@ -43,7 +43,10 @@ function refused(fn: () => unknown, field: string, message: RegExp) {
     assert.equal(err.category, "REQUEST_INVALID");
     assert.match(err.message, message);
     const details = err.extraDetails as { fieldViolations?: { field: string }[] }[];
-    assert.deepEqual(details.flatMap((d) => d.fieldViolations ?? []).map((v) => v.field), [field]);
+    assert.deepEqual(
+      details.flatMap((d) => d.fieldViolations ?? []).map((v) => v.field),
+      [field],
+    );
     return true;
   });
 }
@@ -63,7 +66,11 @@ describe("EIP-712 element bounds (docs/signing.md §2.4)", () => {
     assert.equal(hex(hashPlan(plan)), hashTypedData(at));
     assert.equal(hex(await hashPlanSliced(plan)), hashTypedData(at));
 
-    refused(() => checkPayload(text(doc(zerosAtBound + 1)), EIP712, NO_OP, "parameters.payload"), "parameters.payload", new RegExp(`^parameters\\.payload: has more than ${MAX_EIP712_ELEMENTS} elements`));
+    refused(
+      () => checkPayload(text(doc(zerosAtBound + 1)), EIP712, NO_OP, "parameters.payload"),
+      "parameters.payload",
+      new RegExp(`^parameters\\.payload: has more than ${MAX_EIP712_ELEMENTS} elements`),
+    );
     // A string's 32-byte pieces count too: 32 more characters past the bound are refused.
     refused(() => checkPayload(text(doc(zerosAtBound, 32)), EIP712, NO_OP, "parameters.payload"), "parameters.payload", /has more than/);
   });
@@ -79,7 +86,11 @@ describe("EIP-712 element bounds (docs/signing.md §2.4)", () => {
       new RegExp(`^parameters\\.payloads: its typed-data documents have more than ${MAX_EIP712_ELEMENTS_PER_REQUEST} elements in all`),
     );
     // A document past the per-document bound is named itself.
-    refused(() => checkPayloads([text(doc(zerosAtBound + 1))], EIP712, NO_OP, field, undefined, "parameters.payloads"), "parameters.payloads[0]", /has more than/);
+    refused(
+      () => checkPayloads([text(doc(zerosAtBound + 1))], EIP712, NO_OP, field, undefined, "parameters.payloads"),
+      "parameters.payloads[0]",
+      /has more than/,
+    );
   });
 
   it("a request's payload is hashed once: the digest after its check is the memo's, and agrees with viem", async () => {
@@ -93,6 +104,9 @@ describe("EIP-712 element bounds (docs/signing.md §2.4)", () => {
     // Another request (an approval's parameters read again) hashes afresh, to the same digest.
     assert.equal(hex(await digestInput("CURVE_SECP256K1", text(d), EIP712, NO_OP, "parameters.payload", {})), hashTypedData(d));
     // The curve checks still run: ed25519 cannot sign typed data.
-    await assert.rejects(digestInput("CURVE_ED25519", text(d), EIP712, NO_OP, "parameters.payload", request), (err: unknown) => err instanceof ApiError && err.httpStatus === 400);
+    await assert.rejects(
+      digestInput("CURVE_ED25519", text(d), EIP712, NO_OP, "parameters.payload", request),
+      (err: unknown) => err instanceof ApiError && err.httpStatus === 400,
+    );
   });
 });

@@ -3,7 +3,13 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { MasterKey } from "../../src/crypto/envelope.ts";
-import { cacheDerivedKey, cachedDerivedKey, derivedKeyCacheSize, derivedKeyId, DERIVED_KEY_CACHE_ENTRIES } from "../../src/signing/key-cache.ts";
+import {
+  cacheDerivedKey,
+  cachedDerivedKey,
+  derivedKeyCacheSize,
+  derivedKeyId,
+  DERIVED_KEY_CACHE_ENTRIES,
+} from "../../src/signing/key-cache.ts";
 
 const key = (n: number) => Uint8Array.from({ length: 32 }, (_, i) => (n + i) & 0xff);
 

@@ -3,7 +3,15 @@
 // signatures as the SDK reads them (recoverable secp256k1 with low S, verifiable ed25519).
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { getTypesForEIP712Domain, hashTypedData, serializeTypedData, recoverAddress, keccak256, toHex, type TypedDataDefinition } from "viem";
+import {
+  getTypesForEIP712Domain,
+  hashTypedData,
+  serializeTypedData,
+  recoverAddress,
+  keccak256,
+  toHex,
+  type TypedDataDefinition,
+} from "viem";
 import { hashAuthorization } from "viem/utils";
 import { privateKeyToAddress } from "viem/accounts";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
@@ -48,7 +56,13 @@ const mail: TypedDataDefinition = {
 };
 
 const permit: TypedDataDefinition = {
-  domain: { name: "USD Coin", version: "2", chainId: 8453n, verifyingContract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", salt: `0x${"ab".repeat(32)}` },
+  domain: {
+    name: "USD Coin",
+    version: "2",
+    chainId: 8453n,
+    verifyingContract: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+    salt: `0x${"ab".repeat(32)}`,
+  },
   types: {
     Permit: [
       { name: "owner", type: "address" },
@@ -66,7 +80,10 @@ const permit: TypedDataDefinition = {
     value: 2n ** 255n,
     nonce: 0n,
     deadline: 1_900_000_000n,
-    matrix: [[1, 2], [3, 255]],
+    matrix: [
+      [1, 2],
+      [3, 255],
+    ],
   },
 };
 
@@ -88,7 +105,10 @@ const withDomainType = (d: TypedDataDefinition): TypedDataDefinition =>
   ({ ...d, types: { EIP712Domain: getTypesForEIP712Domain({ domain: d.domain }), ...d.types } }) as unknown as TypedDataDefinition;
 
 describe("EIP-712 and EIP-7702 digests (docs/signing.md §2.3)", () => {
-  for (const [name, doc] of [["mail (nested structs, arrays, bytes, int64)", mail], ["permit (salt, uint256 extremes, nested arrays)", permit]] as const) {
+  for (const [name, doc] of [
+    ["mail (nested structs, arrays, bytes, int64)", mail],
+    ["permit (salt, uint256 extremes, nested arrays)", permit],
+  ] as const) {
     it(`${name}: equals viem's hashTypedData`, () => {
       assert.equal(hex(hashTypedDataJson(serializeTypedData(withDomainType(doc)))), hashTypedData(doc));
     });
@@ -106,12 +126,25 @@ describe("EIP-712 and EIP-7702 digests (docs/signing.md §2.3)", () => {
       { address: "0x63c0c19a282a1B52b07dD5a65b58948A07DAE32B", chainId: 8453, nonce: 1234567 },
       { address: "0x63c0c19a282a1B52b07dD5a65b58948A07DAE32B", chainId: 0, nonce: 127 },
     ] as const) {
-      const got = signingInput("CURVE_SECP256K1", JSON.stringify(a), "PAYLOAD_ENCODING_EIP7702_AUTHORIZATION", "HASH_FUNCTION_NO_OP", "parameters.payload");
+      const got = signingInput(
+        "CURVE_SECP256K1",
+        JSON.stringify(a),
+        "PAYLOAD_ENCODING_EIP7702_AUTHORIZATION",
+        "HASH_FUNCTION_NO_OP",
+        "parameters.payload",
+      );
       assert.equal(hex(got), hashAuthorization({ contractAddress: a.address, chainId: a.chainId, nonce: a.nonce }));
     }
   });
   it("malformed typed data is a 400 naming the payload and what is wrong", () => {
-    const p = (doc: unknown) => () => signingInput("CURVE_SECP256K1", typeof doc === "string" ? doc : JSON.stringify(doc), "PAYLOAD_ENCODING_EIP712", "HASH_FUNCTION_NO_OP", "parameters.payload");
+    const p = (doc: unknown) => () =>
+      signingInput(
+        "CURVE_SECP256K1",
+        typeof doc === "string" ? doc : JSON.stringify(doc),
+        "PAYLOAD_ENCODING_EIP712",
+        "HASH_FUNCTION_NO_OP",
+        "parameters.payload",
+      );
     refused(p("{not json"), "parameters.payload", /not valid JSON/);
     const base = JSON.parse(serializeTypedData(withDomainType(mail)));
     refused(p({ ...base, primaryType: "Nope" }), "parameters.payload", /primaryType/);
@@ -128,33 +161,69 @@ describe("encodings, hash functions and curves (docs/signing.md §2.2)", () => {
   const msg = "hello sigil";
   const bytes = new TextEncoder().encode(msg);
   const digest = toHex(sha256(bytes));
-  const input = (curve: "CURVE_SECP256K1" | "CURVE_ED25519", payload: string, e: Encoding, h: Hash) => signingInput(curve, payload, e, h, "parameters.payload");
+  const input = (curve: "CURVE_SECP256K1" | "CURVE_ED25519", payload: string, e: Encoding, h: Hash) =>
+    signingInput(curve, payload, e, h, "parameters.payload");
 
   it("secp256k1: KECCAK256 and SHA256 hash the bytes of either encoding; NO_OP takes a 32-byte hex digest, with or without 0x", () => {
     assert.equal(hex(input("CURVE_SECP256K1", msg, "PAYLOAD_ENCODING_TEXT_UTF8", "HASH_FUNCTION_KECCAK256")), keccak256(bytes));
     assert.equal(hex(input("CURVE_SECP256K1", toHex(bytes), "PAYLOAD_ENCODING_HEXADECIMAL", "HASH_FUNCTION_KECCAK256")), keccak256(bytes));
     assert.equal(hex(input("CURVE_SECP256K1", toHex(bytes).slice(2), "PAYLOAD_ENCODING_HEXADECIMAL", "HASH_FUNCTION_SHA256")), digest);
     assert.equal(hex(input("CURVE_SECP256K1", digest, "PAYLOAD_ENCODING_HEXADECIMAL", "HASH_FUNCTION_NO_OP")), digest);
-    assert.equal(hex(input("CURVE_SECP256K1", digest.slice(2).toUpperCase(), "PAYLOAD_ENCODING_HEXADECIMAL", "HASH_FUNCTION_NO_OP")), digest);
+    assert.equal(
+      hex(input("CURVE_SECP256K1", digest.slice(2).toUpperCase(), "PAYLOAD_ENCODING_HEXADECIMAL", "HASH_FUNCTION_NO_OP")),
+      digest,
+    );
   });
   it("ed25519 signs the message itself (NOT_APPLICABLE)", () => {
     assert.deepEqual(input("CURVE_ED25519", msg, "PAYLOAD_ENCODING_TEXT_UTF8", "HASH_FUNCTION_NOT_APPLICABLE"), bytes);
     assert.deepEqual(input("CURVE_ED25519", toHex(bytes), "PAYLOAD_ENCODING_HEXADECIMAL", "HASH_FUNCTION_NOT_APPLICABLE"), bytes);
   });
   it("every other combination is a 400 naming the field", () => {
-    refused(() => input("CURVE_SECP256K1", msg, "PAYLOAD_ENCODING_TEXT_UTF8", "HASH_FUNCTION_NOT_APPLICABLE"), "parameters.hashFunction", /secp256k1 signs a digest/);
-    refused(() => input("CURVE_SECP256K1", "abcd", "PAYLOAD_ENCODING_HEXADECIMAL", "HASH_FUNCTION_NO_OP"), "parameters.payload", /32-byte digest/);
-    refused(() => input("CURVE_SECP256K1", `0x${"00".repeat(32)}`, "PAYLOAD_ENCODING_TEXT_UTF8", "HASH_FUNCTION_NO_OP"), "parameters.payload", /32-byte digest/);
+    refused(
+      () => input("CURVE_SECP256K1", msg, "PAYLOAD_ENCODING_TEXT_UTF8", "HASH_FUNCTION_NOT_APPLICABLE"),
+      "parameters.hashFunction",
+      /secp256k1 signs a digest/,
+    );
+    refused(
+      () => input("CURVE_SECP256K1", "abcd", "PAYLOAD_ENCODING_HEXADECIMAL", "HASH_FUNCTION_NO_OP"),
+      "parameters.payload",
+      /32-byte digest/,
+    );
+    refused(
+      () => input("CURVE_SECP256K1", `0x${"00".repeat(32)}`, "PAYLOAD_ENCODING_TEXT_UTF8", "HASH_FUNCTION_NO_OP"),
+      "parameters.payload",
+      /32-byte digest/,
+    );
     for (const h of ["HASH_FUNCTION_NO_OP", "HASH_FUNCTION_SHA256", "HASH_FUNCTION_KECCAK256"] as const) {
-      refused(() => input("CURVE_ED25519", msg, "PAYLOAD_ENCODING_TEXT_UTF8", h), "parameters.hashFunction", /ed25519 signs the message itself/);
+      refused(
+        () => input("CURVE_ED25519", msg, "PAYLOAD_ENCODING_TEXT_UTF8", h),
+        "parameters.hashFunction",
+        /ed25519 signs the message itself/,
+      );
     }
     const typed = serializeTypedData(withDomainType(mail));
-    refused(() => input("CURVE_ED25519", typed, "PAYLOAD_ENCODING_EIP712", "HASH_FUNCTION_NO_OP"), "parameters.encoding", /needs a secp256k1 key/);
-    refused(() => input("CURVE_SECP256K1", typed, "PAYLOAD_ENCODING_EIP712", "HASH_FUNCTION_KECCAK256"), "parameters.hashFunction", /use HASH_FUNCTION_NO_OP/);
+    refused(
+      () => input("CURVE_ED25519", typed, "PAYLOAD_ENCODING_EIP712", "HASH_FUNCTION_NO_OP"),
+      "parameters.encoding",
+      /needs a secp256k1 key/,
+    );
+    refused(
+      () => input("CURVE_SECP256K1", typed, "PAYLOAD_ENCODING_EIP712", "HASH_FUNCTION_KECCAK256"),
+      "parameters.hashFunction",
+      /use HASH_FUNCTION_NO_OP/,
+    );
     for (const bad of ["", "0x", "abc", "zz", "0x0g"]) {
-      refused(() => input("CURVE_SECP256K1", bad, "PAYLOAD_ENCODING_HEXADECIMAL", "HASH_FUNCTION_KECCAK256"), "parameters.payload", /hex of whole bytes/);
+      refused(
+        () => input("CURVE_SECP256K1", bad, "PAYLOAD_ENCODING_HEXADECIMAL", "HASH_FUNCTION_KECCAK256"),
+        "parameters.payload",
+        /hex of whole bytes/,
+      );
     }
-    refused(() => input("CURVE_SECP256K1", "", "PAYLOAD_ENCODING_TEXT_UTF8", "HASH_FUNCTION_KECCAK256"), "parameters.payload", /must not be empty/);
+    refused(
+      () => input("CURVE_SECP256K1", "", "PAYLOAD_ENCODING_TEXT_UTF8", "HASH_FUNCTION_KECCAK256"),
+      "parameters.payload",
+      /must not be empty/,
+    );
   });
 });
 
@@ -171,7 +240,10 @@ describe("signatures as the SDK reads them (docs/signing.md §2.1)", () => {
       assert.match(sig.v, /^0[01]$/);
       assert.ok(BigInt(`0x${sig.s}`) <= secp256k1.Point.CURVE().n / 2n, "S is low");
       seenV.add(sig.v);
-      assert.equal(await recoverAddress({ hash: digest, signature: { r: `0x${sig.r}`, s: `0x${sig.s}`, yParity: Number(sig.v) } }), address);
+      assert.equal(
+        await recoverAddress({ hash: digest, signature: { r: `0x${sig.r}`, s: `0x${sig.s}`, yParity: Number(sig.v) } }),
+        address,
+      );
     }
     assert.equal(seenV.size, 2, "both recovery ids occur over 24 keys");
   });

@@ -4,7 +4,13 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { activityKind, compileExpression, PolicyRuntimeError, type ActivityFacts, type PolicyRuntimeErrorKind } from "../../src/policy/index.ts";
+import {
+  activityKind,
+  compileExpression,
+  PolicyRuntimeError,
+  type ActivityFacts,
+  type PolicyRuntimeErrorKind,
+} from "../../src/policy/index.ts";
 import type { SigningFacts } from "../../src/policy/facts.ts";
 import { parseEthereumTransaction } from "../../src/signing/parsers/ethereum.ts";
 import { parseSolanaTransaction } from "../../src/signing/parsers/solana.ts";
@@ -16,34 +22,68 @@ const vectors = JSON.parse(readFileSync(VECTOR_FILE, "utf8")) as ReturnType<type
 const vector = (chain: "ethereum" | "solana", prefix: string) => vectors[chain].find((v) => v.name.startsWith(prefix))!.unsigned;
 
 const SIGN_TX = "ACTIVITY_TYPE_SIGN_TRANSACTION_V2";
-const activity = (signing: SigningFacts): ActivityFacts => ({ type: SIGN_TX, kind: activityKind(SIGN_TX), resource: "PRIVATE_KEY", action: "SIGN", params: {}, signing });
+const activity = (signing: SigningFacts): ActivityFacts => ({
+  type: SIGN_TX,
+  kind: activityKind(SIGN_TX),
+  resource: "PRIVATE_KEY",
+  action: "SIGN",
+  params: {},
+  signing,
+});
 
-const eip1559 = activity(ethTxFacts(parseEthereumTransaction(vector("ethereum", "EIP-1559 ERC-20"), "0x00000000000000000000000000000000000000aa").facts));
+const eip1559 = activity(
+  ethTxFacts(parseEthereumTransaction(vector("ethereum", "EIP-1559 ERC-20"), "0x00000000000000000000000000000000000000aa").facts),
+);
 const legacy = activity(ethTxFacts(parseEthereumTransaction(vector("ethereum", "legacy without")).facts));
 const creation = activity(ethTxFacts(parseEthereumTransaction(vector("ethereum", "EIP-1559 contract creation")).facts));
 const solTransfer = activity(solanaTxFacts(parseSolanaTransaction(vector("solana", "legacy")).facts));
 const solSpl = activity(solanaTxFacts(parseSolanaTransaction(vector("solana", "v0: SPL")).facts));
-const permit = activity(eip712Facts(parseEip712(JSON.stringify({
-  types: {
-    EIP712Domain: [{ name: "name", type: "string" }, { name: "chainId", type: "uint256" }],
-    Item: [{ name: "token", type: "address" }, { name: "amount", type: "uint256" }],
-    Batch: [{ name: "permitted", type: "Item[]" }, { name: "note", type: "string" }],
-  },
-  primaryType: "Batch",
-  domain: { name: "Permit2", chainId: 1 },
-  message: { permitted: [{ token: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", amount: "99" }, { token: "0x00000000000000000000000000000000000000bb", amount: 7 }], note: "x" },
-}))));
+const permit = activity(
+  eip712Facts(
+    parseEip712(
+      JSON.stringify({
+        types: {
+          EIP712Domain: [
+            { name: "name", type: "string" },
+            { name: "chainId", type: "uint256" },
+          ],
+          Item: [
+            { name: "token", type: "address" },
+            { name: "amount", type: "uint256" },
+          ],
+          Batch: [
+            { name: "permitted", type: "Item[]" },
+            { name: "note", type: "string" },
+          ],
+        },
+        primaryType: "Batch",
+        domain: { name: "Permit2", chainId: 1 },
+        message: {
+          permitted: [
+            { token: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", amount: "99" },
+            { token: "0x00000000000000000000000000000000000000bb", amount: 7 },
+          ],
+          note: "x",
+        },
+      }),
+    ),
+  ),
+);
 
 function holds(source: string, a: ActivityFacts): boolean {
   return compileExpression("condition", source)!.evaluate({ activity: a });
 }
 function fails(source: string, a: ActivityFacts, kind: PolicyRuntimeErrorKind, text?: string): void {
-  assert.throws(() => holds(source, a), (err: unknown) => {
-    assert.ok(err instanceof PolicyRuntimeError, String(err));
-    assert.equal(err.kind, kind, err.message);
-    if (text) assert.ok(err.message.includes(text), err.message);
-    return true;
-  }, source);
+  assert.throws(
+    () => holds(source, a),
+    (err: unknown) => {
+      assert.ok(err instanceof PolicyRuntimeError, String(err));
+      assert.equal(err.kind, kind, err.message);
+      if (text) assert.ok(err.message.includes(text), err.message);
+      return true;
+    },
+    source,
+  );
 }
 
 describe("conditions over the signing keywords", () => {
@@ -72,7 +112,10 @@ describe("conditions over the signing keywords", () => {
   });
 
   it("eth.eip_712: domain, primary type, nested message maps and lists", () => {
-    assert.equal(holds("eth.eip_712.domain.name == 'Permit2' && eth.eip_712.domain.chain_id == 1 && eth.eip_712.primary_type == 'Batch'", permit), true);
+    assert.equal(
+      holds("eth.eip_712.domain.name == 'Permit2' && eth.eip_712.domain.chain_id == 1 && eth.eip_712.primary_type == 'Batch'", permit),
+      true,
+    );
     assert.equal(holds("eth.eip_712.message['permitted'][0]['token'] == '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48'", permit), true);
     assert.equal(holds("eth.eip_712.message['permitted'].all(p, p['amount'] < 100)", permit), true);
     assert.equal(holds("eth.eip_712.message['permitted'].any(p, p.amount > 50)", permit), true);
@@ -85,14 +128,32 @@ describe("conditions over the signing keywords", () => {
   it("solana.tx: transfers, SPL transfers, instructions and accounts", () => {
     const facts = parseSolanaTransaction(vector("solana", "legacy")).facts;
     const t = facts.transfers[0]!;
-    assert.equal(holds(`solana.tx.transfers.count == 1 && solana.tx.transfers.all(t, t.to == '${t.to}' && t.amount <= 1500000 && t.from == '${t.from}')`, solTransfer), true);
+    assert.equal(
+      holds(
+        `solana.tx.transfers.count == 1 && solana.tx.transfers.all(t, t.to == '${t.to}' && t.amount <= 1500000 && t.from == '${t.from}')`,
+        solTransfer,
+      ),
+      true,
+    );
     assert.equal(holds(`solana.tx.transfers.any(t, t.to == '${t.from}')`, solTransfer), false);
     assert.equal(holds("solana.tx.address_table_lookups.count == 0 && solana.tx.spl_transfers.count() == 0", solTransfer), true);
-    assert.equal(holds(`solana.tx.recent_blockhash == '${facts.recent_blockhash}' && solana.tx.account_keys[0] == '${t.from}'`, solTransfer), true);
-    assert.equal(holds("solana.tx.instructions.all(i, i.program_key in solana.tx.program_keys) && solana.tx.instructions[0].accounts[0].signer", solTransfer), true);
+    assert.equal(
+      holds(`solana.tx.recent_blockhash == '${facts.recent_blockhash}' && solana.tx.account_keys[0] == '${t.from}'`, solTransfer),
+      true,
+    );
+    assert.equal(
+      holds(
+        "solana.tx.instructions.all(i, i.program_key in solana.tx.program_keys) && solana.tx.instructions[0].accounts[0].signer",
+        solTransfer,
+      ),
+      true,
+    );
     // No transfers at all: `all` over the empty list is true (docs/policy-language.md §3.5).
     assert.equal(holds("solana.tx.transfers.all(t, t.to == 'nobody')", solSpl), true);
-    assert.equal(holds("solana.tx.spl_transfers.count() == 2 && solana.tx.spl_transfers.all(s, s.amount <= 250000 && s.signers.count() == 0)", solSpl), true);
+    assert.equal(
+      holds("solana.tx.spl_transfers.count() == 2 && solana.tx.spl_transfers.all(s, s.amount <= 250000 && s.signers.count() == 0)", solSpl),
+      true,
+    );
     const mint = parseSolanaTransaction(vector("solana", "v0: SPL")).facts.spl_transfers[0]!.token_mint!;
     assert.equal(holds(`solana.tx.spl_transfers[0].token_mint == '${mint}'`, solSpl), true);
     // A plain Transfer names no mint: a policy pinning the mint cannot be satisfied by one.

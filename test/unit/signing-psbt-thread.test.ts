@@ -24,7 +24,12 @@ function psbt(pub: Uint8Array, inputs: number, opts: { sighashType?: number } = 
   const other = newKey().pub;
   const tx = new btc.Transaction(OPTS);
   for (let i = 0; i < inputs; i++) {
-    tx.addInput({ txid: hex(randomBytes(32)), index: i, witnessUtxo: { script: btc.p2wpkh(pub).script, amount: 10_000n + BigInt(i) }, ...(opts.sighashType ? { sighashType: opts.sighashType } : {}) });
+    tx.addInput({
+      txid: hex(randomBytes(32)),
+      index: i,
+      witnessUtxo: { script: btc.p2wpkh(pub).script, amount: 10_000n + BigInt(i) },
+      ...(opts.sighashType ? { sighashType: opts.sighashType } : {}),
+    });
   }
   tx.addInput({ txid: hex(randomBytes(32)), index: 7, witnessUtxo: { script: btc.p2wpkh(other).script, amount: 5_000n } });
   tx.addOutputAddress(btc.p2tr(other.subarray(1)).address!, 9_000n);
@@ -58,11 +63,17 @@ describe("the PSBT thread", () => {
     await assert.rejects(readPsbtOffThread("70736274ff00", MAINNET), (e: Error) => e instanceof ParseError && /not a PSBT/.test(e.message));
     await assert.rejects(readPsbtOffThread("zz", MAINNET), (e: Error) => e instanceof ParseError && /not hex/.test(e.message));
     const anyoneCanPay = await readPsbtOffThread(psbt(pub, 2, { sighashType: 0x81 }), MAINNET);
-    assert.throws(() => ownInputs(anyoneCanPay, pub), (e: Error) => e instanceof ParseError && /sighash type 129/.test(e.message));
+    assert.throws(
+      () => ownInputs(anyoneCanPay, pub),
+      (e: Error) => e instanceof ParseError && /sighash type 129/.test(e.message),
+    );
     const stranger = newKey();
     const notMine = psbt(stranger.pub, 3);
     const read = await readPsbtOffThread(notMine, MAINNET);
-    assert.throws(() => ownInputs(read, pub), (e: Error) => e instanceof NoOwnInputError);
+    assert.throws(
+      () => ownInputs(read, pub),
+      (e: Error) => e instanceof NoOwnInputError,
+    );
     await assert.rejects(signPsbtOffThread(notMine, MAINNET, priv, pub), (e: Error) => e instanceof NoOwnInputError);
   });
 });

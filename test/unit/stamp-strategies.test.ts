@@ -27,12 +27,22 @@ function principal(kind: string, extra: Partial<Principal["credential"]> = {}): 
 describe("stamp strategies: one list", () => {
   it("the headers, in the order errors and CORS name them", () => {
     assert.deepEqual(STAMP_HEADERS, ["x-stamp", "x-stamp-webauthn", "x-stamp-attested", "x-session"]);
-    assert.deepEqual(STRATEGIES.map((s) => s.credentialKind), ["api_key", "authenticator", "attested", "read_only_session"]);
+    assert.deepEqual(
+      STRATEGIES.map((s) => s.credentialKind),
+      ["api_key", "authenticator", "attested", "read_only_session"],
+    );
   });
 
   it("CORS allows exactly the SDKs' headers", () => {
     // X-Session: @turnkey/sdk-browser's read-only session header (docs/sessions-and-network.md §7.2).
-    assert.deepEqual(corsAllowedHeaders(STAMP_HEADERS), ["content-type", "x-client-version", "x-stamp", "x-stamp-webauthn", "x-stamp-attested", "x-session"]);
+    assert.deepEqual(corsAllowedHeaders(STAMP_HEADERS), [
+      "content-type",
+      "x-client-version",
+      "x-stamp",
+      "x-stamp-webauthn",
+      "x-stamp-attested",
+      "x-session",
+    ]);
   });
 
   it("no stamp: SIGNATURE_MISSING with upstream's wording (X-Stamp/X-Stamp-WebAuthn only)", async () => {
@@ -45,16 +55,41 @@ describe("stamp strategies: one list", () => {
   });
 
   it("two stamp headers: UNAUTHENTICATED naming both", async () => {
-    await assert.rejects(verifyStamp({ "x-stamp": "a", "x-stamp-attested": "b" }, Buffer.from("{}")), /exactly one stamp header is allowed, got x-stamp, x-stamp-attested/);
+    await assert.rejects(
+      verifyStamp({ "x-stamp": "a", "x-stamp-attested": "b" }, Buffer.from("{}")),
+      /exactly one stamp header is allowed, got x-stamp, x-stamp-attested/,
+    );
   });
 
   it("every stamp header is redacted from the logs", () => {
     // The header paths (secret parameters have theirs too: test/unit/secret-params.test.ts).
-    assert.deepEqual(LOG_REDACT_PATHS.filter((p) => p.startsWith("req.headers")), ["req.headers.authorization", 'req.headers["x-stamp"]', 'req.headers["x-stamp-webauthn"]', 'req.headers["x-stamp-attested"]', 'req.headers["x-session"]']);
+    assert.deepEqual(
+      LOG_REDACT_PATHS.filter((p) => p.startsWith("req.headers")),
+      [
+        "req.headers.authorization",
+        'req.headers["x-stamp"]',
+        'req.headers["x-stamp-webauthn"]',
+        'req.headers["x-stamp-attested"]',
+        'req.headers["x-session"]',
+      ],
+    );
     let out = "";
     const sink = new Writable({ write: (chunk, _enc, done) => ((out += String(chunk)), done()) });
     const log = pino({ redact: [...LOG_REDACT_PATHS] }, sink);
-    log.info({ req: { headers: { "x-stamp": "S1", "x-stamp-webauthn": "S2", "x-stamp-attested": "S3", "x-session": "S4", "content-type": "application/json" } } }, "r");
+    log.info(
+      {
+        req: {
+          headers: {
+            "x-stamp": "S1",
+            "x-stamp-webauthn": "S2",
+            "x-stamp-attested": "S3",
+            "x-session": "S4",
+            "content-type": "application/json",
+          },
+        },
+      },
+      "r",
+    );
     assert.ok(!/S1|S2|S3|S4/.test(out), out);
     assert.match(out, /application\/json/);
   });
@@ -99,7 +134,10 @@ describe("stamp strategies: one list", () => {
     const readOnly = principal("read_only_session");
     refuseUnsignableRoute(readOnly, undefined);
     for (const type of ["ACTIVITY_TYPE_CREATE_USER_TAG", "ACTIVITY_TYPE_STAMP_LOGIN", "ACTIVITY_TYPE_APPROVE_ACTIVITY"]) {
-      assert.throws(() => refuseUnsignableRoute(readOnly, type), (e: unknown) => e instanceof ApiError && e.httpStatus === 403 && /read-only session/.test(e.message));
+      assert.throws(
+        () => refuseUnsignableRoute(readOnly, type),
+        (e: unknown) => e instanceof ApiError && e.httpStatus === 403 && /read-only session/.test(e.message),
+      );
     }
   });
 });

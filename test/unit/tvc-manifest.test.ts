@@ -50,7 +50,12 @@ const input = (): ManifestInput => ({
     nonce: 1700000000,
     hasPullSecret: false,
   },
-  manifestSet: { id: "00000000-0000-7000-8000-000000000004", name: "m", threshold: 1, operators: [{ id: "00000000-0000-7000-8000-000000000005", name: "alice", publicKey: KEY }] },
+  manifestSet: {
+    id: "00000000-0000-7000-8000-000000000004",
+    name: "m",
+    threshold: 1,
+    operators: [{ id: "00000000-0000-7000-8000-000000000005", name: "alice", publicKey: KEY }],
+  },
   shareSet: {
     id: "00000000-0000-7000-8000-000000000006",
     name: "s",
@@ -68,7 +73,12 @@ describe("tvc manifest", () => {
     assert.equal(m.digest, "ba86dc1d65ce9e4954d6015c803d15d1c30886aced9229ddf60d35dc9227a2f5");
     assert.equal(m.digest, createHash("sha256").update(m.bytes).digest("hex"));
     const text = m.bytes.toString("utf8");
-    assert.ok(text.startsWith('{"debugMode":false,"deploymentId":"00000000-0000-7000-8000-000000000002","enableEgress":false,"format":"sigil-tvc-manifest/1",'), text);
+    assert.ok(
+      text.startsWith(
+        '{"debugMode":false,"deploymentId":"00000000-0000-7000-8000-000000000002","enableEgress":false,"format":"sigil-tvc-manifest/1",',
+      ),
+      text,
+    );
     assert.ok(!/\s/.test(text.replace(/"[^"]*"/g, "")), "no whitespace outside strings");
   });
 
@@ -86,8 +96,8 @@ describe("tvc manifest", () => {
   });
 
   it("canonical JSON: sorted keys at every level, arrays in order, strings escaped, non-finite refused", () => {
-    assert.equal(canonicalJson({ b: 1, a: [{ d: "x\"y", c: null }, true] }), '{"a":[{"c":null,"d":"x\\"y"},true],"b":1}');
-    assert.equal(canonicalJson({ "é": 1, z: 2, Z: 3 }), '{"Z":3,"z":2,"é":1}');
+    assert.equal(canonicalJson({ b: 1, a: [{ d: 'x"y', c: null }, true] }), '{"a":[{"c":null,"d":"x\\"y"},true],"b":1}');
+    assert.equal(canonicalJson({ é: 1, z: 2, Z: 3 }), '{"Z":3,"z":2,"é":1}');
     assert.throws(() => canonicalJson({ n: Number.NaN }), /non-finite/);
   });
 });

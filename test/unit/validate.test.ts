@@ -12,8 +12,7 @@ function violations(fn: () => unknown): { message: string; fields: string[] } {
     assert.equal(err.code, 3);
     const body = err.toBody();
     const br = body.details.find((d) => d["@type"] === "type.googleapis.com/google.rpc.BadRequest") as
-      | { fieldViolations: { field: string }[] }
-      | undefined;
+      { fieldViolations: { field: string }[] } | undefined;
     return { message: err.message, fields: br?.fieldViolations.map((v) => v.field) ?? [] };
   }
   assert.fail("expected a validation error");
@@ -28,7 +27,13 @@ describe("parameter validation", () => {
         {
           users: [
             { userName: "", userEmail: "nope", userPhoneNumber: "555", apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] },
-            { userName: "ok", apiKeys: [{ apiKeyName: "k", publicKey: "zz", curveType: "API_KEY_CURVE_RSA" }], authenticators: [], oauthProviders: [], userTags: [] },
+            {
+              userName: "ok",
+              apiKeys: [{ apiKeyName: "k", publicKey: "zz", curveType: "API_KEY_CURVE_RSA" }],
+              authenticators: [],
+              oauthProviders: [],
+              userTags: [],
+            },
           ],
         },
         "parameters",

@@ -34,7 +34,10 @@ describe("wallet accounts", () => {
       const ordered = [...vectors].reverse();
       const accounts = ordered.map((v) => account(v.curve, v.path, v.format));
       assert.deepEqual(accountProblems(accounts, "accounts"), []);
-      assert.deepEqual(deriveAccounts(seed, accounts).map((d) => d.address), ordered.map((v) => v.address));
+      assert.deepEqual(
+        deriveAccounts(seed, accounts).map((d) => d.address),
+        ordered.map((v) => v.address),
+      );
     }
     const formats = new Set(V.addresses.map((v) => v.format));
     for (const f of ["ADDRESS_FORMAT_ETHEREUM", "ADDRESS_FORMAT_SOLANA", "ADDRESS_FORMAT_BITCOIN_MAINNET_P2WPKH"]) {

@@ -97,7 +97,10 @@ describe("wallet derivation refusals", () => {
     assert.deepEqual(parsePath("m/44'/60h/0H/0/1"), [0x8000002c, 0x8000003c, 0x80000000, 0, 1]);
   });
   it("an invalid mnemonic (bad checksum, unknown word) is refused", () => {
-    assert.throws(() => seedOf("abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon"), DerivationError);
+    assert.throws(
+      () => seedOf("abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon"),
+      DerivationError,
+    );
     assert.throws(() => seedOf("sigil sigil sigil sigil sigil sigil sigil sigil sigil sigil sigil sigil"), DerivationError);
   });
 });

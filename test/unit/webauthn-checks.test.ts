@@ -21,7 +21,12 @@ describe("webauthn encodings", () => {
 
   it("base64 and base64url, padded or not, decode to the same bytes; other text does not decode", () => {
     const bytes = Buffer.from([0xfb, 0xff, 0xbf, 0x01]);
-    for (const s of [bytes.toString("base64"), bytes.toString("base64url"), bytes.toString("base64").replace(/=+$/, ""), bytes.toString("base64url") + "=="]) {
+    for (const s of [
+      bytes.toString("base64"),
+      bytes.toString("base64url"),
+      bytes.toString("base64").replace(/=+$/, ""),
+      bytes.toString("base64url") + "==",
+    ]) {
       assert.deepEqual(decodeBase64Any(s), bytes, s);
       assert.equal(canonicalB64url(s), "-_-_AQ");
     }
@@ -96,14 +101,18 @@ describe("assertion checks", () => {
 
   it("refuses another body, type, origin, RP ID, and no user presence", () => {
     const pk = new SoftPasskey();
-    const problem = (o: Parameters<SoftPasskey["stamp"]>[1]) => JSON.stringify(checkAssertion(assertionOf(pk.stamp(body.toString(), o)), body, SETTINGS));
+    const problem = (o: Parameters<SoftPasskey["stamp"]>[1]) =>
+      JSON.stringify(checkAssertion(assertionOf(pk.stamp(body.toString(), o)), body, SETTINGS));
     assert.match(problem({ challengeBody: "{}" }), /challenge/);
     assert.match(problem({ type: "webauthn.create" }), /webauthn.get/);
     assert.match(problem({ origin: "https://evil.example" }), /origin/);
     assert.match(problem({ rpId: "evil.example" }), /RP ID/);
     assert.match(problem({ flags: 0x04 }), /user-present/);
     // Unconfigured: origin and RP ID are not checked, the rest still is.
-    assert.equal(checkAssertion(assertionOf(pk.stamp(body.toString(), { origin: "https://any.example", rpId: "any.example" })), body, ANY), undefined);
+    assert.equal(
+      checkAssertion(assertionOf(pk.stamp(body.toString(), { origin: "https://any.example", rpId: "any.example" })), body, ANY),
+      undefined,
+    );
   });
 
   it("reads the signature counter; refuses short authenticator data and non-base64 fields", () => {

@@ -2,7 +2,14 @@
 // long to wait before the next attempt.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { addressProblem, dialAddress, embeddedIPv4, STRICT_WEBHOOK_URLS, urlProblem, webhookUrlPolicy } from "../../src/webhooks/url-policy.ts";
+import {
+  addressProblem,
+  dialAddress,
+  embeddedIPv4,
+  STRICT_WEBHOOK_URLS,
+  urlProblem,
+  webhookUrlPolicy,
+} from "../../src/webhooks/url-policy.ts";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { generateKeyPairSync } from "node:crypto";
@@ -85,11 +92,27 @@ describe("retry schedule", () => {
 
   it("the delay after n attempts is the schedule's entry n, jittered to 80–120 %; undefined once spent", () => {
     const s = [0, 1000, 60_000];
-    assert.equal(retryDelayMs(s, 1, () => 0.5), 1000);
-    assert.equal(retryDelayMs(s, 1, () => 0), 800);
-    assert.equal(retryDelayMs(s, 1, () => 1), 1200);
-    assert.equal(retryDelayMs(s, 2, () => 0.5), 60_000);
-    assert.equal(retryDelayMs(s, 3, () => 0.5), undefined, "three attempts: spent");
+    assert.equal(
+      retryDelayMs(s, 1, () => 0.5),
+      1000,
+    );
+    assert.equal(
+      retryDelayMs(s, 1, () => 0),
+      800,
+    );
+    assert.equal(
+      retryDelayMs(s, 1, () => 1),
+      1200,
+    );
+    assert.equal(
+      retryDelayMs(s, 2, () => 0.5),
+      60_000,
+    );
+    assert.equal(
+      retryDelayMs(s, 3, () => 0.5),
+      undefined,
+      "three attempts: spent",
+    );
   });
 
   it("maxAttempts cuts the schedule short or repeats its last delay", () => {
@@ -165,8 +188,12 @@ describe("webhook URL policy: IPv6 forms that carry an IPv4 address", () => {
 
   it("at write time with the development loopback setting: still refused (only ::1 and 127/8 open up)", () => {
     for (const [address, what, verdict] of EMBEDDED) {
-      if (verdict !== "refused" || address.startsWith("::ffff:") && !address.startsWith("::ffff:0:")) continue;
-      assert.match(urlProblem(`http://[${address}]:8080/hook`, loopback) ?? "accepted", /loopback, private|refused/, `${address} (${what})`);
+      if (verdict !== "refused" || (address.startsWith("::ffff:") && !address.startsWith("::ffff:0:"))) continue;
+      assert.match(
+        urlProblem(`http://[${address}]:8080/hook`, loopback) ?? "accepted",
+        /loopback, private|refused/,
+        `${address} (${what})`,
+      );
     }
   });
 
@@ -180,7 +207,11 @@ describe("webhook URL policy: IPv6 forms that carry an IPv4 address", () => {
         { address, family: 6 },
       ]);
       if (verdict === "refused") {
-        for (const [how, p] of [["literal", literal], ["resolved", resolved], ["mixed", mixed]] as const) {
+        for (const [how, p] of [
+          ["literal", literal],
+          ["resolved", resolved],
+          ["mixed", mixed],
+        ] as const) {
           await assert.rejects(p, /refusing to deliver to .*(loopback, private|refused)/, `${how} ${address} (${what})`);
         }
       } else {

@@ -116,7 +116,14 @@ describe("claims become lanes", () => {
   it("per endpoint, the run from the head that is due and not leased, in id order", () => {
     const now = 100;
     const runs = dueRuns(
-      [row("a2", "A"), row("a1", "A"), row("a3", "A", { next_attempt_at: 200 }), row("a4", "A"), row("b1", "B", { lease_until: 150 }), row("c1", "C")],
+      [
+        row("a2", "A"),
+        row("a1", "A"),
+        row("a3", "A", { next_attempt_at: 200 }),
+        row("a4", "A"),
+        row("b1", "B", { lease_until: 150 }),
+        row("c1", "C"),
+      ],
       ["A", "B", "C"],
       now,
     );
@@ -127,7 +134,10 @@ describe("claims become lanes", () => {
   });
 
   it("a lane is the unbroken leased stretch from the head; what was leased after a gap is released", () => {
-    const runs = [[row("a1", "A"), row("a2", "A"), row("a3", "A")], [row("b1", "B"), row("b2", "B")]];
+    const runs = [
+      [row("a1", "A"), row("a2", "A"), row("a3", "A")],
+      [row("b1", "B"), row("b2", "B")],
+    ];
     const { lanes, release } = lanesOf(runs, new Set(["a1", "a3", "b2"]), 10, 99);
     assert.deepEqual(release, ["a3", "b2"]);
     assert.equal(lanes.length, 1);

@@ -58,7 +58,10 @@ describe("webhook signature test vector v1", () => {
   });
 
   it("the receiver library builds the same signing input and accepts the valid delivery", async () => {
-    assert.equal(webhookSignedMessage(vector.key_id, vector.timestamp_ms, vector.event_id, vector.raw_body).toString("hex"), vector.signing_input_hex);
+    assert.equal(
+      webhookSignedMessage(vector.key_id, vector.timestamp_ms, vector.event_id, vector.raw_body).toString("hex"),
+      vector.signing_input_hex,
+    );
     const expected = {
       ok: true,
       eventId: vector.event_id,

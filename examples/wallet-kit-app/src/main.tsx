@@ -37,7 +37,16 @@ const providerConfig: TurnkeyProviderConfig = {
 
 /** A demo EIP-1559 transaction from `from` to itself: signed, never sent. */
 function demoTransaction(from: string): Hex {
-  return serializeTransaction({ type: "eip1559", chainId: 11155111, nonce: 0, to: from as Hex, value: 1n, gas: 21000n, maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n });
+  return serializeTransaction({
+    type: "eip1559",
+    chainId: 11155111,
+    nonce: 0,
+    to: from as Hex,
+    value: 1n,
+    gas: 21000n,
+    maxFeePerGas: 2_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+  });
 }
 
 /** An error and its causes, one line. */
@@ -78,22 +87,34 @@ function App() {
             Signed in as <strong>{tk.user?.userName ?? tk.session?.userId}</strong>
           </p>
           <p>
-            <button id="create-wallet" onClick={run("create wallet", async () => {
-              await tk.createWallet({ walletName: `Wallet ${embedded.length + 1}`, accounts: ["ADDRESS_FORMAT_ETHEREUM"] });
-              await tk.refreshWallets();
-            })}>
+            <button
+              id="create-wallet"
+              onClick={run("create wallet", async () => {
+                await tk.createWallet({ walletName: `Wallet ${embedded.length + 1}`, accounts: ["ADDRESS_FORMAT_ETHEREUM"] });
+                await tk.refreshWallets();
+              })}
+            >
               Create wallet
             </button>{" "}
-            <button id="import-wallet" onClick={run("import", async () => {
-              await tk.handleImportWallet({ defaultWalletAccounts: ["ADDRESS_FORMAT_ETHEREUM"], walletName: `Imported ${embedded.length + 1}` });
-              await tk.refreshWallets();
-            })}>
+            <button
+              id="import-wallet"
+              onClick={run("import", async () => {
+                await tk.handleImportWallet({
+                  defaultWalletAccounts: ["ADDRESS_FORMAT_ETHEREUM"],
+                  walletName: `Imported ${embedded.length + 1}`,
+                });
+                await tk.refreshWallets();
+              })}
+            >
               Import wallet
             </button>{" "}
-            <button id="logout" onClick={run("logout", async () => {
-              setResult(undefined);
-              await tk.logout();
-            })}>
+            <button
+              id="logout"
+              onClick={run("logout", async () => {
+                setResult(undefined);
+                await tk.logout();
+              })}
+            >
               Log out
             </button>
           </p>
@@ -111,17 +132,27 @@ function App() {
                   {w.accounts.map((a) => (
                     <li key={a.address} className="account" data-address={a.address}>
                       <code>{a.address}</code>{" "}
-                      <button className="sign-message" onClick={run("sign message", async () => {
-                        const s = await tk.handleSignMessage({ walletAccount: a, message, addEthereumPrefix: true });
-                        setResult({ kind: "message", address: a.address, value: { message, ...s } });
-                      })}>
+                      <button
+                        className="sign-message"
+                        onClick={run("sign message", async () => {
+                          const s = await tk.handleSignMessage({ walletAccount: a, message, addEthereumPrefix: true });
+                          setResult({ kind: "message", address: a.address, value: { message, ...s } });
+                        })}
+                      >
                         Sign message
                       </button>{" "}
-                      <button className="sign-transaction" onClick={run("sign transaction", async () => {
-                        const unsignedTransaction = demoTransaction(a.address);
-                        const signed = await tk.signTransaction({ walletAccount: a, unsignedTransaction, transactionType: "TRANSACTION_TYPE_ETHEREUM" });
-                        setResult({ kind: "transaction", address: a.address, value: { unsignedTransaction, signed } });
-                      })}>
+                      <button
+                        className="sign-transaction"
+                        onClick={run("sign transaction", async () => {
+                          const unsignedTransaction = demoTransaction(a.address);
+                          const signed = await tk.signTransaction({
+                            walletAccount: a,
+                            unsignedTransaction,
+                            transactionType: "TRANSACTION_TYPE_ETHEREUM",
+                          });
+                          setResult({ kind: "transaction", address: a.address, value: { unsignedTransaction, signed } });
+                        })}
+                      >
                         Sign transaction
                       </button>
                     </li>
@@ -137,7 +168,11 @@ function App() {
           {JSON.stringify(result.value, null, 2)}
         </pre>
       )}
-      {error && <p id="error" role="alert">{error}</p>}
+      {error && (
+        <p id="error" role="alert">
+          {error}
+        </p>
+      )}
     </main>
   );
 }

@@ -104,7 +104,12 @@ export async function decryptExportBundle({ exportBundle, embeddedKey, organizat
     throw new Error(`exportBundle is for organization ${String(signed.organizationId)}, not ${organizationId}`);
   }
   const { encappedPublic, ciphertext } = signed;
-  if (typeof encappedPublic !== "string" || !/^04[0-9a-fA-F]{128}$/.test(encappedPublic) || typeof ciphertext !== "string" || !/^(?:[0-9a-fA-F]{2})+$/.test(ciphertext)) {
+  if (
+    typeof encappedPublic !== "string" ||
+    !/^04[0-9a-fA-F]{128}$/.test(encappedPublic) ||
+    typeof ciphertext !== "string" ||
+    !/^(?:[0-9a-fA-F]{2})+$/.test(ciphertext)
+  ) {
     throw new Error("exportBundle data must hold encappedPublic (uncompressed hex) and ciphertext (hex)");
   }
   const secret = hexToBytes(embeddedKey);
@@ -134,7 +139,8 @@ export async function decryptExportBundle({ exportBundle, embeddedKey, organizat
  */
 export async function encryptWalletToBundle({ mnemonic, importBundle, userId, organizationId, signerPublicKeys }) {
   const signed = verifySignedBundle(importBundle, signerPublicKeys, "importBundle", "BUNDLE_SIGNER");
-  if (signed.organizationId !== organizationId) throw new Error(`importBundle is for organization ${String(signed.organizationId)}, not ${organizationId}`);
+  if (signed.organizationId !== organizationId)
+    throw new Error(`importBundle is for organization ${String(signed.organizationId)}, not ${organizationId}`);
   if (signed.userId !== userId) throw new Error(`importBundle is for user ${String(signed.userId)}, not ${userId}`);
   const { targetPublic } = signed;
   if (typeof targetPublic !== "string" || !/^04[0-9a-fA-F]{128}$/.test(targetPublic)) {

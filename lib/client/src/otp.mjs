@@ -20,7 +20,12 @@ import { utf8 } from "./bytes.mjs";
  * @returns {string}
  */
 export function verifyOtpTargetBundle(otpEncryptionTargetBundle, signerPublicKeys) {
-  const { targetPublic } = verifySignedBundle(otpEncryptionTargetBundle, signerPublicKeys, "otpEncryptionTargetBundle", "OTP_ENCRYPTION_TARGET");
+  const { targetPublic } = verifySignedBundle(
+    otpEncryptionTargetBundle,
+    signerPublicKeys,
+    "otpEncryptionTargetBundle",
+    "OTP_ENCRYPTION_TARGET",
+  );
   if (typeof targetPublic !== "string" || !/^04[0-9a-fA-F]{128}$/.test(targetPublic)) {
     throw new Error("otpEncryptionTargetBundle data must name an uncompressed P-256 targetPublic");
   }

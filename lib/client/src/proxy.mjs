@@ -42,7 +42,15 @@ export class AuthProxyRequestError extends Error {
  */
 export async function verifyOtpWithProxy(params) {
   const { authProxyUrl, authProxyConfigId, apiBaseUrl, otpId, otpEncryptionTargetBundle, otpCode, publicKey } = params;
-  for (const [name, value] of Object.entries({ authProxyUrl, authProxyConfigId, apiBaseUrl, otpId, otpEncryptionTargetBundle, otpCode, publicKey })) {
+  for (const [name, value] of Object.entries({
+    authProxyUrl,
+    authProxyConfigId,
+    apiBaseUrl,
+    otpId,
+    otpEncryptionTargetBundle,
+    otpCode,
+    publicKey,
+  })) {
     if (typeof value !== "string" || value === "") throw new TypeError(`verifyOtpWithProxy: ${name} must be a non-empty string`);
   }
   const doFetch = params.fetch ?? globalThis.fetch;
@@ -82,6 +90,7 @@ export async function verifyOtpWithProxy(params) {
   // The token must be this service's and bound to the key the caller will sign with: core signs
   // its client signatures with the key the token names.
   const claims = verifyVerificationToken(verificationToken, publicKeysFor(keys, "VERIFICATION_TOKEN"));
-  if (claims.public_key.toLowerCase() !== publicKey.toLowerCase()) throw new Error("otp_verify_v2: the verification token is bound to another key");
+  if (claims.public_key.toLowerCase() !== publicKey.toLowerCase())
+    throw new Error("otp_verify_v2: the verification token is bound to another key");
   return { verificationToken, publicKey };
 }

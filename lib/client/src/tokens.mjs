@@ -49,9 +49,16 @@ function signedByOneOf(signature, message, publicKeys) {
 export function verifySessionJwt(jwt, publicKeys, options = {}) {
   const { input, header, claims, signature } = split(jwt);
   if (header.alg !== "ES256") throw new Error("session JWT: alg must be ES256");
-  if (!signedByOneOf(signature, sha256(input), publicKeys)) throw new Error("session JWT: signature is not by a SESSION_JWT key of this service");
+  if (!signedByOneOf(signature, sha256(input), publicKeys))
+    throw new Error("session JWT: signature is not by a SESSION_JWT key of this service");
   const { exp, public_key, session_type, user_id, organization_id } = claims;
-  if (typeof exp !== "number" || typeof public_key !== "string" || typeof session_type !== "string" || typeof user_id !== "string" || typeof organization_id !== "string") {
+  if (
+    typeof exp !== "number" ||
+    typeof public_key !== "string" ||
+    typeof session_type !== "string" ||
+    typeof user_id !== "string" ||
+    typeof organization_id !== "string"
+  ) {
     throw new Error("session JWT: exp, public_key, session_type, user_id and organization_id are required");
   }
   if (exp * 1000 <= (options.now ?? Date.now())) throw new Error("session JWT: expired");
@@ -71,7 +78,8 @@ const TOKEN_CLAIMS = /** @type {const} */ (["exp", "id", "organization_id", "ver
 export function verifyVerificationToken(token, publicKeys, options = {}) {
   const { input, header, claims, signature } = split(token);
   if (header.alg !== "ES256" || header.typ !== "JWT") throw new Error("verification token: must be an ES256 JWT");
-  if (!signedByOneOf(signature, input, publicKeys)) throw new Error("verification token: signature is not by a VERIFICATION_TOKEN key of this service");
+  if (!signedByOneOf(signature, input, publicKeys))
+    throw new Error("verification token: signature is not by a VERIFICATION_TOKEN key of this service");
   for (const c of TOKEN_CLAIMS) {
     if (typeof claims[c] !== "string" || claims[c] === "") throw new Error(`verification token: claim ${c} is missing`);
   }

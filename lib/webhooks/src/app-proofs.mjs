@@ -53,7 +53,12 @@ export function verifyAppProof(appProof, options) {
   } catch {
     return bad("bad_key", "the signing key is not a P-256 point");
   }
-  const ok = cryptoVerify("sha256", Buffer.from(appProof.proofPayload, "utf8"), { key, dsaEncoding: "ieee-p1363" }, Buffer.from(appProof.signature, "hex"));
+  const ok = cryptoVerify(
+    "sha256",
+    Buffer.from(appProof.proofPayload, "utf8"),
+    { key, dsaEncoding: "ieee-p1363" },
+    Buffer.from(appProof.signature, "hex"),
+  );
   if (!ok) return bad("bad_signature", "the signature does not match the payload");
   try {
     return { ok: true, payload: JSON.parse(appProof.proofPayload) };

@@ -141,11 +141,17 @@ export function parseDelivery(headers, rawBody, nowMs, maxTimestampAgeMs) {
 
   if (!TOKEN_RE.test(version)) return fail("bad_header", `${SIGNATURE_VERSION_HEADER} is malformed`);
   if (version !== SIGNATURE_VERSION) {
-    return fail("unsupported_version", `${SIGNATURE_VERSION_HEADER} ${JSON.stringify(version)} is not supported (expected "${SIGNATURE_VERSION}")`);
+    return fail(
+      "unsupported_version",
+      `${SIGNATURE_VERSION_HEADER} ${JSON.stringify(version)} is not supported (expected "${SIGNATURE_VERSION}")`,
+    );
   }
   if (!TOKEN_RE.test(algorithm)) return fail("bad_header", `${SIGNATURE_ALGORITHM_HEADER} is malformed`);
   if (algorithm !== SIGNATURE_ALGORITHM) {
-    return fail("unsupported_algorithm", `${SIGNATURE_ALGORITHM_HEADER} ${JSON.stringify(algorithm)} is not supported (expected "${SIGNATURE_ALGORITHM}")`);
+    return fail(
+      "unsupported_algorithm",
+      `${SIGNATURE_ALGORITHM_HEADER} ${JSON.stringify(algorithm)} is not supported (expected "${SIGNATURE_ALGORITHM}")`,
+    );
   }
   const timestampMs = Number(timestampText);
   if (!TIMESTAMP_RE.test(timestampText) || !Number.isSafeInteger(timestampMs)) {
@@ -209,7 +215,8 @@ export function verifyWebhookSignature(input) {
   const nowMs = input.nowMs ?? Date.now();
   if (typeof nowMs !== "number" || !Number.isFinite(nowMs)) throw new TypeError("verifyWebhookSignature: nowMs must be a finite number");
   const window = checkWindow(input.maxTimestampAgeMs ?? DEFAULT_MAX_TIMESTAMP_AGE_MS, "verifyWebhookSignature: maxTimestampAgeMs");
-  if (!(publicKeys instanceof Map)) throw new TypeError("verifyWebhookSignature: publicKeys must be a Map of kid to KeyObject or base64url x");
+  if (!(publicKeys instanceof Map))
+    throw new TypeError("verifyWebhookSignature: publicKeys must be a Map of kid to KeyObject or base64url x");
   const parsed = parseDelivery(headers, rawBody, nowMs, window);
   if (!parsed.ok) return parsed;
   const d = parsed.delivery;

@@ -11,7 +11,7 @@ export function errorText(e) {
     const cause = /** @type {{ cause?: unknown }} */ (e).cause;
     const code =
       cause !== null && typeof cause === "object"
-        ? /** @type {{ code?: unknown, message?: unknown }} */ (cause).code ?? /** @type {{ message?: unknown }} */ (cause).message
+        ? (/** @type {{ code?: unknown, message?: unknown }} */ (cause).code ?? /** @type {{ message?: unknown }} */ (cause).message)
         : undefined;
     return code ? `${e.message} (${code})` : e.message;
   }

@@ -57,12 +57,19 @@ export function keyFromJwk(jwk) {
   if (jwk.alg !== undefined && jwk.alg !== "EdDSA" && jwk.alg !== "Ed25519") {
     return { ok: false, message: `published key has alg ${JSON.stringify(jwk.alg)}, expected "EdDSA"` };
   }
-  if (jwk.use !== undefined && jwk.use !== "sig") return { ok: false, message: `published key has use ${JSON.stringify(jwk.use)}, expected "sig"` };
+  if (jwk.use !== undefined && jwk.use !== "sig")
+    return { ok: false, message: `published key has use ${JSON.stringify(jwk.use)}, expected "sig"` };
   if (jwk.service_signature_algorithm !== undefined && jwk.service_signature_algorithm !== SIGNATURE_ALGORITHM) {
-    return { ok: false, message: `published key has service_signature_algorithm ${JSON.stringify(jwk.service_signature_algorithm)}, expected "${SIGNATURE_ALGORITHM}"` };
+    return {
+      ok: false,
+      message: `published key has service_signature_algorithm ${JSON.stringify(jwk.service_signature_algorithm)}, expected "${SIGNATURE_ALGORITHM}"`,
+    };
   }
   if (jwk.service_signature_version !== undefined && jwk.service_signature_version !== SIGNATURE_VERSION) {
-    return { ok: false, message: `published key has service_signature_version ${JSON.stringify(jwk.service_signature_version)}, expected "${SIGNATURE_VERSION}"` };
+    return {
+      ok: false,
+      message: `published key has service_signature_version ${JSON.stringify(jwk.service_signature_version)}, expected "${SIGNATURE_VERSION}"`,
+    };
   }
   return keyFromX(jwk.x);
 }
@@ -75,7 +82,7 @@ export function keyFromJwk(jwk) {
  */
 export function keysFromJwks(json) {
   const list = json !== null && typeof json === "object" ? /** @type {{ keys?: unknown }} */ (json).keys : undefined;
-  if (!Array.isArray(list)) return "JWKS response has no \"keys\" array";
+  if (!Array.isArray(list)) return 'JWKS response has no "keys" array';
   /** @type {Map<string, KeyEntry>} */
   const keys = new Map();
   for (const item of /** @type {unknown[]} */ (list)) {

@@ -205,17 +205,27 @@ export function createRemoteKeySet(o) {
     let entry = set.keys.get(kid);
     if (entry === undefined) {
       if (servedStale) {
-        return fail("jwks_unavailable", `kid ${JSON.stringify(kid)} is not in the cached key set and refreshing it failed: ${lastFailure?.message ?? "unknown error"}`);
+        return fail(
+          "jwks_unavailable",
+          `kid ${JSON.stringify(kid)} is not in the cached key set and refreshing it failed: ${lastFailure?.message ?? "unknown error"}`,
+        );
       }
       if (!fetched) {
         if (refetchAllowed(t)) {
           const outcome = await startFetch();
-          if (!outcome.ok) return fail("jwks_unavailable", `kid ${JSON.stringify(kid)} is not cached and the key set refetch failed: ${outcome.message}`);
+          if (!outcome.ok)
+            return fail("jwks_unavailable", `kid ${JSON.stringify(kid)} is not cached and the key set refetch failed: ${outcome.message}`);
           entry = outcome.set.keys.get(kid);
         } else if (lastFailure !== null && failureBackoff(t)) {
-          return fail("jwks_unavailable", `kid ${JSON.stringify(kid)} is not cached and the last key set fetch failed: ${lastFailure.message}`);
+          return fail(
+            "jwks_unavailable",
+            `kid ${JSON.stringify(kid)} is not cached and the last key set fetch failed: ${lastFailure.message}`,
+          );
         } else {
-          return fail("missing_key", `no signing key with kid ${JSON.stringify(kid)} (key set fetched less than ${minRefetchIntervalMs} ms ago; not refetched)`);
+          return fail(
+            "missing_key",
+            `no signing key with kid ${JSON.stringify(kid)} (key set fetched less than ${minRefetchIntervalMs} ms ago; not refetched)`,
+          );
         }
       }
       if (entry === undefined) return fail("missing_key", `no signing key with kid ${JSON.stringify(kid)} in the published key set`);

@@ -25,8 +25,14 @@ export function createWebhookVerifier(options) {
     throw new TypeError("createWebhookVerifier: jwksUrl must be an absolute http(s) URL");
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") throw new TypeError("createWebhookVerifier: jwksUrl must be an http(s) URL");
-  const maxTimestampAgeMs = checkWindow(options.maxTimestampAgeMs ?? DEFAULT_MAX_TIMESTAMP_AGE_MS, "createWebhookVerifier: maxTimestampAgeMs");
-  const minRefetchIntervalMs = checkWindow(options.minRefetchIntervalMs ?? DEFAULT_MIN_REFETCH_INTERVAL_MS, "createWebhookVerifier: minRefetchIntervalMs");
+  const maxTimestampAgeMs = checkWindow(
+    options.maxTimestampAgeMs ?? DEFAULT_MAX_TIMESTAMP_AGE_MS,
+    "createWebhookVerifier: maxTimestampAgeMs",
+  );
+  const minRefetchIntervalMs = checkWindow(
+    options.minRefetchIntervalMs ?? DEFAULT_MIN_REFETCH_INTERVAL_MS,
+    "createWebhookVerifier: minRefetchIntervalMs",
+  );
   const cache = {
     defaultTtlMs: checkWindow(options.defaultCacheTtlMs ?? DEFAULT_CACHE_TTL_MS, "createWebhookVerifier: defaultCacheTtlMs"),
     maxTtlMs: checkWindow(options.maxCacheTtlMs ?? DEFAULT_MAX_CACHE_TTL_MS, "createWebhookVerifier: maxCacheTtlMs"),

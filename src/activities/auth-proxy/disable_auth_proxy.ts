@@ -21,7 +21,8 @@ async function execute(ctx: ExecuteContext) {
 export const disableAuthProxy = defineActivity({
   ...authProxyFacts("ACTIVITY_TYPE_DISABLE_AUTH_PROXY", "DELETE"),
   scope: AUTH_PROXY_SCOPE,
-  summary: "Disable the organization's auth proxy: the configuration, its id and key are kept for a later enable_auth_proxy; until then the proxy refuses it and its key is refused.",
+  summary:
+    "Disable the organization's auth proxy: the configuration, its id and key are kept for a later enable_auth_proxy; until then the proxy refuses it and its key is refused.",
   params: Type.Object({}),
   returns: Type.Object({}),
   execute,

@@ -17,7 +17,12 @@ export const MAX_ORIGIN_LENGTH = 512;
 export const SOCIAL_PROVIDERS: ReadonlySet<string> = new Set(["google", "apple", "facebook", "x", "discord"]);
 
 const Token = (what: string, max: number) =>
-  Type.String({ minLength: 1, maxLength: max, pattern: "^[A-Za-z0-9_.:-]+$", errorMessage: `${what} must be 1 to ${max} letters, digits, '_', '.', ':' or '-'` });
+  Type.String({
+    minLength: 1,
+    maxLength: max,
+    pattern: "^[A-Za-z0-9_.:-]+$",
+    errorMessage: `${what} must be 1 to ${max} letters, digits, '_', '.', ':' or '-'`,
+  });
 const Seconds = (what: string, max: number) =>
   Type.Integer({ minimum: 1, maximum: max, errorMessage: `${what} must be a whole number of seconds from 1 to ${max}` });
 const List = <T extends Parameters<typeof Type.Array>[0]>(item: T, what: string, max: number) =>
@@ -28,16 +33,26 @@ const HttpUrl = (what: string) =>
 export const WalletKitSettings = Type.Object({
   enabledSocialProviders: Type.Optional(List(Type.String({ maxLength: 32 }), "enabledSocialProviders", SOCIAL_PROVIDERS.size)),
   oauthClientIds: Type.Optional(
-    Type.Record(Type.String(), Type.String({ minLength: 1, maxLength: 256, errorMessage: "an OAuth client id must be 1 to 256 characters" }), {
-      maxProperties: SOCIAL_PROVIDERS.size,
-      errorMessage: `oauthClientIds must map at most ${SOCIAL_PROVIDERS.size} providers to client ids`,
-    }),
+    Type.Record(
+      Type.String(),
+      Type.String({ minLength: 1, maxLength: 256, errorMessage: "an OAuth client id must be 1 to 256 characters" }),
+      {
+        maxProperties: SOCIAL_PROVIDERS.size,
+        errorMessage: `oauthClientIds must map at most ${SOCIAL_PROVIDERS.size} providers to client ids`,
+      },
+    ),
   ),
   oauthRedirectUrl: Type.Optional(HttpUrl("oauthRedirectUrl")),
 });
 
 export const UpdateAuthProxyConfigParams = Type.Object({
-  allowedOrigins: Type.Optional(List(Type.String({ maxLength: MAX_ORIGIN_LENGTH, errorMessage: `an origin must be at most ${MAX_ORIGIN_LENGTH} characters` }), "allowedOrigins", MAX_ALLOWED_ORIGINS)),
+  allowedOrigins: Type.Optional(
+    List(
+      Type.String({ maxLength: MAX_ORIGIN_LENGTH, errorMessage: `an origin must be at most ${MAX_ORIGIN_LENGTH} characters` }),
+      "allowedOrigins",
+      MAX_ALLOWED_ORIGINS,
+    ),
+  ),
   allowedAuthMethods: Type.Optional(List(Token("an auth method", 64), "allowedAuthMethods", 32)),
   sendFromEmailAddress: Type.Optional(Email),
   replyToEmailAddress: Type.Optional(Email),
@@ -51,11 +66,21 @@ export const UpdateAuthProxyConfigParams = Type.Object({
   sessionExpirationSeconds: Type.Optional(Seconds("sessionExpirationSeconds", MAX_PROXY_SESSION_SECONDS)),
   otpAlphanumeric: Type.Optional(Type.Boolean()),
   otpLength: Type.Optional(
-    Type.Integer({ minimum: MIN_OTP_LENGTH, maximum: MAX_OTP_LENGTH, errorMessage: `otpLength must be a whole number from ${MIN_OTP_LENGTH} to ${MAX_OTP_LENGTH}` }),
+    Type.Integer({
+      minimum: MIN_OTP_LENGTH,
+      maximum: MAX_OTP_LENGTH,
+      errorMessage: `otpLength must be a whole number from ${MIN_OTP_LENGTH} to ${MAX_OTP_LENGTH}`,
+    }),
   ),
   sendFromEmailSenderName: Type.Optional(Name("sendFromEmailSenderName", 128)),
   verificationTokenRequiredForGetAccountPii: Type.Optional(Type.Boolean()),
-  socialLinkingClientIds: Type.Optional(List(Type.String({ minLength: 1, maxLength: 256, errorMessage: "a client id must be 1 to 256 characters" }), "socialLinkingClientIds", 32)),
+  socialLinkingClientIds: Type.Optional(
+    List(
+      Type.String({ minLength: 1, maxLength: 256, errorMessage: "a client id must be 1 to 256 characters" }),
+      "socialLinkingClientIds",
+      32,
+    ),
+  ),
   captchaEnabled: Type.Optional(Type.Boolean()),
 });
 export type UpdateAuthProxyConfig = Static<typeof UpdateAuthProxyConfigParams>;
@@ -69,7 +94,11 @@ const bad = (field: string, description: string) => invalid(`${field}: ${descrip
  * normalizeOrigins.
  */
 export function normalizeOrigin(raw: string, field: string): string {
-  if (raw.includes("*")) throw bad(field, "wildcard origins are not supported: list each origin exactly (scheme://host[:port]); an empty list or a single \"*\" allows every origin");
+  if (raw.includes("*"))
+    throw bad(
+      field,
+      'wildcard origins are not supported: list each origin exactly (scheme://host[:port]); an empty list or a single "*" allows every origin',
+    );
   let u: URL;
   try {
     u = new URL(raw);
@@ -78,7 +107,10 @@ export function normalizeOrigin(raw: string, field: string): string {
   }
   const rest = raw.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/, "");
   if ((u.protocol !== "https:" && u.protocol !== "http:") || u.username !== "" || u.password !== "" || (rest !== "" && rest !== "/")) {
-    throw bad(field, "must be an exact origin such as https://app.example.com: http or https, no user information, path, query or fragment");
+    throw bad(
+      field,
+      "must be an exact origin such as https://app.example.com: http or https, no user information, path, query or fragment",
+    );
   }
   return u.origin;
 }
@@ -102,15 +134,18 @@ export function checkUpdate(p: UpdateAuthProxyConfig, at = "parameters"): AuthPr
   if (p.replyToEmailAddress !== undefined) out.replyToEmailAddress = p.replyToEmailAddress;
   if (p.sendFromEmailSenderName !== undefined) {
     // A header value: no line breaks or other control characters.
-    if (CONTROL.test(p.sendFromEmailSenderName)) throw bad(`${at}.sendFromEmailSenderName`, "must not contain control characters or line breaks");
+    if (CONTROL.test(p.sendFromEmailSenderName))
+      throw bad(`${at}.sendFromEmailSenderName`, "must not contain control characters or line breaks");
     out.sendFromEmailSenderName = p.sendFromEmailSenderName;
   }
   if (p.emailAuthTemplateId !== undefined) out.emailAuthTemplateId = p.emailAuthTemplateId;
   if (p.otpTemplateId !== undefined) out.otpTemplateId = p.otpTemplateId;
-  if (p.emailCustomizationParams !== undefined) out.emailCustomizationParams = checkEmailCustomization(p.emailCustomizationParams, `${at}.emailCustomizationParams`);
+  if (p.emailCustomizationParams !== undefined)
+    out.emailCustomizationParams = checkEmailCustomization(p.emailCustomizationParams, `${at}.emailCustomizationParams`);
   if (p.smsCustomizationParams !== undefined) {
     const t = p.smsCustomizationParams.template;
-    if (t !== undefined && !new RegExp(SMS_CODE_PLACEHOLDER.source).test(t)) throw bad(`${at}.smsCustomizationParams.template`, "must contain {{.OtpCode}}, where the code goes");
+    if (t !== undefined && !new RegExp(SMS_CODE_PLACEHOLDER.source).test(t))
+      throw bad(`${at}.smsCustomizationParams.template`, "must contain {{.OtpCode}}, where the code goes");
     out.smsCustomizationParams = t !== undefined ? { template: t } : {};
   }
   if (p.walletKitSettings !== undefined) out.walletKitSettings = checkWalletKit(p.walletKitSettings, `${at}.walletKitSettings`);
@@ -125,7 +160,8 @@ export function checkUpdate(p: UpdateAuthProxyConfig, at = "parameters"): AuthPr
 }
 
 function checkEmailCustomization(c: Static<typeof EmailCustomizationV1>, at: string): Record<string, unknown> {
-  if (c.magicLinkTemplate !== undefined && !c.magicLinkTemplate.includes("%s")) throw bad(`${at}.magicLinkTemplate`, "must contain %s, where the code goes");
+  if (c.magicLinkTemplate !== undefined && !c.magicLinkTemplate.includes("%s"))
+    throw bad(`${at}.magicLinkTemplate`, "must contain %s, where the code goes");
   if (c.appName !== undefined && CONTROL.test(c.appName)) throw bad(`${at}.appName`, "must not contain control characters or line breaks");
   if (c.templateVariables !== undefined) {
     let vars: unknown;
@@ -136,9 +172,11 @@ function checkEmailCustomization(c: Static<typeof EmailCustomizationV1>, at: str
     }
     if (typeof vars !== "object" || vars === null || Array.isArray(vars)) throw bad(`${at}.templateVariables`, "must be a JSON object");
   }
-  if (c.templateId !== undefined && !/^[A-Za-z0-9_.:-]{1,128}$/.test(c.templateId)) throw bad(`${at}.templateId`, "must be 1 to 128 letters, digits, '_', '.', ':' or '-'");
+  if (c.templateId !== undefined && !/^[A-Za-z0-9_.:-]{1,128}$/.test(c.templateId))
+    throw bad(`${at}.templateId`, "must be 1 to 128 letters, digits, '_', '.', ':' or '-'");
   const out: Record<string, unknown> = {};
-  for (const k of ["appName", "logoUrl", "magicLinkTemplate", "templateVariables", "templateId"] as const) if (c[k] !== undefined) out[k] = c[k];
+  for (const k of ["appName", "logoUrl", "magicLinkTemplate", "templateVariables", "templateId"] as const)
+    if (c[k] !== undefined) out[k] = c[k];
   return out;
 }
 
@@ -155,7 +193,8 @@ function checkWalletKit(w: Static<typeof WalletKitSettings>, at: string): NonNul
     // Request-named keys: checked against the fixed set, copied into a Map-built object.
     const ids = new Map<string, string>();
     for (const key of Object.keys(w.oauthClientIds)) {
-      if (!SOCIAL_PROVIDERS.has(key)) throw bad(`${at}.oauthClientIds`, `keys must be among ${known}; ${JSON.stringify(key.slice(0, 64))} is not`);
+      if (!SOCIAL_PROVIDERS.has(key))
+        throw bad(`${at}.oauthClientIds`, `keys must be among ${known}; ${JSON.stringify(key.slice(0, 64))} is not`);
       ids.set(key, w.oauthClientIds[key]!);
     }
     out.oauthClientIds = Object.fromEntries(ids);
@@ -167,7 +206,8 @@ function checkWalletKit(w: Static<typeof WalletKitSettings>, at: string): NonNul
     } catch {
       u = undefined;
     }
-    if (!u || u.hash !== "" || u.username !== "" || u.password !== "") throw bad(`${at}.oauthRedirectUrl`, "must be an absolute http(s) URL without user information or fragment");
+    if (!u || u.hash !== "" || u.username !== "" || u.password !== "")
+      throw bad(`${at}.oauthRedirectUrl`, "must be an absolute http(s) URL without user information or fragment");
     out.oauthRedirectUrl = w.oauthRedirectUrl;
   }
   return out;

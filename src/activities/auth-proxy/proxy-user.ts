@@ -40,7 +40,13 @@ export function proxyPolicyExpressions(userId: string): { allow: string; deny: s
 }
 
 /** Inserts the two policies; returns their ids (ALLOW, DENY). */
-export async function insertProxyPolicies(tx: Executor, organizationId: string, configId: string, userId: string, now: number): Promise<string[]> {
+export async function insertProxyPolicies(
+  tx: Executor,
+  organizationId: string,
+  configId: string,
+  userId: string,
+  now: number,
+): Promise<string[]> {
   const e = proxyPolicyExpressions(userId);
   const tag = configId.slice(0, 8);
   const row = (name: string, effect: PolicyRow["effect"], condition: string, notes: string): PolicyRow => ({
@@ -56,8 +62,18 @@ export async function insertProxyPolicies(tx: Executor, organizationId: string, 
     updated_at: now,
   });
   const rows = [
-    row(`auth proxy ${tag}: forwarded activities`, "EFFECT_ALLOW", e.allow, "The auth proxy's key may submit the sign-up, OTP and OAuth activities it forwards (docs/auth-proxy.md §3)."),
-    row(`auth proxy ${tag}: nothing else`, "EFFECT_DENY", e.deny, "The auth proxy's user may do nothing else, not even change its own credentials (docs/auth-proxy.md §3)."),
+    row(
+      `auth proxy ${tag}: forwarded activities`,
+      "EFFECT_ALLOW",
+      e.allow,
+      "The auth proxy's key may submit the sign-up, OTP and OAuth activities it forwards (docs/auth-proxy.md §3).",
+    ),
+    row(
+      `auth proxy ${tag}: nothing else`,
+      "EFFECT_DENY",
+      e.deny,
+      "The auth proxy's user may do nothing else, not even change its own credentials (docs/auth-proxy.md §3).",
+    ),
   ];
   await insertPolicies(tx, organizationId, rows);
   return rows.map((r) => r.id);
@@ -66,13 +82,22 @@ export async function insertProxyPolicies(tx: Executor, organizationId: string, 
 /** Deletes what is left of a proxy user's policies (before putting them back). */
 export async function deleteProxyPolicies(tx: Executor, organizationId: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await tx.deleteFrom("policies").where("organization_id", "=", organizationId).where("id", "in", [...ids]).execute();
+  await tx
+    .deleteFrom("policies")
+    .where("organization_id", "=", organizationId)
+    .where("id", "in", [...ids])
+    .execute();
   await bumpPolicyVersion(tx, organizationId);
 }
 
 export async function missingPolicies(tx: Executor, organizationId: string, ids: readonly string[]): Promise<boolean> {
   if (ids.length !== 2) return true;
-  const found = await tx.selectFrom("policies").select("id").where("organization_id", "=", organizationId).where("id", "in", [...ids]).execute();
+  const found = await tx
+    .selectFrom("policies")
+    .select("id")
+    .where("organization_id", "=", organizationId)
+    .where("id", "in", [...ids])
+    .execute();
   return found.length !== ids.length;
 }
 
@@ -87,7 +112,14 @@ export async function insertProxyUser(tx: Executor, organizationId: string, publ
   const [id] = await addUsers(
     tx,
     organizationId,
-    [{ userName: PROXY_USER_NAME, apiKeys: [{ apiKeyName: PROXY_KEY_NAME, publicKey, curveType: "API_KEY_CURVE_P256" }], authenticators: [], oauthProviders: [] }],
+    [
+      {
+        userName: PROXY_USER_NAME,
+        apiKeys: [{ apiKeyName: PROXY_KEY_NAME, publicKey, curveType: "API_KEY_CURVE_P256" }],
+        authenticators: [],
+        oauthProviders: [],
+      },
+    ],
     now,
     "proxy user",
   );
@@ -98,11 +130,30 @@ export async function insertProxyUser(tx: Executor, organizationId: string, publ
  * What re-enabling repairs: a proxy user a root user deleted is made again (same key), a key
  * deleted from it is registered again. Returns the user id and whether it changed.
  */
-export async function ensureProxyUser(tx: Executor, organizationId: string, userId: string, publicKey: string, now: number): Promise<{ userId: string; changed: boolean }> {
-  if (!(await findUser(tx, organizationId, userId))) return { userId: await insertProxyUser(tx, organizationId, publicKey, now), changed: true };
-  const key = await tx.selectFrom("api_keys").select("id").where("user_id", "=", userId).where("public_key_normalized", "=", publicKey).executeTakeFirst();
+export async function ensureProxyUser(
+  tx: Executor,
+  organizationId: string,
+  userId: string,
+  publicKey: string,
+  now: number,
+): Promise<{ userId: string; changed: boolean }> {
+  if (!(await findUser(tx, organizationId, userId)))
+    return { userId: await insertProxyUser(tx, organizationId, publicKey, now), changed: true };
+  const key = await tx
+    .selectFrom("api_keys")
+    .select("id")
+    .where("user_id", "=", userId)
+    .where("public_key_normalized", "=", publicKey)
+    .executeTakeFirst();
   if (!key) {
-    await addApiKeys(tx, organizationId, userId, [{ apiKeyName: PROXY_KEY_NAME, publicKey, curveType: "API_KEY_CURVE_P256" }], now, "proxy key");
+    await addApiKeys(
+      tx,
+      organizationId,
+      userId,
+      [{ apiKeyName: PROXY_KEY_NAME, publicKey, curveType: "API_KEY_CURVE_P256" }],
+      now,
+      "proxy key",
+    );
     return { userId, changed: true };
   }
   return { userId, changed: false };

@@ -23,7 +23,11 @@ async function execute(ctx: ExecuteContext, p: UpdateAuthProxyConfig) {
   const existing = await configOfOrganization(ctx.tx, ctx.organization.id);
   if (!existing) throw notFound(`organization ${ctx.organization.id} has no auth proxy configuration; enable it first (enable_auth_proxy)`);
   const settings = { ...settingsOf(existing), ...changes };
-  await ctx.tx.updateTable("auth_proxy_configs").set({ settings: JSON.stringify(settings), updated_at: ctx.now }).where("id", "=", existing.id).execute();
+  await ctx.tx
+    .updateTable("auth_proxy_configs")
+    .set({ settings: JSON.stringify(settings), updated_at: ctx.now })
+    .where("id", "=", existing.id)
+    .execute();
   return { configId: existing.id };
 }
 

@@ -1,7 +1,12 @@
 // Registering passkeys for a user: shared by create_authenticators, recover_user,
 // create_users and create_sub_organization, so every path applies the same checks and limits.
 import { alreadyExists, exhausted, notFound } from "../../errors.ts";
-import { verifyRegistration, type AuthenticatorParams, type RegisteredCredential, type WebauthnSettings } from "../../auth/webauthn/registration.ts";
+import {
+  verifyRegistration,
+  type AuthenticatorParams,
+  type RegisteredCredential,
+  type WebauthnSettings,
+} from "../../auth/webauthn/registration.ts";
 import { insertAuthenticators, MAX_AUTHENTICATORS_PER_USER, type AuthenticatorRow } from "../../store/authenticators.ts";
 import { lockUsers } from "../../store/locks.ts";
 import type { Executor } from "../../store/schema.ts";
@@ -17,7 +22,8 @@ export async function verifyRegistrations(
   for (const [i, p] of params.entries()) out.push(await verifyRegistration(p, settings, `${field}[${i}]`));
   const seen = new Set<string>();
   for (const [i, c] of out.entries()) {
-    if (seen.has(c.credentialIdNormalized)) throw alreadyExists(`${field}[${i}].attestation.credentialId: the same credential is registered twice in this request`);
+    if (seen.has(c.credentialIdNormalized))
+      throw alreadyExists(`${field}[${i}].attestation.credentialId: the same credential is registered twice in this request`);
     seen.add(c.credentialIdNormalized);
   }
   return out;

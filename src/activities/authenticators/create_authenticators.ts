@@ -11,7 +11,14 @@ const Params = Type.Object({
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const credentials = await verifyRegistrations(p.authenticators, ctx.services.logins.webauthn, "parameters.authenticators");
-  const authenticatorIds = await addAuthenticators(ctx.tx, ctx.organization.id, p.userId, credentials, ctx.now, "parameters.authenticators");
+  const authenticatorIds = await addAuthenticators(
+    ctx.tx,
+    ctx.organization.id,
+    p.userId,
+    credentials,
+    ctx.now,
+    "parameters.authenticators",
+  );
   return { authenticatorIds };
 }
 

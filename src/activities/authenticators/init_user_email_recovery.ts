@@ -19,7 +19,8 @@ async function initRecovery(ctx: ExecuteContext, p: Static<typeof Params>) {
   // Switched-off recovery refuses before any look-up or mail (docs/organizations.md §8.2).
   await requireFeature(ctx, "FEATURE_NAME_EMAIL_RECOVERY", "email recovery");
   const user = await userWithVerifiedEmail(ctx, p.email);
-  if (await isRootUser(ctx.tx, user.organization_id, user.id)) await requireFeature(ctx, "FEATURE_NAME_ROOT_USER_EMAIL_RECOVERY", "email recovery of a root user");
+  if (await isRootUser(ctx.tx, user.organization_id, user.id))
+    await requireFeature(ctx, "FEATURE_NAME_ROOT_USER_EMAIL_RECOVERY", "email recovery of a root user");
   const send = await prepareCredentialMail(ctx, p, "recovery");
   const issued = await issueCredential(ctx, credentialFor(user, "Recovery", p));
   await send(issued.credentialBundle, secs);
@@ -32,7 +33,8 @@ export const initUserEmailRecoveryV2 = defineActivity({
   resource: "RECOVERY",
   action: "CREATE",
   kind: "INIT_USER_EMAIL_RECOVERY",
-  summary: "Email a recovery credential (a session key sealed to targetPublicKey) to the user with this verified email; it then stamps recover_user.",
+  summary:
+    "Email a recovery credential (a session key sealed to targetPublicKey) to the user with this verified email; it then stamps recover_user.",
   params: Params,
   returns: Type.Object({ userId: Type.String() }),
   // docs/request-path.md §5: a recovery flow a parent's backend starts for its sub-organizations' users.

@@ -72,7 +72,9 @@ export async function issueCredential(ctx: ExecuteContext<unknown>, r: Credentia
   try {
     const credentialBundle = await sealCredentialBundle(r.targetPublicKey, scalar);
     if (!credentialBundle) {
-      throw invalid("parameters.targetPublicKey: not a point of the P-256 curve", [{ field: "parameters.targetPublicKey", description: "a P-256 public key (hex)" }]);
+      throw invalid("parameters.targetPublicKey: not a point of the P-256 curve", [
+        { field: "parameters.targetPublicKey", description: "a P-256 public key (hex)" },
+      ]);
     }
     // Submitted by a session with a profile, the credential keeps that scope (docs/sessions-and-network.md §6.3).
     const profile = await submitterProfile(ctx);

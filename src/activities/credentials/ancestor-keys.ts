@@ -21,7 +21,12 @@ export interface KeyToCheck {
  * in that the acting organization is not (or not above). `above`: the organizations above
  * the one the keys go to, nearest first (its chain without itself).
  */
-export async function refuseAncestorKeys(tx: Executor, above: readonly string[], actingOrganizationId: string, keys: readonly KeyToCheck[]): Promise<void> {
+export async function refuseAncestorKeys(
+  tx: Executor,
+  above: readonly string[],
+  actingOrganizationId: string,
+  keys: readonly KeyToCheck[],
+): Promise<void> {
   if (keys.length === 0) return;
   // The acting organization is the target itself (not in `above`: every ancestor is guarded)
   // or an ancestor acting on it (only what is above the acting organization is guarded).
@@ -36,7 +41,9 @@ export async function refuseAncestorKeys(tx: Executor, above: readonly string[],
     .executeTakeFirst();
   if (!held) return;
   const k = keys.find((x) => x.publicKey.toLowerCase() === held.public_key_normalized)!;
-  throw alreadyExists(`${k.field}: this public key is a credential of a parent organization; only that organization may register it below itself`);
+  throw alreadyExists(
+    `${k.field}: this public key is a credential of a parent organization; only that organization may register it below itself`,
+  );
 }
 
 /** The organizations above `organizationId`, nearest first. */

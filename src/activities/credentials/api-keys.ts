@@ -71,7 +71,8 @@ export async function addApiKeys(
   const newLongLived = rows.length - newExpiring;
   if (newLongLived > 0) {
     const held = await tx.selectFrom("api_keys").select(["id"]).where("user_id", "=", userId).where("expires_at", "is", null).execute();
-    if (held.length + newLongLived > MAX_LONG_LIVED_KEYS) throw exhausted(`user has exceeded maximum long-lived api keys (${MAX_LONG_LIVED_KEYS})`);
+    if (held.length + newLongLived > MAX_LONG_LIVED_KEYS)
+      throw exhausted(`user has exceeded maximum long-lived api keys (${MAX_LONG_LIVED_KEYS})`);
   }
   await makeRoomForExpiringKeys(tx, userId, newExpiring, now);
 
@@ -104,5 +105,13 @@ export async function makeRoomForExpiringKeys(tx: Executor, userId: string, inco
     .orderBy("id")
     .execute();
   const excess = live.length + incoming - MAX_EXPIRING_KEYS;
-  if (excess > 0) await tx.deleteFrom("api_keys").where("id", "in", live.slice(0, excess).map((k) => k.id)).execute();
+  if (excess > 0)
+    await tx
+      .deleteFrom("api_keys")
+      .where(
+        "id",
+        "in",
+        live.slice(0, excess).map((k) => k.id),
+      )
+      .execute();
 }

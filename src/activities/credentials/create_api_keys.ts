@@ -6,8 +6,7 @@ import { defineActivity, type Actor, type ExecuteContext } from "../define.ts";
 import { addApiKeys, type NewApiKey } from "./api-keys.ts";
 import { organizationsAbove, refuseAncestorKeys } from "./ancestor-keys.ts";
 
-const params = <K extends TSchema>(key: K) =>
-  Type.Object({ apiKeys: maxItems(key, "apiKeys", 10, 1), userId: Id("user") });
+const params = <K extends TSchema>(key: K) => Type.Object({ apiKeys: maxItems(key, "apiKeys", 10, 1), userId: Id("user") });
 const ParamsV2 = params(ApiKeyParamsV2);
 const ParamsV1 = params(ApiKeyParamsV1);
 
@@ -15,7 +14,12 @@ async function execute(ctx: ExecuteContext, p: Static<typeof ParamsV2> | Static<
   const user = await findUser(ctx.tx, ctx.organization.id, p.userId);
   if (!user) throw notFound(`no user ${p.userId} in organization ${ctx.organization.id}`);
   const above = await organizationsAbove(ctx.tx, ctx.organization.id, ctx.chains);
-  await refuseAncestorKeys(ctx.tx, above, ctx.actor.organizationId, p.apiKeys.map((k, i) => ({ publicKey: k.publicKey, field: `parameters.apiKeys[${i}].publicKey` })));
+  await refuseAncestorKeys(
+    ctx.tx,
+    above,
+    ctx.actor.organizationId,
+    p.apiKeys.map((k, i) => ({ publicKey: k.publicKey, field: `parameters.apiKeys[${i}].publicKey` })),
+  );
   const apiKeyIds = await addApiKeys(ctx.tx, ctx.organization.id, user.id, p.apiKeys as NewApiKey[], ctx.now, "parameters.apiKeys");
   return { apiKeyIds };
 }

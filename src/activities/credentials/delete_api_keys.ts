@@ -30,7 +30,10 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
       tx.selectFrom("authenticators").select("id").where("user_id", "=", user.id).executeTakeFirst(),
     ]);
     // A root user with no lasting credential can never vote again; refuse to lock the org out.
-    if (root && !passkey) throw precondition(`refusing to delete the last lasting credential of root user ${user.id} (a non-expiring api key or a passkey); add another credential first`);
+    if (root && !passkey)
+      throw precondition(
+        `refusing to delete the last lasting credential of root user ${user.id} (a non-expiring api key or a passkey); add another credential first`,
+      );
   }
   await tx.deleteFrom("api_keys").where("id", "in", apiKeyIds).execute();
   return { apiKeyIds };

@@ -25,18 +25,38 @@ import { liveScope, mailboxScope } from "./create_invitations.ts";
 
 const Params = Type.Object({
   invitationId: Id("invitation"),
-  invitationToken: Type.String({ minLength: 43, maxLength: 43, pattern: "^[A-Za-z0-9_-]+$", errorMessage: "must be the invitation token from the invitation email (43 characters)" }),
+  invitationToken: Type.String({
+    minLength: 43,
+    maxLength: 43,
+    pattern: "^[A-Za-z0-9_-]+$",
+    errorMessage: "must be the invitation token from the invitation email (43 characters)",
+  }),
   authenticator: Type.Optional(AuthenticatorParamsV2),
   apiKey: Type.Optional(ApiKeyParamsV2),
 });
 
 /** What the access type requires of the credentials brought (docs/invitations.md §5.2). */
 function checkCredentials(accessType: string, p: Static<typeof Params>): void {
-  if (accessType === "ACCESS_TYPE_WEB" && p.apiKey) throw invalid("parameters.apiKey: this invitation's access type is ACCESS_TYPE_WEB (passkeys only)", [{ field: "parameters.apiKey", description: "not allowed for ACCESS_TYPE_WEB" }]);
-  if (accessType === "ACCESS_TYPE_API" && p.authenticator) throw invalid("parameters.authenticator: this invitation's access type is ACCESS_TYPE_API (API keys only)", [{ field: "parameters.authenticator", description: "not allowed for ACCESS_TYPE_API" }]);
-  if (accessType === "ACCESS_TYPE_WEB" && !p.authenticator) throw invalid("parameters.authenticator: accepting an ACCESS_TYPE_WEB invitation registers a passkey", [{ field: "parameters.authenticator", description: "required" }]);
-  if (accessType === "ACCESS_TYPE_API" && !p.apiKey) throw invalid("parameters.apiKey: accepting an ACCESS_TYPE_API invitation registers an API key", [{ field: "parameters.apiKey", description: "required" }]);
-  if (!p.apiKey && !p.authenticator) throw invalid("parameters: accepting an invitation registers a credential: give authenticator, apiKey or both", [{ field: "parameters.authenticator", description: "required without apiKey" }]);
+  if (accessType === "ACCESS_TYPE_WEB" && p.apiKey)
+    throw invalid("parameters.apiKey: this invitation's access type is ACCESS_TYPE_WEB (passkeys only)", [
+      { field: "parameters.apiKey", description: "not allowed for ACCESS_TYPE_WEB" },
+    ]);
+  if (accessType === "ACCESS_TYPE_API" && p.authenticator)
+    throw invalid("parameters.authenticator: this invitation's access type is ACCESS_TYPE_API (API keys only)", [
+      { field: "parameters.authenticator", description: "not allowed for ACCESS_TYPE_API" },
+    ]);
+  if (accessType === "ACCESS_TYPE_WEB" && !p.authenticator)
+    throw invalid("parameters.authenticator: accepting an ACCESS_TYPE_WEB invitation registers a passkey", [
+      { field: "parameters.authenticator", description: "required" },
+    ]);
+  if (accessType === "ACCESS_TYPE_API" && !p.apiKey)
+    throw invalid("parameters.apiKey: accepting an ACCESS_TYPE_API invitation registers an API key", [
+      { field: "parameters.apiKey", description: "required" },
+    ]);
+  if (!p.apiKey && !p.authenticator)
+    throw invalid("parameters: accepting an invitation registers a credential: give authenticator, apiKey or both", [
+      { field: "parameters.authenticator", description: "required without apiKey" },
+    ]);
 }
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
@@ -47,7 +67,8 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   if (!row || !invitationTokenMatches(row, p.invitationToken)) {
     throw notFound(`no live invitation ${p.invitationId} with this token in organization ${organization.id}`);
   }
-  if (row.status !== "INVITATION_STATUS_CREATED") throw notFound(`no live invitation ${p.invitationId} with this token in organization ${organization.id}`);
+  if (row.status !== "INVITATION_STATUS_CREATED")
+    throw notFound(`no live invitation ${p.invitationId} with this token in organization ${organization.id}`);
   if (row.expires_at <= now) throw precondition(`invitation ${row.id} expired; ask for a new one`);
   checkCredentials(row.access_type, p);
   // Tags deleted since the invitation are not applied (docs/invitations.md §5.3); the others
@@ -62,7 +83,12 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
     oauthProviders: [],
     userTags: tags,
   };
-  await refuseAncestorKeys(tx, await organizationsAbove(tx, organization.id, ctx.chains), ctx.actor.organizationId, keysOfUsers([user], "parameters"));
+  await refuseAncestorKeys(
+    tx,
+    await organizationsAbove(tx, organization.id, ctx.chains),
+    ctx.actor.organizationId,
+    keysOfUsers([user], "parameters"),
+  );
   const [userId] = await addUsers(tx, organization.id, [user], now, "parameters", ctx.services.logins.webauthn);
   await tx
     .updateTable("invitations")

@@ -27,7 +27,8 @@ export const INVITATION_TTL_HOURS = 72;
 const TTL_MS = INVITATION_TTL_HOURS * 3600_000;
 
 export const liveScope = (organizationId: string) => `invitation-live:${organizationId}`;
-export const mailboxScope = (organizationId: string, email: string) => `invitation-mailbox:${organizationId}:${mailboxKey("OTP_TYPE_EMAIL", email)}`;
+export const mailboxScope = (organizationId: string, email: string) =>
+  `invitation-mailbox:${organizationId}:${mailboxKey("OTP_TYPE_EMAIL", email)}`;
 
 const InvitationParams = Type.Object({
   receiverUserName: Name("receiverUserName"),
@@ -45,7 +46,11 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, now, services, actor, organization } = ctx;
   const transport = services.logins.email;
   if (!transport) {
-    throw new ApiError(Grpc.FAILED_PRECONDITION, "EMAIL_SENDING_DISABLED", "invitations are sent by email: this server has no mail transport configured (set SMTP_URL)");
+    throw new ApiError(
+      Grpc.FAILED_PRECONDITION,
+      "EMAIL_SENDING_DISABLED",
+      "invitations are sent by email: this server has no mail transport configured (set SMTP_URL)",
+    );
   }
   // Refusals of the request itself before anything is counted.
   const seen = new Set<string>();
@@ -53,10 +58,15 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
     const at = `parameters.invitations[${i}]`;
     // The sender is who signs (docs/invitations.md §1): nobody sends in another user's name.
     if (inv.senderUserId !== actor.userId || actor.organizationId !== organization.id) {
-      throw invalid(`${at}.senderUserId: must be the id of the user who signs the request`, [{ field: `${at}.senderUserId`, description: "must be the signing user" }]);
+      throw invalid(`${at}.senderUserId: must be the id of the user who signs the request`, [
+        { field: `${at}.senderUserId`, description: "must be the signing user" },
+      ]);
     }
     const mailbox = mailboxKey("OTP_TYPE_EMAIL", inv.receiverUserEmail);
-    if (seen.has(mailbox)) throw invalid(`${at}.receiverUserEmail: the same mailbox is invited twice in this request`, [{ field: `${at}.receiverUserEmail`, description: "invited twice" }]);
+    if (seen.has(mailbox))
+      throw invalid(`${at}.receiverUserEmail: the same mailbox is invited twice in this request`, [
+        { field: `${at}.receiverUserEmail`, description: "invited twice" },
+      ]);
     seen.add(mailbox);
     const existing = await tx
       .selectFrom("users")
@@ -78,11 +88,16 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
     const tags = await requireUserTags(tx, organization.id, inv.receiverUserTags, `${at}.receiverUserTags`);
     if (!(await takeSlot(tx, liveScope(organization.id), MAX_LIVE_INVITATIONS, id, expiresAt, now))) {
       const ms = retryIn(await nextFreeAt(tx, liveScope(organization.id), now), now);
-      throw exhausted(`organization ${organization.id} has ${MAX_LIVE_INVITATIONS} live invitations; delete one or wait until one expires or is accepted; try again in ${Math.ceil(ms / 1000)} seconds`, ms);
+      throw exhausted(
+        `organization ${organization.id} has ${MAX_LIVE_INVITATIONS} live invitations; delete one or wait until one expires or is accepted; try again in ${Math.ceil(ms / 1000)} seconds`,
+        ms,
+      );
     }
     const perMailbox = mailboxScope(organization.id, inv.receiverUserEmail);
     if (!(await takeSlot(tx, perMailbox, 1, id, expiresAt, now))) {
-      throw alreadyExists(`${at}.receiverUserEmail: this address already has a live invitation to the organization; delete it (delete_invitation) before inviting again`);
+      throw alreadyExists(
+        `${at}.receiverUserEmail: this address already has a live invitation to the organization; delete it (delete_invitation) before inviting again`,
+      );
     }
     await takeSend(tx, services.logins, mailboxKey("OTP_TYPE_EMAIL", inv.receiverUserEmail), topOrganizationId, id, now);
     const token = newInvitationToken();
@@ -104,13 +119,23 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
         updated_at: now,
       })
       .execute();
-    const message = invitationMessage({ to: inv.receiverUserEmail, appName: top.name, invitationId: id, token, expiresInHours: INVITATION_TTL_HOURS });
+    const message = invitationMessage({
+      to: inv.receiverUserEmail,
+      appName: top.name,
+      invitationId: id,
+      token,
+      expiresInHours: INVITATION_TTL_HOURS,
+    });
     try {
       await transport.send(message);
     } catch (err) {
       const reason = err instanceof Error ? err.message : "delivery failed";
       services.log?.warn({ invitationId: id, transport: transport.kind, reason }, "create_invitations: invitation delivery failed");
-      throw new ApiError(Grpc.UNAVAILABLE, "UNSPECIFIED", `could not deliver the invitation email to ${at}.receiverUserEmail: ${reason}; nothing was recorded, try again later`);
+      throw new ApiError(
+        Grpc.UNAVAILABLE,
+        "UNSPECIFIED",
+        `could not deliver the invitation email to ${at}.receiverUserEmail: ${reason}; nothing was recorded, try again later`,
+      );
     }
     invitationIds.push(id);
   }

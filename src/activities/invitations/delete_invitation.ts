@@ -16,9 +16,15 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const row = await lockInvitation(tx, organization.id, p.invitationId);
   if (!row) throw notFound(`no invitation ${p.invitationId} in organization ${organization.id}`);
   if (row.status !== "INVITATION_STATUS_CREATED") {
-    throw precondition(`invitation ${row.id} is ${row.status === "INVITATION_STATUS_ACCEPTED" ? "already accepted (delete the user instead)" : "already deleted"}`);
+    throw precondition(
+      `invitation ${row.id} is ${row.status === "INVITATION_STATUS_ACCEPTED" ? "already accepted (delete the user instead)" : "already deleted"}`,
+    );
   }
-  await tx.updateTable("invitations").set({ status: "INVITATION_STATUS_REVOKED", token_digest: null, updated_at: now }).where("id", "=", row.id).execute();
+  await tx
+    .updateTable("invitations")
+    .set({ status: "INVITATION_STATUS_REVOKED", token_digest: null, updated_at: now })
+    .where("id", "=", row.id)
+    .execute();
   await releaseSlots(tx, liveScope(organization.id), row.id);
   await releaseSlots(tx, mailboxScope(organization.id, row.receiver_email), row.id);
   return { invitationId: row.id };

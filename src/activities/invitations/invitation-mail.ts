@@ -6,9 +6,16 @@
 // message is never logged.
 import type { OtpMessage } from "../../auth/login-settings.ts";
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
-export function invitationMessage(f: { to: string; appName: string; invitationId: string; token: string; expiresInHours: number }): OtpMessage {
+export function invitationMessage(f: {
+  to: string;
+  appName: string;
+  invitationId: string;
+  token: string;
+  expiresInHours: number;
+}): OtpMessage {
   const text = [
     f.token,
     "",
@@ -20,7 +27,7 @@ export function invitationMessage(f: { to: string; appName: string; invitationId
   ].join("\n");
   const app = escapeHtml(f.appName);
   const html = [
-    "<!doctype html><html><body style=\"font-family:sans-serif\">",
+    '<!doctype html><html><body style="font-family:sans-serif">',
     `<p>Your invitation code for ${app}:</p>`,
     `<p style="font-size:20px;font-family:monospace;font-weight:bold">${escapeHtml(f.token)}</p>`,
     `<p>Invitation ${escapeHtml(f.invitationId)}. It expires in ${f.expiresInHours} hours and works once.</p>`,

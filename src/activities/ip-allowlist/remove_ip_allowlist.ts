@@ -44,7 +44,8 @@ export const removeIpAllowlist = defineActivity({
   resource: "CONFIG",
   action: "DELETE",
   kind: "REMOVE_IP_ALLOWLIST",
-  summary: "Remove the IP allowlist of the organization (all addresses allowed) or of one of its API keys (falls back to the organization's).",
+  summary:
+    "Remove the IP allowlist of the organization (all addresses allowed) or of one of its API keys (falls back to the organization's).",
   params: Params,
   returns: Type.Object({}),
   execute,

@@ -14,7 +14,9 @@ export const MAX_RULES_SUBMITTED = 40;
 export const MAX_LABEL_LENGTH = 256;
 
 export const PublicKeyParam = Type.Optional(
-  Type.Union([HexPublicKey, Type.Null()], { errorMessage: "must be the hex public key of an API key of the organization, or null for the organization's list" }),
+  Type.Union([HexPublicKey, Type.Null()], {
+    errorMessage: "must be the hex public key of an API key of the organization, or null for the organization's list",
+  }),
 );
 
 export const RuleParam = Type.Object({

@@ -4,7 +4,17 @@ import { Id } from "../../schemas/common.ts";
 import { isUniqueViolation, newId } from "../../store/util.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { RequiredMethodsParams } from "./methods.ts";
-import { checkCaps, checkCondition, checkedSteps, checkNamedCredentials, Condition, lockPolicyOwner, MfaNotes, MfaPolicyName, Order } from "./mfa-fields.ts";
+import {
+  checkCaps,
+  checkCondition,
+  checkedSteps,
+  checkNamedCredentials,
+  Condition,
+  lockPolicyOwner,
+  MfaNotes,
+  MfaPolicyName,
+  Order,
+} from "./mfa-fields.ts";
 
 // v1CreateMfaPolicyIntent (docs/mfa.md §1).
 const Params = Type.Object({
@@ -40,7 +50,8 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
       })
       .execute();
   } catch (err) {
-    if (isUniqueViolation(err, "mfa_policies")) throw alreadyExists(`user ${p.userId} already has an MFA policy named ${JSON.stringify(p.mfaPolicyName)}`);
+    if (isUniqueViolation(err, "mfa_policies"))
+      throw alreadyExists(`user ${p.userId} already has an MFA policy named ${JSON.stringify(p.mfaPolicyName)}`);
     throw err;
   }
   return { mfaPolicyId };

@@ -16,7 +16,8 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
     .where("organization_id", "=", organization.id)
     .where("user_id", "=", p.userId)
     .executeTakeFirst();
-  if (Number(deleted.numDeletedRows) === 0) throw notFound(`no MFA policy ${p.mfaPolicyId} of user ${p.userId} in organization ${organization.id}`);
+  if (Number(deleted.numDeletedRows) === 0)
+    throw notFound(`no MFA policy ${p.mfaPolicyId} of user ${p.userId} in organization ${organization.id}`);
   return { mfaPolicyId: p.mfaPolicyId };
 }
 

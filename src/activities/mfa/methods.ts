@@ -26,8 +26,15 @@ const MethodParams = Type.Object({
     AUTHENTICATION_TYPES.map((t) => Type.Literal(t)),
     { errorMessage: `type must be one of ${AUTHENTICATION_TYPES.join(", ")}` },
   ),
-  id: Type.Optional(Type.String({ pattern: UUID_PATTERN, errorMessage: "id must be an authenticator, API key, OAuth provider or session profile id (UUID)" })),
-  invitationIds: Type.Optional(Type.Array(Type.String(), { maxItems: 0, errorMessage: "invitationIds is not used by MFA policies and must be empty" })),
+  id: Type.Optional(
+    Type.String({
+      pattern: UUID_PATTERN,
+      errorMessage: "id must be an authenticator, API key, OAuth provider or session profile id (UUID)",
+    }),
+  ),
+  invitationIds: Type.Optional(
+    Type.Array(Type.String(), { maxItems: 0, errorMessage: "invitationIds is not used by MFA policies and must be empty" }),
+  ),
 });
 
 /** v1RequiredAuthenticationMethodParams: one step, met by any of its methods. */
@@ -96,10 +103,12 @@ export async function proofOf(db: Executor, p: Principal): Promise<Proof> {
     case "CREDENTIAL_TYPE_OTP_AUTH_KEY_P256": {
       if (p.stamp.scheme === "STAMP_ATTESTED_SCHEME_P256_OIDC") return { type: "AUTHENTICATION_TYPE_OAUTH", credential };
       const token = await db.selectFrom("verification_tokens").select("verification_type").where("id", "=", credential).executeTakeFirst();
-      return { type: token?.verification_type === "OTP_TYPE_SMS" ? "AUTHENTICATION_TYPE_SMS_OTP" : "AUTHENTICATION_TYPE_EMAIL_OTP", credential };
+      return {
+        type: token?.verification_type === "OTP_TYPE_SMS" ? "AUTHENTICATION_TYPE_SMS_OTP" : "AUTHENTICATION_TYPE_EMAIL_OTP",
+        credential,
+      };
     }
     default:
       return { type: "AUTHENTICATION_TYPE_API_KEY", id: credential, credential };
   }
 }
-

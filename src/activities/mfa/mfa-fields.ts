@@ -26,7 +26,8 @@ export const MfaNotes = Type.String({ maxLength: 4096, errorMessage: "notes must
 export function checkCondition(source: string | undefined): void {
   if (source === undefined) return;
   try {
-    if (compileSubmitted("condition", source) === null) throw invalid("condition must not be blank", [{ field: "parameters.condition", description: "blank" }]);
+    if (compileSubmitted("condition", source) === null)
+      throw invalid("condition must not be blank", [{ field: "parameters.condition", description: "blank" }]);
   } catch (err) {
     if (!(err instanceof PolicyCompileError)) throw err;
     throw invalid(`invalid MFA policy condition: ${err.message}`, [{ field: "parameters.condition", description: err.message }]);
@@ -60,13 +61,17 @@ export async function checkCaps(tx: Executor, organizationId: string, userId: st
   }
   const all = await countMfaPolicies(tx, organizationId);
   if (all >= MAX_MFA_POLICIES_PER_ORGANIZATION) {
-    throw exhausted(`organization ${organizationId} has ${all} MFA policies; at most ${MAX_MFA_POLICIES_PER_ORGANIZATION} are allowed per organization`);
+    throw exhausted(
+      `organization ${organizationId} has ${all} MFA policies; at most ${MAX_MFA_POLICIES_PER_ORGANIZATION} are allowed per organization`,
+    );
   }
 }
 
 /** Methods that name a credential of the user (a passkey, an API key, an OAuth provider) must name one of theirs. */
 export async function checkNamedCredentials(tx: Executor, organizationId: string, userId: string, steps: readonly Step[]): Promise<void> {
-  const named = (type: string) => [...new Set(steps.flatMap((s) => s.any.filter((m) => m.type === type && m.id !== undefined).map((m) => m.id!)))];
+  const named = (type: string) => [
+    ...new Set(steps.flatMap((s) => s.any.filter((m) => m.type === type && m.id !== undefined).map((m) => m.id!))),
+  ];
   const tables = [
     ["AUTHENTICATION_TYPE_PASSKEY", "authenticators", "passkey"],
     ["AUTHENTICATION_TYPE_API_KEY", "api_keys", "API key"],
@@ -75,7 +80,13 @@ export async function checkNamedCredentials(tx: Executor, organizationId: string
   for (const [type, table, what] of tables) {
     const ids = named(type);
     if (!ids.length) continue;
-    const rows = await tx.selectFrom(table).select("id").where("id", "in", ids).where("user_id", "=", userId).where("organization_id", "=", organizationId).execute();
+    const rows = await tx
+      .selectFrom(table)
+      .select("id")
+      .where("id", "in", ids)
+      .where("user_id", "=", userId)
+      .where("organization_id", "=", organizationId)
+      .execute();
     const found = new Set(rows.map((r) => r.id));
     const missing = ids.filter((id) => !found.has(id));
     if (missing.length) throw notFound(`no ${what} ${missing.join(", ")} of user ${userId}`);

@@ -4,7 +4,16 @@ import { Id } from "../../schemas/common.ts";
 import { isUniqueViolation } from "../../store/util.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { RequiredMethodsParams } from "./methods.ts";
-import { checkCondition, checkedSteps, checkNamedCredentials, Condition, lockPolicyOwner, MfaNotes, MfaPolicyName, Order } from "./mfa-fields.ts";
+import {
+  checkCondition,
+  checkedSteps,
+  checkNamedCredentials,
+  Condition,
+  lockPolicyOwner,
+  MfaNotes,
+  MfaPolicyName,
+  Order,
+} from "./mfa-fields.ts";
 import { findMfaPolicy } from "../../store/mfa-policies.ts";
 
 // v1UpdateMfaPolicyIntent: an absent field keeps its value (docs/mfa.md §1).
@@ -40,7 +49,8 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
       .where("id", "=", current.id)
       .execute();
   } catch (err) {
-    if (isUniqueViolation(err, "mfa_policies")) throw alreadyExists(`user ${p.userId} already has an MFA policy named ${JSON.stringify(p.mfaPolicyName)}`);
+    if (isUniqueViolation(err, "mfa_policies"))
+      throw alreadyExists(`user ${p.userId} already has an MFA policy named ${JSON.stringify(p.mfaPolicyName)}`);
     throw err;
   }
   return { mfaPolicyId: current.id };

@@ -41,7 +41,8 @@ export const createOauthProvidersV2 = defineActivity({
   resource: "CREDENTIAL",
   action: "CREATE",
   kind: "CREATE_OAUTH_PROVIDERS",
-  summary: "Attach OAuth (OIDC) identities to a user: each oidcToken verified, oidcClaims backed by a token of the same person in the request.",
+  summary:
+    "Attach OAuth (OIDC) identities to a user: each oidcToken verified, oidcClaims backed by a token of the same person in the request.",
   params: Params,
   returns: Type.Object({ providerIds: Type.Array(Type.String()) }),
   // docs/policy-language.md §6.8: a user adding their own sign-in method.
@@ -50,7 +51,9 @@ export const createOauthProvidersV2 = defineActivity({
     p.oauthProviders.forEach((e, i) => {
       const at = `${FIELD}[${i}]`;
       if ((e.oidcToken === undefined) === (e.oidcClaims === undefined)) {
-        throw invalid(`${at}: exactly one of oidcToken and oidcClaims must be set`, [{ field: at, description: "exactly one of oidcToken, oidcClaims" }]);
+        throw invalid(`${at}: exactly one of oidcToken and oidcClaims must be set`, [
+          { field: at, description: "exactly one of oidcToken, oidcClaims" },
+        ]);
       }
     });
   },
@@ -65,7 +68,12 @@ export const createOauthProvidersV2 = defineActivity({
         // As the pipeline's refusal of a parent's write (pipeline/parent-writes.ts): who signs may not ask this.
         "REQUEST_NOT_AUTHORIZED",
         `${at}: OIDC claims are accepted only from a top-level organization's credential; a sub-organization's user must present an oidcToken issued for each audience`,
-        [{ "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [{ field: at, description: "claims only from a top-level organization; send an oidcToken of this audience" }] }],
+        [
+          {
+            "@type": "type.googleapis.com/google.rpc.BadRequest",
+            fieldViolations: [{ field: at, description: "claims only from a top-level organization; send an oidcToken of this audience" }],
+          },
+        ],
       );
     }
     const identities: PreparedIdentity[] = [];
@@ -88,7 +96,14 @@ export const createOauthProvidersV2 = defineActivity({
           { field: at, description: "needs an oidcToken of the same iss and sub in this request" },
         ]);
       }
-      identities.push({ providerName: e.providerName, issuer: c.iss, audience: c.aud, subject: c.sub, field: at, vouchedBy: "OIDC_CLAIMS" });
+      identities.push({
+        providerName: e.providerName,
+        issuer: c.iss,
+        audience: c.aud,
+        subject: c.sub,
+        field: at,
+        vouchedBy: "OIDC_CLAIMS",
+      });
     }
     return identities;
   },

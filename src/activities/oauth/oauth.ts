@@ -19,7 +19,9 @@ const Params = Type.Object({
   oidcToken: OidcTokenParam,
   targetPublicKey: Type.String({ minLength: 66, maxLength: 132, errorMessage: "targetPublicKey must be a P-256 public key (hex)" }),
   apiKeyName: Type.Optional(Type.String({ minLength: 1, maxLength: 256, errorMessage: "apiKeyName must be 1 to 256 characters" })),
-  expirationSeconds: Type.Optional(Type.String({ maxLength: 32, errorMessage: "invalid api key expiration: must be a whole number of seconds, as a string" })),
+  expirationSeconds: Type.Optional(
+    Type.String({ maxLength: 32, errorMessage: "invalid api key expiration: must be a whole number of seconds, as a string" }),
+  ),
   invalidateExisting: Type.Optional(Type.Boolean()),
 });
 
@@ -28,7 +30,8 @@ export const oauth = defineActivity({
   resource: "AUTH",
   action: "CREATE",
   kind: "OAUTH",
-  summary: "Log in the user holding the OIDC token's identity (nonce = sha256 hex of targetPublicKey): returns a credential bundle sealed to targetPublicKey.",
+  summary:
+    "Log in the user holding the OIDC token's identity (nonce = sha256 hex of targetPublicKey): returns a credential bundle sealed to targetPublicKey.",
   params: Params,
   returns: BundleLoginResult,
   // docs/request-path.md §5: an authentication flow a parent's backend runs for its sub-organizations' users.

@@ -23,7 +23,9 @@ const Params = Type.Object({
   oidcToken: OidcTokenParam,
   publicKey: HexPublicKey,
   // Checked by createSession, which names the field.
-  expirationSeconds: Type.Optional(Type.String({ maxLength: 32, errorMessage: "invalid api key expiration: must be a whole number of seconds, as a string" })),
+  expirationSeconds: Type.Optional(
+    Type.String({ maxLength: 32, errorMessage: "invalid api key expiration: must be a whole number of seconds, as a string" }),
+  ),
   invalidateExisting: Type.Optional(Type.Boolean()),
   sessionProfileId: Type.Optional(Id("session profile")),
 });
@@ -54,7 +56,10 @@ export const oauthLogin = defineActivity({
 });
 
 /** The one user holding the identity in the target organization or below it (oauth_login, oauth). */
-export async function identityHolder(ctx: ExecuteContext<unknown>, identity: Pick<OidcIdentity, "iss" | "sub" | "aud">): Promise<{ user_id: string; organization_id: string }> {
+export async function identityHolder(
+  ctx: ExecuteContext<unknown>,
+  identity: Pick<OidcIdentity, "iss" | "sub" | "aud">,
+): Promise<{ user_id: string; organization_id: string }> {
   const target = ctx.organization.id;
   const holders = [];
   for (const h of await identityHolders(ctx.tx, identity.iss, identity.sub, identity.aud)) {
@@ -62,7 +67,11 @@ export async function identityHolder(ctx: ExecuteContext<unknown>, identity: Pic
   }
   if (holders.length === 0) throw notFound(`no user with this OAuth identity in organization ${target} or its sub-organizations`);
   if (new Set(holders.map((h) => h.user_id)).size > 1) {
-    throw new ApiError(Grpc.INVALID_ARGUMENT, "CREDENTIAL_CONFLICT", `more than one user associated with this OAuth identity below organization ${target}`);
+    throw new ApiError(
+      Grpc.INVALID_ARGUMENT,
+      "CREDENTIAL_CONFLICT",
+      `more than one user associated with this OAuth identity below organization ${target}`,
+    );
   }
   return holders[0]!;
 }

@@ -9,7 +9,8 @@ export const OidcTokenParam = Type.String({
   errorMessage: `must be an OIDC token (a signed JWT, at most ${MAX_OIDC_TOKEN_LENGTH} characters)`,
 });
 
-const Claim = (what: string) => Type.String({ minLength: 1, maxLength: 1024, errorMessage: `${what} must be a non-empty string (at most 1024 characters)` });
+const Claim = (what: string) =>
+  Type.String({ minLength: 1, maxLength: 1024, errorMessage: `${what} must be a non-empty string (at most 1024 characters)` });
 
 /** v1OidcClaims: an identity given by its claims, vouched for by a token of the same request. */
 export const OidcClaimsParam = Type.Object({ iss: Claim("iss"), sub: Claim("sub"), aud: Claim("aud") });

@@ -23,9 +23,10 @@ const GOOGLE_ISSUERS = new Set(["https://accounts.google.com", "accounts.google.
 export function identityOf(identity: OidcIdentity, providerName: string, field: string): PreparedIdentity {
   const audience = singleAudience(identity);
   if (audience === undefined) {
-    throw invalid(`${field}: the token names several audiences and no authorized party (azp) among them; which client it is for is ambiguous`, [
-      { field, description: "must name one audience (or an azp among them)" },
-    ]);
+    throw invalid(
+      `${field}: the token names several audiences and no authorized party (azp) among them; which client it is for is ambiguous`,
+      [{ field, description: "must name one audience (or an azp among them)" }],
+    );
   }
   return {
     providerName,
@@ -39,7 +40,12 @@ export function identityOf(identity: OidcIdentity, providerName: string, field: 
 }
 
 /** Verifies one token for registration (no nonce). */
-export async function verifyForRegistration(ctx: PrepareContext, token: string, providerName: string, field: string): Promise<PreparedIdentity> {
+export async function verifyForRegistration(
+  ctx: PrepareContext,
+  token: string,
+  providerName: string,
+  field: string,
+): Promise<PreparedIdentity> {
   const identity = await requireOidcToken(ctx.db, token, oauthSettingsOf(ctx.services.logins), field, { now: ctx.now });
   return identityOf(identity, providerName, field);
 }
@@ -68,9 +74,17 @@ export async function prepareUsersProviders(
  * Google social linking (docs/oauth.md §6.1): a Google identity whose token carries the user's
  * own email, verified by Google, marks that email verified.
  */
-export async function markEmailVerifiedByGoogle(tx: Executor, userId: string, userEmail: string | null | undefined, identities: readonly PreparedIdentity[], now: number): Promise<void> {
+export async function markEmailVerifiedByGoogle(
+  tx: Executor,
+  userId: string,
+  userEmail: string | null | undefined,
+  identities: readonly PreparedIdentity[],
+  now: number,
+): Promise<void> {
   if (!userEmail) return;
-  const vouches = identities.some((i) => GOOGLE_ISSUERS.has(i.issuer) && i.emailVerified === true && i.email?.toLowerCase() === userEmail.toLowerCase());
+  const vouches = identities.some(
+    (i) => GOOGLE_ISSUERS.has(i.issuer) && i.emailVerified === true && i.email?.toLowerCase() === userEmail.toLowerCase(),
+  );
   if (!vouches) return;
   await tx.updateTable("users").set({ email_verified_at: now }).where("id", "=", userId).where("email_verified_at", "is", null).execute();
 }

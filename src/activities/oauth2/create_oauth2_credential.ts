@@ -20,7 +20,9 @@ async function execute(ctx: ExecuteContext, p: P) {
     .where("organization_id", "=", organization.id)
     .executeTakeFirstOrThrow();
   if (Number(count.n) >= MAX_OAUTH2_CREDENTIALS_PER_ORGANIZATION) {
-    throw exhausted(`organization ${organization.id} already has ${MAX_OAUTH2_CREDENTIALS_PER_ORGANIZATION} OAuth 2.0 credentials, the maximum`);
+    throw exhausted(
+      `organization ${organization.id} already has ${MAX_OAUTH2_CREDENTIALS_PER_ORGANIZATION} OAuth 2.0 credentials, the maximum`,
+    );
   }
   const id = newId();
   await tx

@@ -14,7 +14,8 @@ export const deleteOauth2Credential = defineActivity({
   returns: Type.Object({ oauth2CredentialId: Type.String() }),
   async execute({ tx, organization }, p) {
     const current = await findOauth2Credential(tx, organization.id, p.oauth2CredentialId);
-    if (!current) throw notFound(`OAUTH2_CREDENTIAL_NOT_FOUND: no OAuth 2.0 credential ${p.oauth2CredentialId} in organization ${organization.id}`);
+    if (!current)
+      throw notFound(`OAUTH2_CREDENTIAL_NOT_FOUND: no OAuth 2.0 credential ${p.oauth2CredentialId} in organization ${organization.id}`);
     await tx.deleteFrom("oauth2_credentials").where("id", "=", current.id).where("organization_id", "=", organization.id).execute();
     return { oauth2CredentialId: current.id };
   },

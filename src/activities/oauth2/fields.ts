@@ -33,7 +33,9 @@ export async function decryptClientSecret(services: ActivityServices, envelope: 
   const key = await services.serviceKey("OAUTH2_CLIENT_SECRET");
   const opened = openClientSecret(key.signer, envelope);
   if ("problem" in opened) {
-    throw invalid(`invalid encryptedClientSecret: it ${opened.problem}`, [{ field: "parameters.encryptedClientSecret", description: opened.problem }]);
+    throw invalid(`invalid encryptedClientSecret: it ${opened.problem}`, [
+      { field: "parameters.encryptedClientSecret", description: opened.problem },
+    ]);
   }
   return opened.secret;
 }

@@ -18,12 +18,34 @@ import { defineActivity, type ExecuteContext, type PrepareContext } from "../def
 
 const Params = Type.Object({
   oauth2CredentialId: Id("oauth2 credential"),
-  authCode: Type.String({ minLength: 1, maxLength: 4096, pattern: "^[\\x21-\\x7e]+$", errorMessage: "auth_code must be set: 1 to 4096 printable ASCII characters" }),
-  redirectUri: Type.String({ minLength: 1, maxLength: 2048, errorMessage: "redirect_uri must be set: an absolute URL of at most 2048 characters" }),
+  authCode: Type.String({
+    minLength: 1,
+    maxLength: 4096,
+    pattern: "^[\\x21-\\x7e]+$",
+    errorMessage: "auth_code must be set: 1 to 4096 printable ASCII characters",
+  }),
+  redirectUri: Type.String({
+    minLength: 1,
+    maxLength: 2048,
+    errorMessage: "redirect_uri must be set: an absolute URL of at most 2048 characters",
+  }),
   // RFC 7636 §4.1: 43 to 128 characters of the unreserved set.
-  codeVerifier: Type.String({ pattern: "^[A-Za-z0-9._~-]{43,128}$", errorMessage: "code_verifier must be set: 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636)" }),
-  nonce: Type.String({ minLength: 1, maxLength: 256, pattern: "^[\\x21-\\x7e]+$", errorMessage: "nonce must be set: 1 to 256 printable ASCII characters (sha256 hex of the session public key)" }),
-  bearerTokenTargetPublicKey: Type.Optional(Type.String({ pattern: "^(0[23][0-9a-fA-F]{64}|04[0-9a-fA-F]{128})$", errorMessage: "bearerTokenTargetPublicKey must be a P-256 public key (compressed or uncompressed hex)" })),
+  codeVerifier: Type.String({
+    pattern: "^[A-Za-z0-9._~-]{43,128}$",
+    errorMessage: "code_verifier must be set: 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636)",
+  }),
+  nonce: Type.String({
+    minLength: 1,
+    maxLength: 256,
+    pattern: "^[\\x21-\\x7e]+$",
+    errorMessage: "nonce must be set: 1 to 256 printable ASCII characters (sha256 hex of the session public key)",
+  }),
+  bearerTokenTargetPublicKey: Type.Optional(
+    Type.String({
+      pattern: "^(0[23][0-9a-fA-F]{64}|04[0-9a-fA-F]{128})$",
+      errorMessage: "bearerTokenTargetPublicKey must be a P-256 public key (compressed or uncompressed hex)",
+    }),
+  ),
 });
 type P = Static<typeof Params>;
 
@@ -40,9 +62,12 @@ function check(p: P): void {
   } catch {
     url = undefined;
   }
-  if (!url) throw invalid("redirect_uri must be an absolute URL", [{ field: "parameters.redirectUri", description: "must be an absolute URL" }]);
+  if (!url)
+    throw invalid("redirect_uri must be an absolute URL", [{ field: "parameters.redirectUri", description: "must be an absolute URL" }]);
   if (p.bearerTokenTargetPublicKey !== undefined && !uncompressedP256(p.bearerTokenTargetPublicKey)) {
-    throw invalid("bearerTokenTargetPublicKey is not a point of P-256", [{ field: "parameters.bearerTokenTargetPublicKey", description: "must be a P-256 public key" }]);
+    throw invalid("bearerTokenTargetPublicKey is not a point of P-256", [
+      { field: "parameters.bearerTokenTargetPublicKey", description: "must be a P-256 public key" },
+    ]);
   }
 }
 
@@ -53,7 +78,8 @@ async function prepare(ctx: PrepareContext, p: P, when: "submission" | "approval
   if (when === "approval") return undefined;
   const settings = oauthSettingsOf(ctx.services.logins);
   const row = await findOauth2Credential(ctx.db, ctx.organization.id, p.oauth2CredentialId);
-  if (!row) throw notFound(`OAUTH2_CREDENTIAL_NOT_FOUND: no OAuth 2.0 credential ${p.oauth2CredentialId} in organization ${ctx.organization.id}`);
+  if (!row)
+    throw notFound(`OAUTH2_CREDENTIAL_NOT_FOUND: no OAuth 2.0 credential ${p.oauth2CredentialId} in organization ${ctx.organization.id}`);
   const provider = OAUTH_PROVIDERS.get(row.provider);
   const endpoints = settings.providers.get(row.provider);
   if (!provider || !endpoints) {
@@ -64,7 +90,13 @@ async function prepare(ctx: PrepareContext, p: P, when: "submission" | "approval
     const exchanged = await exchangeCode(
       provider,
       endpoints,
-      { clientId: row.client_id, clientSecret: await openClientSecretSealed(ctx.services.masterKey, row), code: p.authCode, codeVerifier: p.codeVerifier, redirectUri: p.redirectUri },
+      {
+        clientId: row.client_id,
+        clientSecret: await openClientSecretSealed(ctx.services.masterKey, row),
+        code: p.authCode,
+        codeVerifier: p.codeVerifier,
+        redirectUri: p.redirectUri,
+      },
       opts,
     );
     const info = await fetchUserInfo(endpoints, exchanged, opts);
@@ -73,7 +105,9 @@ async function prepare(ctx: PrepareContext, p: P, when: "submission" | "approval
     return {
       clientId: row.client_id,
       identity,
-      ...(p.bearerTokenTargetPublicKey !== undefined ? { encryptedBearerToken: await encryptBearerToken(exchanged.accessToken, p.bearerTokenTargetPublicKey) } : {}),
+      ...(p.bearerTokenTargetPublicKey !== undefined
+        ? { encryptedBearerToken: await encryptBearerToken(exchanged.accessToken, p.bearerTokenTargetPublicKey) }
+        : {}),
     };
   } catch (err) {
     // ProviderError messages are built to be shown (no body, secret or token in them).

@@ -16,7 +16,8 @@ type P = Static<typeof Params>;
 async function execute(ctx: ExecuteContext, p: P) {
   const { tx, organization, now } = ctx;
   const current = await findOauth2Credential(tx, organization.id, p.oauth2CredentialId);
-  if (!current) throw notFound(`OAUTH2_CREDENTIAL_NOT_FOUND: no OAuth 2.0 credential ${p.oauth2CredentialId} in organization ${organization.id}`);
+  if (!current)
+    throw notFound(`OAUTH2_CREDENTIAL_NOT_FOUND: no OAuth 2.0 credential ${p.oauth2CredentialId} in organization ${organization.id}`);
   const secret = await decryptClientSecret(ctx.services, p.encryptedClientSecret);
   await tx
     .updateTable("oauth2_credentials")

@@ -43,7 +43,9 @@ const execute = (usageKey: "signupV2" | "signup") => async (ctx: ExecuteContext<
   // signature alone has nothing to sign for.
   // The helpers below need nothing of what was prepared (the OAuth identities).
   const plain: ExecuteContext = { ...ctx, prepared: undefined };
-  const verified = p.verificationToken ? await checkVerifiedSignup(plain, { ...p, verificationToken: p.verificationToken }, usageKey) : undefined;
+  const verified = p.verificationToken
+    ? await checkVerifiedSignup(plain, { ...p, verificationToken: p.verificationToken }, usageKey)
+    : undefined;
   if (!verified && p.clientSignature !== undefined) {
     throw invalid("parameters.clientSignature: only meaningful with a verificationToken; omit it", [
       { field: "parameters.clientSignature", description: "requires verificationToken" },
@@ -71,7 +73,15 @@ const execute = (usageKey: "signupV2" | "signup") => async (ctx: ExecuteContext<
   // The new organization's ancestors are the target's chain: a sub-organization's user
   // creating one below itself may not give it a key of an organization above them.
   await refuseAncestorKeys(ctx.tx, chain, ctx.actor.organizationId, keysOfUsers(p.rootUsers, "parameters.rootUsers"));
-  const rootUserIds = await addUsers(ctx.tx, subOrganizationId, p.rootUsers, ctx.now, "parameters.rootUsers", ctx.services.logins.webauthn, ctx.prepared);
+  const rootUserIds = await addUsers(
+    ctx.tx,
+    subOrganizationId,
+    p.rootUsers,
+    ctx.now,
+    "parameters.rootUsers",
+    ctx.services.logins.webauthn,
+    ctx.prepared,
+  );
   await setRootQuorum(ctx.tx, subOrganizationId, rootUserIds);
   const byBackend = await writtenByBackend(plain, depth);
   // The backend's keys outrank any copy a tenant registers below the parent; what a browser

@@ -15,8 +15,14 @@ export const OTP_FEATURE: Readonly<Record<OtpType, FeatureName>> = {
  * Throws FAILED_PRECONDITION (400) when `name` is off for a flow in the organization: off in
  * it or in any of its ancestors.
  */
-export async function requireFeature(ctx: { tx: Executor; organization: { id: string }; chains: ChainCache }, name: FeatureName, flow: string): Promise<void> {
+export async function requireFeature(
+  ctx: { tx: Executor; organization: { id: string }; chains: ChainCache },
+  name: FeatureName,
+  flow: string,
+): Promise<void> {
   const chain = await organizationChain(ctx.tx, ctx.organization.id, ctx.chains);
   if (await featureOnAlongChain(ctx.tx, chain, name)) return;
-  throw precondition(`${flow} is disabled for organization ${ctx.organization.id}: its feature ${name} is switched off there or in a parent organization`);
+  throw precondition(
+    `${flow} is disabled for organization ${ctx.organization.id}: its feature ${name} is switched off there or in a parent organization`,
+  );
 }

@@ -43,7 +43,11 @@ export function webauthnOrigins(value: string): string[] {
     refuse(field, `FEATURE_NAME_WEBAUTHN_ORIGINS takes 1 to ${MAX_WEBAUTHN_ORIGINS} comma-separated origins, e.g. https://app.example.com`);
   }
   for (const o of origins) {
-    if (!isWebUrl(o, true)) refuse(field, `${JSON.stringify(o.slice(0, 200))} is not an origin (scheme://host[:port], https or http://localhost, nothing after the host)`);
+    if (!isWebUrl(o, true))
+      refuse(
+        field,
+        `${JSON.stringify(o.slice(0, 200))} is not an origin (scheme://host[:port], https or http://localhost, nothing after the host)`,
+      );
   }
   return origins;
 }

@@ -4,4 +4,9 @@ import { deleteSubOrganization } from "./delete_sub_organization.ts";
 import { removeOrganizationFeature, setOrganizationFeature } from "./set_organization_feature.ts";
 import { updateOrganizationName } from "./update_organization_name.ts";
 
-export const ORGANIZATION_LIFECYCLE_ACTIVITIES = [deleteSubOrganization, updateOrganizationName, setOrganizationFeature, removeOrganizationFeature];
+export const ORGANIZATION_LIFECYCLE_ACTIVITIES = [
+  deleteSubOrganization,
+  updateOrganizationName,
+  setOrganizationFeature,
+  removeOrganizationFeature,
+];

@@ -19,7 +19,9 @@ export const setOrganizationFeature = defineActivity({
   params: Type.Object({
     name: FeatureName,
     // Required in the SDK type, described there as optional: absent reads as "".
-    value: Type.Optional(Type.String({ maxLength: MAX_FEATURE_VALUE, errorMessage: `must be a string of at most ${MAX_FEATURE_VALUE} characters` })),
+    value: Type.Optional(
+      Type.String({ maxLength: MAX_FEATURE_VALUE, errorMessage: `must be a string of at most ${MAX_FEATURE_VALUE} characters` }),
+    ),
   }),
   returns: Result,
   rootOnly: true,

@@ -23,8 +23,17 @@ export const ClientSignatureParams = Type.Object({
   publicKey: HexPublicKey,
   scheme: Type.Literal("CLIENT_SIGNATURE_SCHEME_API_P256", { errorMessage: "must be CLIENT_SIGNATURE_SCHEME_API_P256" }),
   // The message carries the account's passkey attestations: room for several.
-  message: Type.String({ minLength: 1, maxLength: 262_144, errorMessage: "must be the signed TokenUsage message (JSON text, at most 262144 characters)" }),
-  signature: Type.String({ minLength: 1, maxLength: 256, pattern: "^[0-9a-fA-F]+$", errorMessage: "must be a hex-encoded P-256 signature" }),
+  message: Type.String({
+    minLength: 1,
+    maxLength: 262_144,
+    errorMessage: "must be the signed TokenUsage message (JSON text, at most 262144 characters)",
+  }),
+  signature: Type.String({
+    minLength: 1,
+    maxLength: 256,
+    pattern: "^[0-9a-fA-F]+$",
+    errorMessage: "must be a hex-encoded P-256 signature",
+  }),
 });
 
 /** What sign-up needs of a root user (RootUserParamsV4/V5). */
@@ -122,7 +131,8 @@ export function signupMismatches(usage: Record<string, unknown>, user: SignupUse
       continue;
     }
     const fields = ITEM_FIELDS.get(name)!;
-    if (signed.some((s, i) => canonical(project(name, s, fields)) !== canonical(project(name, items[i], fields)))) out.push({ usage: name, param: name });
+    if (signed.some((s, i) => canonical(project(name, s, fields)) !== canonical(project(name, items[i], fields))))
+      out.push({ usage: name, param: name });
   }
   return out;
 }

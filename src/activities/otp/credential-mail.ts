@@ -21,7 +21,9 @@ export const EmailAuthCustomization = Type.Object({ appName: Name("appName", 128
 export const credentialMailFields = {
   email: Email,
   targetPublicKey: Type.String({ minLength: 66, maxLength: 132, errorMessage: "targetPublicKey must be a P-256 public key (hex)" }),
-  expirationSeconds: Type.Optional(Type.String({ maxLength: 32, errorMessage: "invalid api key expiration: must be a whole number of seconds, as a string" })),
+  expirationSeconds: Type.Optional(
+    Type.String({ maxLength: 32, errorMessage: "invalid api key expiration: must be a whole number of seconds, as a string" }),
+  ),
   emailCustomization: EmailAuthCustomization,
   sendFromEmailAddress: Type.Optional(Email),
   sendFromEmailSenderName: Type.Optional(Name("sendFromEmailSenderName", 128)),
@@ -64,7 +66,8 @@ export async function userWithVerifiedEmail(ctx: ExecuteContext, email: string):
   return user;
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 const minutes = (seconds: number) => {
   const m = Math.max(1, Math.round(seconds / 60));
   return m === 1 ? "1 minute" : `${m} minutes`;
@@ -73,7 +76,14 @@ const minutes = (seconds: number) => {
 export type CredentialPurpose = "login" | "recovery";
 
 /** The message: the bundle on the text part's first line (what a client pastes), a magic link when the backend gave one. */
-function credentialMessage(to: string, bundle: string, purpose: CredentialPurpose, expiresInSeconds: number, appName: string | undefined, c: Partial<CredentialMailParams>): OtpMessage {
+function credentialMessage(
+  to: string,
+  bundle: string,
+  purpose: CredentialPurpose,
+  expiresInSeconds: number,
+  appName: string | undefined,
+  c: Partial<CredentialMailParams>,
+): OtpMessage {
   const custom = c.emailCustomization;
   const link = custom?.magicLinkTemplate ? custom.magicLinkTemplate.split("%s").join(encodeURIComponent(bundle)) : undefined;
   const what = purpose === "login" ? "login credential" : "account recovery credential";
@@ -89,11 +99,15 @@ function credentialMessage(to: string, bundle: string, purpose: CredentialPurpos
   const app = appName ? escapeHtml(appName) : "";
   const html = [
     '<!doctype html><html><body style="font-family:sans-serif">',
-    ...(custom?.logoUrl ? [`<p><img src="${escapeHtml(custom.logoUrl)}" alt="${app || "logo"}" style="max-width:340px;max-height:124px"></p>`] : []),
+    ...(custom?.logoUrl
+      ? [`<p><img src="${escapeHtml(custom.logoUrl)}" alt="${app || "logo"}" style="max-width:340px;max-height:124px"></p>`]
+      : []),
     `<p>Your ${what}${app ? ` for ${app}` : ""}:</p>`,
     `<p style="font-family:monospace;word-break:break-all">${escapeHtml(bundle)}</p>`,
     `<p>It expires in ${minutes(expiresInSeconds)}.</p>`,
-    ...(link ? [`<p><a href="${escapeHtml(link)}">${purpose === "login" ? "Sign in" : "Recover your account"}${app ? ` to ${app}` : ""}</a></p>`] : []),
+    ...(link
+      ? [`<p><a href="${escapeHtml(link)}">${purpose === "login" ? "Sign in" : "Recover your account"}${app ? ` to ${app}` : ""}</a></p>`]
+      : []),
     "<p>If you did not ask for it, ignore this message; do not forward it.</p>",
     "</body></html>",
   ].join("\n");
@@ -116,7 +130,12 @@ function credentialMessage(to: string, bundle: string, purpose: CredentialPurpos
  */
 export async function prepareCredentialMail(ctx: ExecuteContext, p: CredentialMailParams, purpose: CredentialPurpose) {
   const transport = ctx.services.logins.email;
-  if (!transport) throw new ApiError(Grpc.FAILED_PRECONDITION, "EMAIL_SENDING_DISABLED", "email is disabled: this server has no mail transport configured (set SMTP_URL)");
+  if (!transport)
+    throw new ApiError(
+      Grpc.FAILED_PRECONDITION,
+      "EMAIL_SENDING_DISABLED",
+      "email is disabled: this server has no mail transport configured (set SMTP_URL)",
+    );
   const content = await messageContent(ctx, asOtp(p));
   const { tx, services, now, activityId } = ctx;
   await takeInitiation(tx, services.logins, contactKey("OTP_TYPE_EMAIL", p.email), activityId, now);
@@ -128,7 +147,11 @@ export async function prepareCredentialMail(ctx: ExecuteContext, p: CredentialMa
     } catch (err) {
       const reason = err instanceof Error ? err.message : "delivery failed";
       services.log?.warn({ activityId, transport: transport.kind, reason }, `${purpose} credential delivery failed`);
-      throw new ApiError(Grpc.UNAVAILABLE, "UNSPECIFIED", `could not deliver the credential email: ${reason}; nothing was recorded, try again later`);
+      throw new ApiError(
+        Grpc.UNAVAILABLE,
+        "UNSPECIFIED",
+        `could not deliver the credential email: ${reason}; nothing was recorded, try again later`,
+      );
     }
   };
 }

@@ -35,7 +35,8 @@ export const emailAuthV3 = defineActivity({
   resource: "AUTH",
   action: "CREATE",
   kind: "EMAIL_AUTH",
-  summary: "Email a credential bundle (a session key sealed to targetPublicKey) to the user with this verified email; returns the user and key ids.",
+  summary:
+    "Email a credential bundle (a session key sealed to targetPublicKey) to the user with this verified email; returns the user and key ids.",
   params: Params,
   returns: Type.Object({ userId: Type.String(), apiKeyId: Type.String() }),
   // docs/request-path.md §5: an authentication flow a parent's backend starts for its sub-organizations' users.

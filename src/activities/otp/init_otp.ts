@@ -47,8 +47,16 @@ export async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ 
   const transport = email ? services.logins.email : services.logins.sms;
   if (!transport) {
     throw email
-      ? new ApiError(Grpc.FAILED_PRECONDITION, "EMAIL_SENDING_DISABLED", "email OTP is disabled: this server has no mail transport configured (set SMTP_URL)")
-      : new ApiError(Grpc.FAILED_PRECONDITION, "REQUEST_INVALID", "SMS OTP is disabled: this server has no SMS transport configured (set SIGIL_SMS_URL)");
+      ? new ApiError(
+          Grpc.FAILED_PRECONDITION,
+          "EMAIL_SENDING_DISABLED",
+          "email OTP is disabled: this server has no mail transport configured (set SMTP_URL)",
+        )
+      : new ApiError(
+          Grpc.FAILED_PRECONDITION,
+          "REQUEST_INVALID",
+          "SMS OTP is disabled: this server has no SMS transport configured (set SIGIL_SMS_URL)",
+        );
   }
   const secs = otpSeconds(p.expirationSeconds);
   const expiresAt = now + secs * 1000;
@@ -61,13 +69,19 @@ export async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ 
     const scope = `otp-identifier:${org}:${p.userIdentifier}`;
     if (!(await takeSlot(tx, scope, MAX_INITIATIONS_PER_IDENTIFIER, otpId, now + IDENTIFIER_WINDOW_SECONDS * 1000, now))) {
       const ms = retryMs(await nextFreeAt(tx, scope, now), now);
-      throw exhausted(`Max number of OTPs have been initiated for this userIdentifier (${MAX_INITIATIONS_PER_IDENTIFIER} per ${IDENTIFIER_WINDOW_SECONDS / 60} minutes)${retryIn(ms)}`, ms);
+      throw exhausted(
+        `Max number of OTPs have been initiated for this userIdentifier (${MAX_INITIATIONS_PER_IDENTIFIER} per ${IDENTIFIER_WINDOW_SECONDS / 60} minutes)${retryIn(ms)}`,
+        ms,
+      );
     }
   }
   const scope = contactScope(org, contactNormalized);
   if (!(await takeSlot(tx, scope, MAX_LIVE_CODES_PER_CONTACT, otpId, expiresAt, now))) {
     const ms = retryMs(await nextFreeAt(tx, scope, now), now);
-    throw exhausted(`Max number of OTPs have been initiated for this contact (${MAX_LIVE_CODES_PER_CONTACT} live codes); use one of them or wait until one expires${retryIn(ms)}`, ms);
+    throw exhausted(
+      `Max number of OTPs have been initiated for this contact (${MAX_LIVE_CODES_PER_CONTACT} live codes); use one of them or wait until one expires${retryIn(ms)}`,
+      ms,
+    );
   }
   await takeInitiation(tx, services.logins, contactKey(p.otpType, p.contact), otpId, now);
   await takeSend(tx, services.logins, mailboxKey(p.otpType, p.contact), content.topOrganizationId, otpId, now);
@@ -98,7 +112,10 @@ export async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ 
   // Only the backend's customization is used (otp-content.ts); an end user's request has none left by now.
   const c: Partial<InitOtpParams> = content.custom ? p : {};
   if (email && c.emailCustomization?.templateId !== undefined) {
-    services.log?.warn({ otpId, templateId: c.emailCustomization.templateId }, "init_otp: emailCustomization.templateId names an upstream-hosted template; this server sends its built-in template");
+    services.log?.warn(
+      { otpId, templateId: c.emailCustomization.templateId },
+      "init_otp: emailCustomization.templateId names an upstream-hosted template; this server sends its built-in template",
+    );
   }
   const message = email
     ? emailMessage({
@@ -111,13 +128,22 @@ export async function initOtp(ctx: ExecuteContext, p: InitOtpParams): Promise<{ 
         ...(c.replyToEmailAddress ? { replyToEmailAddress: c.replyToEmailAddress } : {}),
         ...(c.emailCustomization ? { emailCustomization: c.emailCustomization } : {}),
       })
-    : smsMessage({ contact: p.contact, ...(appName ? { appName } : {}), code, ...(c.smsCustomization?.template ? { template: c.smsCustomization.template } : {}) });
+    : smsMessage({
+        contact: p.contact,
+        ...(appName ? { appName } : {}),
+        code,
+        ...(c.smsCustomization?.template ? { template: c.smsCustomization.template } : {}),
+      });
   try {
     await transport.send(message);
   } catch (err) {
     const reason = err instanceof Error ? err.message : "delivery failed";
     services.log?.warn({ otpId, transport: transport.kind, reason }, "init_otp: OTP delivery failed");
-    throw new ApiError(Grpc.UNAVAILABLE, "UNSPECIFIED", `could not deliver the OTP ${email ? "email" : "SMS"}: ${reason}; nothing was recorded, try again later`);
+    throw new ApiError(
+      Grpc.UNAVAILABLE,
+      "UNSPECIFIED",
+      `could not deliver the OTP ${email ? "email" : "SMS"}: ${reason}; nothing was recorded, try again later`,
+    );
   }
   return { otpId, otpEncryptionTargetBundle: bundle };
 }

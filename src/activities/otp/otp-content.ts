@@ -52,7 +52,12 @@ export function requireSenderDomains(logins: LoginSettings, addresses: readonly 
     if (!given(value)) continue;
     const domain = value!.slice(value!.lastIndexOf("@") + 1).toLowerCase();
     if (!domains.includes(domain)) {
-      violations.push({ field, description: domains.length ? `must be an address in ${domains.join(", ")} (SIGIL_MAIL_SENDER_DOMAINS)` : "no sender domain is allowed on this server (SIGIL_MAIL_SENDER_DOMAINS)" });
+      violations.push({
+        field,
+        description: domains.length
+          ? `must be an address in ${domains.join(", ")} (SIGIL_MAIL_SENDER_DOMAINS)`
+          : "no sender domain is allowed on this server (SIGIL_MAIL_SENDER_DOMAINS)",
+      });
     }
   }
   if (violations.length) {
@@ -87,8 +92,12 @@ export async function messageContent(ctx: ExecuteContext, p: InitOtpParams): Pro
   // An end user's sub-organization: no customization; the top-level organization's app.
   const refused = CUSTOMIZATION.filter(([, read]) => given(read(p))).map(([field]) => field);
   if (refused.length) {
-    const description = "a sub-organization's credential may not customize OTP messages; they carry the app's (top-level organization's) content";
-    throw invalid(`${refused.join(", ")}: ${description}`, refused.map((field) => ({ field, description })));
+    const description =
+      "a sub-organization's credential may not customize OTP messages; they carry the app's (top-level organization's) content";
+    throw invalid(
+      `${refused.join(", ")}: ${description}`,
+      refused.map((field) => ({ field, description })),
+    );
   }
   const top = await ctx.tx.selectFrom("organizations").select("name").where("id", "=", topOrganizationId).executeTakeFirst();
   return { appName: top?.name, custom: false, topOrganizationId };

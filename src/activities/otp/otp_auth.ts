@@ -17,14 +17,20 @@ const Params = Type.Object({
   otpCode: Type.String({ minLength: 1, maxLength: 64, errorMessage: "otpCode must be 1 to 64 characters" }),
   targetPublicKey: Type.String({ minLength: 66, maxLength: 132, errorMessage: "targetPublicKey must be a P-256 public key (hex)" }),
   apiKeyName: Type.Optional(Type.String({ minLength: 1, maxLength: 256, errorMessage: "apiKeyName must be 1 to 256 characters" })),
-  expirationSeconds: Type.Optional(Type.String({ maxLength: 32, errorMessage: "invalid api key expiration: must be a whole number of seconds, as a string" })),
+  expirationSeconds: Type.Optional(
+    Type.String({ maxLength: 32, errorMessage: "invalid api key expiration: must be a whole number of seconds, as a string" }),
+  ),
   invalidateExisting: Type.Optional(Type.Boolean()),
 });
 
 const CODE = "parameters.otpCode";
 
 async function authenticate(ctx: ExecuteContext, p: Static<typeof Params>) {
-  const { verificationToken } = await verify(ctx, p.otpId, undefined, async () => ({ code: p.otpCode, publicKey: p.targetPublicKey, field: CODE }));
+  const { verificationToken } = await verify(ctx, p.otpId, undefined, async () => ({
+    code: p.otpCode,
+    publicKey: p.targetPublicKey,
+    field: CODE,
+  }));
   const claims = await requireToken(ctx, verificationToken, CODE);
   const user = await consumeForLogin(ctx, claims, CODE);
   const issued = await issueCredential(ctx, credentialFor(user, "OTP Auth", p));
@@ -36,7 +42,8 @@ export const otpAuth = defineActivity({
   resource: "AUTH",
   action: "CREATE",
   kind: "OTP_AUTH",
-  summary: "Check an OTP code (from init_otp_auth or init_otp) and log its contact's user in: returns a credential bundle sealed to targetPublicKey.",
+  summary:
+    "Check an OTP code (from init_otp_auth or init_otp) and log its contact's user in: returns a credential bundle sealed to targetPublicKey.",
   params: Params,
   // The code is live until verified: recorded sealed, shown as "<redacted>" (docs/activities.md §10).
   secretParams: ["otpCode"],

@@ -14,11 +14,19 @@ import { defineActivity, type ExecuteContext } from "../define.ts";
 const ClientSignature = Type.Object({
   publicKey: HexPublicKey,
   scheme: Type.String({ maxLength: 64, errorMessage: "scheme must be CLIENT_SIGNATURE_SCHEME_API_P256" }),
-  message: Type.String({ minLength: 1, maxLength: 4096, errorMessage: "message must be the signed TokenUsage JSON (at most 4096 characters)" }),
+  message: Type.String({
+    minLength: 1,
+    maxLength: 4096,
+    errorMessage: "message must be the signed TokenUsage JSON (at most 4096 characters)",
+  }),
   signature: Type.String({ minLength: 1, maxLength: 512, pattern: "^[0-9a-fA-F]+$", errorMessage: "signature must be hex" }),
 });
 const fields = {
-  verificationToken: Type.String({ minLength: 1, maxLength: 4096, errorMessage: "verificationToken must be the token verify_otp returned" }),
+  verificationToken: Type.String({
+    minLength: 1,
+    maxLength: 4096,
+    errorMessage: "verificationToken must be the token verify_otp returned",
+  }),
   publicKey: HexPublicKey,
   expirationSeconds: Type.Optional(Type.String({ maxLength: 16 })),
   invalidateExisting: Type.Optional(Type.Boolean()),
@@ -41,7 +49,11 @@ async function userFor(ctx: ExecuteContext, claims: VerificationClaims): Promise
       : await q.where("phone", "=", claims.contact).limit(2).execute();
   const what = claims.verification_type === "OTP_TYPE_EMAIL" ? "email" : "phone number";
   if (users.length === 0) throw notFound(`no user with the verified ${what} ${claims.contact} in organization ${org}`);
-  if (users.length > 1) throw bad("parameters.verificationToken", `several users of organization ${org} have the phone number ${claims.contact}; log in another way`);
+  if (users.length > 1)
+    throw bad(
+      "parameters.verificationToken",
+      `several users of organization ${org} have the phone number ${claims.contact}; log in another way`,
+    );
   return users[0]!;
 }
 
@@ -49,8 +61,13 @@ async function otpLogin(ctx: ExecuteContext, p: Params) {
   const field = "parameters.verificationToken";
   const claims = await requireToken(ctx, p.verificationToken, field);
   // A token issued before the channel was switched off logs in no more (docs/organizations.md §8.2).
-  await requireFeature(ctx, OTP_FEATURE[claims.verification_type], claims.verification_type === "OTP_TYPE_EMAIL" ? "email OTP authentication" : "SMS OTP authentication");
-  if (!p.clientSignature) throw bad("parameters.clientSignature", "required: the verification token is bound to a key, and the login must be signed by it");
+  await requireFeature(
+    ctx,
+    OTP_FEATURE[claims.verification_type],
+    claims.verification_type === "OTP_TYPE_EMAIL" ? "email OTP authentication" : "SMS OTP authentication",
+  );
+  if (!p.clientSignature)
+    throw bad("parameters.clientSignature", "required: the verification token is bound to a key, and the login must be signed by it");
   const read = readClientSignature(p.clientSignature as Sig, claims, "USAGE_TYPE_LOGIN");
   if ("problem" in read) throw bad("parameters.clientSignature", read.problem);
   const login = read.usage.login as { publicKey?: unknown } | undefined;
@@ -65,13 +82,22 @@ async function otpLogin(ctx: ExecuteContext, p: Params) {
  * The user a verified token logs in (otp_login, otp_auth): found by the token's contact in
  * the target organization; the token's login use is spent and the contact marked verified.
  */
-export async function consumeForLogin(ctx: ExecuteContext, claims: VerificationClaims, field: string): Promise<{ id: string; organization_id: string }> {
+export async function consumeForLogin(
+  ctx: ExecuteContext,
+  claims: VerificationClaims,
+  field: string,
+): Promise<{ id: string; organization_id: string }> {
   const user = await userFor(ctx, claims);
   await consumeLogin(ctx.tx, claims.id, ctx.now, field);
   // The swagger: "Verification status of a user is updated when the token is consumed (in
   // OTP_LOGIN requests)" — the contact is now proven.
   const verified = claims.verification_type === "OTP_TYPE_EMAIL" ? "email_verified_at" : "phone_verified_at";
-  await ctx.tx.updateTable("users").set({ [verified]: ctx.now }).where("id", "=", user.id).where(verified, "is", null).execute();
+  await ctx.tx
+    .updateTable("users")
+    .set({ [verified]: ctx.now })
+    .where("id", "=", user.id)
+    .where(verified, "is", null)
+    .execute();
   return user;
 }
 

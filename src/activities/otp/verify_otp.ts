@@ -31,11 +31,18 @@ import { AAD } from "../../crypto/aad.ts";
 export const MAX_ATTEMPTS = 3;
 
 const TokenSeconds = Type.Optional(
-  Type.String({ pattern: "^[0-9]{1,6}$", errorMessage: `expirationSeconds must be a whole number of seconds from 1 to ${MAX_TOKEN_SECONDS}, as a string` }),
+  Type.String({
+    pattern: "^[0-9]{1,6}$",
+    errorMessage: `expirationSeconds must be a whole number of seconds from 1 to ${MAX_TOKEN_SECONDS}, as a string`,
+  }),
 );
 const ParamsV2 = Type.Object({
   otpId: Id("OTP"),
-  encryptedOtpBundle: Type.String({ minLength: 1, maxLength: 8192, errorMessage: "encryptedOtpBundle must be the text encryptOtpCodeToBundle returns (at most 8192 characters)" }),
+  encryptedOtpBundle: Type.String({
+    minLength: 1,
+    maxLength: 8192,
+    errorMessage: "encryptedOtpBundle must be the text encryptOtpCodeToBundle returns (at most 8192 characters)",
+  }),
   expirationSeconds: TokenSeconds,
 });
 const ParamsV1 = Type.Object({
@@ -50,7 +57,8 @@ const bad = (field: string, description: string) => invalid(`${field}: ${descrip
 function tokenSeconds(given: string | undefined): number {
   if (given === undefined || given === "") return DEFAULT_TOKEN_SECONDS;
   const secs = Number(given);
-  if (!(secs >= 1 && secs <= MAX_TOKEN_SECONDS)) throw bad("parameters.expirationSeconds", `must be from 1 to ${MAX_TOKEN_SECONDS} seconds`);
+  if (!(secs >= 1 && secs <= MAX_TOKEN_SECONDS))
+    throw bad("parameters.expirationSeconds", `must be from 1 to ${MAX_TOKEN_SECONDS} seconds`);
   return secs;
 }
 
@@ -61,13 +69,20 @@ export type Submitted = (target: () => ReturnType<typeof p256FromPkcs8>) => Prom
 export async function verify(ctx: ExecuteContext, otpId: string, expirationSeconds: string | undefined, submitted: Submitted) {
   const { tx, now, services } = ctx;
   const lifetimeSeconds = tokenSeconds(expirationSeconds);
-  const otp = await lockingRead(tx, tx.selectFrom("otps").selectAll().where("id", "=", otpId).where("organization_id", "=", ctx.organization.id)).executeTakeFirst();
+  const otp = await lockingRead(
+    tx,
+    tx.selectFrom("otps").selectAll().where("id", "=", otpId).where("organization_id", "=", ctx.organization.id),
+  ).executeTakeFirst();
   // An OTP belongs to the organization it was initiated in: elsewhere it does not exist.
   if (!otp) throw notFound(`no OTP ${otpId} in organization ${ctx.organization.id}`);
   if (otp.status === "verified") throw bad("parameters.otpId", "this OTP has already been verified; request a new code");
   if (otp.status === "burnt") throw bad("parameters.otpId", `this OTP is locked after ${MAX_ATTEMPTS} invalid codes; request a new code`);
   if (Number(otp.expires_at) <= now) throw bad("parameters.otpId", "this OTP has expired; request a new code");
-  await requireFeature(ctx, OTP_FEATURE[otp.otp_type], otp.otp_type === "OTP_TYPE_EMAIL" ? "email OTP authentication" : "SMS OTP authentication");
+  await requireFeature(
+    ctx,
+    OTP_FEATURE[otp.otp_type],
+    otp.otp_type === "OTP_TYPE_EMAIL" ? "email OTP authentication" : "SMS OTP authentication",
+  );
 
   const opened = await services.masterKey.open(otp.target_private_key_sealed, AAD.otpTarget(otp.id));
   const given = await submitted(() => p256FromPkcs8(opened));
@@ -92,12 +107,19 @@ export async function verify(ctx: ExecuteContext, otpId: string, expirationSecon
     const left = MAX_ATTEMPTS - attempts;
     throw keepWrites(
       invalid(
-        burnt ? `Invalid OTP code: the OTP is now locked after ${MAX_ATTEMPTS} invalid codes; request a new code` : `Invalid OTP code: ${left} attempt${left === 1 ? "" : "s"} left`,
+        burnt
+          ? `Invalid OTP code: the OTP is now locked after ${MAX_ATTEMPTS} invalid codes; request a new code`
+          : `Invalid OTP code: ${left} attempt${left === 1 ? "" : "s"} left`,
         [{ field: given.field, description: "Invalid OTP code" }],
       ),
     );
   }
-  const res = await tx.updateTable("otps").set({ status: "verified", updated_at: now }).where("id", "=", otp.id).where("status", "=", "live").executeTakeFirst();
+  const res = await tx
+    .updateTable("otps")
+    .set({ status: "verified", updated_at: now })
+    .where("id", "=", otp.id)
+    .where("status", "=", "live")
+    .executeTakeFirst();
   if (Number(res.numUpdatedRows) !== 1) throw bad("parameters.otpId", "this OTP has already been verified; request a new code");
   await releaseSlots(tx, scope, otp.id);
   // A right code is not a wrong guess.
@@ -138,7 +160,8 @@ export const verifyOtpV1 = defineActivity({
   // Tokens are always key-bound (otp_login and sign-up check a client signature by that key),
   // so the key the swagger calls optional is required here.
   check: (p: Static<typeof ParamsV1>) => {
-    if (p.publicKey === undefined) throw bad("parameters.publicKey", "required: this server binds every verification token to a client public key");
+    if (p.publicKey === undefined)
+      throw bad("parameters.publicKey", "required: this server binds every verification token to a client public key");
   },
   execute: (ctx, p: Static<typeof ParamsV1>) =>
     verify(ctx, p.otpId, p.expirationSeconds, async () => ({ code: p.otpCode, publicKey: p.publicKey!, field: "parameters.otpCode" })),

@@ -15,7 +15,10 @@ export const Effect = Type.Union([Type.Literal("EFFECT_ALLOW"), Type.Literal("EF
   errorMessage: "must be EFFECT_ALLOW or EFFECT_DENY",
 });
 export const Expression = (what: string) =>
-  Type.String({ maxLength: MAX_EXPRESSION_LENGTH, errorMessage: `${what} must be a policy expression of at most ${MAX_EXPRESSION_LENGTH} characters` });
+  Type.String({
+    maxLength: MAX_EXPRESSION_LENGTH,
+    errorMessage: `${what} must be a policy expression of at most ${MAX_EXPRESSION_LENGTH} characters`,
+  });
 export const PolicyName = Name("policyName");
 export const Notes = Type.String({ maxLength: 4096, errorMessage: "notes must be at most 4096 characters" });
 

@@ -16,12 +16,20 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   await lockPrivateKeys(tx, organization.id, privateKeyIds, "parameters.privateKeyIds");
   const privateKeyTagId = newId();
   try {
-    await tx.insertInto("private_key_tags").values({ id: privateKeyTagId, organization_id: organization.id, name: p.privateKeyTagName, created_at: now, updated_at: now }).execute();
+    await tx
+      .insertInto("private_key_tags")
+      .values({ id: privateKeyTagId, organization_id: organization.id, name: p.privateKeyTagName, created_at: now, updated_at: now })
+      .execute();
   } catch (err) {
-    if (isUniqueViolation(err, "private_key_tags")) throw alreadyExists(`a private key tag named ${JSON.stringify(p.privateKeyTagName)} already exists`);
+    if (isUniqueViolation(err, "private_key_tags"))
+      throw alreadyExists(`a private key tag named ${JSON.stringify(p.privateKeyTagName)} already exists`);
     throw err;
   }
-  if (privateKeyIds.length) await tx.insertInto("private_key_tag_members").values(privateKeyIds.map((private_key_id) => ({ tag_id: privateKeyTagId, private_key_id }))).execute();
+  if (privateKeyIds.length)
+    await tx
+      .insertInto("private_key_tag_members")
+      .values(privateKeyIds.map((private_key_id) => ({ tag_id: privateKeyTagId, private_key_id })))
+      .execute();
   return { privateKeyTagId, privateKeyIds };
 }
 

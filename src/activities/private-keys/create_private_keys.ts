@@ -1,6 +1,12 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { maxItems } from "../../schemas/common.ts";
-import { checkPrivateKeys, createPrivateKeys, MAX_PRIVATE_KEYS_PER_REQUEST, PrivateKeyParams, PrivateKeyResult } from "../../signing/private-keys.ts";
+import {
+  checkPrivateKeys,
+  createPrivateKeys,
+  MAX_PRIVATE_KEYS_PER_REQUEST,
+  PrivateKeyParams,
+  PrivateKeyResult,
+} from "../../signing/private-keys.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 
 const Params = Type.Object({

@@ -11,11 +11,21 @@ const Params = Type.Object({
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization } = ctx;
   const ids = [...new Set(p.privateKeyTagIds)].sort();
-  const q = tx.selectFrom("private_key_tags").select("id").where("organization_id", "=", organization.id).where("id", "in", ids).orderBy("id");
+  const q = tx
+    .selectFrom("private_key_tags")
+    .select("id")
+    .where("organization_id", "=", organization.id)
+    .where("id", "in", ids)
+    .orderBy("id");
   const found = new Set((await lockingRead(tx, q).execute()).map((r) => r.id));
   const missing = ids.find((id) => !found.has(id));
   if (missing) throw notFound(`no private key tag ${missing} in organization ${organization.id}`);
-  const members = await tx.selectFrom("private_key_tag_members").select("private_key_id").where("tag_id", "in", ids).orderBy("private_key_id").execute();
+  const members = await tx
+    .selectFrom("private_key_tag_members")
+    .select("private_key_id")
+    .where("tag_id", "in", ids)
+    .orderBy("private_key_id")
+    .execute();
   await tx.deleteFrom("private_key_tag_members").where("tag_id", "in", ids).execute();
   await tx.deleteFrom("private_key_tags").where("id", "in", ids).execute();
   return { privateKeyTagIds: ids, privateKeyIds: [...new Set(members.map((m) => m.private_key_id))] };

@@ -14,11 +14,17 @@ const Params = Type.Object({
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization } = ctx;
   const ids = [...new Set(p.privateKeyIds)].sort();
-  const q = tx.selectFrom("private_keys").select(["id", "exported"]).where("organization_id", "=", organization.id).where("id", "in", ids).orderBy("id");
+  const q = tx
+    .selectFrom("private_keys")
+    .select(["id", "exported"])
+    .where("organization_id", "=", organization.id)
+    .where("id", "in", ids)
+    .orderBy("id");
   const rows = await lockingRead(tx, q).execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   const missing = p.privateKeyIds.findIndex((id) => !byId.has(id));
-  if (missing >= 0) throw notFound(`parameters.privateKeyIds[${missing}]: no private key ${p.privateKeyIds[missing]} in organization ${organization.id}`);
+  if (missing >= 0)
+    throw notFound(`parameters.privateKeyIds[${missing}]: no private key ${p.privateKeyIds[missing]} in organization ${organization.id}`);
   const unexported = p.privateKeyIds.findIndex((id) => byId.get(id)!.exported !== 1);
   if (unexported >= 0 && p.deleteWithoutExport !== true) {
     throw invalid(

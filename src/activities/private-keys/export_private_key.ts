@@ -14,7 +14,11 @@ const Params = Type.Object({
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization, services, now } = ctx;
   const target = targetKey(p.targetPublicKey, "parameters.targetPublicKey");
-  const q = tx.selectFrom("private_keys").select(["id", "key_sealed"]).where("organization_id", "=", organization.id).where("id", "=", p.privateKeyId.toLowerCase());
+  const q = tx
+    .selectFrom("private_keys")
+    .select(["id", "key_sealed"])
+    .where("organization_id", "=", organization.id)
+    .where("id", "=", p.privateKeyId.toLowerCase());
   const row = await lockingRead(tx, q).executeTakeFirst();
   if (!row) throw notFound(`no private key ${p.privateKeyId} in organization ${organization.id}`);
   const key = await openPrivateKey(services.masterKey, row);
@@ -33,7 +37,8 @@ export const exportPrivateKey = defineActivity({
   resource: "PRIVATE_KEY",
   action: "EXPORT",
   kind: "EXPORT_PRIVATE_KEY",
-  summary: "Export a private key, HPKE-encrypted to the caller's target key and signed by the BUNDLE_SIGNER key (docs/export-import.md §2).",
+  summary:
+    "Export a private key, HPKE-encrypted to the caller's target key and signed by the BUNDLE_SIGNER key (docs/export-import.md §2).",
   params: Params,
   returns: Type.Object({ privateKeyId: Type.String(), exportBundle: Type.String() }),
   policyPrivateKey: (p) => p.privateKeyId,

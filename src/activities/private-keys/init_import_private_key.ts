@@ -14,7 +14,8 @@ export const initImportPrivateKey = defineActivity({
   resource: "PRIVATE_KEY",
   action: "IMPORT",
   kind: "INIT_IMPORT_PRIVATE_KEY",
-  summary: "Start a private key import: a fresh encryption target for the user, signed by the BUNDLE_SIGNER key (docs/export-import.md §3).",
+  summary:
+    "Start a private key import: a fresh encryption target for the user, signed by the BUNDLE_SIGNER key (docs/export-import.md §3).",
   params: Params,
   returns: Type.Object({ importBundle: Type.String() }),
   execute,

@@ -15,7 +15,11 @@ const Params = Type.Object({
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization, now } = ctx;
-  const q = tx.selectFrom("private_key_tags").select("id").where("organization_id", "=", organization.id).where("id", "=", p.privateKeyTagId);
+  const q = tx
+    .selectFrom("private_key_tags")
+    .select("id")
+    .where("organization_id", "=", organization.id)
+    .where("id", "=", p.privateKeyTagId);
   const tag = await lockingRead(tx, q).executeTakeFirst();
   if (!tag) throw notFound(`no private key tag ${p.privateKeyTagId} in organization ${organization.id}`);
   const add = [...new Set(p.addPrivateKeyIds)];
@@ -27,14 +31,28 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
       .where("id", "=", tag.id)
       .execute();
   } catch (err) {
-    if (isUniqueViolation(err, "private_key_tags")) throw alreadyExists(`a private key tag named ${JSON.stringify(p.newPrivateKeyTagName)} already exists`);
+    if (isUniqueViolation(err, "private_key_tags"))
+      throw alreadyExists(`a private key tag named ${JSON.stringify(p.newPrivateKeyTagName)} already exists`);
     throw err;
   }
   if (p.removePrivateKeyIds.length) {
-    await tx.deleteFrom("private_key_tag_members").where("tag_id", "=", tag.id).where("private_key_id", "in", [...new Set(p.removePrivateKeyIds)]).execute();
+    await tx
+      .deleteFrom("private_key_tag_members")
+      .where("tag_id", "=", tag.id)
+      .where("private_key_id", "in", [...new Set(p.removePrivateKeyIds)])
+      .execute();
   }
   if (add.length) {
-    const have = new Set((await tx.selectFrom("private_key_tag_members").select("private_key_id").where("tag_id", "=", tag.id).where("private_key_id", "in", add).execute()).map((r) => r.private_key_id));
+    const have = new Set(
+      (
+        await tx
+          .selectFrom("private_key_tag_members")
+          .select("private_key_id")
+          .where("tag_id", "=", tag.id)
+          .where("private_key_id", "in", add)
+          .execute()
+      ).map((r) => r.private_key_id),
+    );
     const rows = add.filter((id) => !have.has(id)).map((private_key_id) => ({ tag_id: tag.id, private_key_id }));
     if (rows.length) await tx.insertInto("private_key_tag_members").values(rows).execute();
   }

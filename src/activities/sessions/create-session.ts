@@ -54,14 +54,20 @@ export interface NewSession {
 /** The api_keys types of sessions: both expire, so both count among (and make room in) a user's expiring keys. */
 export type SessionCredentialType = "CREDENTIAL_TYPE_LOGIN" | "CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256";
 
-export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession): Promise<{ session: string; apiKeyId: string; expiresAt: number }> {
+export async function createSession(
+  ctx: ExecuteContext<unknown>,
+  s: NewSession,
+): Promise<{ session: string; apiKeyId: string; expiresAt: number }> {
   const field = s.field ?? "parameters";
   const problem = publicKeyProblem("API_KEY_CURVE_P256", s.publicKey);
   if (problem) throw invalid(`${field}.publicKey: ${problem}`, [{ field: `${field}.publicKey`, description: problem }]);
   const { tx, now } = ctx;
   const max = ctx.services.logins.sessionMaxSeconds;
   let secs = sessionSeconds(s.expirationSeconds, max, `${field}.expirationSeconds`);
-  const profile = s.sessionProfileId !== undefined ? await sessionProfileFor(ctx, s.organizationId, s.sessionProfileId, `${field}.sessionProfileId`) : undefined;
+  const profile =
+    s.sessionProfileId !== undefined
+      ? await sessionProfileFor(ctx, s.organizationId, s.sessionProfileId, `${field}.sessionProfileId`)
+      : undefined;
   // The profile's expirationSeconds is a ceiling: the login's own value when shorter, the
   // profile's when the login names none (docs/sessions-and-network.md §6.2); never above the configured maximum.
   if (profile?.expiration_seconds) {
@@ -77,7 +83,9 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
   const normalized = s.publicKey.toLowerCase();
   // A session key is a credential like any API key: not one of an organization above the
   // user's unless that organization is the one logging the user in (ancestor-keys.ts).
-  await refuseAncestorKeys(tx, await organizationsAbove(tx, s.organizationId, ctx.chains), ctx.actor.organizationId, [{ publicKey: s.publicKey, field: `${field}.publicKey` }]);
+  await refuseAncestorKeys(tx, await organizationsAbove(tx, s.organizationId, ctx.chains), ctx.actor.organizationId, [
+    { publicKey: s.publicKey, field: `${field}.publicKey` },
+  ]);
   const credentialType = s.credentialType ?? "CREDENTIAL_TYPE_LOGIN";
   let logins = tx.deleteFrom("api_keys").where("user_id", "=", s.userId).where("credential_type", "=", credentialType);
   // invalidateExisting revokes every other session; otherwise only expired keys and an
@@ -113,7 +121,9 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
       .execute();
   } catch (err) {
     if (isUniqueViolation(err, "api_keys")) {
-      throw alreadyExists(`${field}.publicKey: this public key is already a credential in organization ${s.organizationId}; use a fresh key pair for the session`);
+      throw alreadyExists(
+        `${field}.publicKey: this public key is already a credential in organization ${s.organizationId}; use a fresh key pair for the session`,
+      );
     }
     throw err;
   }
@@ -135,7 +145,12 @@ export async function createSession(ctx: ExecuteContext<unknown>, s: NewSession)
  * organization or an organization above it (docs/sessions-and-network.md §6.1). Another
  * tenant's profile — a sibling's, a sub-organization's — is answered as unknown.
  */
-async function sessionProfileFor(ctx: ExecuteContext<unknown>, organizationId: string, id: string, field: string): Promise<SessionProfileRow> {
+async function sessionProfileFor(
+  ctx: ExecuteContext<unknown>,
+  organizationId: string,
+  id: string,
+  field: string,
+): Promise<SessionProfileRow> {
   const profile = await visibleSessionProfile(ctx.tx, organizationId, id, ctx.chains);
   if (!profile) throw notFound(`${field}: no session profile ${id} in organization ${organizationId} or the organizations above it`);
   return profile;
@@ -165,7 +180,11 @@ export interface LoginParams {
 }
 
 /** The session a login creates for `user`, from its intent's parameters. */
-export async function loginSession(ctx: ExecuteContext<unknown>, user: { userId: string; organizationId: string }, p: LoginParams): Promise<string> {
+export async function loginSession(
+  ctx: ExecuteContext<unknown>,
+  user: { userId: string; organizationId: string },
+  p: LoginParams,
+): Promise<string> {
   const { session } = await createSession(ctx, {
     ...user,
     publicKey: p.publicKey,

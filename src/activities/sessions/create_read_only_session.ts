@@ -37,6 +37,13 @@ export const createReadOnlySession = defineActivity({
       organization_id: actor.organizationId,
       ...(allowlistKey ? { allowlist_public_key: allowlistKey.toLowerCase() } : {}),
     });
-    return { organizationId: actor.organizationId, organizationName: actor.organizationName, userId: actor.userId, username: actor.userName, session, sessionExpiry: String(exp) };
+    return {
+      organizationId: actor.organizationId,
+      organizationName: actor.organizationName,
+      userId: actor.userId,
+      username: actor.userName,
+      session,
+      sessionExpiry: String(exp),
+    };
   },
 });

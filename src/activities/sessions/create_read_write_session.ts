@@ -18,7 +18,9 @@ const Params = Type.Object({
   userId: Type.Optional(Id("user")),
   apiKeyName: Type.Optional(Name("apiKeyName")),
   // Checked by createSession (1 to the configured maximum), which names the field.
-  expirationSeconds: Type.Optional(Type.String({ maxLength: 32, errorMessage: "invalid api key expiration: must be a whole number of seconds, as a string" })),
+  expirationSeconds: Type.Optional(
+    Type.String({ maxLength: 32, errorMessage: "invalid api key expiration: must be a whole number of seconds, as a string" }),
+  ),
   invalidateExisting: Type.Optional(Type.Boolean()),
 });
 
@@ -38,7 +40,9 @@ export const createReadWriteSessionV2 = defineActivity({
     userId: Type.String(),
     username: Type.String(),
     apiKeyId: Type.String(),
-    credentialBundle: Type.String({ description: "base58check(compressed encapsulated key ‖ ciphertext): decryptCredentialBundle opens it with the target key" }),
+    credentialBundle: Type.String({
+      description: "base58check(compressed encapsulated key ‖ ciphertext): decryptCredentialBundle opens it with the target key",
+    }),
   }),
   // An authentication flow (docs/request-path.md §5): a parent's credential may submit it in a
   // sub-organization, and the session is then the parent user's own — a parent never mints a
@@ -46,7 +50,9 @@ export const createReadWriteSessionV2 = defineActivity({
   parentMayStamp: true,
   check(p) {
     if (!uncompressedP256(p.targetPublicKey)) {
-      throw invalid("parameters.targetPublicKey: must be a P-256 public key (compressed or uncompressed hex)", [{ field: "parameters.targetPublicKey", description: "P-256 public key" }]);
+      throw invalid("parameters.targetPublicKey: must be a P-256 public key (compressed or uncompressed hex)", [
+        { field: "parameters.targetPublicKey", description: "P-256 public key" },
+      ]);
     }
   },
   // A user making a session for itself needs no policy, as with the logins (docs/policy-language.md §6.8); for another user, policies decide.
@@ -79,6 +85,13 @@ export const createReadWriteSessionV2 = defineActivity({
       .select(["users.name as user_name", "organizations.name as organization_name"])
       .where("users.id", "=", userId)
       .executeTakeFirstOrThrow();
-    return { organizationId, organizationName: names.organization_name, userId, username: names.user_name, apiKeyId, credentialBundle: bundle };
+    return {
+      organizationId,
+      organizationName: names.organization_name,
+      userId,
+      username: names.user_name,
+      apiKeyId,
+      credentialBundle: bundle,
+    };
   },
 });

@@ -16,7 +16,9 @@ const Params = Type.Object({
   sessionProfileName: Name("sessionProfileName"),
   scope: Expression("scope"),
   // A whole number of seconds from 1 to the configured session maximum, checked in execute (the maximum is configuration).
-  expirationSeconds: Type.Optional(Type.String({ maxLength: 32, errorMessage: "expirationSeconds must be a whole number of seconds, as a string" })),
+  expirationSeconds: Type.Optional(
+    Type.String({ maxLength: 32, errorMessage: "expirationSeconds must be a whole number of seconds, as a string" }),
+  ),
   notes: Type.Optional(Type.String({ maxLength: 4096, errorMessage: "notes must be at most 4096 characters" })),
 });
 
@@ -31,12 +33,18 @@ export const createSessionProfile = defineActivity({
   returns: Type.Object({ sessionProfileId: Type.String() }),
   check(p) {
     // Blank is no condition at all: a scope must say what it allows ("true" allows everything).
-    if (!/\S/.test(p.scope)) throw invalid("invalid session profile scope: must be a policy-language condition, e.g. true", [{ field: "parameters.scope", description: "must not be blank" }]);
+    if (!/\S/.test(p.scope))
+      throw invalid("invalid session profile scope: must be a policy-language condition, e.g. true", [
+        { field: "parameters.scope", description: "must not be blank" },
+      ]);
     checkExpressions({ condition: p.scope }, "parameters", { condition: "scope", consensus: "", time: "" });
   },
   async execute(ctx, p) {
     const { tx, organization, now } = ctx;
-    const expiration = p.expirationSeconds === undefined ? null : String(sessionSeconds(p.expirationSeconds, ctx.services.logins.sessionMaxSeconds, "parameters.expirationSeconds"));
+    const expiration =
+      p.expirationSeconds === undefined
+        ? null
+        : String(sessionSeconds(p.expirationSeconds, ctx.services.logins.sessionMaxSeconds, "parameters.expirationSeconds"));
     // Count-then-insert under the organization lock: concurrent creators count one after the other.
     await lockOrganization(tx, organization.id);
     if ((await countSessionProfiles(tx, organization.id)) >= MAX_SESSION_PROFILES_PER_ORGANIZATION) {

@@ -20,7 +20,9 @@ const Params = Type.Object({
   publicKey: HexPublicKey,
   // Checked by createSession (a whole number of seconds, 1 to the configured maximum), which
   // names the field; the schema only bounds the length.
-  expirationSeconds: Type.Optional(Type.String({ maxLength: 32, errorMessage: "invalid api key expiration: must be a whole number of seconds, as a string" })),
+  expirationSeconds: Type.Optional(
+    Type.String({ maxLength: 32, errorMessage: "invalid api key expiration: must be a whole number of seconds, as a string" }),
+  ),
   invalidateExisting: Type.Optional(Type.Boolean()),
   sessionProfileId: Type.Optional(Id("session profile")),
 });
@@ -51,13 +53,21 @@ async function attestedToken(ctx: ExecuteContext): Promise<string | undefined> {
  */
 async function markProven(ctx: ExecuteContext, tokenId: string): Promise<void> {
   if (ctx.actor.organizationId !== ctx.organization.id) return;
-  const token = await ctx.tx.selectFrom("verification_tokens").select(["verification_type", "contact"]).where("id", "=", tokenId).executeTakeFirst();
+  const token = await ctx.tx
+    .selectFrom("verification_tokens")
+    .select(["verification_type", "contact"])
+    .where("id", "=", tokenId)
+    .executeTakeFirst();
   if (!token) return;
   const q = ctx.tx.updateTable("users").where("id", "=", ctx.actor.userId);
   if (token.verification_type === "OTP_TYPE_SMS") {
     await q.set({ phone_verified_at: ctx.now }).where("phone", "=", token.contact).where("phone_verified_at", "is", null).execute();
   } else {
-    await q.set({ email_verified_at: ctx.now }).where("email_normalized", "=", token.contact.toLowerCase()).where("email_verified_at", "is", null).execute();
+    await q
+      .set({ email_verified_at: ctx.now })
+      .where("email_normalized", "=", token.contact.toLowerCase())
+      .where("email_verified_at", "is", null)
+      .execute();
   }
 }
 

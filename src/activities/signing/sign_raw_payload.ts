@@ -1,5 +1,13 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { checkPayload, checkSigningInput, digestInput, hashTypedData, HashFunction, Payload, PayloadEncoding } from "../../signing/payload.ts";
+import {
+  checkPayload,
+  checkSigningInput,
+  digestInput,
+  hashTypedData,
+  HashFunction,
+  Payload,
+  PayloadEncoding,
+} from "../../signing/payload.ts";
 import { signerInTransaction, withSigningKey } from "../../signing/resolve.ts";
 import { SignWith, SignatureSchema } from "../../signing/schema.ts";
 import { signWithKey } from "../../signing/sign.ts";

@@ -1,7 +1,14 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { signerInTransaction, signerPublicKey, withSigningKey } from "../../signing/resolve.ts";
 import { SignWith } from "../../signing/schema.ts";
-import { checkSigner, parseTransaction, parseTransactionOffThread, signParsed, transactionFacts, TRANSACTION_TYPES } from "../../signing/transaction.ts";
+import {
+  checkSigner,
+  parseTransaction,
+  parseTransactionOffThread,
+  signParsed,
+  transactionFacts,
+  TRANSACTION_TYPES,
+} from "../../signing/transaction.ts";
 import { defineActivity, type ExecuteContext, type PrepareContext } from "../define.ts";
 import type { SigningCurve } from "../../signing/sign.ts";
 
@@ -16,7 +23,10 @@ const Params = Type.Object({
     maxLength: MAX_UNSIGNED_TRANSACTION_CHARS,
     errorMessage: `must be the unsigned transaction as hex, at most ${MAX_UNSIGNED_TRANSACTION_CHARS} characters`,
   }),
-  type: Type.Union(TRANSACTION_TYPES.map((t) => Type.Literal(t)), { errorMessage: `must be one of ${TRANSACTION_TYPES.join(", ")}` }),
+  type: Type.Union(
+    TRANSACTION_TYPES.map((t) => Type.Literal(t)),
+    { errorMessage: `must be one of ${TRANSACTION_TYPES.join(", ")}` },
+  ),
 });
 
 /**
@@ -88,7 +98,8 @@ export const signTransactionV2 = defineActivity({
   resource: "PRIVATE_KEY",
   action: "SIGN",
   kind: "SIGN_TRANSACTION",
-  summary: "Sign an unsigned Ethereum or Solana transaction or a Bitcoin PSBT; policies see it parsed as eth.tx / solana.tx / bitcoin.tx (docs/signing-policies.md §2).",
+  summary:
+    "Sign an unsigned Ethereum or Solana transaction or a Bitcoin PSBT; policies see it parsed as eth.tx / solana.tx / bitcoin.tx (docs/signing-policies.md §2).",
   params: Params,
   // SDK type v1SignTransactionResult.
   returns: Type.Object({ signedTransaction: Type.String() }),

@@ -47,7 +47,10 @@ interface ResolvedSet {
 
 async function existingSet(ctx: ExecuteContext, id: string, field: string, minThreshold: number): Promise<ResolvedSet> {
   const set = (await operatorSets(ctx.tx, ctx.organization.id, [id])).get(id);
-  if (!set) throw invalid(`${field}: no operator set ${id} in organization ${ctx.organization.id}`, [{ field, description: "must name an operator set of this organization" }]);
+  if (!set)
+    throw invalid(`${field}: no operator set ${id} in organization ${ctx.organization.id}`, [
+      { field, description: "must name an operator set of this organization" },
+    ]);
   checkThreshold(set.threshold, set.operators.length, field, minThreshold);
   return { id: set.id, operatorIds: set.operators.map((o) => o.id), threshold: set.threshold };
 }
@@ -60,7 +63,9 @@ async function newSet(ctx: ExecuteContext, p: OperatorSetParamsT, at: string, mi
   existingIds.forEach((id, i) => {
     if (!found.has(id)) {
       const field = `${at}.existingOperatorIds[${i}]`;
-      throw invalid(`${field}: no operator ${id} in organization ${organization.id}`, [{ field, description: "must name an operator of this organization" }]);
+      throw invalid(`${field}: no operator ${id} in organization ${organization.id}`, [
+        { field, description: "must name an operator of this organization" },
+      ]);
     }
   });
   const members = [...existingIds];
@@ -69,12 +74,16 @@ async function newSet(ctx: ExecuteContext, p: OperatorSetParamsT, at: string, mi
     const field = `${at}.newOperators[${i}].publicKey`;
     const { operator, created } = await insertOrGetOperator(tx, organization.id, o.name, keys[i]!, now);
     if (!created && operator.name !== o.name) {
-      throw invalid(`${field}: the organization's operator ${operator.id} already has this key, under the name ${JSON.stringify(operator.name)}; use that name or list it in existingOperatorIds`, [
-        { field, description: "key already belongs to an operator with another name" },
-      ]);
+      throw invalid(
+        `${field}: the organization's operator ${operator.id} already has this key, under the name ${JSON.stringify(operator.name)}; use that name or list it in existingOperatorIds`,
+        [{ field, description: "key already belongs to an operator with another name" }],
+      );
     }
     const twin = index.get(operator.id);
-    if (twin) throw invalid(`${field}: operator ${operator.id} is already in the set as ${twin}`, [{ field, description: "an operator may appear only once in a set" }]);
+    if (twin)
+      throw invalid(`${field}: operator ${operator.id} is already in the set as ${twin}`, [
+        { field, description: "an operator may appear only once in a set" },
+      ]);
     index.set(operator.id, `newOperators[${i}]`);
     members.push(operator.id);
   }
@@ -113,7 +122,8 @@ async function execute(ctx: ExecuteContext, p: P) {
       updated_at: ctx.now,
     });
   } catch (err) {
-    if (isUniqueViolation(err, "tvc_apps")) throw alreadyExists(`parameters.name: a TVC app named ${JSON.stringify(p.name)} already exists in the organization`);
+    if (isUniqueViolation(err, "tvc_apps"))
+      throw alreadyExists(`parameters.name: a TVC app named ${JSON.stringify(p.name)} already exists in the organization`);
     throw err;
   }
   return {
@@ -133,7 +143,8 @@ export const createTvcApp = defineActivity({
   scope: TVC_SCOPE,
   action: "CREATE",
   kind: "CREATE_TVC_APP",
-  summary: "Create a TVC app with its manifest set and share set of operators (existing sets by id, or new ones; identical sets are reused).",
+  summary:
+    "Create a TVC app with its manifest set and share set of operators (existing sets by id, or new ones; identical sets are reused).",
   params: Params,
   returns: Type.Object({
     appId: Type.String(),

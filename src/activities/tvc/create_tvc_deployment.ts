@@ -23,11 +23,27 @@ const MAX_ARGS_TOTAL = 32 * 1024;
 
 const Params = Type.Object({
   appId: Id("app"),
-  qosVersion: Type.String({ minLength: 1, maxLength: 128, pattern: "\\S", errorMessage: "qosVersion must be 1 to 128 characters and not blank" }),
-  pivotContainerImageUrl: Type.String({ minLength: 1, maxLength: 2048, errorMessage: "pivotContainerImageUrl must be file://<absolute directory> (at most 2048 characters)" }),
+  qosVersion: Type.String({
+    minLength: 1,
+    maxLength: 128,
+    pattern: "\\S",
+    errorMessage: "qosVersion must be 1 to 128 characters and not blank",
+  }),
+  pivotContainerImageUrl: Type.String({
+    minLength: 1,
+    maxLength: 2048,
+    errorMessage: "pivotContainerImageUrl must be file://<absolute directory> (at most 2048 characters)",
+  }),
   pivotPath: Type.String({ minLength: 1, maxLength: 1024, errorMessage: "pivotPath must be 1 to 1024 characters" }),
-  pivotArgs: maxItems(Type.String({ maxLength: MAX_ARG_LENGTH, errorMessage: `each pivot argument is at most ${MAX_ARG_LENGTH} characters` }), "pivotArgs", MAX_ARGS),
-  expectedPivotDigest: Type.String({ pattern: "^[0-9a-fA-F]{64}$", errorMessage: "expectedPivotDigest must be the executable's sha256 as 64 hex characters" }),
+  pivotArgs: maxItems(
+    Type.String({ maxLength: MAX_ARG_LENGTH, errorMessage: `each pivot argument is at most ${MAX_ARG_LENGTH} characters` }),
+    "pivotArgs",
+    MAX_ARGS,
+  ),
+  expectedPivotDigest: Type.String({
+    pattern: "^[0-9a-fA-F]{64}$",
+    errorMessage: "expectedPivotDigest must be the executable's sha256 as 64 hex characters",
+  }),
   nonce: Type.Optional(Int64("nonce")),
   pivotContainerEncryptedPullSecret: Type.Optional(Type.String({ maxLength: 65536 })),
   debugMode: Type.Optional(Type.Boolean()),
@@ -43,7 +59,8 @@ const Params = Type.Object({
 });
 type P = Static<typeof Params>;
 
-const bad = (field: string, description: string) => invalid(`parameters.${field}: ${description}`, [{ field: `parameters.${field}`, description }]);
+const bad = (field: string, description: string) =>
+  invalid(`parameters.${field}: ${description}`, [{ field: `parameters.${field}`, description }]);
 
 function inRange(v: number | string | undefined, field: string, min: number, max: number): void {
   if (v === undefined) return;
@@ -54,18 +71,25 @@ function inRange(v: number | string | undefined, field: string, min: number, max
 /** The image directory of a `file://` URL, or a 400 naming the field. */
 export function imageDirectory(url: string): string {
   // Before parsing: the URL parser resolves "..", which would hide it.
-  if (/(^|\/)(\.|%2e){2}(\/|$)/i.test(url.replace(/^[a-z]+:\/\//i, ""))) throw bad("pivotContainerImageUrl", "must name an absolute directory without '..' segments");
+  if (/(^|\/)(\.|%2e){2}(\/|$)/i.test(url.replace(/^[a-z]+:\/\//i, "")))
+    throw bad("pivotContainerImageUrl", "must name an absolute directory without '..' segments");
   let u: URL;
   try {
     u = new URL(url);
   } catch {
     throw bad("pivotContainerImageUrl", "must be a URL of the form file://<absolute directory>");
   }
-  if (u.protocol !== "file:") throw bad("pivotContainerImageUrl", `scheme ${u.protocol.replace(/:$/, "")} is not supported by the local runtime: use file://<absolute directory>`);
-  if (u.host !== "" && u.host !== "localhost") throw bad("pivotContainerImageUrl", "a file:// URL names a directory of this host: no host name (file:///dir)");
+  if (u.protocol !== "file:")
+    throw bad(
+      "pivotContainerImageUrl",
+      `scheme ${u.protocol.replace(/:$/, "")} is not supported by the local runtime: use file://<absolute directory>`,
+    );
+  if (u.host !== "" && u.host !== "localhost")
+    throw bad("pivotContainerImageUrl", "a file:// URL names a directory of this host: no host name (file:///dir)");
   if (u.search || u.hash) throw bad("pivotContainerImageUrl", "must not carry a query or a fragment");
   const dir = decodeURIComponent(u.pathname);
-  if (!dir.startsWith("/") || dir.includes("\0") || dir.split("/").includes("..")) throw bad("pivotContainerImageUrl", "must name an absolute directory without '..' segments");
+  if (!dir.startsWith("/") || dir.includes("\0") || dir.split("/").includes(".."))
+    throw bad("pivotContainerImageUrl", "must name an absolute directory without '..' segments");
   return dir;
 }
 
@@ -81,8 +105,10 @@ async function admit(p: P, env: AdmitEnv): Promise<void> {
 
 function check(p: P): void {
   imageDirectory(p.pivotContainerImageUrl);
-  if (p.pivotPath.includes("\0") || p.pivotPath.split("/").includes("..")) throw bad("pivotPath", "must be a path inside the image directory (no '..' segments, no NUL)");
-  if (p.pivotPath.replace(/\/+$/, "").replace(/^\/+/, "") === "") throw bad("pivotPath", "must name the executable inside the image directory");
+  if (p.pivotPath.includes("\0") || p.pivotPath.split("/").includes(".."))
+    throw bad("pivotPath", "must be a path inside the image directory (no '..' segments, no NUL)");
+  if (p.pivotPath.replace(/\/+$/, "").replace(/^\/+/, "") === "")
+    throw bad("pivotPath", "must name the executable inside the image directory");
   p.pivotArgs.forEach((a, i) => {
     if (a.includes("\0")) throw bad(`pivotArgs[${i}]`, "must not contain NUL");
   });
@@ -162,7 +188,8 @@ export const createTvcDeployment = defineActivity({
   scope: TVC_SCOPE,
   action: "CREATE",
   kind: "CREATE_TVC_DEPLOYMENT",
-  summary: "Create a deployment of a TVC app and its manifest; it runs once the manifest set's threshold of operators approved the manifest.",
+  summary:
+    "Create a deployment of a TVC app and its manifest; it runs once the manifest set's threshold of operators approved the manifest.",
   params: Params,
   returns: Type.Object({ deploymentId: Type.String(), manifestId: Type.String() }),
   check,

@@ -8,7 +8,16 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { alreadyExists, invalid, notFound } from "../../errors.ts";
 import { Id, maxItems } from "../../schemas/common.ts";
-import { approvalsOf, findApp, findDeployment, findDeploymentByManifest, insertApprovals, markDeployment, operatorSets, setLiveDeployment } from "../../store/tvc.ts";
+import {
+  approvalsOf,
+  findApp,
+  findDeployment,
+  findDeploymentByManifest,
+  insertApprovals,
+  markDeployment,
+  operatorSets,
+  setLiveDeployment,
+} from "../../store/tvc.ts";
 import { isUniqueViolation, newOrderedId } from "../../store/util.ts";
 import { derSignatureProblem, verifyOperatorSignature } from "../../tvc/operator-keys.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
@@ -39,7 +48,9 @@ function check(p: P): void {
     const id = a.operatorId.toLowerCase();
     const first = seen.get(id);
     if (first !== undefined) {
-      throw invalid(`${field(i, "operatorId")}: a second approval by the operator of approvals[${first}]`, [{ field: field(i, "operatorId"), description: "one approval per operator" }]);
+      throw invalid(`${field(i, "operatorId")}: a second approval by the operator of approvals[${first}]`, [
+        { field: field(i, "operatorId"), description: "one approval per operator" },
+      ]);
     }
     seen.set(id, i);
   });
@@ -55,7 +66,9 @@ async function execute(ctx: ExecuteContext, p: P) {
   const app = await findApp(tx, organization.id, found.app_id, "exclusive");
   const deployment = await findDeployment(tx, organization.id, found.id, "exclusive");
   if (!app || !deployment || deployment.deleted_at !== null) {
-    throw invalid(`parameters.manifestId: deployment ${found.id} of this manifest is deleted`, [{ field: "parameters.manifestId", description: "the deployment is deleted" }]);
+    throw invalid(`parameters.manifestId: deployment ${found.id} of this manifest is deleted`, [
+      { field: "parameters.manifestId", description: "the deployment is deleted" },
+    ]);
   }
   const set = (await operatorSets(tx, organization.id, [app.manifest_set_id])).get(app.manifest_set_id)!;
   const members = new Map(set.operators.map((o) => [o.id, o]));
@@ -66,20 +79,32 @@ async function execute(ctx: ExecuteContext, p: P) {
     const operatorId = a.operatorId.toLowerCase();
     const operator = members.get(operatorId);
     if (!operator) {
-      throw invalid(`${field(i, "operatorId")}: ${a.operatorId} is not an operator of the app's manifest set ${set.id}`, [{ field: field(i, "operatorId"), description: "must be an operator of the manifest set" }]);
+      throw invalid(`${field(i, "operatorId")}: ${a.operatorId} is not an operator of the app's manifest set ${set.id}`, [
+        { field: field(i, "operatorId"), description: "must be an operator of the manifest set" },
+      ]);
     }
     if (!verifyOperatorSignature(operator.public_key, bytes, a.signature)) {
       throw invalid(`${field(i, "signature")}: does not verify with operator ${operatorId}'s key over the manifest's bytes`, [
         { field: field(i, "signature"), description: "must be the operator's DER ECDSA P-256/SHA-256 signature over the manifest bytes" },
       ]);
     }
-    if (approvedBy.has(operatorId)) throw alreadyExists(`${field(i, "operatorId")}: operator ${operatorId} already approved manifest ${manifestId}`);
-    return { id: newOrderedId(now), organization_id: organization.id, deployment_id: deployment.id, manifest_id: manifestId, operator_id: operatorId, signature: a.signature.toLowerCase(), created_at: now };
+    if (approvedBy.has(operatorId))
+      throw alreadyExists(`${field(i, "operatorId")}: operator ${operatorId} already approved manifest ${manifestId}`);
+    return {
+      id: newOrderedId(now),
+      organization_id: organization.id,
+      deployment_id: deployment.id,
+      manifest_id: manifestId,
+      operator_id: operatorId,
+      signature: a.signature.toLowerCase(),
+      created_at: now,
+    };
   });
   try {
     await insertApprovals(tx, rows);
   } catch (err) {
-    if (isUniqueViolation(err, "tvc_manifest_approvals")) throw alreadyExists(`parameters.approvals: an operator already approved manifest ${manifestId}`);
+    if (isUniqueViolation(err, "tvc_manifest_approvals"))
+      throw alreadyExists(`parameters.approvals: an operator already approved manifest ${manifestId}`);
     throw err;
   }
   // Only members count: approvals are refused from anyone else, and sets never change.
@@ -97,7 +122,8 @@ export const createTvcManifestApprovals = defineActivity({
   scope: TVC_SCOPE,
   action: "UPDATE",
   kind: "CREATE_TVC_MANIFEST_APPROVALS",
-  summary: "Record manifest-set operators' signatures over a deployment's manifest; at the set's threshold the deployment runs (and goes live if the app has no live deployment).",
+  summary:
+    "Record manifest-set operators' signatures over a deployment's manifest; at the set's threshold the deployment runs (and goes live if the app has no live deployment).",
   params: Params,
   returns: Type.Object({ approvalIds: Type.Array(Type.String()) }),
   check,

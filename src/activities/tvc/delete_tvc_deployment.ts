@@ -16,7 +16,10 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const found = await findDeployment(tx, organization.id, deploymentId);
   const app = found && (await findApp(tx, organization.id, found.app_id, "exclusive"));
   const deployment = app && (await findDeployment(tx, organization.id, deploymentId, "exclusive"));
-  if (!deployment || deployment.deleted_at !== null) throw notFound(`parameters.deploymentId: no TVC deployment ${p.deploymentId} in organization ${organization.id} (or it is deleted already)`);
+  if (!deployment || deployment.deleted_at !== null)
+    throw notFound(
+      `parameters.deploymentId: no TVC deployment ${p.deploymentId} in organization ${organization.id} (or it is deleted already)`,
+    );
   await markDeployment(tx, deploymentId, { deleted_at: now }, now);
   if (app.live_deployment_id === deploymentId) await setLiveDeployment(tx, app.id, null, now);
   return { deploymentId };

@@ -32,7 +32,11 @@ export const OperatorSetParams = Type.Object({
   name: Name("operator set name"),
   newOperators: Type.Optional(maxItems(OperatorParams, "newOperators", MAX_SET_OPERATORS)),
   existingOperatorIds: Type.Optional(
-    maxItems(Type.String({ pattern: UUID_PATTERN, errorMessage: "must be an operator id (UUID)" }), "existingOperatorIds", MAX_SET_OPERATORS),
+    maxItems(
+      Type.String({ pattern: UUID_PATTERN, errorMessage: "must be an operator id (UUID)" }),
+      "existingOperatorIds",
+      MAX_SET_OPERATORS,
+    ),
   ),
   threshold: Int64("threshold"),
 });
@@ -54,7 +58,10 @@ export function checkSetParams(p: OperatorSetParamsT, at: string, minThreshold: 
   const seenKey = new Map<string, number>();
   keys.forEach((k, i) => {
     const first = seenKey.get(k);
-    if (first !== undefined) throw invalid(`${at}.newOperators[${i}].publicKey: the same key as newOperators[${first}]`, [{ field: `${at}.newOperators[${i}].publicKey`, description: "an operator may appear only once in a set" }]);
+    if (first !== undefined)
+      throw invalid(`${at}.newOperators[${i}].publicKey: the same key as newOperators[${first}]`, [
+        { field: `${at}.newOperators[${i}].publicKey`, description: "an operator may appear only once in a set" },
+      ]);
     seenKey.set(k, i);
   });
   const ids = p.existingOperatorIds ?? [];
@@ -62,13 +69,21 @@ export function checkSetParams(p: OperatorSetParamsT, at: string, minThreshold: 
   ids.forEach((id, i) => {
     const lower = id.toLowerCase();
     const first = seenId.get(lower);
-    if (first !== undefined) throw invalid(`${at}.existingOperatorIds[${i}]: the same operator as existingOperatorIds[${first}]`, [{ field: `${at}.existingOperatorIds[${i}]`, description: "an operator may appear only once in a set" }]);
+    if (first !== undefined)
+      throw invalid(`${at}.existingOperatorIds[${i}]: the same operator as existingOperatorIds[${first}]`, [
+        { field: `${at}.existingOperatorIds[${i}]`, description: "an operator may appear only once in a set" },
+      ]);
     seenId.set(lower, i);
   });
   const members = keys.length + ids.length;
-  if (members === 0) throw invalid(`${at}: an operator set needs at least one operator`, [{ field: `${at}.newOperators`, description: "give newOperators or existingOperatorIds" }]);
+  if (members === 0)
+    throw invalid(`${at}: an operator set needs at least one operator`, [
+      { field: `${at}.newOperators`, description: "give newOperators or existingOperatorIds" },
+    ]);
   if (members > MAX_SET_OPERATORS) {
-    throw invalid(`${at}: ${members} operators; a set holds at most ${MAX_SET_OPERATORS}`, [{ field: `${at}.newOperators`, description: `at most ${MAX_SET_OPERATORS} operators per set` }]);
+    throw invalid(`${at}: ${members} operators; a set holds at most ${MAX_SET_OPERATORS}`, [
+      { field: `${at}.newOperators`, description: `at most ${MAX_SET_OPERATORS} operators per set` },
+    ]);
   }
   checkThreshold(intOf(p.threshold), members, `${at}.threshold`, minThreshold);
   return keys;
@@ -93,7 +108,9 @@ export function oneOf(id: string | undefined, params: unknown, idField: string, 
     ]);
   }
   if (hasId && !new RegExp(UUID_PATTERN).test(id!)) {
-    throw invalid(`parameters.${idField}: must be an operator set id (UUID)`, [{ field: `parameters.${idField}`, description: "must be an operator set id (UUID)" }]);
+    throw invalid(`parameters.${idField}: must be an operator set id (UUID)`, [
+      { field: `parameters.${idField}`, description: "must be an operator set id (UUID)" },
+    ]);
   }
   return hasId ? "id" : "params";
 }

@@ -19,13 +19,15 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const app = found && (await findApp(tx, organization.id, found.app_id, "exclusive"));
   if (!found || !app) throw notFound(`${FIELD}: no TVC deployment ${p.deploymentId} in organization ${organization.id}`);
   const deployment = (await findDeployment(tx, organization.id, deploymentId))!;
-  if (deployment.deleted_at !== null) throw invalid(`${FIELD}: deployment ${deploymentId} is deleted`, [{ field: FIELD, description: "the deployment is deleted" }]);
+  if (deployment.deleted_at !== null)
+    throw invalid(`${FIELD}: deployment ${deploymentId} is deleted`, [{ field: FIELD, description: "the deployment is deleted" }]);
   if (deployment.approved_at === null) {
     const set = (await operatorSets(tx, organization.id, [app.manifest_set_id])).get(app.manifest_set_id)!;
     const n = (await approvalsOf(tx, [deploymentId])).length;
-    throw invalid(`${FIELD}: deployment ${deploymentId} is awaiting approvals (${n}/${set.threshold}): only an approved deployment can be live`, [
-      { field: FIELD, description: "the deployment's manifest is not approved yet" },
-    ]);
+    throw invalid(
+      `${FIELD}: deployment ${deploymentId} is awaiting approvals (${n}/${set.threshold}): only an approved deployment can be live`,
+      [{ field: FIELD, description: "the deployment's manifest is not approved yet" }],
+    );
   }
   if (app.live_deployment_id !== deploymentId) await setLiveDeployment(tx, app.id, deploymentId, now);
   return {};

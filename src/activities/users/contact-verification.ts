@@ -26,7 +26,10 @@ import type { ExecuteContext } from "../define.ts";
 export type ContactKind = "email" | "phone";
 
 /** A verification token as parameters carry it (the JWT; its checks are requireToken's). */
-export const VerificationTokenParam = Type.String({ maxLength: 8192, errorMessage: "must be a verification token (a JWT of at most 8192 characters)" });
+export const VerificationTokenParam = Type.String({
+  maxLength: 8192,
+  errorMessage: "must be a verification token (a JWT of at most 8192 characters)",
+});
 
 const OTP_TYPE = new Map<ContactKind, OtpType>([
   ["email", "OTP_TYPE_EMAIL"],
@@ -48,7 +51,10 @@ const withArticle = (kind: ContactKind) => (kind === "email" ? "an email address
 /** Which contact a token verifies (email for OTP_TYPE_EMAIL, phone for OTP_TYPE_SMS). */
 export function contactKindOf(claims: VerificationClaims, field: string): ContactKind {
   const kind = KIND_OF.get(claims.verification_type);
-  if (!kind) throw invalid(`${field}: the verification token verifies neither an email address nor a phone number`, [{ field, description: "unsupported verification type" }]);
+  if (!kind)
+    throw invalid(`${field}: the verification token verifies neither an email address nor a phone number`, [
+      { field, description: "unsupported verification type" },
+    ]);
   return kind;
 }
 
@@ -79,14 +85,22 @@ export function requireTokenFor(claims: VerificationClaims, kind: ContactKind, v
 export async function bindToken(db: Executor, tokenId: string, now: number, field: string): Promise<void> {
   const result = await useToken(db, tokenId, "signup", now);
   if (result === "used") return;
-  const why = result === "spent-by-login"
-    ? "has already been used to log in, which spends it for sign-up and contact verification too"
-    : "has already been used to sign up or to verify a contact";
+  const why =
+    result === "spent-by-login"
+      ? "has already been used to log in, which spends it for sign-up and contact verification too"
+      : "has already been used to sign up or to verify a contact";
   throw invalid(`${field}: this verification token ${why}; verify the contact again for a new token`, [{ field, description: why }]);
 }
 
 /** Sets the user's contact and its verification time (null: unverified). */
-export async function setContact(db: Executor, userId: string, kind: ContactKind, value: string | null, verifiedAt: number | null, now: number): Promise<void> {
+export async function setContact(
+  db: Executor,
+  userId: string,
+  kind: ContactKind,
+  value: string | null,
+  verifiedAt: number | null,
+  now: number,
+): Promise<void> {
   const q = db.updateTable("users").where("id", "=", userId);
   if (kind === "email") {
     await q.set({ email: value, email_normalized: value?.toLowerCase() ?? null, email_verified_at: verifiedAt, updated_at: now }).execute();
@@ -104,8 +118,20 @@ export async function setContact(db: Executor, userId: string, kind: ContactKind
  */
 export async function vouchContacts(db: Executor, userIds: readonly string[], now: number): Promise<void> {
   if (userIds.length === 0) return;
-  await db.updateTable("users").set({ email_verified_at: now }).where("id", "in", userIds).where("email", "is not", null).where("email_verified_at", "is", null).execute();
-  await db.updateTable("users").set({ phone_verified_at: now }).where("id", "in", userIds).where("phone", "is not", null).where("phone_verified_at", "is", null).execute();
+  await db
+    .updateTable("users")
+    .set({ email_verified_at: now })
+    .where("id", "in", userIds)
+    .where("email", "is not", null)
+    .where("email_verified_at", "is", null)
+    .execute();
+  await db
+    .updateTable("users")
+    .set({ phone_verified_at: now })
+    .where("id", "in", userIds)
+    .where("phone", "is not", null)
+    .where("phone_verified_at", "is", null)
+    .execute();
 }
 
 /** Marks the user's current contact of `kind` verified (sign-up). */

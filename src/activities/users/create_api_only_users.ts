@@ -31,7 +31,12 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   }));
   // As create_users: every tag locked (shared) at once in id order, then each user's checked.
   await lockUserTags(ctx.tx, ctx.organization.id, [...new Set(users.flatMap((u) => u.userTags ?? []))], "shared");
-  await refuseAncestorKeys(ctx.tx, await organizationsAbove(ctx.tx, ctx.organization.id, ctx.chains), ctx.actor.organizationId, keysOfUsers(users, "parameters.apiOnlyUsers"));
+  await refuseAncestorKeys(
+    ctx.tx,
+    await organizationsAbove(ctx.tx, ctx.organization.id, ctx.chains),
+    ctx.actor.organizationId,
+    keysOfUsers(users, "parameters.apiOnlyUsers"),
+  );
   const userIds = await addUsers(ctx.tx, ctx.organization.id, users, ctx.now, "parameters.apiOnlyUsers");
   return { userIds };
 }

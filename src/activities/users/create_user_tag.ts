@@ -29,7 +29,10 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
     throw err;
   }
   if (userIds.length) {
-    await tx.insertInto("user_tag_members").values(userIds.map((user_id) => ({ tag_id: userTagId, user_id }))).execute();
+    await tx
+      .insertInto("user_tag_members")
+      .values(userIds.map((user_id) => ({ tag_id: userTagId, user_id })))
+      .execute();
   }
   return { userTagId, userIds };
 }

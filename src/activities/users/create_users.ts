@@ -14,8 +14,21 @@ async function execute(ctx: ExecuteContext<PreparedIdentity[][]>, p: Static<type
   // take them in request order and could deadlock against a delete_user_tags of several.
   // Each user's tags are then checked (with its own field path) as it is created.
   await lockUserTags(ctx.tx, ctx.organization.id, [...new Set(p.users.flatMap((u) => u.userTags ?? []))], "shared");
-  await refuseAncestorKeys(ctx.tx, await organizationsAbove(ctx.tx, ctx.organization.id, ctx.chains), ctx.actor.organizationId, keysOfUsers(p.users, "parameters.users"));
-  const userIds = await addUsers(ctx.tx, ctx.organization.id, p.users, ctx.now, "parameters.users", ctx.services.logins.webauthn, ctx.prepared);
+  await refuseAncestorKeys(
+    ctx.tx,
+    await organizationsAbove(ctx.tx, ctx.organization.id, ctx.chains),
+    ctx.actor.organizationId,
+    keysOfUsers(p.users, "parameters.users"),
+  );
+  const userIds = await addUsers(
+    ctx.tx,
+    ctx.organization.id,
+    p.users,
+    ctx.now,
+    "parameters.users",
+    ctx.services.logins.webauthn,
+    ctx.prepared,
+  );
   return { userIds };
 }
 

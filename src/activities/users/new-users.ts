@@ -22,7 +22,10 @@ export interface NewUser {
 }
 
 /** Every API key the users bring, with its field (for refuseAncestorKeys). */
-export function keysOfUsers(users: readonly { apiKeys: readonly { publicKey: string }[] }[], field: string): { publicKey: string; field: string }[] {
+export function keysOfUsers(
+  users: readonly { apiKeys: readonly { publicKey: string }[] }[],
+  field: string,
+): { publicKey: string; field: string }[] {
   return users.flatMap((u, i) => u.apiKeys.map((k, j) => ({ publicKey: k.publicKey, field: `${field}[${i}].apiKeys[${j}].publicKey` })));
 }
 
@@ -66,7 +69,8 @@ export async function addUsers(
         updated_at: now,
       });
     } catch (err) {
-      if (isUniqueViolation(err, "users")) throw alreadyExists(`${at}.userEmail: a user with this email already exists in the organization`);
+      if (isUniqueViolation(err, "users"))
+        throw alreadyExists(`${at}.userEmail: a user with this email already exists in the organization`);
       throw err;
     }
     await addApiKeys(tx, organizationId, id, u.apiKeys, now, `${at}.apiKeys`);
@@ -100,5 +104,8 @@ export async function requireUserTags(tx: Executor, organizationId: string, tagI
 
 export async function tagUser(tx: Executor, organizationId: string, userId: string, tagIds: readonly string[], field: string) {
   const unique = await requireUserTags(tx, organizationId, tagIds, field);
-  await tx.insertInto("user_tag_members").values(unique.map((tag_id) => ({ tag_id, user_id: userId }))).execute();
+  await tx
+    .insertInto("user_tag_members")
+    .values(unique.map((tag_id) => ({ tag_id, user_id: userId })))
+    .execute();
 }

@@ -47,12 +47,17 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   try {
     await tx.updateTable("users").set(set).where("id", "=", user.id).execute();
   } catch (err) {
-    if (isUniqueViolation(err, "users")) throw alreadyExists("parameters.userEmail: a user with this email already exists in the organization");
+    if (isUniqueViolation(err, "users"))
+      throw alreadyExists("parameters.userEmail: a user with this email already exists in the organization");
     throw err;
   }
   if (p.userTagIds !== undefined) {
     await tx.deleteFrom("user_tag_members").where("user_id", "=", user.id).execute();
-    if (tagIds.length) await tx.insertInto("user_tag_members").values(tagIds.map((tag_id) => ({ tag_id, user_id: user.id }))).execute();
+    if (tagIds.length)
+      await tx
+        .insertInto("user_tag_members")
+        .values(tagIds.map((tag_id) => ({ tag_id, user_id: user.id })))
+        .execute();
   }
   return { userId: user.id };
 }

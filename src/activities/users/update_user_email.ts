@@ -11,7 +11,12 @@ const Params = Type.Object({
 });
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
-  return updateContact(ctx, "email", { userId: p.userId, value: p.userEmail, verificationToken: p.verificationToken }, "parameters.userEmail");
+  return updateContact(
+    ctx,
+    "email",
+    { userId: p.userId, value: p.userEmail, verificationToken: p.verificationToken },
+    "parameters.userEmail",
+  );
 }
 
 export const updateUserEmail = defineActivity({
@@ -20,7 +25,7 @@ export const updateUserEmail = defineActivity({
   action: "UPDATE",
   kind: "UPDATE_USER_EMAIL",
   summary:
-    "Set (or, with \"\", remove) a user's email. With a verificationToken proving the new address it is verified; without one it is unverified.",
+    'Set (or, with "", remove) a user\'s email. With a verificationToken proving the new address it is verified; without one it is unverified.',
   params: Params,
   returns: Type.Object({ userId: Type.String() }),
   execute,

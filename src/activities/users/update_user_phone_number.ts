@@ -11,7 +11,12 @@ const Params = Type.Object({
 });
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
-  return updateContact(ctx, "phone", { userId: p.userId, value: p.userPhoneNumber, verificationToken: p.verificationToken }, "parameters.userPhoneNumber");
+  return updateContact(
+    ctx,
+    "phone",
+    { userId: p.userId, value: p.userPhoneNumber, verificationToken: p.verificationToken },
+    "parameters.userPhoneNumber",
+  );
 }
 
 export const updateUserPhoneNumber = defineActivity({
@@ -20,7 +25,7 @@ export const updateUserPhoneNumber = defineActivity({
   action: "UPDATE",
   kind: "UPDATE_USER_PHONE_NUMBER",
   summary:
-    "Set (or, with \"\", remove) a user's phone number. With a verificationToken (SMS) proving the new number it is verified; without one it is unverified.",
+    'Set (or, with "", remove) a user\'s phone number. With a verificationToken (SMS) proving the new number it is verified; without one it is unverified.',
   params: Params,
   returns: Type.Object({ userId: Type.String() }),
   execute,

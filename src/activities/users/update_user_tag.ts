@@ -38,10 +38,18 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   // Removing a user the tag does not carry (or that does not exist) changes nothing, as for
   // update_private_key_tag.
   if (p.removeUserIds.length) {
-    await tx.deleteFrom("user_tag_members").where("tag_id", "=", tag).where("user_id", "in", [...new Set(p.removeUserIds)]).execute();
+    await tx
+      .deleteFrom("user_tag_members")
+      .where("tag_id", "=", tag)
+      .where("user_id", "in", [...new Set(p.removeUserIds)])
+      .execute();
   }
   if (add.length) {
-    const have = new Set((await tx.selectFrom("user_tag_members").select("user_id").where("tag_id", "=", tag).where("user_id", "in", add).execute()).map((r) => r.user_id));
+    const have = new Set(
+      (await tx.selectFrom("user_tag_members").select("user_id").where("tag_id", "=", tag).where("user_id", "in", add).execute()).map(
+        (r) => r.user_id,
+      ),
+    );
     const rows = add.filter((id) => !have.has(id)).map((user_id) => ({ tag_id: tag, user_id }));
     if (rows.length) await tx.insertInto("user_tag_members").values(rows).execute();
   }

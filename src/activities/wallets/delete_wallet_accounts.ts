@@ -13,11 +13,19 @@ const Params = Type.Object({
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization, now } = ctx;
   const ids = [...new Set(p.walletAccountIds)].sort();
-  const q = tx.selectFrom("wallet_accounts").select(["id", "wallet_id"]).where("organization_id", "=", organization.id).where("id", "in", ids).orderBy("id");
+  const q = tx
+    .selectFrom("wallet_accounts")
+    .select(["id", "wallet_id"])
+    .where("organization_id", "=", organization.id)
+    .where("id", "in", ids)
+    .orderBy("id");
   const rows = await lockingRead(tx, q).execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   const missing = p.walletAccountIds.findIndex((id) => !byId.has(id));
-  if (missing >= 0) throw notFound(`parameters.walletAccountIds[${missing}]: no wallet account ${p.walletAccountIds[missing]} in organization ${organization.id}`);
+  if (missing >= 0)
+    throw notFound(
+      `parameters.walletAccountIds[${missing}]: no wallet account ${p.walletAccountIds[missing]} in organization ${organization.id}`,
+    );
   const walletIds = [...new Set(rows.map((r) => r.wallet_id))].sort();
   const wallets = await tx.selectFrom("wallets").select(["id", "exported"]).where("id", "in", walletIds).execute();
   const unexported = new Set(wallets.filter((w) => w.exported !== 1).map((w) => w.id));

@@ -16,11 +16,17 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization } = ctx;
   const ids = [...new Set(p.walletIds)].sort();
   // In id order, the order every deleter locks in.
-  const q = tx.selectFrom("wallets").select(["id", "exported"]).where("organization_id", "=", organization.id).where("id", "in", ids).orderBy("id");
+  const q = tx
+    .selectFrom("wallets")
+    .select(["id", "exported"])
+    .where("organization_id", "=", organization.id)
+    .where("id", "in", ids)
+    .orderBy("id");
   const rows = await lockingRead(tx, q).execute();
   const found = new Set(rows.map((r) => r.id));
   const missing = p.walletIds.findIndex((id) => !found.has(id));
-  if (missing >= 0) throw notFound(`parameters.walletIds[${missing}]: no wallet ${p.walletIds[missing]} in organization ${organization.id}`);
+  if (missing >= 0)
+    throw notFound(`parameters.walletIds[${missing}]: no wallet ${p.walletIds[missing]} in organization ${organization.id}`);
   const unexported = p.walletIds.findIndex((id) => rows.find((r) => r.id === id)!.exported !== 1);
   if (unexported >= 0 && p.deleteWithoutExport !== true) {
     throw invalid(

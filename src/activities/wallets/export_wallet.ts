@@ -16,7 +16,11 @@ const Params = Type.Object({
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization, services, now } = ctx;
   const target = targetKey(p.targetPublicKey, "parameters.targetPublicKey");
-  const q = tx.selectFrom("wallets").select(["id", "seed_sealed"]).where("organization_id", "=", organization.id).where("id", "=", p.walletId);
+  const q = tx
+    .selectFrom("wallets")
+    .select(["id", "seed_sealed"])
+    .where("organization_id", "=", organization.id)
+    .where("id", "=", p.walletId);
   const wallet = await lockingRead(tx, q).executeTakeFirst();
   if (!wallet) throw notFound(`no wallet ${p.walletId} in organization ${organization.id}`);
   const mnemonic = await openMnemonic(services.masterKey, wallet);
@@ -35,7 +39,8 @@ export const exportWallet = defineActivity({
   resource: "WALLET",
   action: "EXPORT",
   kind: "EXPORT_WALLET",
-  summary: "Export a wallet's mnemonic, HPKE-encrypted to the caller's target key and signed by the BUNDLE_SIGNER key (docs/export-import.md §2).",
+  summary:
+    "Export a wallet's mnemonic, HPKE-encrypted to the caller's target key and signed by the BUNDLE_SIGNER key (docs/export-import.md §2).",
   params: Params,
   returns: Type.Object({ walletId: Type.String(), exportBundle: Type.String() }),
   policyWallets: (p) => ({ existing: [p.walletId] }),

@@ -37,7 +37,10 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
     }
     // The raw 32-byte key: decryptExportBundle returns it as hex (or, keyFormat SOLANA, as
     // the base58 key pair of an ed25519 account).
-    return { address: account.address, exportBundle: await exportBundle(await services.serviceKey("BUNDLE_SIGNER"), organization.id, target, privateKey) };
+    return {
+      address: account.address,
+      exportBundle: await exportBundle(await services.serviceKey("BUNDLE_SIGNER"), organization.id, target, privateKey),
+    };
   } finally {
     mnemonic.fill(0);
     privateKey?.fill(0);
@@ -49,7 +52,8 @@ export const exportWalletAccount = defineActivity({
   resource: "WALLET",
   action: "EXPORT",
   kind: "EXPORT_WALLET_ACCOUNT",
-  summary: "Export one wallet account's private key, HPKE-encrypted to the caller's target key and signed by the BUNDLE_SIGNER key (docs/export-import.md §2).",
+  summary:
+    "Export one wallet account's private key, HPKE-encrypted to the caller's target key and signed by the BUNDLE_SIGNER key (docs/export-import.md §2).",
   params: Params,
   returns: Type.Object({ address: Type.String(), exportBundle: Type.String() }),
   policyWallets: (p) => ({ accountAddress: p.address }),

@@ -16,7 +16,16 @@ const Params = Type.Object({
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization, services, now } = ctx;
-  const plain = await takeImportTarget(tx, services.masterKey, organization.id, p.userId, "WALLET", p.encryptedBundle, "parameters.encryptedBundle", now);
+  const plain = await takeImportTarget(
+    tx,
+    services.masterKey,
+    organization.id,
+    p.userId,
+    "WALLET",
+    p.encryptedBundle,
+    "parameters.encryptedBundle",
+    now,
+  );
   const text = Buffer.from(plain).toString("utf8");
   plain.fill(0);
   // `<mnemonic>\n--PASS--\n<passphrase>` carries a BIP-39 passphrase, as the hosted import
@@ -25,9 +34,10 @@ async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const parts = splitWalletSecret(text);
   const mnemonic = parts.mnemonic.trim().split(/\s+/).join(" ");
   if (!isValidMnemonic(mnemonic)) {
-    throw invalid("parameters.encryptedBundle: the decrypted content is not a valid English BIP-39 mnemonic (12–24 words with a valid checksum)", [
-      { field: "parameters.encryptedBundle", description: "must hold a BIP-39 mnemonic" },
-    ]);
+    throw invalid(
+      "parameters.encryptedBundle: the decrypted content is not a valid English BIP-39 mnemonic (12–24 words with a valid checksum)",
+      [{ field: "parameters.encryptedBundle", description: "must hold a BIP-39 mnemonic" }],
+    );
   }
   const writer = { tx, organizationId: organization.id, masterKey: services.masterKey, now };
   return createWallet(writer, { walletName: p.walletName, accounts: p.accounts }, "parameters", { mnemonic, passphrase: parts.passphrase });
@@ -38,7 +48,8 @@ export const importWallet = defineActivity({
   resource: "WALLET",
   action: "IMPORT",
   kind: "IMPORT_WALLET",
-  summary: "Import a wallet from a mnemonic encrypted to the user's init_import_wallet target (docs/export-import.md §3); each target is used once.",
+  summary:
+    "Import a wallet from a mnemonic encrypted to the user's init_import_wallet target (docs/export-import.md §3); each target is used once.",
   params: Params,
   returns: Type.Object({ walletId: Type.String(), addresses: Type.Array(Type.String()) }),
   // The wallet to be, by its name (as create_wallet).

@@ -19,7 +19,11 @@ export const SignupWalletResult = Type.Object({ walletId: Type.String(), address
 
 /** Creates the sign-up's wallet in the new sub-organization. */
 export function createSignupWallet(ctx: ExecuteContext, subOrganizationId: string, wallet: SignupWallet) {
-  return createWallet({ tx: ctx.tx, organizationId: subOrganizationId, masterKey: ctx.services.masterKey, now: ctx.now }, wallet, "parameters.wallet");
+  return createWallet(
+    { tx: ctx.tx, organizationId: subOrganizationId, masterKey: ctx.services.masterKey, now: ctx.now },
+    wallet,
+    "parameters.wallet",
+  );
 }
 
 /** What `wallet` reads in the parent's policies: the wallet to be created (label = its name, id ''). */

@@ -53,7 +53,15 @@ const targetAad = AAD.importTarget;
  * A new import target for (organization, user, kind), replacing any earlier one, and the
  * signed bundle announcing it (what encryptWalletToBundle checks before encrypting to it).
  */
-export async function newImportTarget(tx: Tx, master: MasterKey, signer: ServiceKey, organizationId: string, userId: string, kind: ImportKind, now: number): Promise<string> {
+export async function newImportTarget(
+  tx: Tx,
+  master: MasterKey,
+  signer: ServiceKey,
+  organizationId: string,
+  userId: string,
+  kind: ImportKind,
+  now: number,
+): Promise<string> {
   const key = generateP256();
   const id = `imt_${randomBytes(12).toString("base64url")}`;
   const row = {
@@ -85,7 +93,14 @@ export async function newImportTarget(tx: Tx, master: MasterKey, signer: Service
 }
 
 /** init_import_wallet / init_import_private_key: a new target for a user of the organization (404 for another). */
-export async function initImport(tx: Tx, services: ActivityServices, organizationId: string, userId: string, kind: ImportKind, now: number): Promise<{ importBundle: string }> {
+export async function initImport(
+  tx: Tx,
+  services: ActivityServices,
+  organizationId: string,
+  userId: string,
+  kind: ImportKind,
+  now: number,
+): Promise<{ importBundle: string }> {
   if (!(await findUser(tx, organizationId, userId))) throw notFound(`no user ${userId} in organization ${organizationId}`);
   const signer = await services.serviceKey("BUNDLE_SIGNER");
   return { importBundle: await newImportTarget(tx, services.masterKey, signer, organizationId, userId, kind, now) };
@@ -107,13 +122,22 @@ export async function takeImportTarget(
   now: number,
 ): Promise<Uint8Array> {
   if (!(await findUser(tx, organizationId, userId))) throw notFound(`no user ${userId} in organization ${organizationId}`);
-  const q = tx.selectFrom("import_targets").selectAll().where("organization_id", "=", organizationId).where("user_id", "=", userId).where("kind", "=", kind);
+  const q = tx
+    .selectFrom("import_targets")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where("user_id", "=", userId)
+    .where("kind", "=", kind);
   const row = await lockingRead(tx, q).executeTakeFirst();
   if (!row) {
-    throw notFound(`no pending import for user ${userId} in organization ${organizationId}: call ${INIT_OP[kind]} first (each import bundle is accepted once)`);
+    throw notFound(
+      `no pending import for user ${userId} in organization ${organizationId}: call ${INIT_OP[kind]} first (each import bundle is accepted once)`,
+    );
   }
   if (Number(row.expires_at) <= now) {
-    throw invalid(`${field}: the import bundle of user ${userId} expired; call ${INIT_OP[kind]} again`, [{ field, description: "the import target expired" }]);
+    throw invalid(`${field}: the import bundle of user ${userId} expired; call ${INIT_OP[kind]} again`, [
+      { field, description: "the import target expired" },
+    ]);
   }
   const parsed = parseHpkeText(encryptedBundle, MAX_IMPORT_CIPHERTEXT_HEX, "encryptWalletToBundle");
   if ("problem" in parsed) throw invalid(`${field}: ${parsed.problem}`, [{ field, description: parsed.problem }]);
@@ -122,9 +146,10 @@ export async function takeImportTarget(
   try {
     plain = await hpkeOpen(p256FromPkcs8(der), parsed.enc, parsed.ct);
   } catch {
-    throw invalid(`${field}: could not be decrypted with user ${userId}'s import target (was it encrypted to the latest ${INIT_OP[kind]} bundle?)`, [
-      { field, description: "not encrypted to the pending import target" },
-    ]);
+    throw invalid(
+      `${field}: could not be decrypted with user ${userId}'s import target (was it encrypted to the latest ${INIT_OP[kind]} bundle?)`,
+      [{ field, description: "not encrypted to the pending import target" }],
+    );
   } finally {
     der.fill(0);
   }

@@ -12,7 +12,8 @@ const Params = Type.Object({
 
 async function execute(ctx: ExecuteContext, p: Static<typeof Params>) {
   const { tx, organization, now } = ctx;
-  if (p.walletName === undefined) throw invalid("nothing to update: give walletName", [{ field: "parameters.walletName", description: "must be set" }]);
+  if (p.walletName === undefined)
+    throw invalid("nothing to update: give walletName", [{ field: "parameters.walletName", description: "must be set" }]);
   const q = tx.selectFrom("wallets").select("id").where("organization_id", "=", organization.id).where("id", "=", p.walletId);
   const wallet = await lockingRead(tx, q).executeTakeFirst();
   if (!wallet) throw notFound(`no wallet ${p.walletId} in organization ${organization.id}`);

@@ -1,6 +1,12 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { exhausted } from "../../errors.ts";
-import { bumpWebhookVersion, EVENT_ACTIVITY_UPDATES, endpointView, MAX_ENDPOINTS_PER_ORGANIZATION, type WebhookEndpointRow } from "../../store/webhooks.ts";
+import {
+  bumpWebhookVersion,
+  EVENT_ACTIVITY_UPDATES,
+  endpointView,
+  MAX_ENDPOINTS_PER_ORGANIZATION,
+  type WebhookEndpointRow,
+} from "../../store/webhooks.ts";
 import { newId } from "../../store/util.ts";
 import { lockOrganization } from "../../store/locks.ts";
 import { WebhookEndpoint } from "../../schemas/views.ts";
@@ -11,7 +17,9 @@ const Params = Type.Object({
   url: Url,
   name: EndpointName,
   /** Optional in the swagger; absent means ACTIVITY_UPDATES. */
-  subscriptions: Type.Optional(Type.Array(Subscription, { minItems: 1, maxItems: 10, errorMessage: "subscriptions must hold 1 to 10 items" })),
+  subscriptions: Type.Optional(
+    Type.Array(Subscription, { minItems: 1, maxItems: 10, errorMessage: "subscriptions must hold 1 to 10 items" }),
+  ),
 });
 type P = Static<typeof Params>;
 

@@ -14,7 +14,12 @@ export const MAX_REDELIVERIES = 1000;
 const Params = Type.Object({
   /** These deliveries (each to an endpoint of this organization, none pending). */
   deliveryIds: Type.Optional(
-    Type.Array(Id("webhook delivery"), { minItems: 1, maxItems: 100, uniqueItems: true, errorMessage: "deliveryIds must hold 1 to 100 distinct delivery ids" }),
+    Type.Array(Id("webhook delivery"), {
+      minItems: 1,
+      maxItems: 100,
+      uniqueItems: true,
+      errorMessage: "deliveryIds must hold 1 to 100 distinct delivery ids",
+    }),
   ),
   /** Or: every failed delivery of this endpoint (oldest first, at most 1000). */
   endpointId: Type.Optional(Id("webhook endpoint")),
@@ -27,7 +32,8 @@ async function execute(ctx: ExecuteContext, p: P) {
   if (p.endpointId) {
     const endpoint = await findEndpoint(tx, organization.id, p.endpointId);
     if (!endpoint) throw notFound(`no webhook endpoint ${p.endpointId} in organization ${organization.id}`);
-    if (endpoint.is_active !== 1) throw precondition(`webhook endpoint ${endpoint.id} is not active; re-enable it (update_webhook_endpoint isActive: true) first`);
+    if (endpoint.is_active !== 1)
+      throw precondition(`webhook endpoint ${endpoint.id} is not active; re-enable it (update_webhook_endpoint isActive: true) first`);
     const rows = await tx
       .selectFrom("webhook_deliveries")
       .select("id")
@@ -42,7 +48,12 @@ async function execute(ctx: ExecuteContext, p: P) {
     const rows = await tx
       .selectFrom("webhook_deliveries")
       .innerJoin("webhook_endpoints", "webhook_endpoints.id", "webhook_deliveries.endpoint_id")
-      .select(["webhook_deliveries.id as id", "webhook_deliveries.status as status", "webhook_endpoints.is_active as is_active", "webhook_endpoints.id as endpoint_id"])
+      .select([
+        "webhook_deliveries.id as id",
+        "webhook_deliveries.status as status",
+        "webhook_endpoints.is_active as is_active",
+        "webhook_endpoints.id as endpoint_id",
+      ])
       .where("webhook_deliveries.id", "in", ids)
       .where("webhook_endpoints.organization_id", "=", organization.id)
       .execute();
@@ -51,9 +62,12 @@ async function execute(ctx: ExecuteContext, p: P) {
       const row = byId.get(id);
       if (!row) throw notFound(`no webhook delivery ${id} to an endpoint of organization ${organization.id}`);
       if (row.status === "pending") {
-        throw invalid(`webhook delivery ${id} is still pending`, [{ field: `parameters.deliveryIds[${i}]`, description: "is pending: it will be attempted anyway" }]);
+        throw invalid(`webhook delivery ${id} is still pending`, [
+          { field: `parameters.deliveryIds[${i}]`, description: "is pending: it will be attempted anyway" },
+        ]);
       }
-      if (row.is_active !== 1) throw precondition(`webhook endpoint ${row.endpoint_id} of delivery ${id} is not active; re-enable it first`);
+      if (row.is_active !== 1)
+        throw precondition(`webhook endpoint ${row.endpoint_id} of delivery ${id} is not active; re-enable it first`);
     });
   }
   await requeueDeliveries(tx, ids, now);
@@ -74,7 +88,9 @@ export const redeliverWebhookDeliveries = defineActivity({
   policyParams: (p) => ({ endpoint_id: p.endpointId ?? "" }),
   check(p) {
     if ((p.deliveryIds === undefined) === (p.endpointId === undefined)) {
-      throw invalid("give either deliveryIds or endpointId", [{ field: "parameters", description: "exactly one of deliveryIds, endpointId" }]);
+      throw invalid("give either deliveryIds or endpointId", [
+        { field: "parameters", description: "exactly one of deliveryIds, endpointId" },
+      ]);
     }
   },
   execute,

@@ -59,12 +59,18 @@ export const oidcScheme: AttestationScheme = {
     const lookUp = async () => (holders = await holdersOf(db, identity, rider));
     const found = await resolveHolder(db, targetOrganizationId, "then-descendants", lookUp, chains, "this OAuth identity");
     if (!found) {
-      throw unauthenticated("CREDENTIAL_NOT_FOUND", `no user with this OAuth identity in organization ${targetOrganizationId} or its sub-organizations`);
+      throw unauthenticated(
+        "CREDENTIAL_NOT_FOUND",
+        `no user with this OAuth identity in organization ${targetOrganizationId} or its sub-organizations`,
+      );
     }
     const user = found.holder;
     // Several audiences of one token held by different users of one organization: ambiguous.
     if (new Set(holders.filter((h) => h.organization_id === user.organization_id).map((h) => h.user_id)).size > 1) {
-      throw unauthenticated("CREDENTIAL_CONFLICT", `more than one user associated with this OAuth identity in organization ${user.organization_id}`);
+      throw unauthenticated(
+        "CREDENTIAL_CONFLICT",
+        `more than one user associated with this OAuth identity in organization ${user.organization_id}`,
+      );
     }
     const holder = holderParts(user);
     return {

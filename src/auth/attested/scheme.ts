@@ -23,5 +23,13 @@ export interface Attested<T> {
 
 export interface AttestationScheme {
   /** `logins`: the service's login settings (the OIDC scheme reads its trusted issuers). */
-  resolve<T>(db: Db, chains: ChainCache, stamp: AttestedStamp, targetOrganizationId: string, now: number, rider: Rider<T>, logins?: LoginSettings): Promise<Attested<T>>;
+  resolve<T>(
+    db: Db,
+    chains: ChainCache,
+    stamp: AttestedStamp,
+    targetOrganizationId: string,
+    now: number,
+    rider: Rider<T>,
+    logins?: LoginSettings,
+  ): Promise<Attested<T>>;
 }

@@ -31,7 +31,10 @@ function usersWithContact(db: Db, claims: VerificationClaims, rider: Rider<unkno
     .select(rider.columns(db));
   return claims.verification_type === "OTP_TYPE_SMS"
     ? q.select("users.phone_verified_at as contact_verified_at").where("users.phone", "=", claims.contact).execute()
-    : q.select("users.email_verified_at as contact_verified_at").where("users.email_normalized", "=", claims.contact.toLowerCase()).execute();
+    : q
+        .select("users.email_verified_at as contact_verified_at")
+        .where("users.email_normalized", "=", claims.contact.toLowerCase())
+        .execute();
 }
 
 export const verificationTokenScheme: AttestationScheme = {
@@ -47,7 +50,12 @@ export const verificationTokenScheme: AttestationScheme = {
       .select(["organization_id", "contact", "verification_type", "login_used_at"])
       .where("id", "=", claims.id)
       .executeTakeFirst();
-    if (!record || record.organization_id !== claims.organization_id || record.contact !== claims.contact || record.verification_type !== claims.verification_type) {
+    if (
+      !record ||
+      record.organization_id !== claims.organization_id ||
+      record.contact !== claims.contact ||
+      record.verification_type !== claims.verification_type
+    ) {
       throw refused("unknown verification token");
     }
     // Also checked (conditionally, once) when stamp_login consumes the token; refused here
@@ -58,9 +66,14 @@ export const verificationTokenScheme: AttestationScheme = {
     let holders: Awaited<ReturnType<typeof usersWithContact>> = [];
     const lookUp = async () => (holders = await usersWithContact(db, claims, rider));
     const verified = (u: (typeof holders)[number]) => u.contact_verified_at !== null && u.contact_verified_at !== undefined;
-    const found = await resolveHolder(db, targetOrganizationId, "then-descendants", lookUp, chains, `this verified ${what}`, (below) => below.filter(verified));
+    const found = await resolveHolder(db, targetOrganizationId, "then-descendants", lookUp, chains, `this verified ${what}`, (below) =>
+      below.filter(verified),
+    );
     if (!found) {
-      throw unauthenticated("CREDENTIAL_NOT_FOUND", `no user with the verified ${what} in organization ${targetOrganizationId} or its sub-organizations`);
+      throw unauthenticated(
+        "CREDENTIAL_NOT_FOUND",
+        `no user with the verified ${what} in organization ${targetOrganizationId} or its sub-organizations`,
+      );
     }
     const user = found.holder;
     // Phone numbers are not unique within an organization: two users holding it is as
@@ -69,11 +82,16 @@ export const verificationTokenScheme: AttestationScheme = {
     const foundBelow = found.organizationId === user.organization_id && user.organization_id !== targetOrganizationId;
     const rivals = holders.filter((u) => u.organization_id === user.organization_id && (!foundBelow || verified(u)));
     if (rivals.length > 1) {
-      throw unauthenticated("CREDENTIAL_CONFLICT", `more than one user associated with this verified ${what} in organization ${user.organization_id}`);
+      throw unauthenticated(
+        "CREDENTIAL_CONFLICT",
+        `more than one user associated with this verified ${what} in organization ${user.organization_id}`,
+      );
     }
     const chain = await organizationChain(db, user.organization_id, chains);
     if (!chain.includes(claims.organization_id)) {
-      throw refused(`the verification token was issued by organization ${claims.organization_id}, which is not the user's organization or one of its parents`);
+      throw refused(
+        `the verification token was issued by organization ${claims.organization_id}, which is not the user's organization or one of its parents`,
+      );
     }
     const holder = holderParts(user);
     return {

@@ -24,7 +24,8 @@ export function openClientSecret(receiver: P256Private, envelopeHex: string): { 
   const nonce = bytes.subarray(0, NONCE);
   const senderPub = bytes.subarray(NONCE, NONCE + POINT);
   const len = bytes.readUInt32LE(NONCE + POINT);
-  if (len !== bytes.length - head || len < TAG) return { problem: "has a length field that does not match its ciphertext (not an encryptOauth2ClientSecret envelope)" };
+  if (len !== bytes.length - head || len < TAG)
+    return { problem: "has a length field that does not match its ciphertext (not an encryptOauth2ClientSecret envelope)" };
   if (senderPub[0] !== 0x04) return { problem: "does not carry an uncompressed P-256 sender key" };
   const sealed = bytes.subarray(head);
   const receiverPub = Buffer.from(receiver.publicUncompressed, "hex");
@@ -39,7 +40,9 @@ export function openClientSecret(receiver: P256Private, envelopeHex: string): { 
   } finally {
     scalar.fill(0);
   }
-  const mac = createHmac("sha512", Buffer.concat([senderPub, receiverPub, shared])).update(HMAC_MESSAGE).digest();
+  const mac = createHmac("sha512", Buffer.concat([senderPub, receiverPub, shared]))
+    .update(HMAC_MESSAGE)
+    .digest();
   shared.fill(0);
   const key = mac.subarray(0, 32);
   const aad = Buffer.concat([senderPub, Buffer.from([senderPub.length]), receiverPub, Buffer.from([receiverPub.length])]);
@@ -53,7 +56,10 @@ export function openClientSecret(receiver: P256Private, envelopeHex: string): { 
     if (secret === "") return { problem: "holds an empty client secret" };
     return { secret };
   } catch {
-    return { problem: "could not be decrypted with this service's OAUTH2_CLIENT_SECRET key (encrypt it to the key GET /public/v1/discovery/keys lists)" };
+    return {
+      problem:
+        "could not be decrypted with this service's OAUTH2_CLIENT_SECRET key (encrypt it to the key GET /public/v1/discovery/keys lists)",
+    };
   } finally {
     mac.fill(0);
   }

@@ -62,7 +62,11 @@ export function oauthSettingsFrom(config: OAuthConfig & { port: number }): OAuth
  * calls will (https and public unless loopback is allowed). `userInfoUrl` may be "" only for a
  * provider whose identity is its id_token (Apple).
  */
-export function parseProvidersFile(text: string, allowLoopback: boolean, where = "OAuth providers file"): { providers: Map<string, OAuthProviderEndpoints>; issuers: TrustedIssuer[] } {
+export function parseProvidersFile(
+  text: string,
+  allowLoopback: boolean,
+  where = "OAuth providers file",
+): { providers: Map<string, OAuthProviderEndpoints>; issuers: TrustedIssuer[] } {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -71,24 +75,32 @@ export function parseProvidersFile(text: string, allowLoopback: boolean, where =
   }
   if (typeof doc !== "object" || doc === null || Array.isArray(doc)) throw new Error(`${where}: must be a JSON object`);
   const d = doc as Record<string, unknown>;
-  for (const key of Object.keys(d)) if (key !== "providers" && key !== "issuers") throw new Error(`${where}: unknown key ${JSON.stringify(key)} (expected "providers", "issuers")`);
+  for (const key of Object.keys(d))
+    if (key !== "providers" && key !== "issuers")
+      throw new Error(`${where}: unknown key ${JSON.stringify(key)} (expected "providers", "issuers")`);
   const use = { allowLoopback, what: "OAuth provider" };
   const checkUrl = (value: unknown, at: string, optional = false): string => {
     if (typeof value !== "string") throw new Error(`${where}: ${at} must be a string URL`);
     if (optional && value === "") return value;
     const problem = urlProblem(value, use);
-    if (problem) throw new Error(`${where}: ${at} ${problem}${allowLoopback ? "" : " (SIGIL_OAUTH_ALLOW_LOOPBACK=true allows loopback in development)"}`);
+    if (problem)
+      throw new Error(
+        `${where}: ${at} ${problem}${allowLoopback ? "" : " (SIGIL_OAUTH_ALLOW_LOOPBACK=true allows loopback in development)"}`,
+      );
     return value;
   };
   const providers = new Map<string, OAuthProviderEndpoints>();
   if (d.providers !== undefined) {
-    if (typeof d.providers !== "object" || d.providers === null || Array.isArray(d.providers)) throw new Error(`${where}: "providers" must be an object`);
+    if (typeof d.providers !== "object" || d.providers === null || Array.isArray(d.providers))
+      throw new Error(`${where}: "providers" must be an object`);
     for (const [name, value] of Object.entries(d.providers as Record<string, unknown>)) {
       const provider = OAUTH_PROVIDERS.get(name);
       if (!provider) throw new Error(`${where}: unknown provider ${JSON.stringify(name)} (expected one of ${PROVIDER_NAMES.join(", ")})`);
-      if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`${where}: providers.${name} must be an object`);
+      if (typeof value !== "object" || value === null || Array.isArray(value))
+        throw new Error(`${where}: providers.${name} must be an object`);
       const v = value as Record<string, unknown>;
-      for (const key of Object.keys(v)) if (key !== "tokenUrl" && key !== "userInfoUrl") throw new Error(`${where}: providers.${name}: unknown key ${JSON.stringify(key)}`);
+      for (const key of Object.keys(v))
+        if (key !== "tokenUrl" && key !== "userInfoUrl") throw new Error(`${where}: providers.${name}: unknown key ${JSON.stringify(key)}`);
       // Without a user-info endpoint the identity is the token answer's id_token: Apple has
       // none, a generic OIDC server may be used either way; X and Discord need theirs.
       const optional = provider.builtIn?.userInfoUrl === "" || !provider.builtIn;
@@ -104,7 +116,8 @@ export function parseProvidersFile(text: string, allowLoopback: boolean, where =
     d.issuers.forEach((value: unknown, i) => {
       if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`${where}: issuers[${i}] must be an object`);
       const v = value as Record<string, unknown>;
-      for (const key of Object.keys(v)) if (key !== "issuer" && key !== "jwksUrl") throw new Error(`${where}: issuers[${i}]: unknown key ${JSON.stringify(key)}`);
+      for (const key of Object.keys(v))
+        if (key !== "issuer" && key !== "jwksUrl") throw new Error(`${where}: issuers[${i}]: unknown key ${JSON.stringify(key)}`);
       if (typeof v.issuer !== "string" || v.issuer === "") throw new Error(`${where}: issuers[${i}].issuer must be a non-empty string`);
       if (issuers.some((x) => x.issuer === v.issuer)) throw new Error(`${where}: issuer ${JSON.stringify(v.issuer)} listed twice`);
       issuers.push({ issuer: v.issuer, jwksUrl: checkUrl(v.jwksUrl, `issuers[${i}].jwksUrl`) });

@@ -27,7 +27,9 @@ export function nonceMatches(identity: Pick<OidcIdentity, "nonce" | "tknonce">, 
 
 /** Why a login's token does not bind `publicKeyHex`, or undefined when it does. */
 export function nonceProblem(identity: Pick<OidcIdentity, "nonce" | "tknonce">, publicKeyHex: string): string | undefined {
-  if (identity.nonce === undefined && identity.tknonce === undefined) return "the token has no nonce (or tknonce) claim; a login token must commit to the session key";
-  if (!nonceMatches(identity, publicKeyHex)) return "nonce mismatch: the token's nonce (or tknonce) is not sha256hex of the given publicKey";
+  if (identity.nonce === undefined && identity.tknonce === undefined)
+    return "the token has no nonce (or tknonce) claim; a login token must commit to the session key";
+  if (!nonceMatches(identity, publicKeyHex))
+    return "nonce mismatch: the token's nonce (or tknonce) is not sha256hex of the given publicKey";
   return undefined;
 }

@@ -11,8 +11,20 @@ export function oidcClaims(value: string): { iss: string; sub: string; aud: stri
     parsed = undefined;
   }
   const o = parsed as Record<string, unknown> | undefined;
-  if (!o || typeof o !== "object" || Array.isArray(o) || typeof o.iss !== "string" || typeof o.sub !== "string" || typeof o.aud !== "string" || !o.iss || !o.sub || !o.aud) {
-    throw invalid("filterValue of OIDC_CLAIMS must be JSON {iss, sub, aud} with non-empty strings", [{ field: "filterValue", description: "JSON {iss, sub, aud}" }]);
+  if (
+    !o ||
+    typeof o !== "object" ||
+    Array.isArray(o) ||
+    typeof o.iss !== "string" ||
+    typeof o.sub !== "string" ||
+    typeof o.aud !== "string" ||
+    !o.iss ||
+    !o.sub ||
+    !o.aud
+  ) {
+    throw invalid("filterValue of OIDC_CLAIMS must be JSON {iss, sub, aud} with non-empty strings", [
+      { field: "filterValue", description: "JSON {iss, sub, aud}" },
+    ]);
   }
   return { iss: o.iss, sub: o.sub, aud: o.aud };
 }

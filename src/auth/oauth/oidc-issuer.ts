@@ -61,7 +61,15 @@ export interface EcJwk {
 export function p256Jwk(id: string, publicUncompressed: string): EcJwk {
   const b = Buffer.from(publicUncompressed, "hex");
   if (b.length !== 65 || b[0] !== 4) throw new Error(`service key ${id}: not an uncompressed P-256 point`);
-  return { kty: "EC", crv: "P-256", x: b.subarray(1, 33).toString("base64url"), y: b.subarray(33).toString("base64url"), kid: id, alg: "ES256", use: "sig" };
+  return {
+    kty: "EC",
+    crv: "P-256",
+    x: b.subarray(1, 33).toString("base64url"),
+    y: b.subarray(33).toString("base64url"),
+    kid: id,
+    alg: "ES256",
+    use: "sig",
+  };
 }
 
 /** GET /.well-known/jwks.json: every active and published OIDC_TOKEN key, newest first. */

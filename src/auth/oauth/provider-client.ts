@@ -36,7 +36,12 @@ function quotable(v: unknown): string | undefined {
   return typeof v === "string" && /^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/.test(v) ? v : undefined;
 }
 
-async function call(what: string, raw: string, init: { method: "GET" | "POST"; headers: Record<string, string>; body?: string }, opts: CallOptions): Promise<Answer> {
+async function call(
+  what: string,
+  raw: string,
+  init: { method: "GET" | "POST"; headers: Record<string, string>; body?: string },
+  opts: CallOptions,
+): Promise<Answer> {
   const use: UrlUse = { allowLoopback: opts.allowLoopback, what: "OAuth provider" };
   const abort = new AbortController();
   const expired = () => new ProviderError(`${what} did not answer within ${opts.timeoutMs} ms`);
@@ -79,9 +84,11 @@ async function call(what: string, raw: string, init: { method: "GET" | "POST"; h
         (res) => {
           const status = res.statusCode ?? 0;
           // Redirects are not followed: a provider endpoint answers itself.
-          if (status >= 300 && status < 400) return fail(new ProviderError(`${what} answered with a redirect (HTTP ${status}), which is not followed`));
+          if (status >= 300 && status < 400)
+            return fail(new ProviderError(`${what} answered with a redirect (HTTP ${status}), which is not followed`));
           const declared = Number(res.headers["content-length"]);
-          if (Number.isFinite(declared) && declared > MAX_ANSWER_BYTES) return fail(new ProviderError(`${what} answered with more than ${MAX_ANSWER_BYTES} bytes`));
+          if (Number.isFinite(declared) && declared > MAX_ANSWER_BYTES)
+            return fail(new ProviderError(`${what} answered with more than ${MAX_ANSWER_BYTES} bytes`));
           const chunks: Buffer[] = [];
           let size = 0;
           res.on("data", (c: Buffer) => {
@@ -143,7 +150,12 @@ export interface Exchanged {
   idTokenClaims?: Record<string, unknown>;
 }
 
-export async function exchangeCode(provider: OAuthProvider, endpoints: OAuthProviderEndpoints, input: ExchangeInput, opts: CallOptions): Promise<Exchanged> {
+export async function exchangeCode(
+  provider: OAuthProvider,
+  endpoints: OAuthProviderEndpoints,
+  input: ExchangeInput,
+  opts: CallOptions,
+): Promise<Exchanged> {
   const what = "the provider's token endpoint";
   const fields: Record<string, string> = {
     grant_type: "authorization_code",
@@ -152,7 +164,11 @@ export async function exchangeCode(provider: OAuthProvider, endpoints: OAuthProv
     code_verifier: input.codeVerifier,
     client_id: input.clientId,
   };
-  const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded", accept: "application/json", "user-agent": "sigil-oauth" };
+  const headers: Record<string, string> = {
+    "content-type": "application/x-www-form-urlencoded",
+    accept: "application/json",
+    "user-agent": "sigil-oauth",
+  };
   if (provider.clientAuth === "basic") {
     headers.authorization = `Basic ${Buffer.from(`${formEncode(input.clientId)}:${formEncode(input.clientSecret)}`).toString("base64")}`;
   } else {
@@ -160,7 +176,8 @@ export async function exchangeCode(provider: OAuthProvider, endpoints: OAuthProv
   }
   const obj = json(what, await call(what, endpoints.tokenUrl, { method: "POST", headers, body: form(fields) }, opts));
   const accessToken = obj.access_token;
-  if (typeof accessToken !== "string" || accessToken === "" || accessToken.length > 8192) throw new ProviderError(`${what} answered without a usable access_token`);
+  if (typeof accessToken !== "string" || accessToken === "" || accessToken.length > 8192)
+    throw new ProviderError(`${what} answered without a usable access_token`);
   if (obj.token_type !== undefined && (typeof obj.token_type !== "string" || obj.token_type.toLowerCase() !== "bearer")) {
     throw new ProviderError(`${what} answered with a token type other than bearer`);
   }
@@ -184,14 +201,27 @@ function decodeClaims(jwt: string): Record<string, unknown> | undefined {
 }
 
 /** The user-info answer, or (no user-info endpoint configured) the id_token's claims. */
-export async function fetchUserInfo(endpoints: OAuthProviderEndpoints, exchanged: Exchanged, opts: CallOptions): Promise<Record<string, unknown>> {
+export async function fetchUserInfo(
+  endpoints: OAuthProviderEndpoints,
+  exchanged: Exchanged,
+  opts: CallOptions,
+): Promise<Record<string, unknown>> {
   if (endpoints.userInfoUrl === "") {
-    if (!exchanged.idTokenClaims) throw new ProviderError("the provider's token endpoint answered without an id_token, and no user-info endpoint is configured");
+    if (!exchanged.idTokenClaims)
+      throw new ProviderError("the provider's token endpoint answered without an id_token, and no user-info endpoint is configured");
     return exchanged.idTokenClaims;
   }
   const what = "the provider's user-info endpoint";
   return json(
     what,
-    await call(what, endpoints.userInfoUrl, { method: "GET", headers: { authorization: `Bearer ${exchanged.accessToken}`, accept: "application/json", "user-agent": "sigil-oauth" } }, opts),
+    await call(
+      what,
+      endpoints.userInfoUrl,
+      {
+        method: "GET",
+        headers: { authorization: `Bearer ${exchanged.accessToken}`, accept: "application/json", "user-agent": "sigil-oauth" },
+      },
+      opts,
+    ),
   );
 }

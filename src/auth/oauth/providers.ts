@@ -58,7 +58,12 @@ function oidcIdentity(prefix: string) {
     const email = text(info.email, 254);
     const verified = bool(info.email_verified);
     const name = text(info.name);
-    return { ...s, ...(email ? { email } : {}), ...(email && verified !== undefined ? { email_verified: verified } : {}), ...(name ? { name } : {}) };
+    return {
+      ...s,
+      ...(email ? { email } : {}),
+      ...(email && verified !== undefined ? { email_verified: verified } : {}),
+      ...(name ? { name } : {}),
+    };
   };
 }
 
@@ -89,7 +94,12 @@ const PROVIDERS: readonly OAuthProvider[] = [
       const email = text(info.email, 254);
       const verified = bool(info.verified);
       const name = text(info.global_name) ?? text(info.username);
-      return { ...s, ...(email ? { email } : {}), ...(email && verified !== undefined ? { email_verified: verified } : {}), ...(name ? { name } : {}) };
+      return {
+        ...s,
+        ...(email ? { email } : {}),
+        ...(email && verified !== undefined ? { email_verified: verified } : {}),
+        ...(name ? { name } : {}),
+      };
     },
   },
   {

@@ -9,7 +9,16 @@
 //     never fetched (a token must not make the service call an address of its choosing).
 // Then `exp` (with a small leeway), `iss`, `aud` and `sub` must be present and valid.
 // Nothing here checks the nonce (auth/oauth/nonce.ts: logins do, registration does not).
-import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, importJWK, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import {
+  createRemoteJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors,
+  importJWK,
+  jwtVerify,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from "jose";
 import { ApiError, Grpc } from "../../errors.ts";
 import type { Executor } from "../../store/schema.ts";
 import type { OAuthSettings } from "./settings.ts";
@@ -106,7 +115,9 @@ async function ownKeys(db: Executor): Promise<JWTVerifyGetKey> {
   return async (header) => {
     const record = records.find((k) => k.id === header.kid);
     if (!record) {
-      throw new OidcTokenProblem(header.kid ? `signed by an unknown key (kid ${JSON.stringify(String(header.kid).slice(0, 64))})` : "the token names no key (kid)");
+      throw new OidcTokenProblem(
+        header.kid ? `signed by an unknown key (kid ${JSON.stringify(String(header.kid).slice(0, 64))})` : "the token names no key (kid)",
+      );
     }
     return importedKey(record.id, record.publicKey);
   };
@@ -143,7 +154,12 @@ function optionalString(p: JWTPayload, name: string): string | undefined {
  * and keys the JWKS cache: pass the store's handle (a transaction would get a cache of its
  * own). `settings` undefined: no issuer is trusted (Sigil's public URL is unknown).
  */
-export async function verifyOidcToken(db: Executor, token: string, settings: OAuthSettings | undefined, opts: VerifyOptions): Promise<OidcIdentity> {
+export async function verifyOidcToken(
+  db: Executor,
+  token: string,
+  settings: OAuthSettings | undefined,
+  opts: VerifyOptions,
+): Promise<OidcIdentity> {
   if (typeof token !== "string" || token.length === 0) throw new OidcTokenProblem("must be set");
   if (token.length > MAX_OIDC_TOKEN_LENGTH) throw new OidcTokenProblem(`longer than ${MAX_OIDC_TOKEN_LENGTH} characters`);
   let claims: JWTPayload;
@@ -154,7 +170,8 @@ export async function verifyOidcToken(db: Executor, token: string, settings: OAu
   } catch {
     throw new OidcTokenProblem("malformed token (expected a signed JWT: header.payload.signature)");
   }
-  if (alg === "none" || token.split(".").length !== 3 || token.endsWith(".")) throw new OidcTokenProblem("unsigned tokens (alg none) are not accepted");
+  if (alg === "none" || token.split(".").length !== 3 || token.endsWith("."))
+    throw new OidcTokenProblem("unsigned tokens (alg none) are not accepted");
   const iss = claims.iss;
   if (typeof iss !== "string" || iss === "") throw new OidcTokenProblem("the token has no iss claim");
 
@@ -185,7 +202,12 @@ export async function verifyOidcToken(db: Executor, token: string, settings: OAu
   }
   const sub = payload.sub;
   if (typeof sub !== "string" || sub === "") throw new OidcTokenProblem("the token has no sub claim");
-  const aud = typeof payload.aud === "string" ? [payload.aud] : Array.isArray(payload.aud) ? payload.aud.filter((a): a is string => typeof a === "string" && a !== "") : [];
+  const aud =
+    typeof payload.aud === "string"
+      ? [payload.aud]
+      : Array.isArray(payload.aud)
+        ? payload.aud.filter((a): a is string => typeof a === "string" && a !== "")
+        : [];
   if (aud.length === 0) throw new OidcTokenProblem("the token has no aud claim");
   const identity: OidcIdentity = { iss, sub, aud, exp: payload.exp! };
   const nonce = optionalString(payload, "nonce");

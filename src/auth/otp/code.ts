@@ -42,7 +42,9 @@ function digestKey(master: MasterKey): Buffer {
 
 /** HMAC-SHA256 of the (normalized) code, bound to the OTP id; hex. */
 export function codeDigest(master: MasterKey, otpId: string, code: string): string {
-  return createHmac("sha256", digestKey(master)).update(`${otpId}\0${normalizeCode(code)}`).digest("hex");
+  return createHmac("sha256", digestKey(master))
+    .update(`${otpId}\0${normalizeCode(code)}`)
+    .digest("hex");
 }
 
 /** Whether `code` is the one whose digest is stored, in constant time. */

@@ -47,7 +47,15 @@ function retrySeconds(at: number | undefined, now: number): number {
 }
 
 /** Takes a slot of `scope`, or throws 429 with Retry-After (when the earliest slot frees itself). */
-async function takeOrRefuse(db: Executor, scope: string, limit: number, holder: string, windowMs: number, now: number, what: (seconds: number) => string): Promise<void> {
+async function takeOrRefuse(
+  db: Executor,
+  scope: string,
+  limit: number,
+  holder: string,
+  windowMs: number,
+  now: number,
+  what: (seconds: number) => string,
+): Promise<void> {
   if (await takeSlot(db, scope, limit, holder, now + windowMs, now)) return;
   const seconds = retrySeconds(await nextFreeAt(db, scope, now), now);
   throw exhausted(`${what(seconds)}`, seconds * 1000);
@@ -65,16 +73,30 @@ export const guessScope = (key: string) => `otp-guess:${key}`;
  */
 export async function takeGuess(db: Executor, logins: LoginSettings, key: string, holder: string, now: number): Promise<void> {
   const l = otpLimitsOf(logins);
-  await takeOrRefuse(db, guessScope(key), l.guessesPerContact, holder, l.guessWindowSeconds * 1000, now, (s) =>
-    `Too many invalid OTP codes for this contact (${l.guessesPerContact} per ${minutes(l.guessWindowSeconds)}); no code for it is accepted now; try again in ${s} seconds`,
+  await takeOrRefuse(
+    db,
+    guessScope(key),
+    l.guessesPerContact,
+    holder,
+    l.guessWindowSeconds * 1000,
+    now,
+    (s) =>
+      `Too many invalid OTP codes for this contact (${l.guessesPerContact} per ${minutes(l.guessWindowSeconds)}); no code for it is accepted now; try again in ${s} seconds`,
   );
 }
 
 /** init_otp for a contact: at most initiationsPerContactPerHour, in every organization. */
 export async function takeInitiation(db: Executor, logins: LoginSettings, key: string, holder: string, now: number): Promise<void> {
   const l = otpLimitsOf(logins);
-  await takeOrRefuse(db, `otp-init:${key}`, l.initiationsPerContactPerHour, holder, HOUR_MS, now, (s) =>
-    `Max number of OTPs have been initiated for this contact (${l.initiationsPerContactPerHour} per hour); try again in ${s} seconds`,
+  await takeOrRefuse(
+    db,
+    `otp-init:${key}`,
+    l.initiationsPerContactPerHour,
+    holder,
+    HOUR_MS,
+    now,
+    (s) =>
+      `Max number of OTPs have been initiated for this contact (${l.initiationsPerContactPerHour} per hour); try again in ${s} seconds`,
   );
 }
 
@@ -83,12 +105,32 @@ export async function takeInitiation(db: Executor, logins: LoginSettings, key: s
  * recipient and one on the organization tree's top-level organization, so creating
  * sub-organizations does not multiply the quota (docs/otp-limits-and-mail.md §4.3).
  */
-export async function takeSend(db: Executor, logins: LoginSettings, mailbox: string, topOrganizationId: string, holder: string, now: number): Promise<void> {
+export async function takeSend(
+  db: Executor,
+  logins: LoginSettings,
+  mailbox: string,
+  topOrganizationId: string,
+  holder: string,
+  now: number,
+): Promise<void> {
   const l = otpLimitsOf(logins);
-  await takeOrRefuse(db, `send-recipient:${mailbox}`, l.sendsPerRecipientPerHour, holder, HOUR_MS, now, (s) =>
-    `Too many messages to this recipient (${l.sendsPerRecipientPerHour} per hour); try again in ${s} seconds`,
+  await takeOrRefuse(
+    db,
+    `send-recipient:${mailbox}`,
+    l.sendsPerRecipientPerHour,
+    holder,
+    HOUR_MS,
+    now,
+    (s) => `Too many messages to this recipient (${l.sendsPerRecipientPerHour} per hour); try again in ${s} seconds`,
   );
-  await takeOrRefuse(db, `send-organization:${topOrganizationId}`, l.sendsPerOrganizationPerHour, holder, HOUR_MS, now, (s) =>
-    `Too many OTP messages for organization ${topOrganizationId} and its sub-organizations (${l.sendsPerOrganizationPerHour} per hour); try again in ${s} seconds`,
+  await takeOrRefuse(
+    db,
+    `send-organization:${topOrganizationId}`,
+    l.sendsPerOrganizationPerHour,
+    holder,
+    HOUR_MS,
+    now,
+    (s) =>
+      `Too many OTP messages for organization ${topOrganizationId} and its sub-organizations (${l.sendsPerOrganizationPerHour} per hour); try again in ${s} seconds`,
   );
 }

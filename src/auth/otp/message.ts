@@ -51,7 +51,7 @@ export function emailMessage(f: EmailFields): OtpMessage {
   ].join("\n");
   const app = f.appName ? escapeHtml(f.appName) : "";
   const html = [
-    "<!doctype html><html><body style=\"font-family:sans-serif\">",
+    '<!doctype html><html><body style="font-family:sans-serif">',
     ...(c.logoUrl ? [`<p><img src="${escapeHtml(c.logoUrl)}" alt="${app || "logo"}" style="max-width:340px;max-height:124px"></p>`] : []),
     `<p>Your verification code${app ? ` for ${app}` : ""}:</p>`,
     `<p style="font-size:28px;letter-spacing:4px;font-weight:bold">${escapeHtml(f.code)}</p>`,
@@ -76,6 +76,8 @@ export function emailMessage(f: EmailFields): OtpMessage {
 export const SMS_CODE_PLACEHOLDER = /\{\{\s*\.OtpCode\s*\}\}/g;
 
 export function smsMessage(f: { contact: string; appName?: string; code: string; template?: string }): OtpMessage {
-  const text = f.template ? f.template.replace(SMS_CODE_PLACEHOLDER, f.code) : `${f.code} is your ${f.appName ? `${f.appName} ` : ""}verification code.`;
+  const text = f.template
+    ? f.template.replace(SMS_CODE_PLACEHOLDER, f.code)
+    : `${f.code} is your ${f.appName ? `${f.appName} ` : ""}verification code.`;
   return { channel: "sms", to: f.contact, text };
 }

@@ -27,7 +27,8 @@ export function decodeAssertion(fields: Record<string, unknown>): Assertion | As
   const bytes = new Map<string, Buffer>();
   for (const name of ["authenticatorData", "clientDataJson", "credentialId", "signature"]) {
     const v = fields[name];
-    if (typeof v !== "string" || v.length === 0 || v.length > MAX_FIELD) return { malformed: `${name} must be a non-empty base64url string` };
+    if (typeof v !== "string" || v.length === 0 || v.length > MAX_FIELD)
+      return { malformed: `${name} must be a non-empty base64url string` };
     const b = decodeBase64Any(v);
     if (!b || b.length === 0) return { malformed: `${name} must be base64url` };
     bytes.set(name, b);

@@ -90,7 +90,8 @@ export async function verifyRegistration(p: AuthenticatorParams, settings: Webau
     throw refuse(`${at}.clientDataJson`, "does not decode to JSON");
   }
   if (typeof clientData !== "object" || clientData === null) throw refuse(`${at}.clientDataJson`, "must be a JSON object");
-  if (clientData.type !== "webauthn.create") throw refuse(`${at}.clientDataJson`, `type must be webauthn.create, got ${JSON.stringify(clientData.type)}`);
+  if (clientData.type !== "webauthn.create")
+    throw refuse(`${at}.clientDataJson`, `type must be webauthn.create, got ${JSON.stringify(clientData.type)}`);
   if (typeof clientData.challenge !== "string" || !challengeMatches(p.challenge, clientData.challenge)) {
     throw refuse(`${field}.challenge`, "does not match the challenge in clientDataJson");
   }

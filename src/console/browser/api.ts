@@ -20,13 +20,22 @@ export class ApiError extends Error {
 
 export type Stamper = (body: string) => Promise<Stamp>;
 
-export const keyStamper = (key: SigningKey): Stamper => (body) => apiKeyStamp(key, body);
+export const keyStamper =
+  (key: SigningKey): Stamper =>
+  (body) =>
+    apiKeyStamp(key, body);
 
 async function post(path: string, body: string, stamp: Stamper): Promise<Json> {
   const s = await stamp(body);
   let res: Response;
   try {
-    res = await fetch(path, { method: "POST", headers: { "content-type": "application/json", [s.header]: s.value }, body, credentials: "omit", cache: "no-store" });
+    res = await fetch(path, {
+      method: "POST",
+      headers: { "content-type": "application/json", [s.header]: s.value },
+      body,
+      credentials: "omit",
+      cache: "no-store",
+    });
   } catch (err) {
     throw new ApiError(`the server could not be reached: ${(err as Error).message}`, 0, "NETWORK");
   }

@@ -23,7 +23,8 @@ function useLocation(): Location {
 /** A page that fails while rendering (an answer of an unexpected shape) shows the error in the banner; the shell stays. */
 function PageBoundary(props: { children?: ComponentChildren }): VNode {
   const [error, reset] = useErrorBoundary();
-  if (error) return h("div", null, h(ErrorBanner, { error }), h("button", { type: "button", class: "secondary", onClick: reset }, "Try again"));
+  if (error)
+    return h("div", null, h(ErrorBanner, { error }), h("button", { type: "button", class: "secondary", onClick: reset }, "Try again"));
   return h("div", null, props.children);
 }
 
@@ -84,7 +85,8 @@ export function App(): VNode {
   if (state === null || !api) {
     // The hash as it is now (a log out has just set #/login; the hashchange event comes later).
     const now = parseHash(location.hash);
-    if (now.path[0] !== "login") navigate(now.path[0] === "org" && now.path[1] ? `#/login?org=${encodeURIComponent(now.path[1])}` : "#/login");
+    if (now.path[0] !== "login")
+      navigate(now.path[0] === "org" && now.path[1] ? `#/login?org=${encodeURIComponent(now.path[1])}` : "#/login");
     return h("main", { class: "centered" }, h(ErrorBanner, { error: restoreError }), h(LoginPage, { query: loc.query, onLogin }));
   }
   const { session, me } = state;
@@ -118,13 +120,19 @@ export function App(): VNode {
       "nav",
       { class: "side" },
       orgId !== me.organizationId ? h("p", { class: "muted" }, "Viewing ", h("code", null, orgId)) : null,
-      NAV.map((n) => h("a", { href: orgHref(orgId, n.path), "data-testid": `nav-${n.id}`, class: found?.route.nav === n.id ? "active" : "" }, n.label)),
+      NAV.map((n) =>
+        h("a", { href: orgHref(orgId, n.path), "data-testid": `nav-${n.id}`, class: found?.route.nav === n.id ? "active" : "" }, n.label),
+      ),
     ),
     h(
       "main",
       { class: "content" },
       found
-        ? h(PageBoundary, { key: loc.path.join("/") }, h(found.route.page, { api, session, me, orgId, params: Object.fromEntries(found.params), query: loc.query, readOnly }))
+        ? h(
+            PageBoundary,
+            { key: loc.path.join("/") },
+            h(found.route.page, { api, session, me, orgId, params: Object.fromEntries(found.params), query: loc.query, readOnly }),
+          )
         : h(ErrorBanner, { error: new Error(`no page at #/${loc.path.join("/")}`) }),
     ),
   );

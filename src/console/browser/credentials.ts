@@ -76,7 +76,12 @@ interface StoredSession {
 }
 
 export async function savePasskeySession(s: Session): Promise<void> {
-  const stored: StoredSession = { organizationId: s.organizationId, publicKey: s.key.publicKey, privateKey: s.key.privateKey, expiresAt: s.expiresAt ?? 0 };
+  const stored: StoredSession = {
+    organizationId: s.organizationId,
+    publicKey: s.key.publicKey,
+    privateKey: s.key.privateKey,
+    expiresAt: s.expiresAt ?? 0,
+  };
   await idb("readwrite", (st) => st.put(stored, CURRENT));
 }
 
@@ -93,7 +98,13 @@ export async function restoreSession(): Promise<Session | undefined> {
   }
   try {
     const s = await idb<StoredSession | undefined>("readonly", (st) => st.get(CURRENT));
-    if (s && s.expiresAt > Date.now()) return { kind: "passkey", organizationId: s.organizationId, key: { publicKey: s.publicKey, privateKey: s.privateKey }, expiresAt: s.expiresAt };
+    if (s && s.expiresAt > Date.now())
+      return {
+        kind: "passkey",
+        organizationId: s.organizationId,
+        key: { publicKey: s.publicKey, privateKey: s.privateKey },
+        expiresAt: s.expiresAt,
+      };
     if (s) await idb("readwrite", (st) => st.delete(CURRENT));
   } catch {
     /* no IndexedDB: no passkey session to restore */

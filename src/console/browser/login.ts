@@ -38,7 +38,9 @@ function expiryOf(jwt: unknown): number {
  */
 export async function passkeyLogin(organizationId: string): Promise<LoggedIn> {
   const key = await generateSessionKey();
-  const activity = await new Api((body) => passkeyStamp(body)).submit("stamp_login", "ACTIVITY_TYPE_STAMP_LOGIN", organizationId, { publicKey: key.publicKey });
+  const activity = await new Api((body) => passkeyStamp(body)).submit("stamp_login", "ACTIVITY_TYPE_STAMP_LOGIN", organizationId, {
+    publicKey: key.publicKey,
+  });
   if (activity.status !== "ACTIVITY_STATUS_COMPLETED") throw new Error(`stamp_login ended ${String(activity.status)}`);
   const session: Session = { kind: "passkey", organizationId, key, expiresAt: expiryOf(activity.result?.stampLoginResult?.session) };
   const me = await whoami(session);

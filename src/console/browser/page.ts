@@ -40,13 +40,16 @@ export interface Location {
 export function parseHash(hash: string): Location {
   const raw = hash.replace(/^#\/?/, "");
   const q = raw.indexOf("?");
-  const path = (q < 0 ? raw : raw.slice(0, q)).split("/").filter((s) => s !== "").map((s) => {
-    try {
-      return decodeURIComponent(s);
-    } catch {
-      return s;
-    }
-  });
+  const path = (q < 0 ? raw : raw.slice(0, q))
+    .split("/")
+    .filter((s) => s !== "")
+    .map((s) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        return s;
+      }
+    });
   return { path, query: new URLSearchParams(q < 0 ? "" : raw.slice(q + 1)) };
 }
 

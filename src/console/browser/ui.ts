@@ -43,7 +43,13 @@ export function ErrorBanner(props: { error: unknown }): VNode | null {
   if (e === undefined || e === null) return null;
   const message = e instanceof Error ? e.message : String(e);
   const code = e instanceof ApiError ? e.code : "";
-  return h("div", { class: "error-banner", role: "alert", "data-testid": "error-banner", "data-code": code }, h("strong", null, code || "error"), " ", message);
+  return h(
+    "div",
+    { class: "error-banner", role: "alert", "data-testid": "error-banner", "data-code": code },
+    h("strong", null, code || "error"),
+    " ",
+    message,
+  );
 }
 
 export function Loading(props: { what?: string }): VNode {
@@ -54,9 +60,13 @@ export function Loading(props: { what?: string }): VNode {
 export function fmtTime(v: unknown): string {
   let ms: number | undefined;
   if (typeof v === "string" || typeof v === "number") ms = Number(v);
-  else if (v && typeof v === "object" && "seconds" in v) ms = Number((v as { seconds: string }).seconds) * 1000 + Math.floor(Number((v as { nanos?: string }).nanos ?? 0) / 1e6);
+  else if (v && typeof v === "object" && "seconds" in v)
+    ms = Number((v as { seconds: string }).seconds) * 1000 + Math.floor(Number((v as { nanos?: string }).nanos ?? 0) / 1e6);
   if (ms === undefined || !Number.isFinite(ms)) return "";
-  return new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+  return new Date(ms)
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, "Z");
 }
 
 /** Epoch ms of such a time, or NaN. */
@@ -67,7 +77,8 @@ export function timeMs(v: unknown): number {
 }
 
 /** ACTIVITY_STATUS_CONSENSUS_NEEDED → consensus needed */
-export const shortEnum = (v: string, prefix: string): string => (v.startsWith(prefix) ? v.slice(prefix.length) : v).toLowerCase().replace(/_/g, " ");
+export const shortEnum = (v: string, prefix: string): string =>
+  (v.startsWith(prefix) ? v.slice(prefix.length) : v).toLowerCase().replace(/_/g, " ");
 
 export const statusLabel = (s: string) => shortEnum(s, "ACTIVITY_STATUS_");
 export const typeLabel = (t: string) => shortEnum(t, "ACTIVITY_TYPE_");
@@ -77,7 +88,12 @@ export function Json(props: { value: unknown }): VNode {
 }
 
 export function Section(props: { title: string; children?: ComponentChildren; testid?: string }): VNode {
-  return h("section", { class: "card", ...(props.testid ? { "data-testid": props.testid } : {}) }, h("h2", null, props.title), props.children);
+  return h(
+    "section",
+    { class: "card", ...(props.testid ? { "data-testid": props.testid } : {}) },
+    h("h2", null, props.title),
+    props.children,
+  );
 }
 
 /** A read-only notice for an organization the credential's user does not belong to. */

@@ -165,13 +165,17 @@ export class Pkcs11Kek implements Kek {
     const client = new TokenClient(settings);
     try {
       const info = await client.call<TokenKeyInfo>("info");
-      if (info.valueLen !== 32) throw new Error(`the token's key ${JSON.stringify(settings.keyLabel)} is AES-${info.valueLen * 8}; an AES-256 key is needed`);
+      if (info.valueLen !== 32)
+        throw new Error(`the token's key ${JSON.stringify(settings.keyLabel)} is AES-${info.valueLen * 8}; an AES-256 key is needed`);
       if (info.extractable || !info.sensitive) {
-        throw new Error(`the token's key ${JSON.stringify(settings.keyLabel)} may leave the token (CKA_EXTRACTABLE or not CKA_SENSITIVE); create one that cannot`);
+        throw new Error(
+          `the token's key ${JSON.stringify(settings.keyLabel)} may leave the token (CKA_EXTRACTABLE or not CKA_SENSITIVE); create one that cannot`,
+        );
       }
       if (!info.gcm && !info.kw) throw new Error("the token offers neither CKM_AES_GCM nor CKM_AES_KEY_WRAP_PAD");
       const want = settings.mechanism ?? "auto";
-      if ((want === "aes-gcm" && !info.gcm) || (want === "aes-kw" && !info.kw)) throw new Error(`SIGIL_PKCS11_MECHANISM=${want}: the token does not offer it`);
+      if ((want === "aes-gcm" && !info.gcm) || (want === "aes-kw" && !info.kw))
+        throw new Error(`SIGIL_PKCS11_MECHANISM=${want}: the token does not offer it`);
       const mechOf = new Map<string, Mech>();
       if (info.gcm) mechOf.set(pkcs11KeyId(settings.keyLabel, info.kcv, "gcm"), "gcm");
       if (info.kw) mechOf.set(pkcs11KeyId(settings.keyLabel, info.kcv, "kw"), "kw");
@@ -198,7 +202,12 @@ export class Pkcs11Kek implements Kek {
     if (!mech) throw new Error(`sealed with another master key (id ${id}, this key is ${this.id})`);
     if (mech === "gcm") {
       if (wrapped.length < 28) throw new Error("sealed value too short");
-      const out = await this.#client.call<Uint8Array>("unwrap", { mech, iv: wrapped.subarray(0, 12), aad: Buffer.from(kekAad(aad)), data: wrapped.subarray(12) });
+      const out = await this.#client.call<Uint8Array>("unwrap", {
+        mech,
+        iv: wrapped.subarray(0, 12),
+        aad: Buffer.from(kekAad(aad)),
+        data: wrapped.subarray(12),
+      });
       return Buffer.from(out);
     }
     return Buffer.from(await this.#client.call<Uint8Array>("unwrap", { mech, data: wrapped }));

@@ -53,7 +53,8 @@ function connect() {
     p.C_Login(session, pkcs11js.CKU_USER, pin);
   } catch (err) {
     const code = codeOf(err);
-    if (code === "CKR_PIN_INCORRECT" || code === "CKR_PIN_LOCKED" || code === "CKR_PIN_INVALID") throw new TokenError("config", `the token refused the PIN (${code})`);
+    if (code === "CKR_PIN_INCORRECT" || code === "CKR_PIN_LOCKED" || code === "CKR_PIN_INVALID")
+      throw new TokenError("config", `the token refused the PIN (${code})`);
     if (code !== "CKR_USER_ALREADY_LOGGED_IN") throw err;
   }
   const mechanisms = new Set(p.C_GetMechanismList(slot));
@@ -73,7 +74,8 @@ function findKey(session) {
     p.C_FindObjectsFinal(session);
   }
   if (found.length === 0) return undefined;
-  if (found.length > 1) throw new TokenError("config", `the token holds several AES keys labelled ${JSON.stringify(keyLabel)}; key labels must be unique`);
+  if (found.length > 1)
+    throw new TokenError("config", `the token holds several AES keys labelled ${JSON.stringify(keyLabel)}; key labels must be unique`);
   return found[0];
 }
 
@@ -103,12 +105,19 @@ function connected(needKey = true) {
   }
   if (needKey && conn.key === undefined) {
     conn.key = findKey(conn.session);
-    if (conn.key === undefined) throw new TokenError("config", `the token holds no AES key labelled ${JSON.stringify(keyLabel)} (create it with \`sigil master-key create-pkcs11\`)`);
+    if (conn.key === undefined)
+      throw new TokenError(
+        "config",
+        `the token holds no AES key labelled ${JSON.stringify(keyLabel)} (create it with \`sigil master-key create-pkcs11\`)`,
+      );
   }
   return conn;
 }
 
-const gcm = (iv, aad) => ({ mechanism: pkcs11js.CKM_AES_GCM, parameter: { type: pkcs11js.CK_PARAMS_AES_GCM, iv, aad, ivBits: 96, tagBits: 128 } });
+const gcm = (iv, aad) => ({
+  mechanism: pkcs11js.CKM_AES_GCM,
+  parameter: { type: pkcs11js.CK_PARAMS_AES_GCM, iv, aad, ivBits: 96, tagBits: 128 },
+});
 
 function encryptGcm(c, iv, aad, data) {
   p.C_EncryptInit(c.session, gcm(iv, aad), c.key);
@@ -178,7 +187,8 @@ function info() {
 /** Generates the key-encryption key on the token: AES-256, sensitive, never extractable. */
 function generate() {
   const c = connected(false);
-  if (findKey(c.session) !== undefined) throw new TokenError("config", `the token already holds an AES key labelled ${JSON.stringify(keyLabel)}`);
+  if (findKey(c.session) !== undefined)
+    throw new TokenError("config", `the token already holds an AES key labelled ${JSON.stringify(keyLabel)}`);
   c.key = p.C_GenerateKey(c.session, { mechanism: pkcs11js.CKM_AES_KEY_GEN }, [
     { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
     { type: pkcs11js.CKA_KEY_TYPE, value: pkcs11js.CKK_AES },
@@ -220,7 +230,9 @@ function run(m) {
     case "unwrap": {
       const c = connected();
       try {
-        return m.mech === "gcm" ? decryptGcm(c, Buffer.from(m.iv), Buffer.from(m.aad), Buffer.from(m.data)) : unwrapKw(c, Buffer.from(m.data));
+        return m.mech === "gcm"
+          ? decryptGcm(c, Buffer.from(m.iv), Buffer.from(m.aad), Buffer.from(m.data))
+          : unwrapKw(c, Buffer.from(m.data));
       } catch (err) {
         // SoftHSM2 answers a wrong tag with CKR_GENERAL_ERROR, the same code as some outages:
         // a token that still encrypts says the value is at fault.

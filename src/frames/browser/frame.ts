@@ -91,7 +91,11 @@ export function serveChannel(config: FramesConfig, publicKey: () => string, hand
       port?.postMessage({ type: handler.reply, value, ...(requestId ? { requestId } : {}) });
     } catch (err) {
       // The stamper rejects the request's promise with this text (its onMessageHandler).
-      port?.postMessage({ type: "ERROR", value: String(err instanceof Error ? `Error: ${err.message}` : err), ...(requestId ? { requestId } : {}) });
+      port?.postMessage({
+        type: "ERROR",
+        value: String(err instanceof Error ? `Error: ${err.message}` : err),
+        ...(requestId ? { requestId } : {}),
+      });
     }
   };
 
@@ -120,7 +124,10 @@ export function applyStyles(target: HTMLElement, styles: Record<string, string>)
       for (const label of Array.from(document.querySelectorAll<HTMLElement>("label, .label"))) label.style.color = value;
       continue;
     }
-    target.style.setProperty(name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`), value);
+    target.style.setProperty(
+      name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`),
+      value,
+    );
   }
   if (styles.backgroundColor) {
     document.documentElement.style.backgroundColor = styles.backgroundColor;

@@ -78,7 +78,8 @@ if (!config) {
         // Any whitespace between the words, as the server reads it; one space in the bundle.
         const mnemonic = typed.trim().split(/\s+/).join(" ").toLowerCase();
         if (!mnemonic) throw new Error("no wallet mnemonic entered");
-        if (!validateMnemonic(mnemonic, wordlist)) throw new Error("not a valid English BIP-39 mnemonic (12–24 words with a valid checksum)");
+        if (!validateMnemonic(mnemonic, wordlist))
+          throw new Error("not a valid English BIP-39 mnemonic (12–24 words with a valid checksum)");
         const passphrase = field("passphrase").value;
         if (passphrase.length > 1_000) throw new Error("the passphrase is too long");
         if (passphrase.includes(PASSPHRASE_SEPARATOR)) throw new Error("the passphrase cannot contain the separator line --PASS--");

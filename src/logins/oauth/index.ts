@@ -24,7 +24,11 @@ export const oauth = defineLoginMethod({
   parentStampable: [{ type: "ACTIVITY_TYPE_OAUTH_LOGIN" }, { type: "ACTIVITY_TYPE_OAUTH" }],
   knobs: OAUTH_KNOBS,
   settings: (config, { port, log }) => {
-    if (config.oauthAllowLoopback) log.warn({ setting: "SIGIL_OAUTH_ALLOW_LOOPBACK" }, "development setting: OAuth providers and issuers on loopback addresses are allowed (http there)");
+    if (config.oauthAllowLoopback)
+      log.warn(
+        { setting: "SIGIL_OAUTH_ALLOW_LOOPBACK" },
+        "development setting: OAuth providers and issuers on loopback addresses are allowed (http there)",
+      );
     return { oauth: oauthSettingsFrom({ ...config, port }) };
   },
 });

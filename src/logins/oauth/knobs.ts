@@ -7,7 +7,8 @@ import { bool, defineKnob, int, str, url, type ConfigOf } from "../../config/def
 function publicUrl(v: string): string {
   url("SIGIL_PUBLIC_URL", ["http:", "https:"])(v);
   const u = new URL(v);
-  if (u.username || u.password || u.search || u.hash) throw new Error("SIGIL_PUBLIC_URL must not contain credentials, a query or a fragment");
+  if (u.username || u.password || u.search || u.hash)
+    throw new Error("SIGIL_PUBLIC_URL must not contain credentials, a query or a fragment");
   return v.replace(/\/+$/, "");
 }
 
@@ -21,7 +22,11 @@ export const OAUTH_KNOBS = [
     // Depends on PORT: computed where the OAuth settings are built, so a harness that changes
     // the port of DEFAULTS gets the matching issuer.
     computedBy: "oauthSettingsFrom (src/auth/oauth/configure.ts): http://localhost:<port>",
-    doc: { meaning: "Sigil's public base URL: `iss` of its OIDC tokens and the base of its discovery document (http/https, no credentials, query or fragment; a trailing slash is dropped). Set it in every deployment reached by another name", default: "`http://localhost:<PORT>`" },
+    doc: {
+      meaning:
+        "Sigil's public base URL: `iss` of its OIDC tokens and the base of its discovery document (http/https, no credentials, query or fragment; a trailing slash is dropped). Set it in every deployment reached by another name",
+      default: "`http://localhost:<PORT>`",
+    },
   }),
   defineKnob({
     env: "SIGIL_OAUTH_PROVIDERS_FILE",
@@ -29,7 +34,10 @@ export const OAUTH_KNOBS = [
     key: "oauthProvidersFile",
     parse: str,
     default: undefined,
-    doc: { meaning: "JSON `{\"providers\":{\"OAUTH2_PROVIDER_X\":{\"tokenUrl\",\"userInfoUrl\"},…},\"issuers\":[{\"issuer\",\"jwksUrl\"}]}`: overrides built-in provider endpoints and lists the trusted OIDC issuers. Checked at startup (unknown providers or keys, non-https or private URLs stop the server with the reason); `userInfoUrl` may be omitted for Apple and OIDC" },
+    doc: {
+      meaning:
+        'JSON `{"providers":{"OAUTH2_PROVIDER_X":{"tokenUrl","userInfoUrl"},…},"issuers":[{"issuer","jwksUrl"}]}`: overrides built-in provider endpoints and lists the trusted OIDC issuers. Checked at startup (unknown providers or keys, non-https or private URLs stop the server with the reason); `userInfoUrl` may be omitted for Apple and OIDC',
+    },
   }),
   defineKnob({
     env: "SIGIL_OAUTH_TIMEOUT_MS",
@@ -45,7 +53,10 @@ export const OAUTH_KNOBS = [
     key: "oauthAllowLoopback",
     parse: bool("SIGIL_OAUTH_ALLOW_LOOPBACK"),
     default: false,
-    doc: { meaning: "**Development only.** OAuth providers and issuers on loopback (127.0.0.0/8, ::1, `localhost`), http allowed there. Logged as a warning at startup" },
+    doc: {
+      meaning:
+        "**Development only.** OAuth providers and issuers on loopback (127.0.0.0/8, ::1, `localhost`), http allowed there. Logged as a warning at startup",
+    },
   }),
 ] as const;
 

@@ -9,7 +9,9 @@ function senderDomains(v: string): string[] {
   const domains = list(v).map((d) => d.toLowerCase());
   for (const d of domains) {
     if (!/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(d)) {
-      throw new Error(`SIGIL_MAIL_SENDER_DOMAINS must be comma-separated domain names such as example.com, got ${JSON.stringify(d.slice(0, 100))}`);
+      throw new Error(
+        `SIGIL_MAIL_SENDER_DOMAINS must be comma-separated domain names such as example.com, got ${JSON.stringify(d.slice(0, 100))}`,
+      );
     }
   }
   return domains;
@@ -24,7 +26,10 @@ export const OTP_KNOBS = [
     key: "smtpUrl",
     parse: url("SMTP_URL", ["smtp:", "smtps:"]),
     default: undefined,
-    doc: { meaning: "OTP mail: `smtp://host:port` (plain; STARTTLS is used when the server offers it) or `smtps://…`; credentials in the URL (`smtp://user:pass@host`). Without it (and without the dev transport) email OTP is refused with a clear error" },
+    doc: {
+      meaning:
+        "OTP mail: `smtp://host:port` (plain; STARTTLS is used when the server offers it) or `smtps://…`; credentials in the URL (`smtp://user:pass@host`). Without it (and without the dev transport) email OTP is refused with a clear error",
+    },
   }),
   defineKnob({
     env: "SIGIL_SMTP_FROM",
@@ -40,9 +45,19 @@ export const OTP_KNOBS = [
     key: "smsUrl",
     parse: url("SIGIL_SMS_URL", ["http:", "https:"]),
     default: undefined,
-    doc: { meaning: "OTP SMS: a Twilio-compatible Messages endpoint (form POST `To`, `From`, `Body`; HTTP basic auth). Without it SMS OTP is refused" },
+    doc: {
+      meaning:
+        "OTP SMS: a Twilio-compatible Messages endpoint (form POST `To`, `From`, `Body`; HTTP basic auth). Without it SMS OTP is refused",
+    },
   }),
-  defineKnob({ env: "SIGIL_SMS_FROM", flag: "--sms-from", key: "smsFrom", parse: str, default: undefined, doc: { meaning: "The `From` number of OTP SMS" } }),
+  defineKnob({
+    env: "SIGIL_SMS_FROM",
+    flag: "--sms-from",
+    key: "smsFrom",
+    parse: str,
+    default: undefined,
+    doc: { meaning: "The `From` number of OTP SMS" },
+  }),
   defineKnob({
     env: "SIGIL_SMS_USERNAME",
     flag: "--sms-username",
@@ -70,7 +85,10 @@ export const OTP_KNOBS = [
       return v;
     },
     default: undefined,
-    doc: { meaning: "**Development only.** `log`: OTP messages (codes included) are written to the service log instead of being sent, for both channels. Never set it in production" },
+    doc: {
+      meaning:
+        "**Development only.** `log`: OTP messages (codes included) are written to the service log instead of being sent, for both channels. Never set it in production",
+    },
   }),
   defineKnob({
     env: "SIGIL_MAIL_SENDER_DOMAINS",
@@ -79,7 +97,11 @@ export const OTP_KNOBS = [
     parse: senderDomains,
     default: undefined,
     computedBy: "allowedSenderDomains (src/activities/otp/otp-content.ts): the domain of SIGIL_SMTP_FROM",
-    doc: { meaning: "Comma-separated domains a top-level organization's `init_otp` may use in `sendFromEmailAddress` / `replyToEmailAddress` (exact match; list subdomains too); others → 400 naming the field. Sub-organizations may not customize OTP messages at all (docs/otp-limits-and-mail.md §3)", default: "domain of `SIGIL_SMTP_FROM`" },
+    doc: {
+      meaning:
+        "Comma-separated domains a top-level organization's `init_otp` may use in `sendFromEmailAddress` / `replyToEmailAddress` (exact match; list subdomains too); others → 400 naming the field. Sub-organizations may not customize OTP messages at all (docs/otp-limits-and-mail.md §3)",
+      default: "domain of `SIGIL_SMTP_FROM`",
+    },
   }),
   defineKnob({
     env: "SIGIL_OTP_GUESSES_PER_CONTACT",
@@ -87,7 +109,10 @@ export const OTP_KNOBS = [
     key: "otpGuessesPerContact",
     parse: int("SIGIL_OTP_GUESSES_PER_CONTACT", 1, 1000),
     default: DEFAULT_OTP_LIMITS.guessesPerContact,
-    doc: { meaning: "Wrong OTP codes per contact per guess window, across codes and organizations; past it even the right code is 429 until the window frees one" },
+    doc: {
+      meaning:
+        "Wrong OTP codes per contact per guess window, across codes and organizations; past it even the right code is 429 until the window frees one",
+    },
   }),
   defineKnob({
     env: "SIGIL_OTP_GUESS_WINDOW_SECONDS",
@@ -103,7 +128,9 @@ export const OTP_KNOBS = [
     key: "otpInitiationsPerContactPerHour",
     parse: int("SIGIL_OTP_INITIATIONS_PER_CONTACT_PER_HOUR", 1, 1000),
     default: DEFAULT_OTP_LIMITS.initiationsPerContactPerHour,
-    doc: { meaning: "`init_otp` per contact (email in any case, phone number) per hour, across organizations; past it 429 with `Retry-After`" },
+    doc: {
+      meaning: "`init_otp` per contact (email in any case, phone number) per hour, across organizations; past it 429 with `Retry-After`",
+    },
   }),
   defineKnob({
     env: "SIGIL_OTP_SENDS_PER_RECIPIENT_PER_HOUR",
@@ -111,7 +138,10 @@ export const OTP_KNOBS = [
     key: "otpSendsPerRecipientPerHour",
     parse: int("SIGIL_OTP_SENDS_PER_RECIPIENT_PER_HOUR", 1, 1000),
     default: DEFAULT_OTP_LIMITS.sendsPerRecipientPerHour,
-    doc: { meaning: "OTP messages per recipient mailbox (`+tags` and Gmail dots ignored) or phone number per hour; past it 429 with `Retry-After`" },
+    doc: {
+      meaning:
+        "OTP messages per recipient mailbox (`+tags` and Gmail dots ignored) or phone number per hour; past it 429 with `Retry-After`",
+    },
   }),
   defineKnob({
     env: "SIGIL_OTP_SENDS_PER_ORGANIZATION_PER_HOUR",
@@ -119,7 +149,10 @@ export const OTP_KNOBS = [
     key: "otpSendsPerOrganizationPerHour",
     parse: int("SIGIL_OTP_SENDS_PER_ORGANIZATION_PER_HOUR", 1, 100_000),
     default: DEFAULT_OTP_LIMITS.sendsPerOrganizationPerHour,
-    doc: { meaning: "OTP messages per organization tree per hour, counted on its top-level organization whichever sub-organization sends; past it 429 with `Retry-After`" },
+    doc: {
+      meaning:
+        "OTP messages per organization tree per hour, counted on its top-level organization whichever sub-organization sends; past it 429 with `Retry-After`",
+    },
   }),
 ] as const;
 

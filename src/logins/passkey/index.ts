@@ -8,7 +8,13 @@ import { defineLoginMethod } from "../define.ts";
 export const passkey = defineLoginMethod({
   name: "passkey",
   doc: "docs/logins.md §6",
-  activities: ["ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2", "ACTIVITY_TYPE_DELETE_AUTHENTICATORS", "ACTIVITY_TYPE_RECOVER_USER", "ACTIVITY_TYPE_STAMP_LOGIN", "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2"],
+  activities: [
+    "ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2",
+    "ACTIVITY_TYPE_DELETE_AUTHENTICATORS",
+    "ACTIVITY_TYPE_RECOVER_USER",
+    "ACTIVITY_TYPE_STAMP_LOGIN",
+    "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY_V2",
+  ],
   // Upstream's legacy email recovery starts the flow that ends in recover_user (docs/logins.md §6.5, §9.4).
   parentStampable: [{ type: "ACTIVITY_TYPE_INIT_USER_EMAIL_RECOVERY", everyVersion: true }],
   knobs: [
@@ -18,7 +24,10 @@ export const passkey = defineLoginMethod({
       key: "webauthnRpId",
       parse: str,
       default: undefined,
-      doc: { meaning: "WebAuthn relying party id passkey registrations and assertions must be for (e.g. `example.com`); unset accepts any", default: "any" },
+      doc: {
+        meaning: "WebAuthn relying party id passkey registrations and assertions must be for (e.g. `example.com`); unset accepts any",
+        default: "any",
+      },
     }),
     defineKnob({
       env: "SIGIL_WEBAUTHN_ORIGINS",
@@ -26,7 +35,10 @@ export const passkey = defineLoginMethod({
       key: "webauthnOrigins",
       parse: list,
       default: [],
-      doc: { meaning: "Comma-separated exact origins accepted in passkey `clientDataJSON` (e.g. `https://app.example.com`); unset accepts any", default: "any" },
+      doc: {
+        meaning: "Comma-separated exact origins accepted in passkey `clientDataJSON` (e.g. `https://app.example.com`); unset accepts any",
+        default: "any",
+      },
     }),
   ],
   settings: (config) => ({ webauthn: { ...(config.webauthnRpId ? { rpId: config.webauthnRpId } : {}), origins: config.webauthnOrigins } }),

@@ -19,7 +19,11 @@ export const session = defineLoginMethod({
       key: "sessionMaxSeconds",
       parse: int("SIGIL_SESSION_MAX_SECONDS", 60, 365 * 86400),
       default: 30 * 86400,
-      doc: { meaning: "The longest session a login may ask for (`expirationSeconds`, 1 s up to this; default 900 s). Longer → 400 `invalid api key expiration`", default: "`2592000` (30 d)" },
+      doc: {
+        meaning:
+          "The longest session a login may ask for (`expirationSeconds`, 1 s up to this; default 900 s). Longer → 400 `invalid api key expiration`",
+        default: "`2592000` (30 d)",
+      },
     }),
   ],
   settings: (config) => ({ sessionMaxSeconds: config.sessionMaxSeconds }),

@@ -28,7 +28,10 @@ export const proxyErrorsPlugin = globalPlugin<{ configs: ConfigSource }>("auth-p
       return;
     }
     const id = randomUUID();
-    request.log.error({ errorId: id, err: { name: (err as Error)?.name, message: (err as Error)?.message, stack: (err as Error)?.stack } }, "auth proxy internal error");
+    request.log.error(
+      { errorId: id, err: { name: (err as Error)?.name, message: (err as Error)?.message, stack: (err as Error)?.stack } },
+      "auth proxy internal error",
+    );
     void reply.status(500).send(new ApiError(Grpc.INTERNAL, "INTERNAL", `internal server error (${id})`).toBody());
   });
 });
@@ -36,7 +39,8 @@ export const proxyErrorsPlugin = globalPlugin<{ configs: ConfigSource }>("auth-p
 function proxyError(err: unknown): ApiError | undefined {
   if (err instanceof ApiError) return err;
   const fe = err as FastifyError;
-  if (fe?.code === "FST_ERR_CTP_BODY_TOO_LARGE") return new ApiError(Grpc.INVALID_ARGUMENT, "REQUEST_INVALID", "request body is too large", [], 413);
+  if (fe?.code === "FST_ERR_CTP_BODY_TOO_LARGE")
+    return new ApiError(Grpc.INVALID_ARGUMENT, "REQUEST_INVALID", "request body is too large", [], 413);
   if (typeof fe?.statusCode === "number" && fe.statusCode >= 400 && fe.statusCode < 500) return invalid(`bad request: ${fe.message}`);
   return undefined;
 }

@@ -5,7 +5,13 @@ import { globalPlugin } from "./global.ts";
 
 export const errorsPlugin = globalPlugin<{ bodyLimitBytes: number }>("sigil-errors", async (app, opts) => {
   // The body limit's refusal names the limit (docs/network.md §6.1).
-  const bodyLimitError = new ApiError(Grpc.INVALID_ARGUMENT, "REQUEST_INVALID", `request body is too large: at most ${opts.bodyLimitBytes} bytes (SIGIL_BODY_LIMIT_BYTES)`, [], 413);
+  const bodyLimitError = new ApiError(
+    Grpc.INVALID_ARGUMENT,
+    "REQUEST_INVALID",
+    `request body is too large: at most ${opts.bodyLimitBytes} bytes (SIGIL_BODY_LIMIT_BYTES)`,
+    [],
+    413,
+  );
   app.setErrorHandler((err, req, reply) =>
     errorHandler((err as { code?: string } | null)?.code === "FST_ERR_CTP_BODY_TOO_LARGE" ? bodyLimitError : err, req, reply),
   );

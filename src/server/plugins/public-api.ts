@@ -24,7 +24,9 @@ const retryAfter = (reply: FastifyReply, err: unknown): never => {
 export async function publicApiPlugin(app: FastifyInstance, opts: PublicApiOptions): Promise<void> {
   const { deps, limiter } = opts;
   app.post<{ Params: { op: string } }>("/public/v1/submit/:op", async (req, reply) => {
-    const out = await submitActivity(deps, req.params.op, raw(req), req.headers, { address: req.ip, limiter }).catch((err: unknown) => retryAfter(reply, err));
+    const out = await submitActivity(deps, req.params.op, raw(req), req.headers, { address: req.ip, limiter }).catch((err: unknown) =>
+      retryAfter(reply, err),
+    );
     req.log.info({ organizationId: out.activity.organizationId, activityId: out.activity.id, type: out.activity.type }, "activity");
     return out;
   });

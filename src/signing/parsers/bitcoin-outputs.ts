@@ -51,7 +51,8 @@ function isBareMultisig(s: Uint8Array): boolean {
 
 function classify(s: Uint8Array): Classified {
   const n = s.length;
-  if (n === 25 && s[0] === OP_DUP && s[1] === OP_HASH160 && s[2] === 20 && s[23] === OP_EQUALVERIFY && s[24] === OP_CHECKSIG) return { type: "pkh", hash: s.subarray(3, 23) };
+  if (n === 25 && s[0] === OP_DUP && s[1] === OP_HASH160 && s[2] === 20 && s[23] === OP_EQUALVERIFY && s[24] === OP_CHECKSIG)
+    return { type: "pkh", hash: s.subarray(3, 23) };
   if (n === 23 && s[0] === OP_HASH160 && s[1] === 20 && s[22] === OP_EQUAL) return { type: "sh", hash: s.subarray(2, 22) };
   if (n === 22 && s[0] === OP_0 && s[1] === 20) return { type: "wpkh", hash: s.subarray(2) };
   if (n === 34 && s[0] === OP_0 && s[1] === 32) return { type: "wsh", hash: s.subarray(2) };
@@ -63,7 +64,16 @@ function classify(s: Uint8Array): Classified {
 }
 
 // The address type names of `address_type` [our choice: upstream names the field, not its values].
-const ADDRESS_TYPES: Readonly<Record<NonNullable<Classified>["type"], string>> = { pkh: "P2PKH", sh: "P2SH", wpkh: "P2WPKH", wsh: "P2WSH", tr: "P2TR", pk: "P2PK", ms: "P2MS", p2a: "P2A" };
+const ADDRESS_TYPES: Readonly<Record<NonNullable<Classified>["type"], string>> = {
+  pkh: "P2PKH",
+  sh: "P2SH",
+  wpkh: "P2WPKH",
+  wsh: "P2WSH",
+  tr: "P2TR",
+  pk: "P2PK",
+  ms: "P2MS",
+  p2a: "P2A",
+};
 
 export function outputFacts(script: Uint8Array, value: bigint, network: typeof NETWORK): BitcoinTxOutputFacts {
   const c = classify(script);
@@ -71,7 +81,14 @@ export function outputFacts(script: Uint8Array, value: bigint, network: typeof N
   let type = c ? ADDRESS_TYPES[c.type] : script[0] === OP_RETURN ? "OP_RETURN" : "UNKNOWN";
   if (c && (c.type === "pkh" || c.type === "sh" || c.type === "wpkh" || c.type === "wsh" || c.type === "tr")) {
     address = Address(network).encode(c as Parameters<ReturnType<typeof Address>["encode"]>[0]);
-  } else if (type === "UNKNOWN" && script.length >= 4 && script.length <= 42 && script[0]! >= OP_1 && script[0]! <= OP_16 && script[1] === script.length - 2) {
+  } else if (
+    type === "UNKNOWN" &&
+    script.length >= 4 &&
+    script.length <= 42 &&
+    script[0]! >= OP_1 &&
+    script[0]! <= OP_16 &&
+    script[1] === script.length - 2
+  ) {
     // A witness program of a version with no named type: still an address (BIP-350).
     type = "WITNESS_UNKNOWN";
   }

@@ -87,7 +87,14 @@ export class Sighasher {
       after: Buffer.concat([sha256d(...tx.outputs.map(output)), u32(tx.lockTime), u32(SIGHASH_ALL)]),
     };
     const input = tx.inputs[idx]!;
-    return sha256d(this.v0.before, this.outpoints[idx]!, varBytes(scriptCode), u64(input.prevout.amount), u32(input.sequence), this.v0.after);
+    return sha256d(
+      this.v0.before,
+      this.outpoints[idx]!,
+      varBytes(scriptCode),
+      u64(input.prevout.amount),
+      u32(input.sequence),
+      this.v0.after,
+    );
   }
 
   /** BIP-341 key-path digest, SIGHASH_DEFAULT, no annex. */

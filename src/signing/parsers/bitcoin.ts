@@ -104,7 +104,8 @@ function prevout(input: PsbtInput, extra: InputExtras): { script: Uint8Array; am
 function checkPrevious(input: PsbtInput, extra: InputExtras, i: number): void {
   const previous = extra.nonWitnessUtxo;
   if (!previous) return;
-  if (!same(previous.txid, input.txid!)) throw new ParseError(`input ${i}: its non_witness_utxo is not the transaction ${toHex(input.txid!)}`);
+  if (!same(previous.txid, input.txid!))
+    throw new ParseError(`input ${i}: its non_witness_utxo is not the transaction ${toHex(input.txid!)}`);
   const out = previous.outputs[input.index!];
   if (!out) throw new ParseError(`input ${i}: its non_witness_utxo has no output ${input.index}`);
   if (input.witnessUtxo && (input.witnessUtxo.amount !== out.amount || !same(input.witnessUtxo.script, out.script))) {
@@ -146,14 +147,22 @@ function readPsbt(hex: string, network: Network): ParsedBitcoinTx {
     // and concern inputs this key does not sign (docs/signing.md §6; ownInputs checks the key's).
     const kept = reduced(bytes);
     extras = kept.inputs;
-    psbt = Transaction.fromPSBT(kept.bytes, { allowUnknownInputs: true, allowUnknownOutputs: true, allowUnknownVersion: true, disableScriptCheck: true });
+    psbt = Transaction.fromPSBT(kept.bytes, {
+      allowUnknownInputs: true,
+      allowUnknownOutputs: true,
+      allowUnknownVersion: true,
+      disableScriptCheck: true,
+    });
   } catch (err) {
     throw new ParseError(`not a PSBT (BIP-174 / BIP-370, as hex): ${(err as Error).message.slice(0, 200)}`);
   }
-  if (psbt.inputsLength !== extras.length) throw new ParseError(`not a PSBT (BIP-174 / BIP-370, as hex): ${extras.length} input maps for ${psbt.inputsLength} inputs`);
+  if (psbt.inputsLength !== extras.length)
+    throw new ParseError(`not a PSBT (BIP-174 / BIP-370, as hex): ${extras.length} input maps for ${psbt.inputsLength} inputs`);
   if (psbt.inputsLength === 0) throw new ParseError("the PSBT has no inputs");
-  if (psbt.inputsLength > MAX_BITCOIN_INPUTS) throw new ParseError(`the PSBT has ${psbt.inputsLength} inputs; at most ${MAX_BITCOIN_INPUTS} are accepted`);
-  if (psbt.outputsLength > MAX_BITCOIN_OUTPUTS) throw new ParseError(`the PSBT has ${psbt.outputsLength} outputs; at most ${MAX_BITCOIN_OUTPUTS} are accepted`);
+  if (psbt.inputsLength > MAX_BITCOIN_INPUTS)
+    throw new ParseError(`the PSBT has ${psbt.inputsLength} inputs; at most ${MAX_BITCOIN_INPUTS} are accepted`);
+  if (psbt.outputsLength > MAX_BITCOIN_OUTPUTS)
+    throw new ParseError(`the PSBT has ${psbt.outputsLength} outputs; at most ${MAX_BITCOIN_OUTPUTS} are accepted`);
   const read: PsbtInput[] = [];
   const inputs: BitcoinTxInputFacts[] = [];
   const spent: SighashTx["inputs"][number][] = [];
@@ -264,23 +273,30 @@ export function ownInputs(parsed: BitcoinPsbtView, publicKey: Uint8Array): OwnIn
     if (!script) return;
     const kind = kinds.find((k) => same(scripts[k], script));
     if (!kind) return;
-    if (kind === "P2PKH" && !input.nonWitnessUtxo) throw new ParseError(`input ${i} (P2PKH) needs non_witness_utxo, the transaction it spends`);
+    if (kind === "P2PKH" && !input.nonWitnessUtxo)
+      throw new ParseError(`input ${i} (P2PKH) needs non_witness_utxo, the transaction it spends`);
     if (kind !== "P2PKH" && !input.witnessUtxo) throw new ParseError(`input ${i} (${kind}) needs witness_utxo`);
-    if (input.redeemOrWitnessScript) throw new ParseError(`input ${i} (${kind}) carries a redeem or witness script, which a ${kind} output has none of`);
+    if (input.redeemOrWitnessScript)
+      throw new ParseError(`input ${i} (${kind}) carries a redeem or witness script, which a ${kind} output has none of`);
     if (kind === "P2TR") {
       if (input.tapScriptPath) throw new ParseError(`input ${i}: P2TR script-path spending is not signed; only the key path`);
-      if (input.tapInternalKey && !same(input.tapInternalKey, xOnly)) throw new ParseError(`input ${i}: tap_internal_key is not this key's`);
+      if (input.tapInternalKey && !same(input.tapInternalKey, xOnly))
+        throw new ParseError(`input ${i}: tap_internal_key is not this key's`);
     }
     const defaultSighash = kind === "P2TR" ? 0 : 1;
     if (input.sighashType !== undefined && input.sighashType !== defaultSighash) {
-      throw new ParseError(`input ${i}: sighash type ${input.sighashType} is not signed; only ${kind === "P2TR" ? "SIGHASH_DEFAULT" : "SIGHASH_ALL"}`);
+      throw new ParseError(
+        `input ${i}: sighash type ${input.sighashType} is not signed; only ${kind === "P2TR" ? "SIGHASH_DEFAULT" : "SIGHASH_ALL"}`,
+      );
     }
     own.push({ index: i, kind });
   });
   if (own.length === 0) throw new NoOwnInputError("no input of the PSBT spends an output of this key (P2WPKH, P2PKH or P2TR key path)");
   const legacy = parsed.legacyBytesEach * own.filter((o) => o.kind === "P2PKH").length;
   if (legacy > MAX_LEGACY_SIGHASH_BYTES) {
-    throw new ParseError(`the P2PKH inputs of this key would hash ${legacy} bytes to sign (each hashes the whole transaction); at most ${MAX_LEGACY_SIGHASH_BYTES} are signed in one request`);
+    throw new ParseError(
+      `the P2PKH inputs of this key would hash ${legacy} bytes to sign (each hashes the whole transaction); at most ${MAX_LEGACY_SIGHASH_BYTES} are signed in one request`,
+    );
   }
   return own;
 }

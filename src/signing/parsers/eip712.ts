@@ -43,12 +43,16 @@ function readTypes(raw: unknown): Types {
     const fields = raw[name];
     if (!Array.isArray(fields)) throw new ParseError(`typed data: types.${name} must be a list`);
     const seen = new Set<string>();
-    types.set(name, fields.map((f, i) => {
-      if (!isRecord(f) || typeof f.name !== "string" || typeof f.type !== "string") throw new ParseError(`typed data: types.${name}[${i}] needs a name and a type`);
-      if (seen.has(f.name)) throw new ParseError(`typed data: types.${name} declares ${f.name} twice`);
-      seen.add(f.name);
-      return { name: f.name, type: f.type };
-    }));
+    types.set(
+      name,
+      fields.map((f, i) => {
+        if (!isRecord(f) || typeof f.name !== "string" || typeof f.type !== "string")
+          throw new ParseError(`typed data: types.${name}[${i}] needs a name and a type`);
+        if (seen.has(f.name)) throw new ParseError(`typed data: types.${name} declares ${f.name} twice`);
+        seen.add(f.name);
+        return { name: f.name, type: f.type };
+      }),
+    );
   }
   return types;
 }
@@ -92,7 +96,8 @@ function value(types: Types, type: string, v: unknown, what: string, depth: numb
   const bytes = BYTES_TYPE.exec(type);
   if (bytes) {
     if (typeof v !== "string" || !/^0x([0-9a-fA-F]{2})*$/.test(v)) throw new ParseError(`typed data: ${what} is not 0x hex`);
-    if (bytes[1] !== "" && (Number(bytes[1]) < 1 || Number(bytes[1]) > 32 || v.length !== 2 + 2 * Number(bytes[1]))) throw new ParseError(`typed data: ${what} is not a ${type}`);
+    if (bytes[1] !== "" && (Number(bytes[1]) < 1 || Number(bytes[1]) > 32 || v.length !== 2 + 2 * Number(bytes[1])))
+      throw new ParseError(`typed data: ${what} is not a ${type}`);
     return v.toLowerCase();
   }
   switch (type) {

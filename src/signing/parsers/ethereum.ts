@@ -79,7 +79,8 @@ function checkAccessList(item: RlpItem | undefined): void {
     if (e.length !== 2) throw new ParseError(`access_list[${i}]: expected [address, storage keys]`);
     address(e[0], `access_list[${i}].address`, false);
     for (const [j, key] of listOf(e[1], `access_list[${i}].storage_keys`).entries()) {
-      if (bytesOf(key, `access_list[${i}].storage_keys[${j}]`).length !== 32) throw new ParseError(`access_list[${i}].storage_keys[${j}]: expected 32 bytes`);
+      if (bytesOf(key, `access_list[${i}].storage_keys[${j}]`).length !== 32)
+        throw new ParseError(`access_list[${i}].storage_keys[${j}]: expected 32 bytes`);
     }
   }
 }
@@ -88,8 +89,17 @@ function authorizations(item: RlpItem | undefined): EthAuthorizationFacts[] {
   return listOf(item, "authorization_list").map((entry, i) => {
     const a = listOf(entry, `authorization_list[${i}]`);
     if (a.length !== 6) throw new ParseError(`authorization_list[${i}]: expected [chain_id, address, nonce, y_parity, r, s]`);
-    for (const [k, name] of [[3, "y_parity"], [4, "r"], [5, "s"]] as const) rlpInt(a[k]!, `authorization_list[${i}].${name}`);
-    return { chain_id: rlpInt(a[0]!, `authorization_list[${i}].chain_id`), address: address(a[1], `authorization_list[${i}].address`, false), nonce: rlpInt(a[2]!, `authorization_list[${i}].nonce`) };
+    for (const [k, name] of [
+      [3, "y_parity"],
+      [4, "r"],
+      [5, "s"],
+    ] as const)
+      rlpInt(a[k]!, `authorization_list[${i}].${name}`);
+    return {
+      chain_id: rlpInt(a[0]!, `authorization_list[${i}].chain_id`),
+      address: address(a[1], `authorization_list[${i}].address`, false),
+      nonce: rlpInt(a[2]!, `authorization_list[${i}].nonce`),
+    };
   });
 }
 
@@ -119,7 +129,15 @@ export function parseEthereumTransaction(hex: string, from = ""): ParsedEthereum
   let facts: EthTxFacts;
   if (first === 1) {
     const gas_price = int(2, "gas_price");
-    facts = { type: typeName, from, chain_id, nonce, gas_price, gas: int(3, "gas"), ...callFacts(address(fields[4], "to", true), int(5, "value"), bytesOf(fields[6], "data")) };
+    facts = {
+      type: typeName,
+      from,
+      chain_id,
+      nonce,
+      gas_price,
+      gas: int(3, "gas"),
+      ...callFacts(address(fields[4], "to", true), int(5, "value"), bytesOf(fields[6], "data")),
+    };
     checkAccessList(fields[7]);
   } else {
     const max_priority_fee_per_gas = int(2, "max_priority_fee_per_gas");
@@ -127,7 +145,14 @@ export function parseEthereumTransaction(hex: string, from = ""): ParsedEthereum
     // Blob (3) and set-code (4) transactions cannot create contracts: `to` is required.
     const to = address(fields[5], "to", first === 2);
     facts = {
-      type: typeName, from, chain_id, nonce, max_priority_fee_per_gas, max_fee_per_gas, gas_price: max_fee_per_gas, gas: int(4, "gas"),
+      type: typeName,
+      from,
+      chain_id,
+      nonce,
+      max_priority_fee_per_gas,
+      max_fee_per_gas,
+      gas_price: max_fee_per_gas,
+      gas: int(4, "gas"),
       ...callFacts(to, int(6, "value"), bytesOf(fields[7], "data")),
     };
     checkAccessList(fields[8]);
@@ -147,10 +172,15 @@ export function parseEthereumTransaction(hex: string, from = ""): ParsedEthereum
 
 function parseLegacy(payload: Uint8Array, from: string): ParsedEthereumTx {
   const fields = listOf(rlpDecode(payload), "transaction");
-  if (fields.length !== 6 && fields.length !== 9) throw new ParseError(`a legacy transaction has 6 fields (9 with an EIP-155 chain id), found ${fields.length}`);
+  if (fields.length !== 6 && fields.length !== 9)
+    throw new ParseError(`a legacy transaction has 6 fields (9 with an EIP-155 chain id), found ${fields.length}`);
   const int = (i: number, what: string) => rlpInt(fields[i]!, what);
   const facts: EthTxFacts = {
-    type: "LEGACY", from, nonce: int(0, "nonce"), gas_price: int(1, "gas_price"), gas: int(2, "gas"),
+    type: "LEGACY",
+    from,
+    nonce: int(0, "nonce"),
+    gas_price: int(1, "gas_price"),
+    gas: int(2, "gas"),
     ...callFacts(address(fields[3], "to", true), int(4, "value"), bytesOf(fields[5], "data")),
   };
   if (fields.length === 9) {

@@ -44,7 +44,12 @@ const NOTHING: InstructionMoves = Object.freeze({});
  * policy — a tag it does not know, or a funds-moving tag with too little data or too few
  * accounts for the program to run it — is a ParseError naming the instruction, never left out.
  */
-export function readKnownInstruction(index: number, program: string, data: Uint8Array, keys: readonly string[]): InstructionMoves | undefined {
+export function readKnownInstruction(
+  index: number,
+  program: string,
+  data: Uint8Array,
+  keys: readonly string[],
+): InstructionMoves | undefined {
   const read = READERS[program];
   if (!read) return undefined;
   try {
@@ -72,7 +77,9 @@ const u64le = (b: Uint8Array, at: number): bigint => (BigInt(u32le(b, at + 4)) <
 /** The program would refuse the instruction: too little data or too few accounts for `name`. */
 function need(name: string, data: Uint8Array, bytes: number, keys: readonly string[], accounts: number): void {
   if (data.length < bytes || keys.length < accounts) {
-    throw new ParseError(`${name} needs at least ${bytes} bytes of data and ${accounts} accounts; it has ${data.length} and ${keys.length}`);
+    throw new ParseError(
+      `${name} needs at least ${bytes} bytes of data and ${accounts} accounts; it has ${data.length} and ${keys.length}`,
+    );
   }
 }
 
@@ -107,7 +114,8 @@ function systemInstruction(data: Uint8Array, keys: readonly string[]): Instructi
     case 2: // Transfer { lamports }: [from, to]
       need("System Transfer", data, 12, keys, 2);
       return lamports(keys[0]!, keys[1]!, u64le(data, 4));
-    case 3: { // CreateAccountWithSeed { base, seed, lamports, space, owner }: [funding, new account, base?]
+    case 3: {
+      // CreateAccountWithSeed { base, seed, lamports, space, owner }: [funding, new account, base?]
       const at = afterSeed("System CreateAccountWithSeed", data, 36);
       need("System CreateAccountWithSeed", data, at + 48, keys, 2);
       return lamports(keys[0]!, keys[1]!, u64le(data, at));
@@ -115,12 +123,14 @@ function systemInstruction(data: Uint8Array, keys: readonly string[]): Instructi
     case 5: // WithdrawNonceAccount(lamports): [nonce account, recipient, …]
       need("System WithdrawNonceAccount", data, 12, keys, 2);
       return lamports(keys[0]!, keys[1]!, u64le(data, 4));
-    case 11: { // TransferWithSeed { lamports, from_seed, from_owner }: [from, base, to]
+    case 11: {
+      // TransferWithSeed { lamports, from_seed, from_owner }: [from, base, to]
       const at = afterSeed("System TransferWithSeed", data, 12);
       need("System TransferWithSeed", data, at + 32, keys, 3);
       return lamports(keys[0]!, keys[2]!, u64le(data, 4));
     }
-    case 13: { // CreateAccountAllowPrefund { lamports, space, owner }: [new account, funding?]
+    case 13: {
+      // CreateAccountAllowPrefund { lamports, space, owner }: [new account, funding?]
       need("System CreateAccountAllowPrefund", data, 52, keys, 1);
       const amount = u64le(data, 4);
       if (keys.length >= 2) return lamports(keys[1]!, keys[0]!, amount);
@@ -129,15 +139,30 @@ function systemInstruction(data: Uint8Array, keys: readonly string[]): Instructi
     }
     // Assign, AdvanceNonceAccount, InitializeNonceAccount, AuthorizeNonceAccount, Allocate,
     // AllocateWithSeed, AssignWithSeed, UpgradeNonceAccount: no lamports move.
-    case 1: case 4: case 6: case 7: case 8: case 9: case 10: case 12:
+    case 1:
+    case 4:
+    case 6:
+    case 7:
+    case 8:
+    case 9:
+    case 10:
+    case 12:
       return NOTHING;
     default:
       return unknown("System", tag);
   }
 }
 
-const spl = (from: string, to: string, amount: bigint, owner: string, signers: readonly string[], token_mint?: string): InstructionMoves =>
-  ({ spl_transfer: { from, to, amount, owner, signers: [...signers], ...(token_mint === undefined ? {} : { token_mint }) } });
+const spl = (
+  from: string,
+  to: string,
+  amount: bigint,
+  owner: string,
+  signers: readonly string[],
+  token_mint?: string,
+): InstructionMoves => ({
+  spl_transfer: { from, to, amount, owner, signers: [...signers], ...(token_mint === undefined ? {} : { token_mint }) },
+});
 
 /** Token tags that move neither tokens nor lamports out of an account (both programs). */
 const TOKEN_MOVES_NOTHING = new Set([0, 1, 2, 4, 5, 6, 7, 10, 11, 13, 14, 16, 17, 18, 19, 20, 21, 22, 23, 24]);
@@ -188,7 +213,9 @@ function transferFeeInstruction(data: Uint8Array, keys: readonly string[]): Inst
     case 1: // TransferCheckedWithFee { amount, decimals, fee }: [source, mint, destination, owner, …signers]
       need("Token-2022 TransferCheckedWithFee", data, 19, keys, 4);
       return spl(keys[0]!, keys[2]!, u64le(data, 2), keys[3]!, keys.slice(4), keys[1]!);
-    case 0: case 4: case 5: // InitializeTransferFeeConfig, HarvestWithheldTokensToMint, SetTransferFee
+    case 0:
+    case 4:
+    case 5: // InitializeTransferFeeConfig, HarvestWithheldTokensToMint, SetTransferFee
       return NOTHING;
     default: // 2, 3: withdrawals of withheld fees, whose amounts are on chain.
       return unknown("Token-2022", `26/${data[1]}`);

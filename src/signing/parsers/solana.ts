@@ -109,19 +109,23 @@ export function parseSolanaTransaction(hex: string): ParsedSolanaTx {
   const keyCount = r.shortvec("account key count");
   const keys: string[] = [];
   for (let i = 0; i < keyCount; i++) keys.push(base58.encode(r.bytes(32, `account key ${i}`)));
-  if (required > keyCount || readonlySigned >= required || readonlyUnsigned > keyCount - required) throw new ParseError("the message header does not fit its account keys");
+  if (required > keyCount || readonlySigned >= required || readonlyUnsigned > keyCount - required)
+    throw new ParseError("the message header does not fit its account keys");
   if (new Set(keys).size !== keys.length) throw new ParseError("the message lists an account key twice");
   const recent_blockhash = base58.encode(r.bytes(32, "recent blockhash"));
 
   const rawInstructions: { program: number; accounts: number[]; data: Uint8Array }[] = [];
   const ixCount = r.shortvec("instruction count");
-  if (ixCount > MAX_SOLANA_INSTRUCTIONS) throw new ParseError(`the transaction has ${ixCount} instructions; at most ${MAX_SOLANA_INSTRUCTIONS} are accepted`);
+  if (ixCount > MAX_SOLANA_INSTRUCTIONS)
+    throw new ParseError(`the transaction has ${ixCount} instructions; at most ${MAX_SOLANA_INSTRUCTIONS} are accepted`);
   let references = 0;
   for (let i = 0; i < ixCount; i++) {
     const program = r.u8(`instruction ${i} program`);
     const n = r.shortvec(`instruction ${i} account count`);
     if ((references += n) > MAX_SOLANA_ACCOUNT_REFERENCES) {
-      throw new ParseError(`the transaction's instructions name more than ${MAX_SOLANA_ACCOUNT_REFERENCES} accounts in all (an account named twice counts twice)`);
+      throw new ParseError(
+        `the transaction's instructions name more than ${MAX_SOLANA_ACCOUNT_REFERENCES} accounts in all (an account named twice counts twice)`,
+      );
     }
     const accounts = Array.from(r.bytes(n, `instruction ${i} accounts`));
     const data = r.bytes(r.shortvec(`instruction ${i} data length`), `instruction ${i} data`);
@@ -170,13 +174,22 @@ export function parseSolanaTransaction(hex: string): ParsedSolanaTx {
       if (a < keyCount) continue;
       const l = loaded[a - keyCount]!;
       let entry = byTable.get(l.table);
-      if (!entry) byTable.set(l.table, (entry = { address_table_key: lookups[l.table]!.address_table_key, writable_indexes: [], readonly_indexes: [] }));
+      if (!entry)
+        byTable.set(
+          l.table,
+          (entry = { address_table_key: lookups[l.table]!.address_table_key, writable_indexes: [], readonly_indexes: [] }),
+        );
       (l.writable ? entry.writable_indexes : entry.readonly_indexes).push(l.index);
     }
     instructions.push({ program_key, accounts, instruction_data_hex: toHex(ix.data), address_table_lookups: [...byTable.values()] });
     // What a known program's instruction moves, read as that program reads it; a form Sigil
     // cannot show to a policy refuses the transaction (docs/signing-policies.md §1.3.1).
-    const moves = readKnownInstruction(n, program_key, ix.data, accounts.map((a) => a.account_key));
+    const moves = readKnownInstruction(
+      n,
+      program_key,
+      ix.data,
+      accounts.map((a) => a.account_key),
+    );
     if (moves?.transfer) transfers.push(moves.transfer);
     if (moves?.spl_transfer) spl_transfers.push(moves.spl_transfer);
   });

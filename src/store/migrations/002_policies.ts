@@ -43,10 +43,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   // Bumped in the same transaction as any change to an organization's policies or root
   // quorum: evaluators cache the compiled policy set per (organization, version).
-  await db.schema.alterTable("organizations").addColumn("policy_version", "integer", (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable("organizations")
+    .addColumn("policy_version", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
   // The credential behind a vote, for the consensus keyword `credentials`.
-  await db.schema.alterTable("votes").addColumn("credential_id", "text", (c) => c.notNull().defaultTo("")).execute();
-  await db.schema.alterTable("votes").addColumn("credential_type", "text", (c) => c.notNull().defaultTo("")).execute();
+  await db.schema
+    .alterTable("votes")
+    .addColumn("credential_id", "text", (c) => c.notNull().defaultTo(""))
+    .execute();
+  await db.schema
+    .alterTable("votes")
+    .addColumn("credential_type", "text", (c) => c.notNull().defaultTo(""))
+    .execute();
   await db.schema.createIndex("votes_activity_user").on("votes").columns(["activity_id", "user_id"]).execute();
 }
 

@@ -37,7 +37,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     /** Network error, deadline, refused destination. */
     .addColumn("error", "text")
     .execute();
-  await db.schema.createIndex("webhook_delivery_attempts_delivery").on("webhook_delivery_attempts").columns(["delivery_id", "attempt"]).unique().execute();
+  await db.schema
+    .createIndex("webhook_delivery_attempts_delivery")
+    .on("webhook_delivery_attempts")
+    .columns(["delivery_id", "attempt"])
+    .unique()
+    .execute();
 }
 
 export async function down(): Promise<void> {

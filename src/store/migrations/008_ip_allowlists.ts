@@ -6,7 +6,10 @@ import type { Kysely } from "kysely";
 // per-store cache (network/allowlist-cache.ts) reloads a list only when it moved. 0 means the
 // organization never had a list: the check costs nothing.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable("organizations").addColumn("ip_allowlist_version", "integer", (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable("organizations")
+    .addColumn("ip_allowlist_version", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema
     .createTable("ip_allowlists")
     .addColumn("organization_id", "text", (c) => c.notNull().references("organizations.id"))

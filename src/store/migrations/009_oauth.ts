@@ -30,7 +30,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("created_at", "bigint", (c) => c.notNull())
     .addColumn("updated_at", "bigint", (c) => c.notNull())
     .execute();
-  await db.schema.createIndex("oauth_providers_identity").on("oauth_providers").columns(["issuer", "audience", "subject"]).unique().execute();
+  await db.schema
+    .createIndex("oauth_providers_identity")
+    .on("oauth_providers")
+    .columns(["issuer", "audience", "subject"])
+    .unique()
+    .execute();
   await db.schema.createIndex("oauth_providers_user").on("oauth_providers").columns(["user_id", "created_at"]).execute();
   await db.schema.createIndex("oauth_providers_org").on("oauth_providers").column("organization_id").execute();
 }

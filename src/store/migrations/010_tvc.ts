@@ -29,7 +29,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("created_at", "bigint", (c) => c.notNull())
     .addColumn("updated_at", "bigint", (c) => c.notNull())
     .execute();
-  await db.schema.createIndex("tvc_operator_sets_identity").on("tvc_operator_sets").columns(["organization_id", "identity"]).unique().execute();
+  await db.schema
+    .createIndex("tvc_operator_sets_identity")
+    .on("tvc_operator_sets")
+    .columns(["organization_id", "identity"])
+    .unique()
+    .execute();
 
   await db.schema
     .createTable("tvc_operator_set_members")
@@ -96,5 +101,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("signature", "text", (c) => c.notNull())
     .addColumn("created_at", "bigint", (c) => c.notNull())
     .execute();
-  await db.schema.createIndex("tvc_manifest_approvals_operator").on("tvc_manifest_approvals").columns(["manifest_id", "operator_id"]).unique().execute();
+  await db.schema
+    .createIndex("tvc_manifest_approvals_operator")
+    .on("tvc_manifest_approvals")
+    .columns(["manifest_id", "operator_id"])
+    .unique()
+    .execute();
 }

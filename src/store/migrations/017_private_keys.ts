@@ -31,7 +31,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("address", "text", (c) => c.notNull())
     .addPrimaryKeyConstraint("private_key_addresses_pk", ["private_key_id", "position"])
     .execute();
-  await db.schema.createIndex("private_key_addresses_org_address").on("private_key_addresses").columns(["organization_id", "address"]).execute();
+  await db.schema
+    .createIndex("private_key_addresses_org_address")
+    .on("private_key_addresses")
+    .columns(["organization_id", "address"])
+    .execute();
 
   await db.schema
     .createTable("private_key_tags")

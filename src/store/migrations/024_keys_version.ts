@@ -10,7 +10,10 @@ import { dialectOf } from "../engines.ts";
 const KEY_TABLES = ["wallets", "wallet_accounts", "private_keys", "private_key_addresses"] as const;
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable("organizations").addColumn("keys_version", "bigint", (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable("organizations")
+    .addColumn("keys_version", "bigint", (c) => c.notNull().defaultTo(0))
+    .execute();
   for (const table of KEY_TABLES) await dialectOf(db).createCounterTriggers(db, table, "keys_version");
 }
 

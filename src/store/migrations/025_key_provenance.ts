@@ -20,7 +20,10 @@ import { sql, type Kysely } from "kysely";
 const BATCH = 500;
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable("api_keys").addColumn("trusted", "integer", (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable("api_keys")
+    .addColumn("trusted", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable("api_keys").addColumn("proved_at", "bigint").execute();
   await backfill(db);
 }

@@ -47,8 +47,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     after = rows[rows.length - 1]!.id;
     const orgs = rows.map(subOrganizationOf).filter((o): o is string => o !== undefined);
     if (orgs.length === 0) continue;
-    await d.updateTable("users").set({ email_verified_at: null }).where("organization_id", "in", orgs).where("email_verified_at", "=", sql.ref("created_at")).execute();
-    await d.updateTable("users").set({ phone_verified_at: null }).where("organization_id", "in", orgs).where("phone_verified_at", "=", sql.ref("created_at")).execute();
+    await d
+      .updateTable("users")
+      .set({ email_verified_at: null })
+      .where("organization_id", "in", orgs)
+      .where("email_verified_at", "=", sql.ref("created_at"))
+      .execute();
+    await d
+      .updateTable("users")
+      .set({ phone_verified_at: null })
+      .where("organization_id", "in", orgs)
+      .where("phone_verified_at", "=", sql.ref("created_at"))
+      .execute();
   }
 }
 

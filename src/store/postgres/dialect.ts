@@ -13,7 +13,8 @@ export const POSTGRES_DIALECT: StoreDialect = {
   forUpdate: (q) => q.forUpdate(),
   forUpdateSkipLocked: (q) => q.forUpdate().skipLocked(),
   lock: (q, strength) => (strength === "exclusive" ? q.forNoKeyUpdate() : q.forShare()),
-  tagIdList: () => sql<string | null>`(select string_agg(m.tag_id, ',' order by m.tag_id) from user_tag_members m where m.user_id = users.id)`,
+  tagIdList: () =>
+    sql<string | null>`(select string_agg(m.tag_id, ',' order by m.tag_id) from user_tag_members m where m.user_id = users.id)`,
   // Statement triggers over transition tables: one UPDATE per statement and organization, however
   // many rows it wrote (an organization's deletion removes all its keys in one statement).
   async createCounterTriggers(db, table, counter) {
@@ -27,14 +28,21 @@ export const POSTGRES_DIALECT: StoreDialect = {
       )
       .execute(db);
     // A transition table may be named by one event only per trigger.
-    for (const [event, ref] of [["INSERT", "NEW TABLE AS new_rows"], ["UPDATE", "NEW TABLE AS new_rows"], ["DELETE", "OLD TABLE AS old_rows"]] as const) {
+    for (const [event, ref] of [
+      ["INSERT", "NEW TABLE AS new_rows"],
+      ["UPDATE", "NEW TABLE AS new_rows"],
+      ["DELETE", "OLD TABLE AS old_rows"],
+    ] as const) {
       await sql
-        .raw(`CREATE TRIGGER "${table}_${counter}_${event.toLowerCase()}" AFTER ${event} ON "${table}" REFERENCING ${ref} FOR EACH STATEMENT EXECUTE FUNCTION "${fn}"()`)
+        .raw(
+          `CREATE TRIGGER "${table}_${counter}_${event.toLowerCase()}" AFTER ${event} ON "${table}" REFERENCING ${ref} FOR EACH STATEMENT EXECUTE FUNCTION "${fn}"()`,
+        )
         .execute(db);
     }
   },
   async dropCounterTriggers(db, table, counter) {
-    for (const event of ["insert", "update", "delete"]) await sql.raw(`DROP TRIGGER IF EXISTS "${table}_${counter}_${event}" ON "${table}"`).execute(db);
+    for (const event of ["insert", "update", "delete"])
+      await sql.raw(`DROP TRIGGER IF EXISTS "${table}_${counter}_${event}" ON "${table}"`).execute(db);
   },
   async notify(db, channel) {
     await sql`SELECT pg_notify(${channel}, '')`.execute(db);

@@ -53,7 +53,9 @@ function open(opts: OpenOptions): OpenedStore {
   pool.on("error", () => {});
   // The pool's statement cache lives and dies with it (docs/storage.md §3).
   const names = new StatementNames();
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(pool, t.statementTimeoutMs + QUERY_SLACK_MS, names) }) });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: guardedPool(pool, t.statementTimeoutMs + QUERY_SLACK_MS, names) }),
+  });
   return {
     db,
     location: `postgres://${url.host}${url.pathname}`,

@@ -17,10 +17,16 @@ export const SQLITE_DIALECT: StoreDialect = {
   forUpdateSkipLocked: same,
   lock: same,
   tagIdList: () =>
-    sql<string | null>`(select group_concat(tag_id, ',') from (select m.tag_id from user_tag_members m where m.user_id = users.id order by m.tag_id))`,
+    sql<
+      string | null
+    >`(select group_concat(tag_id, ',') from (select m.tag_id from user_tag_members m where m.user_id = users.id order by m.tag_id))`,
   // Row triggers: SQLite has no statement triggers. A trigger name cannot be a bound value.
   async createCounterTriggers(db, table, counter) {
-    for (const [event, row] of [["INSERT", "NEW"], ["UPDATE", "NEW"], ["DELETE", "OLD"]] as const) {
+    for (const [event, row] of [
+      ["INSERT", "NEW"],
+      ["UPDATE", "NEW"],
+      ["DELETE", "OLD"],
+    ] as const) {
       await sql
         .raw(
           `CREATE TRIGGER "${table}_${counter}_${event.toLowerCase()}" AFTER ${event} ON "${table}" FOR EACH ROW BEGIN ` +

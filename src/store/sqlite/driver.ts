@@ -9,14 +9,7 @@
 // (503). Outside a transaction the connection is handed back while waiting, so reads (which
 // WAL never blocks) go on being served meanwhile.
 import type BetterSqlite3 from "better-sqlite3";
-import {
-  CompiledQuery,
-  SqliteDialect,
-  type DatabaseConnection,
-  type Driver,
-  type QueryResult,
-  type SqliteDatabase,
-} from "kysely";
+import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, type QueryResult, type SqliteDatabase } from "kysely";
 import { StoreUnavailableError, type LockDeadline } from "../transactions.ts";
 
 /** SQLite's "someone else holds the lock" codes: the statement did nothing and may be retried. */
@@ -132,10 +125,7 @@ class AsyncLockConnection implements DatabaseConnection {
         if (!isSqliteBusy(err)) throw err;
         const now = Date.now();
         if (now >= deadline) {
-          throw new StoreUnavailableError(
-            `the database is locked by another process (waited ${now - started} ms)`,
-            { cause: err },
-          );
+          throw new StoreUnavailableError(`the database is locked by another process (waited ${now - started} ms)`, { cause: err });
         }
         const delay = Math.min(FIRST_DELAY_MS * 2 ** attempt, MAX_DELAY_MS, deadline - now);
         // Outside a transaction nothing of ours is pending on the connection: let other

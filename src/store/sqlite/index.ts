@@ -70,7 +70,9 @@ async function bulkWriter(opts: { dataDir: string }): Promise<BulkWriter> {
     const key = `${r.table}(${r.columns.join(",")})`;
     let s = statements.get(key);
     if (!s) {
-      s = db.prepare(`INSERT INTO "${r.table}" (${r.columns.map((c) => `"${c}"`).join(", ")}) VALUES (${r.columns.map(() => "?").join(", ")})`);
+      s = db.prepare(
+        `INSERT INTO "${r.table}" (${r.columns.map((c) => `"${c}"`).join(", ")}) VALUES (${r.columns.map(() => "?").join(", ")})`,
+      );
       statements.set(key, s);
     }
     return s;

@@ -16,7 +16,10 @@ export { logTransport } from "./log.ts";
 
 export function otpTransportsFrom(config: OtpConfig, log: Logger): { email?: OtpTransport; sms?: OtpTransport } {
   if (config.otpDevTransport === "log") {
-    log.warn({ otpDevTransport: "log" }, "SIGIL_OTP_DEV_TRANSPORT=log: OTP codes are written to this log and not delivered; never use this in production");
+    log.warn(
+      { otpDevTransport: "log" },
+      "SIGIL_OTP_DEV_TRANSPORT=log: OTP codes are written to this log and not delivered; never use this in production",
+    );
     const t = logTransport(log);
     return { email: t, sms: t };
   }

@@ -14,7 +14,8 @@ export interface SmsHttpOptions {
 
 export function smsHttpTransport(opts: SmsHttpOptions): OtpTransport {
   const timeoutMs = opts.timeoutMs ?? SEND_TIMEOUT_MS;
-  const auth = opts.username !== undefined ? `Basic ${Buffer.from(`${opts.username}:${opts.password ?? ""}`).toString("base64")}` : undefined;
+  const auth =
+    opts.username !== undefined ? `Basic ${Buffer.from(`${opts.username}:${opts.password ?? ""}`).toString("base64")}` : undefined;
   return {
     kind: "sms-http",
     async send(m: OtpMessage): Promise<void> {
@@ -30,7 +31,9 @@ export function smsHttpTransport(opts: SmsHttpOptions): OtpTransport {
         });
       } catch (err) {
         const timedOut = (err as Error).name === "TimeoutError";
-        throw new DeliveryError(timedOut ? `the SMS gateway did not answer within ${timeoutMs} ms` : "the SMS gateway could not be reached");
+        throw new DeliveryError(
+          timedOut ? `the SMS gateway did not answer within ${timeoutMs} ms` : "the SMS gateway could not be reached",
+        );
       }
       // The body is read only to free the connection; it is not reported (it may echo the message).
       await res.arrayBuffer().catch(() => undefined);

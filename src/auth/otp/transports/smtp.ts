@@ -55,7 +55,11 @@ export function smtpTransport(opts: SmtpOptions): OtpTransport {
         logger: false,
         debug: false,
       });
-      const from = m.from ? { name: m.fromName ?? "Notifications", address: m.from } : m.fromName ? { name: m.fromName, address: addressOf(opts.from) } : opts.from;
+      const from = m.from
+        ? { name: m.fromName ?? "Notifications", address: m.from }
+        : m.fromName
+          ? { name: m.fromName, address: addressOf(opts.from) }
+          : opts.from;
       let timer: NodeJS.Timeout | undefined;
       try {
         await Promise.race([
@@ -68,7 +72,10 @@ export function smtpTransport(opts: SmtpOptions): OtpTransport {
             ...(m.html ? { html: m.html } : {}),
           }),
           new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new DeliveryError(`the mail server did not accept the message within ${timeoutMs} ms`)), timeoutMs);
+            timer = setTimeout(
+              () => reject(new DeliveryError(`the mail server did not accept the message within ${timeoutMs} ms`)),
+              timeoutMs,
+            );
           }),
         ]);
       } catch (err) {
@@ -76,7 +83,9 @@ export function smtpTransport(opts: SmtpOptions): OtpTransport {
         // nodemailer's errors carry a code (ECONNECTION, ETIMEDOUT, EENVELOPE, EAUTH…) and the
         // server's reply code; neither contains the message.
         const e = err as { code?: string; responseCode?: number };
-        throw new DeliveryError(`the mail server refused or could not be reached (${[e.code, e.responseCode].filter(Boolean).join(" ") || "error"})`);
+        throw new DeliveryError(
+          `the mail server refused or could not be reached (${[e.code, e.responseCode].filter(Boolean).join(" ") || "error"})`,
+        );
       } finally {
         clearTimeout(timer);
         transport.close();

@@ -71,21 +71,61 @@ export function ActivitiesPage(p: PageProps): VNode {
     h(
       "div",
       { class: "filters" },
-      field("Status", h("select", { "data-testid": "activity-filter-status", value: status, onChange: onChange("status") }, h("option", { value: "" }, "any"), STATUSES.map((s) => h("option", { key: s, value: s }, statusLabel(s))))),
-      field("Type", h("input", { "data-testid": "activity-filter-type", placeholder: "ACTIVITY_TYPE_…", value: type, onChange: onChange("type") })),
+      field(
+        "Status",
+        h(
+          "select",
+          { "data-testid": "activity-filter-status", value: status, onChange: onChange("status") },
+          h("option", { value: "" }, "any"),
+          STATUSES.map((s) => h("option", { key: s, value: s }, statusLabel(s))),
+        ),
+      ),
+      field(
+        "Type",
+        h("input", { "data-testid": "activity-filter-type", placeholder: "ACTIVITY_TYPE_…", value: type, onChange: onChange("type") }),
+      ),
       field(
         "User",
-        h("select", { "data-testid": "activity-filter-user", value: user, onChange: onChange("user") }, h("option", { value: "" }, "anyone"), (users.data ?? []).map((u) => h("option", { key: u.userId, value: u.userId }, u.userName || u.userId))),
+        h(
+          "select",
+          { "data-testid": "activity-filter-user", value: user, onChange: onChange("user") },
+          h("option", { value: "" }, "anyone"),
+          (users.data ?? []).map((u) => h("option", { key: u.userId, value: u.userId }, u.userName || u.userId)),
+        ),
       ),
-      field("After", h("input", { "data-testid": "activity-filter-after", type: "datetime-local", value: toLocalInput(afterMs), onChange: (e: Event) => set("after", fromLocalInput((e.currentTarget as HTMLInputElement).value)) })),
-      field("Before", h("input", { "data-testid": "activity-filter-before", type: "datetime-local", value: toLocalInput(beforeMs), onChange: (e: Event) => set("before", fromLocalInput((e.currentTarget as HTMLInputElement).value)) })),
+      field(
+        "After",
+        h("input", {
+          "data-testid": "activity-filter-after",
+          type: "datetime-local",
+          value: toLocalInput(afterMs),
+          onChange: (e: Event) => set("after", fromLocalInput((e.currentTarget as HTMLInputElement).value)),
+        }),
+      ),
+      field(
+        "Before",
+        h("input", {
+          "data-testid": "activity-filter-before",
+          type: "datetime-local",
+          value: toLocalInput(beforeMs),
+          onChange: (e: Event) => set("before", fromLocalInput((e.currentTarget as HTMLInputElement).value)),
+        }),
+      ),
     ),
     h(ErrorBanner, { error: load.error }),
     load.loading ? h(Loading, null) : null,
     h(
       "table",
       null,
-      h("thead", null, h("tr", null, ["Created", "Type", "Status", "Submitted by", "Id"].map((c) => h("th", { key: c }, c)))),
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          ["Created", "Type", "Status", "Submitted by", "Id"].map((c) => h("th", { key: c }, c)),
+        ),
+      ),
       h(
         "tbody",
         null,
@@ -102,12 +142,27 @@ export function ActivitiesPage(p: PageProps): VNode {
         ),
       ),
     ),
-    !load.loading && rows.length === 0 ? h("p", { class: "muted" }, read.length === 0 ? "No activity." : "No activity on this page matches the user and time filters.") : null,
+    !load.loading && rows.length === 0
+      ? h("p", { class: "muted" }, read.length === 0 ? "No activity." : "No activity on this page matches the user and time filters.")
+      : null,
     h(
       "div",
       { class: "pager" },
-      cursors.length > 0 ? h("button", { type: "button", class: "secondary", onClick: () => setCursors(cursors.slice(0, -1)) }, "Previous") : null,
-      more && last ? h("button", { type: "button", class: "secondary", "data-testid": "activities-next", onClick: () => setCursors([...cursors, String(last.id)]) }, "Next") : null,
+      cursors.length > 0
+        ? h("button", { type: "button", class: "secondary", onClick: () => setCursors(cursors.slice(0, -1)) }, "Previous")
+        : null,
+      more && last
+        ? h(
+            "button",
+            {
+              type: "button",
+              class: "secondary",
+              "data-testid": "activities-next",
+              onClick: () => setCursors([...cursors, String(last.id)]),
+            },
+            "Next",
+          )
+        : null,
     ),
   );
 }

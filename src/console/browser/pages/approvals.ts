@@ -6,7 +6,19 @@
 import { useState } from "preact/hooks";
 import type { Json } from "../api.ts";
 import type { PageProps } from "../page.ts";
-import { ErrorBanner, fmtTime, h, Json as JsonView, Loading, orgHref, ReadOnlyNote, statusLabel, typeLabel, useLoad, type VNode } from "../ui.ts";
+import {
+  ErrorBanner,
+  fmtTime,
+  h,
+  Json as JsonView,
+  Loading,
+  orgHref,
+  ReadOnlyNote,
+  statusLabel,
+  typeLabel,
+  useLoad,
+  type VNode,
+} from "../ui.ts";
 import { submitterOf } from "./activities.ts";
 
 const PAGE = 100;
@@ -47,14 +59,32 @@ function ApprovalRow(props: { p: PageProps; a: Json }): VNode {
       null,
       h(ErrorBanner, { error }),
       after
-        ? h("span", { class: "vote-result", "data-testid": "vote-result", "data-status": after.status }, after.status, " ", h("span", { class: "muted" }, `(${statusLabel(String(after.status))})`))
+        ? h(
+            "span",
+            { class: "vote-result", "data-testid": "vote-result", "data-status": after.status },
+            after.status,
+            " ",
+            h("span", { class: "muted" }, `(${statusLabel(String(after.status))})`),
+          )
         : p.readOnly
           ? null
           : h(
               "div",
               { class: "actions" },
-              a.canApprove ? h("button", { type: "button", "data-testid": "approve-button", disabled: busy, onClick: () => void vote(true) }, "Approve") : null,
-              a.canReject ? h("button", { type: "button", class: "danger", "data-testid": "reject-button", disabled: busy, onClick: () => void vote(false) }, "Reject") : null,
+              a.canApprove
+                ? h(
+                    "button",
+                    { type: "button", "data-testid": "approve-button", disabled: busy, onClick: () => void vote(true) },
+                    "Approve",
+                  )
+                : null,
+              a.canReject
+                ? h(
+                    "button",
+                    { type: "button", class: "danger", "data-testid": "reject-button", disabled: busy, onClick: () => void vote(false) },
+                    "Reject",
+                  )
+                : null,
             ),
     ),
   );
@@ -64,7 +94,10 @@ export function ApprovalsPage(p: PageProps): VNode {
   const load = useLoad(
     () =>
       p.api
-        .query<{ activities: Json[] }>("list_activities", p.orgId, { filterByStatus: ["ACTIVITY_STATUS_CONSENSUS_NEEDED"], paginationOptions: { limit: String(PAGE) } })
+        .query<{ activities: Json[] }>("list_activities", p.orgId, {
+          filterByStatus: ["ACTIVITY_STATUS_CONSENSUS_NEEDED"],
+          paginationOptions: { limit: String(PAGE) },
+        })
         .then((r) => r.activities.filter((a) => a.canApprove || a.canReject)),
     [p.orgId],
   );
@@ -81,8 +114,20 @@ export function ApprovalsPage(p: PageProps): VNode {
       ? h(
           "table",
           null,
-          h("thead", null, h("tr", null, ["Activity", "Submitted by", "Created", "Votes", ""].map((c, i) => h("th", { key: i }, c)))),
-          h("tbody", null, rows.map((a) => h(ApprovalRow, { key: a.id, p, a }))),
+          h(
+            "thead",
+            null,
+            h(
+              "tr",
+              null,
+              ["Activity", "Submitted by", "Created", "Votes", ""].map((c, i) => h("th", { key: i }, c)),
+            ),
+          ),
+          h(
+            "tbody",
+            null,
+            rows.map((a) => h(ApprovalRow, { key: a.id, p, a })),
+          ),
         )
       : !load.loading && !load.error
         ? h("p", { class: "muted", "data-testid": "approvals-empty" }, "Nothing awaits your vote.")

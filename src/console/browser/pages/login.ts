@@ -26,7 +26,19 @@ export function LoginPage(props: { query: URLSearchParams; onLogin: (l: LoggedIn
     }
   };
   const input = (testid: string, label: string, value: string, set: (v: string) => void, extra: Record<string, unknown> = {}) =>
-    h("label", null, label, h("input", { "data-testid": testid, value, autocomplete: "off", spellcheck: false, onInput: (e: Event) => set((e.currentTarget as HTMLInputElement).value), ...extra }));
+    h(
+      "label",
+      null,
+      label,
+      h("input", {
+        "data-testid": testid,
+        value,
+        autocomplete: "off",
+        spellcheck: false,
+        onInput: (e: Event) => set((e.currentTarget as HTMLInputElement).value),
+        ...extra,
+      }),
+    );
 
   return h(
     "div",
@@ -36,11 +48,24 @@ export function LoginPage(props: { query: URLSearchParams; onLogin: (l: LoggedIn
     input("login-org-id", "Organization id", orgId, setOrgId, { placeholder: "the organization (or a parent of it) to log in to" }),
     h("h2", null, "Passkey"),
     h("p", { class: "muted" }, "Registers a session key kept in this browser, unreadable by any page, for 15 minutes."),
-    h("button", { type: "button", "data-testid": "login-passkey", disabled: busy, onClick: () => void run(() => passkeyLogin(orgId.trim())) }, "Log in with a passkey"),
+    h(
+      "button",
+      { type: "button", "data-testid": "login-passkey", disabled: busy, onClick: () => void run(() => passkeyLogin(orgId.trim())) },
+      "Log in with a passkey",
+    ),
     h("h2", null, "API key (developer machine)"),
     h("p", { class: "muted" }, "Kept for this tab only; closing the tab or logging out forgets it."),
     input("login-api-public", "Public key (hex)", pub, setPub),
     input("login-api-private", "Private key (hex)", priv, setPriv, { type: "password" }),
-    h("button", { type: "button", "data-testid": "login-api-key", disabled: busy, onClick: () => void run(() => apiKeyLogin(orgId.trim(), pub, priv)) }, "Log in with the API key"),
+    h(
+      "button",
+      {
+        type: "button",
+        "data-testid": "login-api-key",
+        disabled: busy,
+        onClick: () => void run(() => apiKeyLogin(orgId.trim(), pub, priv)),
+      },
+      "Log in with the API key",
+    ),
   );
 }

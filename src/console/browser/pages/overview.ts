@@ -37,7 +37,13 @@ export function OverviewPage(p: PageProps): VNode {
             { title: "Features" },
             org.features.length === 0
               ? h("p", { class: "muted" }, "No feature is on.")
-              : h("ul", null, (org.features as Json[]).map((f) => h("li", { key: f.name }, h("code", null, f.name), f.value ? ` = ${String(f.value)}` : ""))),
+              : h(
+                  "ul",
+                  null,
+                  (org.features as Json[]).map((f) =>
+                    h("li", { key: f.name }, h("code", null, f.name), f.value ? ` = ${String(f.value)}` : ""),
+                  ),
+                ),
           ),
           h(
             Section,
@@ -54,11 +60,28 @@ export function OverviewPage(p: PageProps): VNode {
                   ["Tags", org.tags.length, "users"],
                   ["Open invitations", org.invitations.length, ""],
                 ] as const
-              ).map(([label, n, to]) => h("div", { key: label }, h("dt", null, to ? h("a", { href: orgHref(p.orgId, to) }, label) : label), h("dd", { "data-count": label }, String(n)))),
+              ).map(([label, n, to]) =>
+                h(
+                  "div",
+                  { key: label },
+                  h("dt", null, to ? h("a", { href: orgHref(p.orgId, to) }, label) : label),
+                  h("dd", { "data-count": label }, String(n)),
+                ),
+              ),
             ),
           ),
           org.invitations.length > 0
-            ? h(Section, { title: "Invitations" }, h("ul", null, (org.invitations as Json[]).map((i) => h("li", { key: i.invitationId }, `${i.receiverUserName ?? ""} ${i.receiverEmail ?? ""} · ${fmtTime(i.createdAt)}`))))
+            ? h(
+                Section,
+                { title: "Invitations" },
+                h(
+                  "ul",
+                  null,
+                  (org.invitations as Json[]).map((i) =>
+                    h("li", { key: i.invitationId }, `${i.receiverUserName ?? ""} ${i.receiverEmail ?? ""} · ${fmtTime(i.createdAt)}`),
+                  ),
+                ),
+              )
             : null,
         )
       : null,

@@ -18,7 +18,15 @@ export function PoliciesPage(p: PageProps): VNode {
     h(
       "table",
       null,
-      h("thead", null, h("tr", null, ["Name", "Effect", "Condition", "Consensus", "Updated"].map((c) => h("th", { key: c }, c)))),
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          ["Name", "Effect", "Condition", "Consensus", "Updated"].map((c) => h("th", { key: c }, c)),
+        ),
+      ),
       h(
         "tbody",
         null,
@@ -26,7 +34,11 @@ export function PoliciesPage(p: PageProps): VNode {
           h(
             "tr",
             { key: pol.policyId, "data-testid": "policy-row", "data-policy-id": pol.policyId },
-            h("td", null, h("a", { href: orgHref(p.orgId, `policies/${encodeURIComponent(pol.policyId)}`) }, pol.policyName || pol.policyId)),
+            h(
+              "td",
+              null,
+              h("a", { href: orgHref(p.orgId, `policies/${encodeURIComponent(pol.policyId)}`) }, pol.policyName || pol.policyId),
+            ),
             h("td", null, shortEnum(pol.effect, "EFFECT_")),
             h("td", null, h("code", null, pol.condition)),
             h("td", null, h("code", null, pol.consensus)),

@@ -36,7 +36,14 @@ const EMPTY: Draft = { policyName: "", effect: "EFFECT_ALLOW", condition: "", co
 
 /** The draft as dry_run_policies' proposal: an added policy, or an update of this one. */
 function proposalOf(policyId: string | undefined, d: Draft): Json {
-  const fields = { policyName: d.policyName || "draft", effect: d.effect, condition: d.condition, consensus: d.consensus, notes: d.notes, ...(d.time ? { time: d.time } : {}) };
+  const fields = {
+    policyName: d.policyName || "draft",
+    effect: d.effect,
+    condition: d.condition,
+    consensus: d.consensus,
+    notes: d.notes,
+    ...(d.time ? { time: d.time } : {}),
+  };
   return policyId ? { update: [{ policyId, ...fields }] } : { add: [fields] };
 }
 
@@ -54,7 +61,8 @@ function Outcome(props: { o: string | undefined }): VNode {
 export function PolicyEditorPage(p: PageProps): VNode {
   const policyId = p.params.policyId;
   const existing = useLoad(
-    () => (policyId ? p.api.query<{ policy: Json }>("get_policy", p.orgId, { policyId }).then((r) => r.policy) : Promise.resolve(undefined)),
+    () =>
+      policyId ? p.api.query<{ policy: Json }>("get_policy", p.orgId, { policyId }).then((r) => r.policy) : Promise.resolve(undefined),
     [p.orgId, policyId],
   );
   const [draft, setDraft] = useState<Draft>(EMPTY);
@@ -63,7 +71,14 @@ export function PolicyEditorPage(p: PageProps): VNode {
     const pol = existing.data;
     if (pol && !loaded.current) {
       loaded.current = true;
-      setDraft({ policyName: pol.policyName, effect: pol.effect, condition: pol.condition, consensus: pol.consensus, time: pol.time ?? "", notes: pol.notes ?? "" });
+      setDraft({
+        policyName: pol.policyName,
+        effect: pol.effect,
+        condition: pol.condition,
+        consensus: pol.consensus,
+        time: pol.time ?? "",
+        notes: pol.notes ?? "",
+      });
     }
   }, [existing.data]);
 
@@ -75,7 +90,12 @@ export function PolicyEditorPage(p: PageProps): VNode {
     const seq = ++checkSeq.current;
     const timer = setTimeout(() => {
       p.api
-        .query<{ valid: boolean; errors: CheckError[]; iterations?: Json }>("check_policy", p.orgId, { effect: draft.effect, condition: draft.condition, consensus: draft.consensus, ...(draft.time ? { time: draft.time } : {}) })
+        .query<{ valid: boolean; errors: CheckError[]; iterations?: Json }>("check_policy", p.orgId, {
+          effect: draft.effect,
+          condition: draft.condition,
+          consensus: draft.consensus,
+          ...(draft.time ? { time: draft.time } : {}),
+        })
         .then(
           (r) => {
             if (seq !== checkSeq.current) return;
@@ -103,7 +123,11 @@ export function PolicyEditorPage(p: PageProps): VNode {
     try {
       const r = await p.api.query<Json>("dry_run_policies", p.orgId, { proposal, ...(after ? { paginationOptions: { after } } : {}) });
       setDryProposal(proposal);
-      setDry(after && dry ? { ...r, replayed: Number(dry.replayed) + Number(r.replayed), changed: [...(dry.changed as Json[]), ...(r.changed as Json[])] } : r);
+      setDry(
+        after && dry
+          ? { ...r, replayed: Number(dry.replayed) + Number(r.replayed), changed: [...(dry.changed as Json[]), ...(r.changed as Json[])] }
+          : r,
+      );
     } catch (err) {
       setDryError(err);
     } finally {
@@ -124,7 +148,11 @@ export function PolicyEditorPage(p: PageProps): VNode {
       } catch {
         throw new Error('the intent must be JSON: {"type": "ACTIVITY_TYPE_…", "parameters": {…}, "userId"?: "…"}');
       }
-      const r = await p.api.query<Json>("dry_run_policies", p.orgId, { proposal: proposalOf(policyId, draft), intent, window: { last: 1 } });
+      const r = await p.api.query<Json>("dry_run_policies", p.orgId, {
+        proposal: proposalOf(policyId, draft),
+        intent,
+        window: { last: 1 },
+      });
       setIntentResult(r.intent as Json);
     } catch (err) {
       setIntentError(err);
@@ -163,7 +191,9 @@ export function PolicyEditorPage(p: PageProps): VNode {
       setSaving(false);
     }
   };
-  const savedId = saved ? ((Object.values(saved.result ?? {}) as Json[]).find((r) => r && typeof r.policyId === "string")?.policyId as string | undefined) : undefined;
+  const savedId = saved
+    ? ((Object.values(saved.result ?? {}) as Json[]).find((r) => r && typeof r.policyId === "string")?.policyId as string | undefined)
+    : undefined;
 
   const set = (k: keyof Draft) => (e: Event) => {
     const v = (e.currentTarget as HTMLInputElement).value;
@@ -177,7 +207,14 @@ export function PolicyEditorPage(p: PageProps): VNode {
       .map((e, i) =>
         h(
           "div",
-          { key: i, class: "policy-error", "data-testid": "policy-error", "data-field": e.field, "data-line": String(e.line), "data-column": String(e.column) },
+          {
+            key: i,
+            class: "policy-error",
+            "data-testid": "policy-error",
+            "data-field": e.field,
+            "data-line": String(e.line),
+            "data-column": String(e.column),
+          },
           `line ${e.line}, column ${e.column}: ${e.message}`,
           caret(field === "condition" || field === "consensus" || field === "time" ? draft[field] : "", e),
         ),
@@ -209,7 +246,12 @@ export function PolicyEditorPage(p: PageProps): VNode {
         "label",
         null,
         "Effect",
-        h("select", { "data-testid": "policy-effect", value: draft.effect, onChange: set("effect") }, h("option", { value: "EFFECT_ALLOW" }, "allow"), h("option", { value: "EFFECT_DENY" }, "deny")),
+        h(
+          "select",
+          { "data-testid": "policy-effect", value: draft.effect, onChange: set("effect") },
+          h("option", { value: "EFFECT_ALLOW" }, "allow"),
+          h("option", { value: "EFFECT_DENY" }, "deny"),
+        ),
         fieldErrors("effect"),
       ),
       textarea("condition", "Condition", "when the policy applies (empty: always)"),
@@ -223,16 +265,55 @@ export function PolicyEditorPage(p: PageProps): VNode {
             { class: "policy-valid", "data-testid": "policy-valid" },
             "Compiles.",
             check.iterations && Object.keys(check.iterations).length > 0
-              ? h("span", { class: "muted" }, ` Worst-case iterations: ${Object.entries(check.iterations).map(([k, v]) => `${k} ${String(v)}`).join(", ")}.`)
+              ? h(
+                  "span",
+                  { class: "muted" },
+                  ` Worst-case iterations: ${Object.entries(check.iterations)
+                    .map(([k, v]) => `${k} ${String(v)}`)
+                    .join(", ")}.`,
+                )
               : null,
           )
         : null,
       h(
         "div",
         { class: "actions" },
-        h("button", { type: "button", class: "secondary", "data-testid": "dry-run-button", disabled: dryBusy || !check?.valid, onClick: () => void runDry(proposalOf(policyId, draft)) }, dryBusy ? "Replaying…" : "Dry run"),
-        policyId ? h("button", { type: "button", class: "secondary", "data-testid": "dry-run-delete-button", disabled: dryBusy, onClick: () => void runDry({ delete: [policyId] }) }, "Dry run without this policy") : null,
-        p.readOnly ? null : h("button", { type: "button", "data-testid": "policy-save", disabled: saving || !check?.valid || !draft.policyName, onClick: () => void save() }, policyId ? "Save changes" : "Create policy"),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "secondary",
+            "data-testid": "dry-run-button",
+            disabled: dryBusy || !check?.valid,
+            onClick: () => void runDry(proposalOf(policyId, draft)),
+          },
+          dryBusy ? "Replaying…" : "Dry run",
+        ),
+        policyId
+          ? h(
+              "button",
+              {
+                type: "button",
+                class: "secondary",
+                "data-testid": "dry-run-delete-button",
+                disabled: dryBusy,
+                onClick: () => void runDry({ delete: [policyId] }),
+              },
+              "Dry run without this policy",
+            )
+          : null,
+        p.readOnly
+          ? null
+          : h(
+              "button",
+              {
+                type: "button",
+                "data-testid": "policy-save",
+                disabled: saving || !check?.valid || !draft.policyName,
+                onClick: () => void save(),
+              },
+              policyId ? "Save changes" : "Create policy",
+            ),
       ),
       h(ErrorBanner, { error: saveError }),
       saved
@@ -240,20 +321,52 @@ export function PolicyEditorPage(p: PageProps): VNode {
             "p",
             { "data-testid": "save-result", "data-status": saved.status },
             `${statusLabel(String(saved.status))}`,
-            savedId ? h("span", null, " · policy ", h("code", { "data-testid": "saved-policy-id" }, savedId), " ", h("a", { href: orgHref(p.orgId, `policies/${encodeURIComponent(savedId)}`), onClick: (e: Event) => (e.preventDefault(), navigate(orgHref(p.orgId, `policies/${encodeURIComponent(savedId)}`))) }, "open")) : null,
-            saved.status === "ACTIVITY_STATUS_CONSENSUS_NEEDED" ? h("span", null, " · waits for approval: ", h("a", { href: orgHref(p.orgId, `activities/${encodeURIComponent(saved.id)}`) }, "the activity")) : null,
+            savedId
+              ? h(
+                  "span",
+                  null,
+                  " · policy ",
+                  h("code", { "data-testid": "saved-policy-id" }, savedId),
+                  " ",
+                  h(
+                    "a",
+                    {
+                      href: orgHref(p.orgId, `policies/${encodeURIComponent(savedId)}`),
+                      onClick: (e: Event) => (e.preventDefault(), navigate(orgHref(p.orgId, `policies/${encodeURIComponent(savedId)}`))),
+                    },
+                    "open",
+                  ),
+                )
+              : null,
+            saved.status === "ACTIVITY_STATUS_CONSENSUS_NEEDED"
+              ? h(
+                  "span",
+                  null,
+                  " · waits for approval: ",
+                  h("a", { href: orgHref(p.orgId, `activities/${encodeURIComponent(saved.id)}`) }, "the activity"),
+                )
+              : null,
           )
         : null,
     ),
     h(
       Section,
       { title: "Dry run" },
-      h("p", { class: "muted" }, "Replays recorded activities (the last 1,000 by default) through today's policies and through the draft, and lists each activity whose outcome would change."),
+      h(
+        "p",
+        { class: "muted" },
+        "Replays recorded activities (the last 1,000 by default) through today's policies and through the draft, and lists each activity whose outcome would change.",
+      ),
       h(ErrorBanner, { error: dryError }),
       dry
         ? h(
             "div",
-            { "data-testid": "dry-run-result", "data-replayed": String(dry.replayed), "data-changed": String(changed.length), "data-complete": String(dry.complete) },
+            {
+              "data-testid": "dry-run-result",
+              "data-replayed": String(dry.replayed),
+              "data-changed": String(changed.length),
+              "data-complete": String(dry.complete),
+            },
             h(
               "p",
               null,
@@ -265,15 +378,38 @@ export function PolicyEditorPage(p: PageProps): VNode {
               ? h(
                   "table",
                   null,
-                  h("thead", null, h("tr", null, ["Activity", "Created", "Status", "Today", "With the draft"].map((c) => h("th", { key: c }, c)))),
+                  h(
+                    "thead",
+                    null,
+                    h(
+                      "tr",
+                      null,
+                      ["Activity", "Created", "Status", "Today", "With the draft"].map((c) => h("th", { key: c }, c)),
+                    ),
+                  ),
                   h(
                     "tbody",
                     null,
                     changed.map((c) =>
                       h(
                         "tr",
-                        { key: c.activityId, "data-testid": "dry-run-changed-row", "data-activity-id": c.activityId, "data-before": c.before?.outcome, "data-after": c.after?.outcome },
-                        h("td", null, h("a", { href: orgHref(p.orgId, `activities/${encodeURIComponent(c.activityId)}`) }, typeLabel(String(c.type ?? ""))), h("div", { class: "muted" }, h("code", null, c.activityId))),
+                        {
+                          key: c.activityId,
+                          "data-testid": "dry-run-changed-row",
+                          "data-activity-id": c.activityId,
+                          "data-before": c.before?.outcome,
+                          "data-after": c.after?.outcome,
+                        },
+                        h(
+                          "td",
+                          null,
+                          h(
+                            "a",
+                            { href: orgHref(p.orgId, `activities/${encodeURIComponent(c.activityId)}`) },
+                            typeLabel(String(c.type ?? "")),
+                          ),
+                          h("div", { class: "muted" }, h("code", null, c.activityId)),
+                        ),
                         h("td", null, fmtTime(c.createdAt)),
                         h("td", null, statusLabel(String(c.status ?? ""))),
                         h("td", null, h(Outcome, { o: c.before?.outcome })),
@@ -283,20 +419,67 @@ export function PolicyEditorPage(p: PageProps): VNode {
                   ),
                 )
               : null,
-            dry.nextCursor ? h("button", { type: "button", class: "secondary", disabled: dryBusy, onClick: () => void runDry(dryProposal ?? proposalOf(policyId, draft), String(dry.nextCursor)) }, "Replay more") : null,
+            dry.nextCursor
+              ? h(
+                  "button",
+                  {
+                    type: "button",
+                    class: "secondary",
+                    disabled: dryBusy,
+                    onClick: () => void runDry(dryProposal ?? proposalOf(policyId, draft), String(dry.nextCursor)),
+                  },
+                  "Replay more",
+                )
+              : null,
           )
         : null,
       h("h2", null, "Would this be allowed?"),
       h(
         "label",
         null,
-        h("span", { class: "muted" }, 'An intent not yet submitted, as JSON: {"type": "ACTIVITY_TYPE_…", "parameters": {…}, "userId": "…" (default: you)}'),
-        h("textarea", { class: "code", "data-testid": "dry-run-intent", value: intentText, rows: 4, spellcheck: false, onInput: (e: Event) => setIntentText((e.currentTarget as HTMLTextAreaElement).value) }),
+        h(
+          "span",
+          { class: "muted" },
+          'An intent not yet submitted, as JSON: {"type": "ACTIVITY_TYPE_…", "parameters": {…}, "userId": "…" (default: you)}',
+        ),
+        h("textarea", {
+          class: "code",
+          "data-testid": "dry-run-intent",
+          value: intentText,
+          rows: 4,
+          spellcheck: false,
+          onInput: (e: Event) => setIntentText((e.currentTarget as HTMLTextAreaElement).value),
+        }),
       ),
-      h("div", { class: "actions" }, h("button", { type: "button", class: "secondary", "data-testid": "dry-run-intent-button", disabled: !check?.valid || !intentText.trim(), onClick: () => void tryIntent() }, "Evaluate")),
+      h(
+        "div",
+        { class: "actions" },
+        h(
+          "button",
+          {
+            type: "button",
+            class: "secondary",
+            "data-testid": "dry-run-intent-button",
+            disabled: !check?.valid || !intentText.trim(),
+            onClick: () => void tryIntent(),
+          },
+          "Evaluate",
+        ),
+      ),
       h(ErrorBanner, { error: intentError }),
       intentResult
-        ? h("p", { "data-testid": "dry-run-intent-result", "data-before": intentResult.before?.outcome, "data-after": intentResult.after?.outcome }, "Today: ", h(Outcome, { o: intentResult.before?.outcome }), " · with the draft: ", h(Outcome, { o: intentResult.after?.outcome }))
+        ? h(
+            "p",
+            {
+              "data-testid": "dry-run-intent-result",
+              "data-before": intentResult.before?.outcome,
+              "data-after": intentResult.after?.outcome,
+            },
+            "Today: ",
+            h(Outcome, { o: intentResult.before?.outcome }),
+            " · with the draft: ",
+            h(Outcome, { o: intentResult.after?.outcome }),
+          )
         : null,
     ),
   );

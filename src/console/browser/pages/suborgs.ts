@@ -6,7 +6,16 @@ import type { PageProps } from "../page.ts";
 import { navigate } from "../page.ts";
 import { ErrorBanner, h, Loading, orgHref, useLoad, type VNode } from "../ui.ts";
 
-const FILTERS = ["NAME", "USERNAME", "EMAIL", "PHONE_NUMBER", "PUBLIC_KEY", "CREDENTIAL_ID", "WALLET_ACCOUNT_ADDRESS", "OIDC_TOKEN"] as const;
+const FILTERS = [
+  "NAME",
+  "USERNAME",
+  "EMAIL",
+  "PHONE_NUMBER",
+  "PUBLIC_KEY",
+  "CREDENTIAL_ID",
+  "WALLET_ACCOUNT_ADDRESS",
+  "OIDC_TOKEN",
+] as const;
 const PAGE = 50;
 
 export function SubOrgsPage(p: PageProps): VNode {
@@ -38,8 +47,17 @@ export function SubOrgsPage(p: PageProps): VNode {
     h(
       "form",
       { class: "filters", onSubmit: search },
-      h("select", { "data-testid": "suborg-filter", value: filter, onChange: (e: Event) => setFilter((e.currentTarget as HTMLSelectElement).value) }, FILTERS.map((f) => h("option", { key: f, value: f }, f.toLowerCase().replace(/_/g, " ")))),
-      h("input", { "data-testid": "suborg-search", placeholder: "value to match exactly", value, onInput: (e: Event) => setValue((e.currentTarget as HTMLInputElement).value) }),
+      h(
+        "select",
+        { "data-testid": "suborg-filter", value: filter, onChange: (e: Event) => setFilter((e.currentTarget as HTMLSelectElement).value) },
+        FILTERS.map((f) => h("option", { key: f, value: f }, f.toLowerCase().replace(/_/g, " "))),
+      ),
+      h("input", {
+        "data-testid": "suborg-search",
+        placeholder: "value to match exactly",
+        value,
+        onInput: (e: Event) => setValue((e.currentTarget as HTMLInputElement).value),
+      }),
       h("button", { type: "submit" }, "Search"),
     ),
     h(ErrorBanner, { error: load.error }),
@@ -51,15 +69,21 @@ export function SubOrgsPage(p: PageProps): VNode {
       h(
         "tbody",
         null,
-        ids.map((id) => h("tr", { key: id, "data-testid": "suborg-row", "data-organization-id": id }, h("td", null, h("a", { href: orgHref(id) }, id)))),
+        ids.map((id) =>
+          h("tr", { key: id, "data-testid": "suborg-row", "data-organization-id": id }, h("td", null, h("a", { href: orgHref(id) }, id))),
+        ),
       ),
     ),
     !load.loading && ids.length === 0 ? h("p", { class: "muted" }, "No sub-organization matches.") : null,
     h(
       "div",
       { class: "pager" },
-      cursors.length > 0 ? h("button", { type: "button", class: "secondary", onClick: () => setCursors(cursors.slice(0, -1)) }, "Previous") : null,
-      ids.length === PAGE ? h("button", { type: "button", class: "secondary", onClick: () => setCursors([...cursors, ids[ids.length - 1]!]) }, "Next") : null,
+      cursors.length > 0
+        ? h("button", { type: "button", class: "secondary", onClick: () => setCursors(cursors.slice(0, -1)) }, "Previous")
+        : null,
+      ids.length === PAGE
+        ? h("button", { type: "button", class: "secondary", onClick: () => setCursors([...cursors, ids[ids.length - 1]!]) }, "Next")
+        : null,
     ),
   );
 }

@@ -12,7 +12,10 @@ const ACCOUNTS_PAGE = 100;
 function Accounts(props: { p: PageProps; walletId: string }): VNode {
   const { p, walletId } = props;
   const load = useLoad(
-    () => p.api.query<{ accounts: Json[] }>("list_wallet_accounts", p.orgId, { walletId, paginationOptions: { limit: String(ACCOUNTS_PAGE) } }).then((r) => r.accounts),
+    () =>
+      p.api
+        .query<{ accounts: Json[] }>("list_wallet_accounts", p.orgId, { walletId, paginationOptions: { limit: String(ACCOUNTS_PAGE) } })
+        .then((r) => r.accounts),
     [p.orgId, walletId],
   );
   const rows = load.data ?? [];
@@ -25,12 +28,28 @@ function Accounts(props: { p: PageProps; walletId: string }): VNode {
       ? h(
           "table",
           null,
-          h("thead", null, h("tr", null, ["Address", "Format", "Path", "Curve", "Created"].map((c) => h("th", { key: c }, c)))),
+          h(
+            "thead",
+            null,
+            h(
+              "tr",
+              null,
+              ["Address", "Format", "Path", "Curve", "Created"].map((c) => h("th", { key: c }, c)),
+            ),
+          ),
           h(
             "tbody",
             null,
             rows.map((a) =>
-              h("tr", { key: a.walletAccountId, "data-testid": "wallet-account-row", "data-address": a.address }, h("td", null, h("code", null, a.address)), h("td", null, a.addressFormat), h("td", null, a.path), h("td", null, a.curve), h("td", null, fmtTime(a.createdAt))),
+              h(
+                "tr",
+                { key: a.walletAccountId, "data-testid": "wallet-account-row", "data-address": a.address },
+                h("td", null, h("code", null, a.address)),
+                h("td", null, a.addressFormat),
+                h("td", null, a.path),
+                h("td", null, a.curve),
+                h("td", null, fmtTime(a.createdAt)),
+              ),
             ),
           ),
         )
@@ -54,7 +73,15 @@ export function WalletsPage(p: PageProps): VNode {
     h(
       "table",
       null,
-      h("thead", null, h("tr", null, ["Wallet", "Created", "Imported", "Exported", ""].map((c, i) => h("th", { key: i }, c)))),
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          ["Wallet", "Created", "Imported", "Exported", ""].map((c, i) => h("th", { key: i }, c)),
+        ),
+      ),
       h(
         "tbody",
         null,
@@ -66,9 +93,24 @@ export function WalletsPage(p: PageProps): VNode {
             h("td", null, fmtTime(w.createdAt)),
             h("td", null, w.imported ? "yes" : "no"),
             h("td", null, w.exported ? "yes" : "no"),
-            h("td", null, h("button", { type: "button", class: "secondary", "data-testid": "wallet-accounts", onClick: () => setOpen(open === w.walletId ? undefined : w.walletId) }, open === w.walletId ? "Hide accounts" : "Accounts")),
+            h(
+              "td",
+              null,
+              h(
+                "button",
+                {
+                  type: "button",
+                  class: "secondary",
+                  "data-testid": "wallet-accounts",
+                  onClick: () => setOpen(open === w.walletId ? undefined : w.walletId),
+                },
+                open === w.walletId ? "Hide accounts" : "Accounts",
+              ),
+            ),
           ),
-          open === w.walletId ? h("tr", { key: `${w.walletId}-accounts` }, h("td", { colSpan: 5 }, h(Accounts, { p, walletId: w.walletId }))) : null,
+          open === w.walletId
+            ? h("tr", { key: `${w.walletId}-accounts` }, h("td", { colSpan: 5 }, h(Accounts, { p, walletId: w.walletId })))
+            : null,
         ]),
       ),
     ),
@@ -82,7 +124,15 @@ export function WalletsPage(p: PageProps): VNode {
         : h(
             "table",
             null,
-            h("thead", null, h("tr", null, ["Name", "Curve", "Addresses", "Created"].map((c) => h("th", { key: c }, c)))),
+            h(
+              "thead",
+              null,
+              h(
+                "tr",
+                null,
+                ["Name", "Curve", "Addresses", "Created"].map((c) => h("th", { key: c }, c)),
+              ),
+            ),
             h(
               "tbody",
               null,
@@ -92,7 +142,11 @@ export function WalletsPage(p: PageProps): VNode {
                   { key: k.privateKeyId, "data-testid": "private-key-row" },
                   h("td", null, k.privateKeyName, h("div", { class: "muted" }, h("code", null, k.privateKeyId))),
                   h("td", null, k.curve),
-                  h("td", null, (k.addresses as Json[]).map((a, i) => h("div", { key: i }, h("code", null, a.address), ` ${String(a.format ?? "")}`))),
+                  h(
+                    "td",
+                    null,
+                    (k.addresses as Json[]).map((a, i) => h("div", { key: i }, h("code", null, a.address), ` ${String(a.format ?? "")}`)),
+                  ),
                   h("td", null, fmtTime(k.createdAt)),
                 ),
               ),

@@ -13,7 +13,13 @@ function Deliveries(props: { p: PageProps; endpoint: Json }): VNode {
   const { p, endpoint } = props;
   const endpointId = String(endpoint.endpointId);
   const load = useLoad(
-    () => p.api.query<{ webhookDeliveries: Json[] }>("list_webhook_deliveries", p.orgId, { endpointId, paginationOptions: { limit: String(PAGE) } }).then((r) => r.webhookDeliveries),
+    () =>
+      p.api
+        .query<{ webhookDeliveries: Json[] }>("list_webhook_deliveries", p.orgId, {
+          endpointId,
+          paginationOptions: { limit: String(PAGE) },
+        })
+        .then((r) => r.webhookDeliveries),
     [p.orgId, endpointId],
   );
   const [result, setResult] = useState<Json | undefined>(undefined);
@@ -33,15 +39,35 @@ function Deliveries(props: { p: PageProps; endpoint: Json }): VNode {
     "div",
     { "data-testid": "webhook-deliveries", "data-endpoint-id": endpointId },
     h(ErrorBanner, { error: load.error ?? error }),
-    result ? h("p", { "data-testid": "redeliver-result", "data-status": result.status }, `Redelivery: ${statusLabel(String(result.status))}`) : null,
-    p.readOnly || !endpoint.isActive ? null : h("div", { class: "actions" }, h("button", { type: "button", class: "secondary", "data-testid": "redeliver-failed", onClick: () => void redeliver({ endpointId }) }, "Redeliver every failed delivery")),
+    result
+      ? h("p", { "data-testid": "redeliver-result", "data-status": result.status }, `Redelivery: ${statusLabel(String(result.status))}`)
+      : null,
+    p.readOnly || !endpoint.isActive
+      ? null
+      : h(
+          "div",
+          { class: "actions" },
+          h(
+            "button",
+            { type: "button", class: "secondary", "data-testid": "redeliver-failed", onClick: () => void redeliver({ endpointId }) },
+            "Redeliver every failed delivery",
+          ),
+        ),
     load.loading ? h(Loading, null) : null,
     rows.length === 0 && !load.loading
       ? h("p", { class: "muted" }, "No delivery.")
       : h(
           "table",
           null,
-          h("thead", null, h("tr", null, ["Created", "Event", "Status", "Attempts", "Last answer", ""].map((c, i) => h("th", { key: i }, c)))),
+          h(
+            "thead",
+            null,
+            h(
+              "tr",
+              null,
+              ["Created", "Event", "Status", "Attempts", "Last answer", ""].map((c, i) => h("th", { key: i }, c)),
+            ),
+          ),
           h(
             "tbody",
             null,
@@ -50,16 +76,45 @@ function Deliveries(props: { p: PageProps; endpoint: Json }): VNode {
                 "tr",
                 { key: d.deliveryId, "data-testid": "webhook-delivery-row", "data-delivery-id": d.deliveryId, "data-status": d.status },
                 h("td", null, fmtTime(d.createdAt)),
-                h("td", null, String(d.eventType ?? ""), d.activityId ? h("div", null, h("a", { href: orgHref(p.orgId, `activities/${encodeURIComponent(d.activityId)}`) }, "activity")) : null),
+                h(
+                  "td",
+                  null,
+                  String(d.eventType ?? ""),
+                  d.activityId
+                    ? h("div", null, h("a", { href: orgHref(p.orgId, `activities/${encodeURIComponent(d.activityId)}`) }, "activity"))
+                    : null,
+                ),
                 h("td", null, shortEnum(String(d.status), "WEBHOOK_DELIVERY_STATUS_")),
-                h("td", null, String(d.attemptCount), (d.attempts as Json[]).length > 0 ? h("div", { class: "muted" }, (d.attempts as Json[]).map((a) => `#${a.attempt} ${fmtTime(a.startedAt)} ${a.httpStatus ?? a.error ?? ""} (${a.durationMs} ms)`).join("; ")) : null),
+                h(
+                  "td",
+                  null,
+                  String(d.attemptCount),
+                  (d.attempts as Json[]).length > 0
+                    ? h(
+                        "div",
+                        { class: "muted" },
+                        (d.attempts as Json[])
+                          .map((a) => `#${a.attempt} ${fmtTime(a.startedAt)} ${a.httpStatus ?? a.error ?? ""} (${a.durationMs} ms)`)
+                          .join("; "),
+                      )
+                    : null,
+                ),
                 h("td", null, d.lastHttpStatus !== undefined ? `HTTP ${d.lastHttpStatus}` : String(d.lastError ?? "")),
                 h(
                   "td",
                   null,
                   p.readOnly || d.status === "WEBHOOK_DELIVERY_STATUS_PENDING" || !endpoint.isActive
                     ? null
-                    : h("button", { type: "button", class: "secondary", "data-testid": "redeliver-button", onClick: () => void redeliver({ deliveryIds: [d.deliveryId] }) }, "Redeliver"),
+                    : h(
+                        "button",
+                        {
+                          type: "button",
+                          class: "secondary",
+                          "data-testid": "redeliver-button",
+                          onClick: () => void redeliver({ deliveryIds: [d.deliveryId] }),
+                        },
+                        "Redeliver",
+                      ),
                 ),
               ),
             ),
@@ -69,7 +124,10 @@ function Deliveries(props: { p: PageProps; endpoint: Json }): VNode {
 }
 
 export function WebhooksPage(p: PageProps): VNode {
-  const load = useLoad(() => p.api.query<{ webhookEndpoints: Json[] }>("list_webhook_endpoints", p.orgId).then((r) => r.webhookEndpoints), [p.orgId]);
+  const load = useLoad(
+    () => p.api.query<{ webhookEndpoints: Json[] }>("list_webhook_endpoints", p.orgId).then((r) => r.webhookEndpoints),
+    [p.orgId],
+  );
   const [open, setOpen] = useState<string | undefined>(undefined);
   const rows = load.data ?? [];
   return h(
@@ -82,7 +140,15 @@ export function WebhooksPage(p: PageProps): VNode {
     h(
       "table",
       null,
-      h("thead", null, h("tr", null, ["Endpoint", "URL", "Subscriptions", "State", ""].map((c, i) => h("th", { key: i }, c)))),
+      h(
+        "thead",
+        null,
+        h(
+          "tr",
+          null,
+          ["Endpoint", "URL", "Subscriptions", "State", ""].map((c, i) => h("th", { key: i }, c)),
+        ),
+      ),
       h(
         "tbody",
         null,
@@ -94,9 +160,24 @@ export function WebhooksPage(p: PageProps): VNode {
             h("td", null, h("code", null, e.url)),
             h("td", null, (e.subscriptions as Json[]).map((s) => s.eventType).join(", ")),
             h("td", null, e.isActive ? "active" : `disabled${e.disabledReason ? `: ${String(e.disabledReason)}` : ""}`),
-            h("td", null, h("button", { type: "button", class: "secondary", "data-testid": "webhook-deliveries-button", onClick: () => setOpen(open === e.endpointId ? undefined : e.endpointId) }, open === e.endpointId ? "Hide deliveries" : "Deliveries")),
+            h(
+              "td",
+              null,
+              h(
+                "button",
+                {
+                  type: "button",
+                  class: "secondary",
+                  "data-testid": "webhook-deliveries-button",
+                  onClick: () => setOpen(open === e.endpointId ? undefined : e.endpointId),
+                },
+                open === e.endpointId ? "Hide deliveries" : "Deliveries",
+              ),
+            ),
           ),
-          open === e.endpointId ? h("tr", { key: `${e.endpointId}-deliveries` }, h("td", { colSpan: 5 }, h(Deliveries, { p, endpoint: e }))) : null,
+          open === e.endpointId
+            ? h("tr", { key: `${e.endpointId}-deliveries` }, h("td", { colSpan: 5 }, h(Deliveries, { p, endpoint: e })))
+            : null,
         ]),
       ),
     ),
