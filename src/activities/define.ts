@@ -13,7 +13,7 @@ import type { PolicyWallets } from "../wallets/policy-facts.ts";
 import type { CredentialScope } from "../auth/credential-scope.ts";
 import type { Actor, TargetOrganization } from "../auth/principal.ts";
 import type { ServiceKey } from "../auth/service-keys.ts";
-import type { LoginSettings } from "../auth/login-settings.ts";
+import type { LoginSettings } from "../logins/settings.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { ServiceKeyPurpose } from "../store/schema.ts";
 import type { Caller } from "../network/request-network.ts";

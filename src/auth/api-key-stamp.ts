@@ -16,7 +16,8 @@ import type { ChainCache } from "../store/organizations.ts";
 import { resolveHolder, type CredentialScope } from "./credential-scope.ts";
 import { HOLDER_COLUMNS, holderParts } from "./holder.ts";
 import type { Principal, StampFacts } from "./principal.ts";
-import { chooseRegistration, DEFAULT_UNPROVED_KEY_WINDOW_MS, needsSoleCheck } from "./key-registrations.ts";
+import { chooseRegistration, needsSoleCheck } from "./key-registrations.ts";
+import { DEFAULT_UNPROVED_KEY_WINDOW_MS } from "../logins/settings.ts";
 import { kindAndId, type Resolution, type Rider, type StampStrategy, type VerifiedStamp } from "./strategy.ts";
 
 /** principal.credential.kind of an API or session key; also the prefix of its rate-limit bucket. */

@@ -19,7 +19,7 @@ import { kindAndId, type StampStrategy, type VerifiedStamp } from "./strategy.ts
 import type { AttestationScheme, AttestedStamp } from "./attested/scheme.ts";
 import { verificationTokenScheme } from "./attested/verification-token.ts";
 import { oidcScheme } from "./attested/oidc.ts";
-import type { LoginSettings } from "./login-settings.ts";
+import type { LoginSettings } from "../logins/settings.ts";
 
 /** principal.credential.kind of an attested stamp; also the prefix of its rate-limit bucket. */
 const KIND = "attested";

@@ -62,6 +62,3 @@ export function chooseRegistration<R extends KeyRegistration>(below: readonly R[
   if (by.fresh.length > 1) return { kind: "ambiguous", count: by.fresh.length };
   return { kind: "none" };
 }
-
-/** Default of SIGIL_UNPROVED_KEY_LOGIN_WINDOW_SECONDS: long enough for core's sign-up-then-login. */
-export const DEFAULT_UNPROVED_KEY_WINDOW_MS = 2 * 60_000;

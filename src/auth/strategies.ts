@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { unauthenticated } from "../errors.ts";
 import { apiKeyStamps } from "./api-key-stamp.ts";
 import { webauthnStamps } from "./webauthn-stamp.ts";
-import type { LoginSettings } from "./login-settings.ts";
+import type { LoginSettings } from "../logins/settings.ts";
 import { attestedStamps } from "./attested-stamp.ts";
 import { readOnlySessions } from "./read-only-session.ts";
 import type { Principal } from "./principal.ts";

@@ -22,7 +22,7 @@ import type { Db, Executor } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
 import type { CredentialScope } from "./credential-scope.ts";
 import type { CredentialKind, Principal } from "./principal.ts";
-import type { LoginSettings } from "./login-settings.ts";
+import type { LoginSettings } from "../logins/settings.ts";
 
 /**
  * Columns a later step wants read in the same statement as the credential: on SQLite every

@@ -17,7 +17,7 @@ import { organizationChain, type ChainCache } from "../store/organizations.ts";
 import { featureValuesAlongChain } from "../store/organization-features.ts";
 import { HOLDER_COLUMNS, holderParts } from "./holder.ts";
 import { resolveHolder, type CredentialScope } from "./credential-scope.ts";
-import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "./login-settings.ts";
+import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../logins/settings.ts";
 import type { Principal } from "./principal.ts";
 import { kindAndId, type Resolution, type Rider, type StampStrategy, type VerifiedStamp } from "./strategy.ts";
 import {

@@ -1,6 +1,6 @@
 // The login settings `sigil serve` runs with, from its configuration: each login method
 // builds its part from its own knobs (LOGIN_METHODS, docs/logins.md §8).
-import type { LoginSettings, Logger } from "../auth/login-settings.ts";
+import type { LoginSettings, Logger } from "./settings.ts";
 import { LOGIN_METHODS, type LoginSettingsParts } from "./index.ts";
 
 type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;

@@ -7,7 +7,7 @@
 // with (logins/configure.ts). Like knobs (config/define.ts), the types are bound here:
 // the knobs' Config fields and the part of LoginSettings the method builds.
 import type { ConfigOf, Knob } from "../config/define.ts";
-import type { LoginSettings, Logger } from "../auth/login-settings.ts";
+import type { LoginSettings, Logger } from "./settings.ts";
 
 /**
  * An activity type a parent organization's credential may submit in a sub-organization for

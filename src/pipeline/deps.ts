@@ -3,7 +3,7 @@ import type { Db } from "../store/schema.ts";
 import type { Transact } from "../store/transactions.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { ServiceState } from "../service-state.ts";
-import type { LoginSettings } from "../auth/login-settings.ts";
+import type { LoginSettings } from "../logins/settings.ts";
 import type { WebhookUrlPolicy } from "../webhooks/url-policy.ts";
 
 export interface PipelineDeps {

@@ -3,7 +3,7 @@
 // handle would wait for the commit group this activity belongs to) and the login settings.
 import type { ActivityServices } from "../activities/define.ts";
 import { activeServiceKey, verifyingKeys } from "../auth/service-keys.ts";
-import { DEFAULT_LOGIN_SETTINGS } from "../auth/login-settings.ts";
+import { DEFAULT_LOGIN_SETTINGS } from "../logins/settings.ts";
 import type { Executor } from "../store/schema.ts";
 import type { PipelineDeps } from "./deps.ts";
 

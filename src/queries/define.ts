@@ -7,7 +7,7 @@ import type { UserRow } from "../store/users.ts";
 import type { Actor, TargetOrganization } from "../activities/define.ts";
 import { compile, type Validator } from "../schemas/validate.ts";
 import type { CredentialScope } from "../auth/credential-scope.ts";
-import type { LoginSettings } from "../auth/login-settings.ts";
+import type { LoginSettings } from "../logins/settings.ts";
 import type { CredentialFacts } from "../policy/facts.ts";
 
 export interface QueryContext {

@@ -7,7 +7,7 @@ import { canonicalB64url } from "../auth/webauthn/encoding.ts";
 import type { Database, Executor } from "../store/schema.ts";
 import { defineQuery } from "./define.ts";
 import { byWalletAccountAddress } from "../wallets/lookup.ts";
-import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../auth/login-settings.ts";
+import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../logins/settings.ts";
 import { oauthSettingsOf } from "../auth/oauth/configure.ts";
 import { MAX_OIDC_TOKEN_LENGTH, requireOidcToken } from "../auth/oauth/verify-oidc.ts";
 import { oidcClaims } from "../auth/oauth/oidc-claims.ts";

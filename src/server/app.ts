@@ -11,7 +11,7 @@ import type { MasterKey } from "../crypto/envelope.ts";
 import type { PipelineDeps } from "../pipeline/submit.ts";
 import type { Store } from "../store/db.ts";
 import type { ServiceState } from "../service-state.ts";
-import type { LoginSettings } from "../auth/login-settings.ts";
+import type { LoginSettings } from "../logins/settings.ts";
 import { fastifyTrustProxy, type TrustProxy } from "../network/trust-proxy.ts";
 import type { RateLimiter } from "../network/rate-limit.ts";
 import { STAMP_HEADERS } from "../auth/strategies.ts";

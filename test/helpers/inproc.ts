@@ -20,7 +20,7 @@ import { createUsersV4 } from "../../src/activities/users/create_users.ts";
 import { createWebhookEndpoint } from "../../src/activities/webhooks/create_webhook_endpoint.ts";
 import { buildApp } from "../../src/server/app.ts";
 import { webhookUrlPolicy, type WebhookUrlPolicy } from "../../src/webhooks/url-policy.ts";
-import type { LoginSettings } from "../../src/auth/login-settings.ts";
+import type { LoginSettings } from "../../src/logins/settings.ts";
 import { openService, type Service } from "../../src/service.ts";
 import { insertOrganization, setRootQuorum } from "../../src/store/organizations.ts";
 import { addUsers } from "../../src/activities/users/new-users.ts";

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import type { OAuthProviderEndpoints } from "../../src/auth/oauth/settings.ts";
 import { encryptOauth2ClientSecret } from "@turnkey/crypto";
 import { completed, type Creds, type Harness } from "./inproc.ts";
-import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../../src/auth/login-settings.ts";
+import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../../src/logins/settings.ts";
 import { createOauth2Credential } from "../../src/activities/oauth2/create_oauth2_credential.ts";
 
 export interface FakeUser {

@@ -10,7 +10,7 @@ import { activeServiceKey } from "../../src/auth/service-keys.ts";
 import { nonceFor } from "../../src/auth/oauth/nonce.ts";
 import { DEFAULT_OAUTH_SETTINGS } from "../../src/auth/oauth/configure.ts";
 import type { OAuthSettings } from "../../src/auth/oauth/settings.ts";
-import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../../src/auth/login-settings.ts";
+import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../../src/logins/settings.ts";
 import type { Harness } from "./inproc.ts";
 
 export interface TokenClaims {

@@ -15,7 +15,7 @@ import {
   type Json,
 } from "../helpers/inproc.ts";
 import { SoftPasskey, TEST_WEBAUTHN, cbor } from "../helpers/webauthn.ts";
-import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
+import { DEFAULT_LOGIN_SETTINGS } from "../../src/logins/settings.ts";
 import { createAuthenticatorsV2 } from "../../src/activities/authenticators/create_authenticators.ts";
 
 const OP = "create_authenticators";

@@ -12,7 +12,7 @@ import {
   type Harness,
 } from "../helpers/inproc.ts";
 import { SoftPasskey, TEST_WEBAUTHN, submitWithPasskey } from "../helpers/webauthn.ts";
-import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
+import { DEFAULT_LOGIN_SETTINGS } from "../../src/logins/settings.ts";
 import { createAuthenticatorsV2 } from "../../src/activities/authenticators/create_authenticators.ts";
 import { deleteAuthenticators } from "../../src/activities/authenticators/delete_authenticators.ts";
 

@@ -12,7 +12,7 @@ import {
   type Json,
 } from "../helpers/inproc.ts";
 import { activitiesOf, disable, enable, enabledOrg, getConfig, proxyCreds, subOrgRoot, update } from "../helpers/auth-proxy.ts";
-import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
+import { DEFAULT_LOGIN_SETTINGS } from "../../src/logins/settings.ts";
 import { FORWARDED_ACTIVITY_TYPES } from "../../src/auth-proxy/forwarded.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 

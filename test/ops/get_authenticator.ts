@@ -2,7 +2,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { addUsersWithKeys, completed, notFound, invalidRequest, perEngine, type Json } from "../helpers/inproc.ts";
 import { SoftPasskey, TEST_WEBAUTHN } from "../helpers/webauthn.ts";
-import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
+import { DEFAULT_LOGIN_SETTINGS } from "../../src/logins/settings.ts";
 
 const OP = "get_authenticator";
 const MISSING = "00000000-0000-4000-8000-000000000000";

@@ -15,7 +15,7 @@ import {
   type Json,
 } from "../helpers/inproc.ts";
 import { TEST_WEBAUTHN } from "../helpers/webauthn.ts";
-import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
+import { DEFAULT_LOGIN_SETTINGS } from "../../src/logins/settings.ts";
 import { addMfaPolicy, approveWithKey, approveWithPasskey, passkeyOf, secondKey, step, waiting } from "../helpers/mfa.ts";
 import { literalList } from "../helpers/policy-facts.ts";
 

@@ -16,7 +16,7 @@ import {
   type Harness,
 } from "../helpers/inproc.ts";
 import { SoftPasskey, TEST_WEBAUTHN, queryWithPasskey } from "../helpers/webauthn.ts";
-import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
+import { DEFAULT_LOGIN_SETTINGS } from "../../src/logins/settings.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { recoverUser } from "../../src/activities/authenticators/recover_user.ts";
 import { stampLogin } from "../../src/activities/sessions/stamp_login.ts";

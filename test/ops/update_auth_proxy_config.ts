@@ -2,7 +2,7 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { completed, forbidden, invalidRequest, notFound, perEngine, type Json } from "../helpers/inproc.ts";
 import { activitiesOf, enabledOrg, getConfig, subOrgRoot, update } from "../helpers/auth-proxy.ts";
-import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
+import { DEFAULT_LOGIN_SETTINGS } from "../../src/logins/settings.ts";
 
 const OP = "update_auth_proxy_config";
 const TYPE = "ACTIVITY_TYPE_UPDATE_AUTH_PROXY_CONFIG";

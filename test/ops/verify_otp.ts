@@ -18,7 +18,7 @@ import { codeFrom, encryptedCode, publishedKey, sinkPerHarness, startOtp } from 
 import { SECRET_PLACEHOLDER } from "../../src/activities/secret-params.ts";
 import { initOtpV3 } from "../../src/activities/otp/init_otp.ts";
 import { generateP256 } from "../../src/crypto/p256.ts";
-import { DEFAULT_OTP_LIMITS } from "../../src/auth/login-settings.ts";
+import { DEFAULT_OTP_LIMITS } from "../../src/logins/settings.ts";
 import { verifyOtpV2 } from "../../src/activities/otp/verify_otp.ts";
 
 const OP = "verify_otp";

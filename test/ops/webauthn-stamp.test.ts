@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { generateKeyPairSync } from "node:crypto";
 import { addUsersWithKeys, completed, failsWith, perEngine, publicKey, type Harness, type Json, type Res } from "../helpers/inproc.ts";
 import { SoftPasskey, TEST_WEBAUTHN, queryWithPasskey, submitWithPasskey } from "../helpers/webauthn.ts";
-import { DEFAULT_LOGIN_SETTINGS } from "../../src/auth/login-settings.ts";
+import { DEFAULT_LOGIN_SETTINGS } from "../../src/logins/settings.ts";
 
 const logins = { ...DEFAULT_LOGIN_SETTINGS, webauthn: TEST_WEBAUTHN };
 const unauthenticated = (res: Res, code: string, message?: RegExp) => failsWith(res, 401, 16, code, message);

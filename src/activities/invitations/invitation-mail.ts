@@ -4,7 +4,7 @@
 // name (the top-level organization's), the invitation id and the token. The token comes first
 // on its own line so nothing else reads as the code. The token is inside `text`/`html`: the
 // message is never logged.
-import type { OtpMessage } from "../../auth/login-settings.ts";
+import type { OtpMessage } from "../../logins/settings.ts";
 
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);

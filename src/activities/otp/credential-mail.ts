@@ -8,7 +8,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { ApiError, Grpc, notFound } from "../../errors.ts";
 import { contactKey, mailboxKey, takeInitiation, takeSend } from "../../auth/otp/limits.ts";
-import type { OtpMessage } from "../../auth/login-settings.ts";
+import type { OtpMessage } from "../../logins/settings.ts";
 import { Email, Name } from "../../schemas/common.ts";
 import type { ExecuteContext } from "../define.ts";
 import { messageContent } from "./otp-content.ts";

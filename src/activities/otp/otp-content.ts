@@ -10,7 +10,7 @@
 //     top-level organization's app.
 import { invalid, type FieldViolation } from "../../errors.ts";
 import { addressOf } from "../../auth/otp/transports/smtp.ts";
-import type { LoginSettings } from "../../auth/login-settings.ts";
+import type { LoginSettings } from "../../logins/settings.ts";
 import { organizationChain } from "../../store/organizations.ts";
 import type { ExecuteContext } from "../define.ts";
 import type { InitOtpParams } from "./otp-fields.ts";

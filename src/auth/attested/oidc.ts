@@ -16,7 +16,7 @@ import { unauthenticated } from "../../errors.ts";
 import type { Db } from "../../store/schema.ts";
 import { HOLDER_COLUMNS, holderParts } from "../holder.ts";
 import { resolveHolder } from "../credential-scope.ts";
-import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../login-settings.ts";
+import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../../logins/settings.ts";
 import { oauthSettingsOf } from "../oauth/configure.ts";
 import { nonceProblem } from "../oauth/nonce.ts";
 import { OidcTokenProblem, verifyOidcToken, type OidcIdentity } from "../oauth/verify-oidc.ts";

@@ -4,7 +4,7 @@ import type { Db } from "../../store/schema.ts";
 import type { ChainCache } from "../../store/organizations.ts";
 import type { Principal, StampFacts } from "../principal.ts";
 import type { Rider } from "../strategy.ts";
-import type { LoginSettings } from "../login-settings.ts";
+import type { LoginSettings } from "../../logins/settings.ts";
 
 export interface AttestedStamp extends StampFacts {
   /** The verification token or OIDC token (`publicKeyAttestation`). */

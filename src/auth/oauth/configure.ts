@@ -4,7 +4,7 @@
 // at start with the reason, never at the first login.
 import { readFileSync } from "node:fs";
 import type { OAuthConfig } from "../../logins/oauth/knobs.ts";
-import type { LoginSettings } from "../login-settings.ts";
+import type { LoginSettings } from "../../logins/settings.ts";
 import { urlProblem } from "../../webhooks/url-policy.ts";
 import { builtInEndpoints, OAUTH_PROVIDERS, PROVIDER_NAMES } from "./providers.ts";
 import type { OAuthProviderEndpoints, OAuthSettings, TrustedIssuer } from "./settings.ts";

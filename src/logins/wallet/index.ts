@@ -5,7 +5,7 @@
 // (docs/login-lookups.md §3): core signs a wallet up through the auth proxy and logs it in
 // straight after.
 import { defineKnob, secondsAsMs } from "../../config/define.ts";
-import { DEFAULT_UNPROVED_KEY_WINDOW_MS } from "../../auth/key-registrations.ts";
+import { DEFAULT_UNPROVED_KEY_WINDOW_MS } from "../settings.ts";
 import { defineLoginMethod } from "../define.ts";
 
 export const wallet = defineLoginMethod({

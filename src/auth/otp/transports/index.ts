@@ -5,7 +5,7 @@
 //                                SIGIL_SMS_USERNAME / SIGIL_SMS_PASSWORD for basic auth).
 // A channel left unconfigured is absent: init_otp refuses it with a clear error.
 import type { OtpConfig } from "../../../logins/otp/knobs.ts";
-import type { Logger, OtpTransport } from "../../login-settings.ts";
+import type { Logger, OtpTransport } from "../../../logins/settings.ts";
 import { logTransport } from "./log.ts";
 import { smsHttpTransport } from "./sms-http.ts";
 import { smtpTransport } from "./smtp.ts";

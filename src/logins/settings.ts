@@ -2,7 +2,7 @@
 // from the configuration by `sigil serve` (logins/configure.ts; the test harnesses build their
 // own) and handed to activities through their ExecuteContext. Types only: the transports
 // import them, and this module imports no transport.
-import type { OAuthSettings } from "./oauth/settings.ts";
+import type { OAuthSettings } from "../auth/oauth/settings.ts";
 
 /** One OTP message, as a transport delivers it. The code is in `text` (and `html`): never log these. */
 export interface OtpMessage {
@@ -70,6 +70,9 @@ export const DEFAULT_OTP_LIMITS: OtpLimits = {
   sendsPerRecipientPerHour: 10,
   sendsPerOrganizationPerHour: 1000,
 };
+
+/** Default of SIGIL_UNPROVED_KEY_LOGIN_WINDOW_SECONDS: long enough for core's sign-up-then-login (docs/login-lookups.md §3). */
+export const DEFAULT_UNPROVED_KEY_WINDOW_MS = 2 * 60_000;
 
 export interface Logger {
   info(obj: object, msg: string): void;
