@@ -239,7 +239,7 @@ async function oidcTokenFor(inst: SigilInstance, s: SeedResult): Promise<string 
   if (!id) return undefined;
   const { openService } = await import("../src/service.ts");
   const { activeServiceKey, ServiceKeyCache } = await import("../src/auth/service-keys.ts");
-  const { mintOidcToken } = await import("../src/auth/oauth/oidc-issuer.ts");
+  const { mintOidcToken } = await import("../src/logins/oauth/oidc-issuer.ts");
   const service = await openService([], inst.env);
   try {
     const key = await activeServiceKey(new ServiceKeyCache(), service.store.db, service.masterKey, "OIDC_TOKEN");

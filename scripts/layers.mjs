@@ -81,16 +81,6 @@ export const LAYERS = [
  */
 export const EXCEPTIONS = [
   {
-    from: "logins/settings.ts",
-    to: "auth/oauth/settings.ts",
-    why: "the OAuth mechanism still lives in auth/oauth/ while LoginSettings moved to the logins layer; goes once the mechanism joins its login folder",
-  },
-  {
-    from: "logins/oauth/index.ts",
-    to: "auth/oauth/configure.ts",
-    why: "the OAuth mechanism still lives in auth/oauth/; goes once the mechanism joins its login folder",
-  },
-  {
     from: "logins/otp/index.ts",
     to: "auth/otp/transports/index.ts",
     why: "the OTP transports still live in auth/otp/; goes once they join their login folder",

@@ -2,7 +2,7 @@
 // from the configuration by `sigil serve` (logins/configure.ts; the test harnesses build their
 // own) and handed to activities through their ExecuteContext. Types only: the transports
 // import them, and this module imports no transport.
-import type { OAuthSettings } from "../auth/oauth/settings.ts";
+import type { OAuthSettings } from "./oauth/settings.ts";
 
 /** One OTP message, as a transport delivers it. The code is in `text` (and `html`): never log these. */
 export interface OtpMessage {
@@ -34,7 +34,7 @@ export interface LoginSettings {
   /** Absent: OTP over that channel is refused with a clear error. */
   email?: OtpTransport;
   sms?: OtpTransport;
-  /** OAuth providers, trusted issuers and Sigil's issuer URL (auth/oauth/settings.ts). Absent: built-in defaults (auth/oauth/configure.ts). */
+  /** OAuth providers, trusted issuers and Sigil's issuer URL (logins/oauth/settings.ts). Absent: built-in defaults (logins/oauth/configure.ts). */
   oauth?: OAuthSettings;
   /** OTP guess, initiation and send limits (docs/otp-limits-and-mail.md §2, §4). Absent: DEFAULT_OTP_LIMITS. */
   otpLimits?: OtpLimits;

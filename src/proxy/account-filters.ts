@@ -1,7 +1,7 @@
 // How /v1/account's filter types map to the public API's sub-organization queries
 // (docs/auth-proxy-service.md §2.2). Pure: the endpoint runs the query this returns.
 import { invalid } from "../errors.ts";
-import { oidcClaims } from "../auth/oauth/oidc-claims.ts";
+import { oidcClaims } from "../logins/oauth/oidc-claims.ts";
 
 export type AccountFilterType =
   "EMAIL" | "PHONE_NUMBER" | "OIDC_TOKEN" | "PUBLIC_KEY" | "OIDC_CLAIMS" | "CREDENTIAL_ID" | "NAME" | "USERNAME";

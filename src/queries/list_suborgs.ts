@@ -8,9 +8,9 @@ import type { Database, Executor } from "../store/schema.ts";
 import { defineQuery } from "./define.ts";
 import { byWalletAccountAddress } from "../wallets/lookup.ts";
 import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../logins/settings.ts";
-import { oauthSettingsOf } from "../auth/oauth/configure.ts";
-import { MAX_OIDC_TOKEN_LENGTH, requireOidcToken } from "../auth/oauth/verify-oidc.ts";
-import { oidcClaims } from "../auth/oauth/oidc-claims.ts";
+import { oauthSettingsOf } from "../logins/oauth/configure.ts";
+import { MAX_OIDC_TOKEN_LENGTH, requireOidcToken } from "../logins/oauth/verify-oidc.ts";
+import { oidcClaims } from "../logins/oauth/oidc-claims.ts";
 
 export type OrgQuery = SelectQueryBuilder<Database, "organizations", { id: string; created_at: number }>;
 

@@ -6,7 +6,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import type client from "prom-client";
 import type { FastifyBaseLogger } from "fastify";
 import type { WebhookUrlPolicy } from "../webhooks/url-policy.ts";
-import { DEFAULT_OAUTH_SETTINGS } from "../auth/oauth/configure.ts";
+import { DEFAULT_OAUTH_SETTINGS } from "../logins/oauth/configure.ts";
 import type { MasterKey } from "../crypto/envelope.ts";
 import type { PipelineDeps } from "../pipeline/submit.ts";
 import type { Store } from "../store/db.ts";

@@ -490,7 +490,7 @@ export interface MetaTable {
 export interface Oauth2CredentialsTable {
   id: string;
   organization_id: string;
-  /** OAUTH2_PROVIDER_X | OAUTH2_PROVIDER_DISCORD | … (auth/oauth/providers.ts) */
+  /** OAUTH2_PROVIDER_X | OAUTH2_PROVIDER_DISCORD | … (logins/oauth/providers.ts) */
   provider: string;
   client_id: string;
   /** The client secret, sealed with the master key (AAD binds it to the credential id). */

@@ -1,7 +1,7 @@
 // Where webhooks may be sent. Checked when an endpoint is created or updated (the URL's
 // shape, literal addresses, well-known internal names) and again at every dial (what the
 // host name resolves to now), so DNS cannot smuggle a delivery onto an internal network.
-// OAuth provider calls (auth/oauth/provider-client.ts) use the same checks with their own
+// OAuth provider calls (logins/oauth/provider-client.ts) use the same checks with their own
 // development setting (SIGIL_OAUTH_ALLOW_LOOPBACK). Every check is told whose rules apply
 // (a `UrlUse`): there is no process-wide setting.
 import { BlockList, isIP } from "node:net";

@@ -22,7 +22,7 @@ import { bundleFrom, openBundle, targetKey } from "../helpers/credential-bundles
 import { stampedPost } from "../helpers/raw-http.ts";
 import { SoftPasskey } from "../helpers/webauthn.ts";
 import { assertSecretsNowhere, type Secret } from "../helpers/secrets-grep.ts";
-import { nonceFor } from "../../src/auth/oauth/nonce.ts";
+import { nonceFor } from "../../src/logins/oauth/nonce.ts";
 import type { P256KeyPair } from "../../src/crypto/keygen.ts";
 
 const ACCOUNTS: Account[] = ["ada", "bea", "cyd"].map((id) => ({ id: `${id}-${randomBytes(3).toString("hex")}`, username: id, name: id }));

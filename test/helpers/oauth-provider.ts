@@ -7,7 +7,7 @@
 import http from "node:http";
 import { createHash, randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import type { OAuthProviderEndpoints } from "../../src/auth/oauth/settings.ts";
+import type { OAuthProviderEndpoints } from "../../src/logins/oauth/settings.ts";
 import { encryptOauth2ClientSecret } from "@turnkey/crypto";
 import { completed, type Creds, type Harness } from "./inproc.ts";
 import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../../src/logins/settings.ts";

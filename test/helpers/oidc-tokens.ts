@@ -7,9 +7,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWTPayload } from "jose";
 import { activeServiceKey } from "../../src/auth/service-keys.ts";
-import { nonceFor } from "../../src/auth/oauth/nonce.ts";
-import { DEFAULT_OAUTH_SETTINGS } from "../../src/auth/oauth/configure.ts";
-import type { OAuthSettings } from "../../src/auth/oauth/settings.ts";
+import { nonceFor } from "../../src/logins/oauth/nonce.ts";
+import { DEFAULT_OAUTH_SETTINGS } from "../../src/logins/oauth/configure.ts";
+import type { OAuthSettings } from "../../src/logins/oauth/settings.ts";
 import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../../src/logins/settings.ts";
 import type { Harness } from "./inproc.ts";
 

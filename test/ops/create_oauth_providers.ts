@@ -17,7 +17,7 @@ import {
   type Res,
 } from "../helpers/inproc.ts";
 import { loginsTrusting, sigilToken, startIssuer, type FakeIssuer } from "../helpers/oidc-tokens.ts";
-import { DEFAULT_OAUTH_SETTINGS } from "../../src/auth/oauth/configure.ts";
+import { DEFAULT_OAUTH_SETTINGS } from "../../src/logins/oauth/configure.ts";
 import { newId } from "../../src/store/util.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import { createUsersV4 } from "../../src/activities/users/create_users.ts";

@@ -18,7 +18,7 @@ import {
 import { SoftPasskey, queryWithPasskey } from "../helpers/webauthn.ts";
 import { failsWith, twoOfTwo } from "../helpers/inproc.ts";
 import { sigilToken } from "../helpers/oidc-tokens.ts";
-import { DEFAULT_OAUTH_SETTINGS } from "../../src/auth/oauth/configure.ts";
+import { DEFAULT_OAUTH_SETTINGS } from "../../src/logins/oauth/configure.ts";
 import { createApiKeysV2 } from "../../src/activities/credentials/create_api_keys.ts";
 import { createUserTag } from "../../src/activities/users/create_user_tag.ts";
 import { createUsersV4 } from "../../src/activities/users/create_users.ts";

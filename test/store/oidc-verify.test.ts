@@ -1,11 +1,11 @@
-// OIDC token verification (auth/oauth/verify-oidc.ts) and the nonce binding (nonce.ts), on a
+// OIDC token verification (logins/oauth/verify-oidc.ts) and the nonce binding (nonce.ts), on a
 // scratch store (Sigil's own OIDC_TOKEN keys) and a trusted issuer's JWKS served on loopback.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { SignJWT } from "jose";
-import { verifyOidcToken, OidcTokenProblem, singleAudience } from "../../src/auth/oauth/verify-oidc.ts";
-import { nonceFor, nonceMatches, nonceProblem } from "../../src/auth/oauth/nonce.ts";
+import { verifyOidcToken, OidcTokenProblem, singleAudience } from "../../src/logins/oauth/verify-oidc.ts";
+import { nonceFor, nonceMatches, nonceProblem } from "../../src/logins/oauth/nonce.ts";
 import { generateP256 } from "../../src/crypto/p256.ts";
 import { scratchStore, type ScratchStore } from "../helpers/store.ts";
 import { oauthSettings, startIssuer, type FakeIssuer } from "../helpers/oidc-tokens.ts";

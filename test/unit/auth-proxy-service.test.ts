@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { canonicalOrigin, originAllowed, preflightAllowed } from "../../src/proxy/origins.ts";
 import { accountLookup, nameOtherThanContact, sameContact } from "../../src/proxy/account-filters.ts";
-import { oidcClaims } from "../../src/auth/oauth/oidc-claims.ts";
+import { oidcClaims } from "../../src/logins/oauth/oidc-claims.ts";
 import { readBody, SIGNUP, OTP_INIT, EMPTY } from "../../src/proxy/bodies.ts";
 import { MemoryCounters } from "../../src/proxy/window-counters.ts";
 import { ProxyLimiter } from "../../src/proxy/limits.ts";

@@ -8,14 +8,14 @@ import { decryptCredentialBundle, encryptOauth2ClientSecret, generateP256KeyPair
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { generateP256 } from "../../src/crypto/p256.ts";
 import type { ServiceKey } from "../../src/auth/service-keys.ts";
-import { openClientSecret } from "../../src/auth/oauth/client-secret.ts";
-import { encryptBearerToken, uncompressedP256 } from "../../src/auth/oauth/bearer-token.ts";
-import { mintOidcToken, openidConfiguration, OIDC_TOKEN_LIFETIME_SECONDS, p256Jwk } from "../../src/auth/oauth/oidc-issuer.ts";
-import { OAUTH_PROVIDERS } from "../../src/auth/oauth/providers.ts";
-import { parseProvidersFile, oauthSettingsFrom } from "../../src/auth/oauth/configure.ts";
+import { openClientSecret } from "../../src/logins/oauth/client-secret.ts";
+import { encryptBearerToken, uncompressedP256 } from "../../src/logins/oauth/bearer-token.ts";
+import { mintOidcToken, openidConfiguration, OIDC_TOKEN_LIFETIME_SECONDS, p256Jwk } from "../../src/logins/oauth/oidc-issuer.ts";
+import { OAUTH_PROVIDERS } from "../../src/logins/oauth/providers.ts";
+import { parseProvidersFile, oauthSettingsFrom } from "../../src/logins/oauth/configure.ts";
 import { STRICT_WEBHOOK_URLS, urlProblem } from "../../src/webhooks/url-policy.ts";
 import { DEFAULTS, loadConfig } from "../../src/config.ts";
-import { exchangeCode, fetchUserInfo, ProviderError } from "../../src/auth/oauth/provider-client.ts";
+import { exchangeCode, fetchUserInfo, ProviderError } from "../../src/logins/oauth/provider-client.ts";
 import { newVerifier, startOAuthProvider } from "../helpers/oauth-provider.ts";
 
 const oidcKey = (id = "svk_test"): ServiceKey => ({ id, purpose: "OIDC_TOKEN", signer: generateP256() });

@@ -1,13 +1,13 @@
 // oauth (docs/logins.md §9.6): the legacy OIDC login. The token is checked as oauth_login
-// checks it (auth/oauth/verify-oidc.ts, the issuer's JWKS fetched outside the transaction),
+// checks it (logins/oauth/verify-oidc.ts, the issuer's JWKS fetched outside the transaction),
 // its nonce must commit to targetPublicKey (sha256 hex of the key's hex text, as the legacy
 // clients derive it from their target key), and the one user holding its identity in the
 // target organization or below it gets a credential bundle sealed to targetPublicKey
 // (logins/credential-bundles) instead of a session JWT.
 import { Type } from "@sinclair/typebox";
-import { oauthSettingsOf } from "../../auth/oauth/configure.ts";
-import { invalidOidcToken, requireOidcToken } from "../../auth/oauth/verify-oidc.ts";
-import { nonceProblem } from "../../auth/oauth/nonce.ts";
+import { oauthSettingsOf } from "../../logins/oauth/configure.ts";
+import { invalidOidcToken, requireOidcToken } from "../../logins/oauth/verify-oidc.ts";
+import { nonceProblem } from "../../logins/oauth/nonce.ts";
 import { BundleLoginResult, checkTargetKey, credentialFor, issueCredential } from "../credential-bundles/issue.ts";
 import { defineActivity } from "../define.ts";
 import { identityHolder } from "./oauth_login.ts";

@@ -1,7 +1,7 @@
 // Request fields shared by the OAuth activities and the users that bring OAuth providers.
 import { Type } from "@sinclair/typebox";
 import { Name } from "../../schemas/common.ts";
-import { MAX_OIDC_TOKEN_LENGTH } from "../../auth/oauth/verify-oidc.ts";
+import { MAX_OIDC_TOKEN_LENGTH } from "../../logins/oauth/verify-oidc.ts";
 
 export const OidcTokenParam = Type.String({
   minLength: 1,

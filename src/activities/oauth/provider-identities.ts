@@ -4,8 +4,8 @@
 // §6.1) — it binds a token to a login key, and registering logs nobody in. Only (iss, aud,
 // sub) is kept, never the token.
 import { invalid } from "../../errors.ts";
-import { oauthSettingsOf } from "../../auth/oauth/configure.ts";
-import { requireOidcToken, singleAudience, type OidcIdentity } from "../../auth/oauth/verify-oidc.ts";
+import { oauthSettingsOf } from "../../logins/oauth/configure.ts";
+import { requireOidcToken, singleAudience, type OidcIdentity } from "../../logins/oauth/verify-oidc.ts";
 import type { NewIdentity } from "../../store/oauth-providers.ts";
 import type { Executor } from "../../store/schema.ts";
 import type { PrepareContext } from "../define.ts";

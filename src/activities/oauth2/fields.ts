@@ -1,8 +1,8 @@
 // Fields shared by the OAuth 2.0 credential activities and oauth2_authenticate.
 import { Type } from "@sinclair/typebox";
 import { invalid } from "../../errors.ts";
-import { PROVIDER_NAMES } from "../../auth/oauth/providers.ts";
-import { MAX_ENVELOPE_HEX, openClientSecret } from "../../auth/oauth/client-secret.ts";
+import { PROVIDER_NAMES } from "../../logins/oauth/providers.ts";
+import { MAX_ENVELOPE_HEX, openClientSecret } from "../../logins/oauth/client-secret.ts";
 import type { ActivityServices } from "../define.ts";
 
 export const Provider = Type.Union(

@@ -1,6 +1,6 @@
 // oauth2_authenticate (docs/oauth.md §3): exchange the authorization code at the credential's
 // provider (PKCE verifier, redirect URI, client id and secret), learn who the user is, and
-// return an OIDC token Sigil signs (auth/oauth/oidc-issuer.ts). The provider calls happen in
+// return an OIDC token Sigil signs (logins/oauth/oidc-issuer.ts). The provider calls happen in
 // `prepare`, outside any database transaction, with the configured deadline; their failures
 // are the submission's answer (a 400 quoting at most the provider's `error` code) and nothing
 // is recorded. The bearer token is encrypted to the caller's key there too, so the plaintext
@@ -9,11 +9,11 @@ import { Type, type Static } from "@sinclair/typebox";
 import { invalid, notFound, precondition } from "../../errors.ts";
 import { Id } from "../../schemas/common.ts";
 import { findOauth2Credential, openClientSecretSealed } from "../../store/oauth2-credentials.ts";
-import { OAUTH_PROVIDERS, type ProviderIdentity } from "../../auth/oauth/providers.ts";
-import { oauthSettingsOf } from "../../auth/oauth/configure.ts";
-import { exchangeCode, fetchUserInfo, ProviderError } from "../../auth/oauth/provider-client.ts";
-import { encryptBearerToken, uncompressedP256 } from "../../auth/oauth/bearer-token.ts";
-import { mintOidcToken } from "../../auth/oauth/oidc-issuer.ts";
+import { OAUTH_PROVIDERS, type ProviderIdentity } from "../../logins/oauth/providers.ts";
+import { oauthSettingsOf } from "../../logins/oauth/configure.ts";
+import { exchangeCode, fetchUserInfo, ProviderError } from "../../logins/oauth/provider-client.ts";
+import { encryptBearerToken, uncompressedP256 } from "../../logins/oauth/bearer-token.ts";
+import { mintOidcToken } from "../../logins/oauth/oidc-issuer.ts";
 import { defineActivity, type ExecuteContext, type PrepareContext } from "../define.ts";
 
 const Params = Type.Object({

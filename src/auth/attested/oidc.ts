@@ -1,7 +1,7 @@
 // STAMP_ATTESTED_SCHEME_P256_OIDC (docs/oauth.md §4.2): what @turnkey/core's loginWithOauth
 // stamps stamp_login with. The attestation is an OIDC token — Sigil's own or a trusted
-// issuer's (auth/oauth/verify-oidc.ts) — whose nonce (or tknonce) is sha256hex of the stamp's
-// publicKey (auth/oauth/nonce.ts): the key that signed the request is the one the token was
+// issuer's (logins/oauth/verify-oidc.ts) — whose nonce (or tknonce) is sha256hex of the stamp's
+// publicKey (logins/oauth/nonce.ts): the key that signed the request is the one the token was
 // requested for. The user is the one holding the token's identity (iss, sub, one of its
 // audiences) as an OAuth provider: in the target organization or an ancestor (the nearest
 // wins), else in the unique sub-organization below the target that holds it — core sends the
@@ -17,9 +17,9 @@ import type { Db } from "../../store/schema.ts";
 import { HOLDER_COLUMNS, holderParts } from "../holder.ts";
 import { resolveHolder } from "../credential-scope.ts";
 import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../../logins/settings.ts";
-import { oauthSettingsOf } from "../oauth/configure.ts";
-import { nonceProblem } from "../oauth/nonce.ts";
-import { OidcTokenProblem, verifyOidcToken, type OidcIdentity } from "../oauth/verify-oidc.ts";
+import { oauthSettingsOf } from "../../logins/oauth/configure.ts";
+import { nonceProblem } from "../../logins/oauth/nonce.ts";
+import { OidcTokenProblem, verifyOidcToken, type OidcIdentity } from "../../logins/oauth/verify-oidc.ts";
 import type { Rider } from "../strategy.ts";
 import type { AttestationScheme } from "./scheme.ts";
 

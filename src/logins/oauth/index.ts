@@ -2,7 +2,7 @@
 // as an issuer), OIDC identities on users (create_oauth_providers) and oauth_login (or an
 // attested stamp_login). The provider, token and issuer modules stay in src/auth/oauth: the
 // attested-stamp strategy and the list_suborgs query import them too.
-import { oauthSettingsFrom } from "../../auth/oauth/configure.ts";
+import { oauthSettingsFrom } from "./configure.ts";
 import { defineLoginMethod } from "../define.ts";
 import { OAUTH_KNOBS } from "./knobs.ts";
 

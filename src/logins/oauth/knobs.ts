@@ -1,6 +1,6 @@
 // The knobs of OAuth and OIDC logins (docs/oauth.md §7): Sigil's issuer URL, the provider
 // file, the provider-call deadline and the loopback development switch. Apart from the method
-// (./index.ts) because auth/oauth/configure.ts reads their Config fields.
+// (./index.ts) because logins/oauth/configure.ts reads their Config fields.
 import { bool, defineKnob, int, str, url, type ConfigOf } from "../../config/define.ts";
 
 /** An issuer URL: http(s), no credentials, query or fragment; kept without a trailing slash (it is compared as a string). */
@@ -21,7 +21,7 @@ export const OAUTH_KNOBS = [
     default: undefined,
     // Depends on PORT: computed where the OAuth settings are built, so a harness that changes
     // the port of DEFAULTS gets the matching issuer.
-    computedBy: "oauthSettingsFrom (src/auth/oauth/configure.ts): http://localhost:<port>",
+    computedBy: "oauthSettingsFrom (src/logins/oauth/configure.ts): http://localhost:<port>",
     doc: {
       meaning:
         "Sigil's public base URL: `iss` of its OIDC tokens and the base of its discovery document (http/https, no credentials, query or fragment; a trailing slash is dropped). Set it in every deployment reached by another name",

@@ -10,7 +10,7 @@ import type { MasterKey } from "../../crypto/envelope.ts";
 import { jwks } from "../../webhooks/signing-keys.ts";
 import { appProofKeys } from "../../app-proofs/proofs.ts";
 import { discoveryDocument, ensureServiceKeys } from "../../auth/service-keys.ts";
-import { DISCOVERY_PATH, JWKS_PATH, oidcJwks, openidConfiguration } from "../../auth/oauth/oidc-issuer.ts";
+import { DISCOVERY_PATH, JWKS_PATH, oidcJwks, openidConfiguration } from "../../logins/oauth/oidc-issuer.ts";
 
 const JWKS_MAX_AGE_SECONDS = 300;
 

@@ -9,8 +9,8 @@
 // Every active and published OIDC_TOKEN key is in the JWKS, so tokens signed before a
 // rotation verify until they expire.
 import { SignJWT } from "jose";
-import type { ServiceKey } from "../service-keys.ts";
-import { verifyingKeyRecords } from "../service-keys.ts";
+import type { ServiceKey } from "../../auth/service-keys.ts";
+import { verifyingKeyRecords } from "../../auth/service-keys.ts";
 import type { Executor } from "../../store/schema.ts";
 import type { ProviderIdentity } from "./providers.ts";
 

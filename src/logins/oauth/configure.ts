@@ -3,8 +3,8 @@
 // provider-call deadline and the loopback development switch. A bad file stops `sigil serve`
 // at start with the reason, never at the first login.
 import { readFileSync } from "node:fs";
-import type { OAuthConfig } from "../../logins/oauth/knobs.ts";
-import type { LoginSettings } from "../../logins/settings.ts";
+import type { OAuthConfig } from "./knobs.ts";
+import type { LoginSettings } from "../settings.ts";
 import { urlProblem } from "../../webhooks/url-policy.ts";
 import { builtInEndpoints, OAUTH_PROVIDERS, PROVIDER_NAMES } from "./providers.ts";
 import type { OAuthProviderEndpoints, OAuthSettings, TrustedIssuer } from "./settings.ts";

@@ -8,7 +8,7 @@
 //   - anything else is refused before any request is made: an issuer named by a token is
 //     never fetched (a token must not make the service call an address of its choosing).
 // Then `exp` (with a small leeway), `iss`, `aud` and `sub` must be present and valid.
-// Nothing here checks the nonce (auth/oauth/nonce.ts: logins do, registration does not).
+// Nothing here checks the nonce (logins/oauth/nonce.ts: logins do, registration does not).
 import {
   createRemoteJWKSet,
   decodeJwt,
@@ -22,7 +22,7 @@ import {
 import { ApiError, Grpc } from "../../errors.ts";
 import type { Executor } from "../../store/schema.ts";
 import type { OAuthSettings } from "./settings.ts";
-import { verifyingKeyRecords } from "../service-keys.ts";
+import { verifyingKeyRecords } from "../../auth/service-keys.ts";
 import { p256Jwk } from "./oidc-issuer.ts";
 import { Lru } from "../../cache/lru.ts";
 

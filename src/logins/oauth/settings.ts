@@ -1,5 +1,5 @@
 // What OAuth is configured with (docs/oauth.md §7), built once from the configuration by
-// `sigil serve` (auth/oauth/configure.ts) and handed to activities as part of the login
+// `sigil serve` (logins/oauth/configure.ts) and handed to activities as part of the login
 // settings (LoginSettings.oauth). Types only.
 
 /** A provider's endpoints (SIGIL_OAUTH_PROVIDERS_FILE overrides the built-in ones). */
