@@ -5,7 +5,7 @@
 // node scripts/run-tests.mjs [--node-test-flag …] [files…]: flags (e.g. --test-reporter=tap)
 // go to every runner process, files narrow the run to them (docs/testing.md §4). `--list`
 // prints the jobs and their files instead of running them.
-import { readdirSync, statSync } from "node:fs";
+import { readFileSync, readdirSync, statSync } from "node:fs";
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
@@ -181,6 +181,33 @@ const reporter = flags.some((f) => f.startsWith("--test-reporter")) ? [] : [`--t
 const totals = new Map();
 
 /**
+ * CPU seconds (user + system) of this process's children that have ended, all their own
+ * descendants included (Linux: /proc/self/stat's cutime and cstime, in clock ticks of 1/100 s),
+ * or undefined without /proc. A job's CPU is its growth while the job's process is reaped: what
+ * the servers, CLI commands, browsers and the test process itself spent, the figure that bounds
+ * a run on two cores (docs/testing.md §4).
+ */
+function childrenCpu() {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+let cpuSeen = childrenCpu();
+const cpuStart = cpuSeen;
+/** The CPU that ended since the last call: the job just reaped (jobs end one at a time). */
+function cpuOfEnded() {
+  const now = childrenCpu();
+  if (now === undefined || cpuSeen === undefined) return undefined;
+  const spent = now - cpuSeen;
+  cpuSeen = now;
+  return spent;
+}
+
+/**
  * Runs one job; its output is held and printed whole when it ends, so that jobs side by side
  * do not interleave their reports. A test that waits forever (a hang) fails after 15 minutes
  * instead of holding the run until CI's deadline: the report then names it. The limit is on a
@@ -195,6 +222,9 @@ function runJob(job) {
     const out = [];
     p.stdout.on("data", (c) => out.push(c));
     p.stderr.on("data", (c) => out.push(c));
+    // Read as soon as the process is reaped, before another job can end.
+    let cpu;
+    p.on("exit", () => (cpu = cpuOfEnded()));
     p.on("close", (code, signal) => {
       const text = Buffer.concat(out).toString();
       // The job's own summary lines (TAP "# pass 12", spec "ℹ pass 12"), added up for the run's.
@@ -202,7 +232,7 @@ function runJob(job) {
         totals.set(m[1], (totals.get(m[1]) ?? 0) + Number(m[2]));
       const status = code ?? (signal ? 1 : 0);
       process.stdout.write(
-        `\n### ${job.name}: ${status === 0 ? "passed" : `FAILED (exit ${code ?? signal})`} in ${((Date.now() - started) / 1000).toFixed(1)} s\n${text}`,
+        `\n### ${job.name}: ${status === 0 ? "passed" : `FAILED (exit ${code ?? signal})`} in ${((Date.now() - started) / 1000).toFixed(1)} s${cpu === undefined ? "" : `, cpu ${cpu.toFixed(1)} s`}\n${text}`,
       );
       resolve(status);
     });
@@ -235,5 +265,9 @@ if (template) {
   await admin.end();
 }
 const summary = ["tests", "pass", "fail", "cancelled", "skipped", "todo"].map((k) => `${k} ${totals.get(k) ?? 0}`).join(", ");
-console.log(`\n# all jobs: ${summary}; ${status === 0 ? "passed" : "FAILED"} in ${((Date.now() - runStarted) / 1000).toFixed(0)} s`);
+const cpuEnd = childrenCpu();
+const cpuTotal = cpuEnd === undefined || cpuStart === undefined ? "" : `, cpu ${(cpuEnd - cpuStart).toFixed(0)} s`;
+console.log(
+  `\n# all jobs: ${summary}; ${status === 0 ? "passed" : "FAILED"} in ${((Date.now() - runStarted) / 1000).toFixed(0)} s${cpuTotal}`,
+);
 process.exit(status);

@@ -27,7 +27,7 @@ import {
   type Instance,
   type RunningServer,
 } from "../helpers/server.ts";
-import { CHROMIUM, browserMissing } from "../helpers/browser.ts";
+import { browserMissing, launchChromium } from "../helpers/browser.ts";
 import { SmtpSink, codeFrom } from "../helpers/smtp-sink.ts";
 import { generateP256 } from "../../src/crypto/p256.ts";
 
@@ -174,8 +174,7 @@ for (const spec of engines()) {
           authProxyConfigId: got.authProxyConfig.configId,
           organizationId: init.organizationId,
         };
-        const { chromium } = await import("playwright-core");
-        browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+        browser = await launchChromium();
       });
       after(async () => {
         await browser?.close();

@@ -24,7 +24,7 @@ import {
   type Instance,
   type RunningServer,
 } from "../helpers/server.ts";
-import { browserMissing, CHROMIUM, servePage } from "../helpers/browser.ts";
+import { browserMissing, launchChromium, servePage } from "../helpers/browser.ts";
 import { startFramesServer } from "../../src/frames/serve.ts";
 
 const IMG = path.resolve(import.meta.dirname, "../../docs/img");
@@ -114,8 +114,7 @@ for (const engine of engines()) {
         apiPrivateKey: init.apiPrivateKey,
         defaultOrganizationId: init.organizationId,
       }).apiClient();
-      const { chromium } = await import("playwright-core");
-      browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+      browser = await launchChromium();
       page = await browser.newPage();
       await page.goto(`${allowedParent}/`);
       await page.waitForFunction(() => "frameParent" in window);

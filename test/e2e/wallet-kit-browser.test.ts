@@ -26,7 +26,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { english, generateMnemonic, generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
 import { getAddress, parseTransaction, recoverTransactionAddress, serializeSignature, verifyMessage, type Hex } from "viem";
 import { engines, newInstance, sigilInit, startServer, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
-import { CHROMIUM, addVirtualAuthenticator, browserMissing } from "../helpers/browser.ts";
+import { addVirtualAuthenticator, browserMissing, launchChromium } from "../helpers/browser.ts";
 import { SmtpSink, codeFrom } from "../helpers/smtp-sink.ts";
 import { installPackedClient, removeDir } from "../helpers/packed-client.ts";
 import { startFramesServer, type RunningFramesServer } from "../../src/frames/serve.ts";
@@ -155,7 +155,7 @@ describe("examples/wallet-kit-app", { skip }, () => {
       "the bundle holds the packed client's turnkey-crypto",
     );
     assert.ok(!inputs.some((p) => p.startsWith(path.join(ROOT, "lib/client"))), "and nothing of the workspace copy");
-    browser = await (await import("playwright-core")).chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+    browser = await launchChromium();
   });
 
   after(async () => {

@@ -9,6 +9,8 @@ import type { AddressInfo } from "node:net";
 import type { CDPSession } from "playwright-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
+/** What launchChromium starts: CHROMIUM, unable to raise its own priority (chromium.sh). */
+const LAUNCHER = path.join(import.meta.dirname, "chromium.sh");
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
 /** Why browser tests cannot run here, or undefined. */
@@ -48,9 +50,7 @@ export interface PasskeyPage {
   /** http://localhost:<port>: the origin the passkeys are made on. */
   origin: string;
   /** navigator.credentials.create as core does it: `{ encodedChallenge, attestation }`. */
-  createPasskey(
-    userName: string,
-  ): Promise<{
+  createPasskey(userName: string): Promise<{
     encodedChallenge: string;
     attestation: { credentialId: string; clientDataJson: string; attestationObject: string; transports: string[] };
   }>;
@@ -98,10 +98,14 @@ export async function serveBlankPage(title: string): Promise<{ port: number; clo
   };
 }
 
-/** Headless Debian Chromium. */
+/**
+ * Headless Debian Chromium, as every browser test launches it: through chromium.sh, which starts
+ * it without the right to raise its threads' priority (nice -8 as root), so that it cannot
+ * starve the servers and jobs beside it (docs/testing.md §4).
+ */
 export async function launchChromium(): Promise<import("playwright-core").Browser> {
   const { chromium } = await import("playwright-core");
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+  return chromium.launch({ executablePath: LAUNCHER, headless: true, args: ["--no-sandbox"] });
 }
 
 /** A CDP virtual authenticator on the page: ctap2, internal, resident keys, user verification, presence simulated. */
@@ -125,8 +129,7 @@ export async function openPasskeyPage(rpId = "localhost"): Promise<PasskeyPage> 
   const server = await servePage(PAGE_SCRIPT, "passkeys");
   const origin = `http://localhost:${server.port}`;
 
-  const { chromium } = await import("playwright-core");
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     const cdp = await page.context().newCDPSession(page);

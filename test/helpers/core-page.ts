@@ -9,7 +9,7 @@
 // The Ethereum wallet is a stand-in for a browser extension: an EIP-1193 provider announced
 // with EIP-6963 (what core's web wallet manager discovers) whose personal_sign is a viem local
 // account's signMessage.
-import { CHROMIUM, addVirtualAuthenticator, servePage } from "./browser.ts";
+import { addVirtualAuthenticator, launchChromium, servePage } from "./browser.ts";
 
 const PAGE_SCRIPT = `
 import { TurnkeyClient, OtpType } from "@turnkey/core";
@@ -185,8 +185,7 @@ export async function openCorePage(): Promise<CorePage> {
   const origin = `http://localhost:${port}`;
   const otherOrigin = `http://127.0.0.1:${port}`;
 
-  const { chromium } = await import("playwright-core");
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+  const browser = await launchChromium();
   return {
     origin,
     otherOrigin,

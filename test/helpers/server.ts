@@ -1,7 +1,7 @@
 // Runs the real service as a child process (exactly what `npm start` runs) on a fresh
 // SQLite file or a fresh PostgreSQL database, for end-to-end tests.
 import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
@@ -161,6 +161,31 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
   });
 }
 
+/** A process's scheduler state and CPU seconds so far (Linux /proc), for a startup failure's message. */
+function processState(pid: number | undefined, env: NodeJS.ProcessEnv): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const cpu = (Number(f[11]) + Number(f[12])) / 100;
+    return `server state ${f[0]}, ${cpu.toFixed(2)} s of CPU, ${bundleFresh(env) ? "from the bundle" : "through tsx: dist/cli/main.mjs is older than src/ (bin/sigil.mjs)"}`;
+  } catch {
+    return "server state unknown";
+  }
+}
+
+/** Whether bin/sigil.mjs runs the bundle (newer than every file under src/) rather than the sources through tsx. */
+function bundleFresh(env: NodeJS.ProcessEnv): boolean {
+  const newest = (dir: string): number =>
+    Math.max(
+      0,
+      ...readdirSync(dir, { withFileTypes: true }).map((e) =>
+        e.isDirectory() ? newest(path.join(dir, e.name)) : statSync(path.join(dir, e.name)).mtimeMs,
+      ),
+    );
+  const bundle = path.join(ROOT, "dist/cli/main.mjs");
+  return env.SIGIL_NO_BUNDLE !== "1" && existsSync(bundle) && statSync(bundle).mtimeMs >= newest(path.join(ROOT, "src"));
+}
+
 /** Spawns the CLI and resolves with the port of each `messages` log line, in order, once all are printed. */
 async function spawnListening(argv: string[], env: NodeJS.ProcessEnv, messages: string[]): Promise<Spawned> {
   const proc = spawn(process.execPath, argv, {
@@ -199,11 +224,26 @@ async function spawnListening(argv: string[], env: NodeJS.ProcessEnv, messages: 
     proc.stderr!.on("data", (c: Buffer) => (out += c.toString()));
     proc.once("exit", (code) => reject(new Error(`server exited with ${code} before listening:\n${out}`)));
     // A server that neither listens nor exits fails the test with its output, not at the
-    // runner's five-minute deadline.
-    const deadline = setTimeout(() => {
-      proc.kill("SIGKILL");
-      reject(new Error(`server did not listen within ${STARTUP_DEADLINE_MS} ms:\n${out}`));
-    }, STARTUP_DEADLINE_MS);
+    // runner's deadline. The timer phase of the event loop runs before the poll phase that
+    // reads the pipes: were this process itself held up past the deadline, the server's line
+    // could be waiting unread, so the pipes are read (setImmediate runs after the poll phase)
+    // before the server is judged; the failure says how long the timer took to fire and what
+    // CPU the server had, telling a hung server from a starved machine (docs/testing.md §4).
+    const spawnedAt = Date.now();
+    const deadline = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (found.size === messages.length) return;
+          const state = processState(proc.pid, env);
+          proc.kill("SIGKILL");
+          reject(
+            new Error(
+              `server did not listen within ${STARTUP_DEADLINE_MS} ms (the deadline fired after ${Date.now() - spawnedAt} ms; ${state}):\n${out}`,
+            ),
+          );
+        }),
+      STARTUP_DEADLINE_MS,
+    );
     settle = () => clearTimeout(deadline);
   }).finally(() => settle());
   const wait = (signal: NodeJS.Signals) => async () => {
