@@ -13,7 +13,7 @@ import { enabledOrg, update, UPDATE } from "../helpers/auth-proxy.ts";
 import { TEST_FROM } from "../helpers/smtp-sink.ts";
 import { testApp } from "../helpers/inproc.ts";
 import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../../src/logins/settings.ts";
-import { smsHttpTransport, smtpTransport } from "../../src/auth/otp/transports/index.ts";
+import { smsHttpTransport, smtpTransport } from "../../src/logins/otp/transports/index.ts";
 import { buildProxyApp, type ProxyApp } from "../../src/proxy/app.ts";
 import { proxySettingsFrom } from "../../src/proxy/settings.ts";
 

@@ -9,7 +9,7 @@ import { SMTPConnection } from "smtp-server/lib/smtp-connection.js";
 import assert from "node:assert/strict";
 import { encryptOtpCodeToBundle } from "@turnkey/crypto";
 import { DEFAULT_LOGIN_SETTINGS, type LoginSettings } from "../../src/logins/settings.ts";
-import { smtpTransport } from "../../src/auth/otp/transports/index.ts";
+import { smtpTransport } from "../../src/logins/otp/transports/index.ts";
 import { generateP256, type P256Private } from "../../src/crypto/p256.ts";
 import { completed, type CallOptions, type Harness, type InprocOptions, type Json } from "./inproc.ts";
 import { initOtpV3 } from "../../src/activities/otp/init_otp.ts";

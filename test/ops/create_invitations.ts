@@ -4,7 +4,7 @@ import { completed, conflict, exhausted, failsWith, invalidRequest, perEngine, U
 import { refusedPort, sinkPerHarness, TEST_FROM } from "../helpers/smtp-sink.ts";
 import { activityCount, freshEmail, invitationParams, invitationRow, invite, subOrg } from "../helpers/invitations.ts";
 import { DEFAULT_LOGIN_SETTINGS, DEFAULT_OTP_LIMITS } from "../../src/logins/settings.ts";
-import { smtpTransport } from "../../src/auth/otp/transports/index.ts";
+import { smtpTransport } from "../../src/logins/otp/transports/index.ts";
 import { createInvitations, INVITATION_TTL_HOURS, MAX_LIVE_INVITATIONS } from "../../src/activities/invitations/create_invitations.ts";
 import { createUserTag } from "../../src/activities/users/create_user_tag.ts";
 import { invitationView } from "../../src/store/invitations.ts";

@@ -6,7 +6,7 @@ import { encryptOtpCodeToBundle } from "@turnkey/crypto";
 import { completed, exhausted, failsWith, invalidRequest, perEngine, UUID, type Harness, type Json } from "../helpers/inproc.ts";
 import { otpSignerKey, refusedPort, sinkPerHarness, startOtp, TEST_FROM } from "../helpers/smtp-sink.ts";
 import { DEFAULT_LOGIN_SETTINGS } from "../../src/logins/settings.ts";
-import { smsHttpTransport, smtpTransport } from "../../src/auth/otp/transports/index.ts";
+import { smsHttpTransport, smtpTransport } from "../../src/logins/otp/transports/index.ts";
 import { generateP256 } from "../../src/crypto/p256.ts";
 import { createSubOrganizationV8 } from "../../src/activities/organizations/create_sub_organization.ts";
 import { initOtpV2 } from "../../src/activities/otp/init_otp.ts";

@@ -7,9 +7,9 @@ import { encryptOtpCodeToBundle } from "@turnkey/crypto";
 import { generateP256 } from "../../src/crypto/p256.ts";
 import { MasterKey } from "../../src/crypto/envelope.ts";
 import type { ServiceKey } from "../../src/auth/service-keys.ts";
-import { targetBundle, openOtpBundle } from "../../src/auth/otp/bundle.ts";
-import { CROCKFORD, codeDigest, codeMatches, generateCode, normalizeCode } from "../../src/auth/otp/code.ts";
-import { emailMessage, smsMessage } from "../../src/auth/otp/message.ts";
+import { targetBundle, openOtpBundle } from "../../src/logins/otp/bundle.ts";
+import { CROCKFORD, codeDigest, codeMatches, generateCode, normalizeCode } from "../../src/logins/otp/code.ts";
+import { emailMessage, smsMessage } from "../../src/logins/otp/message.ts";
 
 const serviceKey = (): ServiceKey => ({ id: "k", purpose: "OTP_ENCRYPTION_TARGET", signer: generateP256() });
 

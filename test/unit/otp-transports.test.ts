@@ -3,8 +3,8 @@
 import { describe, it, after } from "node:test";
 import assert from "node:assert/strict";
 import { loadConfig } from "../../src/config.ts";
-import { otpTransportsFrom, smtpTransport, DeliveryError } from "../../src/auth/otp/transports/index.ts";
-import { emailMessage } from "../../src/auth/otp/message.ts";
+import { otpTransportsFrom, smtpTransport, DeliveryError } from "../../src/logins/otp/transports/index.ts";
+import { emailMessage } from "../../src/logins/otp/message.ts";
 import { SmtpSink, refusedPort } from "../helpers/smtp-sink.ts";
 
 function recorder() {

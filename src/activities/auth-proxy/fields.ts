@@ -3,10 +3,10 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { invalid } from "../../errors.ts";
 import { Email, Name } from "../../schemas/common.ts";
-import { MAX_OTP_LENGTH, MIN_OTP_LENGTH } from "../../auth/otp/code.ts";
+import { MAX_OTP_LENGTH, MIN_OTP_LENGTH } from "../../logins/otp/code.ts";
 import { MAX_TOKEN_SECONDS } from "../verification-tokens.ts";
 import { EmailCustomizationV1, MAX_OTP_SECONDS, SmsCustomization } from "../otp/otp-fields.ts";
-import { SMS_CODE_PLACEHOLDER } from "../../auth/otp/message.ts";
+import { SMS_CODE_PLACEHOLDER } from "../../logins/otp/message.ts";
 import type { AuthProxySettings } from "../../store/auth-proxy-configs.ts";
 
 /** Longest session a proxy login may ask for: 30 days (the service's own cap still applies at login). */

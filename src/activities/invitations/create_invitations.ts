@@ -12,7 +12,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { ApiError, Grpc, alreadyExists, exhausted, invalid } from "../../errors.ts";
 import { Email, Id, Name, maxItems } from "../../schemas/common.ts";
 import { AccessType } from "../../schemas/invitation.ts";
-import { mailboxKey, takeSend } from "../../auth/otp/limits.ts";
+import { mailboxKey, takeSend } from "../../logins/otp/limits.ts";
 import { organizationChain } from "../../store/organizations.ts";
 import { invitationTokenDigest, newInvitationToken } from "../../store/invitations.ts";
 import { nextFreeAt, takeSlot } from "../../store/slots.ts";

@@ -7,7 +7,7 @@
 // logged, never in the activity's result.
 import { Type, type Static } from "@sinclair/typebox";
 import { ApiError, Grpc, notFound } from "../../errors.ts";
-import { contactKey, mailboxKey, takeInitiation, takeSend } from "../../auth/otp/limits.ts";
+import { contactKey, mailboxKey, takeInitiation, takeSend } from "../../logins/otp/limits.ts";
 import type { OtpMessage } from "../../logins/settings.ts";
 import { Email, Name } from "../../schemas/common.ts";
 import type { ExecuteContext } from "../define.ts";

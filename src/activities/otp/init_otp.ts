@@ -14,10 +14,10 @@
 // nothing is recorded.
 import { Type, type Static } from "@sinclair/typebox";
 import { ApiError, Grpc, exhausted } from "../../errors.ts";
-import { contactKey, mailboxKey, takeInitiation, takeSend } from "../../auth/otp/limits.ts";
-import { generateCode, codeDigest, DEFAULT_OTP_LENGTH } from "../../auth/otp/code.ts";
-import { targetBundle } from "../../auth/otp/bundle.ts";
-import { emailMessage, smsMessage } from "../../auth/otp/message.ts";
+import { contactKey, mailboxKey, takeInitiation, takeSend } from "../../logins/otp/limits.ts";
+import { generateCode, codeDigest, DEFAULT_OTP_LENGTH } from "../../logins/otp/code.ts";
+import { targetBundle } from "../../logins/otp/bundle.ts";
+import { emailMessage, smsMessage } from "../../logins/otp/message.ts";
 import { generateP256, toPkcs8 } from "../../crypto/p256.ts";
 import { nextFreeAt, takeSlot } from "../../store/slots.ts";
 import { newId } from "../../store/util.ts";

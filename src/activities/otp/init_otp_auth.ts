@@ -3,7 +3,7 @@
 // types v1InitOtpAuthIntentV3, v1InitOtpIntentV2), so it is init_otp: the same OTP row,
 // content rules, limits and message (init_otp.ts); only the result is its own.
 import { Type, type Static } from "@sinclair/typebox";
-import { DEFAULT_OTP_LENGTH } from "../../auth/otp/code.ts";
+import { DEFAULT_OTP_LENGTH } from "../../logins/otp/code.ts";
 import { defineActivity } from "../define.ts";
 import { initOtp } from "./init_otp.ts";
 import { checkInitOtp, InitOtpParamsV2 } from "./otp-fields.ts";

@@ -9,7 +9,7 @@
 //     its appName is accepted (the SDK requires it) but never shown: the message names the
 //     top-level organization's app.
 import { invalid, type FieldViolation } from "../../errors.ts";
-import { addressOf } from "../../auth/otp/transports/smtp.ts";
+import { addressOf } from "../../logins/otp/transports/smtp.ts";
 import type { LoginSettings } from "../../logins/settings.ts";
 import { organizationChain } from "../../store/organizations.ts";
 import type { ExecuteContext } from "../define.ts";

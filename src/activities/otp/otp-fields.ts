@@ -3,8 +3,8 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Email, Name } from "../../schemas/common.ts";
 import { invalid } from "../../errors.ts";
-import { MAX_OTP_LENGTH, MIN_OTP_LENGTH } from "../../auth/otp/code.ts";
-import { SMS_CODE_PLACEHOLDER } from "../../auth/otp/message.ts";
+import { MAX_OTP_LENGTH, MIN_OTP_LENGTH } from "../../logins/otp/code.ts";
+import { SMS_CODE_PLACEHOLDER } from "../../logins/otp/message.ts";
 
 export const DEFAULT_OTP_SECONDS = 300;
 export const MAX_OTP_SECONDS = 600;

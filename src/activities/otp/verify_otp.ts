@@ -14,8 +14,8 @@
 // so burning codes and asking for new ones gains an attacker nothing.
 import { Type, type Static } from "@sinclair/typebox";
 import { invalid, keepWrites, notFound } from "../../errors.ts";
-import { codeMatches } from "../../auth/otp/code.ts";
-import { openOtpBundle } from "../../auth/otp/bundle.ts";
+import { codeMatches } from "../../logins/otp/code.ts";
+import { openOtpBundle } from "../../logins/otp/bundle.ts";
 import { DEFAULT_TOKEN_SECONDS, MAX_TOKEN_SECONDS, issueVerificationToken } from "../verification-tokens.ts";
 import { publicKeyProblem } from "../../crypto/public-keys.ts";
 import { p256FromPkcs8 } from "../../crypto/p256.ts";
@@ -25,7 +25,7 @@ import { releaseSlots } from "../../store/slots.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { contactScope } from "./init_otp.ts";
 import { OTP_FEATURE, requireFeature } from "../organizations/feature-gate.ts";
-import { contactKey, guessScope, takeGuess } from "../../auth/otp/limits.ts";
+import { contactKey, guessScope, takeGuess } from "../../logins/otp/limits.ts";
 import { AAD } from "../../crypto/aad.ts";
 
 export const MAX_ATTEMPTS = 3;

@@ -3,7 +3,7 @@
 // decryptCredentialBundle reads it — base58check( compressed encapsulated key[33] ‖
 // AES-GCM ciphertext‖tag ), HPKE base mode DHKEM(P-256, HKDF-SHA256) / HKDF-SHA256 /
 // AES-256-GCM, info "turnkey_hpke", AAD = uncompressed enc ‖ uncompressed receiver key (the
-// SDK's AAD, as the OTP bundle of auth/otp/bundle.ts). decryptCredentialBundle returns the
+// SDK's AAD, as the OTP bundle of logins/otp/bundle.ts). decryptCredentialBundle returns the
 // plaintext's hex: the token's UTF-8 bytes.
 import { ECDH } from "node:crypto";
 import { Aes256Gcm, CipherSuite, DhkemP256HkdfSha256, HkdfSha256 } from "@hpke/core";

@@ -1,7 +1,7 @@
 // OAuth 2.0 and OIDC logins (docs/oauth.md): OAuth credentials and oauth2_authenticate (Sigil
 // as an issuer), OIDC identities on users (create_oauth_providers) and oauth_login (or an
-// attested stamp_login). The provider, token and issuer modules stay in src/auth/oauth: the
-// attested-stamp strategy and the list_suborgs query import them too.
+// attested stamp_login). Its mechanism (providers, tokens, Sigil's issuer) is in this folder;
+// the attested-stamp strategy and the list_suborgs query import it from here too.
 import { oauthSettingsFrom } from "./configure.ts";
 import { defineLoginMethod } from "../define.ts";
 import { OAUTH_KNOBS } from "./knobs.ts";

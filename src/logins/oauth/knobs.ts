@@ -1,6 +1,6 @@
 // The knobs of OAuth and OIDC logins (docs/oauth.md §7): Sigil's issuer URL, the provider
 // file, the provider-call deadline and the loopback development switch. Apart from the method
-// (./index.ts) because logins/oauth/configure.ts reads their Config fields.
+// (./index.ts) because configure.ts reads their Config fields.
 import { bool, defineKnob, int, str, url, type ConfigOf } from "../../config/define.ts";
 
 /** An issuer URL: http(s), no credentials, query or fragment; kept without a trailing slash (it is compared as a string). */

@@ -1,8 +1,8 @@
 // Email and SMS one-time passcodes (docs/logins.md §3): init_otp sends a code, verify_otp
 // turns it into a verification token, and otp_login (or an attested stamp_login, §4) turns
-// the token into a session. The code, bundle and limit modules stay in src/auth/otp, and the
-// transports in src/auth/otp/transports: activities and the auth proxy import them directly.
-import { otpTransportsFrom } from "../../auth/otp/transports/index.ts";
+// the token into a session. Its mechanism is in this folder (code.ts, bundle.ts, limits.ts,
+// message.ts, transports/); the activities and the auth proxy import it from here.
+import { otpTransportsFrom } from "./transports/index.ts";
 import { defineLoginMethod } from "../define.ts";
 import { OTP_KNOBS } from "./knobs.ts";
 

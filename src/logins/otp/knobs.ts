@@ -1,6 +1,6 @@
 // The knobs of email and SMS OTP (docs/otp-limits-and-mail.md §6): delivery (SMTP, the
 // Twilio-compatible SMS endpoint, the development log transport), sender domains and limits.
-// Apart from the method (./index.ts) because auth/otp/transports reads their Config fields.
+// Apart from the method (./index.ts) because transports/index.ts reads their Config fields.
 import { DEFAULT_OTP_LIMITS } from "../settings.ts";
 import { defineKnob, int, list, str, url, type ConfigOf } from "../../config/define.ts";
 

@@ -3,7 +3,7 @@
 // with digits) comes before it: mail clients and people read the first such run as the code.
 // The code is inside `text`/`html`: these messages are never logged (except by the explicit
 // development transport).
-import type { OtpMessage } from "../../logins/settings.ts";
+import type { OtpMessage } from "../settings.ts";
 
 export interface EmailCustomization {
   logoUrl?: string;

@@ -1,6 +1,6 @@
 // Development only (SIGIL_OTP_DEV_TRANSPORT=log): OTP messages, code included, are written
 // to the service log at warn level instead of being delivered. Never enabled implicitly.
-import type { Logger, OtpMessage, OtpTransport } from "../../../logins/settings.ts";
+import type { Logger, OtpMessage, OtpTransport } from "../../settings.ts";
 
 export function logTransport(log: Logger): OtpTransport {
   return {

@@ -1,7 +1,7 @@
 // OTP SMS through a Twilio-compatible Messages endpoint (SIGIL_SMS_URL): an HTTP form POST
 // of To, From, Body with basic auth; any non-2xx answer is a failure. Bounded by a timeout
 // for the same reason as SMTP (the send happens inside the activity's transaction).
-import type { OtpMessage, OtpTransport } from "../../../logins/settings.ts";
+import type { OtpMessage, OtpTransport } from "../../settings.ts";
 import { DeliveryError, SEND_TIMEOUT_MS } from "./smtp.ts";
 
 export interface SmsHttpOptions {

@@ -7,7 +7,7 @@
 //     enc ‖ pkR (both 65-byte uncompressed points) instead of the empty one.
 import { hpkeOpen, parseHpkeText, signedEnvelope } from "../../crypto/bundles.ts";
 import type { P256Private } from "../../crypto/p256.ts";
-import type { ServiceKey } from "../service-keys.ts";
+import type { ServiceKey } from "../../auth/service-keys.ts";
 
 /** The bundle init_otp returns: the JSON string clients parse. */
 export function targetBundle(signer: ServiceKey, targetPublicUncompressed: string): string {

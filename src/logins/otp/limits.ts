@@ -7,7 +7,7 @@
 import { exhausted } from "../../errors.ts";
 import { nextFreeAt, takeSlot } from "../../store/slots.ts";
 import type { Executor, OtpType } from "../../store/schema.ts";
-import { DEFAULT_OTP_LIMITS, type LoginSettings, type OtpLimits } from "../../logins/settings.ts";
+import { DEFAULT_OTP_LIMITS, type LoginSettings, type OtpLimits } from "../settings.ts";
 
 const HOUR_MS = 3600_000;
 

@@ -4,8 +4,8 @@
 //   SIGIL_SMS_URL                SMS over a Twilio-compatible HTTP endpoint (SIGIL_SMS_FROM,
 //                                SIGIL_SMS_USERNAME / SIGIL_SMS_PASSWORD for basic auth).
 // A channel left unconfigured is absent: init_otp refuses it with a clear error.
-import type { OtpConfig } from "../../../logins/otp/knobs.ts";
-import type { Logger, OtpTransport } from "../../../logins/settings.ts";
+import type { OtpConfig } from "../knobs.ts";
+import type { Logger, OtpTransport } from "../../settings.ts";
 import { logTransport } from "./log.ts";
 import { smsHttpTransport } from "./sms-http.ts";
 import { smtpTransport } from "./smtp.ts";

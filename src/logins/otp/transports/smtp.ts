@@ -4,7 +4,7 @@
 // transaction, so every phase has a short timeout and the whole send is capped at
 // SEND_TIMEOUT_MS: a dead server costs a request at most that long, never a hung transaction.
 import nodemailer from "nodemailer";
-import type { OtpMessage, OtpTransport } from "../../../logins/settings.ts";
+import type { OtpMessage, OtpTransport } from "../../settings.ts";
 
 export const SEND_TIMEOUT_MS = 8000;
 
