@@ -12,6 +12,8 @@ import { ServiceKeyCache } from "./auth/service-keys.ts";
 import { AllowlistCache } from "./network/allowlist-cache.ts";
 import { TvcObservations } from "./tvc/observed.ts";
 import { SignerCache } from "./signing/signer-cache.ts";
+import { CredentialCache } from "./auth/credential-cache.ts";
+import { NO_WATCH, type CredentialWatch } from "./store/credential-watch.ts";
 
 export interface ServiceState {
   /** Organization → its chain of ancestors (parents never change). */
@@ -32,9 +34,12 @@ export interface ServiceState {
   readonly tvc: TvcObservations;
   /** (organization, signWith) → the key it names, per version of the organization's keys. */
   readonly signers: SignerCache;
+  /** Public key → what the API-key look-up found, per credential epoch of the store (docs/storage.md §3.1). */
+  readonly credentials: CredentialCache;
 }
 
-export function newServiceState(): ServiceState {
+/** `watch`: the store's credential epoch (Store.credentialWatch); without one, every look-up is read. */
+export function newServiceState(watch: CredentialWatch = NO_WATCH): ServiceState {
   const chains = new ChainCache();
   return {
     chains,
@@ -46,5 +51,6 @@ export function newServiceState(): ServiceState {
     allowlists: new AllowlistCache(),
     tvc: new TvcObservations(),
     signers: new SignerCache(),
+    credentials: new CredentialCache(watch),
   };
 }

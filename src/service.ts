@@ -54,7 +54,7 @@ export async function openService(argv: string[] = [], env: NodeJS.ProcessEnv = 
     await key.close();
     throw err;
   }
-  return { config, store, masterKey: key, state: newServiceState(), warnings };
+  return { config, store, masterKey: key, state: newServiceState(store.credentialWatch()), warnings };
 }
 
 async function checkCanary(store: Store, key: MasterKey): Promise<void> {

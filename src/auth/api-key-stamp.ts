@@ -18,7 +18,7 @@ import { HOLDER_COLUMNS, holderParts } from "./holder.ts";
 import type { Principal, StampFacts } from "./principal.ts";
 import { chooseRegistration, needsSoleCheck } from "./key-registrations.ts";
 import { DEFAULT_UNPROVED_KEY_WINDOW_MS } from "../logins/settings.ts";
-import { kindAndId, type Resolution, type Rider, type StampStrategy, type VerifiedStamp } from "./strategy.ts";
+import { kindAndId, type Remembered, type Resolution, type Rider, type StampStrategy, type VerifiedStamp } from "./strategy.ts";
 
 /** principal.credential.kind of an API or session key; also the prefix of its rate-limit bucket. */
 const KIND = "api_key";
@@ -135,12 +135,17 @@ async function resolve<T>(
   scope: CredentialScope,
   now: number,
   rider: Rider<T>,
+  remembered: Remembered | undefined,
 ): Promise<Resolution<T>> {
+  const publicKey = stamp.publicKey.toLowerCase();
+  const read = () => lookUpWith(rider)(db, { publicKey });
   const found = await resolveHolder(
     db,
     organizationId,
     scope,
-    () => lookUpWith(rider)(db, { publicKey: stamp.publicKey.toLowerCase() }),
+    // Remembered while no credential row changed (auth/credential-cache.ts), when the rider's
+    // columns are the credential's own; everything below still runs on every request.
+    remembered && rider.memo === true ? () => remembered.cache.rows(publicKey, remembered.since, read) : read,
     chains,
     "a public key",
     // create_api_keys and proxy sign-ups take any public key without proof of possession,
@@ -219,7 +224,8 @@ export const apiKeyStamps: StampStrategy = {
     }
     const freshMs = logins?.unprovedKeyWindowMs ?? DEFAULT_UNPROVED_KEY_WINDOW_MS;
     return {
-      resolve: (db, chains, organizationId, scope, now, rider) => resolve(db, chains, stamp, freshMs, organizationId, scope, now, rider),
+      resolve: (db, chains, organizationId, scope, now, rider, remembered) =>
+        resolve(db, chains, stamp, freshMs, organizationId, scope, now, rider, remembered),
     };
   },
 };

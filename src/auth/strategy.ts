@@ -21,6 +21,7 @@ import type { ApiError } from "../errors.ts";
 import type { Db, Executor } from "../store/schema.ts";
 import type { ChainCache } from "../store/organizations.ts";
 import type { CredentialScope } from "./credential-scope.ts";
+import type { CredentialCache } from "./credential-cache.ts";
 import type { CredentialKind, Principal } from "./principal.ts";
 import type { LoginSettings } from "../logins/settings.ts";
 
@@ -34,10 +35,22 @@ import type { LoginSettings } from "../logins/settings.ts";
 export interface Rider<T> {
   columns(db: Executor): readonly AliasedRawBuilder<unknown, string>[];
   read(row: Readonly<Record<string, unknown>>): T;
+  /**
+   * Its columns read nothing but the credential's own rows (the key, its user, the user's
+   * organization: store/credential-watch.ts CREDENTIAL_SOURCES), so a remembered look-up may
+   * carry them (auth/credential-cache.ts). Absent: the look-up is read every time.
+   */
+  memo?: boolean;
 }
 
 /** No extra columns (queries). */
-export const NO_RIDER: Rider<undefined> = { columns: () => [], read: () => undefined };
+export const NO_RIDER: Rider<undefined> = { columns: () => [], read: () => undefined, memo: true };
+
+/** Remembered look-ups (service state), and when the request arrived (performance.now()). */
+export interface Remembered {
+  cache: CredentialCache;
+  since: number;
+}
 
 export interface Resolution<T> {
   principal: Principal;
@@ -54,6 +67,8 @@ export interface VerifiedStamp {
     scope: CredentialScope,
     now: number,
     rider: Rider<T>,
+    /** Where the strategy may find its look-up remembered (only API-key stamps use it). */
+    remembered?: Remembered,
   ): Promise<Resolution<T>>;
 }
 

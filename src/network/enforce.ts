@@ -37,6 +37,8 @@ export function withNetworkFacts<T>(rider: Rider<T>): Rider<WithNetwork<T>> {
         sql<number>`organizations.ip_allowlist_version`.as("net_allowlist_version"),
         sql<string | null>`organizations.parent_id`.as("net_parent_id"),
       ],
+      // Its own columns are the credential's organization's (store/credential-watch.ts lists them).
+      ...(rider.memo === true ? { memo: true } : {}),
       read: (row) => {
         // A strategy that dropped the rider's columns would silently skip the allowlist: fail loudly.
         if (!("net_allowlist_version" in row))

@@ -34,6 +34,7 @@ export async function authenticate<T>(ctx: RequestContext, scope: CredentialScop
     scope,
     ctx.now,
     withNetworkFacts(rider),
+    { cache: ctx.deps.state.credentials, since: ctx.arrived },
   );
   // IP allowlist and the caller's rate limits: before validation and policy (network/enforce.ts).
   const pending = enforceNetwork(ctx.deps.db, ctx.deps.state.allowlists, ctx.network, resolved.principal, resolved.rider.network);

@@ -12,6 +12,11 @@ export interface RequestContext {
   headers: IncomingHttpHeaders;
   /** Request time, ms: the liveness window, and every row the request writes, use it. */
   now: number;
+  /**
+   * performance.now() when the pipeline took the request: a remembered credential look-up
+   * serves it only if the store was checked after this (auth/credential-cache.ts).
+   */
+  arrived: number;
   /** The client address and rate limiter (server/app.ts); absent outside the HTTP app. */
   network?: RequestNetwork;
 }
@@ -23,5 +28,5 @@ export function requestContext(
   headers: IncomingHttpHeaders,
   network?: RequestNetwork,
 ): RequestContext {
-  return { deps, op, raw, headers, now: (deps.now ?? Date.now)(), ...(network ? { network } : {}) };
+  return { deps, op, raw, headers, now: (deps.now ?? Date.now)(), arrived: performance.now(), ...(network ? { network } : {}) };
 }

@@ -28,6 +28,7 @@ import * as m023 from "./migrations/023_invitations.ts";
 import * as m024 from "./migrations/024_keys_version.ts";
 import * as m025 from "./migrations/025_key_provenance.ts";
 import * as m026 from "./migrations/026_unvouch_proxy_signups.ts";
+import * as m027 from "./migrations/027_credential_notices.ts";
 import { DEFAULT_STORE_TIMEOUTS, type OpenedStore, type StoreTimeouts } from "./engine.ts";
 import { engineFor, isStoreUnavailable, type Engine } from "./engines.ts";
 
@@ -67,6 +68,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "024_keys_version": m024,
   "025_key_provenance": m025,
   "026_unvouch_proxy_signups": m026,
+  "027_credential_notices": m027,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -43,6 +43,15 @@ export interface StoreDialect {
   createCounterTriggers(db: Kysely<any>, table: string, counter: string): Promise<void>;
   /** Drops what createCounterTriggers made. */
   dropCounterTriggers(db: Kysely<any>, table: string, counter: string): Promise<void>;
+  /**
+   * Creates row triggers that announce on `channel` (NOTIFY, delivered at commit) every write of
+   * `events` to `table` — an UPDATE only when it names one of `columns`, if given. A no-op where
+   * nothing is announced: SQLite's credential watch makes connection-local triggers instead
+   * (docs/storage.md §3.1).
+   */
+  createNoticeTriggers(db: Kysely<any>, table: string, channel: string, events: readonly string[], columns?: readonly string[]): Promise<void>;
+  /** Drops what createNoticeTriggers made. */
+  dropNoticeTriggers(db: Kysely<any>, table: string, channel: string): Promise<void>;
   /** Announces a change on `channel` at commit (no-op where nobody else can be listening). */
   notify(db: Kysely<any>, channel: string): Promise<void>;
 }

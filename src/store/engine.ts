@@ -3,6 +3,7 @@
 // src/store/engines.ts; nothing outside its folder knows how it opens, locks or fails.
 import type { Db } from "./schema.ts";
 import type { StoreDialect } from "./dialect.ts";
+import type { CredentialWatch } from "./credential-watch.ts";
 import { StoreUnavailableError, type Transact } from "./transactions.ts";
 
 /** How long to wait for the database before answering 503 (docs/configuration.md §1). */
@@ -45,6 +46,11 @@ export interface OpenedStore {
   checkpointInBackground(onError: (message: string) => void): void;
   /** Readiness: resolves when the database answers, rejects within the connect timeout otherwise. */
   ping(): Promise<void>;
+  /**
+   * The store's credential epoch (docs/storage.md §3.1), one per store: what a remembered
+   * credential look-up relies on. PostgreSQL opens its listening connection at the first use.
+   */
+  credentialWatch(): CredentialWatch;
   /** Ends the connections and drops what belongs to them (statement caches). */
   close(): Promise<void>;
 }

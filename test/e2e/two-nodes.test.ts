@@ -315,13 +315,11 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
     for (let round = 0; round < 6; round++) {
       const userName = uniq(`race-${round}`);
       const pending = (
-        await org
-          .at(0, 0)
-          .http.createUsers(
-            envelope("ACTIVITY_TYPE_CREATE_USERS_V4", org.orgId, {
-              users: [{ userName, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
-            }),
-          )
+        await org.at(0, 0).http.createUsers(
+          envelope("ACTIVITY_TYPE_CREATE_USERS_V4", org.orgId, {
+            users: [{ userName, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
+          }),
+        )
       ).activity as AnyRec;
       assert.equal(pending.status, CONSENSUS);
       const fingerprint = pending.fingerprint as string;
@@ -352,13 +350,11 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
     const org = await newOrg("twins", 1, 1);
     for (let round = 0; round < 6; round++) {
       const userName = uniq(`twin-${round}`);
-      const signed = await org
-        .at(0, 0)
-        .http.stampCreateUsers(
-          envelope("ACTIVITY_TYPE_CREATE_USERS_V4", org.orgId, {
-            users: [{ userName, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
-          }),
-        );
+      const signed = await org.at(0, 0).http.stampCreateUsers(
+        envelope("ACTIVITY_TYPE_CREATE_USERS_V4", org.orgId, {
+          users: [{ userName, apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
+        }),
+      );
       const path = new URL(signed.url).pathname;
       // Two copies at each node, all at once: only the fingerprint tells them apart from new work.
       const answers = await Promise.all([0, 1, 0, 1].map((n) => postSigned({ ...signed, url: `${nodes[n]!.url}${path}` })));
@@ -453,6 +449,48 @@ describe("two API nodes on one PostgreSQL", { skip: postgres.skip, timeout: 240_
       // ...and no longer once she is out of it (changed by Ursula herself, at the other node).
       await ursula[y]!.sdk.updateRootQuorum({ threshold: 1, userIds: [org.users[0]!.userId] });
       await expect(x, false, step("out of the root quorum again"));
+    }
+  });
+
+  it("a key revoked or a user renamed at one node is refused or renamed at once by both, whose remembered look-ups held it", async () => {
+    const org = await newOrg("credentials", 1, 1);
+    const whoami = (p: Party) => p.sdk.getWhoami({ organizationId: org.orgId });
+    for (let round = 0; round < 4; round++) {
+      const [x, y] = round % 2 === 0 ? [0, 1] : [1, 0];
+      const step = (s: string) => `round ${round}, change at ${"AB"[x]}: ${s}`;
+      const key = generateP256KeyPair();
+      const name = uniq("carol");
+      const made = await org.at(x, 0).sdk.createUsers({
+        users: [
+          {
+            userName: name,
+            apiKeys: [{ apiKeyName: "carol-key", publicKey: key.publicKey, curveType: "API_KEY_CURVE_P256" }],
+            authenticators: [],
+            oauthProviders: [],
+            userTags: [],
+          },
+        ],
+      });
+      const userId = made.userIds[0]!;
+      const carol = nodes.map((n) => partyFor(n.url, key, userId, org.orgId));
+      // Both nodes look her key up more than once: each remembers it (docs/storage.md §3.1).
+      for (let i = 0; i < 3; i++) for (const p of carol) assert.equal((await whoami(p)).username, name, step("before"));
+      const renamed = uniq("carol-renamed");
+      await org.at(x, 0).sdk.updateUserName({ userId, userName: renamed });
+      for (const n of [y, x]) assert.equal((await whoami(carol[n]!)).username, renamed, step(`renamed, asked at ${"AB"[n]}`));
+      const { apiKeys } = await org.at(x, 0).sdk.getApiKeys({ userId });
+      await org.at(x, 0).sdk.deleteApiKeys({ userId, apiKeyIds: apiKeys.map((k) => k.apiKeyId) });
+      // No wait: the next request, at the other node first.
+      for (const n of [y, x]) {
+        const answer = await whoami(carol[n]!).then(
+          (w) => w,
+          (e: unknown) => e,
+        );
+        assert.ok(
+          answer instanceof Error && /could not find public key/.test(answer.message),
+          step(`revoked, asked at ${"AB"[n]}: ${answer instanceof Error ? answer.message : JSON.stringify(answer)}`),
+        );
+      }
     }
   });
 

@@ -10,6 +10,8 @@ export interface ScratchStore {
   store: Store;
   orgId: string;
   dataDir: string;
+  /** The database's URL (PostgreSQL): another pool on it is another node. */
+  databaseUrl?: string;
   cleanup(): Promise<void>;
 }
 
@@ -35,6 +37,7 @@ export async function scratchStore(engine: EngineSpec["name"] = "sqlite", timeou
     store,
     orgId,
     dataDir: inst.dataDir,
+    ...(inst.env.DATABASE_URL ? { databaseUrl: inst.env.DATABASE_URL } : {}),
     async cleanup() {
       await store.close();
       await inst.cleanup();

@@ -44,6 +44,22 @@ export const POSTGRES_DIALECT: StoreDialect = {
     for (const event of ["insert", "update", "delete"])
       await sql.raw(`DROP TRIGGER IF EXISTS "${table}_${counter}_${event}" ON "${table}"`).execute(db);
   },
+  // Row triggers, so a statement that changed no row announces nothing; the server folds a
+  // transaction's identical notices into one.
+  async createNoticeTriggers(db, table, channel, events, columns) {
+    const fn = `sigil_notify_${channel}`;
+    await sql
+      .raw(
+        `CREATE OR REPLACE FUNCTION "${fn}"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ` +
+          `PERFORM pg_notify('${channel}', ''); RETURN NULL; END $$`,
+      )
+      .execute(db);
+    const on = events.map((e) => (e === "UPDATE" && columns ? `UPDATE OF ${columns.map((c) => `"${c}"`).join(", ")}` : e)).join(" OR ");
+    await sql.raw(`CREATE TRIGGER "${table}_${channel}" AFTER ${on} ON "${table}" FOR EACH ROW EXECUTE FUNCTION "${fn}"()`).execute(db);
+  },
+  async dropNoticeTriggers(db, table, channel) {
+    await sql.raw(`DROP TRIGGER IF EXISTS "${table}_${channel}" ON "${table}"`).execute(db);
+  },
   async notify(db, channel) {
     await sql`SELECT pg_notify(${channel}, '')`.execute(db);
   },

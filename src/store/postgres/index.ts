@@ -9,6 +9,8 @@ import type { OpenOptions, OpenedStore, StorageEngine } from "../engine.ts";
 import { guardedPool, StatementNames } from "./pool.ts";
 import { POSTGRES_DIALECT } from "./dialect.ts";
 import { postgresBulkWriter } from "./bulk.ts";
+import { postgresCredentialWatch } from "./credential-watch.ts";
+import type { CredentialWatch } from "../credential-watch.ts";
 
 // statement_timeout ends a statement the server is running; this client-side deadline is
 // for a server (or network) that does not answer at all. Later than statement_timeout, so
@@ -56,13 +58,18 @@ function open(opts: OpenOptions): OpenedStore {
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: guardedPool(pool, t.statementTimeoutMs + QUERY_SLACK_MS, names) }),
   });
+  let watch: CredentialWatch | undefined;
   return {
     db,
     location: `postgres://${url.host}${url.pathname}`,
     transact: transactionPerCall(db),
     checkpointInBackground: () => {},
     ping: () => withDeadline(sql`select 1`.execute(db), t.connectTimeoutMs, "the database did not answer the readiness probe"),
-    close: () => db.destroy(),
+    credentialWatch: () => (watch ??= postgresCredentialWatch(opts.databaseUrl!)),
+    async close() {
+      await watch?.close();
+      await db.destroy();
+    },
   };
 }
 

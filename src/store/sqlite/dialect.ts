@@ -38,5 +38,9 @@ export const SQLITE_DIALECT: StoreDialect = {
   async dropCounterTriggers(db, table, counter) {
     for (const event of TRIGGER_EVENTS) await sql.raw(`DROP TRIGGER IF EXISTS "${table}_${counter}_${event}"`).execute(db);
   },
+  // Nothing to announce to: one process serves the file (its own writes are seen by its credential watch's
+  // temporary triggers, another process's commits by PRAGMA data_version: sqlite/credential-watch.ts).
+  async createNoticeTriggers() {},
+  async dropNoticeTriggers() {},
   async notify() {},
 };

@@ -11,6 +11,8 @@ import { withStatementCache } from "./statements.ts";
 import { startCheckpointer, type Checkpointer } from "./checkpointer.ts";
 import { AsyncLockSqliteDialect, isSqliteBusy } from "./driver.ts";
 import { SQLITE_DIALECT } from "./dialect.ts";
+import { sqliteCredentialWatch } from "./credential-watch.ts";
+import type { CredentialWatch } from "../credential-watch.ts";
 
 const FILE_NAME = "sigil.db";
 
@@ -25,6 +27,7 @@ function open(opts: OpenOptions): OpenedStore {
   const lockDeadline: LockDeadline = { until: undefined };
   const db = new Kysely<Database>({ dialect: new AsyncLockSqliteDialect(raw, withStatementCache(raw), t.lockTimeoutMs, lockDeadline) });
   let checkpointer: Checkpointer | undefined;
+  let watch: CredentialWatch | undefined;
   return {
     db,
     location: file,
@@ -36,6 +39,7 @@ function open(opts: OpenOptions): OpenedStore {
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    credentialWatch: () => (watch ??= sqliteCredentialWatch(raw)),
     async close() {
       await checkpointer?.stop();
       await db.destroy();
