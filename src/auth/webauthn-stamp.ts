@@ -27,7 +27,7 @@ import {
   decodeAssertion,
   type Assertion,
   type AssertionProblem,
-} from "./webauthn/assertion.ts";
+} from "../logins/passkey/assertion.ts";
 
 /** Votes record this as the stamp's scheme (there is no SIGNATURE_SCHEME_* for passkeys in the API). */
 export const WEBAUTHN_SCHEME = "SIGNATURE_SCHEME_WEBAUTHN";

@@ -3,7 +3,7 @@ import type { ExpressionBuilder, SelectQueryBuilder } from "kysely";
 import { invalid } from "../errors.ts";
 import { OrganizationId, Pagination } from "../schemas/common.ts";
 import { page, pageRequest, unknownCursor, type PageRequest } from "../store/pagination.ts";
-import { canonicalB64url } from "../auth/webauthn/encoding.ts";
+import { canonicalB64url } from "../logins/passkey/encoding.ts";
 import type { Database, Executor } from "../store/schema.ts";
 import { defineQuery } from "./define.ts";
 import { byWalletAccountAddress } from "../wallets/lookup.ts";

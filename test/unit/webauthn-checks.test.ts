@@ -1,10 +1,10 @@
-// The WebAuthn checks as pure functions (src/auth/webauthn/): the challenge vector of docs/stamps.md §3.2,
+// The WebAuthn checks as pure functions (src/logins/passkey/): the challenge vector of docs/stamps.md §3.2,
 // encodings, and registration / assertion checks against a software authenticator.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { canonicalB64url, decodeBase64Any, stampChallenge } from "../../src/auth/webauthn/encoding.ts";
-import { assertionSignatureValid, checkAssertion, decodeAssertion, type Assertion } from "../../src/auth/webauthn/assertion.ts";
-import { verifyRegistration, type AuthenticatorParams, type WebauthnSettings } from "../../src/auth/webauthn/registration.ts";
+import { canonicalB64url, decodeBase64Any, stampChallenge } from "../../src/logins/passkey/encoding.ts";
+import { assertionSignatureValid, checkAssertion, decodeAssertion, type Assertion } from "../../src/logins/passkey/assertion.ts";
+import { verifyRegistration, type AuthenticatorParams, type WebauthnSettings } from "../../src/logins/passkey/registration.ts";
 import { ApiError } from "../../src/errors.ts";
 import { SoftPasskey } from "../helpers/webauthn.ts";
 

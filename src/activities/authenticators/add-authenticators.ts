@@ -6,7 +6,7 @@ import {
   type AuthenticatorParams,
   type RegisteredCredential,
   type WebauthnSettings,
-} from "../../auth/webauthn/registration.ts";
+} from "../../logins/passkey/registration.ts";
 import { insertAuthenticators, MAX_AUTHENTICATORS_PER_USER, type AuthenticatorRow } from "../../store/authenticators.ts";
 import { lockUsers } from "../../store/locks.ts";
 import type { Executor } from "../../store/schema.ts";

@@ -7,7 +7,7 @@ import { Id } from "../../schemas/common.ts";
 import { AuthenticatorParamsV2 } from "../users/user-schemas.ts";
 import { defineActivity, type ExecuteContext } from "../define.ts";
 import { addAuthenticators } from "./add-authenticators.ts";
-import { verifyRegistration } from "../../auth/webauthn/registration.ts";
+import { verifyRegistration } from "../../logins/passkey/registration.ts";
 
 const Params = Type.Object({ authenticator: AuthenticatorParamsV2, userId: Id("user") });
 

@@ -6,7 +6,7 @@ import { isUniqueViolation, newId } from "../../store/util.ts";
 import { lockUserTags } from "../../store/locks.ts";
 import { addApiKeys, type NewApiKey } from "../credentials/api-keys.ts";
 import { addAuthenticators, verifyRegistrations } from "../authenticators/add-authenticators.ts";
-import type { AuthenticatorParams, WebauthnSettings } from "../../auth/webauthn/registration.ts";
+import type { AuthenticatorParams, WebauthnSettings } from "../../logins/passkey/registration.ts";
 import { attachIdentities } from "../../store/oauth-providers.ts";
 import { markEmailVerifiedByGoogle, type PreparedIdentity } from "../oauth/provider-identities.ts";
 

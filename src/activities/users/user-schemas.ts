@@ -37,7 +37,7 @@ export const Attestation = Type.Object({
   transports: maxItems(AuthenticatorTransport, "transports", 5),
 });
 
-/** AuthenticatorParamsV2: a passkey to register (checked by auth/webauthn/registration.ts). */
+/** AuthenticatorParamsV2: a passkey to register (checked by logins/passkey/registration.ts). */
 export const AuthenticatorParamsV2 = Type.Object({
   authenticatorName: Name("authenticatorName"),
   // b64url of the registration challenge (web), or the hex string given to the native API (React Native).

@@ -1,7 +1,7 @@
 // Passkey login (docs/logins.md §6): WebAuthn registration (create_authenticators,
-// recover_user; auth/webauthn/registration.ts) and passkey stamps (auth/webauthn/assertion.ts,
-// the X-Stamp-Webauthn strategy), which then sign stamp_login. The WebAuthn modules stay in
-// src/auth/webauthn: the stamp strategy (auth/webauthn-stamp.ts) uses them on every request.
+// recover_user; ./registration.ts) and passkey stamps (./assertion.ts, checked by the
+// X-Stamp-Webauthn strategy, auth/webauthn-stamp.ts, on every request), which then sign
+// stamp_login.
 import { defineKnob, list, str } from "../../config/define.ts";
 import { defineLoginMethod } from "../define.ts";
 

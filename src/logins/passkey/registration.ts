@@ -12,7 +12,7 @@
 //                   for them (apple, android-key, android-safetynet)
 import { verifyRegistrationResponse } from "@simplewebauthn/server";
 import { invalid } from "../../errors.ts";
-import type { LoginSettings } from "../../logins/settings.ts";
+import type { LoginSettings } from "../settings.ts";
 import { canonicalB64url, decodeBase64Any } from "./encoding.ts";
 
 export type WebauthnSettings = LoginSettings["webauthn"];
