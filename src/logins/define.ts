@@ -1,6 +1,6 @@
 // The declaration of a login method (docs/logins.md §8). A method is one folder under
-// src/logins/ whose index.ts exports one defineLoginMethod({...}), and one entry in
-// LOGIN_METHODS (src/logins/index.ts). Everything that used to be spread over the service is
+// src/logins/ (its manifest, knobs and mechanism) whose index.ts exports one
+// defineLoginMethod({...}), and one entry in LOGIN_METHODS (src/logins/index.ts). Everything that used to be spread over the service is
 // derived from that list: the activity types a parent organization's credential may submit
 // (pipeline/parent-writes.ts PARENT_STAMPABLE), the login knobs of the configuration
 // (src/config.ts KNOBS, docs/configuration.md §2) and the LoginSettings `sigil serve` runs

@@ -1,7 +1,8 @@
-// What the login flows are configured with (sessions, passkeys, OTP delivery): built once
-// from the configuration by `sigil serve` (logins/configure.ts; the test harnesses build their
-// own) and handed to activities through their ExecuteContext. Types only: the transports
-// import them, and this module imports no transport.
+// What the login flows are configured with (sessions, passkeys, OTP delivery, OAuth): built
+// once from the configuration by `sigil serve` (logins/configure.ts; the test harnesses build
+// their own) and handed to activities and stamp strategies. Shared by every login method's
+// folder (docs/logins.md §8.1): the types and their defaults; the transports import its types,
+// and it imports no transport.
 import type { OAuthSettings } from "./oauth/settings.ts";
 
 /** One OTP message, as a transport delivers it. The code is in `text` (and `html`): never log these. */
