@@ -1,11 +1,12 @@
 // The declaration of a login method (docs/logins.md §8). A method is one folder under
 // src/logins/ (its manifest, knobs and mechanism) whose index.ts exports one
-// defineLoginMethod({...}), and one entry in LOGIN_METHODS (src/logins/index.ts). Everything that used to be spread over the service is
-// derived from that list: the activity types a parent organization's credential may submit
-// (pipeline/parent-writes.ts PARENT_STAMPABLE), the login knobs of the configuration
-// (src/config.ts KNOBS, docs/configuration.md §2) and the LoginSettings `sigil serve` runs
-// with (logins/configure.ts). Like knobs (config/define.ts), the types are bound here:
-// the knobs' Config fields and the part of LoginSettings the method builds.
+// defineLoginMethod({...}), and one entry in LOGIN_METHODS (src/logins/index.ts). Everything
+// that used to be spread over the service is derived from that list: the activity types a
+// parent organization's credential may submit (pipeline/parent-writes.ts PARENT_STAMPABLE), the
+// login knobs of the configuration (src/config.ts KNOBS, docs/configuration.md §2) and the
+// LoginSettings `sigil serve` runs with (logins/configure.ts). Like knobs (config/define.ts),
+// the types are bound here: the knobs' Config fields and the part of LoginSettings the method
+// builds.
 import type { ConfigOf, Knob } from "../config/define.ts";
 import type { LoginSettings, Logger } from "./settings.ts";
 
