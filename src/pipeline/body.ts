@@ -30,7 +30,8 @@ const withoutUnstorableEscapes = new WeakSet<object>();
  * millisecond and yielding would only add latency. [our choice]
  */
 export const LARGE_BODY_BYTES = 64 * 1024;
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Lets the event loop run what else is ready (other tenants' requests) before going on. */
+export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A turn of the event loop for a large body (LARGE_BODY_BYTES), nothing for others. */
 export function betweenSteps(raw: Buffer): Promise<void> | undefined {

@@ -114,9 +114,43 @@ export interface ActivityFilter {
   types?: string[];
 }
 
-/** Newest first. */
-export async function listActivities(db: Executor, f: ActivityFilter, req: PageRequest): Promise<ActivityRow[]> {
-  let q = db.selectFrom("activities").selectAll().where("organization_id", "=", f.organizationId);
+/**
+ * The stored characters one page of activities may carry: their intents, results, failures,
+ * app proofs and votes' messages. A body may hold a megabyte, and the vote keeps the body, so
+ * a full page could otherwise be a hundred megabytes read, held and written for one request;
+ * a page ends before the activity that would pass this, and holds at least one
+ * (docs/api.md §3.1). — *our choice*
+ */
+export const PAGE_BYTES = 2 * 1024 * 1024;
+
+/**
+ * What an activity's answer carries that can be large, counted where it is stored: octet_length
+ * reads a value's length from the record (SQLite) or the TOAST header (PostgreSQL) without
+ * reading the value itself.
+ */
+const storedBytes = sql<number | string>`octet_length(intent) + coalesce(octet_length(result), 0) + coalesce(octet_length(failure), 0)
+  + coalesce(octet_length(app_proofs), 0)
+  + coalesce((select sum(octet_length(v.message)) from votes v where v.activity_id = activities.id), 0)`;
+
+/** The rows of a page, in list order, up to `budget` stored bytes; `backwards`: the cursor is after them, so the nearest are last. */
+export function withinBudget<T extends { bytes: number | string }>(rows: readonly T[], budget: number, backwards: boolean): T[] {
+  const walk = backwards ? [...rows].reverse() : [...rows];
+  const kept: T[] = [];
+  let total = 0;
+  for (const r of walk) {
+    total += Number(r.bytes);
+    if (kept.length > 0 && total > budget) break;
+    kept.push(r);
+  }
+  return backwards ? kept.reverse() : kept;
+}
+
+/** Newest first; a page holds at most PAGE_BYTES of stored activity (at least one). */
+export async function listActivities(db: Executor, f: ActivityFilter, req: PageRequest, budget = PAGE_BYTES): Promise<ActivityRow[]> {
+  let q = db
+    .selectFrom("activities")
+    .select(["id", "created_at", storedBytes.as("bytes")])
+    .where("organization_id", "=", f.organizationId);
   if (f.statuses?.length) q = q.where("status", "in", f.statuses);
   if (f.types?.length) q = q.where("type", "in", f.types);
   const cursorId = req.before ?? req.after;
@@ -128,5 +162,18 @@ export async function listActivities(db: Executor, f: ActivityFilter, req: PageR
     );
     if (!cursor) unknownCursor(cursorId);
   }
-  return page(q, req, cursor, true);
+  // Sizes first, then only the rows that fit: what is read is bounded, not just what is sent.
+  const kept = withinBudget(await page(q, req, cursor, true), budget, req.before !== undefined);
+  if (kept.length === 0) return [];
+  const rows = await db
+    .selectFrom("activities")
+    .selectAll()
+    .where(
+      "id",
+      "in",
+      kept.map((r) => r.id),
+    )
+    .execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return kept.flatMap((k) => byId.get(k.id) ?? []);
 }

@@ -1,6 +1,6 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { completed, invalidRequest, onSqlite, type Json } from "../helpers/inproc.ts";
+import { completed, invalidRequest, onSqlite, perEngine, stampedFrom, type Json } from "../helpers/inproc.ts";
 import { createUserTag } from "../../src/activities/users/create_user_tag.ts";
 
 onSqlite("list_activities", (h) => {
@@ -45,4 +45,42 @@ onSqlite("list_activities", (h) => {
       invalidRequest(await h().query("list_activities", body), undefined, [field]);
     });
   }
+});
+
+// A page carries at most PAGE_BYTES of stored activity (docs/api.md §3.1): a vote keeps its
+// request body, and a body may hold a megabyte.
+perEngine("list_activities, large activities", (h) => {
+  it("a page ends before the activity that would pass the byte budget, pages on with after and before, and reads every activity once", async () => {
+    const org = await h().newOrg();
+    const ids: string[] = [];
+    // Bodies of 700 KB: two fit in a page of 2 MiB, three do not. The schema drops `pad`; the vote keeps it.
+    const pad = "x".repeat(700_000);
+    for (let i = 0; i < 5; i++) {
+      const r = await stampedFrom(h(), "127.0.0.1", org, "/public/v1/submit/create_user_tag", {
+        parameters: { userTagName: `big${i}`, userIds: [] },
+        organizationId: org.organizationId,
+        timestampMs: String(Date.now() + i),
+        type: "ACTIVITY_TYPE_CREATE_USER_TAG",
+        pad,
+      });
+      completed(r, createUserTag);
+      assert.ok(String(r.json.activity.votes[0].message).length > 700_000, "the vote keeps the whole body");
+      ids.push(r.json.activity.id as string);
+    }
+    const newest = [...ids].reverse();
+    const list = async (paginationOptions: Json) => {
+      const res = await h().query("list_activities", { paginationOptions }, { as: org });
+      assert.equal(res.status, 200, JSON.stringify(res.json).slice(0, 300));
+      return (res.json.activities as Json[]).map((a) => a.id as string);
+    };
+    const first = await list({ limit: "100" });
+    assert.deepEqual(first, newest.slice(0, 2));
+    const second = await list({ limit: "100", after: first[1] });
+    assert.deepEqual(second, newest.slice(2, 4));
+    assert.deepEqual(await list({ limit: "100", after: second[1] }), newest.slice(4));
+    // Backwards from the oldest: the two nearest it.
+    assert.deepEqual(await list({ limit: "100", before: newest[4] }), newest.slice(2, 4));
+    // A limit below the budget still holds: one asked, one given.
+    assert.deepEqual(await list({ limit: "1" }), newest.slice(0, 1));
+  });
 });

@@ -32,15 +32,17 @@ export function ActivitiesPage(p: PageProps): VNode {
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors[cursors.length - 1];
   const users = useLoad(() => p.api.query<{ users: Json[] }>("list_users", p.orgId).then((r) => r.users), [p.orgId]);
-  const load = useLoad(
-    () =>
-      p.api.query<{ activities: Json[] }>("list_activities", p.orgId, {
-        ...(status ? { filterByStatus: [status] } : {}),
-        ...(type ? { filterByType: [type] } : {}),
-        paginationOptions: { limit: String(PAGE), ...(cursor ? { after: cursor } : {}) },
-      }),
-    [p.orgId, status, type, cursor],
-  );
+  const load = useLoad(async () => {
+    const filters = { ...(status ? { filterByStatus: [status] } : {}), ...(type ? { filterByType: [type] } : {}) };
+    const list = (paginationOptions: Json) =>
+      p.api.query<{ activities: Json[] }>("list_activities", p.orgId, { ...filters, paginationOptions });
+    const r = await list({ limit: String(PAGE), ...(cursor ? { after: cursor } : {}) });
+    // A page of large activities ends before `limit` (docs/api.md §3.1): whether more follow, one more asked tells.
+    const end = r.activities[r.activities.length - 1];
+    const following =
+      r.activities.length === PAGE || (end !== undefined && (await list({ limit: "1", after: end.id })).activities.length > 0);
+    return { ...r, following };
+  }, [p.orgId, status, type, cursor]);
   const set = (name: string, value: string) => {
     const q = new URLSearchParams(p.query);
     if (value) q.set(name, value);
@@ -61,7 +63,7 @@ export function ActivitiesPage(p: PageProps): VNode {
   });
   // Newest first: once a page ends before the "after" time, later pages hold nothing newer.
   const last = read[read.length - 1];
-  const more = read.length === PAGE && !(afterMs !== undefined && last && timeMs(last.createdAt) < afterMs);
+  const more = load.data?.following === true && !(afterMs !== undefined && last && timeMs(last.createdAt) < afterMs);
   const field = (label: string, el: VNode) => h("label", null, label, el);
   const onChange = (name: string) => (e: Event) => set(name, (e.currentTarget as HTMLInputElement | HTMLSelectElement).value);
   return h(
