@@ -9,7 +9,7 @@
 //                                   postgres://postgres@127.0.0.1:5432/test); the large store is
 //                                   the database `sigil_bench_worst` next to it, the small one a
 //                                   throw-away database
-//   --kinds LIST                    only these kinds (1, 1b, 2, 3, 4, 5, 6, 7a, 7b; "1" and "7" name both)
+//   --kinds LIST                    only these kinds (1, 1b, 2, 3, 4, 5, 6, 7a, 7b, 8; "1" and "7" name both)
 //   --duration S                    seconds each kind's request is repeated (default 4; at least once)
 //   --idle S                        seconds of the other tenant alone before each kind (default 2)
 //   --rows N                        sub-organizations and activities of the large store (1,000,000)
@@ -725,6 +725,30 @@ const depthKind: Kind = {
   },
 };
 
+// Kind 8: a page of the tenant's own large activities. Each vote keeps the body it signed, so
+// a tenant that submits padded bodies and lists them asks for a page of megabytes; a page
+// ends at PAGE_BYTES of stored activity (docs/api.md §3.1).
+const LARGE_ACTIVITIES = 20;
+const largePageKind: Kind = {
+  id: "8",
+  name: "list_activities over 1 MiB activities",
+  async prepare(ctx) {
+    const a = ctx.attacker;
+    for (let i = 0; i < LARGE_ACTIVITIES; i++) {
+      const shot = padShot(a, "a padded activity", BODY_LIMIT, (room) => `"${"a".repeat(room - 2)}"`);
+      const answer = await once(ctx, shot);
+      if (answer.status !== 200) throw new Error(`kind 8: a padded activity was refused: ${brief(answer)}`);
+    }
+    const list = (limit: string) => ({
+      label: `list_activities, limit ${limit}, over ${LARGE_ACTIVITIES} activities of ${BODY_LIMIT} bytes`,
+      path: "/public/v1/query/list_activities",
+      stamper: a.stamper,
+      body: () => JSON.stringify({ organizationId: a.organizationId, paginationOptions: { limit } }),
+    });
+    return slowest(ctx, [[list("100")], [list("2")]]);
+  },
+};
+
 // Kind 7: page-limit queries of the large organization (on the large store).
 const queryShot = (label: string, op: string, seeded: Tenant, body: Record<string, unknown>): Shot => ({
   label,
@@ -751,7 +775,7 @@ function listKind(id: string, op: "list_suborgs" | "list_activities", deep: (ctx
 }
 
 let seedSamples: { deepSuborgId?: string; deepActivityId?: string } = {};
-const SMALL_KINDS: Kind[] = [policyKind, factPolicyKind, eip712Kind, psbtKind, solanaKind, bodyKind, depthKind];
+const SMALL_KINDS: Kind[] = [policyKind, factPolicyKind, eip712Kind, psbtKind, solanaKind, bodyKind, depthKind, largePageKind];
 const LARGE_KINDS: Kind[] = [
   listKind("7a", "list_suborgs", () => seedSamples.deepSuborgId),
   listKind("7b", "list_activities", () => seedSamples.deepActivityId),
