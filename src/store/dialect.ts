@@ -49,7 +49,13 @@ export interface StoreDialect {
    * nothing is announced: SQLite's credential watch makes connection-local triggers instead
    * (docs/storage.md §3.1).
    */
-  createNoticeTriggers(db: Kysely<any>, table: string, channel: string, events: readonly string[], columns?: readonly string[]): Promise<void>;
+  createNoticeTriggers(
+    db: Kysely<any>,
+    table: string,
+    channel: string,
+    events: readonly string[],
+    columns?: readonly string[],
+  ): Promise<void>;
   /** Drops what createNoticeTriggers made. */
   dropNoticeTriggers(db: Kysely<any>, table: string, channel: string): Promise<void>;
   /** Announces a change on `channel` at commit (no-op where nobody else can be listening). */

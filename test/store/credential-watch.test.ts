@@ -1,11 +1,11 @@
 // The store's credential epoch and the remembered look-ups that rely on it (docs/storage.md
 // §3.1), on each engine: a write to a credential-bearing row moves the epoch for every request
-// that arrives after its commit — made here, by another process sharing the SQLite file, or by
+// that arrives after its commit — made here, by another connection to the SQLite file, or by
 // another node on PostgreSQL — and other writes do not; on PostgreSQL, a listening connection
 // that is dropped stops every remembered look-up until a new one listens.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import SQLite from "better-sqlite3";
 import path from "node:path";
 import { sql } from "kysely";
 import { engines } from "../helpers/server.ts";
@@ -20,9 +20,10 @@ const PUBLIC_KEY = "02" + "cd".repeat(32);
 for (const spec of engines()) {
   describe(`credential epoch and remembered look-ups [${spec.name}]`, { skip: spec.skip, timeout: 60_000 }, () => {
     let s: ScratchStore;
-    /** SQLite: writes from another process; PostgreSQL: from another node's pool. */
+    /** SQLite: writes from another connection; PostgreSQL: from another node's pool. */
     let other: (statement: string) => Promise<void>;
     let otherStore: Store | undefined;
+    let closeOther: (() => void) | undefined;
     let keyId: string;
     let userId: string;
 
@@ -61,27 +62,19 @@ for (const spec of engines()) {
         })
         .execute();
       if (s.store.engine === "sqlite") {
-        const file = path.join(s.dataDir, "sigil.db");
-        other = async (statement) => {
-          // A separate process, as a `sigil` command run beside the server would be.
-          const r = spawnSync(
-            process.execPath,
-            [
-              "-e",
-              `const D = require("better-sqlite3"); const d = new D(process.argv[1]); d.exec(process.argv[2]); d.close();`,
-              file,
-              statement,
-            ],
-            { cwd: process.cwd(), encoding: "utf8" },
-          );
-          assert.equal(r.status, 0, r.stderr);
-        };
+        // Another connection to the file: what another process (a `sigil` command, an
+        // operator's shell) is to the server's; test/e2e/credential-cache-process.test.ts
+        // runs a real one beside a server.
+        const conn = new SQLite(path.join(s.dataDir, "sigil.db"));
+        closeOther = () => conn.close();
+        other = async (statement) => void conn.exec(statement);
       } else {
         otherStore = openStore({ dataDir: s.dataDir, databaseUrl: s.databaseUrl });
         other = async (statement) => void (await sql.raw(statement).execute(otherStore!.db));
       }
     });
     after(async () => {
+      closeOther?.();
       await otherStore?.close();
       await s?.cleanup();
     });
@@ -114,7 +107,7 @@ for (const spec of engines()) {
       assert.ok(e2 !== undefined && e2 > e1, "a user renamed here moves it");
     });
 
-    it(`${spec.name === "sqlite" ? "another process" : "another node"} revokes a key: the very next look-up here reads the store and finds nothing`, async () => {
+    it(`${spec.name === "sqlite" ? "another connection" : "another node"} revokes a key: the very next look-up here reads the store and finds nothing`, async () => {
       await settledEpoch();
       const cache = new CredentialCache(s.store.credentialWatch());
       let reads = 0;
