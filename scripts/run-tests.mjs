@@ -36,16 +36,18 @@ if (!process.env.TEST_DATABASE_URL) {
 }
 // The service's bundle, built from the current sources before any test runs (docs/testing.md §4):
 // every server and CLI process an end-to-end test spawns (bin/sigil.mjs) then starts from it,
-// about 1.4 s sooner than through tsx, which transpiles the whole service again in each process.
-// bin/sigil.mjs runs the bundle only while it is newer than every file under src/, so a source
-// edited during the run falls back to tsx rather than a stale bundle; SIGIL_NO_BUNDLE=1 keeps
-// the tests on tsx throughout.
+// for about 1.2 s of CPU where tsx, which loads the whole service through its loader thread in
+// each process, took 8–9 s. The run pins it (SIGIL_BUNDLE_PINNED): bin/sigil.mjs otherwise falls
+// back to tsx as soon as a file under src/ is newer than the bundle, and a source edited during
+// a run then made every later process seven times dearer — on a loaded machine a server printed
+// nothing for over a minute. SIGIL_NO_BUNDLE=1 keeps the tests on tsx throughout.
 if (process.env.SIGIL_NO_BUNDLE !== "1" && !listOnly) {
   const b = spawnSync(process.execPath, [path.join(root, "scripts/build.mjs")], { stdio: "inherit", cwd: root });
   if (b.status !== 0) {
     console.error("scripts/build.mjs failed: the sources do not bundle");
     process.exit(b.status ?? 1);
   }
+  process.env.SIGIL_BUNDLE_PINNED = "1";
 }
 
 // Files that measure wall-clock deadlines tight enough (a few hundred milliseconds, or an event
