@@ -65,7 +65,7 @@ export interface PolicyOutcomeFacts {
   decisionContext: unknown;
   /** The deciding organization's state: policy set and root quorum. */
   organizationData: unknown;
-  parentOrganizationData: unknown | undefined;
+  parentOrganizationData: unknown; // undefined without a parent
   userRequestApprovals: { userId: string; publicKey: string; scheme: string }[];
   timestampMs: number;
 }

@@ -104,7 +104,7 @@ export class MasterKey {
   #root: Buffer | undefined;
 
   constructor(keks: Kek | readonly Kek[], root?: Buffer) {
-    this.#keks = Array.isArray(keks) ? [...keks] : [keks as Kek];
+    this.#keks = Array.isArray(keks) ? [...(keks as readonly Kek[])] : [keks as Kek];
     if (this.#keks.length === 0) throw new Error("a master key needs a key-encryption key");
     this.id = this.#keks[0]!.id;
     const only = this.#keks.length === 1 ? this.#keks[0] : undefined;

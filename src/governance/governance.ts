@@ -173,7 +173,7 @@ export async function voterStanding(
 ): Promise<VoterStanding | undefined> {
   const def = activityByType(row.type);
   if (!def) return undefined;
-  const params: Params = JSON.parse(row.intent);
+  const params = JSON.parse(row.intent) as Params;
   const facts = await activityFacts(db, def, params, row.organization_id);
   const gov = await governance(cache, db, organizationId);
   const [voter] = await userFacts(db, [user], true);

@@ -29,7 +29,7 @@ import type { VersionedSigner } from "../signing/signer-cache.ts";
 import { refuseOutsideSessionScope } from "../auth/session-scope.ts";
 
 export async function submitNew(v: Validated<CompiledActivity>): Promise<Answer> {
-  const { ctx, principal } = v;
+  const { ctx } = v;
   // Step 5 (docs/request-path.md §2.6): the body's fingerprint, admission, the signer.
   const bodyFingerprint = createHash("sha256").update(ctx.raw).digest("hex");
   await admit(v);

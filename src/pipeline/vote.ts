@@ -6,7 +6,7 @@
 // approvals serial, so the target executes exactly once.
 import { ApiError, Grpc, invalid, notFound, precondition } from "../errors.ts";
 import { hasStandingVote, liveApprovals } from "../policy/approval-window.ts";
-import type { Actor, VoteDefinition, VoteSelection } from "../activities/define.ts";
+import type { ActivityParams, Actor, VoteDefinition, VoteSelection } from "../activities/define.ts";
 import { votesOf, type ActivityRow, type VoteRow } from "../store/activities.ts";
 import { newOrderedId } from "../store/util.ts";
 import type { Tx } from "../store/schema.ts";
@@ -327,7 +327,7 @@ async function prepareTarget(v: Pick<Validated, "ctx" | "principal">, fingerprin
       chains: deps.state.chains,
       services: activityServices(deps, deps.db, now),
     },
-    await executableParams(deps, def, JSON.parse(target.intent), target.id),
+    await executableParams(deps, def, JSON.parse(target.intent) as ActivityParams, target.id),
     "approval",
   );
 }

@@ -187,7 +187,7 @@ export function compileNodes(checked: Checked, source: string): (e: Expr) => (f:
                 spend(f, scanCost(v));
                 return indexString(v, i, what);
               }
-              if (Array.isArray(v)) return indexList(v, i, what);
+              if (Array.isArray(v)) return indexList(v as readonly unknown[], i, what);
               throw typeMismatch(what, v, "a string or a list");
             };
         }
@@ -220,7 +220,7 @@ export function compileNodes(checked: Checked, source: string): (e: Expr) => (f:
                 return sliceString(v, start, stop, what);
               }
               if (Array.isArray(v)) {
-                const sliced = sliceList(v, start, stop, what);
+                const sliced = sliceList(v as readonly unknown[], start, stop, what);
                 spend(f, sliced.length);
                 return sliced;
               }
@@ -404,7 +404,7 @@ export function compileNodes(checked: Checked, source: string): (e: Expr) => (f:
     return (f) => {
       const v = f0(f);
       if (!Array.isArray(v)) throw typeMismatch(what, v, "list");
-      return v;
+      return v as readonly unknown[];
     };
   }
 

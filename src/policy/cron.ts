@@ -138,7 +138,7 @@ const DIGITS = /\d+/g;
 /** UTC offset (wall clock minus UTC, in ms) of the formatter's zone at instant `t`. */
 function offsetAt(fmt: Intl.DateTimeFormat, t: number): number {
   let memo = offsetMemo.get(fmt);
-  if (!memo) offsetMemo.set(fmt, (memo = new Map()));
+  if (!memo) offsetMemo.set(fmt, (memo = new Map<number, number>()));
   const known = memo.get(t);
   if (known !== undefined) return known;
   // format() is several times faster than formatToParts(); the en-US pattern is

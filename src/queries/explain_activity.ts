@@ -71,7 +71,7 @@ export const explainActivity = defineQuery({
     // The deciding organization's policy text is shown to its own users and to this organization's
     // (docs/policy-dry-run.md §3.3); a parent's policies deciding a parent user's activity here are not.
     const shown = deciding === organization.id || deciding === actor.organizationId;
-    const policies = shown ? new Map((await policiesOf(db, deciding)).map((p) => [p.id, p])) : new Map();
+    const policies = new Map((shown ? await policiesOf(db, deciding) : []).map((p) => [p.id, p]));
     const rebuilt = shown ? await new FactsBuilder(db, row.organization_id).of(row) : undefined;
     const users = new ApproverCache(db, true);
     await users.load(votes.map((v) => v.user_id));

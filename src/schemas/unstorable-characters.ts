@@ -14,6 +14,7 @@ const PLAIN_KEY = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 // One pass over each string (every request string goes through it): U+0000, or, in code units
 // rather than code points (no `u` flag), a high surrogate not followed by a low one or a low
 // one not preceded by a high one.
+// eslint-disable-next-line no-control-regex -- NUL is one of the characters it looks for
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function problem(s: string): string | undefined {

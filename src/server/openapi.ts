@@ -106,5 +106,5 @@ export function openApiDocument(version: string): Record<string, unknown> {
       },
       paths,
     }),
-  );
+  ) as Record<string, unknown>;
 }

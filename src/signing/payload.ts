@@ -102,10 +102,11 @@ export function checkPayloads(
  * however many steps need its digest. An approval's execute sees parameters re-read from the
  * recorded intent, so it plans and hashes afresh. [our choice]
  */
-const typedData = new WeakMap<object, Map<string, { payload: string; plan: TypedDataPlan; digest?: Promise<Uint8Array> }>>();
+type TypedDataPlans = Map<string, { payload: string; plan: TypedDataPlan; digest?: Promise<Uint8Array> }>;
+const typedData = new WeakMap<object, TypedDataPlans>();
 function plansOf(request: object) {
   let plans = typedData.get(request);
-  if (!plans) typedData.set(request, (plans = new Map()));
+  if (!plans) typedData.set(request, (plans = new Map() as TypedDataPlans));
   return plans;
 }
 

@@ -82,7 +82,7 @@ async function mayVoteOn(
   if (row.status !== "ACTIVITY_STATUS_CONSENSUS_NEEDED") return false;
   const orgId = decidingOrganization(row, votes);
   if (viewer.organization_id !== orgId || hasStandingVote(votes, viewer.id, now)) return false;
-  return (await voterStanding(db, row, orgId, viewer, now))?.eligible ?? false;
+  return (await voterStanding(db, row, orgId, viewer, now, governance))?.eligible ?? false;
 }
 
 export async function activityViews(

@@ -33,7 +33,7 @@ export function listenForChanges(
     c?.removeAllListeners();
     c?.on("error", () => {}); // a late error on a dropped client must not crash the process
     void c?.end().catch(() => {});
-    timer = setTimeout(connect, retryMs);
+    timer = setTimeout(() => void connect(), retryMs); // connect() catches its own failures
     retryMs = Math.min(retryMs * 2, 30_000);
   };
 

@@ -123,6 +123,7 @@ export function normalizeOrigins(list: readonly string[], field: string): string
   return [...out];
 }
 
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** The checks beyond the schema; returns the settings to merge, normalized. */

@@ -5,7 +5,7 @@
 // slot for the contact and a send slot for the mailbox and the organization tree, and a
 // failed delivery rolls everything back. The bundle is inside `text`/`html` only: never
 // logged, never in the activity's result.
-import { Type, type Static } from "@sinclair/typebox";
+import { Type, type Static, type TObject } from "@sinclair/typebox";
 import { ApiError, Grpc, notFound } from "../../errors.ts";
 import { contactKey, mailboxKey, takeInitiation, takeSend } from "../../logins/otp/limits.ts";
 import type { OtpMessage } from "../../logins/settings.ts";
@@ -29,8 +29,7 @@ export const credentialMailFields = {
   sendFromEmailSenderName: Type.Optional(Name("sendFromEmailSenderName", 128)),
   replyToEmailAddress: Type.Optional(Email),
 };
-const Fields = Type.Object(credentialMailFields);
-export type CredentialMailParams = Static<typeof Fields>;
+export type CredentialMailParams = Static<TObject<typeof credentialMailFields>>;
 
 /** The same form checks as init_otp's (magic link with %s, templateVariables a JSON object). */
 export function checkCredentialMail(p: CredentialMailParams): void {

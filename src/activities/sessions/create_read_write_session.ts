@@ -11,7 +11,7 @@ import { submitterProfile } from "./submitter-profile.ts";
 import { uncompressedP256 } from "../../crypto/bundles.ts";
 import { credentialBundle } from "../../crypto/credential-bundle.ts";
 import { generateP256, privateScalar } from "../../crypto/p256.ts";
-import { defineActivity, type ExecuteContext } from "../define.ts";
+import { defineActivity } from "../define.ts";
 
 const Params = Type.Object({
   targetPublicKey: HexPublicKey,

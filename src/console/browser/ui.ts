@@ -31,7 +31,7 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[]): Load<T> {
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // The caller's deps are the effect's inputs (a hook-deps linter would ask for `load` too).
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { ...state, reload };

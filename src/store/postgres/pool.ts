@@ -110,6 +110,7 @@ function guardedClient(client: pg.PoolClient, deadlineMs: number, names: Stateme
           clearTimeout(timer);
           // This statement fails (its transaction is aborted anyway); the next ones re-prepare.
           if (name !== undefined && isStalePlan(e)) names.renew();
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the driver's own error, passed on as it came
           reject(e);
         },
       );
