@@ -143,16 +143,14 @@ export async function operatorSets(
     .execute();
   const out = new Map<string, OperatorSetWithMembers>(sets.map((s) => [s.id, { ...s, operators: [] }]));
   for (const m of members) {
-    out
-      .get(m.set_id)!
-      .operators.push({
-        id: m.id,
-        organization_id: m.organization_id,
-        name: m.name,
-        public_key: m.public_key,
-        created_at: Number(m.created_at),
-        updated_at: Number(m.updated_at),
-      });
+    out.get(m.set_id)!.operators.push({
+      id: m.id,
+      organization_id: m.organization_id,
+      name: m.name,
+      public_key: m.public_key,
+      created_at: Number(m.created_at),
+      updated_at: Number(m.updated_at),
+    });
   }
   return out;
 }
