@@ -173,7 +173,7 @@ function processState(pid: number | undefined, env: NodeJS.ProcessEnv): string {
   }
 }
 
-/** Whether bin/sigil.mjs runs the bundle (newer than every file under src/) rather than the sources through tsx. */
+/** Whether bin/sigil.mjs runs the bundle (pinned by the run, or newer than every file under src/) rather than the sources through tsx. */
 function bundleFresh(env: NodeJS.ProcessEnv): boolean {
   const newest = (dir: string): number =>
     Math.max(
@@ -183,7 +183,11 @@ function bundleFresh(env: NodeJS.ProcessEnv): boolean {
       ),
     );
   const bundle = path.join(ROOT, "dist/cli/main.mjs");
-  return env.SIGIL_NO_BUNDLE !== "1" && existsSync(bundle) && statSync(bundle).mtimeMs >= newest(path.join(ROOT, "src"));
+  return (
+    env.SIGIL_NO_BUNDLE !== "1" &&
+    existsSync(bundle) &&
+    (env.SIGIL_BUNDLE_PINNED === "1" || statSync(bundle).mtimeMs >= newest(path.join(ROOT, "src")))
+  );
 }
 
 /** Spawns the CLI and resolves with the port of each `messages` log line, in order, once all are printed. */
