@@ -52,6 +52,9 @@
 //                                         per end-to-end run, e.g. 680 for both engines with --before)
 //   --json FILE / BENCH_JSON              also write the delivery rates as a JSON array to FILE
 //                                         (docs/benchmarks.md §6)
+//   --profile DIR / BENCH_PROFILE         run each server under node --cpu-prof; its main thread's
+//                                         profile is kept as DIR/webhooks-<engine>-<tree>.cpuprofile
+//                                         (summarise with bench/profile-summary.ts)
 //   --no-pin                              leave every process on all cores
 //   BENCH_LOG_LEVEL=info                  the server's log level (default warn)
 //
@@ -87,7 +90,7 @@ import {
 import { FastStamper, sdkStamp, type Stamped } from "./stamp.ts";
 import { num, option } from "./options.ts";
 import { setupPinning } from "./pin.ts";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 
 // ---------------------------------------------------------------- options
 
@@ -109,6 +112,7 @@ const BACKLOG = Math.round(num("--backlog", "BENCH_BACKLOG", 10_000, 100, 1_000_
 const ENDPOINTS_PER_ORG = 20;
 const E2E_RUNS = ((SKIP_SQLITE ? 0 : 1) + (POSTGRES_URL ? 1 : 0)) * (BEFORE_ROOT ? 2 : 1);
 const JSON_FILE = option("--json", "BENCH_JSON");
+const PROFILE_DIR = option("--profile", "BENCH_PROFILE");
 const TIMEOUT_S = num("--timeout", "BENCH_TIMEOUT", Math.max(1, E2E_RUNS) * 170, 10, 7200);
 const SIGN_ROUNDS = 6;
 /** Signatures verified by the receiver: the first few of each phase, then one in VERIFY_EVERY. */
@@ -519,6 +523,27 @@ class Receiver {
   }
 }
 
+// ---------------------------------------------------------------- server CPU
+
+/**
+ * CPU ms the server process has used so far (all its threads: the delivery worker's too), from
+ * /proc; NaN where there is none. Per activity, this is what one costs the pinned core whatever
+ * else runs on the machine (a rate on a shared machine also counts the waits for the core).
+ */
+function serverCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // Fields 14 and 15 of proc(5) (utime, stime), counted from the state field (3).
+    return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+/** sysconf(_SC_CLK_TCK): 100 on every Linux this runs on. */
+const CLOCK_TICKS = 100;
+
 // ---------------------------------------------------------------- requests
 
 async function post(url: string, s: Stamped): Promise<{ status: number; json: unknown }> {
@@ -560,12 +585,14 @@ interface Burst {
   ids: string[];
   startedAt: number;
   endedAt: number;
+  /** Server CPU ms from the first submission to the last answer (plain) or the last delivery (endpoint). */
+  cpuMs: number;
 }
 
 /** Submits every body once, CONNECTIONS at a time. */
 async function submitAll(url: string, items: Stamped[]): Promise<Burst> {
   let next = 0;
-  const out: Burst = { ms: 0, ok: 0, non2xx: new Map(), errors: 0, ids: [], startedAt: Date.now(), endedAt: 0 };
+  const out: Burst = { ms: 0, ok: 0, non2xx: new Map(), errors: 0, ids: [], startedAt: Date.now(), endedAt: 0, cpuMs: NaN };
   const t0 = performance.now();
   const worker = async () => {
     for (;;) {
@@ -862,6 +889,29 @@ async function backlogScenario(inst: SigilInstance, serverUrl: string, orgs: Ini
   }
 }
 
+// A server under --profile gets a directory of its own (node writes one profile per thread,
+// tsx's loader thread included); the main thread's (thread id 0) is kept.
+const profileDirOf = (engine: Engine, tree: string) => path.join(PROFILE_DIR!, `.webhooks-${engine}-${tree}`);
+const profileArgs = (engine: Engine, tree: string) => (PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${profileDirOf(engine, tree)}`] : []);
+
+async function stopSigil(server: Running, engine: Engine, tree: string): Promise<void> {
+  if (!PROFILE_DIR) return server.stop();
+  // SIGINT: the server shuts down cleanly, and node writes the profile as it exits.
+  await server.stop("SIGINT", 30_000);
+  const dir = profileDirOf(engine, tree);
+  try {
+    const main = readdirSync(dir).find((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+    if (!main) throw new Error(`no main-thread profile in ${dir}`);
+    const file = path.join(PROFILE_DIR, `webhooks-${engine}-${tree}.cpuprofile`);
+    mkdirSync(PROFILE_DIR, { recursive: true });
+    renameSync(path.join(dir, main), file);
+    rmSync(dir, { recursive: true, force: true });
+    log(`  profile of the server's main thread: ${file}`);
+  } catch (e) {
+    log(`  (no profile: ${(e as Error).message})`);
+  }
+}
+
 async function runEngine(engine: Engine, tree: { label: string; root?: string }): Promise<EngineResult> {
   const inst = await newSigilInstance(engine, POSTGRES_URL, tree.root);
   // procs.ts hands inst.env to the server as it is: the loopback receiver needs this.
@@ -893,7 +943,7 @@ async function runEngine(engine: Engine, tree: { label: string; root?: string })
     for (let k = 0; k < Math.ceil(ENDPOINTS / ENDPOINTS_PER_ORG); k++)
       backlogOrgs.push(await sigilInit(inst, `Bench Backlog Org ${k + 1}`));
     await rx.start();
-    server = await startSigil(inst);
+    server = await startSigil(inst, profileArgs(engine, tree.label));
     const where =
       engine === "postgres"
         ? `PostgreSQL database ${new URL(inst.databaseUrl!).pathname.slice(1)} (dropped afterwards)`
@@ -974,19 +1024,29 @@ async function runEngine(engine: Engine, tree: { label: string; root?: string })
       );
     }
 
+    const pid = server.proc.pid;
     const plainBurst = async (what: string): Promise<Burst> => {
-      const b = await submitAll(urlHook, stampMany(stPlain, plainOrg, ACTIVITIES_OR(what)));
+      const items = stampMany(stPlain, plainOrg, ACTIVITIES_OR(what));
+      const cpu0 = serverCpuMs(pid);
+      const b = await submitAll(urlHook, items);
+      b.cpuMs = serverCpuMs(pid) - cpu0;
       checkBurst(b, what, res.problems);
-      log(`  ${what}, no endpoint: ${fmtInt(b.ok)} activities in ${fmtInt(b.ms)} ms → ${fmtInt((b.ok * 1000) / b.ms)}/s`);
+      log(
+        `  ${what}, no endpoint: ${fmtInt(b.ok)} activities in ${fmtInt(b.ms)} ms → ${fmtInt((b.ok * 1000) / b.ms)}/s; ` +
+          `server CPU ${fmtInt((b.cpuMs * 1000) / b.ok)} µs per activity`,
+      );
       return b;
     };
     const hookedBurst = async (what: string): Promise<HookRound> => {
       const items = stampMany(stHook, hookOrg, ACTIVITIES_OR(what));
       rx.mark();
+      const cpu0 = serverCpuMs(pid);
       const b = await submitAll(urlHook, items);
       checkBurst(b, what, res.problems);
       const atSubmitEnd = b.ids.filter((id) => rx.byActivity.has(id)).length;
       const drained = await waitDelivered(rx, b.ids, Math.min(DRAIN_TIMEOUT_S * 1000, Math.max(1000, remainingMs() - 15_000)));
+      // Submissions and their deliveries (the last batch's record may land just after).
+      b.cpuMs = serverCpuMs(pid) - cpu0;
       const got = b.ids
         .map((id) => rx.byActivity.get(id))
         .filter((r): r is Receipt => r !== undefined)
@@ -1037,7 +1097,8 @@ async function runEngine(engine: Engine, tree: { label: string; root?: string })
         );
       }
       log(
-        `  ${what}, endpoint: ${fmtInt(b.ok)} activities in ${fmtInt(b.ms)} ms → ${fmtInt((b.ok * 1000) / b.ms)}/s, ` +
+        `  ${what}, endpoint: ${fmtInt(b.ok)} activities in ${fmtInt(b.ms)} ms → ${fmtInt((b.ok * 1000) / b.ms)}/s ` +
+          `(server CPU ${fmtInt((b.cpuMs * 1000) / b.ok)} µs per activity and its delivery), ` +
           `${fmtInt(atSubmitEnd)} delivered meanwhile (${fmtInt(h.duringRate)}/s); all ${fmtInt(got.length)} delivered ${fmtInt(h.e2eMs)} ms ` +
           `after the first submission (${fmtInt((got.length * 1000) / h.e2eMs)}/s); drain ${fmtInt(h.afterRate)}/s ` +
           `(quarters ${afterQuarters.map((q) => fmtInt(q)).join(" / ")})`,
@@ -1106,13 +1167,27 @@ async function runEngine(engine: Engine, tree: { label: string; root?: string })
     for (const [what, n] of logged) res.notes.push(`server logged ${n}× ${what}`);
     return res;
   } finally {
-    await server?.stop();
+    if (server) await stopSigil(server, engine, tree.label);
     await rx.stop();
     await inst.cleanup();
   }
 }
 
 // ---------------------------------------------------------------- report
+
+/** Server CPU µs per activity over bursts (NaN without /proc). */
+function cpuPerActivity(bursts: readonly Burst[]): number {
+  const ok = bursts.reduce((a, b) => a + b.ok, 0);
+  return (bursts.reduce((a, b) => a + b.cpuMs, 0) * 1000) / Math.max(1, ok);
+}
+
+/** Issue 38's goal for one endpoint (docs/benchmarks.md §6): the submit rate with / without, and the lag p99. */
+function keepUp(r: EngineResult): { ratio: number; lagP50: number; lagP99: number } {
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+  const ratio = mean(r.hooked.map((h) => (h.burst.ok * 1000) / h.burst.ms)) / mean(r.plain.map((b) => (b.ok * 1000) / b.ms));
+  const lag = r.hooked.flatMap((h) => h.figs.lag).sort((a, b) => a - b);
+  return { ratio, lagP50: quantile(lag, 0.5), lagP99: quantile(lag, 0.99) };
+}
 
 function engineTable(results: EngineResult[], rawSignRate: number): string {
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
@@ -1123,9 +1198,14 @@ function engineTable(results: EngineResult[], rawSignRate: number): string {
   const hookRate = (r: EngineResult) => mean(r.hooked.map((h) => (h.burst.ok * 1000) / h.burst.ms));
   add(`submit rate, organization without endpoint (activities/s, mean of ${ROUNDS})`, (r) => fmtInt(plainRate(r)));
   add(`submit rate, organization with endpoint (activities/s, mean of ${ROUNDS})`, (r) => fmtInt(hookRate(r)));
-  add("  ratio with / without endpoint", (r) => {
+  add("  ratio with / without endpoint (goal ≥ 80%)", (r) => {
     const per = r.hooked.map((h, i) => (r.plain[i] ? ((h.burst.ok / h.burst.ms) * r.plain[i]!.ms) / r.plain[i]!.ok : NaN));
     return `${pct(hookRate(r) / plainRate(r))} (rounds ${per.map(pct).join(", ")})`;
+  });
+  add("server CPU µs per activity: without endpoint / with (its delivery included) / ratio", (r) => {
+    const plain = cpuPerActivity(r.plain);
+    const hooked = cpuPerActivity(r.hooked.map((h) => h.burst));
+    return `${fmtInt(plain)} / ${fmtInt(hooked)} / ${pct(plain / hooked)}`;
   });
   const e2e = (r: EngineResult) => mean(r.hooked.map((h) => (h.delivered * 1000) / h.e2eMs));
   add(`deliveries/s, one endpoint: K=${fmtInt(ACTIVITIES)}, first submission → last delivery`, (r) => fmtInt(e2e(r)));
@@ -1150,7 +1230,7 @@ function engineTable(results: EngineResult[], rawSignRate: number): string {
   const allLag = (r: EngineResult) => r.hooked.flatMap((h) => h.figs.lag).sort((a, b) => a - b);
   const allWire = (r: EngineResult) => r.hooked.flatMap((h) => h.figs.wire).sort((a, b) => a - b);
   add(
-    "burst lag p50 / p99 ms (receipt − activity createdAt)",
+    "burst lag p50 / p99 ms (receipt − activity createdAt; goal p99 ≤ 1,000)",
     (r) => `${fmtInt(quantile(allLag(r), 0.5))} / ${fmtInt(quantile(allLag(r), 0.99))}`,
   );
   add(
@@ -1229,6 +1309,30 @@ async function main(): Promise<void> {
       const b = results.find((r) => r.engine === engine && r.tree === "before");
       if (!n || !b) continue;
       const e2e = (r: EngineResult) => r.hooked.reduce((a, h) => a + (h.delivered * 1000) / h.e2eMs, 0) / Math.max(1, r.hooked.length);
+      const kb = keepUp(b);
+      const kn = keepUp(n);
+      rows.push([
+        `${engine}: activity rate with one endpoint / without (goal ≥ 80%)`,
+        pct(kb.ratio),
+        pct(kn.ratio),
+        `${fmt1(kn.ratio / kb.ratio)}×`,
+        "",
+      ]);
+      rows.push([
+        `${engine}: delivery lag p50 / p99 ms (goal p99 ≤ 1,000)`,
+        `${fmtInt(kb.lagP50)} / ${fmtInt(kb.lagP99)}`,
+        `${fmtInt(kn.lagP50)} / ${fmtInt(kn.lagP99)}`,
+        "",
+        "",
+      ]);
+      const cpu = (r: EngineResult) => cpuPerActivity(r.hooked.map((h) => h.burst)) - cpuPerActivity(r.plain);
+      rows.push([
+        `${engine}: server CPU µs per delivery (with − without, per activity)`,
+        fmtInt(cpu(b)),
+        fmtInt(cpu(n)),
+        `${fmt1(cpu(n) / cpu(b))}×`,
+        "",
+      ]);
       rows.push([
         `${engine}: one endpoint, first submission → last delivery (goal ≥ 1,500/s, order kept)`,
         fmtInt(e2e(b)),
@@ -1246,13 +1350,25 @@ async function main(): Promise<void> {
         ]);
       }
     }
-    log(`\nwebhook deliveries/s, before (${BEFORE_ROOT}) and now, same run; raw-sign baseline ${fmtInt(rawSign)}/s`);
+    log(`\nwebhooks, before (${BEFORE_ROOT}) and now, same run; raw-sign baseline ${fmtInt(rawSign)}/s`);
     log(table(["scenario", "before", "now", "now / before", "share of raw sign"], rows, new Set([1, 2, 3])));
   }
   if (JSON_FILE) {
     const oneEndpoint = (r: EngineResult) =>
       r.hooked.reduce((a, h) => a + (h.delivered * 1000) / h.e2eMs, 0) / Math.max(1, r.hooked.length);
     const rows = results.flatMap((r) => [
+      {
+        name: "activity rate with one endpoint / without",
+        engine: r.engine,
+        tree: r.tree,
+        ratio: Number(keepUp(r).ratio.toFixed(3)),
+        lagP50Ms: keepUp(r).lagP50,
+        lagP99Ms: keepUp(r).lagP99,
+        cpuUsPerActivity: { without: Math.round(cpuPerActivity(r.plain)), with: Math.round(cpuPerActivity(r.hooked.map((h) => h.burst))) },
+        goal: "≥ 80 %, lag p99 ≤ 1 s",
+        met: keepUp(r).ratio >= 0.8 && keepUp(r).lagP99 <= 1000,
+        valid: r.problems.length === 0,
+      },
       {
         name: "webhook deliveries, one endpoint",
         engine: r.engine,
