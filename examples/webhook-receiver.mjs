@@ -56,7 +56,14 @@ async function readRawBody(req) {
   return Buffer.concat(chunks);
 }
 
-const server = http.createServer(async (req, res) => {
+// handle() answers every request itself, a 500 when anything throws.
+const server = http.createServer((req, res) => void handle(req, res));
+
+/**
+ * @param {http.IncomingMessage} req
+ * @param {http.ServerResponse} res
+ */
+async function handle(req, res) {
   try {
     if (req.method !== "POST") {
       res.setHeader("allow", "POST");
@@ -105,7 +112,7 @@ const server = http.createServer(async (req, res) => {
     log({ msg: "webhook handler error", error: e instanceof Error ? e.message : String(e) });
     if (!res.headersSent) reply(res, 500, { error: "internal_error" });
   }
-});
+}
 
 server.listen(port, host, () => {
   const addr = server.address();

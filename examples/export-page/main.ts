@@ -28,7 +28,8 @@ async function main(): Promise<void> {
   }
   const button = byId<HTMLButtonElement>("export");
   button.disabled = select.options.length === 0;
-  button.addEventListener("click", async () => {
+  // It catches every failure and shows it: nothing for the click to wait on.
+  const exportSelected = async () => {
     button.disabled = true;
     status("Exporting…");
     try {
@@ -41,7 +42,8 @@ async function main(): Promise<void> {
     } finally {
       button.disabled = false;
     }
-  });
+  };
+  button.addEventListener("click", () => void exportSelected());
   status(`Logged in as user ${session.userId}.`);
 }
 

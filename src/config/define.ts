@@ -127,6 +127,7 @@ export function defaultText(knob: AnyKnob): string {
   if (knob.default === undefined) return "—";
   // A list or an object has no one spelling an operator would type: it needs its text.
   if (typeof knob.default === "object") throw new Error(`${knob.env}: a default that is not a single value needs doc.default`);
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects were refused above: a string, number or boolean
   return "`" + String(knob.default) + "`";
 }
 

@@ -20,6 +20,7 @@ export const MAX_KEY_TEXT = 300;
 export function keyFormatOf(v: unknown): KeyFormat {
   if (v === undefined || v === null || v === "") return "HEXADECIMAL";
   if (typeof v === "string" && (KEY_FORMATS as readonly string[]).includes(v)) return v as KeyFormat;
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the caller's value, whatever it is, in the message
   throw new Error(`unsupported key format ${JSON.stringify(String(v).slice(0, 40))}; expected one of ${KEY_FORMATS.join(", ")}`);
 }
 

@@ -26,6 +26,7 @@ export async function respond(
     const detail = f.details.find((d) => String(d["@type"]).endsWith("PolicyEnginePermissionError"));
     // A denied activity is answered as denied, however often it is resubmitted.
     if (f.code === Grpc.PERMISSION_DENIED && detail) {
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the recorded failure's message, a string as written
       throw deniedError(String(detail.message ?? f.message), row.id, (detail.policyEvaluations as unknown[]) ?? []);
     }
   }

@@ -339,5 +339,6 @@ export function describe(v: unknown): string {
     const keys = Object.keys(o);
     return `{${keys.slice(0, LIST_SHOWN).join(", ")}${keys.length > LIST_SHOWN ? ", …" : ""}}`;
   }
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects were described above
   return String(v);
 }

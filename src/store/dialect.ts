@@ -8,6 +8,10 @@
 // locked, and whatever this process has not done itself cannot have happened.
 import type { DialectAdapter, Kysely, RawBuilder, SelectQueryBuilder } from "kysely";
 
+/** A handle on any schema: the DDL and NOTIFY below name their tables and channels themselves. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's own spelling of "any schema"
+type AnySchema = Kysely<any>;
+
 /** "exclusive" = FOR NO KEY UPDATE, "shared" = FOR SHARE (see store/locks.ts). */
 export type LockStrength = "exclusive" | "shared";
 
@@ -40,9 +44,9 @@ export interface StoreDialect {
    * inserted into, updated in or deleted from `table` (its `organization_id`), in the same
    * transaction: a version no writer can forget to bump (migration 024).
    */
-  createCounterTriggers(db: Kysely<any>, table: string, counter: string): Promise<void>;
+  createCounterTriggers(db: AnySchema, table: string, counter: string): Promise<void>;
   /** Drops what createCounterTriggers made. */
-  dropCounterTriggers(db: Kysely<any>, table: string, counter: string): Promise<void>;
+  dropCounterTriggers(db: AnySchema, table: string, counter: string): Promise<void>;
   /**
    * Creates row triggers that announce on `channel` (NOTIFY, delivered at commit) every write of
    * `events` to `table` — an UPDATE only when it names one of `columns`, if given. A no-op where
@@ -50,14 +54,14 @@ export interface StoreDialect {
    * (docs/storage.md §3.1).
    */
   createNoticeTriggers(
-    db: Kysely<any>,
+    db: AnySchema,
     table: string,
     channel: string,
     events: readonly string[],
     columns?: readonly string[],
   ): Promise<void>;
   /** Drops what createNoticeTriggers made. */
-  dropNoticeTriggers(db: Kysely<any>, table: string, channel: string): Promise<void>;
+  dropNoticeTriggers(db: AnySchema, table: string, channel: string): Promise<void>;
   /** Announces a change on `channel` at commit (no-op where nobody else can be listening). */
-  notify(db: Kysely<any>, channel: string): Promise<void>;
+  notify(db: AnySchema, channel: string): Promise<void>;
 }

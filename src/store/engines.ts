@@ -30,6 +30,7 @@ export function engineFor(url: string | undefined, engines: readonly StorageEngi
 }
 
 /** The dialect of a database handle or of a transaction on it; throws for a handle no engine opened. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a handle on any schema: only its adapter is read
 export function dialectOf(db: Kysely<any>): StoreDialect {
   const adapter = db.getExecutor().adapter;
   const engine = ENGINES.find((e) => e.dialect.ownsAdapter(adapter));

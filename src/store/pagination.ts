@@ -55,6 +55,7 @@ export async function page<DB, TB extends keyof DB, O extends Cursor>(
   // is reversed at the end, so it still reads in list order.
   const backwards = req.before !== undefined;
   const ascending = newestFirst === backwards;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the cursor's columns are named by the caller, not typed
   let q = query as unknown as SelectQueryBuilder<any, any, O>;
   if (cursor) {
     const op = ascending ? ">" : "<";

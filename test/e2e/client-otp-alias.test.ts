@@ -196,8 +196,8 @@ for (const spec of engines()) {
         await p.evaluate((c) => (window as any).app.init(c), { ...config, ...over });
         return {
           requests,
-          // eslint-disable-next-line @typescript-eslint/no-explicit-any
           call: <T = Json>(fn: string, arg?: unknown) =>
+            // eslint-disable-next-line @typescript-eslint/no-explicit-any
             p.evaluate(([f, a]) => (window as any).app[f as string](a), [fn, arg] as const) as Promise<Attempt<T>>,
           close: () => context.close(),
         };

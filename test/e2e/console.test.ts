@@ -146,13 +146,13 @@ describe("the console in Chromium", { skip }, () => {
             const db = await new Promise<IDBDatabase>((resolve, reject) => {
               const req = indexedDB.open(info.name!);
               req.onsuccess = () => resolve(req.result);
-              req.onerror = () => reject(req.error);
+              req.onerror = () => reject(req.error ?? new Error("indexedDB request failed"));
             });
             for (const store of Array.from(db.objectStoreNames)) {
               n += await new Promise<number>((resolve, reject) => {
                 const req = db.transaction(store, "readonly").objectStore(store).count();
                 req.onsuccess = () => resolve(req.result);
-                req.onerror = () => reject(req.error);
+                req.onerror = () => reject(req.error ?? new Error("indexedDB request failed"));
               });
             }
             db.close();

@@ -99,6 +99,7 @@ interface Answer {
 function assertWellFormed(what: string, a: Answer): void {
   const ctx = `${what} → HTTP ${a.status}: ${a.text.slice(0, 300)}`;
   assert.ok(a.status < 500, ctx);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- whatever JSON came back, probed below
   let body: any;
   try {
     body = JSON.parse(a.text);

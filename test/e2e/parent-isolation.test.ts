@@ -8,7 +8,7 @@
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { engines, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import { engines, type RunningServer } from "../helpers/server.ts";
 import { expectError, partyFor, RecordingProxy, startHarness, type Harness, type Party } from "../helpers/policy-harness.ts";
 import { stampedPost, type RawResponse } from "../helpers/raw-http.ts";
 import { generateP256KeyPair, type P256KeyPair } from "../../src/crypto/keygen.ts";
@@ -36,10 +36,8 @@ function assertParentRefused(res: RawResponse, what: string): void {
 
 for (const engine of engines()) {
   describe(`a parent organization cannot write to its sub-organizations (${engine.name})`, { skip: engine.skip, timeout: 180_000 }, () => {
-    let inst: Instance;
     let server: RunningServer;
     let proxy: RecordingProxy;
-    let init: InitResult;
     let root: Party;
 
     const party = (key: P256KeyPair, userId: string, orgId: string) => partyFor(proxy.url, key, userId, orgId);
@@ -72,7 +70,7 @@ for (const engine of engines()) {
     let harness: Harness | undefined;
     before(async () => {
       harness = await startHarness(engine.name, "Parent Org");
-      ({ inst, init, server, proxy, root } = harness);
+      ({ server, proxy, root } = harness);
     });
 
     after(async () => harness?.stop());

@@ -9,7 +9,7 @@
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
-import { engines, type InitResult, type Instance, type RunningServer } from "../helpers/server.ts";
+import { engines, type InitResult, type RunningServer } from "../helpers/server.ts";
 import { generateP256KeyPair } from "../../src/crypto/keygen.ts";
 import {
   RecordingProxy,
@@ -133,7 +133,6 @@ function assertVote(
 
 for (const engine of engines()) {
   describe(`policy flow (${engine.name})`, { skip: engine.skip, timeout: 300_000 }, () => {
-    let inst: Instance | undefined;
     let server: RunningServer | undefined;
     let proxy: RecordingProxy | undefined;
     let init: InitResult;
@@ -260,7 +259,7 @@ for (const engine of engines()) {
     let harness: Harness | undefined;
     before(async () => {
       harness = await startHarness(engine.name, "Policy Flow Org");
-      ({ inst, init, server, proxy, root } = harness);
+      ({ init, server, proxy, root } = harness);
     });
 
     after(async () => harness?.stop());

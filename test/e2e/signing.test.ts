@@ -33,7 +33,6 @@ import { openStore } from "../../src/store/db.ts";
 import { deriveKey, seedOf } from "../../src/wallets/derivation.ts";
 
 type Key = { publicKey: string; privateKey: string };
-type Client = ReturnType<InstanceType<typeof Turnkey>["apiClient"]>;
 
 const typedData = {
   domain: { name: "Sigil Mail", version: "1", chainId: 1n, verifyingContract: "0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC" },

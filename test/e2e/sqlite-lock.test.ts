@@ -102,7 +102,7 @@ describe("SQLite write lock held by another process", { timeout: 120_000 }, () =
 
   it("keeps /healthz and reads fast while an activity waits, and completes the activity after release", async (t) => {
     const lock = await holdWriteLock(path.join(inst.dataDir, "sigil.db"));
-    let released = 0;
+    let released: number;
     let answered = 0;
     const activity = createTag("waits-for-lock").finally(() => (answered = Date.now()));
     // About a second of /healthz samples while the activity is waiting (not answered).

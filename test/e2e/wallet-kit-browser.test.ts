@@ -194,7 +194,7 @@ describe("examples/wallet-kit-app", { skip }, () => {
 
       /** A flow: one test, its outcome in the table. */
       const flow = (name: string, fn: () => Promise<void>) =>
-        it(name, async () => {
+        void it(name, async () => {
           if (!table.has(name)) table.set(name, new Map());
           try {
             await fn();

@@ -12,6 +12,7 @@ import { openStore } from "../../src/store/db.ts";
 import { StatementNames } from "../../src/store/postgres/pool.ts";
 
 /** A Kysely handle on an engine Sigil does not have (MySQL's adapter, no connection). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a handle on no schema at all
 function foreignHandle(): Kysely<any> {
   const mysql: Dialect = {
     createAdapter: () => new MysqlAdapter(),
@@ -19,6 +20,7 @@ function foreignHandle(): Kysely<any> {
     createIntrospector: (db) => new MysqlIntrospector(db),
     createQueryCompiler: () => new MysqlQueryCompiler(),
   };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
   return new Kysely<any>({ dialect: mysql });
 }
 

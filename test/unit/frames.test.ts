@@ -103,7 +103,7 @@ describe("the static frames (npm run build)", () => {
       const headers = readFileSync(path.join(dir, "_headers"), "utf8");
       assert.match(
         headers,
-        /^\/\*\n  content-security-policy: default-src 'none'; script-src 'self'; style-src 'self'; connect-src https:\/\/api\.example; .*frame-ancestors https:\/\/app\.example\n/,
+        /^\/\*\n {2}content-security-policy: default-src 'none'; script-src 'self'; style-src 'self'; connect-src https:\/\/api\.example; .*frame-ancestors https:\/\/app\.example\n/,
       );
       assert.match(
         readFileSync(path.join(dir, "export.html"), "utf8"),

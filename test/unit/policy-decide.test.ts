@@ -4,7 +4,7 @@
 // (§6.5, mayVote) and the 24-hour approval window (§6.6, liveApprovals).
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { PolicyCompileError, type CredentialFacts, type ParamValue, type UserFacts } from "../../src/policy/index.ts";
+import { type CredentialFacts, type ParamValue, type UserFacts } from "../../src/policy/index.ts";
 import {
   compilePolicy,
   decide,

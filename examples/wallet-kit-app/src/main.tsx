@@ -4,7 +4,7 @@
 // them; the export and import frames Sigil serves on an origin of their own.
 import { StrictMode, useState } from "react";
 import { createRoot } from "react-dom/client";
-import { AuthState, ClientState, TurnkeyProvider, useTurnkey, type TurnkeyProviderConfig } from "@turnkey/react-wallet-kit";
+import { AuthState, ClientState, TurnkeyProvider, useTurnkey, WalletSource, type TurnkeyProviderConfig } from "@turnkey/react-wallet-kit";
 import "@turnkey/react-wallet-kit/styles.css";
 import { configureSigil } from "@sigil/client/turnkey-crypto";
 import { serializeTransaction, type Hex } from "viem";
@@ -52,7 +52,9 @@ function demoTransaction(from: string): Hex {
 /** An error and its causes, one line. */
 function causes(e: unknown): string {
   const chain: string[] = [];
-  for (let c = e, i = 0; c && i < 5; c = (c as { cause?: unknown }).cause, i++) chain.push(c instanceof Error ? c.message : String(c));
+  for (let c = e, i = 0; c && i < 5; c = (c as { cause?: unknown }).cause, i++)
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a cause that is not an Error shows as it stringifies
+    chain.push(c instanceof Error ? c.message : String(c));
   return chain.join(" <- ");
 }
 
@@ -62,7 +64,7 @@ function App() {
   const [result, setResult] = useState<{ kind: string; address: string; value: unknown } | undefined>();
   const [error, setError] = useState<string | undefined>();
 
-  const run = (what: string, fn: () => Promise<unknown>) => async () => {
+  const attempt = async (what: string, fn: () => Promise<unknown>) => {
     setError(undefined);
     try {
       await fn();
@@ -70,7 +72,9 @@ function App() {
       setError(`${what}: ${causes(e)}`);
     }
   };
-  const embedded = tk.wallets.filter((w) => w.source !== "connected");
+  // A click handler returns nothing: attempt() shows every failure in the page.
+  const run = (what: string, fn: () => Promise<unknown>) => () => void attempt(what, fn);
+  const embedded = tk.wallets.filter((w) => w.source !== WalletSource.Connected);
 
   return (
     <main data-client-state={tk.clientState ?? ""} data-auth-state={tk.authState}>

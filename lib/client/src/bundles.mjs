@@ -42,7 +42,7 @@ export function verifySignedBundle(bundleText, signerPublicKeys, what, purpose) 
     throw new Error(`${what} is signed by ${enclaveQuorumPublic.slice(0, 20)}…, which is not one of this service's ${purpose} keys`);
   }
   const signed = hexToBytes(data);
-  let valid = false;
+  let valid;
   try {
     valid = p256.verify(hexToBytes(dataSignature), signed, hexToBytes(enclaveQuorumPublic), { format: "der", lowS: false, prehash: true });
   } catch {

@@ -32,6 +32,7 @@ export async function fetchServiceKeys(baseUrl, options = {}) {
     if (typeof keyId !== "string" || typeof publicKey !== "string" || !/^04[0-9a-f]{128}$/.test(publicKey)) continue;
     if (!PURPOSES.includes(/** @type {ServiceKeyPurpose} */ (purpose))) continue;
     if (status !== "active" && status !== "published") continue;
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the service sends a string; anything else is shown as it stringifies
     out.push({ keyId, purpose: /** @type {ServiceKeyPurpose} */ (purpose), publicKey, createdAt: String(createdAt ?? ""), status });
   }
   return out;

@@ -190,7 +190,7 @@ export function parseDelivery(headers, rawBody, nowMs, maxTimestampAgeMs) {
 export function verifyWithEntry(d, entry) {
   if (entry === undefined) return fail("missing_key", `no signing key with kid ${JSON.stringify(d.keyId)}`);
   if (!entry.ok) return fail("bad_key", `signing key ${JSON.stringify(d.keyId)}: ${entry.message}`);
-  let good = false;
+  let good;
   try {
     good = cryptoVerify(null, signedMessage(d.keyId, d.timestampText, d.eventId, d.body), entry.key, d.signature);
   } catch {

@@ -13,6 +13,7 @@ export function errorText(e) {
       cause !== null && typeof cause === "object"
         ? (/** @type {{ code?: unknown, message?: unknown }} */ (cause).code ?? /** @type {{ message?: unknown }} */ (cause).message)
         : undefined;
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string, @typescript-eslint/restrict-template-expressions -- a driver's code or message, whatever its type
     return code ? `${e.message} (${code})` : e.message;
   }
   return String(e);

@@ -41,6 +41,7 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[]): Load<T> {
 export function ErrorBanner(props: { error: unknown }): VNode | null {
   const e = props.error;
   if (e === undefined || e === null) return null;
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- whatever was thrown, as it stringifies
   const message = e instanceof Error ? e.message : String(e);
   const code = e instanceof ApiError ? e.code : "";
   return h(

@@ -85,7 +85,9 @@ function disconnect() {
   // that went away, so the next connect() starts clean (SoftHSM2 needs it after a re-plug).
   try {
     p.C_Finalize();
-  } catch {}
+  } catch {
+    // not initialized: nothing to finalize
+  }
 }
 
 /** A connected token with its key; throws TokenError("unavailable") while it cannot be reached. */
@@ -173,7 +175,9 @@ function info() {
   let kcv = "";
   try {
     kcv = p.C_GetAttributeValue(c.session, c.key, [{ type: pkcs11js.CKA_CHECK_VALUE }])[0].value.toString("hex");
-  } catch {}
+  } catch {
+    // a key without a check value: kcv stays empty
+  }
   return {
     valueLen: attrs[0].value.readUInt32LE(0), // a CK_ULONG in the host's byte order (little-endian here)
     extractable: attrs[1].value[0] === 1,

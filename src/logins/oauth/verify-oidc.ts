@@ -81,7 +81,7 @@ const remoteSets = new WeakMap<object, Map<string, JWTVerifyGetKey>>();
 
 function remoteSet(store: object, jwksUrl: string, timeoutMs: number): JWTVerifyGetKey {
   let sets = remoteSets.get(store);
-  if (!sets) remoteSets.set(store, (sets = new Map()));
+  if (!sets) remoteSets.set(store, (sets = new Map<string, JWTVerifyGetKey>()));
   const key = `${timeoutMs} ${jwksUrl}`;
   let set = sets.get(key);
   if (!set) {

@@ -52,7 +52,7 @@ export function postgresCredentialWatch(connectionString: string): CredentialWat
     c.removeAllListeners();
     c.on("error", () => {}); // a late error on a dropped client must not crash the process
     void c.end().catch(() => {});
-    timer = setTimeout(connect, retryMs);
+    timer = setTimeout(() => void connect(), retryMs); // connect() catches its own failures
     timer.unref();
     retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
   };
