@@ -6,7 +6,6 @@ import type { DeliveryStatus, Executor, WebhookDeliveriesTable, WebhookDeliveryA
 import { dialectOf } from "./engines.ts";
 import { page, unknownCursor, type PageRequest } from "./pagination.ts";
 import { timestampObject } from "./util.ts";
-import { subscribes } from "./webhooks.ts";
 
 /** Stored status ↔ the API's enum. */
 export const DELIVERY_STATUS = {
@@ -146,14 +145,9 @@ export async function eventsToFanOut(tx: Executor, limit: number): Promise<{ id:
   return dialectOf(tx).forUpdateSkipLocked(q).execute();
 }
 
-/** Active endpoints subscribed to activity updates. */
-export async function listeningEndpoints(tx: Executor): Promise<{ id: string; organization_id: string }[]> {
-  const rows = await tx
-    .selectFrom("webhook_endpoints")
-    .select(["id", "organization_id", "subscriptions"])
-    .where("is_active", "=", 1)
-    .execute();
-  return rows.filter((ep) => subscribes(ep.subscriptions));
+/** Active endpoints, with what they subscribe to (webhooks.ts subscribes: who listens to activity updates). */
+export async function activeEndpoints(tx: Executor): Promise<{ id: string; organization_id: string; subscriptions: string }[]> {
+  return tx.selectFrom("webhook_endpoints").select(["id", "organization_id", "subscriptions"]).where("is_active", "=", 1).execute();
 }
 
 /** New pending deliveries, due `now`; one per (event, endpoint) whatever happens twice. */

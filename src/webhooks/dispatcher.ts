@@ -29,7 +29,7 @@ import { listenForChanges, type ChangeListener } from "./change-listener.ts";
 import { laneSender } from "./delivery-worker.ts";
 import { STRICT_WEBHOOK_URLS, type WebhookUrlPolicy } from "./url-policy.ts";
 import { DispatchScheduler } from "./scheduler.ts";
-import { claimLanes, fanOut, FAN_OUT_BATCH } from "./fan-out.ts";
+import { claimLanes, fanOut, FAN_OUT_BATCH, type FanOut } from "./fan-out.ts";
 import { laneInputs, runLane, type LaneSettings } from "./lane-runner.ts";
 
 export interface DispatcherOptions {
@@ -40,6 +40,12 @@ export interface DispatcherOptions {
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** Idle poll period; commits that write events wake the dispatcher at once. */
   pollMs?: number;
+  /**
+   * Least time between the starts of two cycles: wakes sooner than that after a cycle are
+   * answered together by the next one (scheduler.ts), so a busy API pays one fan-out and one
+   * claim per gap, not per commit.
+   */
+  cycleGapMs?: number;
   /**
    * Lanes: endpoints delivered to at once (one delivery in flight per endpoint). Receivers'
    * latency, not this process's CPU, bounds a backlog over many endpoints: lanes ÷ latency.
@@ -66,6 +72,7 @@ export interface DispatcherOptions {
 
 export const DISPATCH_DEFAULTS = {
   pollMs: 500,
+  cycleGapMs: 20,
   concurrency: 64,
   timeoutMs: 10_000,
   retrySchedule: DEFAULT_RETRY_SCHEDULE_MS,
@@ -153,6 +160,7 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
   const endpoints = new ActiveEndpoints();
   const scheduler: DispatchScheduler = new DispatchScheduler({
     pollMs: o.pollMs,
+    minGapMs: o.cycleGapMs,
     cycle,
     onCycleError: (err) => o.log.warn({ err }, "webhook dispatcher cycle failed"),
   });
@@ -173,7 +181,12 @@ export function startDispatcher(opts: DispatcherOptions): Dispatcher {
     if (await endpoints.nothingToDo(db, full, scheduler.running, hears)) return;
     // Fan out everything new before claiming, in batches, so a burst does not make each
     // cycle re-read its whole backlog.
-    while ((await fanOut(db, o.state.chains)) === FAN_OUT_BATCH && !scheduler.isStopped);
+    let fanned: FanOut;
+    do fanned = await fanOut(db, o.state.chains);
+    while (fanned.taken === FAN_OUT_BATCH && !scheduler.isStopped);
+    // Every endpoint that was active as the fan-out read them has a lane in flight: nothing
+    // can be claimed; each is looked at again when its lane ends (docs/webhooks.md §5.4).
+    if (fanned.active && fanned.active.every((id) => scheduler.inFlight.has(id))) return;
     const free = o.concurrency - scheduler.running;
     if (free <= 0) return;
     const lanes = await claimLanes(db, free, scheduler.inFlight, leaseMs);

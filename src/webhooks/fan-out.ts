@@ -25,13 +25,14 @@ import {
   eventsToFanOut,
   insertDeliveries,
   leaseDeliveries,
-  listeningEndpoints,
+  activeEndpoints,
   lockFreeEndpoints,
   markFannedOut,
   queueFronts,
   releaseLeases,
   type QueuedDelivery,
 } from "../store/webhook-deliveries.ts";
+import { subscribes } from "../store/webhooks.ts";
 import type { LaneDelivery } from "./delivery-records.ts";
 
 /** Events fanned out per transaction; a full batch means more may be waiting. */
@@ -58,26 +59,34 @@ export interface Lane {
   deliveries: Claimed[];
 }
 
+/** What a fan-out did. */
+export interface FanOut {
+  /** Events taken (up to FAN_OUT_BATCH; a full batch means more may be waiting). */
+  taken: number;
+  /** The ids of the endpoints active as the fan-out read them (absent: it read none). */
+  active?: string[];
+}
+
 /**
- * New events → one delivery per listening endpoint; returns how many events were taken (up to
- * FAN_OUT_BATCH). The active endpoints are read once per batch and matched against each
+ * New events → one delivery per listening endpoint. The active endpoints are read once per batch and matched against each
  * event's (cached) organization chain: an endpoint hears its organization and those below it.
  * Events are taken in id order: ids are UUIDv7 minted at insert, inside the writing
  * transaction, so on SQLite (one writer) id order is commit order. On PostgreSQL concurrent
  * transactions may commit out of id order; delivery order is then best effort.
  */
-export async function fanOut(db: Db, chains: ServiceState["chains"]): Promise<number> {
+export async function fanOut(db: Db, chains: ServiceState["chains"]): Promise<FanOut> {
   // Read first: a poll that finds nothing opens no transaction.
-  if (!(await anyEventToFanOut(db))) return 0;
+  if (!(await anyEventToFanOut(db))) return { taken: 0 };
   const now = Date.now();
   return db.transaction().execute(async (tx) => {
     const events = await eventsToFanOut(tx, FAN_OUT_BATCH);
-    if (events.length === 0) return 0;
-    const active = await listeningEndpoints(tx);
+    if (events.length === 0) return { taken: 0 };
+    const active = await activeEndpoints(tx);
+    const listening = active.filter((ep) => subscribes(ep.subscriptions));
     const rows = [];
     for (const e of events) {
       const chain = await organizationChain(tx, e.organization_id, chains);
-      for (const ep of active) {
+      for (const ep of listening) {
         if (chain.includes(ep.organization_id)) rows.push({ id: newOrderedId(now), event_id: e.id, endpoint_id: ep.id });
       }
     }
@@ -86,7 +95,7 @@ export async function fanOut(db: Db, chains: ServiceState["chains"]): Promise<nu
       tx,
       events.map((e) => e.id),
     );
-    return events.length;
+    return { taken: events.length, active: active.map((ep) => ep.id) };
   });
 }
 

@@ -5,6 +5,10 @@
 // - A wake (something was written, a lane ended, a retry came due) runs a cycle at once; a wake
 //   during a cycle makes that cycle go round again. A wake asks for a full look (`full`), a
 //   poll for an idle one.
+// - Cycles start at least `minGapMs` apart: a wake sooner than that after the last cycle's start
+//   waits out the rest of the gap, and every wake meanwhile is answered by that one cycle. A
+//   busy API wakes the dispatcher at every commit; one look per gap fans out and claims what
+//   all of them wrote, at the cost of one look (docs/webhooks.md §5.4).
 // - After each cycle the next poll is `pollMs` away.
 // - A retry due before the next poll gets one timer for the earliest such retry.
 // - A lane runs next to the cycles: its endpoint counts as in flight until it ends, then the
@@ -14,6 +18,8 @@
 export interface SchedulerOptions {
   /** Idle poll period. */
   pollMs: number;
+  /** Least time between the starts of two cycles (0: a wake always runs at once). */
+  minGapMs?: number;
   /** One look: `full` after a wake, not after a poll. */
   cycle(full: boolean): Promise<void>;
   /** A cycle threw (the next wake or poll tries again). */
@@ -27,6 +33,10 @@ export class DispatchScheduler {
   private stopped = false;
   /** The next poll. */
   private timer: NodeJS.Timeout | undefined;
+  /** A wake waiting out the gap after the last cycle's start. */
+  private gapTimer: NodeJS.Timeout | undefined;
+  /** When the last cycle started (performance.now()). */
+  private lastStart = -Infinity;
   /** The earliest retry due before the next poll. */
   private retryTimer: { at: number; timer: NodeJS.Timeout } | undefined;
   /** The cycle under way. */
@@ -58,6 +68,19 @@ export class DispatchScheduler {
     this.run();
   };
 
+  /** Runs a cycle now, or once the gap after the last one's start has passed. */
+  private run(): void {
+    if (this.gapTimer) return; // already waiting: that cycle answers this wake too
+    const wait = this.lastStart + (this.opts.minGapMs ?? 0) - performance.now();
+    if (wait <= 0) return this.start();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.gapTimer = setTimeout(() => {
+      this.gapTimer = undefined;
+      if (!this.stopped && !this.current) this.start();
+    }, Math.ceil(wait));
+  }
+
   /** Wake in `ms` (a retry due before the next poll); only the earliest such wake is kept. */
   wakeIn(ms: number): void {
     const at = Date.now() + ms;
@@ -87,28 +110,28 @@ export class DispatchScheduler {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.gapTimer) clearTimeout(this.gapTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer.timer);
     await this.current;
     await Promise.allSettled([...this.lanes]);
   }
 
-  private async loop(): Promise<void> {
-    do {
-      this.again = false;
-      const full = this.forced;
-      this.forced = false;
-      await this.opts.cycle(full);
-    } while (this.again && !this.stopped);
-  }
-
-  private run(): void {
+  /** One cycle now; woken meanwhile, the next follows (after the gap), else the next poll. */
+  private start(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.current = this.loop()
+    this.again = false;
+    const full = this.forced;
+    this.forced = false;
+    this.lastStart = performance.now();
+    this.current = this.opts
+      .cycle(full)
       .catch((err: unknown) => this.opts.onCycleError(err))
       .finally(() => {
         this.current = undefined;
-        if (!this.stopped) this.timer = setTimeout(this.poll, this.opts.pollMs);
+        if (this.stopped) return;
+        if (this.again) this.run();
+        else this.timer = setTimeout(this.poll, this.opts.pollMs);
       });
   }
 

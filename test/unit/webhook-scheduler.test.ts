@@ -13,14 +13,18 @@ function deferred<T = void>() {
 }
 
 /** A scheduler whose cycles are recorded; `gate` (when set) holds the running cycle open. */
-function recorder(pollMs = 60_000) {
+function recorder(pollMs = 60_000, minGapMs = 0) {
   const cycles: boolean[] = [];
+  /** performance.now() at each cycle's start. */
+  const starts: number[] = [];
   const waiters: { n: number; resolve: () => void }[] = [];
   let gate: Promise<void> | undefined;
   const s = new DispatchScheduler({
     pollMs,
+    minGapMs,
     async cycle(full) {
       cycles.push(full);
+      starts.push(performance.now());
       for (const w of waiters.filter((w) => cycles.length >= w.n)) w.resolve();
       if (gate) await gate;
     },
@@ -29,6 +33,7 @@ function recorder(pollMs = 60_000) {
   return {
     s,
     cycles,
+    starts,
     hold(p: Promise<void> | undefined) {
       gate = p;
     },
@@ -56,6 +61,38 @@ describe("webhook dispatcher scheduler", () => {
     await r.after(2);
     await r.s.stop();
     assert.deepEqual(r.cycles, [true, true]);
+  });
+
+  it("cycles start minGapMs apart: wakes within the gap are answered together by one full cycle after it", async () => {
+    const gap = 40;
+    const r = recorder(60_000, gap);
+    r.s.wake();
+    await r.after(1);
+    // Three wakes right after the first cycle (a busy API's commits): one more cycle, not three.
+    r.s.wake();
+    r.s.wake();
+    r.s.wake();
+    await r.after(2);
+    assert.ok(r.starts[1]! - r.starts[0]! >= gap - 1, `second cycle ${r.starts[1]! - r.starts[0]!} ms after the first`);
+    // A wake long after the last cycle runs at once (the second cycle started a gap ago).
+    const late = deferred();
+    setTimeout(late.resolve, gap + 10);
+    await late.promise;
+    const woke = performance.now();
+    r.s.wake();
+    assert.equal(r.cycles.length, 3, "a wake after the gap runs its cycle at once");
+    assert.ok(r.starts[2]! - woke < gap);
+    await r.s.stop();
+    assert.deepEqual(r.cycles, [true, true, true]);
+  });
+
+  it("stop cancels a wake waiting out the gap", async () => {
+    const r = recorder(60_000, 60_000);
+    r.s.wake();
+    await r.after(1);
+    r.s.wake();
+    await r.s.stop();
+    assert.deepEqual(r.cycles, [true]);
   });
 
   it("after a cycle the next look is a poll (not full), pollMs later", async () => {
