@@ -1181,7 +1181,7 @@ function cpuPerActivity(bursts: readonly Burst[]): number {
   return (bursts.reduce((a, b) => a + b.cpuMs, 0) * 1000) / Math.max(1, ok);
 }
 
-/** Issue 38's goal for one endpoint (docs/benchmarks.md §6): the submit rate with / without, and the lag p99. */
+/** The keep-up goal for one endpoint (docs/benchmarks.md §6.1): the submit rate with / without, and the lag p99. */
 function keepUp(r: EngineResult): { ratio: number; lagP50: number; lagP99: number } {
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
   const ratio = mean(r.hooked.map((h) => (h.burst.ok * 1000) / h.burst.ms)) / mean(r.plain.map((b) => (b.ok * 1000) / b.ms));
