@@ -5,7 +5,7 @@
 // node scripts/run-tests.mjs [--node-test-flag …] [files…]: flags (e.g. --test-reporter=tap)
 // go to every runner process, files narrow the run to them (docs/testing.md §4). `--list`
 // prints the jobs and their files instead of running them.
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
@@ -173,6 +173,17 @@ if (listOnly) {
   process.exit(0);
 }
 
+// SIGIL_TEST_BUNDLE=1: the jobs that import their files (the tiers run together, the end-to-end
+// groups) run them bundled, without tsx (scripts/test-bundles.mjs); the op shards stay on tsx.
+const bundleDir = path.join(root, ".tmp", `test-bundles-${process.pid}`);
+if (process.env.SIGIL_TEST_BUNDLE === "1") {
+  const { bundleTestFiles } = await import("./test-bundles.mjs");
+  for (const [i, job] of [...parallel, ...serial].entries()) {
+    const list = job.env.TEST_FILES ?? job.env.TEST_E2E_FILES;
+    if (list) job.bundle = await bundleTestFiles(root, JSON.parse(list), path.join(bundleDir, `job-${i}.mjs`));
+  }
+}
+
 const env = { ...process.env };
 // One migrated PostgreSQL template for the whole run, dropped at the end (test/helpers/pg-template.ts).
 const template = pgServer ? `sigil_tpl_run_${randomBytes(6).toString("hex")}` : undefined;
@@ -219,7 +230,8 @@ function cpuOfEnded() {
 function runJob(job) {
   return new Promise((resolve) => {
     const started = Date.now();
-    const args = ["--import", "tsx", "--test", "--test-concurrency=1", "--test-timeout=900000", ...reporter, ...flags, job.file];
+    const runner = ["--test", "--test-concurrency=1", "--test-timeout=900000", ...reporter, ...flags];
+    const args = job.bundle ? ["--enable-source-maps", ...runner, job.bundle] : ["--import", "tsx", ...runner, job.file];
     const p = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], cwd: root, env: { ...env, ...job.env } });
     const out = [];
     p.stdout.on("data", (c) => out.push(c));
@@ -259,6 +271,7 @@ const runStarted = Date.now();
 let status = await runJobs(parallel, concurrency);
 status = (await runJobs(serial, 1)) || status;
 
+if (process.env.SIGIL_TEST_BUNDLE === "1") rmSync(bundleDir, { recursive: true, force: true });
 if (template) {
   const { default: pg } = await import("pg");
   const admin = new pg.Client({ connectionString: pgServer });
