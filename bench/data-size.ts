@@ -51,7 +51,7 @@ const GOAL_RATIO = 2;
 
 // ---------------------------------------------------------------- cleanup and watchdog
 
-const { bail, watchdog } = guardRun(TIMEOUT_S);
+const { bail } = guardRun(TIMEOUT_S);
 
 const log = (m: string) => process.stdout.write(`${m}\n`);
 
@@ -536,5 +536,5 @@ async function main(): Promise<void> {
 
 main().then(
   () => bail(0),
-  (e: unknown) => bail(1, `data-size benchmark failed: ${(e as Error).stack ?? e}`),
+  (e: unknown) => bail(1, `data-size benchmark failed: ${(e as Error).stack ?? String(e)}`),
 );

@@ -46,7 +46,7 @@ function throughput(fn: (i: number) => boolean, n: number, seconds: number): num
   const start = process.hrtime.bigint();
   const end = start + BigInt(Math.round(seconds * 1e9));
   let calls = 0;
-  let now = start;
+  let now: bigint;
   do {
     for (let k = 0; k < 16; k++, calls++) if (fn(calls % n)) sink++;
     now = process.hrtime.bigint();

@@ -45,6 +45,7 @@ try {
   const stamper = new FastStamper(h.root.key.publicKey, h.root.key.privateKey);
   let tags = 0;
   /** create_user_tag, its body padded to BYTES with a member the schema drops. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the answer's JSON, whatever it is
   const padded = (): Promise<{ status: number; json: any }> => {
     const body = {
       type: "ACTIVITY_TYPE_CREATE_USER_TAG",

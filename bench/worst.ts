@@ -969,5 +969,5 @@ async function main(): Promise<void> {
 
 main().then(
   () => bail(0),
-  (e: unknown) => bail(1, `worst-case benchmark failed: ${(e as Error).stack ?? e}`),
+  (e: unknown) => bail(1, `worst-case benchmark failed: ${(e as Error).stack ?? String(e)}`),
 );

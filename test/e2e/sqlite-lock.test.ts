@@ -102,7 +102,6 @@ describe("SQLite write lock held by another process", { timeout: 120_000 }, () =
 
   it("keeps /healthz and reads fast while an activity waits, and completes the activity after release", async (t) => {
     const lock = await holdWriteLock(path.join(inst.dataDir, "sigil.db"));
-    let released: number;
     let answered = 0;
     const activity = createTag("waits-for-lock").finally(() => (answered = Date.now()));
     // About a second of /healthz samples while the activity is waiting (not answered).
@@ -114,7 +113,7 @@ describe("SQLite write lock held by another process", { timeout: 120_000 }, () =
     const readMs = performance.now() - readStarted;
     // The moment the release starts: the server may commit and answer before the helper
     // process holding the lock has confirmed its release to this one.
-    released = Date.now();
+    const released = Date.now();
     await lock.release();
     const { activity: a } = await activity;
     assert.equal(a.status, "ACTIVITY_STATUS_COMPLETED");
