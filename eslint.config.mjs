@@ -26,7 +26,11 @@ const off = (rules) => Object.fromEntries(rules.map((rule) => [rule, "off"]));
 export default defineConfig(
   { ignores: ["dist/", "**/fixtures/", "**/vectors/", "examples/export-page/main.js"] },
   js.configs.recommended,
-  { languageOptions: { globals: nodeGlobals }, linterOptions: { reportUnusedDisableDirectives: "error" } },
+  {
+    languageOptions: { globals: nodeGlobals },
+    linterOptions: { reportUnusedDisableDirectives: "error" },
+    rules: { eqeqeq: ["error", "always", { null: "ignore" }] },
+  },
   {
     files: [ts, ...libTyped],
     extends: [tseslint.configs.recommendedTypeChecked],
@@ -55,7 +59,6 @@ export default defineConfig(
       // Taste, not defects: a redundant `!` or `as`, and `throw new Error(…)` in a catch without `cause`.
       "@typescript-eslint/no-unnecessary-type-assertion": "off",
       "preserve-caught-error": "off",
-      eqeqeq: ["error", "always", { null: "ignore" }],
     },
   },
   {
